@@ -1,0 +1,66 @@
+// clustersim: the command-line interface. Subcommands live in a registry (command.hpp).
+// Exit status: 0 done, 1 the simulation could not finish, 2 bad input (usage or spec).
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/arguments.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+
+namespace {
+
+void print_help() {
+  std::cout << "clustersim: simulate distributed training on GPU clusters\n\nusage: clustersim <command> [options]\n\n"
+               "commands:\n";
+  for (const auto& c : clustersim::cli::commands()) {
+    std::string name = c.name;
+    name.resize(12, ' ');
+    std::cout << "  " << name << c.summary << "\n";
+  }
+  std::cout << "\n'clustersim <command> --help' shows a command's options.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_help();
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "clustersim 0.1.0\n";
+    return 0;
+  }
+  for (const auto& c : clustersim::cli::commands()) {
+    if (args[0] != c.name) continue;
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    for (const auto& a : rest) {
+      if (a == "--help" || a == "-h") {
+        std::cout << c.usage;
+        return 0;
+      }
+    }
+    try {
+      return c.run(rest);
+    } catch (const clustersim::cli::UsageError& e) {
+      std::cerr << "clustersim " << c.name << ": " << e.what() << "\n\n" << c.usage;
+      return 2;
+    } catch (const clustersim::SpecError& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return 2;
+    } catch (const clustersim::SimulationError& e) {
+      std::cerr << "simulation failed: " << e.what() << "\n";
+      return 1;
+    } catch (const std::exception& e) {
+      std::cerr << "internal error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  std::cerr << "clustersim: unknown command '" << args[0] << "'\n\n";
+  print_help();
+  return 2;
+}

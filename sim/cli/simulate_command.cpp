@@ -1,0 +1,37 @@
+#include <fstream>
+#include <iostream>
+
+#include "sim/cli/arguments.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/cli/overrides.hpp"
+#include "sim/core/error.hpp"
+#include "sim/simulate.hpp"
+
+namespace clustersim::cli {
+
+int run_simulate(const std::vector<std::string>& args) {
+  const Arguments a(args, {"cluster", "workload", "fidelity", "algorithm", "out", "set"}, {"json"});
+  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  const SplitOverrides overrides = split_overrides(a.values("set"));
+  const ClusterSpec cluster = load_cluster_spec(a.required("cluster"), overrides.cluster);
+  const WorkloadSpec workload = load_workload_spec(a.required("workload"), overrides.workload);
+  SimulationOptions options;
+  options.fidelity = a.value("fidelity").value_or("flow");
+  options.collective_algorithm = a.value("algorithm").value_or("ring");
+
+  const Report report = simulate(cluster, workload, options);
+  const std::string json = report.to_json(2);
+  if (const auto out = a.value("out")) {
+    std::ofstream f(*out, std::ios::binary);
+    if (!f) throw SpecError(*out, "", "cannot write the report file");
+    f << json << "\n";
+  }
+  if (a.flag("json")) {
+    std::cout << json << "\n";
+  } else {
+    std::cout << report.to_text();
+  }
+  return 0;
+}
+
+}  // namespace clustersim::cli

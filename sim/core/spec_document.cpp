@@ -1,0 +1,98 @@
+#include "sim/core/spec_document.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+
+namespace clustersim {
+namespace {
+
+// Line and column (1-based) of a byte offset, for parse errors.
+std::string line_column(std::string_view text, std::size_t offset) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+bool looks_like_path(std::string_view s) {
+  return s.find('/') != std::string_view::npos || s.ends_with(".json") || std::filesystem::exists(std::string(s));
+}
+
+}  // namespace
+
+SpecDocument parse_spec_text(std::string_view text, std::string file) {
+  try {
+    return SpecDocument{nlohmann::json::parse(text.begin(), text.end()), std::move(file)};
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message embeds its own position text; keep only the reason after the last ':'.
+    std::string what = e.what();
+    const auto colon = what.rfind(": ");
+    const std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+    const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
+    throw SpecError(std::move(file), "", "malformed JSON at " + line_column(text, offset) + ": " + reason);
+  }
+}
+
+SpecDocument load_spec_document(std::string_view source, std::span<const Resource> presets, std::string_view kind) {
+  if (looks_like_path(source)) {
+    const std::string path(source);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw SpecError(path, "", "cannot open " + std::string(kind) + " spec file");
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    return parse_spec_text(buf.str(), path);
+  }
+  if (const Resource* r = find_resource(presets, source)) return parse_spec_text(r->text, r->path);
+  std::string known;
+  for (const auto& n : resource_names(presets)) known += (known.empty() ? "" : ", ") + n;
+  throw SpecError(std::string(source), "",
+                  "no such file, and no " + std::string(kind) + " preset of that name (presets: " + known + ")");
+}
+
+void apply_override(SpecDocument& doc, std::string_view dotted_path, std::string_view value) {
+  const std::string where = "--set " + std::string(dotted_path) + "=" + std::string(value);
+  if (dotted_path.empty()) throw SpecError(where, "", "empty key path");
+  nlohmann::json parsed = nlohmann::json::parse(value.begin(), value.end(), nullptr, false);
+  if (parsed.is_discarded()) parsed = std::string(value);
+
+  nlohmann::json* node = &doc.json;
+  std::string pointer;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = dotted_path.find('.', start);
+    const std::string key(dotted_path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (key.empty()) throw SpecError(where, pointer, "empty key in path");
+    const bool last = dot == std::string_view::npos;
+    if (node->is_array()) {
+      std::size_t index = 0;
+      try {
+        index = std::stoul(key);
+      } catch (...) {
+        throw SpecError(where, pointer, "expected an array index, got '" + key + "'");
+      }
+      if (index >= node->size())
+        throw SpecError(where, pointer, "index " + key + " is out of range (size " + std::to_string(node->size()) + ")");
+      node = &(*node)[index];
+    } else {
+      if (node->is_null()) *node = nlohmann::json::object();
+      if (!node->is_object()) throw SpecError(where, pointer, "cannot set a key inside " + describe_json(*node));
+      node = &(*node)[key];
+    }
+    pointer += "/" + json_pointer_escape(key);
+    if (last) break;
+    start = dot + 1;
+  }
+  *node = std::move(parsed);
+}
+
+}  // namespace clustersim

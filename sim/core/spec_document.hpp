@@ -1,0 +1,34 @@
+#pragma once
+// Loading a spec document: a JSON file path or a preset name, parsed with clear errors, and
+// `--set key.path=value` overrides applied before validation.
+//
+// Internal header (uses nlohmann::json).
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/resources.hpp"
+
+namespace clustersim {
+
+struct SpecDocument {
+  nlohmann::json json;
+  std::string file;  // the path or "<preset path>" used in error messages
+};
+
+// `source` is a path to a JSON file (it contains '/' or ends in ".json", or exists) or the name of
+// one of `presets`. `kind` ("cluster", "workload") appears in messages. Throws SpecError: a missing
+// file, malformed JSON (with line and column), an unknown preset (listing the known ones).
+SpecDocument load_spec_document(std::string_view source, std::span<const Resource> presets, std::string_view kind);
+
+// Parses JSON text; `file` names it in errors.
+SpecDocument parse_spec_text(std::string_view text, std::string file);
+
+// Sets the value at a dotted path ("fabric.oversubscription") in `doc`, creating objects on the way.
+// `value` is parsed as JSON when it is valid JSON (numbers, true, {"a":1}), otherwise kept as a
+// string. Array elements are addressed by index ("groups.0.size").
+void apply_override(SpecDocument& doc, std::string_view dotted_path, std::string_view value);
+
+}  // namespace clustersim

@@ -1,0 +1,162 @@
+// Flow-level network backend on SimGrid 3.32.
+//
+// Model: every directed link of the cluster is one SimGrid link of the same bandwidth; a transfer is
+// one SimGrid communication whose route is the cluster's route (our own routing, with ECMP, supplied
+// through a custom NetZoneImpl; SimGrid's built-in zones cannot express multi-NIC rail-optimized nodes
+// and route fat-trees without ECMP). Concurrent transfers share every link of their routes by max-min
+// fairness, solved by SimGrid's LMM solver.
+//
+// Configuration (../shared/SIMGRID.md): network/model:CM02 and network/crosstraffic:0, so that a flow
+// gets exactly its max-min share (the default LV08 adds TCP effects NVLink and InfiniBand do not have).
+// Links have zero latency in SimGrid: CM02 weights sharing by route latency (RTT-unfairness, a TCP
+// trait), which RDMA fabrics do not show. Latency terms are added by the collective algorithms through
+// schedule(), from the cluster's link latencies.
+//
+// Callers start transfers from SimGrid's maestro (callbacks of schedule()); completions come back
+// through Activity::on_completion, which SimGrid fires for activities maestro started.
+#include "sim/network/flow_backend.hpp"
+
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u.hpp>
+
+#include <string>
+#include <vector>
+
+#include "sim/core/error.hpp"
+#include "topologies/cluster.hpp"
+
+namespace clustersim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+// The whole cluster as one SimGrid zone whose routes come from Cluster::route.
+class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
+public:
+  ClusterZone(const Cluster& cluster) : NetZoneImpl("cluster"), cluster_(cluster) {}
+
+  void build() {
+    const int gpus = cluster_.gpu_count();
+    hosts_.reserve(static_cast<std::size_t>(gpus));
+    // Hosts are created first and in rank order, so NetPoint::id() == GPU rank.
+    for (int g = 0; g < gpus; ++g) hosts_.push_back(create_host("gpu" + std::to_string(g), {1e12}));
+    const auto links = cluster_.links();
+    links_.reserve(links.size());
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      sg4::Link* l = create_link("link" + std::to_string(i), {links[i].bandwidth_Bps});
+      l->set_latency(0.0);
+      links_.push_back(l);
+    }
+    for (auto* h : hosts_) h->seal();
+    for (auto* l : links_) l->seal();
+    seal();
+  }
+
+  sg4::Host* host(int gpu) const { return hosts_[static_cast<std::size_t>(gpu)]; }
+
+  // The flow id of the transfer being started; read by get_local_route (SimGrid asks for the route
+  // synchronously inside sendto_async, in maestro, so a member suffices).
+  void set_current_flow(std::uint64_t flow_id) { flow_id_ = flow_id; }
+  const std::vector<int>& last_route() const { return route_; }
+
+  void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
+                       simgrid::kernel::routing::Route* into, double* /*latency: added by the caller*/) override {
+    route_.clear();
+    cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_);
+    for (int l : route_) into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
+  }
+
+private:
+  const Cluster& cluster_;
+  std::vector<sg4::Host*> hosts_;
+  std::vector<sg4::Link*> links_;
+  std::uint64_t flow_id_ = 0;
+  std::vector<int> route_;
+};
+
+class FlowBackend final : public NetworkBackend {
+public:
+  explicit FlowBackend(const Cluster& cluster) : cluster_(cluster), link_bytes_(cluster.links().size(), 0.0) {
+    // The engine is a process-wide singleton that cannot be restarted: it is created here and never
+    // destroyed (the process ends after the simulation; see sim/core/child_process.hpp).
+    static const char* const kArgs[] = {"clustersim", "--log=root.thresh:critical",
+                                        "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"};
+    int argc = 4;
+    std::vector<char*> argv;
+    for (const char* a : kArgs) argv.push_back(const_cast<char*>(a));
+    argv.push_back(nullptr);
+    engine_ = new sg4::Engine(&argc, argv.data());
+    zone_ = new ClusterZone(cluster_);  // owned by SimGrid (the root zone)
+    zone_->build();
+    sg4::Activity::on_completion_cb([](const sg4::Activity& activity) {
+      auto* group = activity.get_data<Group>();
+      if (group == nullptr) return;
+      if (--group->remaining == 0) group->finish();
+    });
+  }
+
+  const char* fidelity() const override { return "flow"; }
+  std::string description() const override {
+    return "SimGrid 3.32 flow model (CM02, max-min sharing, no cross-traffic) over " +
+           std::to_string(cluster_.links().size()) + " directed links";
+  }
+  double now_s() const override { return sg4::Engine::get_clock(); }
+
+  void schedule(double time_s, std::function<void()> fn) override {
+    simgrid::kernel::timer::Timer::set(time_s, [fn = std::move(fn)]() { fn(); });
+  }
+
+  void start_transfers(std::span<const Transfer> transfers, std::uint64_t flow_id,
+                       std::function<void()> done) override {
+    auto* group = new Group{0, std::move(done), {}, this};
+    group->comms.reserve(transfers.size());
+    for (std::size_t i = 0; i < transfers.size(); ++i) {
+      const Transfer& t = transfers[i];
+      if (t.src_gpu == t.dst_gpu || t.bytes <= 0.0) continue;
+      zone_->set_current_flow(flow_id + i);
+      const auto bytes = static_cast<std::uint64_t>(t.bytes + 0.5);
+      if (bytes == 0) continue;
+      sg4::CommPtr comm = sg4::Comm::sendto_async(zone_->host(t.src_gpu), zone_->host(t.dst_gpu), bytes);
+      for (int l : zone_->last_route()) link_bytes_[static_cast<std::size_t>(l)] += static_cast<double>(bytes);
+      comm->set_data(group);
+      group->comms.push_back(std::move(comm));
+      ++group->remaining;
+    }
+    if (group->remaining == 0) {
+      // Nothing to send: finish at the current time, through the event queue like any completion.
+      schedule(now_s(), [group] { group->finish(); });
+    }
+  }
+
+  void run() override { engine_->run(); }
+  const std::vector<double>& link_bytes() const override { return link_bytes_; }
+
+private:
+  struct Group {
+    std::size_t remaining;
+    std::function<void()> done;
+    std::vector<sg4::CommPtr> comms;
+    FlowBackend* backend;
+    void finish() {
+      auto callback = std::move(done);
+      // Release the comms after the completion signal has returned, not inside it.
+      backend->schedule(backend->now_s(), [this] { delete this; });
+      callback();
+    }
+  };
+
+  const Cluster& cluster_;
+  sg4::Engine* engine_ = nullptr;
+  ClusterZone* zone_ = nullptr;
+  std::vector<double> link_bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<NetworkBackend> make_flow_backend(const Cluster& cluster) {
+  return std::make_unique<FlowBackend>(cluster);
+}
+
+}  // namespace clustersim

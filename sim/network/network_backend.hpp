@@ -1,0 +1,62 @@
+#pragma once
+// NetworkBackend: the clock and the network of one simulation.
+//
+// The replay engine is written once against this interface (DESIGN.md: "two fidelities, one replay
+// semantics"): it schedules callbacks at simulated times and starts groups of point-to-point
+// transfers whose completion it waits for. A backend decides how long transfers take:
+//   flow       SimGrid's max-min bandwidth sharing over every link of every route (real contention).
+//   analytical own event queue and closed forms (a later milestone).
+// A backend is used for one simulation and then discarded (SimGrid cannot restart in a process).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+class Cluster;
+
+struct Transfer {
+  int src_gpu = 0;
+  int dst_gpu = 0;
+  double bytes = 0.0;
+};
+
+class NetworkBackend {
+public:
+  virtual ~NetworkBackend() = default;
+
+  virtual const char* fidelity() const = 0;
+  // One line saying what computes transfer times (for the report's provenance).
+  virtual std::string description() const = 0;
+  virtual double now_s() const = 0;
+  // Calls `fn` at simulated time `time_s` (>= now_s()). Callbacks at equal times run in the order
+  // they were scheduled.
+  virtual void schedule(double time_s, std::function<void()> fn) = 0;
+  // Starts every transfer now; calls `done` once the last one has delivered its bytes. Transfers of
+  // zero bytes or with src == dst finish at once. `flow_id` seeds ECMP path choice (each transfer
+  // uses flow_id + its index).
+  virtual void start_transfers(std::span<const Transfer> transfers, std::uint64_t flow_id,
+                               std::function<void()> done) = 0;
+  // Runs until no event is left.
+  virtual void run() = 0;
+  // Bytes carried so far by each link of the cluster (indexed like Cluster::links()).
+  virtual const std::vector<double>& link_bytes() const = 0;
+};
+
+using NetworkBackendFactory = std::unique_ptr<NetworkBackend> (*)(const Cluster& cluster);
+
+struct NetworkBackendEntry {
+  const char* fidelity;
+  const char* summary;
+  NetworkBackendFactory make;
+};
+
+// The registry of backends by fidelity name.
+std::span<const NetworkBackendEntry> network_backends();
+// The backend registered as `fidelity`, or nullptr.
+const NetworkBackendEntry* find_network_backend(std::string_view fidelity);
+
+}  // namespace clustersim

@@ -1,0 +1,57 @@
+#pragma once
+// Replays an execution graph on a network backend, event by event.
+//
+// Semantics (shared by every backend): an op starts when its dependencies are done and its stream
+// is free (streams are in-order queues); a compute op lasts what the GPU kernel model says; a
+// collective starts once every rank of its communicator has reached it (ops of one communicator are
+// matched in issue order), is planned by the collective algorithm, and its transfers go to the
+// backend. A graph that can make no more progress with ops left is a deadlock: replay() throws a
+// SimulationError saying which ranks wait on which op.
+#include <string>
+#include <vector>
+
+#include "sim/hardware/gpu_spec.hpp"
+#include "sim/network/network_backend.hpp"
+#include "workloads/execution_graph.hpp"
+
+namespace clustersim {
+
+class Cluster;
+
+struct ReplayOptions {
+  std::string collective_algorithm = "ring";
+};
+
+// Time accounting of one rank class (its representative rank).
+struct ClassTimes {
+  double finish_s = 0.0;
+  double compute_s = 0.0;                // compute stream busy
+  double exposed_communication_s = 0.0;  // communication while the compute stream is idle
+  double idle_s = 0.0;                   // neither: waiting on other ranks or stages
+};
+
+// One executed collective (all groups of one communicator at one sequence number).
+struct CollectiveRecord {
+  std::uint16_t communicator = 0;
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  std::string algorithm;
+  int channels = 1;
+  double bytes = 0.0;  // per rank buffer size
+  double start_s = 0.0;    // every rank has arrived
+  double end_s = 0.0;
+  double exposed_s = 0.0;  // part of [start_s, end_s] when the critical class's compute stream is idle
+};
+
+struct ReplayResult {
+  double step_time_s = 0.0;
+  std::vector<ClassTimes> classes;  // indexed like ExecutionGraph::classes()
+  std::size_t critical_class = 0;   // the class that finishes last
+  std::vector<CollectiveRecord> collectives;
+  std::vector<double> link_bytes;  // per cluster link
+  std::size_t transfers = 0;       // point-to-point transfers handed to the backend
+};
+
+ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
+                    const ReplayOptions& options = {});
+
+}  // namespace clustersim

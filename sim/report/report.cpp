@@ -1,0 +1,239 @@
+#include "sim/report/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace clustersim {
+namespace {
+
+using Json = nlohmann::ordered_json;  // keys in the documented order
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string seconds(double s) {
+  if (s == 0.0) return "0 s";
+  if (std::fabs(s) >= 1.0) return fmt("%.3f s", s);
+  if (std::fabs(s) >= 1e-3) return fmt("%.3f ms", s * 1e3);
+  return fmt("%.2f us", s * 1e6);
+}
+
+std::string gigabytes(double b) { return fmt("%.2f GB", b / 1e9); }
+
+std::string percent(double part, double whole) { return whole > 0 ? fmt("%.1f %%", 100.0 * part / whole) : "-"; }
+
+std::string pad(std::string s, std::size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string lpad(std::string s, std::size_t width) {
+  if (s.size() < width) s.insert(0, width - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string Report::to_json(int indent) const {
+  Json j;
+  j["step_time_s"] = step_time_s;
+  j["tokens_per_s"] = tokens_per_s;
+  j["tflops_per_gpu"] = tflops_per_gpu;
+  j["mfu"] = mfu;
+  j["breakdown"] = {{"compute_s", breakdown.compute_s},
+                    {"exposed_communication_s", breakdown.exposed_communication_s},
+                    {"pipeline_bubble_s", breakdown.pipeline_bubble_s}};
+  Json comm = Json::array();
+  for (const auto& c : communication) {
+    comm.push_back({{"group", c.group},
+                    {"collective", c.collective},
+                    {"algorithm", c.algorithm},
+                    {"bytes", c.bytes},
+                    {"count", c.count},
+                    {"time_s", c.time_s},
+                    {"exposed_s", c.exposed_s}});
+  }
+  j["communication"] = comm;
+  Json links_json = Json::array();
+  for (const auto& l : links) {
+    links_json.push_back({{"id", l.id},
+                          {"kind", l.kind},
+                          {"bytes", l.bytes},
+                          {"bandwidth_Bps", l.bandwidth_Bps},
+                          {"utilization", l.utilization}});
+  }
+  j["links"] = links_json;
+  j["memory"] = {{"peak_bytes_per_gpu", memory.peak_bytes_per_gpu},
+                 {"capacity_bytes", memory.capacity_bytes},
+                 {"fits", memory.fits},
+                 {"weights_bytes", memory.weights_bytes},
+                 {"gradients_bytes", memory.gradients_bytes},
+                 {"optimizer_bytes", memory.optimizer_bytes},
+                 {"activations_bytes", memory.activations_bytes},
+                 {"communication_buffers_bytes", memory.communication_buffers_bytes},
+                 {"framework_overhead_bytes", memory.framework_overhead_bytes}};
+  j["power"] = power ? Json{{"gpu_avg_w", power->gpu_avg_w},
+                            {"cluster_avg_kw", power->cluster_avg_kw},
+                            {"energy_per_step_j", power->energy_per_step_j}}
+                     : Json{{"gpu_avg_w", nullptr}, {"cluster_avg_kw", nullptr}, {"energy_per_step_j", nullptr}};
+  j["cost"] = cost ? Json{{"capex_usd", cost->capex_usd},
+                          {"usd_per_hour", cost->usd_per_hour},
+                          {"usd_per_step", cost->usd_per_step},
+                          {"usd_per_million_tokens", cost->usd_per_million_tokens}}
+                   : Json{{"capex_usd", nullptr},
+                          {"usd_per_hour", nullptr},
+                          {"usd_per_step", nullptr},
+                          {"usd_per_million_tokens", nullptr}};
+  j["provenance"] = {{"fidelity", provenance.fidelity},
+                     {"network", provenance.network},
+                     {"calibration", provenance.calibration},
+                     {"extrapolated", provenance.extrapolated}};
+  j["run"] = {{"cluster", run.cluster},
+              {"workload", run.workload},
+              {"gpu", run.gpu},
+              {"gpus", run.gpus},
+              {"nodes", run.nodes},
+              {"parallelism", {{"tp", run.tp}, {"pp", run.pp}, {"dp", run.dp}, {"cp", run.cp}, {"ep", run.ep}}},
+              {"global_batch", run.global_batch},
+              {"micro_batches", run.micro_batches},
+              {"seq_len", run.seq_len},
+              {"parameters", run.parameters},
+              {"model_flops_per_step", run.model_flops_per_step},
+              {"peak_flops_per_gpu", run.peak_flops_per_gpu},
+              {"precision", run.precision},
+              {"ops_simulated", run.ops_simulated},
+              {"transfers_simulated", run.transfers_simulated}};
+  return j.dump(indent);
+}
+
+Report Report::from_json(const std::string& text) {
+  const Json j = Json::parse(text);
+  Report r;
+  r.step_time_s = j.at("step_time_s").get<double>();
+  r.tokens_per_s = j.at("tokens_per_s").get<double>();
+  r.tflops_per_gpu = j.at("tflops_per_gpu").get<double>();
+  r.mfu = j.at("mfu").get<double>();
+  const auto& b = j.at("breakdown");
+  r.breakdown = {b.at("compute_s").get<double>(), b.at("exposed_communication_s").get<double>(),
+                 b.at("pipeline_bubble_s").get<double>()};
+  for (const auto& c : j.at("communication")) {
+    r.communication.push_back({c.at("group").get<std::string>(), c.at("collective").get<std::string>(),
+                               c.at("algorithm").get<std::string>(), c.at("bytes").get<double>(),
+                               c.at("count").get<std::int64_t>(), c.at("time_s").get<double>(),
+                               c.at("exposed_s").get<double>()});
+  }
+  for (const auto& l : j.at("links")) {
+    r.links.push_back({l.at("id").get<std::string>(), l.at("kind").get<std::string>(), l.at("bytes").get<double>(),
+                       l.at("bandwidth_Bps").get<double>(), l.at("utilization").get<double>()});
+  }
+  const auto& m = j.at("memory");
+  r.memory.peak_bytes_per_gpu = m.at("peak_bytes_per_gpu").get<double>();
+  r.memory.capacity_bytes = m.at("capacity_bytes").get<double>();
+  r.memory.fits = m.at("fits").get<bool>();
+  r.memory.weights_bytes = m.at("weights_bytes").get<double>();
+  r.memory.gradients_bytes = m.at("gradients_bytes").get<double>();
+  r.memory.optimizer_bytes = m.at("optimizer_bytes").get<double>();
+  r.memory.activations_bytes = m.at("activations_bytes").get<double>();
+  r.memory.communication_buffers_bytes = m.at("communication_buffers_bytes").get<double>();
+  r.memory.framework_overhead_bytes = m.at("framework_overhead_bytes").get<double>();
+  const auto& p = j.at("power");
+  if (!p.at("gpu_avg_w").is_null())
+    r.power = PowerStats{p.at("gpu_avg_w").get<double>(), p.at("cluster_avg_kw").get<double>(),
+                         p.at("energy_per_step_j").get<double>()};
+  const auto& c = j.at("cost");
+  if (!c.at("capex_usd").is_null())
+    r.cost = CostStats{c.at("capex_usd").get<double>(), c.at("usd_per_hour").get<double>(),
+                       c.at("usd_per_step").get<double>(), c.at("usd_per_million_tokens").get<double>()};
+  const auto& pv = j.at("provenance");
+  r.provenance = {pv.at("fidelity").get<std::string>(), pv.at("network").get<std::string>(),
+                  pv.at("calibration").get<std::string>(), pv.at("extrapolated").get<std::vector<std::string>>()};
+  const auto& run = j.at("run");
+  r.run.cluster = run.at("cluster").get<std::string>();
+  r.run.workload = run.at("workload").get<std::string>();
+  r.run.gpu = run.at("gpu").get<std::string>();
+  r.run.gpus = run.at("gpus").get<int>();
+  r.run.nodes = run.at("nodes").get<int>();
+  const auto& par = run.at("parallelism");
+  r.run.tp = par.at("tp").get<int>();
+  r.run.pp = par.at("pp").get<int>();
+  r.run.dp = par.at("dp").get<int>();
+  r.run.cp = par.at("cp").get<int>();
+  r.run.ep = par.at("ep").get<int>();
+  r.run.global_batch = run.at("global_batch").get<std::int64_t>();
+  r.run.micro_batches = run.at("micro_batches").get<std::int64_t>();
+  r.run.seq_len = run.at("seq_len").get<int>();
+  r.run.parameters = run.at("parameters").get<double>();
+  r.run.model_flops_per_step = run.at("model_flops_per_step").get<double>();
+  r.run.peak_flops_per_gpu = run.at("peak_flops_per_gpu").get<double>();
+  r.run.precision = run.at("precision").get<std::string>();
+  r.run.ops_simulated = run.at("ops_simulated").get<std::int64_t>();
+  r.run.transfers_simulated = run.at("transfers_simulated").get<std::int64_t>();
+  return r;
+}
+
+std::string Report::to_text() const {
+  std::ostringstream o;
+  const double step = step_time_s;
+  o << "clustersim: " << run.workload << " on " << run.cluster << "\n";
+  o << "  " << run.nodes << " nodes x " << run.gpus / std::max(1, run.nodes) << " " << run.gpu << " = " << run.gpus
+    << " GPUs;  parallelism tp=" << run.tp << " pp=" << run.pp << " dp=" << run.dp << " cp=" << run.cp
+    << " ep=" << run.ep << ";  " << fmt("%.2f", run.parameters / 1e9) << " B parameters, " << run.precision << "\n";
+  o << "  global batch " << run.global_batch << " sequences x " << run.seq_len << " tokens, " << run.micro_batches
+    << " micro-batches per rank\n\n";
+
+  o << "  Step time          " << seconds(step) << "\n";
+  o << "  Throughput         " << fmt("%.0f", tokens_per_s) << " tokens/s\n";
+  o << "  Model flops        " << fmt("%.1f", tflops_per_gpu) << " TFLOP/s per GPU = " << fmt("%.1f %%", 100 * mfu)
+    << " MFU (of " << fmt("%.0f", run.peak_flops_per_gpu / 1e12) << " TFLOP/s dense " << run.precision << " peak)\n\n";
+
+  o << "  Where the step goes (critical rank)\n";
+  o << "    compute                  " << lpad(seconds(breakdown.compute_s), 12) << "  "
+    << lpad(percent(breakdown.compute_s, step), 7) << "\n";
+  o << "    exposed communication    " << lpad(seconds(breakdown.exposed_communication_s), 12) << "  "
+    << lpad(percent(breakdown.exposed_communication_s, step), 7) << "   (communication not hidden behind compute)\n";
+  o << "    waiting (bubble)         " << lpad(seconds(breakdown.pipeline_bubble_s), 12) << "  "
+    << lpad(percent(breakdown.pipeline_bubble_s, step), 7) << "\n\n";
+
+  if (!communication.empty()) {
+    o << "  Communication\n";
+    o << "    " << pad("group", 7) << pad("collective", 16) << pad("algorithm", 11) << lpad("calls", 6)
+      << lpad("bytes/call", 14) << lpad("total time", 14) << lpad("exposed", 13) << "\n";
+    for (const auto& c : communication) {
+      o << "    " << pad(c.group, 7) << pad(c.collective, 16) << pad(c.algorithm, 11)
+        << lpad(std::to_string(c.count), 6) << lpad(gigabytes(c.count ? c.bytes / static_cast<double>(c.count) : 0), 14)
+        << lpad(seconds(c.time_s), 14) << lpad(seconds(c.exposed_s), 13) << "\n";
+    }
+    o << "\n";
+  }
+
+  o << "  Memory per GPU     " << gigabytes(memory.peak_bytes_per_gpu) << " of " << gigabytes(memory.capacity_bytes)
+    << (memory.fits ? "  (fits)" : "  (DOES NOT FIT)") << "\n";
+  o << "    weights " << gigabytes(memory.weights_bytes) << ", gradients " << gigabytes(memory.gradients_bytes)
+    << ", optimizer " << gigabytes(memory.optimizer_bytes) << ", activations " << gigabytes(memory.activations_bytes)
+    << ",\n    communication buffers " << gigabytes(memory.communication_buffers_bytes) << ", framework "
+    << gigabytes(memory.framework_overhead_bytes) << "\n\n";
+
+  if (!links.empty()) {
+    o << "  Busiest links\n";
+    const std::size_t shown = std::min<std::size_t>(links.size(), 5);
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto& l = links[i];
+      o << "    " << pad(l.id, 34) << pad(l.kind, 11) << lpad(gigabytes(l.bytes), 12) << "  "
+        << lpad(fmt("%.1f %%", 100 * l.utilization), 7) << " busy of " << fmt("%.0f", l.bandwidth_Bps / 1e9)
+        << " GB/s\n";
+    }
+    o << "\n";
+  }
+  o << "  Power and cost     " << (power ? "see JSON" : "not modelled yet") << "\n";
+  o << "  Fidelity           " << provenance.fidelity << ": " << provenance.network << "\n";
+  o << "  GPU model          " << provenance.calibration << "\n";
+  o << "  Simulated          " << run.ops_simulated << " ops, " << run.transfers_simulated << " network flows\n";
+  return o.str();
+}
+
+}  // namespace clustersim

@@ -1,0 +1,159 @@
+#include "sim/simulate.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "sim/collectives/collective_algorithm.hpp"
+#include "sim/core/child_process.hpp"
+#include "sim/core/error.hpp"
+#include "sim/hardware/gpu_catalogue.hpp"
+#include "sim/hardware/memory_model.hpp"
+#include "sim/network/network_backend.hpp"
+#include "sim/replay/replay_engine.hpp"
+#include "topologies/cluster.hpp"
+#include "workloads/transformer_generator.hpp"
+#include "workloads/transformer_math.hpp"
+
+namespace clustersim {
+namespace {
+
+constexpr std::size_t kLinksReported = 20;
+
+GpuSpec resolve_gpu(const ClusterSpec& cluster) {
+  if (!cluster.gpu_inline_json.empty()) return parse_gpu_spec(cluster.gpu_inline_json, cluster.source_file, "/gpu");
+  return find_gpu(cluster.gpu_id, cluster.source_file, "/gpu");
+}
+
+const NetworkBackendEntry& resolve_backend(const std::string& fidelity) {
+  if (const NetworkBackendEntry* e = find_network_backend(fidelity)) return *e;
+  std::string known;
+  for (const auto& e : network_backends()) known += (known.empty() ? "" : ", ") + std::string(e.fidelity);
+  throw SpecError("--fidelity", "", "expected one of " + known + ", got \"" + fidelity + "\"");
+}
+
+void check_algorithm(const std::string& name) {
+  if (find_collective_algorithm(name) != nullptr) return;
+  std::string known;
+  for (const auto& a : collective_algorithms()) known += (known.empty() ? "" : ", ") + std::string(a.name);
+  throw SpecError("--algorithm", "", "expected one of " + known + ", got \"" + name + "\"");
+}
+
+std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph, const ReplayResult& r) {
+  std::map<std::tuple<std::string, std::string, std::string>, CommunicationStats> by_key;
+  for (const auto& rec : r.collectives) {
+    const std::string group = graph.communicators()[rec.communicator].name;
+    auto& s = by_key[{group, to_string(rec.kind), rec.algorithm}];
+    s.group = group;
+    s.collective = to_string(rec.kind);
+    s.algorithm = rec.algorithm;
+    s.bytes += rec.bytes;
+    s.count += 1;
+    s.time_s += rec.end_s - rec.start_s;
+    s.exposed_s += rec.exposed_s;
+  }
+  std::vector<CommunicationStats> out;
+  for (auto& [key, s] : by_key) out.push_back(std::move(s));
+  return out;
+}
+
+std::vector<LinkStats> link_stats(const Cluster& cluster, const ReplayResult& r) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < r.link_bytes.size(); ++i)
+    if (r.link_bytes[i] > 0.0) order.push_back(i);
+  // Busiest first; ties by index so that the order is deterministic.
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return r.link_bytes[a] != r.link_bytes[b] ? r.link_bytes[a] > r.link_bytes[b] : a < b;
+  });
+  if (order.size() > kLinksReported) order.resize(kLinksReported);
+  std::vector<LinkStats> out;
+  const auto links = cluster.links();
+  const auto devices = cluster.devices();
+  for (std::size_t i : order) {
+    const Link& l = links[i];
+    LinkStats s;
+    s.id = devices[static_cast<std::size_t>(l.src)].name + "->" + devices[static_cast<std::size_t>(l.dst)].name;
+    s.kind = to_string(l.technology);
+    s.bytes = r.link_bytes[i];
+    s.bandwidth_Bps = l.bandwidth_Bps;
+    s.utilization = r.step_time_s > 0 ? s.bytes / (l.bandwidth_Bps * r.step_time_s) : 0.0;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadSpec& workload_spec,
+                                const SimulationOptions& options) {
+  const NetworkBackendEntry& backend_entry = resolve_backend(options.fidelity);
+  check_algorithm(options.collective_algorithm);
+  const GpuSpec gpu = resolve_gpu(cluster_spec);
+  WorkloadSpec workload = workload_spec;
+  resolve_parallelism(workload, cluster_spec.gpu_count());
+  const MemoryFootprint memory = estimate_memory(workload, gpu);
+  const Cluster cluster = Cluster::build(cluster_spec);
+  const ExecutionGraph graph = generate_transformer_training(workload, cluster.gpu_count());
+
+  auto backend = backend_entry.make(cluster);
+  ReplayOptions replay_options;
+  replay_options.collective_algorithm = options.collective_algorithm;
+  const ReplayResult result = replay(graph, cluster, gpu, *backend, replay_options);
+
+  Report report;
+  const ModelSpec& model = workload.model;
+  const double sequences = static_cast<double>(workload.training.global_batch);
+  const double tokens = sequences * model.seq_len;
+  const double flops = training_flops_per_step(model, sequences);
+  const double peak = gpu.peak_flops(workload.training.precision);
+  const int gpus = cluster.gpu_count();
+  report.step_time_s = result.step_time_s;
+  report.tokens_per_s = result.step_time_s > 0 ? tokens / result.step_time_s : 0.0;
+  report.tflops_per_gpu = result.step_time_s > 0 ? flops / result.step_time_s / gpus / 1e12 : 0.0;
+  report.mfu = peak > 0 ? report.tflops_per_gpu * 1e12 / peak : 0.0;
+  const ClassTimes& critical = result.classes[result.critical_class];
+  report.breakdown = {critical.compute_s, critical.exposed_communication_s, critical.idle_s};
+  report.communication = communication_stats(graph, result);
+  report.links = link_stats(cluster, result);
+  report.memory = {memory.weights_bytes,
+                   memory.gradients_bytes,
+                   memory.optimizer_bytes,
+                   memory.activations_bytes,
+                   memory.communication_buffers_bytes,
+                   memory.framework_overhead_bytes,
+                   memory.peak_bytes,
+                   memory.capacity_bytes,
+                   memory.fits};
+  report.provenance.fidelity = backend->fidelity();
+  report.provenance.network = backend->description();
+  report.provenance.calibration = "catalogue entry " + gpu.id +
+                                  " (datasheet peaks; kernel efficiencies assumed, not yet fitted to measurements)";
+  report.run.cluster = cluster_spec.name;
+  report.run.workload = workload.name;
+  report.run.gpu = gpu.id;
+  report.run.gpus = gpus;
+  report.run.nodes = cluster_spec.nodes;
+  report.run.tp = workload.parallelism.tp;
+  report.run.pp = workload.parallelism.pp;
+  report.run.dp = workload.parallelism.dp;
+  report.run.cp = workload.parallelism.cp;
+  report.run.ep = workload.parallelism.ep;
+  report.run.global_batch = workload.training.global_batch;
+  report.run.micro_batches = workload.micro_batches();
+  report.run.seq_len = model.seq_len;
+  report.run.parameters = total_parameters(model);
+  report.run.model_flops_per_step = flops;
+  report.run.peak_flops_per_gpu = peak;
+  report.run.precision = to_string(workload.training.precision);
+  report.run.ops_simulated = static_cast<std::int64_t>(graph.op_count());
+  report.run.transfers_simulated = static_cast<std::int64_t>(result.transfers);
+  return report;
+}
+
+Report simulate(const ClusterSpec& cluster, const WorkloadSpec& workload, const SimulationOptions& options) {
+  const std::string json =
+      run_in_child_process([&] { return simulate_in_this_process(cluster, workload, options).to_json(-1); });
+  return Report::from_json(json);
+}
+
+}  // namespace clustersim

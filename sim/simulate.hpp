@@ -1,0 +1,25 @@
+#pragma once
+// The top of the simulator: specs in, report out.
+#include <string>
+
+#include "sim/report/report.hpp"
+#include "topologies/cluster_spec.hpp"
+#include "workloads/workload_spec.hpp"
+
+namespace clustersim {
+
+struct SimulationOptions {
+  std::string fidelity = "flow";                 // a registered network backend
+  std::string collective_algorithm = "ring";     // a registered collective algorithm
+};
+
+// Simulates one training step of `workload` on `cluster`, in a child process (SimGrid's engine
+// cannot be restarted in a process). Throws SpecError for bad input (file + JSON path) and
+// SimulationError when the simulation cannot finish.
+Report simulate(const ClusterSpec& cluster, const WorkloadSpec& workload, const SimulationOptions& options = {});
+
+// The same, in the calling process. Only once per process: use simulate() unless you are the child.
+Report simulate_in_this_process(const ClusterSpec& cluster, const WorkloadSpec& workload,
+                                const SimulationOptions& options = {});
+
+}  // namespace clustersim

@@ -1,0 +1,81 @@
+#pragma once
+// The built cluster: devices and directed links, the graph every network backend and metric reads.
+//
+// Devices are numbered densely; GPUs come first (device index == GPU rank for the GPUs, in node
+// order: GPU g of node n is rank n * gpus_per_node + g). A link is directed (one per direction of a
+// full-duplex cable or port) and carries its bandwidth, latency and technology.
+//
+// The graph is a Boost.Graph internally (connectivity checks, shortest paths); this header exposes
+// only clustersim's own types.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "topologies/cluster_spec.hpp"
+
+namespace clustersim {
+
+enum class DeviceKind : std::uint8_t { gpu, nvswitch, nic, pcie_switch, leaf_switch, spine_switch, core_switch };
+enum class LinkTechnology : std::uint8_t { nvlink, pcie, infiniband, ethernet };
+
+const char* to_string(DeviceKind kind);
+const char* to_string(LinkTechnology tech);
+
+struct Device {
+  DeviceKind kind;
+  std::string name;  // "node3/gpu5", "node3/nic5", "leaf2", "spine7"
+  int node = -1;     // owning node, -1 for fabric switches
+  int local_index = 0;
+  bool forwards = true;  // false: traffic may end here but not pass through (GPUs, NICs' host side)
+};
+
+struct Link {
+  int src = 0;
+  int dst = 0;
+  double bandwidth_Bps = 0.0;
+  double latency_s = 0.0;
+  LinkTechnology technology = LinkTechnology::nvlink;
+};
+
+class Cluster {
+public:
+  // Builds the graph for `spec` (the builder is chosen by fabric.type through a registry). Throws
+  // SpecError with the JSON path when the spec describes something that cannot be built.
+  static Cluster build(const ClusterSpec& spec);
+
+  Cluster(Cluster&&) noexcept;
+  Cluster& operator=(Cluster&&) noexcept;
+  ~Cluster();
+
+  const ClusterSpec& spec() const;
+  int gpu_count() const;
+  int gpus_per_node() const;
+  int node_of_gpu(int gpu) const;
+
+  std::span<const Device> devices() const;
+  std::span<const Link> links() const;
+  // Indices of the links leaving `device`, in a stable order.
+  std::span<const int> out_links(int device) const;
+
+  // Shortest route from GPU `src` to GPU `dst` as link indices. Among equal-cost paths (ECMP) the
+  // choice is deterministic: a hash of (src, dst, flow_id). src == dst gives an empty route.
+  void route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out) const;
+  double route_latency_s(std::span<const int> route_links) const;
+
+  // Construction API for builders (topologies/*_builder.cpp).
+  explicit Cluster(ClusterSpec spec);
+  int add_device(Device device);
+  int add_link(Link link);
+  // Adds two directed links, a -> b and b -> a, with the same properties. Returns the first.
+  int add_duplex_link(int a, int b, double bandwidth_Bps, double latency_s, LinkTechnology tech);
+  // Validates connectivity (every GPU reaches every other) and freezes the graph. Throws SpecError.
+  void finalize();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace clustersim

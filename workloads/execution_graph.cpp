@@ -1,0 +1,151 @@
+#include "workloads/execution_graph.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/core/error.hpp"
+
+namespace clustersim {
+
+const char* to_string(OpKind k) {
+  static constexpr const char* kNames[] = {"compute", "collective", "send", "recv"};
+  return kNames[static_cast<int>(k)];
+}
+
+const char* to_string(KernelClass k) {
+  static constexpr const char* kNames[] = {"gemm",      "attention", "elementwise", "normalization",
+                                           "optimizer", "embedding", "loss"};
+  return kNames[static_cast<int>(k)];
+}
+
+const char* to_string(CollectiveKind k) {
+  static constexpr const char* kNames[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                           "all_to_all", "broadcast",  "reduce"};
+  return kNames[static_cast<int>(k)];
+}
+
+std::uint32_t OpTable::intern(std::string_view name) {
+  // Few distinct names (a handful per layer kind): a linear scan from the back hits recent ones first.
+  for (std::size_t i = names_.size(); i-- > 0;) {
+    if (names_[i] == name) return static_cast<std::uint32_t>(i);
+  }
+  names_.emplace_back(name);
+  return static_cast<std::uint32_t>(names_.size() - 1);
+}
+
+OpId OpTable::push(OpKind kind, std::uint8_t stream, std::string_view name, std::span<const OpId> deps) {
+  const auto id = static_cast<OpId>(kind_.size());
+  for (OpId d : deps) {
+    if (d >= id) throw SimulationError("op '" + std::string(name) + "' depends on a later op");
+  }
+  kind_.push_back(kind);
+  stream_.push_back(stream);
+  name_.push_back(intern(name));
+  deps_.insert(deps_.end(), deps.begin(), deps.end());
+  dep_begin_.push_back(static_cast<std::uint32_t>(deps_.size()));
+  return id;
+}
+
+OpId OpTable::add_compute(const ComputeOp& op, std::span<const OpId> deps) {
+  const OpId id = push(OpKind::compute, op.stream, op.name, deps);
+  kernel_.push_back(op.kernel);
+  precision_.push_back(op.precision);
+  flops_.push_back(op.flops);
+  bytes_.push_back(op.bytes);
+  m_.push_back(op.m);
+  n_.push_back(op.n);
+  k_.push_back(op.k);
+  batch_.push_back(op.batch);
+  collective_.push_back(CollectiveKind::all_reduce);
+  communicator_.push_back(0);
+  return id;
+}
+
+OpId OpTable::add_collective(const CollectiveOp& op, std::span<const OpId> deps) {
+  const OpId id = push(OpKind::collective, op.stream, op.name, deps);
+  kernel_.push_back(KernelClass::elementwise);
+  precision_.push_back(Precision::bf16);
+  flops_.push_back(0.0);
+  bytes_.push_back(op.bytes);
+  m_.push_back(0);
+  n_.push_back(0);
+  k_.push_back(0);
+  batch_.push_back(0);
+  collective_.push_back(op.collective);
+  communicator_.push_back(op.communicator);
+  return id;
+}
+
+ComputeOp OpTable::compute_op(OpId i) const {
+  ComputeOp op;
+  op.name = name(i);
+  op.kernel = kernel_[i];
+  op.precision = precision_[i];
+  op.flops = flops_[i];
+  op.bytes = bytes_[i];
+  op.m = m_[i];
+  op.n = n_[i];
+  op.k = k_[i];
+  op.batch = batch_[i];
+  op.stream = stream_[i];
+  return op;
+}
+
+std::size_t OpTable::memory_bytes() const {
+  const std::size_t per_op = sizeof(OpKind) + sizeof(std::uint8_t) + sizeof(std::uint32_t) * 6 + sizeof(KernelClass) +
+                             sizeof(Precision) + sizeof(double) * 2 + sizeof(CollectiveKind) + sizeof(std::uint16_t);
+  std::size_t names = 0;
+  for (const auto& n : names_) names += n.capacity() + sizeof(std::string);
+  return per_op * size() + deps_.size() * sizeof(OpId) + names;
+}
+
+std::uint16_t ExecutionGraph::add_communicator(Communicator c) {
+  communicators_.push_back(std::move(c));
+  return static_cast<std::uint16_t>(communicators_.size() - 1);
+}
+
+RankClass& ExecutionGraph::add_class(std::string name, std::vector<int> ranks) {
+  classes_.push_back(RankClass{std::move(name), std::move(ranks), OpTable{}});
+  return classes_.back();
+}
+
+std::size_t ExecutionGraph::op_count() const {
+  std::size_t n = 0;
+  for (const auto& c : classes_) n += c.ops.size();
+  return n;
+}
+
+void ExecutionGraph::validate() const {
+  std::vector<int> owner(static_cast<std::size_t>(world_size_), -1);
+  for (std::size_t c = 0; c < classes_.size(); ++c) {
+    for (int r : classes_[c].ranks) {
+      if (r < 0 || r >= world_size_)
+        throw SimulationError("rank class '" + classes_[c].name + "' has rank " + std::to_string(r) +
+                              " outside 0.." + std::to_string(world_size_ - 1));
+      if (owner[static_cast<std::size_t>(r)] != -1)
+        throw SimulationError("rank " + std::to_string(r) + " belongs to two rank classes");
+      owner[static_cast<std::size_t>(r)] = static_cast<int>(c);
+    }
+    const OpTable& ops = classes_[c].ops;
+    for (OpId i = 0; i < ops.size(); ++i) {
+      if (ops.kind(i) == OpKind::collective && ops.communicator(i) >= communicators_.size())
+        throw SimulationError("op '" + std::string(ops.name(i)) + "' uses an unknown communicator");
+    }
+  }
+  for (std::size_t r = 0; r < owner.size(); ++r) {
+    if (owner[r] == -1) throw SimulationError("rank " + std::to_string(r) + " belongs to no rank class");
+  }
+  for (const auto& comm : communicators_) {
+    for (const auto& group : comm.groups) {
+      if (group.empty()) throw SimulationError("communicator '" + comm.name + "' has an empty group");
+      std::vector<int> sorted = group;
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+        throw SimulationError("communicator '" + comm.name + "' has a group with a duplicate rank");
+      if (sorted.front() < 0 || sorted.back() >= world_size_)
+        throw SimulationError("communicator '" + comm.name + "' has a rank out of range");
+    }
+  }
+}
+
+}  // namespace clustersim

@@ -1,0 +1,139 @@
+#pragma once
+// ExecutionGraph: what each rank does in one training step, as ops on streams with dependencies.
+//
+// Ranks that do identical work on identical hardware form a RankClass and are stored (and replayed)
+// once; their collectives still involve every member rank, so the traffic of all of them loads the
+// network (DESIGN.md, "Scale"). Ops are stored as a struct of arrays with CSR dependencies so that a
+// graph of 10^7 ops fits in memory.
+//
+// Semantics the replay engine implements:
+//  - an op starts when all its dependencies have finished and every earlier op on its stream has
+//    started and finished (streams are in-order queues, like CUDA streams);
+//  - a collective op on communicator c starts when every rank of its group has reached it (NCCL
+//    semantics); the ops of one communicator are matched in issue order;
+//  - compute ops take the time the GPU model gives for their kernel description.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/workload_spec.hpp"
+
+namespace clustersim {
+
+using OpId = std::uint32_t;
+
+enum class OpKind : std::uint8_t { compute, collective, send, recv };
+// What the kernel-time model sees of a compute op.
+enum class KernelClass : std::uint8_t { gemm, attention, elementwise, normalization, optimizer, embedding, loss };
+enum class CollectiveKind : std::uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce };
+
+const char* to_string(OpKind k);
+const char* to_string(KernelClass k);
+const char* to_string(CollectiveKind k);
+
+// Streams by convention: 0 compute; communication streams from 1.
+inline constexpr std::uint8_t kComputeStream = 0;
+
+struct ComputeOp {
+  std::string_view name;
+  KernelClass kernel = KernelClass::elementwise;
+  Precision precision = Precision::bf16;
+  double flops = 0.0;        // floating-point operations
+  double bytes = 0.0;        // bytes moved to and from device memory (HBM)
+  // GEMM shape, C[m x n] = A[m x k] * B[k x n], repeated `batch` times (gemm and attention kernels).
+  std::uint32_t m = 0, n = 0, k = 0, batch = 1;
+  std::uint8_t stream = kComputeStream;
+};
+
+struct CollectiveOp {
+  std::string_view name;
+  CollectiveKind collective = CollectiveKind::all_reduce;
+  std::uint16_t communicator = 0;  // index into ExecutionGraph::communicators()
+  double bytes = 0.0;              // the buffer size per rank, as nccl-tests counts it
+  std::uint8_t stream = 1;
+};
+
+// The ops of one rank class, struct of arrays.
+class OpTable {
+public:
+  OpId add_compute(const ComputeOp& op, std::span<const OpId> deps = {});
+  OpId add_collective(const CollectiveOp& op, std::span<const OpId> deps = {});
+
+  std::size_t size() const { return kind_.size(); }
+  OpKind kind(OpId i) const { return kind_[i]; }
+  std::uint8_t stream(OpId i) const { return stream_[i]; }
+  std::string_view name(OpId i) const { return names_[name_[i]]; }
+  KernelClass kernel(OpId i) const { return kernel_[i]; }
+  Precision precision(OpId i) const { return precision_[i]; }
+  double flops(OpId i) const { return flops_[i]; }
+  double bytes(OpId i) const { return bytes_[i]; }
+  std::uint32_t m(OpId i) const { return m_[i]; }
+  std::uint32_t n(OpId i) const { return n_[i]; }
+  std::uint32_t k(OpId i) const { return k_[i]; }
+  std::uint32_t batch(OpId i) const { return batch_[i]; }
+  CollectiveKind collective(OpId i) const { return collective_[i]; }
+  std::uint16_t communicator(OpId i) const { return communicator_[i]; }
+  std::span<const OpId> deps(OpId i) const {
+    return {deps_.data() + dep_begin_[i], deps_.data() + dep_begin_[i + 1]};
+  }
+  ComputeOp compute_op(OpId i) const;  // the compute op's description (name view into this table)
+
+  std::size_t memory_bytes() const;  // approximate heap footprint
+
+private:
+  OpId push(OpKind kind, std::uint8_t stream, std::string_view name, std::span<const OpId> deps);
+  std::uint32_t intern(std::string_view name);
+
+  std::vector<OpKind> kind_;
+  std::vector<std::uint8_t> stream_;
+  std::vector<std::uint32_t> name_;
+  std::vector<KernelClass> kernel_;
+  std::vector<Precision> precision_;
+  std::vector<double> flops_;
+  std::vector<double> bytes_;
+  std::vector<std::uint32_t> m_, n_, k_, batch_;
+  std::vector<CollectiveKind> collective_;
+  std::vector<std::uint16_t> communicator_;
+  std::vector<std::uint32_t> dep_begin_{0};
+  std::vector<OpId> deps_;
+  std::vector<std::string> names_;  // interned op names (few distinct ones)
+};
+
+// A family of process groups of the same role: "dp" has one group per (tp, pp, cp) coordinate.
+struct Communicator {
+  std::string name;                      // "dp", "tp", "pp", ...
+  std::vector<std::vector<int>> groups;  // global ranks of each group, in ring order
+};
+
+struct RankClass {
+  std::string name;        // "all ranks", "stage 0", ...
+  std::vector<int> ranks;  // global ranks that run exactly these ops
+  OpTable ops;
+};
+
+class ExecutionGraph {
+public:
+  explicit ExecutionGraph(int world_size) : world_size_(world_size) {}
+
+  int world_size() const { return world_size_; }
+  std::uint16_t add_communicator(Communicator c);
+  RankClass& add_class(std::string name, std::vector<int> ranks);
+
+  const std::vector<Communicator>& communicators() const { return communicators_; }
+  const std::vector<RankClass>& classes() const { return classes_; }
+  std::vector<RankClass>& classes() { return classes_; }
+  std::size_t op_count() const;  // summed over classes (each class once)
+
+  // Checks internal consistency (every rank in exactly one class, dependencies point backwards,
+  // communicator indices valid, each group's ranks distinct and in range). Throws SimulationError.
+  void validate() const;
+
+private:
+  int world_size_;
+  std::vector<Communicator> communicators_;
+  std::vector<RankClass> classes_;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,104 @@
+#pragma once
+// The workload spec of DESIGN.md (stable keys), parsed and validated.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace clustersim {
+
+enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
+const char* to_string(Precision p);
+// Bytes of one element of the compute dtype (tf32 is stored as fp32; fp8 as one byte).
+double bytes_per_element(Precision p);
+
+struct MoeSpec {
+  int experts = 0;  // 0: dense model
+  int top_k = 0;
+  int expert_ffn_hidden = 0;  // 0: same as ffn_hidden
+  double capacity_factor = 1.0;
+
+  friend bool operator==(const MoeSpec&, const MoeSpec&) = default;
+};
+
+struct ModelSpec {
+  std::string type = "transformer";
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // 0: same as heads (MHA); fewer: GQA
+  int head_dim = 0;  // 0: hidden / heads
+  int ffn_hidden = 0;
+  int seq_len = 0;
+  int vocab = 0;
+  std::string activation = "gelu";  // gelu | swiglu | squared_relu
+  bool tied_embeddings = false;
+  MoeSpec moe;
+
+  int effective_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
+
+  friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
+};
+
+struct TrainingSpec {
+  std::int64_t global_batch = 0;  // sequences per step
+  int micro_batch = 1;            // sequences per micro-batch per data-parallel rank
+  Precision precision = Precision::bf16;
+  std::string recompute = "none";  // none | selective | full
+  std::string optimizer = "adam";  // adam | sgd
+
+  friend bool operator==(const TrainingSpec&, const TrainingSpec&) = default;
+};
+
+struct ParallelismSpec {
+  int tp = 1;
+  int pp = 1;
+  int dp = 0;  // 0 until resolved: GPUs / (tp * pp * cp)
+  int cp = 1;
+  int ep = 1;
+  bool sequence_parallel = false;
+  std::string pipeline_schedule = "1f1b";  // gpipe | 1f1b | interleaved
+  int virtual_stages = 1;
+  int zero_stage = 0;  // 0..3
+  bool overlap_grad_reduce = true;
+  // Gradient bucket size in parameters; 0: Megatron's default max(40e6, 1e6 * dp).
+  std::int64_t bucket_size_params = 0;
+
+  // bucket_size_params, or Megatron-LM's default max(40e6, 1e6 * dp) when it is 0.
+  std::int64_t effective_bucket_size_params() const;
+
+  friend bool operator==(const ParallelismSpec&, const ParallelismSpec&) = default;
+};
+
+struct WorkloadSpec {
+  std::string name;
+  std::string description;  // optional: where the model shape comes from
+  ModelSpec model;
+  TrainingSpec training;
+  ParallelismSpec parallelism;
+  std::string source_file;
+
+  // Micro-batches per step per data-parallel rank: global_batch / (micro_batch * dp).
+  std::int64_t micro_batches() const;
+
+  friend bool operator==(const WorkloadSpec&, const WorkloadSpec&) = default;
+};
+
+using WorkloadOverrides = std::vector<std::pair<std::string, std::string>>;
+
+// Loads from a JSON file path or a preset name (workloads/presets/NAME.json), applies overrides,
+// validates everything that does not depend on the cluster. Throws SpecError (file + JSON path).
+WorkloadSpec load_workload_spec(std::string_view source, const WorkloadOverrides& overrides = {});
+WorkloadSpec parse_workload_spec(std::string_view json_text, const std::string& file);
+std::string workload_spec_to_json(const WorkloadSpec& spec);
+
+// Checks the parallel layout against the GPU count and fills in dp when omitted: tp * pp * cp * dp
+// must equal `gpu_count`, the micro-batches must divide the global batch, tp must divide the heads.
+// Throws SpecError with the path of the offending field of the workload file.
+void resolve_parallelism(WorkloadSpec& spec, int gpu_count);
+
+std::vector<std::string> workload_preset_names();
+
+}  // namespace clustersim
