@@ -1,0 +1,102 @@
+// Bad input: exit status 2 and a message naming the file, the JSON path and what was expected.
+#include <gtest/gtest.h>
+
+#include "cli_support.hpp"
+
+namespace clustersim {
+namespace {
+
+using testing::run_cli;
+using testing::write_temp;
+
+const char* kGoodCluster = R"({
+  "name": "small", "gpu": "h100-sxm5-80gb", "nodes": 2,
+  "node": {"gpus": 8, "scale_up": {"type": "nvswitch", "bandwidth_GBps": 450, "latency_us": 0.7},
+           "nics": 8, "nic_bandwidth_Gbps": 400},
+  "fabric": {"type": "fat_tree", "tiers": 2, "switch_radix": 64, "oversubscription": 1.0,
+             "rail_optimized": true, "link_latency_us": 0.6, "technology": "infiniband"}
+})";
+
+const char* kGoodWorkload = R"({
+  "name": "tiny-gpt",
+  "model": {"type": "transformer", "layers": 2, "hidden": 1024, "heads": 16, "ffn_hidden": 4096,
+            "seq_len": 1024, "vocab": 32000},
+  "training": {"global_batch": 32, "micro_batch": 1, "precision": "bf16", "recompute": "none"},
+  "parallelism": {"tp": 1, "pp": 1}
+})";
+
+struct BadCase {
+  const char* name;
+  std::string cluster_edit;   // --set applied to a good cluster file ("" = none)
+  std::string workload_edit;  // --set applied to a good workload file
+  const char* expected_path;  // must appear in stderr
+};
+
+void expect_refused(const std::string& args, const std::string& expected_in_stderr) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.status, 2) << args << "\nstderr: " << r.err;
+  EXPECT_NE(r.err.find(expected_in_stderr), std::string::npos) << args << "\nstderr: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+class BadSpec : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadSpec, ExitsTwoNamingFileAndPath) {
+  const BadCase& c = GetParam();
+  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
+  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
+  std::string args = "simulate --cluster " + cluster + " --workload " + workload;
+  if (!c.cluster_edit.empty()) args += " --set 'cluster." + c.cluster_edit + "'";
+  if (!c.workload_edit.empty()) args += " --set 'workload." + c.workload_edit + "'";
+  const std::string file = c.cluster_edit.empty() ? workload : cluster;
+  expect_refused(args, file + ": " + c.expected_path + ":");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, BadSpec,
+    ::testing::Values(BadCase{"nodes_wrong_type", "nodes=\"four\"", "", "/nodes"},
+                      BadCase{"nodes_zero", "nodes=0", "", "/nodes"},
+                      BadCase{"negative_nic_bandwidth", "node.nic_bandwidth_Gbps=-400", "", "/node/nic_bandwidth_Gbps"},
+                      BadCase{"negative_nvlink_bandwidth", "node.scale_up.bandwidth_GBps=-1", "",
+                              "/node/scale_up/bandwidth_GBps"},
+                      BadCase{"unknown_gpu", "gpu=h900", "", "/gpu"},
+                      BadCase{"key_typo", "fabric.oversubscripton=2", "", "/fabric/oversubscripton"},
+                      BadCase{"oversubscription_below_one", "fabric.oversubscription=0.5", "",
+                              "/fabric/oversubscription"},
+                      BadCase{"unknown_fabric", "fabric.type=hypercube", "", "/fabric/type"},
+                      BadCase{"pue_below_one", "power.pue=0.8", "", "/power/pue"},
+                      BadCase{"micro_batch_wrong_type", "", "training.micro_batch=\"two\"", "/training/micro_batch"},
+                      BadCase{"unknown_activation", "", "model.activation=relu9", "/model/activation"},
+                      BadCase{"kv_heads_not_dividing", "", "model.kv_heads=5", "/model/kv_heads"},
+                      BadCase{"batch_not_divisible", "", "training.global_batch=33", "/training/global_batch"},
+                      BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(CliBadInput, MalformedJsonNamesLineAndColumn) {
+  const std::string cluster = write_temp("malformed.json", "{\n  \"nodes\": 2,\n  \"gpu\": \n}");
+  expect_refused("simulate --cluster " + cluster + " --workload gpt3-1.3b", "malformed JSON at line 4, column 1");
+}
+
+TEST(CliBadInput, MissingFileIsRefused) {
+  expect_refused("simulate --cluster /nonexistent/c.json --workload gpt3-1.3b",
+                 "/nonexistent/c.json: (document): cannot open cluster spec file");
+}
+
+TEST(CliBadInput, UnknownPresetListsTheKnownOnes) {
+  expect_refused("simulate --cluster no-such-cluster --workload gpt3-1.3b", "dgx-h100-superpod");
+}
+
+TEST(CliBadInput, UnknownFidelityIsRefused) {
+  expect_refused("simulate --cluster dgx-h100 --workload gpt3-1.3b --fidelity packet", "expected one of flow");
+}
+
+TEST(CliBadInput, AmbiguousOverrideIsRefused) {
+  expect_refused("simulate --cluster dgx-h100 --workload gpt3-1.3b --set name=x", "prefix it with cluster.");
+}
+
+TEST(CliBadInput, UnknownOptionIsAUsageError) {
+  expect_refused("simulate --cluster dgx-h100 --workload gpt3-1.3b --frobnicate", "unknown option --frobnicate");
+}
+
+}  // namespace
+}  // namespace clustersim

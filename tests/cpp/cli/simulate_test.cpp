@@ -1,0 +1,95 @@
+// End to end through the CLI: a data-parallel training step on a DGX H100 cluster.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace clustersim {
+namespace {
+
+using testing::run_cli;
+
+// 2 DGX H100 nodes (16 GPUs), GPT-3 1.3B, 64 sequences per step: 4 per rank.
+const std::string kSmallRun =
+    "simulate --cluster dgx-h100-superpod --set cluster.nodes=2 --workload gpt3-1.3b "
+    "--set workload.training.global_batch=64 --set workload.training.micro_batch=2";
+
+nlohmann::json simulate_json(const std::string& args) {
+  const auto r = run_cli(args + " --json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  return nlohmann::json::parse(r.out);  // --json: the report is the only thing on stdout
+}
+
+TEST(CliSimulate, ReportHasTheStableKeys) {
+  const auto j = simulate_json(kSmallRun);
+  for (const char* key : {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "breakdown", "communication",
+                          "links", "memory", "power", "cost", "provenance"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_TRUE(j["memory"].contains("peak_bytes_per_gpu"));
+  EXPECT_TRUE(j["memory"].contains("fits"));
+  EXPECT_EQ(j["provenance"]["fidelity"], "flow");
+  EXPECT_EQ(j["communication"][0]["group"], "dp");
+  EXPECT_EQ(j["communication"][0]["collective"], "all_reduce");
+  EXPECT_EQ(j["communication"][0]["algorithm"], "ring");
+  // Tokens per second follow from the step time: 64 sequences x 2048 tokens.
+  EXPECT_NEAR(j["tokens_per_s"].get<double>(), 64.0 * 2048 / j["step_time_s"].get<double>(), 1e-6);
+}
+
+// The step of a data-parallel rank lies between its pure compute time (the same per-rank work on
+// one GPU, no communication at all) and that plus every collective run back to back, unoverlapped.
+TEST(CliSimulate, StepTimeLiesBetweenComputeAndComputePlusCommunication) {
+  const auto dp = simulate_json(kSmallRun);
+  const auto single = simulate_json(
+      "simulate --cluster dgx-h100 --set cluster.node.gpus=1 --set cluster.node.nics=1 --workload gpt3-1.3b "
+      "--set workload.training.global_batch=4 --set workload.training.micro_batch=2");
+  const double pure_compute = single["step_time_s"].get<double>();
+  double communication = 0;
+  for (const auto& c : dp["communication"]) communication += c["time_s"].get<double>();
+  const double step = dp["step_time_s"].get<double>();
+  EXPECT_GT(communication, 0.0);
+  EXPECT_GE(step, pure_compute * (1 - 1e-9));
+  EXPECT_LE(step, (pure_compute + communication) * (1 + 1e-9));
+  // The rank computes exactly what the single GPU computes.
+  EXPECT_NEAR(dp["breakdown"]["compute_s"].get<double>(), pure_compute, 1e-9 * pure_compute);
+  // The breakdown adds up to the step.
+  const auto& b = dp["breakdown"];
+  EXPECT_NEAR(b["compute_s"].get<double>() + b["exposed_communication_s"].get<double>() +
+                  b["pipeline_bubble_s"].get<double>(),
+              step, 1e-9 * step);
+}
+
+TEST(CliSimulate, SameInputsGiveTheSameBytes) {
+  const auto a = run_cli(kSmallRun + " --json");
+  const auto b = run_cli(kSmallRun + " --json");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(CliSimulate, OutFileHoldsTheSameReport) {
+  const std::string path = ::testing::TempDir() + "clustersim_report.json";
+  const auto r = run_cli(kSmallRun + " --json --out " + path);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(testing::read_file(path), r.out);
+}
+
+TEST(CliSimulate, TextSummaryExplainsTheNumbers) {
+  const auto r = run_cli(kSmallRun);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"Step time", "tokens/s", "MFU", "exposed communication", "Memory per GPU", "all_reduce"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  }
+}
+
+TEST(CliSimulate, PresetsAreListed) {
+  const auto r = run_cli("presets --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(std::find(j["clusters"].begin(), j["clusters"].end(), "dgx-h100-superpod"), j["clusters"].end());
+  EXPECT_NE(std::find(j["workloads"].begin(), j["workloads"].end(), "gpt3-1.3b"), j["workloads"].end());
+  EXPECT_NE(std::find(j["gpus"].begin(), j["gpus"].end(), "h100-sxm5-80gb"), j["gpus"].end());
+}
+
+}  // namespace
+}  // namespace clustersim

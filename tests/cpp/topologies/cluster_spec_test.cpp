@@ -1,0 +1,294 @@
+// Cluster spec parsing: every bad value is refused with the exact JSON pointer of the value; good
+// specs survive a round trip through JSON unchanged.
+#include "topologies/cluster_spec.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/error.hpp"
+#include "topologies/cluster.hpp"
+
+namespace clustersim {
+namespace {
+
+nlohmann::json base_spec() {
+  return nlohmann::json::parse(R"({
+    "name": "test",
+    "gpu": "h100-sxm5-80gb",
+    "nodes": 4,
+    "node": {"gpus": 8, "scale_up": {"type": "nvswitch", "bandwidth_GBps": 450, "latency_us": 0.7},
+             "nics": 8, "nic_bandwidth_Gbps": 400},
+    "fabric": {"type": "fat_tree", "tiers": 2, "switch_radix": 64, "oversubscription": 1.0,
+               "rail_optimized": true, "link_latency_us": 0.6, "technology": "infiniband"},
+    "power": {"pue": 1.3},
+    "cost": {"electricity_usd_per_kwh": 0.10, "amortization_years": 4}
+  })");
+}
+
+struct BadSpec {
+  const char* label;
+  const char* pointer;     // where to change the base spec
+  const char* value;       // JSON text of the new value, or nullptr to remove the key
+  const char* error_path;  // expected SpecError::json_path()
+  const char* fragment;    // expected part of the message
+  bool at_build = false;   // the error is found when building the cluster, not when parsing
+};
+
+void PrintTo(const BadSpec& b, std::ostream* os) {
+  *os << b.label;
+}
+
+class BadSpecTest : public testing::TestWithParam<BadSpec> {};
+
+TEST_P(BadSpecTest, IsRefusedAtItsJsonPointer) {
+  const BadSpec& b = GetParam();
+  nlohmann::json doc = base_spec();
+  const nlohmann::json::json_pointer ptr(b.pointer);
+  if (b.value == nullptr)
+    doc[ptr.parent_pointer()].erase(ptr.back());
+  else
+    doc[ptr] = nlohmann::json::parse(b.value);
+  try {
+    const ClusterSpec spec = parse_cluster_spec(doc.dump(), "bad.json");
+    ASSERT_TRUE(b.at_build) << "parsed without error: " << doc.dump();
+    Cluster::build(spec);
+    FAIL() << "built without error: " << doc.dump();
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.json_path(), b.error_path) << e.what();
+    EXPECT_EQ(e.file(), "bad.json");
+    EXPECT_NE(e.message().find(b.fragment), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ClusterSpec, BadSpecTest,
+    testing::Values(
+        BadSpec{"nodes_zero", "/nodes", "0", "/nodes", "expected an integer >= 1, got 0"},
+        BadSpec{"nodes_wrong_type", "/nodes", R"("32")", "/nodes", "got the string \"32\""},
+        BadSpec{"nodes_fractional", "/nodes", "2.5", "/nodes", "expected an integer"},
+        BadSpec{"negative_scale_up_bandwidth", "/node/scale_up/bandwidth_GBps", "-450", "/node/scale_up/bandwidth_GBps",
+                "expected a number > 0, got -450"},
+        BadSpec{"zero_nic_bandwidth", "/node/nic_bandwidth_Gbps", "0", "/node/nic_bandwidth_Gbps",
+                "expected a number > 0"},
+        BadSpec{"negative_latency", "/fabric/link_latency_us", "-1", "/fabric/link_latency_us",
+                "expected a number >= 0"},
+        BadSpec{"typo_did_you_mean", "/fabric/oversubscripton", "2", "/fabric/oversubscripton",
+                "unknown key 'oversubscripton' (did you mean 'oversubscription'?)"},
+        BadSpec{"top_level_typo", "/fabirc", "{}", "/fabirc", "(did you mean 'fabric'?)"},
+        BadSpec{"planned_fabric_type", "/fabric/type", R"("dragonfly")", "/fabric/type",
+                "fabric type \"dragonfly\" is not supported yet (supported: fat_tree, single_node)"},
+        BadSpec{"unknown_fabric_type", "/fabric/type", R"("fat_tre")", "/fabric/type",
+                "expected one of fat_tree, single_node, got \"fat_tre\""},
+        BadSpec{"three_tiers", "/fabric/tiers", "3", "/fabric/tiers", "3 tiers are not supported yet"},
+        BadSpec{"radix_fractional", "/fabric/switch_radix", "64.5", "/fabric/switch_radix", "expected an integer"},
+        BadSpec{"radix_one", "/fabric/switch_radix", "1", "/fabric/switch_radix", "expected an integer >= 2"},
+        BadSpec{"oversubscription_below_one", "/fabric/oversubscription", "0.5", "/fabric/oversubscription",
+                "expected a number >= 1"},
+        BadSpec{"rail_not_bool", "/fabric/rail_optimized", R"("yes")", "/fabric/rail_optimized",
+                "expected true or false"},
+        BadSpec{"technology", "/fabric/technology", R"("roce")", "/fabric/technology",
+                "expected one of infiniband, ethernet"},
+        BadSpec{"scale_up_type", "/node/scale_up/type", R"("nvlink")", "/node/scale_up/type",
+                "expected one of nvswitch, pcie"},
+        BadSpec{"pue_below_one", "/power/pue", "0.9", "/power/pue", "expected a number >= 1, got 0.9"},
+        BadSpec{"amortization_zero", "/cost/amortization_years", "0", "/cost/amortization_years",
+                "expected a number > 0"},
+        BadSpec{"negative_price", "/cost/electricity_usd_per_kwh", "-0.1", "/cost/electricity_usd_per_kwh",
+                "expected a number >= 0"},
+        BadSpec{"missing_gpu", "/gpu", nullptr, "/gpu", "required key is missing"},
+        BadSpec{"gpu_number", "/gpu", "42", "/gpu", "inline GPU object, got the number 42"},
+        BadSpec{"missing_bandwidth", "/node/scale_up/bandwidth_GBps", nullptr, "/node/scale_up/bandwidth_GBps",
+                "required key is missing"},
+        BadSpec{"missing_node", "/node", nullptr, "/node", "required key is missing"},
+        BadSpec{"single_node_with_two_nodes", "/fabric", R"({"type": "single_node"})", "/nodes",
+                "single_node requires nodes = 1, got 4"},
+        BadSpec{"fabric_not_object", "/fabric", "[1, 2]", "/fabric", "expected an object, got an array"},
+        // 4 rail-optimized nodes of 8 NICs at radix 6: d = 3, 8 * ceil(4 / 3) = 16 leaves > 6 spine ports.
+        // Radix 7: still d = 3. Radix 8: d = 4, 8 * 1 = 8 leaves <= 8.
+        BadSpec{"radix_too_small_for_nics", "/fabric/switch_radix", "6", "/fabric/switch_radix",
+                "radix 6 too small for 32 NICs with 2 tiers (needs >= 8;", true},
+        BadSpec{"nics_zero_multi_node", "/node/nics", "0", "/node/nics", "needs nics >= 1", true}),
+    [](const testing::TestParamInfo<BadSpec>& param_info) { return std::string(param_info.param.label); });
+
+// Builds `doc` and returns the SpecError it raises (nullopt if none).
+std::optional<SpecError> build_error(const nlohmann::json& doc) {
+  try {
+    Cluster::build(parse_cluster_spec(doc.dump(), "radix.json"));
+  } catch (const SpecError& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+TEST(ClusterSpecValidation, RadixTooSmallNamesTheRadixNeeded) {
+  // 101 rail-optimized nodes at radix 40: needs 42 (worked out in the table above).
+  nlohmann::json doc = base_spec();
+  doc["nodes"] = 101;
+  doc["fabric"]["switch_radix"] = 40;
+  const auto e = build_error(doc);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->json_path(), "/fabric/switch_radix");
+  EXPECT_EQ(e->message(),
+            "radix 40 too small for 808 NICs with 2 tiers (needs >= 42; a 3-tier fat-tree is not "
+            "supported yet)");
+
+  // 2:1 on 2-port switches: u = floor(2 / 3) = 0 uplinks. The smallest radix that holds one node's 8
+  // rail-optimized NICs at 2:1 is 8 (u = 2, d = 4, 8 leaves <= 8 spine ports; radix 7 needs 8 leaves).
+  doc = base_spec();
+  doc["nodes"] = 1;
+  doc["fabric"]["switch_radix"] = 2;
+  doc["fabric"]["oversubscription"] = 2;
+  const auto e2 = build_error(doc);
+  ASSERT_TRUE(e2.has_value());
+  EXPECT_EQ(e2->json_path(), "/fabric/switch_radix");
+  EXPECT_NE(e2->message().find("too small for oversubscription 2"), std::string::npos) << e2->what();
+  EXPECT_NE(e2->message().find("needs >= 8"), std::string::npos) << e2->what();
+}
+
+TEST(ClusterSpecValidation, MalformedJsonGivesLineAndColumn) {
+  // Line 3 is `  "nodes": ,`: the stray comma is its 12th character.
+  const std::string text = "{\n  \"name\": \"x\",\n  \"nodes\": ,\n  \"gpu\": \"b200\"\n}";
+  try {
+    parse_cluster_spec(text, "broken.json");
+    FAIL() << "parsed malformed JSON";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file(), "broken.json");
+    EXPECT_EQ(e.json_path(), "");
+    EXPECT_NE(e.message().find("line 3, column 12"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ClusterSpecValidation, BadOverridePathIsRefused) {
+  // `nodes` is a number: nothing can be set inside it.
+  try {
+    load_cluster_spec("dgx-h100-superpod", {{"nodes.count", "4"}});
+    FAIL() << "accepted --set nodes.count";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.json_path(), "/nodes");
+    EXPECT_EQ(e.file(), "--set nodes.count=4");
+    EXPECT_NE(e.message().find("cannot set a key inside the number 32"), std::string::npos) << e.what();
+  }
+  // A misspelt key lands in the document and is refused as unknown, with a suggestion.
+  try {
+    load_cluster_spec("dgx-h100-superpod", {{"fabric.switch_radx", "32"}});
+    FAIL() << "accepted --set fabric.switch_radx";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.json_path(), "/fabric/switch_radx");
+    EXPECT_NE(e.message().find("did you mean 'switch_radix'?"), std::string::npos) << e.what();
+  }
+  // A bad value given by --set is reported at its path.
+  try {
+    load_cluster_spec("dgx-h100-superpod", {{"power.pue", "0.5"}});
+    FAIL() << "accepted pue 0.5";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.json_path(), "/power/pue");
+  }
+}
+
+TEST(ClusterSpecValidation, UnknownPresetListsTheKnownOnes) {
+  try {
+    load_cluster_spec("dgx-h100-superpad");
+    FAIL() << "loaded an unknown preset";
+  } catch (const SpecError& e) {
+    EXPECT_NE(e.message().find("dgx-a100-superpod, dgx-h100, dgx-h100-superpod"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ClusterSpecParsing, OverridesApplyBeforeValidation) {
+  const ClusterSpec spec = load_cluster_spec(
+      "dgx-h100-superpod", {{"nodes", "64"}, {"fabric.oversubscription", "2"}, {"fabric.rail_optimized", "false"}});
+  EXPECT_EQ(spec.nodes, 64);
+  EXPECT_EQ(spec.gpu_count(), 512);
+  EXPECT_DOUBLE_EQ(spec.fabric.oversubscription, 2.0);
+  EXPECT_FALSE(spec.fabric.rail_optimized);
+  EXPECT_EQ(spec.source_file, "topologies/presets/dgx-h100-superpod.json");
+}
+
+TEST(ClusterSpecParsing, MinimalSpecGetsTheDocumentedDefaults) {
+  const ClusterSpec spec =
+      parse_cluster_spec(R"({"gpu": "b200", "node": {"scale_up": {"bandwidth_GBps": 900}}})", "min.json");
+  EXPECT_EQ(spec.name, "");
+  EXPECT_EQ(spec.gpu_id, "b200");
+  EXPECT_EQ(spec.gpu_inline_json, "");
+  EXPECT_EQ(spec.nodes, 1);
+  EXPECT_EQ(spec.node.gpus, 8);
+  EXPECT_EQ(spec.node.scale_up.type, "nvswitch");
+  EXPECT_DOUBLE_EQ(spec.node.scale_up.bandwidth_GBps, 900.0);
+  EXPECT_DOUBLE_EQ(spec.node.scale_up.latency_us, 0.0);
+  EXPECT_EQ(spec.node.nics, 8);
+  EXPECT_DOUBLE_EQ(spec.node.nic_bandwidth_Gbps, 400.0);
+  EXPECT_DOUBLE_EQ(spec.node.pcie_bandwidth_GBps, 64.0);
+  EXPECT_EQ(spec.fabric.type, "fat_tree");
+  EXPECT_EQ(spec.fabric.tiers, 2);
+  EXPECT_EQ(spec.fabric.switch_radix, 64);
+  EXPECT_DOUBLE_EQ(spec.fabric.oversubscription, 1.0);
+  EXPECT_FALSE(spec.fabric.rail_optimized);
+  EXPECT_DOUBLE_EQ(spec.fabric.link_latency_us, 0.6);
+  EXPECT_EQ(spec.fabric.technology, "infiniband");
+  EXPECT_DOUBLE_EQ(spec.power.pue, 1.3);
+  EXPECT_DOUBLE_EQ(spec.cost.electricity_usd_per_kwh, 0.10);
+  EXPECT_DOUBLE_EQ(spec.cost.amortization_years, 4.0);
+  EXPECT_EQ(spec.source_file, "min.json");
+}
+
+TEST(ClusterSpecParsing, InlineGpuObjectIsKeptAsJson) {
+  nlohmann::json doc = base_spec();
+  doc["gpu"] = nlohmann::json::parse(R"({"base": "h100-sxm5-80gb", "hbm_bandwidth_GBps": 4000})");
+  const ClusterSpec spec = parse_cluster_spec(doc.dump(), "inline.json");
+  EXPECT_EQ(spec.gpu_id, "");
+  EXPECT_EQ(nlohmann::json::parse(spec.gpu_inline_json), doc["gpu"]);
+  EXPECT_EQ(ClusterSpec::gpu_json_path, "/gpu");
+}
+
+TEST(ClusterSpecRoundTrip, SpecToJsonToSpecIsTheIdentity) {
+  // Every key away from its default, and an inline GPU.
+  const std::string text = R"({
+    "name": "odd", "description": "round trip",
+    "gpu": {"base": "a100-sxm4-80gb", "sm_count": 100},
+    "nodes": 3,
+    "node": {"gpus": 4, "scale_up": {"type": "pcie", "bandwidth_GBps": 31.5, "latency_us": 1.25},
+             "nics": 2, "nic_bandwidth_Gbps": 100, "pcie_bandwidth_GBps": 16},
+    "fabric": {"type": "fat_tree", "tiers": 2, "switch_radix": 12, "oversubscription": 1.5,
+               "rail_optimized": true, "link_latency_us": 0.35, "technology": "ethernet"},
+    "power": {"pue": 1.55},
+    "cost": {"electricity_usd_per_kwh": 0.071, "amortization_years": 5.5}
+  })";
+  const ClusterSpec a = parse_cluster_spec(text, "x.json");
+  const std::string json = cluster_spec_to_json(a);
+  const ClusterSpec b = parse_cluster_spec(json, "x.json");
+  EXPECT_EQ(a, b) << json;
+  EXPECT_EQ(b.node.scale_up.type, "pcie");
+  EXPECT_DOUBLE_EQ(b.node.scale_up.bandwidth_GBps, 31.5);
+  EXPECT_DOUBLE_EQ(b.cost.electricity_usd_per_kwh, 0.071);
+  EXPECT_EQ(b.description, "round trip");
+
+  // All keys are written, defaults included: 8 top-level keys, 5 in node, 3 in scale_up, 7 in fabric.
+  const ClusterSpec minimal =
+      parse_cluster_spec(R"({"gpu": "l4", "node": {"scale_up": {"bandwidth_GBps": 64}}})", "m.json");
+  const nlohmann::json out = nlohmann::json::parse(cluster_spec_to_json(minimal));
+  EXPECT_EQ(out.size(), 8u);
+  EXPECT_EQ(out["node"].size(), 5u);
+  EXPECT_EQ(out["node"]["scale_up"].size(), 3u);
+  EXPECT_EQ(out["fabric"].size(), 7u);
+  EXPECT_EQ(out["fabric"]["switch_radix"], 64);
+  EXPECT_EQ(parse_cluster_spec(out.dump(), "m.json"), minimal);
+}
+
+TEST(ClusterSpecRoundTrip, EveryPresetRoundTrips) {
+  const auto names = cluster_preset_names();
+  ASSERT_EQ(names, (std::vector<std::string>{"dgx-a100-superpod", "dgx-h100", "dgx-h100-superpod"}));
+  for (const auto& name : names) {
+    const ClusterSpec a = load_cluster_spec(name);
+    EXPECT_EQ(a.name, name);
+    EXPECT_FALSE(a.description.empty()) << name << ": presets state where their figures come from";
+    const ClusterSpec b = parse_cluster_spec(cluster_spec_to_json(a), a.source_file);
+    EXPECT_EQ(a, b) << name;
+  }
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,241 @@
+// Routing: every route is a shortest path (checked against a plain BFS) that never passes through a
+// GPU; intra-node traffic takes the 2 NVLink hops of the scale-up domain; ECMP spreads flows evenly
+// over equal-cost uplinks and a flow always takes the same path.
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "topologies/cluster.hpp"
+#include "topology_test_util.hpp"
+
+namespace clustersim {
+namespace {
+
+using test::fat_tree_spec;
+
+const Device& device(const Cluster& c, int i) {
+  return c.devices()[static_cast<std::size_t>(i)];
+}
+const Link& link(const Cluster& c, int i) {
+  return c.links()[static_cast<std::size_t>(i)];
+}
+
+// Hop count of the shortest src -> dst path whose intermediate devices forward (reference BFS).
+int bfs_hops(const Cluster& c, int src, int dst) {
+  std::vector<int> dist(c.devices().size(), -1);
+  std::deque<int> queue{src};
+  dist[static_cast<std::size_t>(src)] = 0;
+  while (!queue.empty()) {
+    const int v = queue.front();
+    queue.pop_front();
+    if (v == dst) return dist[static_cast<std::size_t>(v)];
+    if (v != src && !device(c, v).forwards) continue;
+    for (const int id : c.out_links(v)) {
+      const int w = link(c, id).dst;
+      if (dist[static_cast<std::size_t>(w)] >= 0) continue;
+      dist[static_cast<std::size_t>(w)] = dist[static_cast<std::size_t>(v)] + 1;
+      queue.push_back(w);
+    }
+  }
+  return -1;
+}
+
+// Checks that `route` is a chain of links from src to dst through forwarding devices only.
+void expect_valid_route(const Cluster& c, int src, int dst, const std::vector<int>& route) {
+  ASSERT_FALSE(route.empty());
+  EXPECT_EQ(link(c, route.front()).src, src);
+  EXPECT_EQ(link(c, route.back()).dst, dst);
+  for (std::size_t i = 0; i + 1 < route.size(); ++i) {
+    const int via = link(c, route[i]).dst;
+    EXPECT_EQ(link(c, route[i + 1]).src, via);
+    EXPECT_TRUE(device(c, via).forwards) << "route passes through " << device(c, via).name;
+    EXPECT_NE(device(c, via).kind, DeviceKind::gpu) << "route passes through " << device(c, via).name;
+  }
+}
+
+void check_random_routes_are_shortest(const Cluster& c, int pairs) {
+  std::mt19937_64 rng(12345);
+  std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1);
+  std::vector<int> route;
+  for (int i = 0; i < pairs; ++i) {
+    const int src = gpu(rng), dst = gpu(rng);
+    route.clear();
+    c.route(src, dst, rng(), route);
+    if (src == dst) {
+      EXPECT_TRUE(route.empty());
+      continue;
+    }
+    expect_valid_route(c, src, dst, route);
+    EXPECT_EQ(static_cast<int>(route.size()), bfs_hops(c, src, dst)) << src << " -> " << dst;
+  }
+}
+
+TEST(Routing, RandomRoutesAreShortestAndAvoidGpus) {
+  check_random_routes_are_shortest(Cluster::build(fat_tree_spec(6, 4, 4, 8, 1.0, true)), 400);
+  check_random_routes_are_shortest(Cluster::build(fat_tree_spec(6, 2, 2, 8, 1.0, false)), 400);
+  check_random_routes_are_shortest(Cluster::build(fat_tree_spec(5, 8, 4, 12, 2.0, false)), 400);  // shared NICs
+  check_random_routes_are_shortest(Cluster::build(fat_tree_spec(3, 4, 1, 8, 1.0, false, "pcie")), 200);
+  check_random_routes_are_shortest(Cluster::build(load_cluster_spec("dgx-h100-superpod")), 400);
+}
+
+TEST(Routing, IntraNodeRoutesAreTwoNvlinkHops) {
+  // 8 GPUs share 4 NICs: GPU 0 -> NIC 0 -> GPU 1 is also 2 hops, but a route never turns at a NIC.
+  const Cluster c = Cluster::build(fat_tree_spec(2, 8, 4, 64, 1.0, false));
+  std::vector<int> route;
+  for (int src = 0; src < 16; ++src) {
+    for (int dst = 0; dst < 16; ++dst) {
+      if (src == dst || c.node_of_gpu(src) != c.node_of_gpu(dst)) continue;
+      for (std::uint64_t flow = 0; flow < 8; ++flow) {
+        route.clear();
+        c.route(src, dst, flow, route);
+        ASSERT_EQ(route.size(), 2u);
+        EXPECT_EQ(link(c, route[0]).technology, LinkTechnology::nvlink);
+        EXPECT_EQ(link(c, route[1]).technology, LinkTechnology::nvlink);
+        EXPECT_EQ(device(c, link(c, route[0]).dst).name, "node" + std::to_string(c.node_of_gpu(src)) + "/nvswitch");
+        EXPECT_DOUBLE_EQ(c.route_latency_s(route), 0.7e-6);  // scale_up.latency_us, GPU to GPU
+      }
+    }
+  }
+}
+
+TEST(Routing, RailOptimizedHopCountsAndLatencies) {
+  // dgx-h100-superpod: 32 nodes share each rail's single leaf (d = 32).
+  const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod"));
+  std::vector<int> route;
+  // Same rail (GPU 0 of nodes 0 and 1): GPU -> NIC -> leaf -> NIC -> GPU, 2 fabric links of 0.6 us.
+  c.route(0, 8, 1, route);
+  EXPECT_EQ(route.size(), 4u);
+  EXPECT_NEAR(c.route_latency_s(route), 1.2e-6, 1e-15);
+  EXPECT_EQ(link(c, route[0]).technology, LinkTechnology::pcie);
+  EXPECT_EQ(link(c, route[1]).technology, LinkTechnology::infiniband);
+  // Across rails (GPU 0 of node 0 to GPU 1 of node 1): up through a spine, 4 fabric links.
+  route.clear();
+  c.route(0, 9, 1, route);
+  EXPECT_EQ(route.size(), 6u);
+  EXPECT_NEAR(c.route_latency_s(route), 2.4e-6, 1e-15);
+  EXPECT_EQ(device(c, link(c, route[2]).dst).kind, DeviceKind::spine_switch);
+  EXPECT_EQ(c.route_latency_s(std::vector<int>{}), 0.0);
+}
+
+TEST(Routing, EcmpSpreadsFlowsEvenlyOverALeafsUplinks) {
+  // Radix 8, 1:1: 4 uplinks per leaf. 8 nodes x 2 GPUs x 2 NICs: leaf 0 holds the NICs of nodes 0 and 1
+  // (GPUs 0..3); every flow from them to GPUs 4..15 leaves leaf 0 on exactly one of its 4 uplinks.
+  const Cluster c = Cluster::build(fat_tree_spec(8, 2, 2, 8, 1.0, false));
+  std::mt19937_64 rng(2024);
+  std::uniform_int_distribution<int> src_gpu(0, 3), dst_gpu(4, 15);
+  std::map<int, int> flows_per_uplink;
+  std::vector<int> route;
+  constexpr int k_flows = 10000;
+  for (int i = 0; i < k_flows; ++i) {
+    route.clear();
+    c.route(src_gpu(rng), dst_gpu(rng), rng(), route);
+    int uplinks = 0;
+    for (const int id : route) {
+      if (device(c, link(c, id).src).name == "leaf0" && device(c, link(c, id).dst).kind == DeviceKind::spine_switch) {
+        ++flows_per_uplink[id];
+        ++uplinks;
+      }
+    }
+    EXPECT_EQ(uplinks, 1);
+  }
+  ASSERT_EQ(flows_per_uplink.size(), 4u);
+  for (const auto& [id, n] : flows_per_uplink)
+    EXPECT_NEAR(n, k_flows / 4, 0.05 * k_flows / 4) << "uplink " << id;
+}
+
+TEST(Routing, EcmpSpreadsOverThirtyTwoUplinks) {
+  // dgx-h100-superpod: flows from rail 0 (leaf 0) to rail 1 cross one of leaf 0's 32 uplinks. With
+  // 64,000 flows, 2,000 expected per uplink; a fair hash keeps the chi-square statistic (31 degrees of
+  // freedom) far below 70 (p < 0.0001) and every uplink within 10% of 2,000.
+  const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod"));
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> node(0, 31);
+  std::map<int, int> per_uplink;
+  std::vector<int> route;
+  constexpr int k_flows = 64000;
+  for (int i = 0; i < k_flows; ++i) {
+    route.clear();
+    const int src_node = node(rng);
+    const int dst_node = (src_node + 1 + node(rng) % 31) % 32;  // another node
+    c.route(src_node * 8, dst_node * 8 + 1, static_cast<std::uint64_t>(i), route);
+    ASSERT_EQ(route.size(), 6u);
+    ++per_uplink[route[2]];
+  }
+  ASSERT_EQ(per_uplink.size(), 32u);
+  double chi2 = 0.0;
+  for (const auto& [id, n] : per_uplink) {
+    chi2 += (n - 2000.0) * (n - 2000.0) / 2000.0;
+    EXPECT_NEAR(n, 2000, 200) << "uplink " << id;
+  }
+  EXPECT_LT(chi2, 70.0);
+}
+
+TEST(Routing, SameFlowSameRouteDifferentFlowsSpread) {
+  const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod"));
+  std::vector<int> first, again, other;
+  std::set<std::vector<int>> distinct;
+  for (std::uint64_t flow = 0; flow < 64; ++flow) {
+    first.clear();
+    again.clear();
+    c.route(3, 250, flow, first);
+    for (int k = 0; k < 20; ++k) {  // routes to other destinations in between
+      other.clear();
+      c.route(k, 255 - k, flow + 1000, other);
+    }
+    c.route(3, 250, flow, again);
+    EXPECT_EQ(first, again) << "flow " << flow;
+    distinct.insert(first);
+  }
+  // GPU 3 (rail 3) -> GPU 250 (node 31, rail 2): 32 spines to choose from; 64 flows use many of them.
+  EXPECT_GE(distinct.size(), 16u);
+  // A second cluster built from the same spec routes identically.
+  const Cluster twin = Cluster::build(load_cluster_spec("dgx-h100-superpod"));
+  for (std::uint64_t flow = 0; flow < 16; ++flow) {
+    first.clear();
+    again.clear();
+    c.route(17, 200, flow, first);
+    twin.route(17, 200, flow, again);
+    EXPECT_EQ(first, again);
+  }
+}
+
+TEST(Routing, RejectsOutOfRangeGpus) {
+  const Cluster c = Cluster::build(load_cluster_spec("dgx-h100"));
+  std::vector<int> route;
+  EXPECT_THROW(c.route(0, 8, 0, route), std::out_of_range);
+  EXPECT_THROW(c.route(-1, 0, 0, route), std::out_of_range);
+  c.route(5, 5, 0, route);
+  EXPECT_TRUE(route.empty());
+}
+
+TEST(Routing, IsFastOnTwoThousandGpus) {
+  // 256 DGX nodes (2,048 GPUs): a million routes between random pairs. Reports the rate; the bound is
+  // loose (shared 2-core machines) but catches an accidental allocation or recomputation per route.
+  const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod", {{"nodes", "256"}}));
+  std::mt19937_64 rng(99);
+  std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1);
+  std::vector<int> route;
+  route.reserve(16);
+  constexpr int k_routes = 1000000;
+  std::size_t hops = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < k_routes; ++i) {
+    route.clear();
+    c.route(gpu(rng), gpu(rng), static_cast<std::uint64_t>(i), route);
+    hops += route.size();
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "[ info     ] " << k_routes << " routes (" << hops << " hops) in " << s << " s: " << k_routes / s
+            << " routes/s\n";
+  EXPECT_GT(hops, 5u * k_routes);  // almost all pairs are cross-node: 4 or 6 hops
+  EXPECT_LT(s, 10.0);
+}
+
+}  // namespace
+}  // namespace clustersim
