@@ -57,18 +57,20 @@ std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph,
   return out;
 }
 
+// The busiest links by utilization (bytes over what the link could carry in the step), then bytes.
 std::vector<LinkStats> link_stats(const Cluster& cluster, const ReplayResult& r) {
+  const auto links = cluster.links();
+  const auto devices = cluster.devices();
+  auto busy = [&](std::size_t i) { return r.link_bytes[i] / links[i].bandwidth_Bps; };
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < r.link_bytes.size(); ++i)
     if (r.link_bytes[i] > 0.0) order.push_back(i);
-  // Busiest first; ties by index so that the order is deterministic.
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (busy(a) != busy(b)) return busy(a) > busy(b);
     return r.link_bytes[a] != r.link_bytes[b] ? r.link_bytes[a] > r.link_bytes[b] : a < b;
   });
   if (order.size() > kLinksReported) order.resize(kLinksReported);
   std::vector<LinkStats> out;
-  const auto links = cluster.links();
-  const auto devices = cluster.devices();
   for (std::size_t i : order) {
     const Link& l = links[i];
     LinkStats s;
@@ -76,7 +78,7 @@ std::vector<LinkStats> link_stats(const Cluster& cluster, const ReplayResult& r)
     s.kind = to_string(l.technology);
     s.bytes = r.link_bytes[i];
     s.bandwidth_Bps = l.bandwidth_Bps;
-    s.utilization = r.step_time_s > 0 ? s.bytes / (l.bandwidth_Bps * r.step_time_s) : 0.0;
+    s.utilization = r.step_time_s > 0 ? busy(i) / r.step_time_s : 0.0;
     out.push_back(std::move(s));
   }
   return out;

@@ -13,6 +13,7 @@
 //    semantics); the ops of one communicator are matched in issue order;
 //  - compute ops take the time the GPU model gives for their kernel description.
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <string_view>
@@ -119,11 +120,12 @@ public:
 
   int world_size() const { return world_size_; }
   std::uint16_t add_communicator(Communicator c);
+  // The returned reference stays valid as more classes are added.
   RankClass& add_class(std::string name, std::vector<int> ranks);
 
   const std::vector<Communicator>& communicators() const { return communicators_; }
-  const std::vector<RankClass>& classes() const { return classes_; }
-  std::vector<RankClass>& classes() { return classes_; }
+  const std::deque<RankClass>& classes() const { return classes_; }
+  std::deque<RankClass>& classes() { return classes_; }
   std::size_t op_count() const;  // summed over classes (each class once)
 
   // Checks internal consistency (every rank in exactly one class, dependencies point backwards,
@@ -133,7 +135,7 @@ public:
 private:
   int world_size_;
   std::vector<Communicator> communicators_;
-  std::vector<RankClass> classes_;
+  std::deque<RankClass> classes_;
 };
 
 }  // namespace clustersim

@@ -7,9 +7,12 @@
 // All-gather and reduce-scatter are one half of that: D = (N-1)/N * S (S = the full buffer), N-1 steps.
 //
 // Channels: across nodes NCCL runs several rings at once (channels) so that every NIC carries
-// traffic. Ring c visits the GPUs of each node in an order rotated by c, so it leaves each node
-// through a different GPU (and NIC) than ring c-1; each ring carries S/C of the data. Within one
-// node (one NVSwitch domain) one ring already saturates every GPU port, so C = 1 there.
+// traffic; each ring carries S/C of the data. NCCL keeps a ring on one rail (it prefers to leave and
+// enter every node through the same NIC index; NCCL_CROSS_NIC), so ring c enters each node at the GPU
+// on rail c, visits the node's other GPUs over NVLink, comes back to the rail-c GPU (PXN: the last
+// GPU hands its data to the GPU next to the rail's NIC) and leaves through NIC c to the rail-c GPU of
+// the next node. Rail-aligned inter-node hops stay under one rail's leaf switch on rail-optimized
+// fabrics. Within one node (one NVSwitch domain) one ring already saturates every GPU port: C = 1.
 //
 // The plan is the ring's steady state: one flow per (source, destination) pair carrying all the bytes
 // that pair exchanges over every step and channel. A synchronized ring moves at the pace of its
@@ -77,17 +80,20 @@ CollectivePlan plan_ring(const Cluster& cluster, const CollectiveRequest& reques
 
   // All hops of all channels, then merged per (src, dst) pair.
   std::vector<Transfer> hops;
-  hops.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(channels));
-  std::vector<int> order;
-  order.reserve(ranks.size());
-  for (int c = 0; c < channels; ++c) {
-    order.clear();
-    for (const auto& seg : segments) {
-      const std::size_t rot = static_cast<std::size_t>(c) % seg.size();
-      for (std::size_t i = 0; i < seg.size(); ++i) order.push_back(seg[(i + rot) % seg.size()]);
-    }
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      hops.push_back(Transfer{order[i], order[(i + 1) % order.size()], bytes_per_hop});
+  hops.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(channels) * 2);
+  if (segments.size() == 1) {
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+      hops.push_back(Transfer{ranks[i], ranks[(i + 1) % ranks.size()], bytes_per_hop});
+  }
+  for (int c = 0; segments.size() > 1 && c < channels; ++c) {
+    for (std::size_t s = 0; s < segments.size(); ++s) {
+      const auto& seg = segments[s];
+      const auto& next = segments[(s + 1) % segments.size()];
+      const std::size_t entry = static_cast<std::size_t>(c) % seg.size();
+      // Around the node from the rail GPU back to it, then to the next node's rail GPU.
+      for (std::size_t i = 0; i + 1 < seg.size() + 1 && seg.size() > 1; ++i)
+        hops.push_back(Transfer{seg[(entry + i) % seg.size()], seg[(entry + i + 1) % seg.size()], bytes_per_hop});
+      hops.push_back(Transfer{seg[entry], next[static_cast<std::size_t>(c) % next.size()], bytes_per_hop});
     }
   }
   std::sort(hops.begin(), hops.end(), [](const Transfer& a, const Transfer& b) {

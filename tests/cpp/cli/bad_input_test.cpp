@@ -32,6 +32,8 @@ struct BadCase {
   const char* expected_path;  // must appear in stderr
 };
 
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
 void expect_refused(const std::string& args, const std::string& expected_in_stderr) {
   const auto r = run_cli(args);
   EXPECT_EQ(r.status, 2) << args << "\nstderr: " << r.err;
@@ -69,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"unknown_activation", "", "model.activation=relu9", "/model/activation"},
                       BadCase{"kv_heads_not_dividing", "", "model.kv_heads=5", "/model/kv_heads"},
                       BadCase{"batch_not_divisible", "", "training.global_batch=33", "/training/global_batch"},
-                      BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism"}),
+                      BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism/dp"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(CliBadInput, MalformedJsonNamesLineAndColumn) {

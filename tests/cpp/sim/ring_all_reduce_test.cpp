@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/collectives/collective_algorithm.hpp"
+#include "sim/core/error.hpp"
 #include "sim/hardware/gpu_spec.hpp"
 #include "sim/network/flow_backend.hpp"
 #include "sim/replay/replay_engine.hpp"
@@ -67,10 +68,10 @@ TEST(RingAllReduce, AllGatherIsHalfTheRing) {
   EXPECT_NEAR(simulate_all_reduce(spec, bytes, CollectiveKind::all_gather)[0], expected, 0.005 * expected);
 }
 
-// Across DGX-style nodes NCCL runs one ring per NIC (channels), each leaving the node through a
-// different GPU and NIC, so the node's 8 NICs together carry the inter-node traffic. Per byte of
-// the ring volume D = 2(N-1)/N * S, each NIC carries D/8 at 50 GB/s while each NVLink port carries
-// 7/8 D at 450 GB/s; the NICs are the bottleneck (1/400 > 7/3600), so
+// Across DGX-style nodes NCCL runs one ring per NIC (channels), each on its own rail, so the node's
+// 8 NICs together carry the inter-node traffic. Per byte of the ring volume D = 2(N-1)/N * S, each
+// NIC carries D/8 at 50 GB/s while each NVLink port carries D at 450 GB/s; the NICs are the
+// bottleneck (1/400 > 1/450), so
 //     t = D / (8 x 50 GB/s) + 2(N-1) a.
 // 4 nodes x 8 NICs = 32 NICs fit one radix-64 leaf (32 down-ports): the inter-node route is
 // NIC -> leaf -> NIC, 2 links of 0.6 us, slower than the 0.7 us NVSwitch hop.
@@ -84,7 +85,10 @@ TEST(RingAllReduce, ChannelsSpreadInterNodeTrafficOverAllNics) {
   EXPECT_EQ(r[1], 2 * n);
 }
 
-// Bytes are conserved: every rank sends and receives 2(N-1)/N * S in a ring all-reduce.
+// Bytes are conserved, and every hop carries what the ring says. With D = 2(N-1)/N * S and C = 8
+// rail-aligned channels, each GPU port sends D over NVLink (every channel goes once around the node,
+// D/C each) and the rail GPU of each channel forwards D/C to the next node (PXN), so every rank sends
+// and receives D + D/C: 31/16 S + 31/128 S for N = 32.
 TEST(RingAllReduce, EveryRankSendsAndReceivesTheRingVolume) {
   const ClusterSpec spec = testing::fat_tree_spec(4, 8, 8);
   const Cluster cluster = Cluster::build(spec);
@@ -92,14 +96,24 @@ TEST(RingAllReduce, EveryRankSendsAndReceivesTheRingVolume) {
   for (int r = 0; r < 32; ++r) ranks[static_cast<std::size_t>(r)] = r;
   const double bytes = 1e9;
   const CollectivePlan plan = plan_collective("ring", cluster, {CollectiveKind::all_reduce, &ranks, bytes});
+  EXPECT_EQ(plan.channels, 8);
+  const double d = 2.0 * 31 / 32 * bytes;
   std::vector<double> sent(32, 0.0), received(32, 0.0);
+  double total_sent = 0, total_received = 0;
   for (const auto& t : plan.phases.at(0).transfers) {
+    const bool same_node = cluster.node_of_gpu(t.src_gpu) == cluster.node_of_gpu(t.dst_gpu);
+    // Intra-node pairs carry D (all channels); inter-node pairs are rail-aligned and carry D/C.
+    EXPECT_NEAR(t.bytes, same_node ? d : d / 8, 1e-6 * bytes);
+    if (!same_node) EXPECT_EQ(t.src_gpu % 8, t.dst_gpu % 8) << "inter-node hop leaves its rail";
     sent[static_cast<std::size_t>(t.src_gpu)] += t.bytes;
     received[static_cast<std::size_t>(t.dst_gpu)] += t.bytes;
+    total_sent += t.bytes;
+    total_received += t.bytes;
   }
+  EXPECT_DOUBLE_EQ(total_sent, total_received);
   for (int r = 0; r < 32; ++r) {
-    EXPECT_NEAR(sent[static_cast<std::size_t>(r)], 2.0 * 31 / 32 * bytes, 1e-6 * bytes);
-    EXPECT_NEAR(received[static_cast<std::size_t>(r)], 2.0 * 31 / 32 * bytes, 1e-6 * bytes);
+    EXPECT_NEAR(sent[static_cast<std::size_t>(r)], d + d / 8, 1e-6 * bytes);
+    EXPECT_NEAR(received[static_cast<std::size_t>(r)], d + d / 8, 1e-6 * bytes);
   }
 }
 
