@@ -17,7 +17,7 @@ struct GpuSpec {
   double tensor_tf32_flops = 0.0;
   double tensor_fp16_flops = 0.0;
   double tensor_bf16_flops = 0.0;
-  double tensor_fp8_flops = 0.0;  // 0: not supported
+  double tensor_fp8_flops = 0.0;   // 0: not supported
   double vector_fp32_flops = 0.0;  // CUDA cores
 
   int sm_count = 0;
@@ -36,11 +36,20 @@ struct GpuSpec {
   double gemm_max_efficiency = 0.8;   // fraction of tensor peak a large, well-shaped GEMM reaches
   double memory_efficiency = 0.85;    // fraction of HBM bandwidth a streaming kernel reaches
   double attention_efficiency = 0.6;  // fraction of tensor peak of fused attention
+  // GEMM output tile of one thread block (one SM at a time) for tile and wave quantization, and the
+  // inner dimension k at which a GEMM reaches half of gemm_max_efficiency (see kernel_model.cpp).
+  int gemm_tile_m = 128;
+  int gemm_tile_n = 128;
+  double gemm_k_half = 64.0;
 
-  std::map<std::string, std::string> sources;  // field name -> where the figure comes from
+  // catalogue key ("tensor_bf16_tflops", with its unit) -> where the figure comes from
+  std::map<std::string, std::string> sources;
 
   // Dense tensor-core peak for a dtype (falls back to the vector peak for fp32 without tensor cores).
   double peak_flops(Precision p) const;
+  // True when the GPU has a tensor-core path for the dtype (false: peak_flops falls back to the
+  // CUDA cores, e.g. bf16 on V100; fp8 before Hopper). Callers report such a fallback.
+  bool has_tensor_path(Precision p) const;
 };
 
 }  // namespace clustersim

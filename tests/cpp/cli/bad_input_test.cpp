@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"kv_heads_not_dividing", "", "model.kv_heads=5", "/model/kv_heads"},
                       BadCase{"batch_not_divisible", "", "training.global_batch=33", "/training/global_batch"},
                       BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism/dp"}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const ::testing::TestParamInfo<BadCase>& param_info) { return std::string(param_info.param.name); });
 
 TEST(CliBadInput, MalformedJsonNamesLineAndColumn) {
   const std::string cluster = write_temp("malformed.json", "{\n  \"nodes\": 2,\n  \"gpu\": \n}");

@@ -68,7 +68,7 @@ TEST(CliSimulate, SameInputsGiveTheSameBytes) {
 }
 
 TEST(CliSimulate, OutFileHoldsTheSameReport) {
-  const std::string path = ::testing::TempDir() + "clustersim_report.json";
+  const std::string path = testing::temp_path("report.json");
   const auto r = run_cli(kSmallRun + " --json --out " + path);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(testing::read_file(path), r.out);

@@ -104,7 +104,9 @@ TEST(RingAllReduce, EveryRankSendsAndReceivesTheRingVolume) {
     const bool same_node = cluster.node_of_gpu(t.src_gpu) == cluster.node_of_gpu(t.dst_gpu);
     // Intra-node pairs carry D (all channels); inter-node pairs are rail-aligned and carry D/C.
     EXPECT_NEAR(t.bytes, same_node ? d : d / 8, 1e-6 * bytes);
-    if (!same_node) EXPECT_EQ(t.src_gpu % 8, t.dst_gpu % 8) << "inter-node hop leaves its rail";
+    if (!same_node) {
+      EXPECT_EQ(t.src_gpu % 8, t.dst_gpu % 8) << "inter-node hop leaves its rail";
+    }
     sent[static_cast<std::size_t>(t.src_gpu)] += t.bytes;
     received[static_cast<std::size_t>(t.dst_gpu)] += t.bytes;
     total_sent += t.bytes;

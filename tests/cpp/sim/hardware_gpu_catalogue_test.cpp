@@ -1,0 +1,175 @@
+// The GPU catalogue: every figure has a source, values are converted to SI units, unknown ids and bad
+// inline fields are reported at their JSON path, and the datasheet peaks agree with the published
+// records of shared/data/published/microbench.json.
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/error.hpp"
+#include "sim/hardware/gpu_catalogue.hpp"
+
+namespace clustersim {
+namespace {
+
+SpecError error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const SpecError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a SpecError";
+  return SpecError("", "", "");
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+TEST(GpuCatalogue, HoldsTheDesignIds) {
+  const auto ids = gpu_catalogue_ids();
+  for (const char* id : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "v100-sxm2-32gb"})
+    EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+  for (const auto& id : ids)
+    EXPECT_EQ(find_gpu(id, "t", "").id, id);
+}
+
+TEST(GpuCatalogue, EveryNonZeroFigureHasASource) {
+  const std::filesystem::path dir = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "sim/hardware/catalogue";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    const nlohmann::json j = read_json(entry.path());
+    ASSERT_TRUE(j.contains("sources")) << entry.path();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "id" || it.key() == "name" || it.key() == "sources") continue;
+      if (it->is_number() && it->get<double>() == 0.0) continue;
+      EXPECT_TRUE(j["sources"].contains(it.key())) << entry.path().filename() << ": no source for " << it.key();
+    }
+    // and the parsed spec carries them
+    const GpuSpec g = find_gpu(j["id"].get<std::string>(), "t", "");
+    EXPECT_EQ(g.sources.size(), j["sources"].size()) << entry.path().filename();
+  }
+  EXPECT_GE(files, 5);
+}
+
+TEST(GpuCatalogue, FiguresAreConvertedToSiUnits) {
+  const GpuSpec g = find_gpu("h100-sxm5-80gb", "t", "");
+  EXPECT_EQ(g.name, "NVIDIA H100 SXM5 80GB");
+  EXPECT_DOUBLE_EQ(g.tensor_bf16_flops, 989.4e12);
+  EXPECT_DOUBLE_EQ(g.tensor_fp8_flops, 1978.9e12);
+  EXPECT_DOUBLE_EQ(g.tensor_fp32_flops, 0.0);
+  EXPECT_DOUBLE_EQ(g.vector_fp32_flops, 66.9e12);
+  EXPECT_DOUBLE_EQ(g.hbm_capacity_bytes, 81559.0 * 1048576.0);  // nvidia-smi's 81559 MiB
+  EXPECT_DOUBLE_EQ(g.hbm_bandwidth_Bps, 3350e9);
+  EXPECT_DOUBLE_EQ(g.l2_bytes, 50.0 * 1048576.0);
+  EXPECT_DOUBLE_EQ(g.nvlink_bandwidth_Bps, 450e9);
+  EXPECT_DOUBLE_EQ(g.boost_clock_hz, 1830e6);
+  EXPECT_DOUBLE_EQ(g.kernel_launch_s, 4e-6);
+  EXPECT_DOUBLE_EQ(g.tdp_w, 700.0);
+  // The tensor peak is SMs x dense flop per SM per clock x clock: 132 x 4096 x 1.83 GHz.
+  EXPECT_NEAR(g.sm_count * 4096.0 * g.boost_clock_hz / g.tensor_bf16_flops, 1.0, 1e-3);
+  const GpuSpec a = find_gpu("a100-sxm4-80gb", "t", "");
+  EXPECT_NEAR(a.sm_count * 2048.0 * a.boost_clock_hz / a.tensor_bf16_flops, 1.0, 1e-3);  // 108 x 2048 x 1.41 GHz
+}
+
+TEST(GpuCatalogue, UnknownIdListsTheKnownOnes) {
+  const SpecError e = error_of([] { find_gpu("h100", "cluster.json", "/gpu"); });
+  EXPECT_EQ(e.file(), "cluster.json");
+  EXPECT_EQ(e.json_path(), "/gpu");
+  EXPECT_EQ(e.message(),
+            "unknown GPU 'h100'; known: a100-sxm4-40gb, a100-sxm4-80gb, h100-sxm5-80gb, h200-sxm-141gb, "
+            "v100-sxm2-32gb");
+}
+
+TEST(GpuCatalogue, InlineObjectOverridesACatalogueEntry) {
+  const GpuSpec g =
+      parse_gpu_spec(R"({"base": "h100-sxm5-80gb", "id": "h100-94", "hbm_capacity_GB": 94})", "c.json", "/gpu");
+  EXPECT_EQ(g.id, "h100-94");
+  EXPECT_EQ(g.name, "NVIDIA H100 SXM5 80GB");
+  EXPECT_DOUBLE_EQ(g.hbm_capacity_bytes, 94e9);
+  EXPECT_DOUBLE_EQ(g.tensor_bf16_flops, 989.4e12);  // from the base
+  EXPECT_EQ(g.sources.at("hbm_capacity_GB"), "given in c.json at /gpu/hbm_capacity_GB");
+}
+
+TEST(GpuCatalogue, InlineObjectWithoutBase) {
+  const GpuSpec g = parse_gpu_spec(
+      R"({"name": "future", "tensor_bf16_tflops": 2000, "vector_fp32_tflops": 100, "sm_count": 160,
+          "hbm_capacity_GB": 192, "hbm_bandwidth_GBps": 8000})",
+      "c.json", "/gpu");
+  EXPECT_EQ(g.id, "custom");
+  EXPECT_DOUBLE_EQ(g.peak_flops(Precision::bf16), 2000e12);
+  EXPECT_DOUBLE_EQ(g.gemm_max_efficiency, 0.8);  // GpuSpec's default
+}
+
+TEST(GpuCatalogue, BadInlineFieldsNameTheirPath) {
+  auto path_of = [](const char* text) { return error_of([&] { parse_gpu_spec(text, "c.json", "/gpu"); }).json_path(); };
+  EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "memory_efficiency": 1.5})"), "/gpu/memory_efficiency");
+  EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "sm_count": "many"})"), "/gpu/sm_count");
+  EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "hbm_bandwidth_GBps": -1})"), "/gpu/hbm_bandwidth_GBps");
+  EXPECT_EQ(path_of(R"({"base": "b300"})"), "/gpu/base");
+  EXPECT_EQ(path_of(R"({"vector_fp32_tflops": 10, "sm_count": 10, "hbm_bandwidth_GBps": 100})"),
+            "/gpu/hbm_capacity_MiB");
+  EXPECT_EQ(path_of(R"({"sm_count": 10, "hbm_capacity_GB": 1, "hbm_bandwidth_GBps": 100})"), "/gpu/vector_fp32_tflops");
+  EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "hbm_capacity_GB": 1, "hbm_capacity_MiB": 1})"),
+            "/gpu/hbm_capacity_GB");
+  const SpecError typo =
+      error_of([] { parse_gpu_spec(R"({"base": "h100-sxm5-80gb", "sm_cont": 1})", "c.json", "/gpu"); });
+  EXPECT_EQ(typo.json_path(), "/gpu/sm_cont");
+  EXPECT_EQ(typo.message(), "unknown key 'sm_cont' (did you mean 'sm_count'?)");
+  EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "sources": {"sm_cont": "x"}})"), "/gpu/sources/sm_cont");
+}
+
+// Cross-check with the datasheet records of the shared reference data (skipped when absent).
+TEST(GpuCatalogue, PeaksAgreeWithPublishedDatasheetRecords) {
+  const std::filesystem::path path = std::filesystem::path(CLUSTERSIM_SHARED_DATA) / "published/microbench.json";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const nlohmann::json records = read_json(path);
+  auto record = [&](const std::string& id) -> const nlohmann::json& {
+    for (const auto& r : records)
+      if (r.value("id", "") == id) return r;
+    static const nlohmann::json none;
+    ADD_FAILURE() << "no record " << id;
+    return none;
+  };
+  const GpuSpec h100 = find_gpu("h100-sxm5-80gb", "t", "");
+  const nlohmann::json& h = record("micro-0158")["spec"];  // H100 SXM5, whitepaper figures
+  EXPECT_DOUBLE_EQ(h100.tensor_bf16_flops, h["tflops"]["bf16_matrix_dense"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(h100.tensor_fp8_flops, h["tflops"]["fp8_matrix_dense"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(h100.tensor_tf32_flops, h["tflops"]["tf32_matrix_dense"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(h100.vector_fp32_flops, h["tflops"]["fp32"].get<double>() * 1e12);
+  EXPECT_EQ(h100.sm_count, h["sms"].get<int>());
+  EXPECT_DOUBLE_EQ(h100.hbm_bandwidth_Bps, h["hbm_TBps"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(h100.tdp_w, h["tdp_W"].get<double>());
+
+  const nlohmann::json& a = record("micro-0159")["spec"];  // A100 SXM4 40/80 GB
+  for (const char* id : {"a100-sxm4-40gb", "a100-sxm4-80gb"}) {
+    const GpuSpec g = find_gpu(id, "t", "");
+    EXPECT_DOUBLE_EQ(g.tensor_bf16_flops, a["tflops"]["bf16_dense"].get<double>() * 1e12) << id;
+    EXPECT_DOUBLE_EQ(g.tensor_tf32_flops, a["tflops"]["tf32_dense"].get<double>() * 1e12) << id;
+    EXPECT_DOUBLE_EQ(g.vector_fp32_flops, a["tflops"]["fp32"].get<double>() * 1e12) << id;
+    EXPECT_EQ(g.sm_count, a["sms"].get<int>()) << id;
+    EXPECT_DOUBLE_EQ(g.nvlink_bandwidth_Bps, a["nvlink_GBps_per_direction"].get<double>() * 1e9) << id;
+  }
+  EXPECT_DOUBLE_EQ(find_gpu("a100-sxm4-80gb", "t", "").hbm_bandwidth_Bps, a["hbm_TBps"]["80GB"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(find_gpu("a100-sxm4-40gb", "t", "").hbm_bandwidth_Bps, a["hbm_TBps"]["40GB"].get<double>() * 1e12);
+
+  const GpuSpec h200 = find_gpu("h200-sxm-141gb", "t", "");
+  const nlohmann::json& peaks = record("micro-0115")["peak_tflops"];  // H200 SXM, dense
+  EXPECT_DOUBLE_EQ(h200.tensor_bf16_flops, peaks["bf16"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(h200.tensor_fp8_flops, peaks["fp8"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(h200.hbm_bandwidth_Bps, record("micro-0126")["peak_bandwidth_TBps"].get<double>() * 1e12);
+
+  const GpuSpec v100 = find_gpu("v100-sxm2-32gb", "t", "");
+  const nlohmann::json& v = record("micro-0162")["spec"];
+  EXPECT_DOUBLE_EQ(v100.tensor_fp16_flops, v["fp16_tensor_tflops"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(v100.hbm_bandwidth_Bps, v["hbm_GBps"].get<double>() * 1e9);
+  EXPECT_DOUBLE_EQ(v100.nvlink_bandwidth_Bps, v["nvlink_GBps_per_direction"].get<double>() * 1e9);
+}
+
+}  // namespace
+}  // namespace clustersim

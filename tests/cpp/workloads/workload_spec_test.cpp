@@ -1,0 +1,380 @@
+// The workload spec: every stable key parsed and validated, every bad value reported at its JSON path,
+// and the parallel layout checked against the GPU count.
+#include "workloads/workload_spec.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/error.hpp"
+
+namespace clustersim {
+namespace {
+
+SpecError error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const SpecError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a SpecError";
+  return SpecError("", "", "");
+}
+
+// DESIGN.md's workload example, data-parallel only (the layout this milestone simulates).
+nlohmann::json valid_spec() {
+  return nlohmann::json::parse(R"({
+    "name": "gpt-small",
+    "model": {"type": "transformer", "layers": 24, "hidden": 2048, "heads": 16, "kv_heads": 16,
+              "ffn_hidden": 8192, "seq_len": 2048, "vocab": 51200, "activation": "gelu",
+              "moe": {"experts": 0, "top_k": 0}},
+    "training": {"global_batch": 512, "micro_batch": 2, "precision": "bf16",
+                 "recompute": "selective", "optimizer": "adam"},
+    "parallelism": {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "sequence_parallel": false,
+                    "pipeline_schedule": "1f1b", "virtual_stages": 1, "zero_stage": 0,
+                    "overlap_grad_reduce": true}
+  })");
+}
+
+WorkloadSpec parse(const nlohmann::json& j) {
+  return parse_workload_spec(j.dump(), "w.json");
+}
+
+SpecError parse_error(const nlohmann::json& j) {
+  return error_of([&] { parse(j); });
+}
+
+TEST(WorkloadSpec, ParsesEveryStableKey) {
+  const WorkloadSpec s = parse(valid_spec());
+  EXPECT_EQ(s.name, "gpt-small");
+  EXPECT_EQ(s.source_file, "w.json");
+  EXPECT_EQ(s.model.layers, 24);
+  EXPECT_EQ(s.model.hidden, 2048);
+  EXPECT_EQ(s.model.heads, 16);
+  EXPECT_EQ(s.model.kv_heads, 16);
+  EXPECT_EQ(s.model.effective_head_dim(), 128);  // 2048 / 16
+  EXPECT_EQ(s.model.ffn_hidden, 8192);
+  EXPECT_EQ(s.model.seq_len, 2048);
+  EXPECT_EQ(s.model.vocab, 51200);
+  EXPECT_EQ(s.model.activation, "gelu");
+  EXPECT_EQ(s.model.moe.experts, 0);
+  EXPECT_EQ(s.training.global_batch, 512);
+  EXPECT_EQ(s.training.micro_batch, 2);
+  EXPECT_EQ(s.training.precision, Precision::bf16);
+  EXPECT_EQ(s.training.recompute, "selective");
+  EXPECT_EQ(s.parallelism.dp, 0);  // not given: resolved from the GPU count
+  EXPECT_EQ(s.parallelism.pipeline_schedule, "1f1b");
+  EXPECT_TRUE(s.parallelism.overlap_grad_reduce);
+}
+
+TEST(WorkloadSpec, OptionalKeysTakeTheirDefaults) {
+  nlohmann::json j = valid_spec();
+  j.erase("parallelism");
+  j.erase("name");
+  j["model"].erase("kv_heads");
+  j["model"].erase("moe");
+  j["model"].erase("activation");
+  j["training"] = {{"global_batch", 64}};
+  const WorkloadSpec s = parse(j);
+  EXPECT_EQ(s.name, "w");  // the file's stem
+  EXPECT_EQ(s.model.kv_heads, 0);
+  EXPECT_EQ(s.model.effective_kv_heads(), 16);
+  EXPECT_EQ(s.model.activation, "gelu");
+  EXPECT_EQ(s.training.micro_batch, 1);
+  EXPECT_EQ(s.training.recompute, "none");
+  EXPECT_EQ(s.training.optimizer, "adam");
+  EXPECT_EQ(s.parallelism.tp, 1);
+  EXPECT_EQ(s.parallelism.zero_stage, 0);
+}
+
+// --- bad specs: each names the JSON path of the bad value --------------------------------------
+
+TEST(WorkloadSpecErrors, WrongType) {
+  nlohmann::json j = valid_spec();
+  j["model"]["layers"] = "24";
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.file(), "w.json");
+  EXPECT_EQ(e.json_path(), "/model/layers");
+  EXPECT_EQ(e.message(), "expected an integer between 1 and 2147483647, got the string \"24\"");
+}
+
+TEST(WorkloadSpecErrors, UnknownActivation) {
+  nlohmann::json j = valid_spec();
+  j["model"]["activation"] = "relu";
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/model/activation");
+  EXPECT_EQ(e.message(), "expected one of gelu, swiglu, squared_relu, got \"relu\"");
+}
+
+TEST(WorkloadSpecErrors, KvHeadsMustDivideHeads) {
+  nlohmann::json j = valid_spec();
+  j["model"]["kv_heads"] = 5;
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/model/kv_heads");
+  EXPECT_EQ(e.message(), "kv_heads (5) must divide heads (16)");
+}
+
+TEST(WorkloadSpecErrors, HeadsMustDivideHiddenWithoutHeadDim) {
+  nlohmann::json j = valid_spec();
+  j["model"]["heads"] = 24;
+  j["model"]["kv_heads"] = 24;
+  EXPECT_EQ(parse_error(j).json_path(), "/model/heads");
+  j["model"]["head_dim"] = 64;  // 24 heads of 64 need not equal hidden
+  EXPECT_EQ(parse(j).model.effective_head_dim(), 64);
+}
+
+TEST(WorkloadSpecErrors, MicroBatchMustDivideGlobalBatch) {
+  nlohmann::json j = valid_spec();
+  j["training"]["global_batch"] = 10;
+  j["training"]["micro_batch"] = 4;
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/training/global_batch");
+  EXPECT_EQ(e.message(), "global_batch (10) must be a multiple of micro_batch (4)");
+}
+
+TEST(WorkloadSpecErrors, TopKMustNotExceedExperts) {
+  nlohmann::json j = valid_spec();
+  j["model"]["moe"] = {{"experts", 2}, {"top_k", 4}};
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/model/moe/top_k");
+  EXPECT_EQ(e.message(), "top_k (4) must not exceed experts (2)");
+}
+
+TEST(WorkloadSpecErrors, TypoSuggestsTheKnownKey) {
+  nlohmann::json j = valid_spec();
+  j["model"]["hiden"] = j["model"]["hidden"];
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/model/hiden");
+  EXPECT_EQ(e.message(), "unknown key 'hiden' (did you mean 'hidden'?)");
+}
+
+TEST(WorkloadSpecErrors, TypoAtTheTopLevel) {
+  nlohmann::json j = valid_spec();
+  j["parallelsm"] = j["parallelism"];
+  j.erase("parallelism");
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/parallelsm");
+  EXPECT_EQ(e.message(), "unknown key 'parallelsm' (did you mean 'parallelism'?)");
+}
+
+TEST(WorkloadSpecErrors, MalformedJsonGivesLineAndColumn) {
+  const std::string text = "{\n  \"name\": \"x\",\n  \"model\": {\"layers\": 2,,}\n}";
+  const SpecError e = error_of([&] { parse_workload_spec(text, "bad.json"); });
+  EXPECT_EQ(e.file(), "bad.json");
+  EXPECT_EQ(e.json_path(), "");
+  EXPECT_NE(e.message().find("malformed JSON at line 3, column 25"), std::string::npos) << e.message();
+}
+
+TEST(WorkloadSpecErrors, NegativeBatch) {
+  nlohmann::json j = valid_spec();
+  j["training"]["global_batch"] = -8;
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/training/global_batch");
+  EXPECT_EQ(e.message(), "expected an integer >= 1, got -8");
+}
+
+TEST(WorkloadSpecErrors, UnknownPrecisionListsTheKnownOnes) {
+  nlohmann::json j = valid_spec();
+  j["training"]["precision"] = "fp64";
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/training/precision");
+  EXPECT_EQ(e.message(), "expected one of fp32, tf32, fp16, bf16, fp8, got \"fp64\"");
+}
+
+TEST(WorkloadSpecErrors, ZeroStageOutOfRange) {
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["zero_stage"] = 4;
+  EXPECT_EQ(parse_error(j).json_path(), "/parallelism/zero_stage");
+}
+
+TEST(WorkloadSpecErrors, VirtualStagesNeedTheInterleavedSchedule) {
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["virtual_stages"] = 2;
+  EXPECT_EQ(parse_error(j).json_path(), "/parallelism/virtual_stages");
+  j["parallelism"]["pipeline_schedule"] = "interleaved";
+  EXPECT_EQ(parse(j).parallelism.virtual_stages, 2);
+}
+
+TEST(WorkloadSpecErrors, MissingModel) {
+  nlohmann::json j = valid_spec();
+  j.erase("model");
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/model");
+  EXPECT_EQ(e.message(), "required key is missing");
+}
+
+TEST(WorkloadSpecErrors, TraceIsNotSupportedYet) {
+  const nlohmann::json j = {{"name", "t"}, {"trace", {{"format", "chakra"}, {"path", "x.et"}}}};
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/trace");
+  EXPECT_NE(e.message().find("trace import is not supported yet"), std::string::npos);
+}
+
+// --- resolve_parallelism -------------------------------------------------------------------------
+
+TEST(ResolveParallelism, FillsDpFromTheGpuCount) {
+  WorkloadSpec s = parse(valid_spec());
+  resolve_parallelism(s, 64);
+  EXPECT_EQ(s.parallelism.dp, 64);
+  EXPECT_EQ(s.micro_batches(), 4);  // 512 / (2 * 64)
+}
+
+TEST(ResolveParallelism, DpTimesModelParallelMustEqualTheGpus) {
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["dp"] = 4;
+  WorkloadSpec s = parse(j);
+  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  EXPECT_EQ(e.json_path(), "/parallelism/dp");
+  EXPECT_EQ(e.message(), "tp * pp * cp * dp = 1 * 1 * 1 * 4 = 4, but the cluster has 8 GPUs");
+}
+
+TEST(ResolveParallelism, ModelParallelMustDivideTheGpus) {
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["tp"] = 4;
+  WorkloadSpec s = parse(j);
+  const SpecError e = error_of([&] { resolve_parallelism(s, 6); });
+  EXPECT_EQ(e.json_path(), "/parallelism");
+  EXPECT_EQ(e.message(), "tp * pp * cp = 4 * 1 * 1 = 4 does not divide the 6 GPUs of the cluster");
+}
+
+TEST(ResolveParallelism, MicroBatchesTimesDpMustDivideTheGlobalBatch) {
+  WorkloadSpec s = parse(valid_spec());
+  const SpecError e = error_of([&] { resolve_parallelism(s, 3); });
+  EXPECT_EQ(e.json_path(), "/training/global_batch");
+  EXPECT_EQ(e.message(), "global_batch (512) must be a multiple of micro_batch * dp = 2 * 3 = 6");
+}
+
+TEST(ResolveParallelism, PipelineMustNotExceedTheLayers) {
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["pp"] = 32;  // 24 layers
+  j["training"]["global_batch"] = 64;
+  WorkloadSpec s = parse(j);
+  const SpecError e = error_of([&] { resolve_parallelism(s, 32); });
+  EXPECT_EQ(e.json_path(), "/parallelism/pp");
+  EXPECT_EQ(e.message(), "pp (32) must not exceed the number of layers (24)");
+}
+
+TEST(ResolveParallelism, TensorParallelismIsRefusedInThisMilestone) {
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["tp"] = 2;
+  WorkloadSpec s = parse(j);
+  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  EXPECT_EQ(e.json_path(), "/parallelism/tp");
+  EXPECT_EQ(e.message(),
+            "only tp = 1 is simulated so far (tensor parallelism arrives with the parallel-training milestone)");
+}
+
+TEST(ResolveParallelism, PipelineAndZeroAreRefusedInThisMilestone) {
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["pp"] = 2;
+  WorkloadSpec pp = parse(j);
+  EXPECT_EQ(error_of([&] { resolve_parallelism(pp, 8); }).json_path(), "/parallelism/pp");
+  j["parallelism"]["pp"] = 1;
+  j["parallelism"]["zero_stage"] = 1;
+  WorkloadSpec zero = parse(j);
+  EXPECT_EQ(error_of([&] { resolve_parallelism(zero, 8); }).json_path(), "/parallelism/zero_stage");
+}
+
+TEST(ResolveParallelism, TensorParallelMustDivideTheKvHeads) {
+  nlohmann::json j = valid_spec();
+  j["model"]["kv_heads"] = 2;
+  j["parallelism"]["tp"] = 4;
+  WorkloadSpec s = parse(j);
+  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  EXPECT_EQ(e.json_path(), "/parallelism/tp");
+  EXPECT_EQ(e.message(), "tp (4) must divide heads (16) and kv_heads (2)");
+}
+
+// --- round trip, presets, overrides --------------------------------------------------------------
+
+TEST(WorkloadSpec, RoundTripsThroughJson) {
+  nlohmann::json j = valid_spec();
+  j["description"] = "a test model";
+  j["model"]["kv_heads"] = 4;
+  j["model"]["head_dim"] = 64;
+  j["model"]["activation"] = "swiglu";
+  j["model"]["tied_embeddings"] = true;
+  j["model"]["moe"] = {{"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 4096}, {"capacity_factor", 1.25}};
+  j["training"]["precision"] = "fp8";
+  j["training"]["optimizer"] = "sgd";
+  j["parallelism"]["dp"] = 16;
+  j["parallelism"]["ep"] = 4;
+  j["parallelism"]["bucket_size_params"] = 25000000;
+  j["parallelism"]["pipeline_schedule"] = "interleaved";
+  j["parallelism"]["virtual_stages"] = 3;
+  const WorkloadSpec s = parse(j);
+  const WorkloadSpec again = parse_workload_spec(workload_spec_to_json(s), "w.json");
+  EXPECT_EQ(again, s);
+  EXPECT_EQ(again.model.moe.capacity_factor, 1.25);
+  EXPECT_EQ(again.parallelism.bucket_size_params, 25000000);
+}
+
+TEST(WorkloadPresets, AllLoadAndRoundTrip) {
+  const auto names = workload_preset_names();
+  for (const char* expected : {"gpt3-1.3b", "gpt3-175b", "llama2-7b"})
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  for (const auto& name : names) {
+    const WorkloadSpec s = load_workload_spec(name);
+    EXPECT_EQ(s.name, name);
+    EXPECT_FALSE(s.description.empty()) << name << " should say where its shape comes from";
+    EXPECT_EQ(parse_workload_spec(workload_spec_to_json(s), s.source_file), s) << name;
+  }
+}
+
+TEST(WorkloadPresets, Gpt3SmallScalesToTwoThousandGpus) {
+  // global_batch 4096 with micro_batch 2: dp in {8, 64, 512, 2048} divides it.
+  for (int dp : {8, 64, 512, 2048}) {
+    WorkloadSpec s = load_workload_spec("gpt3-1.3b");
+    resolve_parallelism(s, dp);
+    EXPECT_EQ(s.micro_batches(), 4096 / (2 * dp));
+  }
+}
+
+TEST(WorkloadPresets, Gpt3LargeIsDesignsExample) {
+  const WorkloadSpec s = load_workload_spec("gpt3-175b");
+  EXPECT_EQ(s.model.layers, 96);
+  EXPECT_EQ(s.model.hidden, 12288);
+  EXPECT_EQ(s.parallelism.tp, 8);
+  EXPECT_EQ(s.parallelism.pp, 8);
+  EXPECT_EQ(s.parallelism.dp, 24);
+  EXPECT_EQ(s.parallelism.zero_stage, 1);
+}
+
+TEST(WorkloadPresets, OverridesApplyBeforeValidation) {
+  const WorkloadSpec s = load_workload_spec("gpt3-1.3b", {{"training.micro_batch", "4"}, {"name", "mine"}});
+  EXPECT_EQ(s.training.micro_batch, 4);
+  EXPECT_EQ(s.name, "mine");
+  const SpecError e = error_of([] { load_workload_spec("gpt3-1.3b", {{"model.activation", "tanh"}}); });
+  EXPECT_EQ(e.json_path(), "/model/activation");
+}
+
+TEST(WorkloadPresets, UnknownPresetListsTheKnownOnes) {
+  const SpecError e = error_of([] { load_workload_spec("gpt5"); });
+  EXPECT_NE(e.message().find("gpt3-1.3b, gpt3-175b, llama2-7b"), std::string::npos) << e.message();
+}
+
+TEST(Precision, NamesAndElementSizes) {
+  EXPECT_STREQ(to_string(Precision::bf16), "bf16");
+  EXPECT_STREQ(to_string(Precision::tf32), "tf32");
+  EXPECT_EQ(bytes_per_element(Precision::fp32), 4.0);
+  EXPECT_EQ(bytes_per_element(Precision::tf32), 4.0);  // stored as fp32
+  EXPECT_EQ(bytes_per_element(Precision::fp16), 2.0);
+  EXPECT_EQ(bytes_per_element(Precision::bf16), 2.0);
+  EXPECT_EQ(bytes_per_element(Precision::fp8), 1.0);
+}
+
+TEST(ParallelismSpec, MegatronDefaultBucketSize) {
+  ParallelismSpec p;
+  p.dp = 8;
+  EXPECT_EQ(p.effective_bucket_size_params(), 40'000'000);  // max(40e6, 8e6)
+  p.dp = 64;
+  EXPECT_EQ(p.effective_bucket_size_params(), 64'000'000);  // max(40e6, 64e6)
+  p.bucket_size_params = 1000;
+  EXPECT_EQ(p.effective_bucket_size_params(), 1000);
+}
+
+}  // namespace
+}  // namespace clustersim
