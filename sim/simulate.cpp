@@ -7,6 +7,7 @@
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
+#include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/memory_model.hpp"
 #include "sim/network/network_backend.hpp"
@@ -28,15 +29,17 @@ GpuSpec resolve_gpu(const ClusterSpec& cluster) {
 const NetworkBackendEntry& resolve_backend(const std::string& fidelity) {
   if (const NetworkBackendEntry* e = find_network_backend(fidelity)) return *e;
   std::string known;
-  for (const auto& e : network_backends()) known += (known.empty() ? "" : ", ") + std::string(e.fidelity);
+  for (const auto& e : network_backends())
+    known += (known.empty() ? "" : ", ") + std::string(e.fidelity);
   throw SpecError("--fidelity", "", "expected one of " + known + ", got \"" + fidelity + "\"");
 }
 
-void check_algorithm(const std::string& name) {
-  if (find_collective_algorithm(name) != nullptr) return;
-  std::string known;
-  for (const auto& a : collective_algorithms()) known += (known.empty() ? "" : ", ") + std::string(a.name);
-  throw SpecError("--algorithm", "", "expected one of " + known + ", got \"" + name + "\"");
+void check_algorithm(const std::string& name, const std::string& where) {
+  if (name == kAutoAlgorithm || find_collective_algorithm(name) != nullptr) return;
+  std::string known = std::string(kAutoAlgorithm);
+  for (const auto& a : collective_algorithms())
+    known += ", " + std::string(a.name);
+  throw SpecError(where, "", "expected one of " + known + ", got \"" + name + "\"");
 }
 
 std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph, const ReplayResult& r) {
@@ -53,7 +56,8 @@ std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph,
     s.exposed_s += rec.exposed_s;
   }
   std::vector<CommunicationStats> out;
-  for (auto& [key, s] : by_key) out.push_back(std::move(s));
+  for (auto& [key, s] : by_key)
+    out.push_back(std::move(s));
   return out;
 }
 
@@ -89,17 +93,24 @@ std::vector<LinkStats> link_stats(const Cluster& cluster, const ReplayResult& r)
 Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadSpec& workload_spec,
                                 const SimulationOptions& options) {
   const NetworkBackendEntry& backend_entry = resolve_backend(options.fidelity);
-  check_algorithm(options.collective_algorithm);
-  const GpuSpec gpu = resolve_gpu(cluster_spec);
+  check_algorithm(options.collective_algorithm, "--algorithm");
+  for (const auto& [comm, name] : options.algorithm_by_communicator)
+    check_algorithm(name, "--algorithm " + comm);
+  GpuSpec gpu = resolve_gpu(cluster_spec);
+  const CalibrationInfo calibration = apply_calibration_profile(gpu);
+  const NetworkProfile profile = load_network_profile(
+      options.network_profile == kAutoNetworkProfile ? network_profile_for_gpu(gpu.id) : options.network_profile);
   WorkloadSpec workload = workload_spec;
   resolve_parallelism(workload, cluster_spec.gpu_count());
   const MemoryFootprint memory = estimate_memory(workload, gpu);
   const Cluster cluster = Cluster::build(cluster_spec);
   const ExecutionGraph graph = generate_transformer_training(workload, cluster.gpu_count());
 
-  auto backend = backend_entry.make(cluster);
+  auto backend = backend_entry.make(cluster, profile);
   ReplayOptions replay_options;
   replay_options.collective_algorithm = options.collective_algorithm;
+  replay_options.algorithm_by_communicator = options.algorithm_by_communicator;
+  replay_options.network_profile = profile;
   const ReplayResult result = replay(graph, cluster, gpu, *backend, replay_options);
 
   Report report;
@@ -127,9 +138,9 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
                    memory.capacity_bytes,
                    memory.fits};
   report.provenance.fidelity = backend->fidelity();
-  report.provenance.network = backend->description();
-  report.provenance.calibration = "catalogue entry " + gpu.id +
-                                  " (datasheet peaks; kernel efficiencies assumed, not yet fitted to measurements)";
+  report.provenance.network = backend->description() + "; network profile '" + profile.name + "'";
+  report.provenance.calibration = calibration.description;
+  if (calibration.applied) report.provenance.extrapolated = kernels_outside_fitted_domain(*calibration.applied, graph);
   report.run.cluster = cluster_spec.name;
   report.run.workload = workload.name;
   report.run.gpu = gpu.id;

@@ -1,5 +1,6 @@
 #pragma once
 // The top of the simulator: specs in, report out.
+#include <map>
 #include <string>
 
 #include "sim/report/report.hpp"
@@ -9,8 +10,11 @@
 namespace clustersim {
 
 struct SimulationOptions {
-  std::string fidelity = "flow";                 // a registered network backend
-  std::string collective_algorithm = "ring";     // a registered collective algorithm
+  std::string fidelity = "flow";                                 // a registered network backend
+  std::string collective_algorithm = "auto";                     // a registered collective algorithm, or auto
+  std::map<std::string, std::string> algorithm_by_communicator;  // "dp" -> "ring"
+  // A network profile name or file; "auto": the shipped profile fitted on the cluster's GPU, else ideal.
+  std::string network_profile = "auto";
 };
 
 // Simulates one training step of `workload` on `cluster`, in a child process (SimGrid's engine

@@ -1,19 +1,26 @@
 // The cluster graph: storage, construction API, connectivity check (Boost.Graph) and ECMP routing.
 //
 // Routing. A route from GPU s to GPU t is a shortest path in hop count whose intermediate devices all
-// forward (switches and NICs; GPUs never do). Per destination t, a reverse BFS from t over the
-// forwarding devices gives dist_t(v) for every forwarding v (uint16, computed lazily, cached). A route
-// is then a greedy walk from s: at each device, among the out-links whose head is one hop closer to t,
-// pick one by a 64-bit hash (splitmix64) of (s, t, flow_id, current device): flows spread evenly and
-// independently at every hop, and the same flow always takes the same path. Two refinements:
-//   - a route never turns around at a NIC (GPU -> NIC -> GPU between GPUs sharing a NIC): such a hop
-//     is skipped at the source in favour of the scale-up domain, which is always as short;
-//   - distance arrays only cover forwarding devices (the destination is recognised by index), which
-//     halves the cache, and the cache is bounded (k_route_cache_budget_bytes), evicting round-robin.
+// forward (switches and NICs; GPUs only in a torus). It is a greedy walk from s: at each device, among
+// the out-links whose head is one hop closer to t, one is picked by a 64-bit hash (splitmix64) of
+// (s, t, flow_id, current device): flows spread evenly and independently at every hop, and the same
+// flow always takes the same path. At the source, among equally short first hops, NVLink is preferred
+// to PCIe, and turning around at a NIC (GPU -> NIC -> GPU between GPUs sharing it) comes last.
+//
+// Distances. dist_t(v), for every forwarding v, is the minimum over t's forwarding in-neighbours u of
+// 1 + d(v, u), d the forwarding-only distance. Any u can be "funnelled" into its own forwarding
+// in-neighbours W: every path into u comes from W, so 1 + d(v, u) = 2 + min_{w in W} d(v, w) for
+// v != u. Funnelling devices with at most k_max_funnel in-neighbours (NICs into their leaves, a PCIe
+// switch into its NIC and host bridge, an NVSwitch into nothing: only GPUs enter it) turns each
+// destination into (seeds: hub devices with offsets, exceptions: the funnelled devices with their
+// exact distances), and destinations with the same normalised seeds share one distance array: the
+// 16,384 GPUs of a DGX fat-tree share one array per leaf. Arrays are filled lazily by a multi-source
+// reverse BFS (uint16), cached within k_route_cache_budget_bytes, evicted round-robin.
 #include "topologies/cluster.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -32,6 +39,8 @@ namespace {
 constexpr std::uint16_t k_unreached = std::numeric_limits<std::uint16_t>::max();
 constexpr std::size_t k_route_cache_budget_bytes = std::size_t{256} << 20;
 constexpr std::uint32_t k_no_slot = std::numeric_limits<std::uint32_t>::max();
+constexpr std::size_t k_max_funnel = 4;  // funnel devices with at most this many forwarding in-neighbours
+constexpr int k_max_funnel_depth = 4;
 
 constexpr std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -54,6 +63,8 @@ const char* to_string(DeviceKind kind) {
       return "nic";
     case DeviceKind::pcie_switch:
       return "pcie_switch";
+    case DeviceKind::host_bridge:
+      return "host_bridge";
     case DeviceKind::leaf_switch:
       return "leaf_switch";
     case DeviceKind::spine_switch:
@@ -78,6 +89,23 @@ const char* to_string(LinkTechnology tech) {
   return "unknown";
 }
 
+std::optional<DeviceKind> device_kind_named(std::string_view name) {
+  for (const DeviceKind k :
+       {DeviceKind::gpu, DeviceKind::nvswitch, DeviceKind::nic, DeviceKind::pcie_switch, DeviceKind::host_bridge,
+        DeviceKind::leaf_switch, DeviceKind::spine_switch, DeviceKind::core_switch}) {
+    if (name == to_string(k)) return k;
+  }
+  return std::nullopt;
+}
+
+std::optional<LinkTechnology> link_technology_named(std::string_view name) {
+  for (const LinkTechnology t :
+       {LinkTechnology::nvlink, LinkTechnology::pcie, LinkTechnology::infiniband, LinkTechnology::ethernet}) {
+    if (name == to_string(t)) return t;
+  }
+  return std::nullopt;
+}
+
 struct Cluster::Impl {
   ClusterSpec spec;
   std::vector<Device> devices;
@@ -87,17 +115,37 @@ struct Cluster::Impl {
   // Adjacency. While building: per-device lists; after finalize(): CSR (offsets into link ids).
   std::vector<std::vector<int>> building_out;
   std::vector<int> out_offsets, out_ids;
+  std::vector<int> out_head, out_head_forwarding;  // aligned with out_ids: head device, its forwarding index
   std::vector<int> in_offsets, in_ids;
 
-  // Routing: dense index of each forwarding device (-1 for the others), and the distance cache.
+  // Routing: dense index of each forwarding device (-1 for the others).
   std::vector<int> forwarding_index;
   int forwarding_count = 0;
-  mutable std::vector<std::uint32_t> slot_of_gpu;         // cache slot of each destination GPU
-  mutable std::vector<std::vector<std::uint16_t>> slots;  // distance arrays over forwarding devices
-  mutable std::vector<int> slot_owner;                    // destination GPU of each slot
+  // Per destination GPU: its seed set (key), the offset added to the key's distances, and its
+  // exceptions (funnelled devices with exact distances) in CSR form.
+  struct Seed {
+    int device;
+    std::uint16_t offset;
+    bool operator<(const Seed& o) const { return device != o.device ? device < o.device : offset < o.offset; }
+    bool operator==(const Seed& o) const = default;
+  };
+  struct Exception {
+    int device;
+    std::uint16_t distance;
+  };
+  std::vector<std::uint32_t> key_of_gpu;
+  std::vector<std::uint16_t> shift_of_gpu;
+  std::vector<int> exception_offsets;
+  std::vector<Exception> exceptions;
+  std::vector<std::vector<Seed>> key_seeds;  // normalised seeds of each key (min offset 0)
+  // The distance cache: one slot per key in use.
+  mutable std::vector<std::uint32_t> slot_of_key;
+  mutable std::vector<std::vector<std::uint16_t>> slots;
+  mutable std::vector<std::uint32_t> slot_owner;  // key of each slot
   mutable std::size_t max_slots = 0;
   mutable std::size_t next_victim = 0;
-  mutable std::vector<int> bfs_queue;
+  mutable std::vector<int> bfs_current, bfs_next;
+  mutable std::vector<int> walk_choices;  // CSR positions of the eligible out-links at one step
 
   explicit Impl(ClusterSpec s) : spec(std::move(s)) {}
 
@@ -112,8 +160,38 @@ struct Cluster::Impl {
 
   void build_csr();
   void check_connectivity() const;
-  const std::uint16_t* distances_to(int dst_gpu) const;
-  void fill_distances(int dst_gpu, std::vector<std::uint16_t>& dist) const;
+  void build_route_keys();
+  const std::uint16_t* distances_of_key(std::uint32_t key) const;
+  void fill_distances(std::uint32_t key, std::vector<std::uint16_t>& dist) const;
+
+  // Hops from forwarding device (or the destination itself) `device` to GPU `dst`; k_unreached if none.
+  struct Target {
+    int gpu;
+    const std::uint16_t* dist;
+    std::uint32_t shift;
+    std::span<const Exception> exceptions;
+  };
+  Target target(int dst_gpu) const {
+    const auto g = static_cast<std::size_t>(dst_gpu);
+    return Target{
+        dst_gpu, distances_of_key(key_of_gpu[g]), shift_of_gpu[g],
+        std::span<const Exception>(exceptions.data() + exception_offsets[g],
+                                   static_cast<std::size_t>(exception_offsets[g + 1] - exception_offsets[g]))};
+  }
+  std::uint32_t distance(const Target& t, int device) const {
+    return distance(t, device, forwarding_index[static_cast<std::size_t>(device)]);
+  }
+  // `f` is forwarding_index[device].
+  std::uint32_t distance(const Target& t, int device, int f) const {
+    if (device == t.gpu) return 0;
+    if (f < 0) return k_unreached;
+    const std::uint16_t d = t.dist[f];
+    std::uint32_t best = d == k_unreached ? k_unreached : d + t.shift;
+    for (const Exception& e : t.exceptions) {
+      if (e.device == device) best = std::min<std::uint32_t>(best, e.distance);
+    }
+    return best;
+  }
 };
 
 void Cluster::Impl::build_csr() {
@@ -208,41 +286,132 @@ void Cluster::Impl::check_connectivity() const {
   }
 }
 
-void Cluster::Impl::fill_distances(int dst_gpu, std::vector<std::uint16_t>& dist) const {
-  std::fill(dist.begin(), dist.end(), k_unreached);
-  bfs_queue.clear();
-  const auto relax = [&](int device, std::uint16_t d) {
-    const int f = forwarding_index[static_cast<std::size_t>(device)];
-    if (f < 0 || dist[static_cast<std::size_t>(f)] != k_unreached) return;
-    dist[static_cast<std::size_t>(f)] = d;
-    bfs_queue.push_back(device);
+// Seeds and exceptions of every destination GPU (see the top of this file), keys interned.
+void Cluster::Impl::build_route_keys() {
+  const int gpu_count = spec.gpu_count();
+  key_of_gpu.assign(static_cast<std::size_t>(gpu_count), 0);
+  shift_of_gpu.assign(static_cast<std::size_t>(gpu_count), 0);
+  exception_offsets.assign(static_cast<std::size_t>(gpu_count) + 1, 0);
+  exceptions.clear();
+  key_seeds.clear();
+  std::map<std::vector<Seed>, std::uint32_t> key_ids;
+
+  // Distinct forwarding in-neighbours of a device.
+  std::vector<int> in_nbrs;
+  const auto forwarding_in = [&](int device) {
+    in_nbrs.clear();
+    for (const int id : in_of(device)) {
+      const int src = links[static_cast<std::size_t>(id)].src;
+      if (devices[static_cast<std::size_t>(src)].forwards &&
+          std::find(in_nbrs.begin(), in_nbrs.end(), src) == in_nbrs.end())
+        in_nbrs.push_back(src);
+    }
   };
-  for (const int id : in_of(dst_gpu))
-    relax(links[static_cast<std::size_t>(id)].src, 1);
-  for (std::size_t head = 0; head < bfs_queue.size(); ++head) {
-    const int v = bfs_queue[head];
-    const std::uint16_t dv = dist[static_cast<std::size_t>(forwarding_index[static_cast<std::size_t>(v)])];
-    if (dv + 1 >= k_unreached) throw std::length_error("Cluster::route: path longer than 65534 hops");
-    for (const int id : in_of(v))
-      relax(links[static_cast<std::size_t>(id)].src, static_cast<std::uint16_t>(dv + 1));
+
+  struct Item {
+    int device;
+    int distance;
+    int depth;
+  };
+  std::vector<Item> work;
+  std::vector<Seed> seeds;
+  std::vector<Exception> local_exceptions;
+  std::vector<int> initial;
+  for (int t = 0; t < gpu_count; ++t) {
+    work.clear();
+    seeds.clear();
+    local_exceptions.clear();
+    forwarding_in(t);
+    initial = in_nbrs;
+    for (const int u : initial)
+      work.push_back(Item{u, 1, 0});
+    // best[device] over seeds and exceptions so far: a pushed item that does not improve is dropped.
+    const auto known = [&](int device) {
+      int best = std::numeric_limits<int>::max();
+      for (const Seed& s : seeds)
+        if (s.device == device) best = std::min<int>(best, s.offset);
+      for (const Exception& e : local_exceptions)
+        if (e.device == device) best = std::min<int>(best, e.distance);
+      return best;
+    };
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      const Item item = work[i];
+      if (item.device == t || known(item.device) <= item.distance) continue;
+      if (item.distance + 1 >= k_unreached) throw std::length_error("Cluster: path longer than 65534 hops");
+      forwarding_in(item.device);
+      std::erase(in_nbrs, t);
+      if (in_nbrs.size() <= k_max_funnel && item.depth < k_max_funnel_depth) {
+        local_exceptions.push_back(Exception{item.device, static_cast<std::uint16_t>(item.distance)});
+        for (const int w : in_nbrs)
+          work.push_back(Item{w, item.distance + 1, item.depth + 1});
+      } else {
+        seeds.push_back(Seed{item.device, static_cast<std::uint16_t>(item.distance)});
+      }
+    }
+    // Normalise: one seed per device (smallest offset), sorted, offsets relative to the smallest.
+    std::sort(seeds.begin(), seeds.end());
+    seeds.erase(
+        std::unique(seeds.begin(), seeds.end(), [](const Seed& a, const Seed& b) { return a.device == b.device; }),
+        seeds.end());
+    std::uint16_t shift = 0;
+    if (!seeds.empty()) {
+      shift = std::min_element(seeds.begin(), seeds.end(), [](const Seed& a, const Seed& b) {
+                return a.offset < b.offset;
+              })->offset;
+      for (Seed& s : seeds)
+        s.offset = static_cast<std::uint16_t>(s.offset - shift);
+    }
+    const auto [it, inserted] = key_ids.try_emplace(seeds, static_cast<std::uint32_t>(key_seeds.size()));
+    if (inserted) key_seeds.push_back(seeds);
+    key_of_gpu[static_cast<std::size_t>(t)] = it->second;
+    shift_of_gpu[static_cast<std::size_t>(t)] = shift;
+    exceptions.insert(exceptions.end(), local_exceptions.begin(), local_exceptions.end());
+    exception_offsets[static_cast<std::size_t>(t) + 1] = static_cast<int>(exceptions.size());
   }
 }
 
-const std::uint16_t* Cluster::Impl::distances_to(int dst_gpu) const {
-  std::uint32_t& slot = slot_of_gpu[static_cast<std::size_t>(dst_gpu)];
+// Multi-source reverse BFS over forwarding devices, level by level; a seed joins at its offset.
+void Cluster::Impl::fill_distances(std::uint32_t key, std::vector<std::uint16_t>& dist) const {
+  std::fill(dist.begin(), dist.end(), k_unreached);
+  std::vector<Seed> seeds = key_seeds[key];
+  std::sort(seeds.begin(), seeds.end(), [](const Seed& a, const Seed& b) { return a.offset < b.offset; });
+  std::size_t next_seed = 0;
+  bfs_current.clear();
+  bfs_next.clear();
+  const auto relax = [&](int device, std::uint16_t d, std::vector<int>& into) {
+    const int f = forwarding_index[static_cast<std::size_t>(device)];
+    if (f < 0 || dist[static_cast<std::size_t>(f)] != k_unreached) return;
+    dist[static_cast<std::size_t>(f)] = d;
+    into.push_back(device);
+  };
+  for (std::uint32_t level = 0; !bfs_current.empty() || next_seed < seeds.size(); ++level) {
+    if (level + 1 >= k_unreached) throw std::length_error("Cluster::route: path longer than 65534 hops");
+    while (next_seed < seeds.size() && seeds[next_seed].offset == level)
+      relax(seeds[next_seed++].device, static_cast<std::uint16_t>(level), bfs_current);
+    bfs_next.clear();
+    for (const int v : bfs_current) {
+      for (const int id : in_of(v))
+        relax(links[static_cast<std::size_t>(id)].src, static_cast<std::uint16_t>(level + 1), bfs_next);
+    }
+    std::swap(bfs_current, bfs_next);
+  }
+}
+
+const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
+  std::uint32_t& slot = slot_of_key[key];
   if (slot != k_no_slot) return slots[slot].data();
   if (slots.size() < max_slots) {
     slot = static_cast<std::uint32_t>(slots.size());
     slots.emplace_back(static_cast<std::size_t>(forwarding_count));
-    slot_owner.push_back(dst_gpu);
+    slot_owner.push_back(key);
   } else {  // evict round-robin
     const std::size_t victim = next_victim;
     next_victim = (next_victim + 1) % max_slots;
-    slot_of_gpu[static_cast<std::size_t>(slot_owner[victim])] = k_no_slot;
-    slot_owner[victim] = dst_gpu;
+    slot_of_key[slot_owner[victim]] = k_no_slot;
+    slot_owner[victim] = key;
     slot = static_cast<std::uint32_t>(victim);
   }
-  fill_distances(dst_gpu, slots[slot]);
+  fill_distances(key, slots[slot]);
   return slots[slot].data();
 }
 
@@ -252,17 +421,9 @@ Cluster& Cluster::operator=(Cluster&&) noexcept = default;
 Cluster::~Cluster() = default;
 
 Cluster Cluster::build(const ClusterSpec& spec) {
-  const FabricBuilder* fabric = find_fabric_builder(spec.fabric.type);
-  if (fabric == nullptr) {
-    std::string known;
-    for (const auto& t : fabric_types())
-      known += (known.empty() ? "" : ", ") + t;
-    throw SpecError(spec.source_file, "/fabric/type",
-                    "fabric type \"" + spec.fabric.type + "\" is not supported (supported: " + known + ")");
-  }
   Cluster cluster(spec);
   const NodeLayout nodes = build_nodes(cluster, spec);
-  fabric->build(cluster, spec, nodes);
+  build_fabric(cluster, spec, nodes);
   cluster.finalize();
   return cluster;
 }
@@ -318,6 +479,13 @@ int Cluster::add_duplex_link(int a, int b, double bandwidth_Bps, double latency_
   return first;
 }
 
+void Cluster::set_forwarding(int device, bool forwards) {
+  if (impl_->finalized) throw std::logic_error("Cluster::set_forwarding after finalize()");
+  if (device < 0 || static_cast<std::size_t>(device) >= impl_->devices.size())
+    throw std::out_of_range("Cluster::set_forwarding: no device " + std::to_string(device));
+  impl_->devices[static_cast<std::size_t>(device)].forwards = forwards;
+}
+
 void Cluster::finalize() {
   Impl& m = *impl_;
   if (m.finalized) return;
@@ -336,11 +504,24 @@ void Cluster::finalize() {
   for (std::size_t i = 0; i < m.devices.size(); ++i) {
     if (m.devices[i].forwards) m.forwarding_index[i] = m.forwarding_count++;
   }
-  m.slot_of_gpu.assign(static_cast<std::size_t>(gpu_count), k_no_slot);
+  m.out_head.resize(m.out_ids.size());
+  m.out_head_forwarding.resize(m.out_ids.size());
+  std::size_t max_degree = 0;
+  for (std::size_t k = 0; k < m.out_ids.size(); ++k) {
+    const int head = m.links[static_cast<std::size_t>(m.out_ids[k])].dst;
+    m.out_head[k] = head;
+    m.out_head_forwarding[k] = m.forwarding_index[static_cast<std::size_t>(head)];
+  }
+  for (std::size_t d = 0; d < m.devices.size(); ++d)
+    max_degree = std::max(max_degree, static_cast<std::size_t>(m.out_offsets[d + 1] - m.out_offsets[d]));
+  m.walk_choices.reserve(max_degree);
+  m.build_route_keys();
+  m.slot_of_key.assign(m.key_seeds.size(), k_no_slot);
   const std::size_t bytes_per_slot = std::max<std::size_t>(1, static_cast<std::size_t>(m.forwarding_count) * 2);
   m.max_slots = std::clamp<std::size_t>(k_route_cache_budget_bytes / bytes_per_slot, 1,
-                                        static_cast<std::size_t>(std::max(gpu_count, 1)));
-  m.bfs_queue.reserve(static_cast<std::size_t>(m.forwarding_count));
+                                        std::max<std::size_t>(m.key_seeds.size(), 1));
+  m.bfs_current.reserve(static_cast<std::size_t>(m.forwarding_count));
+  m.bfs_next.reserve(static_cast<std::size_t>(m.forwarding_count));
   m.finalized = true;
 }
 
@@ -353,61 +534,67 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
                             " outside 0.." + std::to_string(gpu_count - 1));
   if (src_gpu == dst_gpu) return;
 
-  const std::uint16_t* dist = m.distances_to(dst_gpu);
-  const auto dist_of = [&](int device) -> std::uint32_t {
-    if (device == dst_gpu) return 0;
-    const int f = m.forwarding_index[static_cast<std::size_t>(device)];
-    return f < 0 ? k_unreached : dist[f];
-  };
+  const Impl::Target target = m.target(dst_gpu);
   const std::uint64_t pair_key =
       splitmix64(flow_id ^ splitmix64((static_cast<std::uint64_t>(static_cast<std::uint32_t>(src_gpu)) << 32) |
                                       static_cast<std::uint32_t>(dst_gpu)));
+  const auto link_of = [&](int id) -> const Link& { return m.links[static_cast<std::size_t>(id)]; };
 
-  // First hop from the (non-forwarding) source: the closest heads, without turning around at a NIC.
-  int current = src_gpu;
+  // First hop: the closest heads; among them NVLink first, then other links, a NIC turn last.
+  const auto first_hop_rank = [&](int id, std::uint32_t d) {
+    const Link& l = link_of(id);
+    if (d == 1 && m.devices[static_cast<std::size_t>(l.dst)].kind == DeviceKind::nic) return 2;
+    return l.technology == LinkTechnology::nvlink ? 0 : 1;
+  };
   std::uint32_t want = k_unreached;
-  bool skip_nic_turn = false;
-  {
-    std::uint32_t best = k_unreached, best_no_turn = k_unreached;
-    for (const int id : m.out_of(src_gpu)) {
-      const int head = m.links[static_cast<std::size_t>(id)].dst;
-      const std::uint32_t d = dist_of(head);
-      best = std::min(best, d);
-      const bool turn = d == 1 && m.devices[static_cast<std::size_t>(head)].kind == DeviceKind::nic;
-      if (!turn) best_no_turn = std::min(best_no_turn, d);
+  int best_rank = 3;
+  for (const int id : m.out_of(src_gpu)) {
+    const std::uint32_t d = m.distance(target, link_of(id).dst);
+    if (d > want || d == k_unreached) continue;
+    const int rank = first_hop_rank(id, d);
+    if (d < want || rank < best_rank) {
+      want = d;
+      best_rank = rank;
     }
-    if (best == k_unreached) throw std::logic_error("Cluster::route: no route (finalize() should have caught it)");
-    skip_nic_turn = best_no_turn == best;
-    want = best;
   }
+  if (want == k_unreached) throw std::logic_error("Cluster::route: no route (finalize() should have caught it)");
+
   // Walk: at each device, pick uniformly (by hash) among the out-links whose head is at distance `want`.
+  std::vector<int>& choices = m.walk_choices;
+  int current = src_gpu;
   while (true) {
-    const std::span<const int> out = m.out_of(current);
+    const auto begin = static_cast<std::size_t>(m.out_offsets[static_cast<std::size_t>(current)]);
+    const auto end = static_cast<std::size_t>(m.out_offsets[static_cast<std::size_t>(current) + 1]);
     const bool at_source = current == src_gpu;
-    const auto eligible = [&](int id) {
-      const int head = m.links[static_cast<std::size_t>(id)].dst;
-      if (dist_of(head) != want) return false;
-      return !(at_source && skip_nic_turn && want == 1 &&
-               m.devices[static_cast<std::size_t>(head)].kind == DeviceKind::nic);
-    };
-    std::uint32_t count = 0;
-    for (const int id : out)
-      count += eligible(id) ? 1U : 0U;
-    const std::uint64_t h = splitmix64(pair_key ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(current)));
-    std::uint64_t pick = h % count;
-    int chosen = -1;
-    for (const int id : out) {
-      if (!eligible(id)) continue;
-      if (pick-- == 0) {
-        chosen = id;
-        break;
-      }
+    choices.clear();
+    for (std::size_t k = begin; k < end; ++k) {
+      if (m.distance(target, m.out_head[k], m.out_head_forwarding[k]) != want) continue;
+      if (at_source && first_hop_rank(m.out_ids[k], want) != best_rank) continue;
+      choices.push_back(static_cast<int>(k));
     }
-    links_out.push_back(chosen);
-    current = m.links[static_cast<std::size_t>(chosen)].dst;
+    const std::uint64_t h = splitmix64(pair_key ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(current)));
+    const auto k = static_cast<std::size_t>(choices[h % choices.size()]);
+    links_out.push_back(m.out_ids[k]);
+    current = m.out_head[k];
     if (current == dst_gpu) return;
     --want;
   }
+}
+
+int Cluster::route_hops(int src_gpu, int dst_gpu) const {
+  const Impl& m = *impl_;
+  const int gpu_count = m.spec.gpu_count();
+  if (!m.finalized) throw std::logic_error("Cluster::route_hops before finalize()");
+  if (src_gpu < 0 || src_gpu >= gpu_count || dst_gpu < 0 || dst_gpu >= gpu_count)
+    throw std::out_of_range("Cluster::route_hops: GPU " + std::to_string(src_gpu) + " -> " + std::to_string(dst_gpu) +
+                            " outside 0.." + std::to_string(gpu_count - 1));
+  if (src_gpu == dst_gpu) return 0;
+  const Impl::Target target = m.target(dst_gpu);
+  std::uint32_t best = k_unreached;
+  for (const int id : m.out_of(src_gpu))
+    best = std::min(best, m.distance(target, m.links[static_cast<std::size_t>(id)].dst));
+  if (best == k_unreached) throw std::logic_error("Cluster::route_hops: no route");
+  return static_cast<int>(best) + 1;
 }
 
 double Cluster::route_latency_s(std::span<const int> route_links) const {

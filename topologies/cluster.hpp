@@ -9,19 +9,33 @@
 // only clustersim's own types.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "topologies/cluster_spec.hpp"
 
 namespace clustersim {
 
-enum class DeviceKind : std::uint8_t { gpu, nvswitch, nic, pcie_switch, leaf_switch, spine_switch, core_switch };
+enum class DeviceKind : std::uint8_t {
+  gpu,
+  nvswitch,
+  nic,
+  pcie_switch,
+  host_bridge,  // the CPU root complex of a node, above its PCIe switches
+  leaf_switch,  // fat-tree / spine-leaf leaves, dragonfly routers
+  spine_switch,
+  core_switch
+};
 enum class LinkTechnology : std::uint8_t { nvlink, pcie, infiniband, ethernet };
 
 const char* to_string(DeviceKind kind);
 const char* to_string(LinkTechnology tech);
+// The inverse of to_string: nullopt for an unknown name.
+std::optional<DeviceKind> device_kind_named(std::string_view name);
+std::optional<LinkTechnology> link_technology_named(std::string_view name);
 
 struct Device {
   DeviceKind kind;
@@ -29,6 +43,7 @@ struct Device {
   int node = -1;     // owning node, -1 for fabric switches
   int local_index = 0;
   bool forwards = true;  // false: traffic may end here but not pass through (GPUs, NICs' host side)
+  int group = -1;        // fabric switches: pod (3-tier fat-tree) or group (dragonfly); -1 otherwise
 };
 
 struct Link {
@@ -40,7 +55,7 @@ struct Link {
 };
 
 class Cluster {
-public:
+ public:
   // Builds the graph for `spec` (the builder is chosen by fabric.type through a registry). Throws
   // SpecError with the JSON path when the spec describes something that cannot be built.
   static Cluster build(const ClusterSpec& spec);
@@ -59,9 +74,13 @@ public:
   // Indices of the links leaving `device`, in a stable order.
   std::span<const int> out_links(int device) const;
 
-  // Shortest route from GPU `src` to GPU `dst` as link indices. Among equal-cost paths (ECMP) the
-  // choice is deterministic: a hash of (src, dst, flow_id). src == dst gives an empty route.
+  // The path provider of the network backends. Shortest route (in hops, through forwarding devices
+  // only) from GPU `src` to GPU `dst` as link indices, appended to `links_out`. Among equal-cost paths
+  // (ECMP) the choice is deterministic: a hash of (src, dst, flow_id) at every hop. src == dst gives
+  // an empty route. Not thread-safe (a bounded cache of distances is filled on demand).
   void route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out) const;
+  // The number of links of every route from `src` to `dst` (0 when src == dst), without building one.
+  int route_hops(int src_gpu, int dst_gpu) const;
   double route_latency_s(std::span<const int> route_links) const;
 
   // Construction API for builders (topologies/*_builder.cpp).
@@ -70,10 +89,12 @@ public:
   int add_link(Link link);
   // Adds two directed links, a -> b and b -> a, with the same properties. Returns the first.
   int add_duplex_link(int a, int b, double bandwidth_Bps, double latency_s, LinkTechnology tech);
+  // Lets traffic pass through `device` or not (a torus makes its GPUs forward).
+  void set_forwarding(int device, bool forwards);
   // Validates connectivity (every GPU reaches every other) and freezes the graph. Throws SpecError.
   void finalize();
 
-private:
+ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

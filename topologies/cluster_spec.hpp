@@ -1,5 +1,6 @@
 #pragma once
-// The cluster spec of DESIGN.md (stable keys), parsed and validated. Units are those of the keys.
+// The cluster spec of DESIGN.md (stable keys, plus the extensions documented in docs/specs.md),
+// parsed and validated. Units are those of the keys.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -8,11 +9,14 @@
 
 namespace clustersim {
 
-// The GPU-to-GPU domain inside a node (NVLink through NVSwitch chips, or none).
+// The GPU-to-GPU domain inside a node or a rack (NVLink through NVSwitch chips, direct NVLink
+// meshes or bridges, PCIe, or none).
 struct ScaleUpSpec {
-  std::string type = "nvswitch";  // nvswitch | pcie
+  std::string type = "nvswitch";  // nvswitch | nvlink_mesh | nvlink_pairs | pcie | none
+  std::string generation;         // "" or an id of scale_up_generations(): figures default from it
   double bandwidth_GBps = 0.0;    // per GPU per direction
   double latency_us = 0.0;        // GPU to GPU through the domain
+  int domain_gpus = 0;            // nvswitch: GPUs per NVLink domain, a multiple of node.gpus (0: node.gpus)
 
   bool operator==(const ScaleUpSpec&) const = default;
 };
@@ -23,18 +27,57 @@ struct NodeSpec {
   int nics = 8;                     // GPU i uses NIC i * nics / gpus
   double nic_bandwidth_Gbps = 400;  // per NIC per direction (line rate)
   double pcie_bandwidth_GBps = 64;  // GPU <-> NIC path per direction (PCIe Gen5 x16: 64 GB/s)
+  int pcie_switches = 0;            // 0: direct GPU <-> NIC path; >= 1: PCIe switches under a host bridge
 
   bool operator==(const NodeSpec&) const = default;
 };
 
+// `graph` fabrics: devices and links given one by one.
+struct GraphDeviceSpec {
+  std::string name;
+  std::string kind = "leaf_switch";  // a DeviceKind name other than gpu
+  bool forwards = true;
+
+  bool operator==(const GraphDeviceSpec&) const = default;
+};
+
+struct GraphLinkSpec {
+  std::string src;  // device names: "node0/gpu3", "node1/nic0", or a fabric.devices name
+  std::string dst;
+  double bandwidth_Gbps = 0.0;  // per direction
+  double latency_us = 0.0;
+  std::string technology;  // "" : fabric.technology
+  bool duplex = true;      // true: one link each way
+
+  bool operator==(const GraphLinkSpec&) const = default;
+};
+
 struct FabricSpec {
-  std::string type = "fat_tree";  // fat_tree | single_node (more types in the topology issue)
-  int tiers = 2;
+  std::string type = "fat_tree";  // a name of fabric_types()
+  int tiers = 2;                  // fat_tree, rail_optimized: 2 or 3
   int switch_radix = 64;
-  double oversubscription = 1.0;  // downlink:uplink bandwidth ratio at the leaf tier, >= 1
-  bool rail_optimized = false;    // NIC i of every node on rail i
-  double link_latency_us = 0.6;   // per switch hop (switch + cable)
-  std::string technology = "infiniband";  // infiniband | ethernet
+  double oversubscription = 1.0;          // downlink:uplink bandwidth ratio at the leaf tier, >= 1
+  bool rail_optimized = false;            // NIC i of every node on rail i
+  double link_latency_us = 0.6;           // per switch hop (switch + cable)
+  std::string technology = "infiniband";  // infiniband | ethernet | nvlink
+
+  // spine_leaf
+  int spine_radix = 0;  // ports per spine (0: switch_radix)
+  int spines = 0;       // spine count (0: one per leaf uplink); a leaf spreads its uplinks over them
+  // every switched fabric
+  int planes = 1;  // independent copies of the fabric; each NIC has one port per plane
+  // torus
+  std::vector<int> dims;
+  double link_bandwidth_Gbps = 0.0;  // torus and graph links per direction (0: node.nic_bandwidth_Gbps)
+  // dragonfly
+  int groups = 0;
+  int routers_per_group = 0;
+  int global_links_per_router = 0;
+  // graph
+  std::vector<GraphDeviceSpec> devices;
+  std::vector<GraphLinkSpec> links;
+  // cabling (metrics): nodes per rack (0: the nodes of one NVLink domain, at least 1)
+  int nodes_per_rack = 0;
 
   bool operator==(const FabricSpec&) const = default;
 };
@@ -68,6 +111,10 @@ struct ClusterSpec {
   std::string source_file;  // where the spec came from, for error messages
 
   int gpu_count() const { return nodes * node.gpus; }
+  // GPUs of one NVLink domain (scale_up.domain_gpus, or node.gpus when 0).
+  int domain_gpus() const { return node.scale_up.domain_gpus > 0 ? node.scale_up.domain_gpus : node.gpus; }
+  int nodes_per_domain() const { return domain_gpus() / node.gpus; }
+  int nodes_per_rack() const { return fabric.nodes_per_rack > 0 ? fabric.nodes_per_rack : nodes_per_domain(); }
   bool operator==(const ClusterSpec&) const = default;
 };
 

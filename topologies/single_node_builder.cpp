@@ -4,7 +4,8 @@
 
 namespace clustersim {
 
-void build_single_node(Cluster& /*cluster*/, const ClusterSpec& spec, const NodeLayout& /*nodes*/) {
+void build_single_node(Cluster& /*cluster*/, const ClusterSpec& spec, const NodeLayout& /*nodes*/,
+                       const FabricPlane& /*plane*/) {
   // parse_cluster_spec already enforces this; specs built in code get the same message.
   if (spec.nodes != 1)
     throw SpecError(spec.source_file, "/nodes",

@@ -5,12 +5,18 @@ namespace clustersim::cli {
 std::span<const Command> commands() {
   static constexpr Command kCommands[] = {
       {"simulate", "simulate one training step of a workload on a cluster",
-       "usage: clustersim simulate --cluster C --workload W [--fidelity flow] [--algorithm ring]\n"
+       "usage: clustersim simulate --cluster C --workload W [--fidelity flow|analytical]\n"
+       "                           [--algorithm A | --algorithm GROUP=A ...] [--network-profile P]\n"
        "                           [--json] [--out report.json] [--set key.path=value ...]\n\n"
        "  --cluster C      a cluster spec file (JSON) or preset name (clustersim presets)\n"
        "  --workload W     a workload spec file (JSON) or preset name\n"
-       "  --fidelity F     network model: flow (SimGrid max-min flows; default)\n"
-       "  --algorithm A    collective algorithm: ring (default)\n"
+       "  --fidelity F     network model: flow (SimGrid max-min flows; default) or analytical\n"
+       "                   (own event queue, bottleneck shares fixed at start: fast, for sweeps)\n"
+       "  --algorithm A    collective algorithm for every group: auto (default: the fastest on an\n"
+       "                   idle fabric, like NCCL's tuner), ring, tree, halving_doubling, direct,\n"
+       "                   hierarchical, nvls, sharp; GROUP=A for one process group (dp=ring)\n"
+       "  --network-profile P  link efficiencies and latencies: auto (default: the profile fitted\n"
+       "                   on the cluster's GPU, else ideal), ideal, nccl-a100, nccl-h100 or a file\n"
        "  --json           print only the report JSON on stdout\n"
        "  --out FILE       also write the report JSON to FILE\n"
        "  --set K=V        override a spec value before validation; K is cluster.<path> or\n"
@@ -18,8 +24,54 @@ std::span<const Command> commands() {
        "                   belongs to one spec only), e.g. --set nodes=64\n"
        "                   --set parallelism.dp=64 --set fabric.oversubscription=2\n",
        &run_simulate},
+      {"collective", "simulated nccl-tests: one collective swept over sizes (size, time, algbw, busbw)",
+       "usage: clustersim collective --cluster C [--op all_reduce] [--ranks 0-63] [--min-bytes 8]\n"
+       "                             [--max-bytes 128M] [--step-factor 2] [--fidelity flow|analytical]\n"
+       "                             [--algorithm auto] [--network-profile P] [--json] [--set k=v ...]\n\n"
+       "  --op             all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce\n"
+       "  --ranks          the communicator: 0-63, 0,8,16, 0-7,64-71 (default: every GPU)\n"
+       "  --min-bytes/--max-bytes/--step-factor  the sizes, as nccl-tests -b -e -f (K, M, G suffixes)\n"
+       "  busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter, all_to_all),\n"
+       "  1 (broadcast, reduce): nccl-tests' bus bandwidth, comparable to link speeds.\n",
+       &run_collective},
+      {"calibrate-network", "fit the network profile to nccl-tests tables; report held-out errors",
+       "usage: clustersim calibrate-network [--datasets calibration/network/datasets.json]\n"
+       "                                    [--data-dir ../shared/data] [--out-dir sim/network/profiles]\n"
+       "                                    [--min-bytes 1048576]\n"
+       "       clustersim calibrate-network --check [--fidelity flow]\n\n"
+       "  For each profile of the dataset file (one per GPU generation), fits NVLink efficiency and\n"
+       "  per-step latency, the per-call latency, the NVLS efficiency and each scale-out technology's\n"
+       "  efficiency and latency to the tables whose role is 'fit', then prints the bus-bandwidth error\n"
+       "  of every table ('validate' tables were not used in the fit). --check evaluates the shipped\n"
+       "  profiles instead.\n",
+       &run_calibrate_network},
+      {"calibrate", "fit the GPU kernel model to measurements; --report: its error on held-out data",
+       "usage: clustersim calibrate MEASUREMENTS... [--gpu ID] [--out profile.json] [--held-out FILE ...]\n"
+       "                            [--description TEXT] [--data DIR]\n"
+       "       clustersim calibrate --report [--gpu ID] [--data DIR] [--json]\n\n"
+       "  MEASUREMENTS     clustersim measurement JSON (calibration/microbench), Vidur mlp.csv, or the\n"
+       "                   published microbench.json; FILE#ID..ID keeps the records with those ids\n"
+       "  --gpu ID         the catalogue GPU (default: the one the measurements name)\n"
+       "  --out FILE       write the calibration profile (default: print it)\n"
+       "  --held-out FILE  measurements kept out of the fit: their error is printed and recorded\n"
+       "  --data DIR       where relative measurement paths are looked up (default ../shared/data)\n"
+       "  --report         per-operator error of the compiled-in profiles (calibration/profiles) on\n"
+       "                   their held-out measurements and on a second split (fit on tensor-parallel\n"
+       "                   degree 1, test on 2, 4, 8)\n",
+       &run_calibrate},
       {"presets", "list the cluster presets, workload presets and GPU catalogue",
        "usage: clustersim presets [--json]\n", &run_presets},
+      {"topology", "inspect a cluster: counts, bisection, diameter; export it (SimGrid, DOT, JSON)",
+       "usage: clustersim topology info C [--json] [--set key.path=value ...]\n"
+       "       clustersim topology export C --format simgrid|dot|json [--out FILE] [--set key.path=value ...]\n\n"
+       "  C                a cluster spec file (JSON) or preset name (clustersim presets)\n"
+       "  info             device, port, cable and transceiver counts, bisection bandwidth, diameter,\n"
+       "                   hop counts between GPU pairs, oversubscription per tier (--json: as JSON)\n"
+       "  export           simgrid: a SimGrid 3.32 platform file; dot: a GraphViz picture (dot -Tsvg);\n"
+       "                   json: the spec, devices and links\n"
+       "  --out FILE       write the export to FILE instead of stdout\n"
+       "  --set K=V        override a cluster spec value before validation, e.g. --set nodes=64\n",
+       &run_topology},
   };
   return kCommands;
 }

@@ -10,14 +10,23 @@
 namespace clustersim::cli {
 
 int run_simulate(const std::vector<std::string>& args) {
-  const Arguments a(args, {"cluster", "workload", "fidelity", "algorithm", "out", "set"}, {"json"});
+  const Arguments a(args, {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "set"}, {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const SplitOverrides overrides = split_overrides(a.values("set"));
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"), overrides.cluster);
   const WorkloadSpec workload = load_workload_spec(a.required("workload"), overrides.workload);
   SimulationOptions options;
   options.fidelity = a.value("fidelity").value_or("flow");
-  options.collective_algorithm = a.value("algorithm").value_or("ring");
+  // --algorithm NAME (every communicator) or GROUP=NAME (one communicator), repeatable.
+  for (const std::string& v : a.values("algorithm")) {
+    const auto eq = v.find('=');
+    if (eq == std::string::npos) {
+      options.collective_algorithm = v;
+    } else {
+      options.algorithm_by_communicator[v.substr(0, eq)] = v.substr(eq + 1);
+    }
+  }
+  options.network_profile = a.value("network-profile").value_or(options.network_profile);
 
   const Report report = simulate(cluster, workload, options);
   const std::string json = report.to_json(2);

@@ -1,17 +1,18 @@
 #pragma once
-// How a collective becomes network work: a sequence of phases, each a set of concurrent transfers,
-// plus a latency term.
+// How a collective becomes network work: a sequence of phases, each a set of concurrent transfers
+// followed by a latency term.
 //
-// A collective is not decomposed into its 2N(N-1) chunk messages: that would cost too much and add
-// nothing on a flow model. Each phase holds the concurrent flows of the algorithm's steady state, one
-// per (source, destination) pair with all the bytes that pair exchanges during the phase (merged over
-// steps and channels). The phase ends when its slowest flow ends, which is how a synchronized ring
-// behaves: it moves at the pace of its slowest hop. The latency term (steps x per-step latency) is
-// added once the bandwidth phases are done.
+// A collective is not decomposed into its chunk messages (2N(N-1) for a ring): that would cost too
+// much and add nothing on a flow model. Each phase holds the concurrent flows of the algorithm's
+// steady state, one per (source, destination) pair with all the bytes that pair exchanges during the
+// phase (merged over pipelined steps and channels). A phase ends when its slowest flow ends, which
+// is how a synchronized, pipelined algorithm behaves: it moves at the pace of its slowest hop. Its
+// latency term (steps x per-step latency) is added when its bytes have moved.
 #include <string>
 #include <vector>
 
 #include "sim/network/network_backend.hpp"
+#include "sim/network/network_profile.hpp"
 #include "workloads/execution_graph.hpp"
 
 namespace clustersim {
@@ -19,21 +20,44 @@ namespace clustersim {
 class Cluster;
 
 struct CollectivePhase {
+  std::string name;  // "reduce-scatter", "inter-node all-reduce", ...
   std::vector<Transfer> transfers;
+  int steps = 0;           // algorithm steps in this phase (each pays a per-step latency)
+  double latency_s = 0.0;  // steps x per-step latency, added after the transfers
 };
 
 struct CollectivePlan {
-  std::string algorithm;  // "ring", ...
+  std::string algorithm;  // "ring", "tree", ...
   std::vector<CollectivePhase> phases;
-  double latency_s = 0.0;  // added after the last phase
-  int channels = 1;        // parallel rings (NCCL channels) the bytes were spread over
+  int channels = 1;  // parallel rings or trees (NCCL channels) the bytes were spread over
+
+  double latency_s() const;
+};
+
+// What a planner sees of the world.
+struct CollectiveContext {
+  const Cluster& cluster;
+  const NetworkProfile& profile;
 };
 
 // What an algorithm is asked to plan.
 struct CollectiveRequest {
   CollectiveKind kind = CollectiveKind::all_reduce;
-  const std::vector<int>* ranks = nullptr;  // the group, in ring order (global ranks == GPU ranks)
+  const std::vector<int>* ranks = nullptr;  // the group, in order (global ranks == GPU ranks)
   double bytes = 0.0;                       // the buffer size per rank (nccl-tests convention)
+  // all_to_allv: bytes from group member i to member j at [i * n + j]; null for even all_to_all.
+  const std::vector<double>* matrix = nullptr;
+  int root = 0;  // broadcast and reduce: index of the root in `ranks`
 };
+
+// The per-step latency of a hop: its route's wire latency plus the profile's per-step latency of the
+// route's technologies (the largest of them).
+double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu);
+// The largest hop latency among `transfers`.
+double max_hop_latency_s(const CollectiveContext& ctx, const std::vector<Transfer>& transfers);
+// Sorts by (src, dst) and merges transfers of the same pair into one flow carrying their bytes.
+void sort_and_merge_transfers(std::vector<Transfer>& transfers);
+// Consecutive ranks of the group that live on the same node.
+std::vector<std::vector<int>> node_segments(const Cluster& cluster, const std::vector<int>& ranks);
 
 }  // namespace clustersim

@@ -9,9 +9,14 @@
 //   hbm_capacity_MiB (as nvidia-smi reports it) or hbm_capacity_GB (decimal, datasheets)
 //   hbm_bandwidth_GBps, l2_MiB, l2_bandwidth_GBps
 //   nvlink_bandwidth_GBps, pcie_bandwidth_GBps      per direction, 1e9 byte/s
-//   tdp_W, idle_W, kernel_launch_us
-//   gemm_max_efficiency, memory_efficiency, attention_efficiency      fractions in (0, 1]
-//   gemm_tile_m, gemm_tile_n, gemm_k_half                             kernel model (kernel_model.cpp)
+//   tdp_W, idle_W
+//   kernel model (kernel_model.cpp; a calibration profile may replace them with fitted values):
+//   kernel_launch_us, gemm_launch_us                                  fixed time per kernel, 1e-6 s
+//   gemm_max_efficiency, gemm_fp8_efficiency, gemm_memory_efficiency, attention_efficiency,
+//   memory_efficiency, activation_efficiency, normalization_efficiency, rope_efficiency,
+//   embedding_efficiency, l2_reuse                                    fractions in [0, 1]
+//   gemm_tile_m, gemm_tile_n, gemm_k_half, gemm_tile_exponent         GEMM tiles and efficiency curve
+//   row_bandwidth_GBps                                                one thread block's bandwidth
 //   sources: {"<key>": "where the figure comes from"}
 // Catalogue entries give a source for every non-zero figure (checked by the tests). Inline figures
 // without a source are recorded as given in the cluster spec, at their JSON path.
@@ -19,6 +24,7 @@
 
 #include <climits>
 #include <optional>
+#include <set>
 #include <span>
 
 #include <nlohmann/json.hpp>
@@ -74,10 +80,20 @@ constexpr NumberField kNumberFields[] = {
     {"tdp_W", &GpuSpec::tdp_w, 1.0, Range::non_negative},
     {"idle_W", &GpuSpec::idle_w, 1.0, Range::non_negative},
     {"kernel_launch_us", &GpuSpec::kernel_launch_s, units::kUsToS, Range::non_negative},
+    {"gemm_launch_us", &GpuSpec::gemm_launch_s, units::kUsToS, Range::non_negative},
     {"gemm_max_efficiency", &GpuSpec::gemm_max_efficiency, 1.0, Range::fraction},
-    {"memory_efficiency", &GpuSpec::memory_efficiency, 1.0, Range::fraction},
-    {"attention_efficiency", &GpuSpec::attention_efficiency, 1.0, Range::fraction},
+    {"gemm_fp8_efficiency", &GpuSpec::gemm_fp8_efficiency, 1.0, Range::fraction},
     {"gemm_k_half", &GpuSpec::gemm_k_half, 1.0, Range::non_negative},
+    {"gemm_tile_exponent", &GpuSpec::gemm_tile_exponent, 1.0, Range::non_negative},
+    {"gemm_memory_efficiency", &GpuSpec::gemm_memory_efficiency, 1.0, Range::fraction},
+    {"attention_efficiency", &GpuSpec::attention_efficiency, 1.0, Range::fraction},
+    {"memory_efficiency", &GpuSpec::memory_efficiency, 1.0, Range::fraction},
+    {"activation_efficiency", &GpuSpec::activation_efficiency, 1.0, Range::fraction},
+    {"normalization_efficiency", &GpuSpec::normalization_efficiency, 1.0, Range::fraction},
+    {"rope_efficiency", &GpuSpec::rope_efficiency, 1.0, Range::fraction},
+    {"embedding_efficiency", &GpuSpec::embedding_efficiency, 1.0, Range::fraction},
+    {"row_bandwidth_GBps", &GpuSpec::row_bandwidth_Bps, units::kGBpsToBps, Range::non_negative},
+    {"l2_reuse", &GpuSpec::l2_reuse, 1.0, Range::fraction},
 };
 
 struct IntField {
@@ -100,17 +116,23 @@ std::string known_ids() {
   return list;
 }
 
-void read_sources(JsonReader& r, GpuSpec& g) {
+// Reads the object's "sources" into g.sources; returns the keys it gave a source for.
+std::set<std::string> read_sources(JsonReader& r, GpuSpec& g) {
+  std::set<std::string> given;
   auto sources = r.optional_object("sources");
-  if (!sources) return;
+  if (!sources) return given;
   auto read = [&](const char* key) {
-    if (auto s = sources->optional_string(key)) g.sources[key] = *s;
+    if (auto s = sources->optional_string(key)) {
+      g.sources[key] = *s;
+      given.insert(key);
+    }
   };
   for (const auto& f : kNumberFields)
     read(f.key);
   for (const auto& f : kIntFields)
     read(f.key);
   sources->finish();
+  return given;
 }
 
 // `catalogue`: a catalogue file (id required, no "base"); otherwise an inline object.
@@ -135,9 +157,11 @@ GpuSpec parse_object(JsonReader r, bool catalogue) {
   else if (!has_base)
     g.name = g.id;
 
-  read_sources(r, g);
+  const std::set<std::string> own_sources = read_sources(r, g);
+  // A figure an inline object gives without a source of its own is recorded as given there (it
+  // replaces the base entry's figure and source).
   auto given = [&](const char* key) {
-    if (!catalogue && g.sources.count(key) == 0 && r.has(key))
+    if (!catalogue && own_sources.count(key) == 0 && r.has(key))
       g.sources[key] = "given in " + r.file() + " at " + r.path_of(key);
   };
   for (const auto& f : kNumberFields) {
@@ -162,6 +186,22 @@ GpuSpec parse_object(JsonReader r, bool catalogue) {
 }
 
 }  // namespace
+
+std::optional<double> gpu_number(const GpuSpec& gpu, std::string_view key) {
+  for (const auto& f : kNumberFields) {
+    if (f.key == key) return gpu.*f.member / f.to_si;
+  }
+  return std::nullopt;
+}
+
+bool set_gpu_number(GpuSpec& gpu, std::string_view key, double value) {
+  for (const auto& f : kNumberFields) {
+    if (f.key != key) continue;
+    gpu.*f.member = value * f.to_si;
+    return true;
+  }
+  return false;
+}
 
 std::vector<std::string> gpu_catalogue_ids() {
   return resource_names(resources_detail::gpu_catalogue_resources());

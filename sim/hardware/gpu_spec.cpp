@@ -35,4 +35,10 @@ double GpuSpec::peak_flops(Precision p) const {
   return tensor > 0.0 ? tensor : vector_fp32_flops;
 }
 
+double GpuSpec::peak_16bit_flops() const {
+  if (tensor_bf16_flops > 0.0) return tensor_bf16_flops;
+  if (tensor_fp16_flops > 0.0) return tensor_fp16_flops;
+  return vector_fp32_flops;
+}
+
 }  // namespace clustersim

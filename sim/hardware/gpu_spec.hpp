@@ -31,20 +31,34 @@ struct GpuSpec {
   double tdp_w = 0.0;
   double idle_w = 0.0;
 
-  // Kernel-model parameters (assumed until fitted by calibration).
-  double kernel_launch_s = 4e-6;      // launch plus inter-kernel gap
-  double gemm_max_efficiency = 0.8;   // fraction of tensor peak a large, well-shaped GEMM reaches
-  double memory_efficiency = 0.85;    // fraction of HBM bandwidth a streaming kernel reaches
-  double attention_efficiency = 0.6;  // fraction of tensor peak of fused attention
-  // GEMM output tile of one thread block (one SM at a time) for tile and wave quantization, and the
-  // inner dimension k at which a GEMM reaches half of gemm_max_efficiency (see kernel_model.cpp).
+  // Kernel-model parameters (equations in kernel_model.cpp). The catalogue gives assumed values; a
+  // calibration profile (calibration_profile.hpp) replaces them with values fitted to measurements.
+  double kernel_launch_s = 2e-6;     // fixed time of a memory-bound kernel (launch, ramp-up, tail)
+  double gemm_launch_s = 4e-6;       // fixed time of a GEMM or fused-attention kernel
+  double gemm_max_efficiency = 0.8;  // fraction of the tensor peak a large, well-shaped GEMM reaches
+  double gemm_fp8_efficiency = 0.0;  // the same for fp8 GEMMs; 0: gemm_max_efficiency
+  // GEMM output tile of one thread block (one SM at a time): the largest tile the library uses.
   int gemm_tile_m = 128;
   int gemm_tile_n = 128;
-  double gemm_k_half = 64.0;
+  double gemm_tile_exponent = 0.25;     // efficiency of smaller tiles (kernel_model.cpp)
+  double gemm_k_half = 64.0;            // inner dimension (16-bit) at which a GEMM reaches half efficiency
+  double gemm_memory_efficiency = 0.8;  // fraction of HBM bandwidth a memory-bound GEMM streams at
+  double attention_efficiency = 0.6;    // fraction of tensor peak of fused attention
+  // Fractions of HBM bandwidth reached by memory-bound kernels, by what they do.
+  double memory_efficiency = 0.85;         // streaming: residual adds, copies, optimizer, loss
+  double activation_efficiency = 0.85;     // activation functions (gelu, swiglu)
+  double normalization_efficiency = 0.85;  // layer norm, RMS norm
+  double rope_efficiency = 0.85;           // rotary position embedding
+  double embedding_efficiency = 0.85;      // embedding lookup (gather) and its backward
+  double row_bandwidth_Bps = 0.0;          // bandwidth of one thread block of a row-wise kernel; 0: unlimited
+  double l2_reuse = 0.0;                   // fraction of a kernel's bytes served by L2 when they fit in it
 
   // catalogue key ("tensor_bf16_tflops", with its unit) -> where the figure comes from
   std::map<std::string, std::string> sources;
 
+  // Dense tensor-core peak of the 16-bit path (bf16, else fp16; the vector peak without either):
+  // the reference rate for gemm_k_half.
+  double peak_16bit_flops() const;
   // Dense tensor-core peak for a dtype (falls back to the vector peak for fp32 without tensor cores).
   double peak_flops(Precision p) const;
   // True when the GPU has a tensor-core path for the dtype (false: peak_flops falls back to the

@@ -1,9 +1,12 @@
 #pragma once
 // Kernel time of a compute op on a GPU: a roofline with calibrated efficiencies.
 //
-//   t = launch + max(flops / (peak(dtype) * eff_compute), bytes / (hbm_bw * eff_memory))
+//   t = fixed + max(flops / (peak(dtype) * eff_compute), bytes / (hbm_bw * eff_memory))
 //
-// GEMMs add tile and wave quantization over the SMs; see kernel_model.cpp for the equations.
+// GEMMs add tile and wave quantization over the SMs, memory-bound kernels L2 reuse and a per-row
+// bandwidth limit; the equations are at the top of kernel_model.cpp.
+#include <string_view>
+
 #include "sim/hardware/gpu_spec.hpp"
 #include "workloads/execution_graph.hpp"
 
@@ -15,5 +18,14 @@ struct KernelTime {
 };
 
 KernelTime kernel_time(const GpuSpec& gpu, const ComputeOp& op);
+
+// What the kernel does, as the model tells kernels apart: "gemm", "attention", and for memory-bound
+// kernels "activation", "rope", "elementwise", "normalization", "embedding", "optimizer", "loss" (by
+// kernel class, and for elementwise kernels by the last part of the op's name, e.g. "fwd.activation").
+// Calibration profiles record their fitted domains by role.
+std::string_view kernel_role(const ComputeOp& op);
+// The catalogue key of the efficiency that scales the op's time ("gemm_max_efficiency",
+// "gemm_fp8_efficiency", "attention_efficiency", "activation_efficiency", "memory_efficiency", ...).
+std::string_view efficiency_parameter(const ComputeOp& op);
 
 }  // namespace clustersim

@@ -16,15 +16,16 @@
 // through Activity::on_completion, which SimGrid fires for activities maestro started.
 #include "sim/network/flow_backend.hpp"
 
+#include <string>
+#include <vector>
+
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 
-#include <string>
-#include <vector>
-
 #include "sim/core/error.hpp"
+#include "sim/network/network_profile.hpp"
 #include "topologies/cluster.hpp"
 
 namespace clustersim {
@@ -34,23 +35,27 @@ namespace sg4 = simgrid::s4u;
 
 // The whole cluster as one SimGrid zone whose routes come from Cluster::route.
 class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
-public:
-  ClusterZone(const Cluster& cluster) : NetZoneImpl("cluster"), cluster_(cluster) {}
+ public:
+  explicit ClusterZone(const Cluster& cluster) : NetZoneImpl("cluster"), cluster_(cluster) {}
 
-  void build() {
+  // Link capacities are the profile's effective bandwidths (line rate x technology efficiency).
+  void build(const NetworkProfile& profile) {
     const int gpus = cluster_.gpu_count();
     hosts_.reserve(static_cast<std::size_t>(gpus));
     // Hosts are created first and in rank order, so NetPoint::id() == GPU rank.
-    for (int g = 0; g < gpus; ++g) hosts_.push_back(create_host("gpu" + std::to_string(g), {1e12}));
+    for (int g = 0; g < gpus; ++g)
+      hosts_.push_back(create_host("gpu" + std::to_string(g), {1e12}));
     const auto links = cluster_.links();
     links_.reserve(links.size());
     for (std::size_t i = 0; i < links.size(); ++i) {
-      sg4::Link* l = create_link("link" + std::to_string(i), {links[i].bandwidth_Bps});
+      sg4::Link* l = create_link("link" + std::to_string(i), {profile.effective_bandwidth_Bps(links[i])});
       l->set_latency(0.0);
       links_.push_back(l);
     }
-    for (auto* h : hosts_) h->seal();
-    for (auto* l : links_) l->seal();
+    for (auto* h : hosts_)
+      h->seal();
+    for (auto* l : links_)
+      l->seal();
     seal();
   }
 
@@ -65,10 +70,11 @@ public:
                        simgrid::kernel::routing::Route* into, double* /*latency: added by the caller*/) override {
     route_.clear();
     cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_);
-    for (int l : route_) into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
+    for (int l : route_)
+      into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
   }
 
-private:
+ private:
   const Cluster& cluster_;
   std::vector<sg4::Host*> hosts_;
   std::vector<sg4::Link*> links_;
@@ -77,19 +83,21 @@ private:
 };
 
 class FlowBackend final : public NetworkBackend {
-public:
-  explicit FlowBackend(const Cluster& cluster) : cluster_(cluster), link_bytes_(cluster.links().size(), 0.0) {
+ public:
+  FlowBackend(const Cluster& cluster, const NetworkProfile& profile)
+      : cluster_(cluster), link_bytes_(cluster.links().size(), 0.0) {
     // The engine is a process-wide singleton that cannot be restarted: it is created here and never
     // destroyed (the process ends after the simulation; see sim/core/child_process.hpp).
-    static const char* const kArgs[] = {"clustersim", "--log=root.thresh:critical",
-                                        "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0"};
+    static const char* const kArgs[] = {"clustersim", "--log=root.thresh:critical", "--cfg=network/model:CM02",
+                                        "--cfg=network/crosstraffic:0"};
     int argc = 4;
     std::vector<char*> argv;
-    for (const char* a : kArgs) argv.push_back(const_cast<char*>(a));
+    for (const char* a : kArgs)
+      argv.push_back(const_cast<char*>(a));
     argv.push_back(nullptr);
     engine_ = new sg4::Engine(&argc, argv.data());
     zone_ = new ClusterZone(cluster_);  // owned by SimGrid (the root zone)
-    zone_->build();
+    zone_->build(profile);
     sg4::Activity::on_completion_cb([](const sg4::Activity& activity) {
       auto* group = activity.get_data<Group>();
       if (group == nullptr) return;
@@ -119,7 +127,8 @@ public:
       const auto bytes = static_cast<std::uint64_t>(t.bytes + 0.5);
       if (bytes == 0) continue;
       sg4::CommPtr comm = sg4::Comm::sendto_async(zone_->host(t.src_gpu), zone_->host(t.dst_gpu), bytes);
-      for (int l : zone_->last_route()) link_bytes_[static_cast<std::size_t>(l)] += static_cast<double>(bytes);
+      for (int l : zone_->last_route())
+        link_bytes_[static_cast<std::size_t>(l)] += static_cast<double>(bytes);
       comm->set_data(group);
       group->comms.push_back(std::move(comm));
       ++group->remaining;
@@ -133,7 +142,7 @@ public:
   void run() override { engine_->run(); }
   const std::vector<double>& link_bytes() const override { return link_bytes_; }
 
-private:
+ private:
   struct Group {
     std::size_t remaining;
     std::function<void()> done;
@@ -155,8 +164,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<NetworkBackend> make_flow_backend(const Cluster& cluster) {
-  return std::make_unique<FlowBackend>(cluster);
+std::unique_ptr<NetworkBackend> make_flow_backend(const Cluster& cluster, const NetworkProfile& profile) {
+  return std::make_unique<FlowBackend>(cluster, profile);
 }
 
 }  // namespace clustersim

@@ -7,6 +7,6 @@
 namespace clustersim {
 
 // Creates SimGrid's engine and a platform mirroring `cluster`. Call at most once per process.
-std::unique_ptr<NetworkBackend> make_flow_backend(const Cluster& cluster);
+std::unique_ptr<NetworkBackend> make_flow_backend(const Cluster& cluster, const NetworkProfile& profile);
 
 }  // namespace clustersim

@@ -5,7 +5,8 @@
 // semantics"): it schedules callbacks at simulated times and starts groups of point-to-point
 // transfers whose completion it waits for. A backend decides how long transfers take:
 //   flow       SimGrid's max-min bandwidth sharing over every link of every route (real contention).
-//   analytical own event queue and closed forms (a later milestone).
+//   analytical own event queue; each transfer's rate is fixed when it starts (see
+//              analytical_backend.cpp). Exact on idle fabrics, approximate under cross-traffic.
 // A backend is used for one simulation and then discarded (SimGrid cannot restart in a process).
 #include <cstdint>
 #include <functional>
@@ -17,6 +18,7 @@
 namespace clustersim {
 
 class Cluster;
+struct NetworkProfile;
 
 struct Transfer {
   int src_gpu = 0;
@@ -25,7 +27,7 @@ struct Transfer {
 };
 
 class NetworkBackend {
-public:
+ public:
   virtual ~NetworkBackend() = default;
 
   virtual const char* fidelity() const = 0;
@@ -46,7 +48,9 @@ public:
   virtual const std::vector<double>& link_bytes() const = 0;
 };
 
-using NetworkBackendFactory = std::unique_ptr<NetworkBackend> (*)(const Cluster& cluster);
+// Link bandwidths are the profile's effective bandwidths (line rate x technology efficiency).
+using NetworkBackendFactory = std::unique_ptr<NetworkBackend> (*)(const Cluster& cluster,
+                                                                  const NetworkProfile& profile);
 
 struct NetworkBackendEntry {
   const char* fidelity;

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "sim/network/analytical_backend.hpp"
 #include "sim/network/flow_backend.hpp"
 #include "sim/network/network_backend.hpp"
 
@@ -9,6 +10,8 @@ namespace clustersim {
 std::span<const NetworkBackendEntry> network_backends() {
   static constexpr NetworkBackendEntry kBackends[] = {
       {"flow", "SimGrid flow-level model (CM02 max-min sharing over every link of every route)", &make_flow_backend},
+      {"analytical", "own event queue, each transfer's bottleneck share fixed when it starts",
+       &make_analytical_backend},
   };
   return kBackends;
 }

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "sim/collectives/collective_algorithm.hpp"
@@ -32,7 +33,8 @@ std::vector<Interval> merge_intervals(std::vector<Interval> v) {
 
 double total_length(const std::vector<Interval>& v) {
   double t = 0.0;
-  for (const auto& iv : v) t += iv.second - iv.first;
+  for (const auto& iv : v)
+    t += iv.second - iv.first;
   return t;
 }
 
@@ -44,14 +46,16 @@ double overlap_length(const std::vector<Interval>& a, const std::vector<Interval
     const double lo = std::max(a[i].first, b[j].first);
     const double hi = std::min(a[i].second, b[j].second);
     if (hi > lo) t += hi - lo;
-    if (a[i].second < b[j].second) ++i;
-    else ++j;
+    if (a[i].second < b[j].second)
+      ++i;
+    else
+      ++j;
   }
   return t;
 }
 
 class Replay {
-public:
+ public:
   Replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
          const ReplayOptions& options)
       : graph_(graph), cluster_(cluster), gpu_(gpu), backend_(backend), options_(options) {
@@ -60,14 +64,15 @@ public:
 
   ReplayResult run() {
     backend_.schedule(0.0, [this] {
-      for (std::size_t c = 0; c < states_.size(); ++c) try_start_all(c);
+      for (std::size_t c = 0; c < states_.size(); ++c)
+        try_start_all(c);
     });
     backend_.run();
     check_finished();
     return result();
   }
 
-private:
+ private:
   struct ClassState {
     std::vector<std::uint32_t> remaining;  // unfinished dependencies per op
     std::vector<std::uint32_t> succ_begin;
@@ -75,7 +80,7 @@ private:
     std::vector<std::vector<OpId>> queue;  // per stream, ops in issue order
     std::vector<std::size_t> head;
     std::vector<char> busy;
-    std::vector<double> started_s;  // per stream: start of the running op
+    std::vector<double> started_s;        // per stream: start of the running op
     std::vector<std::uint32_t> next_seq;  // per communicator
     std::vector<Interval> compute, communication;
     std::size_t finished = 0;
@@ -93,12 +98,14 @@ private:
     graph_.validate();
     std::vector<int> class_of_rank(static_cast<std::size_t>(graph_.world_size()), -1);
     for (std::size_t c = 0; c < graph_.classes().size(); ++c)
-      for (int r : graph_.classes()[c].ranks) class_of_rank[static_cast<std::size_t>(r)] = static_cast<int>(c);
+      for (int r : graph_.classes()[c].ranks)
+        class_of_rank[static_cast<std::size_t>(r)] = static_cast<int>(c);
     // Classes taking part in each communicator: a collective starts when all of them have arrived.
     for (const auto& comm : graph_.communicators()) {
       std::vector<char> member(graph_.classes().size(), 0);
       for (const auto& group : comm.groups)
-        for (int r : group) member[static_cast<std::size_t>(class_of_rank[static_cast<std::size_t>(r)])] = 1;
+        for (int r : group)
+          member[static_cast<std::size_t>(class_of_rank[static_cast<std::size_t>(r)])] = 1;
       participants_.push_back(static_cast<int>(std::count(member.begin(), member.end(), 1)));
     }
     states_.resize(graph_.classes().size());
@@ -112,16 +119,20 @@ private:
       for (OpId i = 0; i < n; ++i) {
         const auto deps = ops.deps(i);
         s.remaining[i] = static_cast<std::uint32_t>(deps.size());
-        for (OpId d : deps) ++s.succ_begin[d + 1];
+        for (OpId d : deps)
+          ++s.succ_begin[d + 1];
         max_stream = std::max(max_stream, ops.stream(i));
       }
-      for (std::size_t i = 0; i < n; ++i) s.succ_begin[i + 1] += s.succ_begin[i];
+      for (std::size_t i = 0; i < n; ++i)
+        s.succ_begin[i + 1] += s.succ_begin[i];
       s.succ.resize(s.succ_begin[n]);
       std::vector<std::uint32_t> fill(s.succ_begin.begin(), s.succ_begin.end() - 1);
       for (OpId i = 0; i < n; ++i)
-        for (OpId d : ops.deps(i)) s.succ[fill[d]++] = i;
+        for (OpId d : ops.deps(i))
+          s.succ[fill[d]++] = i;
       s.queue.resize(static_cast<std::size_t>(max_stream) + 1);
-      for (OpId i = 0; i < n; ++i) s.queue[ops.stream(i)].push_back(i);
+      for (OpId i = 0; i < n; ++i)
+        s.queue[ops.stream(i)].push_back(i);
       s.head.assign(s.queue.size(), 0);
       s.busy.assign(s.queue.size(), 0);
       s.started_s.assign(s.queue.size(), 0.0);
@@ -130,7 +141,8 @@ private:
   }
 
   void try_start_all(std::size_t c) {
-    for (std::size_t stream = 0; stream < states_[c].queue.size(); ++stream) try_start(c, stream);
+    for (std::size_t stream = 0; stream < states_[c].queue.size(); ++stream)
+      try_start(c, stream);
   }
 
   void try_start(std::size_t c, std::size_t stream) {
@@ -176,6 +188,21 @@ private:
   }
 
   // All groups of the communicator run the collective concurrently; it completes when all are done.
+  // The algorithm for this collective: the communicator's override, else the default; "auto" is
+  // resolved once per (communicator, kind, size) by the selector on the first group (all groups of
+  // a communicator have the same shape).
+  std::string algorithm_for(std::uint16_t comm, const CollectiveContext& ctx, const CollectiveRequest& req) {
+    const Communicator& communicator = graph_.communicators()[comm];
+    const auto it = options_.algorithm_by_communicator.find(communicator.name);
+    const std::string& name =
+        it != options_.algorithm_by_communicator.end() ? it->second : options_.collective_algorithm;
+    if (name != kAutoAlgorithm) return name;
+    const auto key = std::make_tuple(comm, req.kind, req.bytes);
+    auto cached = selected_.find(key);
+    if (cached == selected_.end()) cached = selected_.emplace(key, select_collective_algorithm(ctx, req)).first;
+    return cached->second;
+  }
+
   void launch(std::uint16_t comm, Pending p) {
     const Communicator& communicator = graph_.communicators()[comm];
     auto record_index = records_.size();
@@ -189,22 +216,28 @@ private:
     auto on_group_done = [this, groups_left, members, record_index] {
       if (--*groups_left != 0) return;
       records_[record_index].end_s = backend_.now_s();
-      for (const auto& [cls, op] : *members) finish(cls, op);
+      for (const auto& [cls, op] : *members)
+        finish(cls, op);
     };
     std::vector<std::shared_ptr<CollectivePlan>> plans;
+    const CollectiveContext ctx{cluster_, options_.network_profile};
+    std::string algorithm;
     for (const auto& group : communicator.groups) {
       CollectiveRequest req{p.kind, &group, p.bytes};
-      plans.push_back(std::make_shared<CollectivePlan>(plan_collective(options_.collective_algorithm, cluster_, req)));
+      if (algorithm.empty()) algorithm = algorithm_for(comm, ctx, req);
+      plans.push_back(std::make_shared<CollectivePlan>(plan_collective(algorithm, ctx, req)));
     }
-    rec.algorithm = plans.empty() ? options_.collective_algorithm : plans.front()->algorithm;
+    rec.algorithm = algorithm;
     rec.channels = plans.empty() ? 1 : plans.front()->channels;
     records_.push_back(std::move(rec));
-    for (auto& plan : plans) run_phase(plan, 0, on_group_done);
+    for (auto& plan : plans)
+      run_phase(plan, 0, on_group_done);
   }
 
+  // Phase by phase: the transfers, then the phase's latency; after the last, the per-call latency.
   void run_phase(std::shared_ptr<CollectivePlan> plan, std::size_t phase, std::function<void()> done) {
     if (phase == plan->phases.size()) {
-      backend_.schedule(backend_.now_s() + plan->latency_s, std::move(done));
+      backend_.schedule(backend_.now_s() + options_.network_profile.collective_latency_s.value, std::move(done));
       return;
     }
     const auto& transfers = plan->phases[phase].transfers;
@@ -212,7 +245,9 @@ private:
     next_flow_id_ += transfers.size();
     transfers_ += transfers.size();
     backend_.start_transfers(transfers, flow_id, [this, plan, phase, done = std::move(done)]() mutable {
-      run_phase(plan, phase + 1, std::move(done));
+      backend_.schedule(
+          backend_.now_s() + plan->phases[phase].latency_s,
+          [this, plan, phase, done = std::move(done)]() mutable { run_phase(plan, phase + 1, std::move(done)); });
     });
   }
 
@@ -226,7 +261,8 @@ private:
     ++s.head[stream];
     ++s.finished;
     s.finish_s = now;
-    for (std::uint32_t i = s.succ_begin[op]; i < s.succ_begin[op + 1]; ++i) --s.remaining[s.succ[i]];
+    for (std::uint32_t i = s.succ_begin[op]; i < s.succ_begin[op + 1]; ++i)
+      --s.remaining[s.succ[i]];
     try_start_all(c);
   }
 
@@ -290,6 +326,7 @@ private:
   std::vector<int> participants_;
   std::vector<ClassState> states_;
   std::map<std::pair<std::uint16_t, std::uint32_t>, Pending> pending_;
+  std::map<std::tuple<std::uint16_t, CollectiveKind, double>, std::string> selected_;
   std::vector<CollectiveRecord> records_;
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;

@@ -7,11 +7,13 @@
 // matched in issue order), is planned by the collective algorithm, and its transfers go to the
 // backend. A graph that can make no more progress with ops left is a deadlock: replay() throws a
 // SimulationError saying which ranks wait on which op.
+#include <map>
 #include <string>
 #include <vector>
 
 #include "sim/hardware/gpu_spec.hpp"
 #include "sim/network/network_backend.hpp"
+#include "sim/network/network_profile.hpp"
 #include "workloads/execution_graph.hpp"
 
 namespace clustersim {
@@ -19,7 +21,10 @@ namespace clustersim {
 class Cluster;
 
 struct ReplayOptions {
-  std::string collective_algorithm = "ring";
+  // The algorithm of every collective ("auto": the selector), unless the communicator has its own.
+  std::string collective_algorithm = "auto";
+  std::map<std::string, std::string> algorithm_by_communicator;  // "dp" -> "ring"
+  NetworkProfile network_profile = ideal_network_profile();
 };
 
 // Time accounting of one rank class (its representative rank).
@@ -36,8 +41,8 @@ struct CollectiveRecord {
   CollectiveKind kind = CollectiveKind::all_reduce;
   std::string algorithm;
   int channels = 1;
-  double bytes = 0.0;  // per rank buffer size
-  double start_s = 0.0;    // every rank has arrived
+  double bytes = 0.0;    // per rank buffer size
+  double start_s = 0.0;  // every rank has arrived
   double end_s = 0.0;
   double exposed_s = 0.0;  // part of [start_s, end_s] when the critical class's compute stream is idle
 };

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/network/flow_backend.hpp"
+#include "sim/network/network_profile.hpp"
 #include "sim_test_support.hpp"
 
 namespace clustersim {
@@ -11,19 +12,22 @@ namespace {
 std::vector<double> run_transfers(const ClusterSpec& spec, std::vector<Transfer> transfers) {
   return testing::in_child([&] {
     const Cluster cluster = Cluster::build(spec);
-    auto backend = make_flow_backend(cluster);
+    auto backend = make_flow_backend(cluster, ideal_network_profile());
     double done_at = -1.0;
     backend->schedule(0.0, [&] { backend->start_transfers(transfers, 0, [&] { done_at = backend->now_s(); }); });
     backend->run();
     std::vector<double> out{done_at};
-    for (double b : backend->link_bytes()) out.push_back(b);
+    for (double b : backend->link_bytes())
+      out.push_back(b);
     return out;
   });
 }
 
 // Two nodes of two GPUs sharing one 400 Gb/s NIC (50 GB/s): GPU0 -> GPU2 and GPU1 -> GPU3 both
 // cross node 0's NIC uplink.
-ClusterSpec shared_nic_spec() { return testing::fat_tree_spec(2, 2, 1); }
+ClusterSpec shared_nic_spec() {
+  return testing::fat_tree_spec(2, 2, 1);
+}
 
 TEST(FlowContention, OneFlowGetsTheWholeLink) {
   const double bytes = 1e9;
@@ -53,8 +57,10 @@ TEST(FlowContention, EveryLinkOfTheRouteCarriesTheBytes) {
   std::vector<int> route;
   cluster.route(0, 2, 0, route);
   double total = 0;
-  for (std::size_t i = 1; i < r.size(); ++i) total += r[i];
-  for (int l : route) EXPECT_DOUBLE_EQ(r[static_cast<std::size_t>(l) + 1], bytes);
+  for (std::size_t i = 1; i < r.size(); ++i)
+    total += r[i];
+  for (int l : route)
+    EXPECT_DOUBLE_EQ(r[static_cast<std::size_t>(l) + 1], bytes);
   // Conservation: no link carries bytes that are not on the route.
   EXPECT_DOUBLE_EQ(total, bytes * static_cast<double>(route.size()));
 }

@@ -31,7 +31,8 @@ nlohmann::json read_json(const std::filesystem::path& p) {
 
 TEST(GpuCatalogue, HoldsTheDesignIds) {
   const auto ids = gpu_catalogue_ids();
-  for (const char* id : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "v100-sxm2-32gb"})
+  for (const char* id : {"a100-sxm4-40gb", "a100-sxm4-80gb", "b200", "h100-pcie-80gb", "h100-sxm5-80gb",
+                         "h200-sxm-141gb", "l4", "v100-sxm2-32gb"})
     EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
   for (const auto& id : ids)
     EXPECT_EQ(find_gpu(id, "t", "").id, id);
@@ -54,7 +55,7 @@ TEST(GpuCatalogue, EveryNonZeroFigureHasASource) {
     const GpuSpec g = find_gpu(j["id"].get<std::string>(), "t", "");
     EXPECT_EQ(g.sources.size(), j["sources"].size()) << entry.path().filename();
   }
-  EXPECT_GE(files, 5);
+  EXPECT_GE(files, 8);
 }
 
 TEST(GpuCatalogue, FiguresAreConvertedToSiUnits) {
@@ -69,7 +70,9 @@ TEST(GpuCatalogue, FiguresAreConvertedToSiUnits) {
   EXPECT_DOUBLE_EQ(g.l2_bytes, 50.0 * 1048576.0);
   EXPECT_DOUBLE_EQ(g.nvlink_bandwidth_Bps, 450e9);
   EXPECT_DOUBLE_EQ(g.boost_clock_hz, 1830e6);
-  EXPECT_DOUBLE_EQ(g.kernel_launch_s, 4e-6);
+  EXPECT_DOUBLE_EQ(g.kernel_launch_s, 2e-6);
+  EXPECT_DOUBLE_EQ(g.gemm_launch_s, 4e-6);
+  EXPECT_DOUBLE_EQ(g.l2_bandwidth_Bps, 8237e9);
   EXPECT_DOUBLE_EQ(g.tdp_w, 700.0);
   // The tensor peak is SMs x dense flop per SM per clock x clock: 132 x 4096 x 1.83 GHz.
   EXPECT_NEAR(g.sm_count * 4096.0 * g.boost_clock_hz / g.tensor_bf16_flops, 1.0, 1e-3);
@@ -82,8 +85,8 @@ TEST(GpuCatalogue, UnknownIdListsTheKnownOnes) {
   EXPECT_EQ(e.file(), "cluster.json");
   EXPECT_EQ(e.json_path(), "/gpu");
   EXPECT_EQ(e.message(),
-            "unknown GPU 'h100'; known: a100-sxm4-40gb, a100-sxm4-80gb, h100-sxm5-80gb, h200-sxm-141gb, "
-            "v100-sxm2-32gb");
+            "unknown GPU 'h100'; known: a100-sxm4-40gb, a100-sxm4-80gb, b200, h100-pcie-80gb, h100-sxm5-80gb, "
+            "h200-sxm-141gb, l4, v100-sxm2-32gb");
 }
 
 TEST(GpuCatalogue, InlineObjectOverridesACatalogueEntry) {
@@ -163,6 +166,36 @@ TEST(GpuCatalogue, PeaksAgreeWithPublishedDatasheetRecords) {
   EXPECT_DOUBLE_EQ(h200.tensor_bf16_flops, peaks["bf16"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(h200.tensor_fp8_flops, peaks["fp8"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(h200.hbm_bandwidth_Bps, record("micro-0126")["peak_bandwidth_TBps"].get<double>() * 1e12);
+
+  const GpuSpec pcie = find_gpu("h100-pcie-80gb", "t", "");
+  const nlohmann::json& pcie_peaks = record("micro-0118")["peak_tflops"];  // H100 PCIe, dense
+  EXPECT_DOUBLE_EQ(pcie.tensor_bf16_flops, pcie_peaks["bf16"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(pcie.tensor_fp8_flops, pcie_peaks["fp8"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(pcie.tensor_tf32_flops, pcie_peaks["tf32"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(pcie.vector_fp32_flops, pcie_peaks["fp32"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(pcie.hbm_bandwidth_Bps, record("micro-0130")["peak_bandwidth_TBps"].get<double>() * 1e12);
+  EXPECT_NEAR(pcie.sm_count * 4096.0 * pcie.boost_clock_hz / pcie.tensor_bf16_flops, 1.0,
+              1e-3);  // 114 x 4096 x 1.62 GHz
+
+  const GpuSpec b200 = find_gpu("b200", "t", "");
+  const nlohmann::json& b_peaks = record("micro-0114")["peak_tflops"];  // B200 SXM, dense
+  EXPECT_DOUBLE_EQ(b200.tensor_bf16_flops, b_peaks["bf16"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.tensor_fp8_flops, b_peaks["fp8"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.vector_fp32_flops, b_peaks["fp32"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.hbm_bandwidth_Bps, record("micro-0124")["peak_bandwidth_TBps"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.hbm_capacity_bytes, record("micro-0124")["memory_GB"].get<double>() * 1e9);
+  EXPECT_DOUBLE_EQ(b200.nvlink_bandwidth_Bps, record("micro-0137")["unidir_GBps"].get<double>() * 1e9);
+  EXPECT_DOUBLE_EQ(b200.tdp_w, record("micro-0167")["spec"]["max_tgp_W"].get<double>());
+
+  const GpuSpec l4 = find_gpu("l4", "t", "");
+  const nlohmann::json& l = record("micro-0165")["spec"];  // L4: sparse tensor figures, dense = half
+  EXPECT_DOUBLE_EQ(l4.tensor_fp16_flops, l["fp16_tensor_tflops_sparse"].get<double>() / 2 * 1e12);
+  EXPECT_DOUBLE_EQ(l4.tensor_fp8_flops, l["fp8_tensor_tflops_sparse"].get<double>() / 2 * 1e12);
+  EXPECT_DOUBLE_EQ(l4.hbm_bandwidth_Bps, l["mem_bandwidth_GBps"].get<double>() * 1e9);
+  EXPECT_DOUBLE_EQ(l4.hbm_capacity_bytes, l["memory_GB"].get<double>() * 1e9);
+  EXPECT_DOUBLE_EQ(l4.tdp_w, l["tdp_W"].get<double>());
+  EXPECT_NEAR(l4.sm_count * 128 * 2.0 * l4.boost_clock_hz / l4.vector_fp32_flops, 1.0,
+              2e-3);  // 58 x 128 x 2 x 2.04 GHz
 
   const GpuSpec v100 = find_gpu("v100-sxm2-32gb", "t", "");
   const nlohmann::json& v = record("micro-0162")["spec"];

@@ -1,6 +1,7 @@
 // Kernel time: the roofline with tile and wave quantization, against hand-worked cases on the H100
-// catalogue entry (bf16 989.4 TFLOP/s, 132 SMs, 256x128 tiles, gemm_max_efficiency 0.80,
-// gemm_k_half 64, 3350 GB/s at memory_efficiency 0.88, launch 4 us).
+// catalogue entry's prior (unfitted) parameters: bf16 989.4 TFLOP/s, 132 SMs, largest tile 256x128,
+// tile exponent 0.25, gemm_max_efficiency 0.80, gemm_k_half 64, GEMM memory streaming at 0.88 of
+// 3350 GB/s, 4 us per GEMM and 2 us per memory-bound kernel, 50 MiB of L2 at 8237 GB/s.
 #include <gtest/gtest.h>
 
 #include "sim/hardware/gpu_catalogue.hpp"
@@ -25,25 +26,42 @@ ComputeOp gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
   return op;
 }
 
+ComputeOp memory_op(KernelClass kernel, const char* name, double bytes, std::uint32_t rows = 0) {
+  ComputeOp op;
+  op.name = name;
+  op.kernel = kernel;
+  op.bytes = bytes;
+  op.m = rows;
+  return op;
+}
+
 TEST(KernelModel, CatalogueParametersTheseCasesAssume) {
   const GpuSpec g = h100();
   EXPECT_DOUBLE_EQ(g.peak_flops(Precision::bf16), 989.4e12);
+  EXPECT_DOUBLE_EQ(g.peak_16bit_flops(), 989.4e12);
   EXPECT_EQ(g.sm_count, 132);
   EXPECT_EQ(g.gemm_tile_m, 256);
   EXPECT_EQ(g.gemm_tile_n, 128);
+  EXPECT_DOUBLE_EQ(g.gemm_tile_exponent, 0.25);
   EXPECT_DOUBLE_EQ(g.gemm_max_efficiency, 0.80);
   EXPECT_DOUBLE_EQ(g.gemm_k_half, 64.0);
+  EXPECT_DOUBLE_EQ(g.gemm_memory_efficiency, 0.88);
   EXPECT_DOUBLE_EQ(g.memory_efficiency, 0.88);
-  EXPECT_DOUBLE_EQ(g.kernel_launch_s, 4e-6);
+  EXPECT_DOUBLE_EQ(g.gemm_launch_s, 4e-6);
+  EXPECT_DOUBLE_EQ(g.kernel_launch_s, 2e-6);
+  EXPECT_DOUBLE_EQ(g.l2_bandwidth_Bps, 8237e9);
+  EXPECT_DOUBLE_EQ(g.l2_reuse, 0.0);
+  EXPECT_DOUBLE_EQ(g.row_bandwidth_Bps, 0.0);
 }
 
 TEST(KernelModel, LargeGemmIsComputeBound) {
-  // 8192^3 bf16: 2 * 8192^3 = 1.0995e12 flops. Tiles 32 * 64 = 2048 over 132 SMs: 16 waves
-  // (15.5 full), so the SMs do 16 * 132 / 2048 = 1.03125x the flops. eff = 0.80 * 8192 / 8256
-  // = 0.79380. t = 4 us + 1.0995e12 * 1.03125 / (989.4e12 * 0.79380) = 4 us + 1443.7 us = 1447.7 us,
-  // close to the naive 2 * 8192^3 / (989.4e12 * 0.80) = 1389.1 us.
+  // 8192^3 bf16: 2 * 8192^3 = 1.0995e12 flops. Largest tile: 32 * 64 = 2048 tiles over 132 SMs are
+  // 16 waves (15.5 full), so the SMs do 16 * 132 / 2048 = 1.03125x the flops; every smaller tile also
+  // pays >= 1.03125 at a lower tile efficiency. eff = 0.80 * 8192 / 8256 = 0.79380.
+  // t = 4 us + 1.0995e12 * 1.03125 / (989.4e12 * 0.79380) = 4 + 1443.72 us = 1447.72 us; the memory
+  // term, 3 * 8192^2 * 2 bytes / (3350e9 * 0.88) = 136.6 us, is far below.
   const KernelTime t = kernel_time(h100(), gemm(8192, 8192, 8192));
-  EXPECT_NEAR(t.time_s, 1447.7e-6, 0.1e-6);
+  EXPECT_NEAR(t.time_s, 1447.72e-6, 0.01e-6);
   EXPECT_TRUE(t.compute_bound);
 }
 
@@ -57,62 +75,137 @@ TEST(KernelModel, ThinGemmIsMemoryBound) {
 }
 
 TEST(KernelModel, OneTileMoreThanTheSmsTakesTwoWaves) {
-  // k = 16384, eff = 0.80 * 16384 / 16448 = 0.79689. One full wave: 132 SMs x 256 x 128 x 16384 x 2
-  // = 141.73e9 flops / (989.4e12 * 0.79689) = 179.76 us.
-  // 3072 x 1408: 12 x 11 = 132 tiles = one wave: 4 + 179.76 = 183.76 us.
-  // 1792 x 2432: 7 x 19 = 133 tiles (0.8% more flops) = two waves: 4 + 359.53 = 363.53 us.
-  const KernelTime one = kernel_time(h100(), gemm(3072, 1408, 16384));
-  const KernelTime two = kernel_time(h100(), gemm(1792, 2432, 16384));
-  EXPECT_NEAR(one.time_s, 183.76e-6, 0.01e-6);
-  EXPECT_NEAR(two.time_s, 363.53e-6, 0.01e-6);
-  EXPECT_NEAR(two.time_s / one.time_s, 1.978, 0.001);
+  // With smaller tiles made hopeless (tile exponent 10), only 256x128 tiles count. k = 16384:
+  // eff = 0.80 * 16384 / 16448 = 0.79689. One full wave: 132 SMs x 256 x 128 x 16384 x 2 = 141.73e9
+  // flops / (989.4e12 * 0.79689) = 179.765 us.
+  // 3072 x 1408: 12 x 11 = 132 tiles = one wave: 4 + 179.765 = 183.765 us.
+  // 1792 x 2432: 7 x 19 = 133 tiles (0.8% more flops) = two waves: 4 + 359.530 = 363.530 us.
+  GpuSpec g = h100();
+  g.gemm_tile_exponent = 10.0;
+  const KernelTime one = kernel_time(g, gemm(3072, 1408, 16384));
+  const KernelTime two = kernel_time(g, gemm(1792, 2432, 16384));
+  EXPECT_NEAR(one.time_s, 183.765e-6, 0.001e-6);
+  EXPECT_NEAR(two.time_s, 363.530e-6, 0.001e-6);
   EXPECT_TRUE(one.compute_bound);
   EXPECT_TRUE(two.compute_bound);
 }
 
+TEST(KernelModel, TheLibraryFallsBackToSmallerTilesWhenAWaveIsNearlyEmpty) {
+  // The same 133-tile shape at the catalogue's tile exponent 0.25: 64x64 tiles make 28 x 38 = 1064
+  // tiles in 9 waves (8.06), 9 * 132 * 64^2 / (1792 * 2432) = 1.11654x the flops, at a tile efficiency
+  // ((1/64 + 1/64) / (1/256 + 1/128))^-0.25 = 0.78254: 1.42681x the ideal time, the best of the eight
+  // tiles (256x128 pays 1.98496x, 128x128 1.59974x, 64x128 1.47533x).
+  // t = 4 + 142.808e9 * 1.42681 / (989.4e12 * 0.79689) = 4 + 258.434 us = 262.434 us.
+  const KernelTime t = kernel_time(h100(), gemm(1792, 2432, 16384));
+  EXPECT_NEAR(t.time_s, 262.434e-6, 0.001e-6);
+  // and the one-wave shape keeps the largest tile: 183.765 us
+  EXPECT_NEAR(kernel_time(h100(), gemm(3072, 1408, 16384)).time_s, 183.765e-6, 0.001e-6);
+}
+
 TEST(KernelModel, BatchedGemmQuantizesTilesTimesBatch) {
-  // 96 heads' worth of 256 x 128 GEMMs = 96 tiles: one (partial) wave, as long as 132 tiles.
+  // With the largest tile only (tile exponent 10): 96 single-tile GEMMs (256 x 128) fill one partial
+  // wave, as long as 132 of them.
+  GpuSpec g = h100();
+  g.gemm_tile_exponent = 10.0;
   ComputeOp a = gemm(256, 128, 16384), b = gemm(256, 128, 16384);
   a.batch = 96;
   a.flops *= 96;
   b.batch = 132;
   b.flops *= 132;
   a.bytes = b.bytes = 0.0;  // compare the compute terms only
-  EXPECT_NEAR(kernel_time(h100(), a).time_s, kernel_time(h100(), b).time_s, 1e-12);
+  EXPECT_NEAR(kernel_time(g, a).time_s, kernel_time(g, b).time_s, 1e-12);
+  // At the catalogue's exponent the 96 GEMMs switch to 128x64 tiles: 384 tiles in 3 waves,
+  // 3 * 132 / 384 = 1.03125x the flops at ((1/128 + 1/64) / (3/256))^-0.25 = 0.84090 efficiency:
+  // 1.22636 / 1.375 = 0.89190 of the single-tile time.
+  const double single = kernel_time(g, a).time_s - 4e-6;
+  EXPECT_NEAR((kernel_time(h100(), a).time_s - 4e-6) / single, 1.03125 / 0.840896 / 1.375, 1e-5);
 }
 
-TEST(KernelModel, AttentionUsesItsOwnEfficiency) {
-  // 4 b s^2 h with b 1, s 8192, h 4096: 1.0995e12 flops / (989.4e12 * 0.33) = 3367.6 us, + 4 us.
+TEST(KernelModel, Fp8GemmUsesItsOwnEfficiencyAndAScaledKHalf) {
+  // fp8 at 1978.9 TFLOP/s with gemm_fp8_efficiency 0.71; k_half scales with the rate: 64 * 1978.9 /
+  // 989.4 = 128.01. 8192^3: 4 us + 1.0995e12 * 1.03125 / (1978.9e12 * 0.71 * 8192 / 8320.01) = 823.63 us.
+  ComputeOp op = gemm(8192, 8192, 8192);
+  op.precision = Precision::fp8;
+  op.bytes = 0.0;
+  const double k_half = 64.0 * 1978.9 / 989.4;
+  const double expected = 4e-6 + op.flops * 1.03125 / (1978.9e12 * 0.71 * 8192.0 / (8192.0 + k_half));
+  EXPECT_NEAR(kernel_time(h100(), op).time_s, expected, 1e-12);
+  EXPECT_NEAR(expected, 823.63e-6, 0.01e-6);
+}
+
+TEST(KernelModel, AttentionUsesItsOwnEfficiencyAndQuantizesQueryBlocks) {
+  // 4 b s^2 h with b 1, s 8192, 32 heads of 128: 1.0995e12 flops / (989.4e12 * 0.33) = 3367.6 us;
+  // 32 heads x 64 blocks of 128 queries = 2048 blocks over 132 SMs: 16 waves, 1.03125x: 3472.8 + 4 us.
   ComputeOp op;
   op.kernel = KernelClass::attention;
+  op.m = op.n = 8192;
+  op.k = 128;
+  op.batch = 32;
   op.flops = 4.0 * 8192.0 * 8192.0 * 4096.0;
   op.bytes = 8192.0 * 4096.0 * 2.0 * 4.0;  // Q, K, V, O
   const KernelTime t = kernel_time(h100(), op);
-  EXPECT_NEAR(t.time_s, 4e-6 + op.flops / (989.4e12 * 0.33), 1e-12);
-  EXPECT_NEAR(t.time_s, 3371.6e-6, 0.1e-6);
+  EXPECT_NEAR(t.time_s, 4e-6 + op.flops * 1.03125 / (989.4e12 * 0.33), 1e-12);
+  EXPECT_NEAR(t.time_s, 3476.8e-6, 0.1e-6);
   EXPECT_TRUE(t.compute_bound);
 }
 
 TEST(KernelModel, ElementwiseIsBoundByMemory) {
-  // 1 GB moved: 1e9 / (3350e9 * 0.88) = 339.21 us + 4 us; 1e9 vector flops take only 15 us.
-  ComputeOp op;
-  op.kernel = KernelClass::elementwise;
+  // 1 GB moved (larger than L2): 1e9 / (3350e9 * 0.88) = 339.21 us + 2 us; 1e9 vector flops 15 us.
+  ComputeOp op = memory_op(KernelClass::elementwise, "fwd.residual1", 1e9);
   op.flops = 1e9;
-  op.bytes = 1e9;
   const KernelTime t = kernel_time(h100(), op);
-  EXPECT_NEAR(t.time_s, 343.21e-6, 0.01e-6);
+  EXPECT_NEAR(t.time_s, 341.21e-6, 0.01e-6);
   EXPECT_FALSE(t.compute_bound);
 }
 
 TEST(KernelModel, VectorFlopsAreTheSecondRoofline) {
   // 1e12 flops over 1 MB on the CUDA cores: 1e12 / 66.9e12 = 14.948 ms.
-  ComputeOp op;
-  op.kernel = KernelClass::normalization;
+  ComputeOp op = memory_op(KernelClass::normalization, "fwd.ln1", 1e6);
   op.flops = 1e12;
-  op.bytes = 1e6;
   const KernelTime t = kernel_time(h100(), op);
-  EXPECT_NEAR(t.time_s, 4e-6 + 1e12 / 66.9e12, 1e-12);
+  EXPECT_NEAR(t.time_s, 2e-6 + 1e12 / 66.9e12, 1e-12);
   EXPECT_TRUE(t.compute_bound);
+}
+
+TEST(KernelModel, MemoryBoundKernelsUseTheEfficiencyOfTheirRole) {
+  GpuSpec g = h100();
+  g.activation_efficiency = 0.5;
+  g.normalization_efficiency = 0.25;
+  g.rope_efficiency = 0.4;
+  g.embedding_efficiency = 0.1;
+  const double bytes = 3350e6;  // 1 ms at the full 3350 GB/s
+  EXPECT_NEAR(kernel_time(g, memory_op(KernelClass::elementwise, "bwd.activation", bytes)).time_s, 2e-6 + 2e-3, 1e-12);
+  EXPECT_NEAR(kernel_time(g, memory_op(KernelClass::normalization, "fwd.ln1", bytes)).time_s, 2e-6 + 4e-3, 1e-12);
+  EXPECT_NEAR(kernel_time(g, memory_op(KernelClass::elementwise, "vidur.rope", bytes)).time_s, 2e-6 + 2.5e-3, 1e-12);
+  EXPECT_NEAR(kernel_time(g, memory_op(KernelClass::embedding, "fwd.embedding", bytes)).time_s, 2e-6 + 10e-3, 1e-12);
+  EXPECT_NEAR(kernel_time(g, memory_op(KernelClass::elementwise, "fwd.residual2", bytes)).time_s, 2e-6 + 1e-3 / 0.88,
+              1e-12);
+  EXPECT_EQ(kernel_role(memory_op(KernelClass::elementwise, "bwd.activation", bytes)), "activation");
+  EXPECT_EQ(kernel_role(memory_op(KernelClass::elementwise, "fwd.residual2", bytes)), "elementwise");
+  EXPECT_EQ(kernel_role(memory_op(KernelClass::optimizer, "optimizer.adam", bytes)), "optimizer");
+  EXPECT_EQ(efficiency_parameter(memory_op(KernelClass::normalization, "fwd.ln1", bytes)), "normalization_efficiency");
+}
+
+TEST(KernelModel, FewRowsCannotFillTheGpu) {
+  // A row-wise kernel (one thread block per row) over 4 rows at 10 GB/s per block: 40 GB/s in all.
+  // 4 MB / 40e9 = 100 us + 2 us; with 4096 rows the HBM limit applies: 4e6 / 2948e9 = 1.357 us.
+  // (4 MB fits in L2, but l2_reuse is 0 in the catalogue's prior.)
+  GpuSpec g = h100();
+  g.row_bandwidth_Bps = 10e9;
+  EXPECT_NEAR(kernel_time(g, memory_op(KernelClass::normalization, "n", 4e6, 4)).time_s, 102e-6, 1e-12);
+  EXPECT_NEAR(kernel_time(g, memory_op(KernelClass::normalization, "n", 4e6, 4096)).time_s,
+              2e-6 + 4e6 / (3350e9 * 0.88), 1e-15);
+}
+
+TEST(KernelModel, WorkingSetsInL2AreServedPartlyFromIt) {
+  // l2_reuse 0.5: a 10 MB kernel (fits in 50 MiB) reads half from L2: 5e6 / 2948e9 + 5e6 / 8237e9
+  // = 1.6961 + 0.6070 = 2.3031 us. A 1 GB kernel: f = 0.5 * 52.4288e6 / 1e9 = 0.026214.
+  GpuSpec g = h100();
+  g.l2_reuse = 0.5;
+  EXPECT_NEAR(kernel_time(g, memory_op(KernelClass::elementwise, "e", 10e6)).time_s, 2e-6 + 2.3031e-6, 1e-10);
+  const double f = 0.5 * 50.0 * 1048576.0 / 1e9;
+  EXPECT_NEAR(kernel_time(g, memory_op(KernelClass::elementwise, "e", 1e9)).time_s,
+              2e-6 + 1e9 * (1.0 - f) / (3350e9 * 0.88) + 1e9 * f / 8237e9, 1e-15);
 }
 
 TEST(KernelModel, DtypesWithoutTensorCoresRunOnCudaCores) {

@@ -25,9 +25,11 @@ std::vector<double> run_graph(const ClusterSpec& spec, const std::function<Execu
   return testing::in_child([&] {
     const Cluster cluster = Cluster::build(spec);
     const ExecutionGraph graph = make(cluster.gpu_count());
-    auto backend = make_flow_backend(cluster);
+    auto backend = make_flow_backend(cluster, ideal_network_profile());
     const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
-    const ReplayResult r = replay(graph, cluster, gpu, *backend);
+    ReplayOptions options;
+    options.collective_algorithm = "ring";
+    const ReplayResult r = replay(graph, cluster, gpu, *backend, options);
     const ClassTimes& t = r.classes.at(0);
     return std::vector<double>{r.step_time_s, t.compute_s, t.exposed_communication_s, t.idle_s};
   });
@@ -35,7 +37,8 @@ std::vector<double> run_graph(const ClusterSpec& spec, const std::function<Execu
 
 std::vector<int> iota(int n) {
   std::vector<int> v(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+  for (int i = 0; i < n; ++i)
+    v[static_cast<std::size_t>(i)] = i;
   return v;
 }
 

@@ -19,12 +19,15 @@ std::vector<double> simulate_all_reduce(const ClusterSpec& spec, double bytes, C
     const Cluster cluster = Cluster::build(spec);
     ExecutionGraph graph(cluster.gpu_count());
     std::vector<int> all(static_cast<std::size_t>(cluster.gpu_count()));
-    for (int r = 0; r < cluster.gpu_count(); ++r) all[static_cast<std::size_t>(r)] = r;
+    for (int r = 0; r < cluster.gpu_count(); ++r)
+      all[static_cast<std::size_t>(r)] = r;
     const auto comm = graph.add_communicator({"dp", {all}});
     RankClass& rc = graph.add_class("all ranks", all);
     rc.ops.add_collective({"grad all-reduce", kind, comm, bytes, 1});
-    auto backend = make_flow_backend(cluster);
-    const ReplayResult r = replay(graph, cluster, GpuSpec{}, *backend);
+    auto backend = make_flow_backend(cluster, ideal_network_profile());
+    ReplayOptions options;
+    options.collective_algorithm = "ring";
+    const ReplayResult r = replay(graph, cluster, GpuSpec{}, *backend, options);
     return std::vector<double>{r.step_time_s, static_cast<double>(r.transfers)};
   });
 }
@@ -46,19 +49,29 @@ void expect_closed_form(const RingCase& c, double bytes) {
 
 // One GPU per node, one 400 Gb/s NIC each: the NIC (50 GB/s) is the slowest hop (PCIe is 64 GB/s).
 // Two nodes share a leaf: route NIC -> leaf -> NIC = 2 fabric links of 0.6 us.
-TEST(RingAllReduce, TwoRanksMatchClosedForm) { expect_closed_form({2, 1, 50e9, 1.2e-6}, 256e6); }
+TEST(RingAllReduce, TwoRanksMatchClosedForm) {
+  expect_closed_form({2, 1, 50e9, 1.2e-6}, 256e6);
+}
 
-TEST(RingAllReduce, EightRanksMatchClosedForm) { expect_closed_form({8, 1, 50e9, 1.2e-6}, 256e6); }
+TEST(RingAllReduce, EightRanksMatchClosedForm) {
+  expect_closed_form({8, 1, 50e9, 1.2e-6}, 256e6);
+}
 
 // 64 nodes on radix-64 leaves with 32 down-ports: two leaves, so the slowest hop crosses a spine
 // (NIC -> leaf -> spine -> leaf -> NIC = 4 links of 0.6 us).
-TEST(RingAllReduce, SixtyFourRanksMatchClosedForm) { expect_closed_form({64, 1, 50e9, 2.4e-6}, 256e6); }
+TEST(RingAllReduce, SixtyFourRanksMatchClosedForm) {
+  expect_closed_form({64, 1, 50e9, 2.4e-6}, 256e6);
+}
 
 // Inside one NVSwitch node: B = 450 GB/s per GPU per direction, a = 0.7 us GPU to GPU.
-TEST(RingAllReduce, EightGpusOnNvSwitchMatchClosedForm) { expect_closed_form({1, 8, 450e9, 0.7e-6}, 1e9); }
+TEST(RingAllReduce, EightGpusOnNvSwitchMatchClosedForm) {
+  expect_closed_form({1, 8, 450e9, 0.7e-6}, 1e9);
+}
 
 // Small messages are latency bound: 2(N-1) steps of a dominate.
-TEST(RingAllReduce, SmallMessagesAreLatencyBound) { expect_closed_form({8, 1, 50e9, 1.2e-6}, 8e3); }
+TEST(RingAllReduce, SmallMessagesAreLatencyBound) {
+  expect_closed_form({8, 1, 50e9, 1.2e-6}, 8e3);
+}
 
 // All-gather is half an all-reduce: (N-1)/N * S/B + (N-1) * a.
 TEST(RingAllReduce, AllGatherIsHalfTheRing) {
@@ -93,9 +106,11 @@ TEST(RingAllReduce, EveryRankSendsAndReceivesTheRingVolume) {
   const ClusterSpec spec = testing::fat_tree_spec(4, 8, 8);
   const Cluster cluster = Cluster::build(spec);
   std::vector<int> ranks(32);
-  for (int r = 0; r < 32; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  for (int r = 0; r < 32; ++r)
+    ranks[static_cast<std::size_t>(r)] = r;
   const double bytes = 1e9;
-  const CollectivePlan plan = plan_collective("ring", cluster, {CollectiveKind::all_reduce, &ranks, bytes});
+  const NetworkProfile ideal = ideal_network_profile();
+  const CollectivePlan plan = plan_collective("ring", {cluster, ideal}, {CollectiveKind::all_reduce, &ranks, bytes});
   EXPECT_EQ(plan.channels, 8);
   const double d = 2.0 * 31 / 32 * bytes;
   std::vector<double> sent(32, 0.0), received(32, 0.0);
@@ -121,9 +136,10 @@ TEST(RingAllReduce, EveryRankSendsAndReceivesTheRingVolume) {
 
 TEST(RingAllReduce, AnAlgorithmThatCannotRunTheRequestIsAnError) {
   const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, 8, 8));
+  const NetworkProfile ideal = ideal_network_profile();
   std::vector<int> ranks{0, 1, 2, 3};
-  EXPECT_THROW(plan_collective("ring", cluster, {CollectiveKind::all_to_all, &ranks, 1e6}), SimulationError);
-  EXPECT_THROW(plan_collective("no-such-algorithm", cluster, {CollectiveKind::all_reduce, &ranks, 1e6}),
+  EXPECT_THROW(plan_collective("ring", {cluster, ideal}, {CollectiveKind::all_to_all, &ranks, 1e6}), SimulationError);
+  EXPECT_THROW(plan_collective("no-such-algorithm", {cluster, ideal}, {CollectiveKind::all_reduce, &ranks, 1e6}),
                SimulationError);
 }
 

@@ -7,8 +7,13 @@
 #include <vector>
 
 #include "sim/core/child_process.hpp"
+#include "sim/hardware/gpu_spec.hpp"
+#include "sim/network/network_backend.hpp"
+#include "sim/network/network_profile.hpp"
+#include "sim/replay/replay_engine.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/cluster_spec.hpp"
+#include "workloads/execution_graph.hpp"
 
 namespace clustersim::testing {
 
@@ -17,13 +22,15 @@ inline std::vector<double> in_child(const std::function<std::vector<double>()>& 
   const std::string out = run_in_child_process([&] {
     std::ostringstream o;
     o.precision(17);
-    for (double v : f()) o << v << ' ';
+    for (double v : f())
+      o << v << ' ';
     return o.str();
   });
   std::istringstream in(out);
   std::vector<double> values;
   double v = 0;
-  while (in >> v) values.push_back(v);
+  while (in >> v)
+    values.push_back(v);
   return values;
 }
 
@@ -39,7 +46,9 @@ inline ClusterSpec fat_tree_spec(int nodes, int gpus, int nics, double nic_Gbps 
   s.node.nics = nics;
   s.node.nic_bandwidth_Gbps = nic_Gbps;
   s.node.pcie_bandwidth_GBps = 64.0;
-  s.node.scale_up = {"nvswitch", nvlink_GBps, 0.7};
+  s.node.scale_up.type = "nvswitch";
+  s.node.scale_up.bandwidth_GBps = nvlink_GBps;
+  s.node.scale_up.latency_us = 0.7;
   s.fabric.type = nodes == 1 ? "single_node" : "fat_tree";
   s.fabric.tiers = 2;
   s.fabric.switch_radix = radix;
@@ -47,6 +56,45 @@ inline ClusterSpec fat_tree_spec(int nodes, int gpus, int nics, double nic_Gbps 
   s.fabric.link_latency_us = 0.6;
   s.source_file = "test";
   return s;
+}
+
+struct CollectiveRun {
+  std::vector<std::vector<int>> groups;  // one collective on each group, concurrently
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  double bytes = 0.0;
+  std::string algorithm = "ring";
+  std::string fidelity = "flow";
+  NetworkProfile profile = ideal_network_profile();
+};
+
+// Replays one collective (on every group of one communicator at once) in a child process; returns
+// {time from launch to completion, bytes of every cluster link...}.
+inline std::vector<double> run_collective(const ClusterSpec& spec, const CollectiveRun& run) {
+  return in_child([&] {
+    const Cluster cluster = Cluster::build(spec);
+    ExecutionGraph graph(cluster.gpu_count());
+    std::vector<int> all(static_cast<std::size_t>(cluster.gpu_count()));
+    for (int r = 0; r < cluster.gpu_count(); ++r)
+      all[static_cast<std::size_t>(r)] = r;
+    const auto comm = graph.add_communicator({"c", run.groups});
+    RankClass& rc = graph.add_class("all ranks", all);
+    rc.ops.add_collective({"collective", run.kind, comm, run.bytes, 1});
+    auto backend = find_network_backend(run.fidelity)->make(cluster, run.profile);
+    ReplayOptions options;
+    options.collective_algorithm = run.algorithm;
+    options.network_profile = run.profile;
+    const ReplayResult r = replay(graph, cluster, GpuSpec{}, *backend, options);
+    std::vector<double> out{r.collectives.at(0).end_s - r.collectives.at(0).start_s};
+    out.insert(out.end(), r.link_bytes.begin(), r.link_bytes.end());
+    return out;
+  });
+}
+
+inline std::vector<int> iota_ranks(int n, int first = 0) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    v[static_cast<std::size_t>(i)] = first + i;
+  return v;
 }
 
 }  // namespace clustersim::testing

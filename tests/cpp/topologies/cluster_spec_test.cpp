@@ -79,11 +79,66 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"typo_did_you_mean", "/fabric/oversubscripton", "2", "/fabric/oversubscripton",
                 "unknown key 'oversubscripton' (did you mean 'oversubscription'?)"},
         BadSpec{"top_level_typo", "/fabirc", "{}", "/fabirc", "(did you mean 'fabric'?)"},
-        BadSpec{"planned_fabric_type", "/fabric/type", R"("dragonfly")", "/fabric/type",
-                "fabric type \"dragonfly\" is not supported yet (supported: fat_tree, single_node)"},
         BadSpec{"unknown_fabric_type", "/fabric/type", R"("fat_tre")", "/fabric/type",
-                "expected one of fat_tree, single_node, got \"fat_tre\""},
-        BadSpec{"three_tiers", "/fabric/tiers", "3", "/fabric/tiers", "3 tiers are not supported yet"},
+                "expected one of fat_tree, rail_optimized, spine_leaf, dragonfly, torus, single_node, graph, "
+                "got \"fat_tre\""},
+        BadSpec{"four_tiers", "/fabric/tiers", "4", "/fabric/tiers", "expected 2 or 3 tiers for a fat-tree, got 4"},
+        BadSpec{"spine_leaf_three_tiers", "/fabric", R"({"type": "spine_leaf", "tiers": 3})", "/fabric/tiers",
+                "a spine_leaf fabric has 2 tiers, got 3"},
+        BadSpec{"rail_type_not_rail", "/fabric", R"({"type": "rail_optimized", "rail_optimized": false})",
+                "/fabric/rail_optimized", "always rail-optimized, got false"},
+        BadSpec{"torus_dimension_zero", "/fabric", R"({"type": "torus", "dims": [4, 0, 2]})", "/fabric/dims/1",
+                "expected a torus dimension between 1 and 65535, got 0"},
+        BadSpec{"torus_dimension_fraction", "/fabric", R"({"type": "torus", "dims": [4, 2.5]})", "/fabric/dims/1",
+                "expected an integer >= 1, got the number 2.5"},
+        BadSpec{"torus_without_dims", "/fabric", R"({"type": "torus"})", "/fabric/dims", "required key is missing"},
+        BadSpec{"torus_dims_wrong_product", "/fabric", R"({"type": "torus", "dims": [4, 4]})", "/fabric/dims",
+                "expected the product of dims (4 x 4 = 16) to equal the GPU count nodes x node.gpus = 4 x 8 = 32",
+                true},
+        BadSpec{"dims_on_a_fat_tree", "/fabric/dims", "[4, 4]", "/fabric/dims",
+                "only fabric type torus takes dims, this fabric is fat_tree"},
+        BadSpec{"planes_on_a_torus", "/fabric", R"({"type": "torus", "dims": [32], "planes": 2})", "/fabric/planes",
+                "fabric type torus has no planes"},
+        BadSpec{"dragonfly_without_groups", "/fabric", R"({"type": "dragonfly"})", "/fabric/groups",
+                "required key is missing"},
+        BadSpec{"dragonfly_too_many_groups", "/fabric",
+                R"({"type": "dragonfly", "groups": 10, "routers_per_group": 2, "global_links_per_router": 2})",
+                "/fabric/groups", "expected at most routers_per_group x global_links_per_router + 1 = 5 groups", true},
+        BadSpec{"graph_link_zero_bandwidth", "/fabric",
+                R"({"type": "graph", "links": [{"src": "node0/nic0", "dst": "node1/nic0", "bandwidth_Gbps": 0}]})",
+                "/fabric/links/0/bandwidth_Gbps", "expected a number > 0, got 0"},
+        BadSpec{"graph_link_negative_bandwidth", "/fabric",
+                R"({"type": "graph", "links": [{"src": "node0/nic0", "dst": "node1/nic0"},
+                                               {"src": "node1/nic0", "dst": "node2/nic0", "bandwidth_Gbps": -400}]})",
+                "/fabric/links/1/bandwidth_Gbps", "expected a number > 0, got -400"},
+        BadSpec{"graph_unknown_device", "/fabric",
+                R"({"type": "graph", "links": [{"src": "node0/nic0", "dst": "sw9"}]})", "/fabric/links/0/dst",
+                "unknown device \"sw9\"", true},
+        BadSpec{"graph_link_to_itself", "/fabric",
+                R"({"type": "graph", "links": [{"src": "node0/nic0", "dst": "node0/nic0"}]})", "/fabric/links/0/dst",
+                "expected a device other than the source"},
+        BadSpec{"graph_disconnected", "/fabric",
+                R"({"type": "graph", "devices": [{"name": "sw"}],
+                    "links": [{"src": "node0/nic0", "dst": "sw"}, {"src": "node1/nic0", "dst": "sw"},
+                              {"src": "node2/nic0", "dst": "sw"}]})",
+                // NIC 0 of node 1 hangs off its GPU 0 only: GPU 9 is the first GPU that GPU 0 cannot reach.
+                "/fabric", "the built cluster is not connected: GPU 0 (node0/gpu0) cannot reach GPU 9 (node1/gpu1)",
+                true},
+        BadSpec{"gpus_not_dividing_the_nvswitch_domain", "/node/scale_up/domain_gpus", "12", "/node/gpus",
+                "expected node.gpus to divide scale_up.domain_gpus (12: an NVLink domain spans whole nodes), got 8",
+                true},
+        BadSpec{"nodes_not_filling_the_nvswitch_domain", "/node/scale_up/domain_gpus", "24", "/nodes",
+                "expected a multiple of 3 (an NVLink domain of 24 GPUs spans 3 nodes of 8 GPUs), got 4", true},
+        BadSpec{"nvswitch_domain_too_large_for_its_generation", "/node/scale_up",
+                R"({"type": "nvswitch", "generation": "nvlink3", "domain_gpus": 32})", "/node/scale_up/domain_gpus",
+                "an nvlink3 NVSwitch domain holds at most 16 GPUs (A100), got 32", true},
+        BadSpec{"pcie_generation_on_nvswitch", "/node/scale_up", R"({"type": "nvswitch", "generation": "pcie4"})",
+                "/node/scale_up/generation", "scale_up type nvswitch needs an NVLink generation, got \"pcie4\""},
+        BadSpec{"nvlink_mesh_without_pcie", "/node/scale_up", R"({"type": "nvlink_mesh", "bandwidth_GBps": 150})",
+                "/node/pcie_switches", "nvlink_mesh leaves GPU pairs without NVLink (GPU 0 and GPU 5)", true},
+        BadSpec{"domain_on_a_mesh", "/node/scale_up",
+                R"({"type": "nvlink_mesh", "bandwidth_GBps": 150, "domain_gpus": 16})", "/node/scale_up/domain_gpus",
+                "only scale_up type nvswitch has NVLink domains across nodes"},
         BadSpec{"radix_fractional", "/fabric/switch_radix", "64.5", "/fabric/switch_radix", "expected an integer"},
         BadSpec{"radix_one", "/fabric/switch_radix", "1", "/fabric/switch_radix", "expected an integer >= 2"},
         BadSpec{"oversubscription_below_one", "/fabric/oversubscription", "0.5", "/fabric/oversubscription",
@@ -93,7 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"technology", "/fabric/technology", R"("roce")", "/fabric/technology",
                 "expected one of infiniband, ethernet"},
         BadSpec{"scale_up_type", "/node/scale_up/type", R"("nvlink")", "/node/scale_up/type",
-                "expected one of nvswitch, pcie"},
+                "expected one of nvswitch, nvlink_mesh, nvlink_pairs, pcie, none"},
         BadSpec{"pue_below_one", "/power/pue", "0.9", "/power/pue", "expected a number >= 1, got 0.9"},
         BadSpec{"amortization_zero", "/cost/amortization_years", "0", "/cost/amortization_years",
                 "expected a number > 0"},
@@ -110,7 +165,7 @@ INSTANTIATE_TEST_SUITE_P(
         // 4 rail-optimized nodes of 8 NICs at radix 6: d = 3, 8 * ceil(4 / 3) = 16 leaves > 6 spine ports.
         // Radix 7: still d = 3. Radix 8: d = 4, 8 * 1 = 8 leaves <= 8.
         BadSpec{"radix_too_small_for_nics", "/fabric/switch_radix", "6", "/fabric/switch_radix",
-                "radix 6 too small for 32 NICs with 2 tiers (needs >= 8;", true},
+                "radix 6 too small for 32 NICs with 2 tiers (needs >= 8, or fabric.tiers = 3)", true},
         BadSpec{"nics_zero_multi_node", "/node/nics", "0", "/node/nics", "needs nics >= 1", true}),
     [](const testing::TestParamInfo<BadSpec>& param_info) { return std::string(param_info.param.label); });
 
@@ -132,9 +187,19 @@ TEST(ClusterSpecValidation, RadixTooSmallNamesTheRadixNeeded) {
   const auto e = build_error(doc);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->json_path(), "/fabric/switch_radix");
-  EXPECT_EQ(e->message(),
-            "radix 40 too small for 808 NICs with 2 tiers (needs >= 42; a 3-tier fat-tree is not "
-            "supported yet)");
+  EXPECT_EQ(e->message(), "radix 40 too small for 808 NICs with 2 tiers (needs >= 42, or fabric.tiers = 3)");
+
+  // The same 101 nodes in 3 tiers at radix 40: d = 20, 6 groups of 20 nodes (the last of 1) = 48 rail
+  // leaves, pods of 16 leaves: 3 pods <= 40. Radix 4 in 3 tiers: pods of 2 leaves cannot hold 8
+  // rails (E = floor(2 / 8) * 8 = 0); radix 16 is the first with E = 8 and 101 / 8 -> 13 groups =
+  // 13 pods <= 16.
+  doc["fabric"]["tiers"] = 3;
+  EXPECT_FALSE(build_error(doc).has_value());
+  doc["fabric"]["switch_radix"] = 4;
+  const auto e3 = build_error(doc);
+  ASSERT_TRUE(e3.has_value());
+  EXPECT_EQ(e3->json_path(), "/fabric/switch_radix");
+  EXPECT_EQ(e3->message(), "radix 4 too small for 808 NICs with 3 tiers (needs >= 16)");
 
   // 2:1 on 2-port switches: u = floor(2 / 3) = 0 uplinks. The smallest radix that holds one node's 8
   // rail-optimized NICs at 2:1 is 8 (u = 2, d = 4, 8 leaves <= 8 spine ports; radix 7 needs 8 leaves).
@@ -266,21 +331,66 @@ TEST(ClusterSpecRoundTrip, SpecToJsonToSpecIsTheIdentity) {
   EXPECT_DOUBLE_EQ(b.cost.electricity_usd_per_kwh, 0.071);
   EXPECT_EQ(b.description, "round trip");
 
-  // All keys are written, defaults included: 8 top-level keys, 5 in node, 3 in scale_up, 7 in fabric.
+  // All keys are written, defaults included: 8 top-level keys, 6 in node, 2 in scale_up (type and
+  // latency; bandwidth_GBps is written when set), 8 in fabric (type-specific keys only when used).
   const ClusterSpec minimal =
       parse_cluster_spec(R"({"gpu": "l4", "node": {"scale_up": {"bandwidth_GBps": 64}}})", "m.json");
   const nlohmann::json out = nlohmann::json::parse(cluster_spec_to_json(minimal));
   EXPECT_EQ(out.size(), 8u);
-  EXPECT_EQ(out["node"].size(), 5u);
+  EXPECT_EQ(out["node"].size(), 6u);
   EXPECT_EQ(out["node"]["scale_up"].size(), 3u);
-  EXPECT_EQ(out["fabric"].size(), 7u);
+  EXPECT_EQ(out["fabric"].size(), 8u);
   EXPECT_EQ(out["fabric"]["switch_radix"], 64);
   EXPECT_EQ(parse_cluster_spec(out.dump(), "m.json"), minimal);
 }
 
+TEST(ClusterSpecRoundTrip, ExtendedKeysRoundTrip) {
+  // One spec per fabric family, every extension key away from its default.
+  const char* texts[] = {
+      R"({"gpu": "b200", "nodes": 36,
+          "node": {"gpus": 4, "scale_up": {"type": "nvswitch", "generation": "nvlink5", "domain_gpus": 72},
+                   "nics": 4, "pcie_switches": 2},
+          "fabric": {"type": "rail_optimized", "tiers": 3, "switch_radix": 32, "planes": 2,
+                     "nodes_per_rack": 18}})",
+      R"({"gpu": "h100-sxm5-80gb", "nodes": 8, "node": {"scale_up": {"bandwidth_GBps": 450}},
+          "fabric": {"type": "spine_leaf", "switch_radix": 24, "oversubscription": 2, "spines": 4,
+                     "spine_radix": 128}})",
+      R"({"gpu": "h100-sxm5-80gb", "nodes": 16, "node": {"gpus": 4, "scale_up": {"type": "none"}, "nics": 0},
+          "fabric": {"type": "torus", "dims": [4, 4, 4], "link_bandwidth_Gbps": 800}})",
+      R"({"gpu": "h100-sxm5-80gb", "nodes": 16, "node": {"gpus": 8, "scale_up": {"bandwidth_GBps": 450}},
+          "fabric": {"type": "dragonfly", "groups": 4, "routers_per_group": 4, "global_links_per_router": 2,
+                     "switch_radix": 16}})",
+      R"({"gpu": "v100-sxm2-32gb", "nodes": 2,
+          "node": {"gpus": 8, "scale_up": {"type": "nvlink_mesh", "generation": "nvlink2"}, "nics": 4,
+                   "pcie_switches": 4},
+          "fabric": {"type": "graph", "devices": [{"name": "sw", "kind": "leaf_switch", "forwards": true}],
+                     "links": [{"src": "node0/nic0", "dst": "sw", "bandwidth_Gbps": 100, "latency_us": 0.3,
+                                "technology": "ethernet", "duplex": false}]}})",
+  };
+  for (const char* text : texts) {
+    const ClusterSpec a = parse_cluster_spec(text, "x.json");
+    const std::string json = cluster_spec_to_json(a);
+    EXPECT_EQ(a, parse_cluster_spec(json, "x.json")) << json;
+  }
+  // Figures default from the generation: NVLink 5 is 900 GB/s per direction per GPU.
+  const ClusterSpec nvl = parse_cluster_spec(texts[0], "x.json");
+  EXPECT_DOUBLE_EQ(nvl.node.scale_up.bandwidth_GBps, 900.0);
+  EXPECT_EQ(nvl.domain_gpus(), 72);
+  EXPECT_EQ(nvl.nodes_per_domain(), 18);
+  EXPECT_EQ(nvl.nodes_per_rack(), 18);
+  EXPECT_EQ(parse_cluster_spec(texts[1], "x.json").fabric.technology, "ethernet");        // spine_leaf default
+  EXPECT_EQ(parse_cluster_spec(texts[2], "x.json").fabric.technology, "nvlink");          // torus default
+  EXPECT_EQ(parse_cluster_spec(texts[4], "x.json").node.scale_up.bandwidth_GBps, 150.0);  // NVLink 2
+  const ClusterSpec graph = parse_cluster_spec(texts[4], "x.json");
+  ASSERT_EQ(graph.fabric.links.size(), 1u);
+  EXPECT_FALSE(graph.fabric.links[0].duplex);
+  EXPECT_EQ(graph.fabric.links[0].technology, "ethernet");
+}
+
 TEST(ClusterSpecRoundTrip, EveryPresetRoundTrips) {
   const auto names = cluster_preset_names();
-  ASSERT_EQ(names, (std::vector<std::string>{"dgx-a100-superpod", "dgx-h100", "dgx-h100-superpod"}));
+  ASSERT_EQ(names, (std::vector<std::string>{"dgx-a100-superpod", "dgx-h100", "dgx-h100-superpod", "gb200-nvl72",
+                                             "hgx-h100-roce", "l4-pcie-server", "torus-3d"}));
   for (const auto& name : names) {
     const ClusterSpec a = load_cluster_spec(name);
     EXPECT_EQ(a.name, name);

@@ -237,6 +237,12 @@ TEST(Cluster, ToStringNamesEveryKind) {
   EXPECT_STREQ(to_string(DeviceKind::leaf_switch), "leaf_switch");
   EXPECT_STREQ(to_string(DeviceKind::spine_switch), "spine_switch");
   EXPECT_STREQ(to_string(DeviceKind::core_switch), "core_switch");
+  EXPECT_STREQ(to_string(DeviceKind::host_bridge), "host_bridge");
+  EXPECT_EQ(device_kind_named("host_bridge"), DeviceKind::host_bridge);
+  EXPECT_EQ(device_kind_named("spine_switch"), DeviceKind::spine_switch);
+  EXPECT_EQ(device_kind_named("router"), std::nullopt);
+  EXPECT_EQ(link_technology_named("ethernet"), LinkTechnology::ethernet);
+  EXPECT_EQ(link_technology_named("roce"), std::nullopt);
   EXPECT_STREQ(to_string(LinkTechnology::nvlink), "nvlink");
   EXPECT_STREQ(to_string(LinkTechnology::pcie), "pcie");
   EXPECT_STREQ(to_string(LinkTechnology::infiniband), "infiniband");

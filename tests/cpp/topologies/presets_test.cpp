@@ -1,6 +1,7 @@
 // Every preset builds, with the device and link counts of the fat-tree rule worked out by hand.
 #include <gtest/gtest.h>
 
+#include "sim/core/error.hpp"
 #include "topologies/cluster.hpp"
 #include "topology_test_util.hpp"
 
@@ -50,10 +51,14 @@ TEST(Presets, DgxH100SuperpodAt256Nodes) {
 }
 
 TEST(Presets, DgxA100SuperpodCounts) {
-  // 20 nodes x 8: 160 GPUs and NICs. Radix 40, 1:1: d = u = 20; 1 leaf per rail, 8 leaves; 20 spines.
-  // Links: 2 * (160 * 3 + 8 * 20) = 1280.
+  // 140 nodes x 8: 1120 GPUs and NICs. Radix 40, 1:1: d = u = 20. Rail-optimized, 3 tiers: 7 groups
+  // of 20 nodes, 7 x 8 = 56 leaves; pods of E = floor(20 / 8) * 8 = 16 leaves (2 groups): 4 pods of
+  // u = 20 aggregation switches = 80; A = 16 uplinks each, m = 8 (largest divisor of 16 with
+  // 4 m <= 40), C = 2 cores per group: 20 x 2 = 40 cores.
+  // Links: 2 * (1120 NVLink + 1120 PCIe + 1120 NIC-leaf + 56 * 20 leaf-agg + 80 * 16 agg-core) = 11520.
   const Cluster c = Cluster::build(load_cluster_spec("dgx-a100-superpod"));
-  expect_counts(c, {160, 20, 160, 8, 20, 160 + 20 + 160 + 8 + 20, 1280});
+  expect_counts(c, {1120, 140, 1120, 56, 80, 1120 + 140 + 1120 + 56 + 80 + 40, 11520});
+  EXPECT_EQ(count_devices(c, DeviceKind::core_switch), 40);
   for (const Link& l : c.links()) {
     if (l.technology == LinkTechnology::infiniband) {
       EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 25e9);
@@ -67,10 +72,49 @@ TEST(Presets, DgxA100SuperpodCounts) {
   }
 }
 
-TEST(Presets, DgxA100SuperpodLargestTwoTierSize) {
-  // Radix 40 holds 40 * 40 / 2 = 800 NICs in two tiers: 100 nodes (5 leaves per rail, 40 leaves).
-  const Cluster c = Cluster::build(load_cluster_spec("dgx-a100-superpod", {{"nodes", "100"}}));
-  expect_counts(c, {800, 100, 800, 40, 20, 800 + 100 + 800 + 40 + 20, 2 * (800 * 3 + 40 * 20)});
+TEST(Presets, DgxA100SuperpodAt256NodesNeedsThreeTiers) {
+  // Two tiers of radix 40 hold at most 40 * 40 / 2 = 800 NICs (100 nodes: 5 leaves per rail, 40 leaves).
+  const Cluster two = Cluster::build(load_cluster_spec("dgx-a100-superpod", {{"nodes", "100"}, {"fabric.tiers", "2"}}));
+  expect_counts(two, {800, 100, 800, 40, 20, 800 + 100 + 800 + 40 + 20, 2 * (800 * 3 + 40 * 20)});
+  EXPECT_THROW(Cluster::build(load_cluster_spec("dgx-a100-superpod", {{"nodes", "256"}, {"fabric.tiers", "2"}})),
+               SpecError);
+  // 256 nodes in 3 tiers: 13 groups (the last of 16 nodes), 104 leaves, 7 pods of 16 leaves (the last
+  // of 8): 140 aggregation switches; m = 4 (7 m <= 40), C = 4: 80 cores.
+  // Links: 2 * (2048 * 3 + 104 * 20 + 140 * 16) = 20928.
+  const Cluster three = Cluster::build(load_cluster_spec("dgx-a100-superpod", {{"nodes", "256"}}));
+  expect_counts(three, {2048, 256, 2048, 104, 140, 2048 + 256 + 2048 + 104 + 140 + 80, 20928});
+}
+
+TEST(Presets, NewPresetsCounts) {
+  // hgx-h100-roce: 512 NICs, radix 64 at 2:1: u = 21, d = 42: ceil(512 / 42) = 13 leaves; 7 spines with
+  // 21 / 7 = 3 links from every leaf. Links: 2 * (512 * 3 + 13 * 21) = 3618.
+  const Cluster roce = Cluster::build(load_cluster_spec("hgx-h100-roce"));
+  expect_counts(roce, {512, 64, 512, 13, 7, 512 + 64 + 512 + 13 + 7, 3618});
+  for (const Link& l : roce.links()) {
+    if (l.technology != LinkTechnology::nvlink && l.technology != LinkTechnology::pcie) {
+      EXPECT_EQ(l.technology, LinkTechnology::ethernet);
+      EXPECT_DOUBLE_EQ(l.latency_s, 1e-6);
+    }
+  }
+  // gb200-nvl72: 72 trays of 4 GPUs, 4 NVLink domains of 72 GPUs (one NVSwitch each), 288 NICs
+  // rail-optimized: 4 rails x ceil(72 / 32) = 12 leaves, 32 spines.
+  // Links: 2 * (288 NVLink + 288 PCIe + 288 NIC-leaf + 12 * 32) = 2496.
+  const Cluster nvl = Cluster::build(load_cluster_spec("gb200-nvl72"));
+  expect_counts(nvl, {288, 4, 288, 12, 32, 288 + 4 + 288 + 12 + 32, 2496});
+  for (const Link& l : nvl.links()) {
+    if (l.technology == LinkTechnology::nvlink) {
+      EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 900e9);
+    }  // NVLink 5 per direction
+  }
+  // torus-3d: 64 GPUs, 6 links each, no switch and no NIC: 64 * 6 directed links.
+  const Cluster torus = Cluster::build(load_cluster_spec("torus-3d"));
+  expect_counts(torus, {64, 0, 0, 0, 0, 64, 384});
+  // l4-pcie-server: 8 GPUs and 2 NICs under 2 PCIe switches under one host bridge.
+  // Links: 2 * (8 GPU + 2 NIC + 2 switch uplinks) = 24.
+  const Cluster l4 = Cluster::build(load_cluster_spec("l4-pcie-server"));
+  expect_counts(l4, {8, 0, 2, 0, 0, 8 + 2 + 2 + 1, 24});
+  EXPECT_EQ(count_devices(l4, DeviceKind::pcie_switch), 2);
+  EXPECT_EQ(count_devices(l4, DeviceKind::host_bridge), 1);
 }
 
 TEST(Presets, DgxH100IsOneNodeWithoutFabric) {

@@ -1,7 +1,6 @@
 // Routing: every route is a shortest path (checked against a plain BFS) that never passes through a
 // GPU; intra-node traffic takes the 2 NVLink hops of the scale-up domain; ECMP spreads flows evenly
 // over equal-cost uplinks and a flow always takes the same path.
-#include <chrono>
 #include <cmath>
 #include <deque>
 #include <iostream>
@@ -17,6 +16,7 @@
 namespace clustersim {
 namespace {
 
+using test::check_random_routes_are_shortest;
 using test::fat_tree_spec;
 
 const Device& device(const Cluster& c, int i) {
@@ -26,62 +26,35 @@ const Link& link(const Cluster& c, int i) {
   return c.links()[static_cast<std::size_t>(i)];
 }
 
-// Hop count of the shortest src -> dst path whose intermediate devices forward (reference BFS).
-int bfs_hops(const Cluster& c, int src, int dst) {
-  std::vector<int> dist(c.devices().size(), -1);
-  std::deque<int> queue{src};
-  dist[static_cast<std::size_t>(src)] = 0;
-  while (!queue.empty()) {
-    const int v = queue.front();
-    queue.pop_front();
-    if (v == dst) return dist[static_cast<std::size_t>(v)];
-    if (v != src && !device(c, v).forwards) continue;
-    for (const int id : c.out_links(v)) {
-      const int w = link(c, id).dst;
-      if (dist[static_cast<std::size_t>(w)] >= 0) continue;
-      dist[static_cast<std::size_t>(w)] = dist[static_cast<std::size_t>(v)] + 1;
-      queue.push_back(w);
-    }
-  }
-  return -1;
-}
-
-// Checks that `route` is a chain of links from src to dst through forwarding devices only.
-void expect_valid_route(const Cluster& c, int src, int dst, const std::vector<int>& route) {
-  ASSERT_FALSE(route.empty());
-  EXPECT_EQ(link(c, route.front()).src, src);
-  EXPECT_EQ(link(c, route.back()).dst, dst);
-  for (std::size_t i = 0; i + 1 < route.size(); ++i) {
-    const int via = link(c, route[i]).dst;
-    EXPECT_EQ(link(c, route[i + 1]).src, via);
-    EXPECT_TRUE(device(c, via).forwards) << "route passes through " << device(c, via).name;
-    EXPECT_NE(device(c, via).kind, DeviceKind::gpu) << "route passes through " << device(c, via).name;
-  }
-}
-
-void check_random_routes_are_shortest(const Cluster& c, int pairs) {
-  std::mt19937_64 rng(12345);
-  std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1);
-  std::vector<int> route;
-  for (int i = 0; i < pairs; ++i) {
-    const int src = gpu(rng), dst = gpu(rng);
-    route.clear();
-    c.route(src, dst, rng(), route);
-    if (src == dst) {
-      EXPECT_TRUE(route.empty());
-      continue;
-    }
-    expect_valid_route(c, src, dst, route);
-    EXPECT_EQ(static_cast<int>(route.size()), bfs_hops(c, src, dst)) << src << " -> " << dst;
-  }
-}
-
 TEST(Routing, RandomRoutesAreShortestAndAvoidGpus) {
   check_random_routes_are_shortest(Cluster::build(fat_tree_spec(6, 4, 4, 8, 1.0, true)), 400);
   check_random_routes_are_shortest(Cluster::build(fat_tree_spec(6, 2, 2, 8, 1.0, false)), 400);
   check_random_routes_are_shortest(Cluster::build(fat_tree_spec(5, 8, 4, 12, 2.0, false)), 400);  // shared NICs
   check_random_routes_are_shortest(Cluster::build(fat_tree_spec(3, 4, 1, 8, 1.0, false, "pcie")), 200);
   check_random_routes_are_shortest(Cluster::build(load_cluster_spec("dgx-h100-superpod")), 400);
+}
+
+TEST(Routing, EveryFabricRoutesOnShortestPaths) {
+  using test::node_spec;
+  using test::spec_from;
+  const nlohmann::json fabrics[] = {
+      node_spec(8, 2, 2, {{"type", "fat_tree"}, {"tiers", 3}, {"switch_radix", 4}}),
+      node_spec(24, 4, 4, {{"type", "rail_optimized"}, {"tiers", 3}, {"switch_radix", 16}, {"oversubscription", 3}}),
+      node_spec(10, 4, 2, {{"type", "spine_leaf"}, {"switch_radix", 12}, {"spines", 2}, {"oversubscription", 2}}),
+      node_spec(8, 2, 2, {{"type", "fat_tree"}, {"switch_radix", 8}, {"planes", 2}}),
+      node_spec(16, 2, 2,
+                {{"type", "dragonfly"},
+                 {"groups", 4},
+                 {"routers_per_group", 2},
+                 {"global_links_per_router", 2},
+                 {"switch_radix", 8}}),
+      node_spec(12, 4, 0, {{"type", "torus"}, {"dims", {4, 3, 4}}}, "none"),
+      node_spec(8, 4, 4, {{"type", "torus"}, {"dims", {8, 4}}}),  // GPUs forward and have an NVSwitch
+  };
+  for (const auto& doc : fabrics) {
+    SCOPED_TRACE(doc["fabric"].dump());
+    check_random_routes_are_shortest(Cluster::build(spec_from(doc)), 300);
+  }
 }
 
 TEST(Routing, IntraNodeRoutesAreTwoNvlinkHops) {
@@ -214,27 +187,21 @@ TEST(Routing, RejectsOutOfRangeGpus) {
   EXPECT_TRUE(route.empty());
 }
 
-TEST(Routing, IsFastOnTwoThousandGpus) {
-  // 256 DGX nodes (2,048 GPUs): a million routes between random pairs. Reports the rate; the bound is
-  // loose (shared 2-core machines) but catches an accidental allocation or recomputation per route.
+TEST(Routing, RandomPairsOnTwoThousandGpusCrossNodes) {
+  // 256 DGX nodes (2,048 GPUs): routes between random pairs are 4 or 6 hops across nodes. Speed is
+  // measured by bench/bench_topology, not here.
   const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod", {{"nodes", "256"}}));
   std::mt19937_64 rng(99);
   std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1);
   std::vector<int> route;
-  route.reserve(16);
-  constexpr int k_routes = 1000000;
+  constexpr int k_routes = 20000;
   std::size_t hops = 0;
-  const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < k_routes; ++i) {
     route.clear();
     c.route(gpu(rng), gpu(rng), static_cast<std::uint64_t>(i), route);
     hops += route.size();
   }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "[ info     ] " << k_routes << " routes (" << hops << " hops) in " << s << " s: " << k_routes / s
-            << " routes/s\n";
   EXPECT_GT(hops, 5u * k_routes);  // almost all pairs are cross-node: 4 or 6 hops
-  EXPECT_LT(s, 10.0);
 }
 
 }  // namespace

@@ -1,0 +1,194 @@
+#pragma once
+// Shared by the microbenchmarks: command-line options, the device description, CUDA error checks and
+// the writer of clustersim's measurement JSON ("format": "clustersim-measurements/1", documented in
+// calibration/README.md and read by sim/hardware/kernel_measurement.cpp).
+//
+// `--help` prints the usage without touching the GPU (the build's smoke test runs it on machines
+// without one).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+namespace clustersim_bench {
+
+#define BENCH_CHECK_CUDA(call)                                                                         \
+  do {                                                                                                 \
+    const cudaError_t status_ = (call);                                                                \
+    if (status_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(status_)); \
+      std::exit(1);                                                                                    \
+    }                                                                                                  \
+  } while (0)
+
+struct Options {
+  std::string out;  // "" = stdout
+  int device = 0;
+  int repetitions = 0;     // 0: the program's default
+  double max_bytes = 0.0;  // 0: the program's default
+  std::vector<std::string> dtypes;
+  std::string shapes;  // gemm_sweep: "m,n,k;m,n,k"
+};
+
+inline std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// Parses the common options; prints `usage` and exits 0 on --help, 2 on a bad option.
+inline Options parse_options(int argc, char** argv, const char* usage) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "option %s needs a value\n\n%s", a.c_str(), usage);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    } else if (a == "--out") {
+      o.out = value();
+    } else if (a == "--device") {
+      o.device = std::atoi(value().c_str());
+    } else if (a == "--reps") {
+      o.repetitions = std::atoi(value().c_str());
+    } else if (a == "--max-bytes") {
+      o.max_bytes = std::atof(value().c_str());
+    } else if (a == "--dtypes") {
+      o.dtypes = split(value(), ',');
+    } else if (a == "--shapes") {
+      o.shapes = value();
+    } else {
+      std::fprintf(stderr, "unknown option %s\n\n%s", a.c_str(), usage);
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+inline std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out + "\"";
+}
+
+// The NVIDIA kernel-module version ("550.54.15") from /proc, else the CUDA driver API version.
+inline std::string driver_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (std::getline(in, line)) {
+    const auto pos = line.find("Kernel Module");
+    if (pos != std::string::npos) {
+      std::stringstream s(line.substr(pos + 13));
+      std::string version;
+      s >> version;
+      if (!version.empty()) return version;
+    }
+  }
+  int v = 0;
+  cudaDriverGetVersion(&v);
+  return "CUDA driver API " + std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+// The "device" object of the measurement file, for `device` (and `ranks` GPUs when > 1).
+inline std::string device_json(int device, int ranks = 1) {
+  cudaDeviceProp p{};
+  BENCH_CHECK_CUDA(cudaGetDeviceProperties(&p, device));
+  int runtime = 0, clock_khz = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device);
+  std::ostringstream o;
+  o << "{\"name\": " << json_string(p.name) << ", \"driver\": " << json_string(driver_version())
+    << ", \"runtime\": " << json_string(std::to_string(runtime / 1000) + "." + std::to_string((runtime % 1000) / 10))
+    << ", \"sm_count\": " << p.multiProcessorCount << ", \"clock_MHz\": " << clock_khz / 1000
+    << ", \"memory_bytes\": " << p.totalGlobalMem;
+  if (ranks > 1) o << ", \"ranks\": " << ranks;
+  o << "}";
+  return o.str();
+}
+
+// Collects measurement records (JSON objects without braces) and writes the file.
+class MeasurementWriter {
+ public:
+  MeasurementWriter(std::string benchmark, std::string device)
+      : benchmark_(std::move(benchmark)), device_(std::move(device)) {}
+
+  void add(const std::string& fields) { records_.push_back("{" + fields + "}"); }
+
+  void write(const std::string& path) const {
+    std::ostringstream o;
+    o << "{\n  \"format\": \"clustersim-measurements/1\",\n  \"benchmark\": " << json_string(benchmark_)
+      << ",\n  \"device\": " << device_ << ",\n  \"measurements\": [\n";
+    for (std::size_t i = 0; i < records_.size(); ++i)
+      o << "    " << records_[i] << (i + 1 < records_.size() ? ",\n" : "\n");
+    o << "  ]\n}\n";
+    if (path.empty()) {
+      std::fputs(o.str().c_str(), stdout);
+      return;
+    }
+    std::ofstream f(path);
+    if (!f) {
+      std::fprintf(stderr, "cannot write %s\n", path.c_str());
+      std::exit(1);
+    }
+    f << o.str();
+    std::fprintf(stderr, "wrote %zu measurements to %s\n", records_.size(), path.c_str());
+  }
+
+ private:
+  std::string benchmark_;
+  std::string device_;
+  std::vector<std::string> records_;
+};
+
+inline std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// Times `body` on the current stream with CUDA events: warm-up launches, then `repetitions` timed
+// back to back; returns seconds per repetition.
+template <class Body>
+double time_per_call_s(Body body, int repetitions, int warmup = 3, cudaStream_t stream = nullptr) {
+  for (int i = 0; i < warmup; ++i)
+    body();
+  cudaEvent_t start, stop;
+  BENCH_CHECK_CUDA(cudaEventCreate(&start));
+  BENCH_CHECK_CUDA(cudaEventCreate(&stop));
+  BENCH_CHECK_CUDA(cudaEventRecord(start, stream));
+  for (int i = 0; i < repetitions; ++i)
+    body();
+  BENCH_CHECK_CUDA(cudaEventRecord(stop, stream));
+  BENCH_CHECK_CUDA(cudaEventSynchronize(stop));
+  float ms = 0.0f;
+  BENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return double(ms) * 1e-3 / repetitions;
+}
+
+// Repetitions for about `budget_s` of GPU time, at least `min_reps`, given one call's time.
+inline int repetitions_for(double single_s, int fixed, double budget_s = 0.2, int min_reps = 10, int max_reps = 10000) {
+  if (fixed > 0) return fixed;
+  const double n = budget_s / (single_s > 0 ? single_s : 1e-6);
+  return n < min_reps ? min_reps : n > max_reps ? max_reps : int(n);
+}
+
+}  // namespace clustersim_bench

@@ -1,0 +1,268 @@
+// clustersim calibrate: fit the GPU kernel model to measurements and write a calibration profile, or
+// (--report) print the error of the compiled-in profiles on measurements kept out of their fit.
+//
+//   clustersim calibrate MEASUREMENTS... [--gpu ID] [--out profile.json] [--held-out FILE ...]
+//                        [--description TEXT] [--data DIR]
+//   clustersim calibrate --report [--gpu ID] [--data DIR] [--json]
+//
+// MEASUREMENTS are files in the formats of sim/hardware/kernel_measurement.hpp (clustersim measurement
+// JSON, Vidur mlp.csv, published microbench.json), optionally with a "#id..id" record selector. A path
+// that does not exist as given is looked up in --data (default ../shared/data, the reference data);
+// the profile records the paths as given.
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/arguments.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/hardware/calibration_profile.hpp"
+#include "sim/hardware/gpu_catalogue.hpp"
+#include "sim/hardware/kernel_accuracy.hpp"
+#include "sim/hardware/kernel_fit.hpp"
+#include "sim/hardware/kernel_measurement.hpp"
+
+namespace clustersim::cli {
+namespace {
+
+constexpr const char* kDefaultDataDir = "../shared/data";
+
+// Published GEMM-table records are compared by throughput (TFLOP/s), everything else by time.
+bool is_gemm_table(const KernelMeasurement& m) {
+  return m.operation == "gemm" || m.operation == "gemm_max_achievable" || m.operation == "grouped_gemm";
+}
+
+std::string resolve(const std::string& argument, const std::string& data_dir) {
+  const auto hash = argument.find('#');
+  const std::string path = argument.substr(0, hash);
+  const std::string selector = hash == std::string::npos ? "" : argument.substr(hash);
+  if (std::filesystem::exists(path)) return argument;
+  const std::filesystem::path in_data = std::filesystem::path(data_dir) / path;
+  if (std::filesystem::exists(in_data)) return in_data.string() + selector;
+  throw SpecError(path, "",
+                  "no such measurement file (nor in the reference data folder " + data_dir + "; pass --data DIR)");
+}
+
+// Reads `arguments`, keeping the measurements of `gpu` (measurements of an unnamed GPU are assumed
+// to be of it). Notes on what was skipped go to `notes`.
+std::vector<KernelMeasurement> read_all(const std::vector<std::string>& arguments, const std::string& data_dir,
+                                        const std::string& gpu, std::vector<std::string>* notes) {
+  std::vector<KernelMeasurement> out;
+  for (const auto& argument : arguments) {
+    MeasurementSet set = read_measurements(resolve(argument, data_dir));
+    std::size_t other = 0;
+    for (auto& m : set.kernels) {
+      if (!m.gpu.empty() && m.gpu != gpu) {
+        ++other;
+        continue;
+      }
+      out.push_back(std::move(m));
+    }
+    if (notes == nullptr) continue;
+    for (const auto& n : set.notes)
+      notes->push_back(argument + ": " + n);
+    if (other > 0) notes->push_back(argument + ": " + std::to_string(other) + " measurements of other GPUs skipped");
+  }
+  return out;
+}
+
+std::string infer_gpu(const std::vector<std::string>& arguments, const std::string& data_dir) {
+  std::set<std::string> gpus;
+  for (const auto& argument : arguments) {
+    for (const auto& m : read_measurements(resolve(argument, data_dir)).kernels) {
+      if (!m.gpu.empty()) gpus.insert(m.gpu);
+    }
+  }
+  if (gpus.size() == 1) return *gpus.begin();
+  std::string list;
+  for (const auto& g : gpus)
+    list += (list.empty() ? "" : ", ") + g;
+  throw UsageError(gpus.empty() ? "cannot tell which GPU the measurements are of: pass --gpu ID"
+                                : "the measurements are of several GPUs (" + list + "): pass --gpu ID");
+}
+
+std::string percent(double v) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(1) << 100.0 * v << "%";
+  return o.str();
+}
+
+void print_table(std::ostream& o, const std::string& title, const AccuracySummary& s) {
+  o << "  " << title << "\n";
+  o << "    " << std::left << std::setw(28) << "operation" << std::right << std::setw(7) << "count" << std::setw(10)
+    << "median" << std::setw(10) << "p90" << std::setw(10) << "signed"
+    << "\n";
+  auto row = [&](const ErrorStats& e) {
+    o << "    " << std::left << std::setw(28) << e.operation << std::right << std::setw(7) << e.count << std::setw(10)
+      << percent(e.median_abs_error) << std::setw(10) << percent(e.p90_abs_error) << std::setw(10)
+      << percent(e.median_error) << "\n";
+  };
+  for (const auto& e : s.operations)
+    row(e);
+  if (s.operations.size() > 1) row(s.all);
+}
+
+nlohmann::ordered_json summary_json(const AccuracySummary& s) {
+  auto stats = [](const ErrorStats& e) {
+    return nlohmann::ordered_json{{"operation", e.operation},
+                                  {"count", e.count},
+                                  {"median_abs_error", e.median_abs_error},
+                                  {"p90_abs_error", e.p90_abs_error},
+                                  {"median_error", e.median_error}};
+  };
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const auto& e : s.operations)
+    ops.push_back(stats(e));
+  return {{"operations", ops}, {"all", stats(s.all)}};
+}
+
+int run_fit(const Arguments& a) {
+  const std::string data_dir = a.value("data").value_or(kDefaultDataDir);
+  const std::vector<std::string>& inputs = a.positional();
+  if (inputs.empty()) throw UsageError("give the measurement files to fit, or --report");
+  const std::string gpu_id = a.value("gpu").value_or("");
+  const std::string id = gpu_id.empty() ? infer_gpu(inputs, data_dir) : gpu_id;
+  const GpuSpec base = find_gpu(id, "--gpu", "");
+  std::vector<std::string> notes;
+  const std::vector<KernelMeasurement> measurements = read_all(inputs, data_dir, id, &notes);
+
+  KernelFitOptions options;
+  options.fitted_on = inputs;
+  options.held_out = a.values("held-out");
+  options.description =
+      a.value("description").value_or("kernel-model parameters of " + base.name + " fitted by clustersim calibrate");
+  const CalibrationProfile profile = fit_kernel_model(base, measurements, options);
+  const std::string json = calibration_profile_to_json(profile);
+
+  std::ostream& o = a.value("out") ? std::cout : std::cerr;
+  o << "calibrate " << id << ": " << measurements.size() << " kernel measurements\n";
+  for (const auto& n : notes)
+    o << "  note: " << n << "\n";
+  o << "  " << std::left << std::setw(26) << "parameter" << std::right << std::setw(12) << "value" << std::setw(8)
+    << "count" << std::setw(10) << "median" << std::setw(10) << "p90"
+    << "\n";
+  for (const auto& p : profile.parameters) {
+    o << "  " << std::left << std::setw(26) << p.name << std::right << std::setw(12) << std::setprecision(5) << p.value
+      << std::setw(8) << p.residual.measurements << std::setw(10) << percent(p.residual.median_abs_error)
+      << std::setw(10) << percent(p.residual.p90_abs_error) << "\n";
+  }
+  if (!options.held_out.empty()) {
+    GpuSpec fitted = base;
+    apply_calibration_profile(fitted, profile);
+    const std::vector<KernelMeasurement> held_out = read_all(options.held_out, data_dir, id, nullptr);
+    std::vector<KernelMeasurement> times, tables;
+    for (const auto& m : held_out)
+      (is_gemm_table(m) ? tables : times).push_back(m);
+    if (!times.empty()) print_table(o, "held out, kernel time |error|:", kernel_accuracy(fitted, times));
+    if (!tables.empty())
+      print_table(o, "held out, GEMM TFLOP/s |error|:", kernel_accuracy(fitted, tables, ErrorMetric::throughput));
+  }
+  if (auto out = a.value("out")) {
+    std::ofstream f(*out);
+    if (!f) throw SpecError(*out, "", "cannot write the profile");
+    f << json;
+    o << "wrote " << *out << "\n";
+  } else {
+    std::cout << json;
+  }
+  return 0;
+}
+
+// The report of one profile: its fit set, its held-out measurements, and a second split that refits
+// on the tensor-parallel degree 1 rows of the Vidur tables and tests on the other degrees.
+nlohmann::ordered_json report_profile(const CalibrationProfile& profile, const std::string& data_dir, bool text) {
+  GpuSpec gpu = find_gpu(profile.gpu, "calibration profile " + profile.name, "/gpu");
+  const GpuSpec base = gpu;
+  apply_calibration_profile(gpu, profile);
+  const std::vector<KernelMeasurement> fit = read_all(profile.fitted_on, data_dir, profile.gpu, nullptr);
+  const std::vector<KernelMeasurement> held_out = read_all(profile.held_out, data_dir, profile.gpu, nullptr);
+  std::vector<KernelMeasurement> times, tables;
+  for (const auto& m : held_out)
+    (is_gemm_table(m) ? tables : times).push_back(m);
+
+  // Second split: by tensor-parallel degree, over every Vidur row of both sets.
+  std::vector<KernelMeasurement> tp1, tp_other;
+  for (const auto* set : {&fit, &held_out}) {
+    for (const auto& m : *set) {
+      if (m.tp == 1) tp1.push_back(m);
+      if (m.tp > 1) tp_other.push_back(m);
+    }
+  }
+  for (const auto& m : fit) {
+    if (m.tp == 0) tp1.push_back(m);  // the non-Vidur records of the fit (attention, fp8 GEMMs)
+  }
+  std::optional<AccuracySummary> tp_split;
+  if (!tp1.empty() && !tp_other.empty()) {
+    GpuSpec refit = base;
+    apply_calibration_profile(refit, fit_kernel_model(base, tp1, {}));
+    tp_split = kernel_accuracy(refit, tp_other);
+  }
+
+  const AccuracySummary fit_summary = kernel_accuracy(gpu, fit);
+  const AccuracySummary times_summary = kernel_accuracy(gpu, times);
+  const AccuracySummary tables_summary = kernel_accuracy(gpu, tables, ErrorMetric::throughput);
+  if (text) {
+    std::cout << "calibration profile " << profile.name << ": " << profile.description << "\n";
+    std::cout << "  fitted on:";
+    for (const auto& f : profile.fitted_on)
+      std::cout << " " << f;
+    std::cout << "\n  held out: ";
+    for (const auto& f : profile.held_out)
+      std::cout << " " << f;
+    std::cout << "\n";
+    print_table(std::cout, "fit set, kernel time |error| (not a test: these measurements were fitted):", fit_summary);
+    if (!times.empty()) print_table(std::cout, "held out, kernel time |error|:", times_summary);
+    if (!tables.empty()) print_table(std::cout, "held out, published GEMM tables, TFLOP/s |error|:", tables_summary);
+    if (tp_split)
+      print_table(std::cout, "second split: refit on tensor-parallel degree 1, kernel time |error| on degrees 2, 4, 8:",
+                  *tp_split);
+    std::cout << "\n";
+  }
+  nlohmann::ordered_json j{{"profile", profile.name},
+                           {"gpu", profile.gpu},
+                           {"fitted_on", profile.fitted_on},
+                           {"held_out", profile.held_out},
+                           {"fit", summary_json(fit_summary)},
+                           {"held_out_kernel_time", summary_json(times_summary)},
+                           {"held_out_gemm_tflops", summary_json(tables_summary)}};
+  if (tp_split) j["tp_split_kernel_time"] = summary_json(*tp_split);
+  return j;
+}
+
+int run_report(const Arguments& a) {
+  if (!a.positional().empty()) throw UsageError("--report takes no measurement files (it reads each profile's)");
+  const std::string data_dir = a.value("data").value_or(kDefaultDataDir);
+  std::vector<std::string> gpus;
+  if (auto g = a.value("gpu")) {
+    gpus.push_back(*g);
+  } else {
+    gpus = calibration_profile_names();
+  }
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& id : gpus) {
+    const std::optional<CalibrationProfile> profile = find_calibration_profile(id);
+    if (!profile) {
+      std::string known;
+      for (const auto& n : calibration_profile_names())
+        known += (known.empty() ? "" : ", ") + n;
+      throw SpecError("--gpu", "", "no calibration profile for '" + id + "'; profiles: " + known);
+    }
+    all.push_back(report_profile(*profile, data_dir, !a.flag("json")));
+  }
+  if (a.flag("json")) std::cout << all.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_calibrate(const std::vector<std::string>& args) {
+  const Arguments a(args, {"gpu", "out", "held-out", "description", "data"}, {"report", "json"});
+  return a.flag("report") ? run_report(a) : run_fit(a);
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,61 @@
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "sim/cli/arguments.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/core/error.hpp"
+#include "sim/network/network_calibration.hpp"
+
+namespace clustersim::cli {
+namespace {
+
+void print_errors(const std::vector<TableError>& errors) {
+  std::printf("  %-22s %-9s %-17s %5s %10s %10s %10s\n", "table", "role", "algorithm", "rows", "median", "p90", "max");
+  for (const auto& e : errors) {
+    std::printf("  %-22s %-9s %-17s %5d %9.1f%% %9.1f%% %9.1f%%\n", e.id.c_str(), e.role.c_str(), e.algorithm.c_str(),
+                e.rows, 100 * e.median_abs_error, 100 * e.p90_abs_error, 100 * e.max_abs_error);
+  }
+}
+
+}  // namespace
+
+int run_calibrate_network(const std::vector<std::string>& args) {
+  const Arguments a(args, {"datasets", "data-dir", "out-dir", "min-bytes", "fidelity", "profile"}, {"check"});
+  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  const std::string datasets = a.value("datasets").value_or("calibration/network/datasets.json");
+  const std::string data_dir = a.value("data-dir").value_or("../shared/data");
+  const double min_bytes = std::stod(a.value("min-bytes").value_or("1048576"));
+  const NetworkDatasets data = load_network_datasets(datasets, data_dir);
+  for (const NetworkProfile& base : data.profiles) {
+    std::vector<CollectiveTable> tables;
+    for (const auto& t : data.tables)
+      if (t.profile == base.name) tables.push_back(t);
+    if (a.flag("check")) {
+      // Evaluate the shipped profile with the chosen fidelity (flow: SimGrid, one child per table).
+      const NetworkProfile profile = load_network_profile(base.name);
+      const std::string fidelity = a.value("fidelity").value_or("flow");
+      std::printf("\nprofile %s: bus bandwidth error per table (sizes >= %.0f B, %s backend)\n", profile.name.c_str(),
+                  min_bytes, fidelity.c_str());
+      print_errors(evaluate_network_profile(tables, profile, fidelity, min_bytes));
+      continue;
+    }
+    const NetworkCalibration c = calibrate_network(tables, base, min_bytes);
+    const std::string json = network_profile_to_json(c.profile);
+    if (const auto dir = a.value("out-dir")) {
+      const std::string path = *dir + "/" + base.name + ".json";
+      std::ofstream f(path, std::ios::binary);
+      if (!f) throw SpecError(path, "", "cannot write the profile");
+      f << json << "\n";
+      std::printf("wrote %s\n", path.c_str());
+    } else {
+      std::printf("%s\n", json.c_str());
+    }
+    std::printf("\nprofile %s: bus bandwidth error per table (analytical backend; 'validate' tables not fitted)\n",
+                base.name.c_str());
+    print_errors(c.errors);
+  }
+  return 0;
+}
+
+}  // namespace clustersim::cli

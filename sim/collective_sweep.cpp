@@ -1,0 +1,172 @@
+#include "sim/collective_sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/child_process.hpp"
+#include "sim/core/error.hpp"
+#include "sim/hardware/gpu_spec.hpp"
+#include "sim/network/network_backend.hpp"
+#include "sim/network/network_profile.hpp"
+#include "sim/replay/replay_engine.hpp"
+#include "topologies/cluster.hpp"
+
+namespace clustersim {
+
+double bus_factor(CollectiveKind kind, int ranks) {
+  const double n = ranks;
+  switch (kind) {
+    case CollectiveKind::all_reduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_to_all:
+      return (n - 1) / n;
+    case CollectiveKind::broadcast:
+    case CollectiveKind::reduce:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+std::vector<int> parse_rank_list(const std::string& text, int gpus) {
+  std::vector<int> ranks;
+  std::set<int> seen;
+  std::size_t pos = 0;
+  auto fail = [&](const std::string& why) -> void {
+    throw SpecError("--ranks " + text, "",
+                    why + " (expected ranks like 0-63 or 0,8,16 in 0.." + std::to_string(gpus - 1) + ")");
+  };
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    if (item.empty()) fail("empty item");
+    const std::size_t dash = item.find('-');
+    long lo = 0, hi = 0;
+    try {
+      std::size_t used = 0;
+      lo = std::stol(item.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? item.size() : dash)) fail("'" + item + "' is not a rank or a range");
+      hi = lo;
+      if (dash != std::string::npos) {
+        const std::string rest = item.substr(dash + 1);
+        hi = std::stol(rest, &used);
+        if (used != rest.size()) fail("'" + item + "' is not a rank or a range");
+      }
+    } catch (const std::logic_error&) {
+      fail("'" + item + "' is not a rank or a range");
+    }
+    if (hi < lo) fail("range '" + item + "' runs backwards");
+    for (long r = lo; r <= hi; ++r) {
+      if (r < 0 || r >= gpus) fail("rank " + std::to_string(r) + " is out of range");
+      if (!seen.insert(static_cast<int>(r)).second) fail("rank " + std::to_string(r) + " appears twice");
+      ranks.push_back(static_cast<int>(r));
+    }
+    pos = comma + 1;
+  }
+  if (ranks.size() < 2) fail("a communicator needs at least 2 ranks");
+  return ranks;
+}
+
+double parse_byte_size(const std::string& text, const std::string& option) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  double mult = 1;
+  const std::string suffix = used > 0 ? text.substr(used) : "";
+  if (suffix == "K" || suffix == "k")
+    mult = 1024.0;
+  else if (suffix == "M")
+    mult = 1024.0 * 1024;
+  else if (suffix == "G")
+    mult = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty())
+    used = 0;
+  if (used == 0 || !(v > 0)) throw SpecError(option + " " + text, "", "expected a size in bytes like 8, 64K, 8M or 1G");
+  return v * mult;
+}
+
+CollectiveKind parse_collective_kind(const std::string& text) {
+  static constexpr std::pair<const char*, CollectiveKind> kNames[] = {
+      {"all_reduce", CollectiveKind::all_reduce},         {"allreduce", CollectiveKind::all_reduce},
+      {"all_gather", CollectiveKind::all_gather},         {"allgather", CollectiveKind::all_gather},
+      {"reduce_scatter", CollectiveKind::reduce_scatter}, {"reducescatter", CollectiveKind::reduce_scatter},
+      {"all_to_all", CollectiveKind::all_to_all},         {"alltoall", CollectiveKind::all_to_all},
+      {"broadcast", CollectiveKind::broadcast},           {"reduce", CollectiveKind::reduce}};
+  for (const auto& [name, kind] : kNames)
+    if (text == name) return kind;
+  throw SpecError("--op " + text, "",
+                  "expected one of all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce");
+}
+
+std::vector<CollectiveSweepRow> run_collective_sweep_in_this_process(const ClusterSpec& spec,
+                                                                     const CollectiveSweepOptions& o,
+                                                                     const NetworkProfile& profile) {
+  const Cluster cluster = Cluster::build(spec);
+  const NetworkBackendEntry* backend_entry = find_network_backend(o.fidelity);
+  if (backend_entry == nullptr) throw SpecError("--fidelity " + o.fidelity, "", "expected flow or analytical");
+
+  std::vector<double> sizes = o.sizes;
+  for (double s = o.min_bytes; sizes.empty() || (o.sizes.empty() && s <= o.max_bytes * (1 + 1e-12));
+       s *= o.step_factor) {
+    sizes.push_back(std::max<double>(o.element_bytes, std::floor(s / o.element_bytes) * o.element_bytes));
+    if (o.step_factor <= 1.0) break;
+  }
+  ExecutionGraph graph(cluster.gpu_count());
+  const auto comm = graph.add_communicator({"sweep", {o.ranks}});
+  RankClass& members = graph.add_class("communicator", o.ranks);
+  std::vector<int> others;
+  std::set<int> in_group(o.ranks.begin(), o.ranks.end());
+  for (int r = 0; r < cluster.gpu_count(); ++r)
+    if (in_group.count(r) == 0) others.push_back(r);
+  if (!others.empty()) graph.add_class("idle", others);
+  for (double s : sizes)
+    members.ops.add_collective({"sweep", o.kind, comm, s, 1});
+
+  auto backend = backend_entry->make(cluster, profile);
+  ReplayOptions ro;
+  ro.collective_algorithm = o.algorithm;
+  ro.network_profile = profile;
+  const ReplayResult r = replay(graph, cluster, GpuSpec{}, *backend, ro);
+  std::vector<CollectiveSweepRow> rows;
+  for (std::size_t i = 0; i < r.collectives.size(); ++i) {
+    const auto& rec = r.collectives[i];
+    CollectiveSweepRow row;
+    row.bytes = rec.bytes;
+    row.count = static_cast<std::int64_t>(rec.bytes / o.element_bytes);
+    row.algorithm = rec.algorithm;
+    row.time_s = rec.end_s - rec.start_s;
+    row.algbw_Bps = row.time_s > 0 ? row.bytes / row.time_s : 0.0;
+    row.busbw_Bps = row.algbw_Bps * bus_factor(o.kind, static_cast<int>(o.ranks.size()));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::vector<CollectiveSweepRow> simulate_collective_sweep(const ClusterSpec& cluster,
+                                                          const CollectiveSweepOptions& options) {
+  const NetworkProfile profile =
+      load_network_profile(options.network_profile == kAutoNetworkProfile ? network_profile_for_gpu(cluster.gpu_id)
+                                                                          : options.network_profile);
+  const std::string text = run_in_child_process([&] {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : run_collective_sweep_in_this_process(cluster, options, profile))
+      j.push_back({r.bytes, r.count, r.algorithm, r.time_s, r.algbw_Bps, r.busbw_Bps});
+    return j.dump();
+  });
+  std::vector<CollectiveSweepRow> rows;
+  for (const auto& a : nlohmann::json::parse(text)) {
+    rows.push_back({a[0].get<double>(), a[1].get<std::int64_t>(), a[2].get<std::string>(), a[3].get<double>(),
+                    a[4].get<double>(), a[5].get<double>()});
+  }
+  return rows;
+}
+
+}  // namespace clustersim

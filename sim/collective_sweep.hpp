@@ -1,0 +1,57 @@
+#pragma once
+// Simulated nccl-tests: one collective over a set of ranks, swept over message sizes, with the
+// columns nccl-tests prints (size, count, type, time, algbw, busbw), so a measured and a simulated
+// table can be put side by side.
+#include <string>
+#include <vector>
+
+#include "sim/network/network_profile.hpp"
+#include "topologies/cluster_spec.hpp"
+#include "workloads/execution_graph.hpp"
+
+namespace clustersim {
+
+struct CollectiveSweepOptions {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  std::vector<int> ranks;  // the communicator, in order
+  double min_bytes = 8;
+  double max_bytes = 8.0 * (1 << 30);
+  double step_factor = 2.0;
+  std::vector<double> sizes;  // explicit sizes in bytes; when set, min/max/step are ignored
+  int element_bytes = 4;      // float, as nccl-tests by default
+  std::string fidelity = "flow";
+  std::string algorithm = "auto";
+  std::string network_profile = "auto";  // "auto": the profile fitted on the cluster's GPU, else ideal
+};
+
+struct CollectiveSweepRow {
+  double bytes = 0.0;
+  std::int64_t count = 0;  // elements
+  std::string algorithm;
+  double time_s = 0.0;
+  double algbw_Bps = 0.0;  // bytes / time
+  double busbw_Bps = 0.0;  // algbw x the collective's bus factor (nccl-tests' PERFORMANCE.md)
+};
+
+// nccl-tests' bus-bandwidth factor: all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all
+// (n-1)/n; broadcast, reduce 1.
+double bus_factor(CollectiveKind kind, int ranks);
+
+// Parses "0-63", "0,8,16", "0-7,16-23" into ranks; checks them against `gpus` (out of range,
+// duplicates, empty). Throws SpecError("--ranks", "", ...).
+std::vector<int> parse_rank_list(const std::string& text, int gpus);
+// Parses "8", "64K", "8M", "8G" (binary multiples, as nccl-tests). Throws SpecError(option, "", ...).
+double parse_byte_size(const std::string& text, const std::string& option);
+// The kind named as nccl-tests and clustersim name it ("all_reduce", "allreduce", ...).
+CollectiveKind parse_collective_kind(const std::string& text);
+
+// Runs the sweep in a child process (one simulation, the sizes one after another on an idle fabric).
+std::vector<CollectiveSweepRow> simulate_collective_sweep(const ClusterSpec& cluster,
+                                                          const CollectiveSweepOptions& options);
+// The same in this process, with an explicit profile: only for backends that do not use SimGrid
+// (analytical), e.g. inside a fitting loop.
+std::vector<CollectiveSweepRow> run_collective_sweep_in_this_process(const ClusterSpec& cluster,
+                                                                     const CollectiveSweepOptions& options,
+                                                                     const NetworkProfile& profile);
+
+}  // namespace clustersim

@@ -1,0 +1,63 @@
+#include "sim/collectives/collective_plan.hpp"
+
+#include <algorithm>
+
+#include "topologies/cluster.hpp"
+
+namespace clustersim {
+
+double CollectivePlan::latency_s() const {
+  double t = 0.0;
+  for (const auto& p : phases)
+    t += p.latency_s;
+  return t;
+}
+
+double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu) {
+  std::vector<int> route;
+  ctx.cluster.route(src_gpu, dst_gpu, 0, route);
+  double step = 0.0;
+  const auto links = ctx.cluster.links();
+  for (int l : route) {
+    step = std::max(step, ctx.profile.of(links[static_cast<std::size_t>(l)].technology).step_latency_s.value);
+  }
+  return ctx.cluster.route_latency_s(route) + step;
+}
+
+double max_hop_latency_s(const CollectiveContext& ctx, const std::vector<Transfer>& transfers) {
+  double worst = 0.0;
+  for (const Transfer& t : transfers) {
+    if (t.src_gpu != t.dst_gpu) worst = std::max(worst, hop_latency_s(ctx, t.src_gpu, t.dst_gpu));
+  }
+  return worst;
+}
+
+void sort_and_merge_transfers(std::vector<Transfer>& transfers) {
+  std::sort(transfers.begin(), transfers.end(), [](const Transfer& a, const Transfer& b) {
+    return a.src_gpu != b.src_gpu ? a.src_gpu < b.src_gpu : a.dst_gpu < b.dst_gpu;
+  });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    if (out > 0 && transfers[out - 1].src_gpu == transfers[i].src_gpu &&
+        transfers[out - 1].dst_gpu == transfers[i].dst_gpu) {
+      transfers[out - 1].bytes += transfers[i].bytes;
+    } else {
+      transfers[out++] = transfers[i];
+    }
+  }
+  transfers.resize(out);
+}
+
+std::vector<std::vector<int>> node_segments(const Cluster& cluster, const std::vector<int>& ranks) {
+  std::vector<std::vector<int>> segments;
+  int current_node = -1;
+  for (int r : ranks) {
+    const int node = cluster.node_of_gpu(r);
+    if (segments.empty() || node != current_node) segments.emplace_back();
+    segments.back().push_back(r);
+    current_node = node;
+  }
+  return segments;
+}
+
+}  // namespace clustersim

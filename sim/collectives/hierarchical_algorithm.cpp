@@ -1,0 +1,170 @@
+// Hierarchical all-reduce and in-network reductions.
+//
+// hierarchical (G GPUs per node, M nodes, rail-aligned):
+//   1. intra-node reduce-scatter (a ring over the node's GPUs): (G-1)/G * S per GPU, G-1 steps;
+//   2. inter-node all-reduce of each GPU's S/G shard with the same-rail GPUs of the other nodes
+//      (G independent rings over M nodes): 2(M-1)/M * S/G per GPU, 2(M-1) steps;
+//   3. intra-node all-gather: (G-1)/G * S per GPU, G-1 steps.
+//   t = 2 (G-1)/G * S/B_node + 2(M-1)/M * S/(G B_nic) + latencies; the phases run one after another.
+//
+// nvls (NVLink SHARP, NVSwitch generation 3 onwards): each GPU writes its buffer into the switch,
+// which reduces, and reads the result back (multimem loads and stores): S per GPU port in each
+// direction instead of the ring's 2(N-1)/N S; one pass, t = S/B + a. The switch is not an endpoint
+// of our flows: a flow GPU i -> GPU i+1 of S bytes loads exactly GPU i's uplink and GPU i+1's
+// downlink with S, which is what the in-switch reduction puts on them.
+//
+// sharp (InfiniBand SHARP, aggregation in the switches): like hierarchical, but the inter-node phase
+// sends each S/G shard up into the switch tree once and receives the reduced shard once: S/G per NIC
+// per direction instead of 2(M-1)/M S/G, 2 steps (up, down). Intra-node phases use NVLS when the
+// node's NVSwitch supports it. Both nvls and sharp therefore move half the data of the ring.
+#include "sim/collectives/hierarchical_algorithm.hpp"
+
+#include "sim/collectives/ring_algorithm.hpp"
+#include "sim/collectives/switch_features.hpp"
+#include "topologies/cluster.hpp"
+
+namespace clustersim {
+namespace {
+
+// Rail-aligned layout: every node segment has the same size G.
+std::string uniform_nodes_reason(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  const auto segments = node_segments(ctx.cluster, *request.ranks);
+  if (segments.size() < 2) return "the group lies inside one node";
+  for (const auto& s : segments) {
+    if (s.size() != segments.front().size()) return "the group has different numbers of GPUs on different nodes";
+  }
+  return {};
+}
+
+// A ring phase over `ranks` with each rank sending `bytes_per_rank` in `steps` steps.
+CollectivePhase ring_phase(const CollectiveContext& ctx, const std::string& name, const std::vector<int>& ranks,
+                           double bytes_per_rank, int steps) {
+  CollectivePhase p;
+  p.name = name;
+  p.transfers = ring_hops(ctx.cluster, ranks, 1, bytes_per_rank, true);
+  p.steps = steps;
+  p.latency_s = steps * max_hop_latency_s(ctx, p.transfers);
+  return p;
+}
+
+// The in-switch reduction inside each group: flows i -> i+1 of `bytes` (see the file comment). NVLS
+// runs at the profile's NVLS efficiency rather than the NVLink one the links are scaled by: its flows
+// carry bytes x (NVLink efficiency / NVLS efficiency), the wire time of the reduction.
+CollectivePhase switch_phase(const CollectiveContext& ctx, const std::string& name,
+                             const std::vector<std::vector<int>>& groups, double bytes, int steps, bool nvls) {
+  CollectivePhase p;
+  p.name = name;
+  if (nvls) {
+    bytes *= ctx.profile.of(LinkTechnology::nvlink).bandwidth_efficiency.value / ctx.profile.nvls_efficiency.value;
+  }
+  for (const auto& g : groups) {
+    for (std::size_t i = 0; g.size() > 1 && i < g.size(); ++i)
+      p.transfers.push_back({g[i], g[(i + 1) % g.size()], bytes});
+  }
+  sort_and_merge_transfers(p.transfers);
+  p.steps = steps;
+  p.latency_s = steps * max_hop_latency_s(ctx, p.transfers);
+  return p;
+}
+
+// Rail r of the group: the r-th GPU of every node segment.
+std::vector<std::vector<int>> rails(const std::vector<std::vector<int>>& segments) {
+  std::vector<std::vector<int>> out(segments.front().size());
+  for (const auto& seg : segments)
+    for (std::size_t r = 0; r < seg.size(); ++r)
+      out[r].push_back(seg[r]);
+  return out;
+}
+
+bool node_has_nvls(const Cluster& cluster) {
+  return has_nvls(cluster.spec());
+}
+
+// Intra-node reduce-scatter (reduce) or all-gather of S per node: NVLS when available, else a ring.
+void add_intra_phases(const CollectiveContext& ctx, const std::vector<std::vector<int>>& segments, double bytes,
+                      bool use_nvls, const std::string& name, CollectivePlan& plan) {
+  const double g = static_cast<double>(segments.front().size());
+  if (segments.front().size() <= 1) return;
+  if (use_nvls) {
+    plan.phases.push_back(switch_phase(ctx, name + " (NVLS)", segments, (g - 1) / g * bytes, 1, true));
+    return;
+  }
+  CollectivePhase merged;
+  merged.name = name + " (ring)";
+  for (const auto& seg : segments) {
+    auto p = ring_phase(ctx, name, seg, (g - 1) / g * bytes, static_cast<int>(g) - 1);
+    merged.transfers.insert(merged.transfers.end(), p.transfers.begin(), p.transfers.end());
+    merged.steps = p.steps;
+    merged.latency_s = std::max(merged.latency_s, p.latency_s);
+  }
+  plan.phases.push_back(std::move(merged));
+}
+
+CollectivePlan plan_two_level(const CollectiveContext& ctx, const CollectiveRequest& request, bool in_network) {
+  CollectivePlan plan;
+  plan.algorithm = in_network ? "sharp" : "hierarchical";
+  const auto segments = node_segments(ctx.cluster, *request.ranks);
+  const double g = static_cast<double>(segments.front().size());
+  const double m = static_cast<double>(segments.size());
+  const bool nvls = in_network && node_has_nvls(ctx.cluster);
+  add_intra_phases(ctx, segments, request.bytes, nvls, "intra-node reduce-scatter", plan);
+  const double shard = request.bytes / g;
+  const auto rail_groups = rails(segments);
+  if (in_network) {
+    plan.phases.push_back(switch_phase(ctx, "inter-node all-reduce (SHARP)", rail_groups, shard, 2, false));
+  } else {
+    CollectivePhase inter;
+    inter.name = "inter-node all-reduce (ring per rail)";
+    for (const auto& rail : rail_groups) {
+      auto p = ring_phase(ctx, inter.name, rail, 2 * (m - 1) / m * shard, 2 * (static_cast<int>(m) - 1));
+      inter.transfers.insert(inter.transfers.end(), p.transfers.begin(), p.transfers.end());
+      inter.steps = p.steps;
+      inter.latency_s = std::max(inter.latency_s, p.latency_s);
+    }
+    plan.phases.push_back(std::move(inter));
+  }
+  add_intra_phases(ctx, segments, request.bytes, nvls, "intra-node all-gather", plan);
+  plan.channels = static_cast<int>(g);
+  return plan;
+}
+
+}  // namespace
+
+bool hierarchical_supports(CollectiveKind kind) {
+  return kind == CollectiveKind::all_reduce;
+}
+
+std::string hierarchical_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  return uniform_nodes_reason(ctx, request);
+}
+
+CollectivePlan plan_hierarchical(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  return plan_two_level(ctx, request, false);
+}
+
+std::string sharp_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  if (!has_sharp(ctx.cluster.spec())) return "the fabric's switches do not reduce in the network (no SHARP)";
+  return uniform_nodes_reason(ctx, request);
+}
+
+CollectivePlan plan_sharp(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  return plan_two_level(ctx, request, true);
+}
+
+std::string nvls_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  if (!node_has_nvls(ctx.cluster))
+    return "the node's NVSwitch has no in-switch reduction (needs NVSwitch generation 3: scale_up generation nvlink4 "
+           "or nvlink5)";
+  if (node_segments(ctx.cluster, *request.ranks).size() != 1) return "NVLS reduces inside one NVSwitch domain";
+  return {};
+}
+
+CollectivePlan plan_nvls(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  CollectivePlan plan;
+  plan.algorithm = "nvls";
+  if (request.ranks->size() <= 1 || request.bytes <= 0.0) return plan;
+  plan.phases.push_back(switch_phase(ctx, "in-switch reduce + multicast", {*request.ranks}, request.bytes, 1, true));
+  return plan;
+}
+
+}  // namespace clustersim

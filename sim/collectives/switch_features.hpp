@@ -1,0 +1,20 @@
+#pragma once
+// In-network reduction features of a cluster, read in one place.
+//
+// NVLS (NVLink SHARP) is an NVSwitch generation 3 feature (NVLink 4, H100 onwards): scale-up
+// generations nvlink4 and nvlink5. InfiniBand SHARP is a property of the switches; until the cluster
+// spec carries an explicit key, it is off.
+#include "topologies/cluster_spec.hpp"
+
+namespace clustersim {
+
+inline bool has_nvls(const ClusterSpec& spec) {
+  const auto& s = spec.node.scale_up;
+  return s.type == "nvswitch" && (s.generation == "nvlink4" || s.generation == "nvlink5");
+}
+
+inline bool has_sharp([[maybe_unused]] const ClusterSpec& spec) {
+  return false;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,97 @@
+// NCCL's double binary tree all-reduce (Sanders, Speck, Traeff 2009; NCCL 2.4).
+//
+// The data is split in two halves, each reduced up one binary tree and broadcast back down it, the
+// two pipelined so that reduction and broadcast run concurrently. The second tree is the first with
+// every position shifted by one, so that a rank interior in one tree is (mostly) a leaf in the other
+// and no rank sends much more than 2S. Across nodes the trees join one GPU per node (one per channel,
+// on that channel's rail), and inside each node the GPUs form a chain below it, as NCCL does.
+//
+// Per tree edge and direction a flow of S/2 per channel-share; on an idle fabric with bandwidth B:
+//     t = (max bytes through one port) / B + 2 h a,
+// h the tree height in edges (plus the intra-node chain length), a the per-step latency. For
+// m = 2^k - 1 single-GPU units the busiest port carries exactly 2S: t = 2S/B + 2 h a.
+#include "sim/collectives/tree_algorithm.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/collectives/ring_algorithm.hpp"
+#include "topologies/cluster.hpp"
+
+namespace clustersim {
+namespace {
+
+// Parent position of each position of an in-order binary tree over [0, m): -1 for the root.
+void in_order_tree(int lo, int hi, int parent, std::vector<int>& parents) {
+  if (lo > hi) return;
+  const int mid = (lo + hi) / 2;
+  parents[static_cast<std::size_t>(mid)] = parent;
+  in_order_tree(lo, mid - 1, mid, parents);
+  in_order_tree(mid + 1, hi, mid, parents);
+}
+
+int tree_height(int m) {
+  return m <= 1 ? 0 : static_cast<int>(std::ceil(std::log2(m + 1.0))) - 1;
+}
+
+}  // namespace
+
+bool tree_supports(CollectiveKind kind) {
+  return kind == CollectiveKind::all_reduce;
+}
+
+CollectivePlan plan_tree(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  CollectivePlan plan;
+  plan.algorithm = "tree";
+  const auto& ranks = *request.ranks;
+  if (ranks.size() <= 1 || request.bytes <= 0.0) return plan;
+  const auto segments = node_segments(ctx.cluster, ranks);
+  // Units joined by the trees: nodes across nodes (a chain inside each), else single GPUs.
+  const bool multi_node = segments.size() > 1;
+  const int m = multi_node ? static_cast<int>(segments.size()) : static_cast<int>(ranks.size());
+  plan.channels = multi_node ? ring_channels(ctx.cluster, ranks) : 1;
+  std::vector<int> parents(static_cast<std::size_t>(m), -1);
+  in_order_tree(0, m - 1, -1, parents);
+
+  CollectivePhase phase;
+  phase.name = "reduce + broadcast (pipelined)";
+  const double half = request.bytes / 2.0 / plan.channels;
+  std::size_t longest_chain = 0;
+  for (int c = 0; c < plan.channels; ++c) {
+    // The GPU of unit u that joins the trees for channel c (rotated inside each node).
+    auto head = [&](int u) {
+      if (!multi_node) return ranks[static_cast<std::size_t>(u)];
+      const auto& seg = segments[static_cast<std::size_t>(u)];
+      return seg[static_cast<std::size_t>(c) % seg.size()];
+    };
+    for (int tree = 0; tree < 2; ++tree) {
+      for (int pos = 0; pos < m; ++pos) {
+        const int parent_pos = parents[static_cast<std::size_t>(pos)];
+        if (parent_pos < 0) continue;
+        // Tree 1 places unit u at position (u + 1) mod m, i.e. position p holds unit (p - 1) mod m.
+        const int child = tree == 0 ? pos : (pos + m - 1) % m;
+        const int parent = tree == 0 ? parent_pos : (parent_pos + m - 1) % m;
+        phase.transfers.push_back({head(child), head(parent), half});  // reduce
+        phase.transfers.push_back({head(parent), head(child), half});  // broadcast
+      }
+      if (!multi_node) continue;
+      // Inside each node, a chain below the head: reduce toward it and broadcast away from it.
+      for (const auto& seg : segments) {
+        const std::size_t first = static_cast<std::size_t>(c) % seg.size();
+        longest_chain = std::max(longest_chain, seg.size() - 1);
+        for (std::size_t i = 0; i + 1 < seg.size(); ++i) {
+          const int a = seg[(first + i) % seg.size()], b = seg[(first + i + 1) % seg.size()];
+          phase.transfers.push_back({b, a, half});
+          phase.transfers.push_back({a, b, half});
+        }
+      }
+    }
+  }
+  sort_and_merge_transfers(phase.transfers);
+  phase.steps = 2 * (tree_height(m) + static_cast<int>(longest_chain));
+  phase.latency_s = phase.steps * max_hop_latency_s(ctx, phase.transfers);
+  plan.phases.push_back(std::move(phase));
+  return plan;
+}
+
+}  // namespace clustersim

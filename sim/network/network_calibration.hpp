@@ -1,0 +1,68 @@
+#pragma once
+// Fitting the network profile to nccl-tests measurements, and measuring its error on held-out ones.
+//
+// A dataset file (calibration/network/datasets.json) lists tables of measured collective times, each
+// with the cluster it was measured on (a preset and overrides), the ranks, the collective, the
+// algorithm NCCL ran (from the source) and its role: `fit` or `validate`. The fit simulates the fit
+// tables with the analytical backend (equal to the flow backend on an idle fabric, which is what
+// nccl-tests measures) and adjusts a few physical parameters to minimize the squared log error:
+//   - NVLink bandwidth efficiency and per-step latency, and the per-call latency (single-node rings);
+//   - the NVLS efficiency (in-switch reduction tables);
+//   - the efficiency of each scale-out technology that has a table (InfiniBand, Ethernet).
+// Validation simulates the held-out tables with the fitted profile and reports the bus-bandwidth error.
+#include <string>
+#include <vector>
+
+#include "sim/network/network_profile.hpp"
+#include "workloads/execution_graph.hpp"
+
+namespace clustersim {
+
+struct CollectiveTable {
+  std::string id;
+  std::string profile;  // the profile it feeds (fits or validates)
+  std::string role;     // fit | validate
+  std::string source;
+  std::string cluster;                 // preset or file
+  std::vector<std::string> overrides;  // key=value, applied to the cluster spec
+  std::string ranks;                   // "0-7"
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  std::string algorithm = "auto";
+  std::vector<double> bytes;   // per-rank buffer sizes
+  std::vector<double> time_s;  // measured times
+};
+
+struct NetworkDatasets {
+  std::vector<NetworkProfile> profiles;  // name, description, gpus of each profile to fit
+  std::vector<CollectiveTable> tables;
+};
+
+// Reads the dataset file and every table it names from `data_dir`. Throws SpecError naming the file
+// and JSON path (or row) of a malformed entry.
+NetworkDatasets load_network_datasets(const std::string& datasets_path, const std::string& data_dir);
+
+struct TableError {
+  std::string id;
+  std::string role;
+  std::string algorithm;          // what the simulator ran
+  int rows = 0;                   // rows compared (sizes >= min_bytes)
+  double median_abs_error = 0.0;  // of bus bandwidth, relative
+  double p90_abs_error = 0.0;
+  double max_abs_error = 0.0;
+};
+
+struct NetworkCalibration {
+  NetworkProfile profile;
+  std::vector<TableError> errors;  // every table, fit and validate
+};
+
+// Fits `base` (name, description, gpus kept) on the `fit` tables and evaluates it on all `tables`
+// (rows of at least `min_bytes`; nccl-tests' small sizes are dominated by launch jitter).
+NetworkCalibration calibrate_network(const std::vector<CollectiveTable>& tables, const NetworkProfile& base,
+                                     double min_bytes = 1024.0 * 1024.0);
+// Bus-bandwidth errors of `profile` on `tables` (simulated with `fidelity`; flow runs in a child).
+std::vector<TableError> evaluate_network_profile(const std::vector<CollectiveTable>& tables,
+                                                 const NetworkProfile& profile, const std::string& fidelity,
+                                                 double min_bytes = 1024.0 * 1024.0);
+
+}  // namespace clustersim

@@ -1,0 +1,228 @@
+// Every collective algorithm on an idle fabric against its closed form, conservation of bytes,
+// contention, and the two backends agreeing.
+//
+// Fabrics used: `star(n)` = n single-GPU nodes, one 400 Gb/s NIC each (B = 50 GB/s, slower than the
+// 64 GB/s PCIe hop), all under one leaf: every hop is NIC -> leaf -> NIC, a = 2 x 0.6 us = 1.2 us.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "sim/collectives/collective_algorithm.hpp"
+#include "sim/core/error.hpp"
+#include "sim_test_support.hpp"
+
+namespace clustersim {
+namespace {
+
+using testing::CollectiveRun;
+using testing::iota_ranks;
+using testing::run_collective;
+
+constexpr double kB = 50e9;    // NIC bandwidth
+constexpr double kA = 1.2e-6;  // NIC -> leaf -> NIC latency
+constexpr double kS = 256e6;   // message size
+
+ClusterSpec star(int n) {
+  return testing::fat_tree_spec(n, 1, 1);
+}
+
+double time_of(const ClusterSpec& spec, CollectiveRun run) {
+  return run_collective(spec, run)[0];
+}
+
+// Double binary tree over m = 7 = 2^3 - 1 units: the busiest port sends and receives 2S (interior in
+// one tree: 2 children + parent = 1.5S, a leaf in the other: 0.5S), height h = 2 edges:
+//     t = 2S/B + 2h a.
+TEST(CollectiveAlgorithms, DoubleBinaryTreeMatchesClosedForm) {
+  const double expected = 2 * kS / kB + 2 * 2 * kA;
+  const double t = time_of(star(7), {{iota_ranks(7)}, CollectiveKind::all_reduce, kS, "tree"});
+  EXPECT_NEAR(t, expected, 0.005 * expected);
+}
+
+// Recursive halving-doubling over 8 ranks: 2 (N-1)/N S/B + 2 log2(N) a.
+TEST(CollectiveAlgorithms, HalvingDoublingMatchesClosedForm) {
+  const double expected = 2.0 * 7 / 8 * kS / kB + 2 * 3 * kA;
+  const double t = time_of(star(8), {{iota_ranks(8)}, CollectiveKind::all_reduce, kS, "halving_doubling"});
+  EXPECT_NEAR(t, expected, 0.005 * expected);
+}
+
+TEST(CollectiveAlgorithms, HalvingDoublingReduceScatterIsHalf) {
+  const double expected = 7.0 / 8 * kS / kB + 3 * kA;
+  const double t = time_of(star(8), {{iota_ranks(8)}, CollectiveKind::reduce_scatter, kS, "halving_doubling"});
+  EXPECT_NEAR(t, expected, 0.005 * expected);
+}
+
+TEST(CollectiveAlgorithms, HalvingDoublingRefusesNonPowerOfTwo) {
+  try {
+    time_of(star(6), {{iota_ranks(6)}, CollectiveKind::all_reduce, kS, "halving_doubling"});
+    FAIL() << "expected an error";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("power-of-two"), std::string::npos) << e.what();
+  }
+}
+
+// Direct all-to-all over 8 ranks, S per rank split evenly: (N-1)/N S/B + a.
+TEST(CollectiveAlgorithms, DirectAllToAllMatchesClosedForm) {
+  const double expected = 7.0 / 8 * kS / kB + kA;
+  const double t = time_of(star(8), {{iota_ranks(8)}, CollectiveKind::all_to_all, kS, "direct"});
+  EXPECT_NEAR(t, expected, 0.005 * expected);
+}
+
+// Pipelined ring broadcast: every hop carries S once: S/B + (N-1) a.
+TEST(CollectiveAlgorithms, RingBroadcastMatchesClosedForm) {
+  const double expected = kS / kB + 7 * kA;
+  const double t = time_of(star(8), {{iota_ranks(8)}, CollectiveKind::broadcast, kS, "ring"});
+  EXPECT_NEAR(t, expected, 0.005 * expected);
+}
+
+// Hierarchical all-reduce on 4 DGX-style nodes (8 GPUs, NVSwitch 450 GB/s at 0.7 us, 8 NICs under
+// one leaf): reduce-scatter inside nodes 7/8 S/450e9 + 7 x 0.7us, rings of 4 nodes per rail on S/8:
+// 2 x 3/4 x S/8/50e9 + 6 x 1.2us, all-gather inside nodes like the reduce-scatter.
+TEST(CollectiveAlgorithms, HierarchicalMatchesClosedForm) {
+  const double s = 1e9;
+  const double intra = 7.0 / 8 * s / 450e9 + 7 * 0.7e-6;
+  const double inter = 2.0 * 3 / 4 * (s / 8) / 50e9 + 6 * 1.2e-6;
+  const double expected = 2 * intra + inter;
+  const double t =
+      time_of(testing::fat_tree_spec(4, 8, 8), {{iota_ranks(32)}, CollectiveKind::all_reduce, s, "hierarchical"});
+  EXPECT_NEAR(t, expected, 0.005 * expected);
+}
+
+ClusterSpec nvls_node() {
+  ClusterSpec spec = testing::fat_tree_spec(1, 8, 8);
+  spec.node.scale_up.generation = "nvlink4";
+  return spec;
+}
+
+// NVLS: the switch reduces; each GPU port moves S each way: t = S/B + a, and every GPU uplink carries
+// S bytes where the ring puts 2(N-1)/N S = 1.75 S on it.
+TEST(CollectiveAlgorithms, NvlsMovesHalfTheDataOfTheRing) {
+  const double s = 1e9;
+  const ClusterSpec spec = nvls_node();
+  const auto nvls = run_collective(spec, {{iota_ranks(8)}, CollectiveKind::all_reduce, s, "nvls"});
+  const auto ring = run_collective(spec, {{iota_ranks(8)}, CollectiveKind::all_reduce, s, "ring"});
+  EXPECT_NEAR(nvls[0], s / 450e9 + 0.7e-6, 0.005 * nvls[0]);
+  const Cluster cluster = Cluster::build(spec);
+  for (int g = 0; g < 8; ++g) {
+    const int uplink = cluster.out_links(g)[0];  // GPU -> NVSwitch
+    ASSERT_EQ(cluster.links()[static_cast<std::size_t>(uplink)].technology, LinkTechnology::nvlink);
+    EXPECT_DOUBLE_EQ(nvls[static_cast<std::size_t>(uplink) + 1], s);
+    EXPECT_DOUBLE_EQ(ring[static_cast<std::size_t>(uplink) + 1], 2.0 * 7 / 8 * s);
+  }
+}
+
+TEST(CollectiveAlgorithms, NvlsNeedsAnNvSwitchGenerationThatReduces) {
+  EXPECT_THROW(time_of(testing::fat_tree_spec(1, 8, 8), {{iota_ranks(8)}, CollectiveKind::all_reduce, kS, "nvls"}),
+               SimulationError);
+}
+
+// Conservation: what the ranks send is what they receive, and each rank sends the algorithm's volume.
+TEST(CollectiveAlgorithms, BytesSentEqualBytesReceived) {
+  const Cluster cluster = Cluster::build(star(8));
+  const NetworkProfile ideal = ideal_network_profile();
+  const auto ranks = iota_ranks(8);
+  struct Case {
+    const char* algorithm;
+    CollectiveKind kind;
+    double per_rank;  // bytes each rank sends
+  };
+  for (const Case& c : {Case{"ring", CollectiveKind::all_reduce, 2.0 * 7 / 8 * kS},
+                        Case{"halving_doubling", CollectiveKind::all_reduce, 2.0 * 7 / 8 * kS},
+                        Case{"direct", CollectiveKind::all_to_all, 7.0 / 8 * kS},
+                        Case{"ring", CollectiveKind::all_gather, 7.0 / 8 * kS}}) {
+    const CollectivePlan plan = plan_collective(c.algorithm, {cluster, ideal}, {c.kind, &ranks, kS});
+    std::vector<double> sent(8, 0.0), received(8, 0.0);
+    for (const auto& phase : plan.phases) {
+      for (const auto& t : phase.transfers) {
+        sent[static_cast<std::size_t>(t.src_gpu)] += t.bytes;
+        received[static_cast<std::size_t>(t.dst_gpu)] += t.bytes;
+      }
+    }
+    for (int r = 0; r < 8; ++r) {
+      EXPECT_NEAR(sent[static_cast<std::size_t>(r)], c.per_rank, 1e-6 * kS) << c.algorithm;
+      EXPECT_NEAR(received[static_cast<std::size_t>(r)], c.per_rank, 1e-6 * kS) << c.algorithm;
+    }
+  }
+}
+
+// Two all-reduces whose rings share a NIC uplink each take twice as long as alone: nodes of 2 GPUs
+// with one NIC; {0, 2} and {1, 3} both cross both NICs in both directions.
+TEST(CollectiveAlgorithms, TwoAllReducesSharingAnUplinkTakeTwiceAsLong) {
+  const ClusterSpec spec = testing::fat_tree_spec(2, 2, 1);
+  for (const char* fidelity : {"flow", "analytical"}) {
+    const double alone = time_of(spec, {{{0, 2}}, CollectiveKind::all_reduce, kS, "ring", fidelity});
+    const double shared = time_of(spec, {{{0, 2}, {1, 3}}, CollectiveKind::all_reduce, kS, "ring", fidelity});
+    // Bandwidth term S/B doubles; the latency term 2a does not.
+    EXPECT_NEAR(shared - 2 * 1.2e-6, 2 * (alone - 2 * 1.2e-6), 1e-3 * alone) << fidelity;
+  }
+}
+
+// On an idle fabric the analytical backend gives what SimGrid's max-min sharing gives.
+TEST(CollectiveAlgorithms, AnalyticalEqualsFlowOnIdleFabrics) {
+  const ClusterSpec dgx = testing::fat_tree_spec(4, 8, 8);
+  for (const char* algorithm : {"ring", "tree", "hierarchical"}) {
+    CollectiveRun run{{iota_ranks(32)}, CollectiveKind::all_reduce, 1e9, algorithm, "flow"};
+    const double flow = time_of(dgx, run);
+    run.fidelity = "analytical";
+    const double analytical = time_of(dgx, run);
+    EXPECT_NEAR(analytical, flow, 0.01 * flow) << algorithm;
+  }
+  CollectiveRun a2a{{iota_ranks(8)}, CollectiveKind::all_to_all, kS, "direct", "flow"};
+  const double flow = time_of(star(8), a2a);
+  a2a.fidelity = "analytical";
+  EXPECT_NEAR(time_of(star(8), a2a), flow, 0.01 * flow);
+}
+
+// all_to_allv: the same total bytes, but rank 0 receives half of everything: its downlink is the
+// bottleneck, so the skewed exchange is slower than the balanced one.
+TEST(CollectiveAlgorithms, SkewedAllToAllvIsSlowerThanBalanced) {
+  const ClusterSpec spec = star(8);
+  const NetworkProfile ideal = ideal_network_profile();
+  const auto ranks = iota_ranks(8);
+  std::vector<double> balanced(64, kS / 8), skewed(64, 0.0);
+  double total = 0;
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      if (i == j) continue;
+      skewed[static_cast<std::size_t>(i * 8 + j)] = j == 0 ? kS / 2 : kS / 2 / 6;
+      total += skewed[static_cast<std::size_t>(i * 8 + j)];
+    }
+  }
+  const Cluster cluster = Cluster::build(spec);
+  const CollectiveContext ctx{cluster, ideal};
+  CollectiveRequest even{CollectiveKind::all_to_all, &ranks, kS, &balanced};
+  CollectiveRequest skew{CollectiveKind::all_to_all, &ranks, kS, &skewed};
+  const double t_even = idle_fabric_time_s(ctx, plan_collective("direct", ctx, even));
+  const double t_skew = idle_fabric_time_s(ctx, plan_collective("direct", ctx, skew));
+  // Rank 0 receives 7 x S/2 (3.5 S) instead of 7/8 S: four times the bottleneck bytes.
+  EXPECT_NEAR(t_skew - kA, 4.0 * (t_even - kA), 1e-6 * t_skew);
+  EXPECT_GT(t_skew, t_even);
+  (void)total;
+}
+
+// The selector picks, among NCCL's algorithms that can run the request, the one with the least
+// idle-fabric time: the tree for latency-bound sizes across many nodes; the ring inside a node without
+// NVLS (1.75 S per port against the tree's 2S); NVLS where the switch reduces; direct for all-to-all.
+TEST(CollectiveAlgorithms, AutoSelectsTheFastestNcclAlgorithm) {
+  const NetworkProfile ideal = ideal_network_profile();
+  const Cluster big = Cluster::build(testing::fat_tree_spec(32, 8, 8));
+  const auto all = iota_ranks(256);
+  EXPECT_EQ(select_collective_algorithm({big, ideal}, {CollectiveKind::all_reduce, &all, 64e3}), "tree");
+  for (double bytes : {64e3, 1e9}) {
+    const CollectiveContext ctx{big, ideal};
+    const CollectiveRequest req{CollectiveKind::all_reduce, &all, bytes};
+    const double chosen = idle_fabric_time_s(ctx, plan_collective("auto", ctx, req));
+    for (const char* other : {"ring", "tree"}) {
+      EXPECT_LE(chosen, idle_fabric_time_s(ctx, plan_collective(other, ctx, req))) << other << " " << bytes;
+    }
+  }
+  const Cluster plain = Cluster::build(testing::fat_tree_spec(1, 8, 8));
+  const auto eight = iota_ranks(8);
+  EXPECT_EQ(select_collective_algorithm({plain, ideal}, {CollectiveKind::all_reduce, &eight, 1e9}), "ring");
+  const Cluster node = Cluster::build(nvls_node());
+  EXPECT_EQ(select_collective_algorithm({node, ideal}, {CollectiveKind::all_reduce, &eight, 1e9}), "nvls");
+  EXPECT_EQ(select_collective_algorithm({node, ideal}, {CollectiveKind::all_to_all, &eight, 1e9}), "direct");
+}
+
+}  // namespace
+}  // namespace clustersim
