@@ -214,6 +214,9 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node) {
     r.fail("rail_optimized", "fabric type rail_optimized is always rail-optimized, got false");
   f.link_latency_us = r.number_or("link_latency_us", f.link_latency_us, NumberRange::non_negative());
   f.technology = r.choice_or("technology", {"infiniband", "ethernet", "nvlink"}, default_technology(f.type));
+  f.sharp = r.boolean_or("sharp", false);
+  if (f.sharp && f.technology != "infiniband")
+    r.fail("sharp", "in-network reduction (SHARP) needs an infiniband fabric, this one is " + f.technology);
   f.planes = int_or(r, "planes", f.planes, 1);
   if (f.planes > 1 && !has_planes(f.type)) {
     const std::string message = "fabric type " + f.type +
@@ -336,6 +339,7 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
                                    {"rail_optimized", f.rail_optimized},
                                    {"link_latency_us", f.link_latency_us},
                                    {"technology", f.technology},
+                                   {"sharp", f.sharp},
                                    {"planes", f.planes}};
   if (f.nodes_per_rack > 0) fabric["nodes_per_rack"] = f.nodes_per_rack;
   if (f.spine_radix > 0) fabric["spine_radix"] = f.spine_radix;

@@ -2,8 +2,7 @@
 // In-network reduction features of a cluster, read in one place.
 //
 // NVLS (NVLink SHARP) is an NVSwitch generation 3 feature (NVLink 4, H100 onwards): scale-up
-// generations nvlink4 and nvlink5. InfiniBand SHARP is a property of the switches; until the cluster
-// spec carries an explicit key, it is off.
+// generations nvlink4 and nvlink5. InfiniBand SHARP is a property of the switches: fabric.sharp.
 #include "topologies/cluster_spec.hpp"
 
 namespace clustersim {
@@ -13,8 +12,8 @@ inline bool has_nvls(const ClusterSpec& spec) {
   return s.type == "nvswitch" && (s.generation == "nvlink4" || s.generation == "nvlink5");
 }
 
-inline bool has_sharp([[maybe_unused]] const ClusterSpec& spec) {
-  return false;
+inline bool has_sharp(const ClusterSpec& spec) {
+  return spec.fabric.sharp && spec.fabric.technology == "infiniband";
 }
 
 }  // namespace clustersim

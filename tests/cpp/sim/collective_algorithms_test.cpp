@@ -111,6 +111,40 @@ TEST(CollectiveAlgorithms, NvlsMovesHalfTheDataOfTheRing) {
   }
 }
 
+// SHARP: across 8 DGX-style nodes the inter-node phase sends each GPU's S/8 shard into the switches
+// once and receives the reduced shard once: S/8 per NIC per direction, where the hierarchical ring
+// per rail puts 2(M-1)/M x S/8 = 1.75 x S/8 on it. With NVLS inside the nodes.
+TEST(CollectiveAlgorithms, SharpMovesHalfTheInterNodeDataOfTheRing) {
+  const double s = 1e9;
+  ClusterSpec spec = testing::fat_tree_spec(8, 8, 8);
+  spec.fabric.sharp = true;
+  spec.node.scale_up.generation = "nvlink4";
+  const auto sharp = run_collective(spec, {{iota_ranks(64)}, CollectiveKind::all_reduce, s, "sharp"});
+  const auto hier = run_collective(spec, {{iota_ranks(64)}, CollectiveKind::all_reduce, s, "hierarchical"});
+  const Cluster cluster = Cluster::build(spec);
+  int nic_uplinks = 0;
+  for (std::size_t l = 0; l < cluster.links().size(); ++l) {
+    const Link& link = cluster.links()[l];
+    if (cluster.devices()[static_cast<std::size_t>(link.src)].kind != DeviceKind::nic ||
+        link.technology != LinkTechnology::infiniband)
+      continue;
+    ++nic_uplinks;
+    EXPECT_DOUBLE_EQ(sharp[l + 1], s / 8);
+    EXPECT_DOUBLE_EQ(hier[l + 1], 2.0 * 7 / 8 * s / 8);
+  }
+  EXPECT_EQ(nic_uplinks, 64);
+  EXPECT_LT(sharp[0], hier[0]);
+}
+
+TEST(CollectiveAlgorithms, SharpNeedsSwitchesThatReduce) {
+  try {
+    time_of(testing::fat_tree_spec(2, 8, 8), {{iota_ranks(16)}, CollectiveKind::all_reduce, kS, "sharp"});
+    FAIL() << "expected an error";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("SHARP"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CollectiveAlgorithms, NvlsNeedsAnNvSwitchGenerationThatReduces) {
   EXPECT_THROW(time_of(testing::fat_tree_spec(1, 8, 8), {{iota_ranks(8)}, CollectiveKind::all_reduce, kS, "nvls"}),
                SimulationError);

@@ -332,14 +332,14 @@ TEST(ClusterSpecRoundTrip, SpecToJsonToSpecIsTheIdentity) {
   EXPECT_EQ(b.description, "round trip");
 
   // All keys are written, defaults included: 8 top-level keys, 6 in node, 2 in scale_up (type and
-  // latency; bandwidth_GBps is written when set), 8 in fabric (type-specific keys only when used).
+  // latency; bandwidth_GBps is written when set), 9 in fabric (type-specific keys only when used).
   const ClusterSpec minimal =
       parse_cluster_spec(R"({"gpu": "l4", "node": {"scale_up": {"bandwidth_GBps": 64}}})", "m.json");
   const nlohmann::json out = nlohmann::json::parse(cluster_spec_to_json(minimal));
   EXPECT_EQ(out.size(), 8u);
   EXPECT_EQ(out["node"].size(), 6u);
   EXPECT_EQ(out["node"]["scale_up"].size(), 3u);
-  EXPECT_EQ(out["fabric"].size(), 8u);
+  EXPECT_EQ(out["fabric"].size(), 9u);
   EXPECT_EQ(out["fabric"]["switch_radix"], 64);
   EXPECT_EQ(parse_cluster_spec(out.dump(), "m.json"), minimal);
 }
@@ -397,6 +397,17 @@ TEST(ClusterSpecRoundTrip, EveryPresetRoundTrips) {
     EXPECT_FALSE(a.description.empty()) << name << ": presets state where their figures come from";
     const ClusterSpec b = parse_cluster_spec(cluster_spec_to_json(a), a.source_file);
     EXPECT_EQ(a, b) << name;
+  }
+}
+
+TEST(ClusterSpec, SharpNeedsInfiniband) {
+  try {
+    parse_cluster_spec(R"({"gpu": "h100-sxm5-80gb", "nodes": 2, "node": {"scale_up": {"bandwidth_GBps": 450}},
+                           "fabric": {"technology": "ethernet", "sharp": true}})",
+                       "c.json");
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.json_path(), "/fabric/sharp");
   }
 }
 
