@@ -62,7 +62,7 @@ std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph,
 }
 
 // The busiest links by utilization (bytes over what the link could carry in the step), then bytes.
-std::vector<LinkStats> link_stats(const Cluster& cluster, const ReplayResult& r) {
+std::vector<LinkStats> link_stats(const Cluster& cluster, const ExecutionGraph& graph, const ReplayResult& r) {
   const auto links = cluster.links();
   const auto devices = cluster.devices();
   auto busy = [&](std::size_t i) { return r.link_bytes[i] / links[i].bandwidth_Bps; };
@@ -83,6 +83,12 @@ std::vector<LinkStats> link_stats(const Cluster& cluster, const ReplayResult& r)
     s.bytes = r.link_bytes[i];
     s.bandwidth_Bps = l.bandwidth_Bps;
     s.utilization = r.step_time_s > 0 ? busy(i) / r.step_time_s : 0.0;
+    s.busy_s = i < r.link_busy_s.size() ? r.link_busy_s[i] : 0.0;
+    for (const auto& [key, bytes] : r.link_bytes_by_communicator)
+      if (key.second == static_cast<int>(i)) s.users.push_back({graph.communicators()[key.first].name, bytes});
+    std::sort(s.users.begin(), s.users.end(), [](const LinkUser& a, const LinkUser& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.group < b.group;
+    });
     out.push_back(std::move(s));
   }
   return out;
@@ -127,7 +133,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   const ClassTimes& critical = result.classes[result.critical_class];
   report.breakdown = {critical.compute_s, critical.exposed_communication_s, critical.idle_s};
   report.communication = communication_stats(graph, result);
-  report.links = link_stats(cluster, result);
+  report.links = link_stats(cluster, graph, result);
   report.memory = {memory.weights_bytes,
                    memory.gradients_bytes,
                    memory.optimizer_bytes,

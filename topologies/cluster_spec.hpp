@@ -60,7 +60,7 @@ struct FabricSpec {
   bool rail_optimized = false;            // NIC i of every node on rail i
   double link_latency_us = 0.6;           // per switch hop (switch + cable)
   std::string technology = "infiniband";  // infiniband | ethernet | nvlink
-  bool sharp = false;  // in-network reduction in the switches (InfiniBand SHARP); infiniband only
+  bool sharp = false;                     // in-network reduction in the switches (InfiniBand SHARP); infiniband only
 
   // spine_leaf
   int spine_radix = 0;  // ports per spine (0: switch_radix)

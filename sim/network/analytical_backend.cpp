@@ -25,7 +25,7 @@ namespace {
 class AnalyticalBackend final : public NetworkBackend {
  public:
   AnalyticalBackend(const Cluster& cluster, const NetworkProfile& profile)
-      : cluster_(cluster), link_bytes_(cluster.links().size(), 0.0), active_(cluster.links().size(), 0) {
+      : cluster_(cluster), usage_(cluster.links().size()), active_(cluster.links().size(), 0) {
     bandwidth_.reserve(cluster.links().size());
     for (const Link& l : cluster.links())
       bandwidth_.push_back(profile.effective_bandwidth_Bps(l));
@@ -59,13 +59,19 @@ class AnalyticalBackend final : public NetworkBackend {
       ++active_[static_cast<std::size_t>(l)];
     double duration = 0.0;
     for (std::size_t i = 0; i < transfers.size(); ++i) {
+      if (route_begin[i + 1] == route_begin[i]) continue;
       double rate = std::numeric_limits<double>::infinity();
       for (std::size_t k = route_begin[i]; k < route_begin[i + 1]; ++k) {
         const auto l = static_cast<std::size_t>(routes_[k]);
         rate = std::min(rate, bandwidth_[l] / active_[l]);
-        link_bytes_[l] += transfers[i].bytes;
       }
-      if (route_begin[i + 1] > route_begin[i]) duration = std::max(duration, transfers[i].bytes / rate);
+      const double d = transfers[i].bytes / rate;
+      duration = std::max(duration, d);
+      // Bytes and busy time per link, transfer by transfer.
+      std::vector<int> route(routes_.begin() + static_cast<std::ptrdiff_t>(route_begin[i]),
+                             routes_.begin() + static_cast<std::ptrdiff_t>(route_begin[i + 1]));
+      usage_.start(route, transfers[i].bytes, now_s_);
+      schedule(now_s_ + d, [this, route = std::move(route)] { usage_.finish(route, now_s_); });
     }
     // Release the links when the group ends.
     schedule(now_s_ + duration, [this, links = routes_, done = std::move(done)] {
@@ -85,7 +91,8 @@ class AnalyticalBackend final : public NetworkBackend {
     }
   }
 
-  const std::vector<double>& link_bytes() const override { return link_bytes_; }
+  const LinkUsage& link_usage() const override { return usage_; }
+  void set_traffic_label(std::uint16_t label) override { usage_.set_label(label); }
 
  private:
   struct Event {
@@ -97,7 +104,7 @@ class AnalyticalBackend final : public NetworkBackend {
 
   const Cluster& cluster_;
   std::vector<double> bandwidth_;
-  std::vector<double> link_bytes_;
+  LinkUsage usage_;
   std::vector<int> active_;
   std::vector<int> routes_;
   std::vector<Event> events_;  // a min-heap on (time, seq)

@@ -85,7 +85,7 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
 class FlowBackend final : public NetworkBackend {
  public:
   FlowBackend(const Cluster& cluster, const NetworkProfile& profile)
-      : cluster_(cluster), link_bytes_(cluster.links().size(), 0.0) {
+      : cluster_(cluster), usage_(cluster.links().size()) {
     // The engine is a process-wide singleton that cannot be restarted: it is created here and never
     // destroyed (the process ends after the simulation; see sim/core/child_process.hpp).
     static const char* const kArgs[] = {"clustersim", "--log=root.thresh:critical", "--cfg=network/model:CM02",
@@ -99,8 +99,10 @@ class FlowBackend final : public NetworkBackend {
     zone_ = new ClusterZone(cluster_);  // owned by SimGrid (the root zone)
     zone_->build(profile);
     sg4::Activity::on_completion_cb([](const sg4::Activity& activity) {
-      auto* group = activity.get_data<Group>();
-      if (group == nullptr) return;
+      auto* flow = activity.get_data<Flow>();
+      if (flow == nullptr) return;
+      Group* group = flow->group;
+      group->backend->usage_.finish(flow->route, group->backend->now_s());
       if (--group->remaining == 0) group->finish();
     });
   }
@@ -118,8 +120,9 @@ class FlowBackend final : public NetworkBackend {
 
   void start_transfers(std::span<const Transfer> transfers, std::uint64_t flow_id,
                        std::function<void()> done) override {
-    auto* group = new Group{0, std::move(done), {}, this};
+    auto* group = new Group{0, std::move(done), {}, {}, this};
     group->comms.reserve(transfers.size());
+    group->flows.reserve(transfers.size());  // stable addresses: each comm points at its Flow
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       const Transfer& t = transfers[i];
       if (t.src_gpu == t.dst_gpu || t.bytes <= 0.0) continue;
@@ -127,9 +130,9 @@ class FlowBackend final : public NetworkBackend {
       const auto bytes = static_cast<std::uint64_t>(t.bytes + 0.5);
       if (bytes == 0) continue;
       sg4::CommPtr comm = sg4::Comm::sendto_async(zone_->host(t.src_gpu), zone_->host(t.dst_gpu), bytes);
-      for (int l : zone_->last_route())
-        link_bytes_[static_cast<std::size_t>(l)] += static_cast<double>(bytes);
-      comm->set_data(group);
+      group->flows.push_back(Flow{group, zone_->last_route()});
+      usage_.start(group->flows.back().route, static_cast<double>(bytes), now_s());
+      comm->set_data(&group->flows.back());
       group->comms.push_back(std::move(comm));
       ++group->remaining;
     }
@@ -140,13 +143,20 @@ class FlowBackend final : public NetworkBackend {
   }
 
   void run() override { engine_->run(); }
-  const std::vector<double>& link_bytes() const override { return link_bytes_; }
+  const LinkUsage& link_usage() const override { return usage_; }
+  void set_traffic_label(std::uint16_t label) override { usage_.set_label(label); }
 
  private:
+  struct Group;
+  struct Flow {
+    Group* group;
+    std::vector<int> route;
+  };
   struct Group {
     std::size_t remaining;
     std::function<void()> done;
     std::vector<sg4::CommPtr> comms;
+    std::vector<Flow> flows;
     FlowBackend* backend;
     void finish() {
       auto callback = std::move(done);
@@ -159,7 +169,7 @@ class FlowBackend final : public NetworkBackend {
   const Cluster& cluster_;
   sg4::Engine* engine_ = nullptr;
   ClusterZone* zone_ = nullptr;
-  std::vector<double> link_bytes_;
+  LinkUsage usage_;
 };
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/network/link_usage.hpp"
+
 namespace clustersim {
 
 class Cluster;
@@ -44,8 +46,11 @@ class NetworkBackend {
                                std::function<void()> done) = 0;
   // Runs until no event is left.
   virtual void run() = 0;
-  // Bytes carried so far by each link of the cluster (indexed like Cluster::links()).
-  virtual const std::vector<double>& link_bytes() const = 0;
+  // Traffic per link of the cluster (indexed like Cluster::links()): bytes, busy time, bytes per label.
+  virtual const LinkUsage& link_usage() const = 0;
+  // Labels the transfers started from now on (the replay uses the communicator's index).
+  virtual void set_traffic_label(std::uint16_t label) = 0;
+  const std::vector<double>& link_bytes() const { return link_usage().bytes(); }
 };
 
 // Link bandwidths are the profile's effective bandwidths (line rate x technology efficiency).

@@ -231,11 +231,12 @@ class Replay {
     rec.channels = plans.empty() ? 1 : plans.front()->channels;
     records_.push_back(std::move(rec));
     for (auto& plan : plans)
-      run_phase(plan, 0, on_group_done);
+      run_phase(comm, plan, 0, on_group_done);
   }
 
   // Phase by phase: the transfers, then the phase's latency; after the last, the per-call latency.
-  void run_phase(std::shared_ptr<CollectivePlan> plan, std::size_t phase, std::function<void()> done) {
+  void run_phase(std::uint16_t comm, std::shared_ptr<CollectivePlan> plan, std::size_t phase,
+                 std::function<void()> done) {
     if (phase == plan->phases.size()) {
       backend_.schedule(backend_.now_s() + options_.network_profile.collective_latency_s.value, std::move(done));
       return;
@@ -244,10 +245,12 @@ class Replay {
     const std::uint64_t flow_id = next_flow_id_;
     next_flow_id_ += transfers.size();
     transfers_ += transfers.size();
-    backend_.start_transfers(transfers, flow_id, [this, plan, phase, done = std::move(done)]() mutable {
-      backend_.schedule(
-          backend_.now_s() + plan->phases[phase].latency_s,
-          [this, plan, phase, done = std::move(done)]() mutable { run_phase(plan, phase + 1, std::move(done)); });
+    backend_.set_traffic_label(comm);
+    backend_.start_transfers(transfers, flow_id, [this, comm, plan, phase, done = std::move(done)]() mutable {
+      backend_.schedule(backend_.now_s() + plan->phases[phase].latency_s,
+                        [this, comm, plan, phase, done = std::move(done)]() mutable {
+                          run_phase(comm, plan, phase + 1, std::move(done));
+                        });
     });
   }
 
@@ -313,7 +316,9 @@ class Replay {
       rec.exposed_s = (rec.end_s - rec.start_s) - overlap_length(span, critical_compute);
     }
     r.collectives = std::move(records_);
-    r.link_bytes = backend_.link_bytes();
+    r.link_bytes = backend_.link_usage().bytes();
+    r.link_busy_s = backend_.link_usage().busy_s();
+    r.link_bytes_by_communicator = backend_.link_usage().bytes_by_label();
     r.transfers = transfers_;
     return r;
   }

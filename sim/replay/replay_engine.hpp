@@ -52,8 +52,11 @@ struct ReplayResult {
   std::vector<ClassTimes> classes;  // indexed like ExecutionGraph::classes()
   std::size_t critical_class = 0;   // the class that finishes last
   std::vector<CollectiveRecord> collectives;
-  std::vector<double> link_bytes;  // per cluster link
-  std::size_t transfers = 0;       // point-to-point transfers handed to the backend
+  std::vector<double> link_bytes;   // per cluster link
+  std::vector<double> link_busy_s;  // per cluster link: time with at least one transfer on it
+  // (communicator, link) -> bytes that communicator's collectives put on the link.
+  std::map<std::pair<std::uint16_t, int>, double> link_bytes_by_communicator;
+  std::size_t transfers = 0;  // point-to-point transfers handed to the backend
 };
 
 ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,

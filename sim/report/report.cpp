@@ -2,8 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 namespace clustersim {
 namespace {
@@ -23,9 +24,13 @@ std::string seconds(double s) {
   return fmt("%.2f us", s * 1e6);
 }
 
-std::string gigabytes(double b) { return fmt("%.2f GB", b / 1e9); }
+std::string gigabytes(double b) {
+  return fmt("%.2f GB", b / 1e9);
+}
 
-std::string percent(double part, double whole) { return whole > 0 ? fmt("%.1f %%", 100.0 * part / whole) : "-"; }
+std::string percent(double part, double whole) {
+  return whole > 0 ? fmt("%.1f %%", 100.0 * part / whole) : "-";
+}
 
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
@@ -61,11 +66,16 @@ std::string Report::to_json(int indent) const {
   j["communication"] = comm;
   Json links_json = Json::array();
   for (const auto& l : links) {
+    Json users = Json::array();
+    for (const auto& u : l.users)
+      users.push_back({{"group", u.group}, {"bytes", u.bytes}});
     links_json.push_back({{"id", l.id},
                           {"kind", l.kind},
                           {"bytes", l.bytes},
                           {"bandwidth_Bps", l.bandwidth_Bps},
-                          {"utilization", l.utilization}});
+                          {"utilization", l.utilization},
+                          {"busy_s", l.busy_s},
+                          {"users", users}});
   }
   j["links"] = links_json;
   j["memory"] = {{"peak_bytes_per_gpu", memory.peak_bytes_per_gpu},
@@ -128,8 +138,16 @@ Report Report::from_json(const std::string& text) {
                                c.at("exposed_s").get<double>()});
   }
   for (const auto& l : j.at("links")) {
-    r.links.push_back({l.at("id").get<std::string>(), l.at("kind").get<std::string>(), l.at("bytes").get<double>(),
-                       l.at("bandwidth_Bps").get<double>(), l.at("utilization").get<double>()});
+    LinkStats ls{l.at("id").get<std::string>(),
+                 l.at("kind").get<std::string>(),
+                 l.at("bytes").get<double>(),
+                 l.at("bandwidth_Bps").get<double>(),
+                 l.at("utilization").get<double>(),
+                 l.at("busy_s").get<double>(),
+                 {}};
+    for (const auto& u : l.at("users"))
+      ls.users.push_back({u.at("group").get<std::string>(), u.at("bytes").get<double>()});
+    r.links.push_back(std::move(ls));
   }
   const auto& m = j.at("memory");
   r.memory.peak_bytes_per_gpu = m.at("peak_bytes_per_gpu").get<double>();
@@ -219,13 +237,15 @@ std::string Report::to_text() const {
     << gigabytes(memory.framework_overhead_bytes) << "\n\n";
 
   if (!links.empty()) {
-    o << "  Busiest links\n";
+    o << "  Busiest links      (bytes; utilization = bytes / (bandwidth x step); busy = time carrying traffic)\n";
     const std::size_t shown = std::min<std::size_t>(links.size(), 5);
     for (std::size_t i = 0; i < shown; ++i) {
       const auto& l = links[i];
       o << "    " << pad(l.id, 34) << pad(l.kind, 11) << lpad(gigabytes(l.bytes), 12) << "  "
-        << lpad(fmt("%.1f %%", 100 * l.utilization), 7) << " busy of " << fmt("%.0f", l.bandwidth_Bps / 1e9)
-        << " GB/s\n";
+        << lpad(fmt("%.1f %%", 100 * l.utilization), 7) << " of " << fmt("%.0f", l.bandwidth_Bps / 1e9)
+        << " GB/s, busy " << seconds(l.busy_s);
+      if (!l.users.empty()) o << ", by " << l.users.front().group;
+      o << "\n";
     }
     o << "\n";
   }

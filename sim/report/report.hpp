@@ -24,12 +24,19 @@ struct CommunicationStats {
   double exposed_s = 0.0;  // part of time_s during which the critical rank's compute stream was idle
 };
 
+struct LinkUser {
+  std::string group;  // the communicator whose collectives sent the bytes
+  double bytes = 0.0;
+};
+
 struct LinkStats {
   std::string id;    // "node0/gpu3->node0/nvswitch"
   std::string kind;  // nvlink | pcie | infiniband | ethernet
   double bytes = 0.0;
   double bandwidth_Bps = 0.0;
-  double utilization = 0.0;  // bytes / (bandwidth * step time)
+  double utilization = 0.0;     // bytes / (bandwidth * step time)
+  double busy_s = 0.0;          // time with at least one transfer on the link
+  std::vector<LinkUser> users;  // who put the bytes there, most first
 };
 
 struct MemoryStats {
@@ -59,9 +66,9 @@ struct CostStats {
 };
 
 struct Provenance {
-  std::string fidelity;     // "flow"
-  std::string network;      // what computed transfer times
-  std::string calibration;  // which GPU parameters were used
+  std::string fidelity;                   // "flow"
+  std::string network;                    // what computed transfer times
+  std::string calibration;                // which GPU parameters were used
   std::vector<std::string> extrapolated;  // models used outside their fitted domain
 };
 

@@ -35,6 +35,12 @@ TEST(CliSimulate, ReportHasTheStableKeys) {
   const std::string algorithm = j["communication"][0]["algorithm"];
   EXPECT_TRUE(algorithm == "ring" || algorithm == "tree") << algorithm;
   EXPECT_NE(j["provenance"]["network"].get<std::string>().find("nccl-h100"), std::string::npos);
+  // The busiest link says what used it and how long it was busy (never longer than the step).
+  const auto& hottest = j["links"][0];
+  EXPECT_EQ(hottest["users"][0]["group"], "dp");
+  EXPECT_DOUBLE_EQ(hottest["users"][0]["bytes"].get<double>(), hottest["bytes"].get<double>());
+  EXPECT_GT(hottest["busy_s"].get<double>(), 0.0);
+  EXPECT_LE(hottest["busy_s"].get<double>(), j["step_time_s"].get<double>());
   // Tokens per second follow from the step time: 64 sequences x 2048 tokens.
   EXPECT_NEAR(j["tokens_per_s"].get<double>(), 64.0 * 2048 / j["step_time_s"].get<double>(), 1e-6);
 }

@@ -65,6 +65,36 @@ TEST(FlowContention, EveryLinkOfTheRouteCarriesTheBytes) {
   EXPECT_DOUBLE_EQ(total, bytes * static_cast<double>(route.size()));
 }
 
+// Busy time: a link is busy while a transfer is on it. One 1 GB transfer at 50 GB/s keeps every link
+// of its route busy for 20 ms, whichever backend; two labels are kept apart.
+TEST(FlowContention, LinksAreBusyWhileTheirTransfersRun) {
+  for (const char* fidelity : {"flow", "analytical"}) {
+    const auto r = testing::in_child([&] {
+      const Cluster cluster = Cluster::build(shared_nic_spec());
+      auto backend = find_network_backend(fidelity)->make(cluster, ideal_network_profile());
+      backend->schedule(0.0, [&] {
+        backend->set_traffic_label(3);
+        const std::vector<Transfer> t{{0, 2, 1e9}};
+        backend->start_transfers(t, 0, [] {});
+      });
+      backend->run();
+      std::vector<int> route;
+      cluster.route(0, 2, 0, route);
+      std::vector<double> out;
+      for (int l : route) {
+        out.push_back(backend->link_usage().busy_s()[static_cast<std::size_t>(l)]);
+        out.push_back(backend->link_usage().bytes_by_label().at({3, l}));
+      }
+      return out;
+    });
+    ASSERT_FALSE(r.empty());
+    for (std::size_t i = 0; i < r.size(); i += 2) {
+      EXPECT_NEAR(r[i], 1e9 / 50e9, 1e-12) << fidelity;
+      EXPECT_DOUBLE_EQ(r[i + 1], 1e9) << fidelity;
+    }
+  }
+}
+
 TEST(FlowContention, ZeroByteAndSelfTransfersFinishAtOnce) {
   const auto r = run_transfers(shared_nic_spec(), {{0, 0, 1e9}, {1, 2, 0.0}});
   EXPECT_DOUBLE_EQ(r[0], 0.0);
