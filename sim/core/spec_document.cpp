@@ -30,6 +30,14 @@ bool looks_like_path(std::string_view s) {
 
 }  // namespace
 
+std::string read_text_file(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SpecError(path, "", "cannot read the " + std::string(what));
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
 SpecDocument parse_spec_text(std::string_view text, std::string file) {
   try {
     return SpecDocument{nlohmann::json::parse(text.begin(), text.end()), std::move(file)};
@@ -46,15 +54,12 @@ SpecDocument parse_spec_text(std::string_view text, std::string file) {
 SpecDocument load_spec_document(std::string_view source, std::span<const Resource> presets, std::string_view kind) {
   if (looks_like_path(source)) {
     const std::string path(source);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw SpecError(path, "", "cannot open " + std::string(kind) + " spec file");
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    return parse_spec_text(buf.str(), path);
+    return parse_spec_text(read_text_file(path, std::string(kind) + " spec file"), path);
   }
   if (const Resource* r = find_resource(presets, source)) return parse_spec_text(r->text, r->path);
   std::string known;
-  for (const auto& n : resource_names(presets)) known += (known.empty() ? "" : ", ") + n;
+  for (const auto& n : resource_names(presets))
+    known += (known.empty() ? "" : ", ") + n;
   throw SpecError(std::string(source), "",
                   "no such file, and no " + std::string(kind) + " preset of that name (presets: " + known + ")");
 }
@@ -70,7 +75,8 @@ void apply_override(SpecDocument& doc, std::string_view dotted_path, std::string
   std::size_t start = 0;
   while (true) {
     const std::size_t dot = dotted_path.find('.', start);
-    const std::string key(dotted_path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    const std::string key(
+        dotted_path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
     if (key.empty()) throw SpecError(where, pointer, "empty key in path");
     const bool last = dot == std::string_view::npos;
     if (node->is_array()) {
@@ -81,7 +87,8 @@ void apply_override(SpecDocument& doc, std::string_view dotted_path, std::string
         throw SpecError(where, pointer, "expected an array index, got '" + key + "'");
       }
       if (index >= node->size())
-        throw SpecError(where, pointer, "index " + key + " is out of range (size " + std::to_string(node->size()) + ")");
+        throw SpecError(where, pointer,
+                        "index " + key + " is out of range (size " + std::to_string(node->size()) + ")");
       node = &(*node)[index];
     } else {
       if (node->is_null()) *node = nlohmann::json::object();

@@ -23,6 +23,9 @@ struct SpecDocument {
 // file, malformed JSON (with line and column), an unknown preset (listing the known ones).
 SpecDocument load_spec_document(std::string_view source, std::span<const Resource> presets, std::string_view kind);
 
+// The whole content of a file. Throws SpecError(path, "", "cannot read the <what>") when it cannot.
+std::string read_text_file(const std::string& path, std::string_view what);
+
 // Parses JSON text; `file` names it in errors.
 SpecDocument parse_spec_text(std::string_view text, std::string file);
 

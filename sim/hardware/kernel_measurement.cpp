@@ -99,14 +99,6 @@ std::optional<KernelClass> kernel_named(std::string_view name) {
   return std::nullopt;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SpecError(path, "", "cannot read the measurement file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 // --- record selection ("#micro-0001..micro-0008,micro-0015") -----------------------------------
 
 class Selector {
@@ -540,7 +532,7 @@ MeasurementSet read_measurements(const std::string& path_and_selector) {
   const std::string path = path_and_selector.substr(0, hash);
   const Selector selector =
       hash == std::string::npos ? Selector{} : Selector(std::string_view(path_and_selector).substr(hash + 1), path);
-  const std::string text = read_text(path);
+  const std::string text = read_text_file(path, "measurement file");
   for (const auto& f : kFormats) {
     if (f.detect(text)) return f.read(path, text, selector);
   }

@@ -19,14 +19,6 @@
 namespace clustersim {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SpecError(path, "", "cannot open the measurement file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::vector<std::string> split(const std::string& line, char sep) {
   std::vector<std::string> out;
   std::stringstream ss(line);
@@ -48,7 +40,7 @@ double to_number(const std::string& text, const std::string& file, const std::st
 
 // nccl-tests output as vTrain stores it: a header, then size,count,type,time(ns),busbw,...
 void read_nccl_tests_lut(const std::string& path, CollectiveTable& t) {
-  std::istringstream in(read_text(path));
+  std::istringstream in(read_text_file(path, "measurement file"));
   std::string line;
   std::getline(in, line);
   int row = 1;
@@ -64,7 +56,7 @@ void read_nccl_tests_lut(const std::string& path, CollectiveTable& t) {
 
 // A record of published/collectives.json: rows with size_bytes and time_us, or bus bandwidth only.
 void read_published(const std::string& path, const std::string& record, CollectiveTable& t) {
-  const SpecDocument doc = parse_spec_text(read_text(path), path);
+  const SpecDocument doc = parse_spec_text(read_text_file(path, "measurement file"), path);
   for (std::size_t i = 0; i < doc.json.size(); ++i) {
     const auto& rec = doc.json[i];
     if (rec.value("id", "") != record) continue;
@@ -96,7 +88,7 @@ void read_published(const std::string& path, const std::string& record, Collecti
 
 // Vidur's network CSV: one row per (size, num_workers) with time statistics in ms.
 void read_vidur(const std::string& path, int workers, CollectiveTable& t) {
-  std::istringstream in(read_text(path));
+  std::istringstream in(read_text_file(path, "measurement file"));
   std::string line;
   std::getline(in, line);
   const auto header = split(line, ',');
@@ -297,7 +289,7 @@ double rms_relative(const std::vector<const CollectiveTable*>& tables, const Net
 }  // namespace
 
 NetworkDatasets load_network_datasets(const std::string& datasets_path, const std::string& data_dir) {
-  const SpecDocument doc = parse_spec_text(read_text(datasets_path), datasets_path);
+  const SpecDocument doc = parse_spec_text(read_text_file(datasets_path, "dataset file"), datasets_path);
   JsonReader r(doc.json, datasets_path);
   r.optional_string("description");
   NetworkDatasets out;

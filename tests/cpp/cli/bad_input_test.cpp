@@ -32,7 +32,9 @@ struct BadCase {
   const char* expected_path;  // must appear in stderr
 };
 
-void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const BadCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 void expect_refused(const std::string& args, const std::string& expected_in_stderr) {
   const auto r = run_cli(args);
@@ -56,22 +58,20 @@ TEST_P(BadSpec, ExitsTwoNamingFileAndPath) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cli, BadSpec,
-    ::testing::Values(BadCase{"nodes_wrong_type", "nodes=\"four\"", "", "/nodes"},
-                      BadCase{"nodes_zero", "nodes=0", "", "/nodes"},
-                      BadCase{"negative_nic_bandwidth", "node.nic_bandwidth_Gbps=-400", "", "/node/nic_bandwidth_Gbps"},
-                      BadCase{"negative_nvlink_bandwidth", "node.scale_up.bandwidth_GBps=-1", "",
-                              "/node/scale_up/bandwidth_GBps"},
-                      BadCase{"unknown_gpu", "gpu=h900", "", "/gpu"},
-                      BadCase{"key_typo", "fabric.oversubscripton=2", "", "/fabric/oversubscripton"},
-                      BadCase{"oversubscription_below_one", "fabric.oversubscription=0.5", "",
-                              "/fabric/oversubscription"},
-                      BadCase{"unknown_fabric", "fabric.type=hypercube", "", "/fabric/type"},
-                      BadCase{"pue_below_one", "power.pue=0.8", "", "/power/pue"},
-                      BadCase{"micro_batch_wrong_type", "", "training.micro_batch=\"two\"", "/training/micro_batch"},
-                      BadCase{"unknown_activation", "", "model.activation=relu9", "/model/activation"},
-                      BadCase{"kv_heads_not_dividing", "", "model.kv_heads=5", "/model/kv_heads"},
-                      BadCase{"batch_not_divisible", "", "training.global_batch=33", "/training/global_batch"},
-                      BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism/dp"}),
+    ::testing::Values(
+        BadCase{"nodes_wrong_type", "nodes=\"four\"", "", "/nodes"}, BadCase{"nodes_zero", "nodes=0", "", "/nodes"},
+        BadCase{"negative_nic_bandwidth", "node.nic_bandwidth_Gbps=-400", "", "/node/nic_bandwidth_Gbps"},
+        BadCase{"negative_nvlink_bandwidth", "node.scale_up.bandwidth_GBps=-1", "", "/node/scale_up/bandwidth_GBps"},
+        BadCase{"unknown_gpu", "gpu=h900", "", "/gpu"},
+        BadCase{"key_typo", "fabric.oversubscripton=2", "", "/fabric/oversubscripton"},
+        BadCase{"oversubscription_below_one", "fabric.oversubscription=0.5", "", "/fabric/oversubscription"},
+        BadCase{"unknown_fabric", "fabric.type=hypercube", "", "/fabric/type"},
+        BadCase{"pue_below_one", "power.pue=0.8", "", "/power/pue"},
+        BadCase{"micro_batch_wrong_type", "", "training.micro_batch=\"two\"", "/training/micro_batch"},
+        BadCase{"unknown_activation", "", "model.activation=relu9", "/model/activation"},
+        BadCase{"kv_heads_not_dividing", "", "model.kv_heads=5", "/model/kv_heads"},
+        BadCase{"batch_not_divisible", "", "training.global_batch=33", "/training/global_batch"},
+        BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism/dp"}),
     [](const ::testing::TestParamInfo<BadCase>& param_info) { return std::string(param_info.param.name); });
 
 TEST(CliBadInput, MalformedJsonNamesLineAndColumn) {
@@ -81,7 +81,7 @@ TEST(CliBadInput, MalformedJsonNamesLineAndColumn) {
 
 TEST(CliBadInput, MissingFileIsRefused) {
   expect_refused("simulate --cluster /nonexistent/c.json --workload gpt3-1.3b",
-                 "/nonexistent/c.json: (document): cannot open cluster spec file");
+                 "/nonexistent/c.json: (document): cannot read the cluster spec file");
 }
 
 TEST(CliBadInput, UnknownPresetListsTheKnownOnes) {

@@ -3,19 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 
 namespace clustersim {
 namespace {
 
 SpecError error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a SpecError";
-  return SpecError("", "", "");
+  return testing::spec_error_of(f);
 }
 
 TEST(JsonReader, ReadsTypedValuesWithinRange) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
@@ -17,13 +18,7 @@ namespace clustersim {
 namespace {
 
 SpecError error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a SpecError";
-  return SpecError("", "", "");
+  return testing::spec_error_of(f);
 }
 
 ComputeOp gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k, Precision p = Precision::bf16) {

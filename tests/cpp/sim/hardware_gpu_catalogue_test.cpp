@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 
@@ -15,13 +16,7 @@ namespace clustersim {
 namespace {
 
 SpecError error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a SpecError";
-  return SpecError("", "", "");
+  return testing::spec_error_of(f);
 }
 
 nlohmann::json read_json(const std::filesystem::path& p) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/kernel_measurement.hpp"
 
@@ -22,13 +23,7 @@ std::string write(const std::string& relative, const std::string& text) {
 }
 
 SpecError error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a SpecError";
-  return SpecError("", "", "");
+  return testing::spec_error_of(f);
 }
 
 const KernelMeasurement& find(const MeasurementSet& s, const std::string& operation) {

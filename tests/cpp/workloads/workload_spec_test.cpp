@@ -9,19 +9,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 
 namespace clustersim {
 namespace {
 
 SpecError error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a SpecError";
-  return SpecError("", "", "");
+  return testing::spec_error_of(f);
 }
 
 // DESIGN.md's workload example, data-parallel only (the layout this milestone simulates).
