@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -74,6 +75,9 @@ std::string run_in_child_process(const std::function<std::string()>& work) {
     throw SimulationError(std::string("fork() failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    // Crash signals get their default action: a handler inherited from the parent (Python's
+    // faulthandler, say) would report the child's crash as the parent's.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
     ::close(fds[0]);
     const std::string outcome = encode_child_outcome(work);
     write_all(fds[1], outcome);

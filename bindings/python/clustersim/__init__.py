@@ -1,0 +1,51 @@
+"""clustersim: simulate distributed training on GPU clusters, from Python.
+
+::
+
+    import clustersim as cs
+    cluster = cs.Cluster.preset("dgx-h100-superpod", nodes=32)
+    workload = cs.Workload.preset("gpt3-1.3b")
+    report = cs.simulate(cluster, workload)          # report.step_time_s, report.breakdown, ...
+    df = cs.sweep(cluster, workload, grid={"nodes": [4, 8, 16], "fabric.oversubscription": [1, 2]})
+
+Every simulation runs in its own child process (SimGrid's engine cannot restart in a process), so a
+failing or crashing simulation raises :class:`SpecError` or :class:`SimulationError` and the
+interpreter lives on. Plots are in :mod:`clustersim.plots` (matplotlib).
+"""
+
+from __future__ import annotations
+
+from .errors import SimulationError, SpecError  # first: the C++ module raises these
+
+from . import _core  # noqa: E402  (after the errors it refers to)
+from .cluster import Cluster, export_formats, gpus  # noqa: E402
+from .report import Cost, Memory, Power, Provenance, Report, RunInfo  # noqa: E402
+from .simulation import collective_algorithms, fidelities, simulate, split_overrides  # noqa: E402
+from .sweep import Best, best, expand_grid, parallel_configurations, sweep  # noqa: E402
+from .workload import Workload  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Best",
+    "Cluster",
+    "Cost",
+    "Memory",
+    "Power",
+    "Provenance",
+    "Report",
+    "RunInfo",
+    "SimulationError",
+    "SpecError",
+    "Workload",
+    "best",
+    "collective_algorithms",
+    "expand_grid",
+    "export_formats",
+    "fidelities",
+    "gpus",
+    "parallel_configurations",
+    "simulate",
+    "split_overrides",
+    "sweep",
+]

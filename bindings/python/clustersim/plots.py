@@ -1,0 +1,191 @@
+"""Plots (matplotlib) of reports and sweeps. Every function draws on ``ax`` (a new figure's axes when
+None) and returns the axes, so plots compose and can be checked in tests.
+
+- :func:`plot_breakdown`: where the step time goes (compute, exposed communication, bubble), stacked
+  bars per report or per sweep row.
+- :func:`plot_scaling`: a metric against GPU count (or any column), one line per group, with the ideal
+  linear scaling from the smallest configuration.
+- :func:`plot_link_heatmap`: utilization of the busiest links, as a source x destination matrix.
+- :func:`plot_pareto`: two objectives to minimize (cost vs time, GPUs vs time), the Pareto front
+  highlighted; :func:`pareto_front` gives its rows.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Optional, Sequence, Union
+
+from .report import Report
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+__all__ = ["plot_breakdown", "plot_scaling", "plot_link_heatmap", "plot_pareto", "pareto_front", "BREAKDOWN_COLUMNS"]
+
+# The breakdown columns of a sweep, bottom to top of a bar, with their legend labels and colours.
+BREAKDOWN_COLUMNS = (
+    ("compute_s", "compute", "#4C72B0"),
+    ("exposed_communication_s", "exposed communication", "#DD8452"),
+    ("pipeline_bubble_s", "pipeline bubble", "#8C8C8C"),
+)
+
+
+def _axes(ax: Optional["Axes"]) -> "Axes":
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, new_ax = plt.subplots()
+    return new_ax
+
+
+def _breakdown_frame(data: Union[Report, Sequence[Report], "pd.DataFrame"], labels: Optional[Sequence[str]]) -> "pd.DataFrame":
+    import pandas as pd
+
+    if isinstance(data, Report):
+        data = [data]
+    if isinstance(data, pd.DataFrame):
+        df = data[[c for c, _, _ in BREAKDOWN_COLUMNS]].copy()
+        df.index = list(labels) if labels is not None else [str(i) for i in data.index]
+        return df
+    rows = []
+    for report in data:
+        b = report.breakdown["time_s"]
+        rows.append({"compute_s": b["compute"], "exposed_communication_s": b["exposed_communication"],
+                     "pipeline_bubble_s": b["pipeline_bubble"]})
+    default = [f"{r.run.gpus} GPUs" for r in data]
+    return pd.DataFrame(rows, index=list(labels) if labels is not None else default)
+
+
+def plot_breakdown(
+    data: Union[Report, Sequence[Report], "pd.DataFrame"],
+    *,
+    labels: Optional[Sequence[str]] = None,
+    normalize: bool = False,
+    ax: Optional["Axes"] = None,
+) -> "Axes":
+    """Stacked bars of the step time's breakdown, one bar per report or per sweep row.
+
+    ``data``: a Report, a list of them, or a sweep DataFrame (rows with an error are drawn empty).
+    ``labels``: the bars' labels (default: GPU count, or the DataFrame index). ``normalize``: fractions
+    of the step instead of seconds.
+    """
+    ax = _axes(ax)
+    df = _breakdown_frame(data, labels).fillna(0.0)
+    if normalize:
+        total = df.sum(axis=1).where(lambda s: s > 0, 1.0)
+        df = df.div(total, axis=0)
+    bottom = [0.0] * len(df)
+    positions = list(range(len(df)))
+    for column, label, colour in BREAKDOWN_COLUMNS:
+        values = df[column].tolist()
+        ax.bar(positions, values, bottom=bottom, label=label, color=colour)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_xticks(positions)
+    ax.set_xticklabels([str(i) for i in df.index], rotation=45 if len(df) > 6 else 0, ha="right" if len(df) > 6 else "center")
+    ax.set_ylabel("fraction of step" if normalize else "step time (s)")
+    ax.set_title("Where the step goes")
+    ax.legend()
+    return ax
+
+
+def plot_scaling(
+    df: "pd.DataFrame",
+    *,
+    x: str = "gpus",
+    y: str = "tokens_per_s",
+    by: Optional[str] = None,
+    ideal: bool = True,
+    log: bool = True,
+    ax: Optional["Axes"] = None,
+) -> "Axes":
+    """A metric against scale: one line per value of ``by`` (or one line), from a sweep DataFrame.
+
+    ``ideal`` draws the linear scaling of ``y`` with ``x`` from each line's smallest ``x`` (dashed).
+    Rows with an error are left out.
+    """
+    ax = _axes(ax)
+    ok = df[df["error"].isna()] if "error" in df.columns else df
+    groups = [(None, ok)] if by is None else list(ok.groupby(by, sort=True))
+    for key, group in groups:
+        g = group.sort_values(x)
+        label = y if key is None else f"{by}={key!s}"
+        (line,) = ax.plot(g[x], g[y], marker="o", label=label)
+        if ideal and len(g) > 1:
+            x0, y0 = float(g[x].iloc[0]), float(g[y].iloc[0])
+            ax.plot(g[x], [y0 * float(v) / x0 for v in g[x]], linestyle="--", color=line.get_color(), alpha=0.5,
+                    label=f"ideal ({label})")
+    if log:
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(f"Scaling of {y}")
+    ax.legend()
+    return ax
+
+
+def plot_link_heatmap(report: Report, *, ax: Optional["Axes"] = None, cmap: str = "viridis") -> "Axes":
+    """Utilization of the report's busiest links as a matrix: rows are the sending devices, columns
+    the receiving ones, colour the fraction of the step the link was busy."""
+    import numpy as np
+
+    ax = _axes(ax)
+    links = report.links
+    devices: List[str] = sorted(set(links["src"]) | set(links["dst"]))
+    index = {d: i for i, d in enumerate(devices)}
+    grid = np.full((len(devices), len(devices)), np.nan)
+    for src, dst, u in zip(links["src"], links["dst"], links["utilization"]):
+        grid[index[src], index[dst]] = u
+    image = ax.imshow(grid, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(np.nanmax(grid))) if len(devices) else 1.0)
+    ax.set_xticks(range(len(devices)))
+    ax.set_yticks(range(len(devices)))
+    ax.set_xticklabels(devices, rotation=90, fontsize=7)
+    ax.set_yticklabels(devices, fontsize=7)
+    ax.set_xlabel("to")
+    ax.set_ylabel("from")
+    ax.set_title("Link utilization (busiest links)")
+    ax.figure.colorbar(image, ax=ax, label="utilization")
+    return ax
+
+
+def pareto_front(df: "pd.DataFrame", x: str, y: str) -> "pd.DataFrame":
+    """The rows not dominated in (``x``, ``y``), both minimized, sorted by ``x``. Rows with an error
+    or a missing value are left out."""
+    ok = df[df[x].notna() & df[y].notna()]
+    if "error" in ok.columns:
+        ok = ok[ok["error"].isna()]
+    ordered = ok.sort_values([x, y])
+    keep = []
+    best_y = float("inf")
+    for i, value in zip(ordered.index, ordered[y]):
+        if value < best_y:
+            keep.append(i)
+            best_y = float(value)
+    return ordered.loc[keep]
+
+
+def plot_pareto(
+    df: "pd.DataFrame",
+    *,
+    x: str,
+    y: str = "step_time_s",
+    label: Optional[str] = None,
+    ax: Optional["Axes"] = None,
+) -> "Axes":
+    """Every configuration as a point in (``x``, ``y``), both to minimize (e.g. x =
+    ``usd_per_million_tokens`` or ``gpus``, y = ``step_time_s``), the Pareto front as a line.
+    ``label``: a column whose value annotates the front's points."""
+    ax = _axes(ax)
+    ok = df[df[x].notna() & df[y].notna()]
+    ax.scatter(ok[x], ok[y], color="#BBBBBB", label="configurations")
+    front = pareto_front(df, x, y)
+    ax.plot(front[x], front[y], marker="o", color="#C44E52", label="Pareto front")
+    if label is not None:
+        for _, row in front.iterrows():
+            ax.annotate(str(row[label]), (row[x], row[y]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(f"{y} vs {x}")
+    ax.legend()
+    return ax

@@ -1,0 +1,116 @@
+"""simulate(): one training step of a workload on a cluster, in a child process.
+
+SimGrid's engine cannot be restarted within a process, so the C++ core forks a child for every
+simulation and reads the report back through a pipe. A simulation that fails or crashes raises
+:class:`~clustersim.SpecError` or :class:`~clustersim.SimulationError` here; the interpreter (a
+Jupyter kernel, a sweep driver) lives on. The GIL is released while the child runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+from . import _core
+from ._spec import override_text
+from .cluster import Cluster
+from .report import Report
+from .workload import Workload
+
+__all__ = ["simulate", "fidelities", "collective_algorithms", "split_overrides", "resolve_key", "core_options", "Algorithm", "ClusterLike", "WorkloadLike"]
+
+ClusterLike = Union[Cluster, str, "os.PathLike[str]", Mapping[str, Any]]
+WorkloadLike = Union[Workload, str, "os.PathLike[str]", Mapping[str, Any]]
+Overrides = List[Tuple[str, str]]
+
+
+def fidelities() -> List[str]:
+    """The network models a simulation can use (``fidelity=``)."""
+    return list(_core.fidelities())
+
+
+def collective_algorithms() -> List[str]:
+    """The collective algorithms a simulation can use (``algorithm=``)."""
+    return list(_core.collective_algorithms())
+
+
+def split_overrides(overrides: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """Splits dotted-path overrides between the cluster and the workload, as the CLI's ``--set`` does.
+
+    A key is ``cluster.<path>``, ``workload.<path>``, or a path whose first key belongs to one spec
+    only (``nodes``, ``fabric.…`` → cluster; ``training.…``, ``parallelism.…`` → workload). Returns
+    ``(cluster_overrides, workload_overrides)`` keyed by the path inside each spec. Raises SpecError
+    for a key that belongs to neither.
+    """
+    cluster: Dict[str, Any] = {}
+    workload: Dict[str, Any] = {}
+    for key, value in overrides.items():
+        spec, path = resolve_key(key, value)
+        (cluster if spec == "cluster" else workload)[path] = value
+    return cluster, workload
+
+
+def resolve_key(key: str, value: Any = 0) -> Tuple[str, str]:
+    """``("cluster" | "workload", path inside that spec)`` for a dotted override key (see
+    :func:`split_overrides`); ``value`` only appears in the error message."""
+    cluster_part, workload_part = _core.split_overrides([f"{key}={override_text(value)}"])
+    if cluster_part:
+        return "cluster", str(cluster_part[0][0])
+    return "workload", str(workload_part[0][0])
+
+
+Algorithm = Union[str, Mapping[str, str], None]
+
+
+def core_options(fidelity: str, algorithm: Algorithm, network_profile: Optional[str]) -> "CoreOptions":
+    """The options as the C++ core takes them: (fidelity, algorithm, algorithm per group, profile);
+    empty strings keep the core's defaults."""
+    if algorithm is None or isinstance(algorithm, str):
+        return fidelity, algorithm or "", {}, network_profile or ""
+    by_group = {str(k): str(v) for k, v in algorithm.items()}
+    return fidelity, by_group.pop("*", ""), by_group, network_profile or ""
+
+
+CoreOptions = Tuple[str, str, Dict[str, str], str]
+
+
+def _run(cluster: Tuple[str, str], workload: Tuple[str, str], options: CoreOptions) -> str:
+    """One simulation by the C++ core (in a child process): the report's JSON text."""
+    fidelity, algorithm, by_group, profile = options
+    return _core.simulate(cluster[0], cluster[1], workload[0], workload[1], fidelity, algorithm, by_group, profile)
+
+
+def simulate(
+    cluster: ClusterLike,
+    workload: WorkloadLike,
+    *,
+    fidelity: str = "flow",
+    algorithm: Algorithm = None,
+    network_profile: Optional[str] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+) -> Report:
+    """Simulates one training step of ``workload`` on ``cluster`` and returns its :class:`Report`.
+
+    ``cluster`` and ``workload`` are spec objects, file paths, preset names or dictionaries.
+    ``fidelity``: a network model of :func:`fidelities` (``flow``: SimGrid's max-min flows;
+    ``analytical``, where built: fast, for sweeps). ``algorithm``: a collective algorithm of
+    :func:`collective_algorithms` for every process group, or ``{"dp": "ring", "*": "tree"}`` per
+    group (None: the core's default). ``network_profile``: link efficiencies and latencies, as the
+    CLI's ``--network-profile`` (None: the core's default).
+    ``overrides`` maps dotted paths to values, resolved like the CLI's ``--set``
+    (``{"nodes": 64, "fabric.oversubscription": 2, "training.micro_batch": 4}``).
+
+    Raises :class:`~clustersim.SpecError` for bad input (file, JSON path, what was expected) and
+    :class:`~clustersim.SimulationError` when the simulation cannot finish.
+    """
+    c = Cluster.coerce(cluster)
+    w = Workload.coerce(workload)
+    if overrides:
+        cluster_overrides, workload_overrides = split_overrides(overrides)
+        if cluster_overrides:
+            c = c.updated(cluster_overrides)
+        if workload_overrides:
+            w = w.updated(workload_overrides)
+    text = _run(c._as_core(), w._as_core(), core_options(fidelity, algorithm, network_profile))
+    return Report(json.loads(text))
