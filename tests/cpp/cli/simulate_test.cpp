@@ -98,6 +98,9 @@ TEST(CliSimulate, PresetsAreListed) {
   EXPECT_NE(std::find(j["clusters"].begin(), j["clusters"].end(), "dgx-h100-superpod"), j["clusters"].end());
   EXPECT_NE(std::find(j["workloads"].begin(), j["workloads"].end(), "gpt3-1.3b"), j["workloads"].end());
   EXPECT_NE(std::find(j["gpus"].begin(), j["gpus"].end(), "h100-sxm5-80gb"), j["gpus"].end());
+  for (const char* p : {"ideal", "nccl-a100", "nccl-h100"}) {
+    EXPECT_NE(std::find(j["network_profiles"].begin(), j["network_profiles"].end(), p), j["network_profiles"].end());
+  }
 }
 
 }  // namespace
