@@ -304,9 +304,8 @@ ClusterSpec parse_cluster_spec(std::string_view json_text, const std::string& fi
 }
 
 ClusterSpec load_cluster_spec(std::string_view source, const Overrides& overrides) {
-  SpecDocument doc = load_spec_document(source, resources_detail::cluster_preset_resources(), "cluster");
-  for (const auto& [path, value] : overrides)
-    apply_override(doc, path, value);
+  const SpecDocument doc =
+      load_spec_document(source, resources_detail::cluster_preset_resources(), "cluster", overrides);
   return parse_cluster_json(doc.json, doc.file);
 }
 

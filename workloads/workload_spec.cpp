@@ -189,9 +189,8 @@ WorkloadSpec parse_workload_spec(std::string_view json_text, const std::string& 
 }
 
 WorkloadSpec load_workload_spec(std::string_view source, const WorkloadOverrides& overrides) {
-  SpecDocument doc = load_spec_document(source, resources_detail::workload_preset_resources(), "workload");
-  for (const auto& [path, value] : overrides)
-    apply_override(doc, path, value);
+  const SpecDocument doc =
+      load_spec_document(source, resources_detail::workload_preset_resources(), "workload", overrides);
   return parse_document(doc.json, doc.file);
 }
 

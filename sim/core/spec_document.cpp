@@ -64,6 +64,14 @@ SpecDocument load_spec_document(std::string_view source, std::span<const Resourc
                   "no such file, and no " + std::string(kind) + " preset of that name (presets: " + known + ")");
 }
 
+SpecDocument load_spec_document(std::string_view source, std::span<const Resource> presets, std::string_view kind,
+                                std::span<const std::pair<std::string, std::string>> overrides) {
+  SpecDocument doc = load_spec_document(source, presets, kind);
+  for (const auto& [path, value] : overrides)
+    apply_override(doc, path, value);
+  return doc;
+}
+
 void apply_override(SpecDocument& doc, std::string_view dotted_path, std::string_view value) {
   const std::string where = "--set " + std::string(dotted_path) + "=" + std::string(value);
   if (dotted_path.empty()) throw SpecError(where, "", "empty key path");

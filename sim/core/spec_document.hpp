@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,10 @@ SpecDocument load_spec_document(std::string_view source, std::span<const Resourc
 
 // The whole content of a file. Throws SpecError(path, "", "cannot read the <what>") when it cannot.
 std::string read_text_file(const std::string& path, std::string_view what);
+
+// load_spec_document, then every ("dotted.path", "value") override applied in order (--set).
+SpecDocument load_spec_document(std::string_view source, std::span<const Resource> presets, std::string_view kind,
+                                std::span<const std::pair<std::string, std::string>> overrides);
 
 // Parses JSON text; `file` names it in errors.
 SpecDocument parse_spec_text(std::string_view text, std::string file);

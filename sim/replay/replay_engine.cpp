@@ -189,18 +189,34 @@ class Replay {
 
   // All groups of the communicator run the collective concurrently; it completes when all are done.
   // The algorithm for this collective: the communicator's override, else the default; "auto" is
-  // resolved once per (communicator, kind, size) by the selector on the first group (all groups of
-  // a communicator have the same shape).
+  // resolved by the selector on the first group (all groups of a communicator have the same shape).
   std::string algorithm_for(std::uint16_t comm, const CollectiveContext& ctx, const CollectiveRequest& req) {
     const Communicator& communicator = graph_.communicators()[comm];
     const auto it = options_.algorithm_by_communicator.find(communicator.name);
     const std::string& name =
         it != options_.algorithm_by_communicator.end() ? it->second : options_.collective_algorithm;
     if (name != kAutoAlgorithm) return name;
-    const auto key = std::make_tuple(comm, req.kind, req.bytes);
-    auto cached = selected_.find(key);
-    if (cached == selected_.end()) cached = selected_.emplace(key, select_collective_algorithm(ctx, req)).first;
-    return cached->second;
+    return select_collective_algorithm(ctx, req);
+  }
+
+  // The plans of a collective on every group of `comm`: built once per (communicator, kind, size), as
+  // they depend on nothing else, and reused by every later call (a step repeats its collectives).
+  struct PlannedCollective {
+    std::string algorithm;
+    std::vector<std::shared_ptr<const CollectivePlan>> plans;  // one per group
+  };
+  const PlannedCollective& plan_for(std::uint16_t comm, CollectiveKind kind, double bytes) {
+    const auto key = std::make_tuple(comm, kind, bytes);
+    auto it = planned_.find(key);
+    if (it != planned_.end()) return it->second;
+    PlannedCollective planned;
+    const CollectiveContext ctx{cluster_, options_.network_profile};
+    for (const auto& group : graph_.communicators()[comm].groups) {
+      CollectiveRequest req{kind, &group, bytes};
+      if (planned.algorithm.empty()) planned.algorithm = algorithm_for(comm, ctx, req);
+      planned.plans.push_back(std::make_shared<const CollectivePlan>(plan_collective(planned.algorithm, ctx, req)));
+    }
+    return planned_.emplace(key, std::move(planned)).first->second;
   }
 
   void launch(std::uint16_t comm, Pending p) {
@@ -219,14 +235,9 @@ class Replay {
       for (const auto& [cls, op] : *members)
         finish(cls, op);
     };
-    std::vector<std::shared_ptr<CollectivePlan>> plans;
-    const CollectiveContext ctx{cluster_, options_.network_profile};
-    std::string algorithm;
-    for (const auto& group : communicator.groups) {
-      CollectiveRequest req{p.kind, &group, p.bytes};
-      if (algorithm.empty()) algorithm = algorithm_for(comm, ctx, req);
-      plans.push_back(std::make_shared<CollectivePlan>(plan_collective(algorithm, ctx, req)));
-    }
+    const PlannedCollective& planned = plan_for(comm, p.kind, p.bytes);
+    const std::string& algorithm = planned.algorithm;
+    const auto& plans = planned.plans;
     rec.algorithm = algorithm;
     rec.channels = plans.empty() ? 1 : plans.front()->channels;
     records_.push_back(std::move(rec));
@@ -235,7 +246,7 @@ class Replay {
   }
 
   // Phase by phase: the transfers, then the phase's latency; after the last, the per-call latency.
-  void run_phase(std::uint16_t comm, std::shared_ptr<CollectivePlan> plan, std::size_t phase,
+  void run_phase(std::uint16_t comm, std::shared_ptr<const CollectivePlan> plan, std::size_t phase,
                  std::function<void()> done) {
     if (phase == plan->phases.size()) {
       backend_.schedule(backend_.now_s() + options_.network_profile.collective_latency_s.value, std::move(done));
@@ -331,7 +342,7 @@ class Replay {
   std::vector<int> participants_;
   std::vector<ClassState> states_;
   std::map<std::pair<std::uint16_t, std::uint32_t>, Pending> pending_;
-  std::map<std::tuple<std::uint16_t, CollectiveKind, double>, std::string> selected_;
+  std::map<std::tuple<std::uint16_t, CollectiveKind, double>, PlannedCollective> planned_;
   std::vector<CollectiveRecord> records_;
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;
