@@ -1,18 +1,24 @@
 #include "sim/simulate.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <tuple>
 
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
+#include "sim/cost/cost_model.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/memory_model.hpp"
 #include "sim/network/network_backend.hpp"
+#include "sim/power/power_model.hpp"
 #include "sim/replay/replay_engine.hpp"
+#include "sim/report/timeline.hpp"
 #include "topologies/cluster.hpp"
+#include "topologies/topology_metrics.hpp"
+#include "workloads/trace_format.hpp"
 #include "workloads/transformer_generator.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -55,6 +61,16 @@ std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph,
     s.time_s += rec.end_s - rec.start_s;
     s.exposed_s += rec.exposed_s;
   }
+  for (const auto& [comm, rec] : r.p2p) {
+    const std::string group = graph.communicators()[comm].name;
+    auto& s = by_key[{group, "send_recv", "p2p"}];
+    s.group = group;
+    s.collective = "send_recv";
+    s.algorithm = "p2p";
+    s.bytes += rec.bytes;
+    s.count += static_cast<std::int64_t>(rec.count);
+    s.time_s += rec.time_s;
+  }
   std::vector<CommunicationStats> out;
   for (auto& [key, s] : by_key)
     out.push_back(std::move(s));
@@ -94,6 +110,18 @@ std::vector<LinkStats> link_stats(const Cluster& cluster, const ExecutionGraph& 
   return out;
 }
 
+// Flops of every compute op of every rank.
+double executed_flops(const ExecutionGraph& graph) {
+  double flops = 0.0;
+  for (const RankClass& c : graph.classes()) {
+    double per_rank = 0.0;
+    for (OpId i = 0; i < c.ops.size(); ++i)
+      if (c.ops.kind(i) == OpKind::compute) per_rank += c.ops.flops(i);
+    flops += per_rank * static_cast<double>(c.ranks.size());
+  }
+  return flops;
+}
+
 }  // namespace
 
 Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadSpec& workload_spec,
@@ -107,23 +135,39 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   const NetworkProfile profile = load_network_profile(
       options.network_profile == kAutoNetworkProfile ? network_profile_for_gpu(gpu.id) : options.network_profile);
   WorkloadSpec workload = workload_spec;
-  resolve_parallelism(workload, cluster_spec.gpu_count());
-  const MemoryFootprint memory = estimate_memory(workload, gpu);
+  const bool trace = workload.is_trace();
+  if (!trace) resolve_parallelism(workload, cluster_spec.gpu_count());
+  // A trace has no model description: its memory footprint is unknown (reported as 0, fits).
+  MemoryFootprint memory;
+  memory.capacity_bytes = gpu.hbm_capacity_bytes;
+  if (!trace) memory = estimate_memory(workload, gpu);
   const Cluster cluster = Cluster::build(cluster_spec);
-  const ExecutionGraph graph = generate_transformer_training(workload, cluster.gpu_count());
+  const ExecutionGraph graph =
+      trace ? read_trace(workload.trace) : generate_transformer_training(workload, cluster.gpu_count());
+  if (graph.world_size() != cluster.gpu_count())
+    throw SpecError(workload.source_file, "/trace/path",
+                    "the trace has " + std::to_string(graph.world_size()) + " ranks but the cluster has " +
+                        std::to_string(cluster.gpu_count()) + " GPUs");
 
   auto backend = backend_entry.make(cluster, profile);
   ReplayOptions replay_options;
   replay_options.collective_algorithm = options.collective_algorithm;
   replay_options.algorithm_by_communicator = options.algorithm_by_communicator;
   replay_options.network_profile = profile;
+  if (!options.timeline_path.empty()) replay_options.timeline_classes = options.timeline_classes;
   const ReplayResult result = replay(graph, cluster, gpu, *backend, replay_options);
+  if (!options.timeline_path.empty()) {
+    std::ofstream f(options.timeline_path, std::ios::binary);
+    if (!f) throw SpecError(options.timeline_path, "", "cannot write the timeline file");
+    f << timeline_to_chrome_json(graph, result) << "\n";
+  }
 
   Report report;
   const ModelSpec& model = workload.model;
   const double sequences = static_cast<double>(workload.training.global_batch);
-  const double tokens = sequences * model.seq_len;
-  const double flops = training_flops_per_step(model, sequences);
+  // A trace has no model: its flops are the compute ops' (recomputation included), tokens unknown.
+  const double tokens = trace ? 0.0 : sequences * model.seq_len;
+  const double flops = trace ? executed_flops(graph) : training_flops_per_step(model, sequences);
   const double peak = gpu.peak_flops(workload.training.precision);
   const int gpus = cluster.gpu_count();
   report.step_time_s = result.step_time_s;
@@ -160,12 +204,18 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.run.global_batch = workload.training.global_batch;
   report.run.micro_batches = workload.micro_batches();
   report.run.seq_len = model.seq_len;
-  report.run.parameters = total_parameters(model);
+  report.run.parameters = trace ? 0.0 : total_parameters(model);
   report.run.model_flops_per_step = flops;
   report.run.peak_flops_per_gpu = peak;
   report.run.precision = to_string(workload.training.precision);
   report.run.ops_simulated = static_cast<std::int64_t>(graph.op_count());
   report.run.transfers_simulated = static_cast<std::int64_t>(result.transfers);
+
+  // Power and cost (sim/power, sim/cost): device counts from the built topology, GPU activity from the replay.
+  const TopologyMetrics metrics = compute_metrics(cluster);
+  report.power = compute_power(power_inputs(cluster, metrics, gpu, graph, result, tokens));
+  report.cost =
+      compute_cost(cost_inputs(cluster, metrics, gpu, result.step_time_s, tokens, report.power->cluster_avg_kw));
   return report;
 }
 

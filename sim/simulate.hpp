@@ -15,6 +15,10 @@ struct SimulationOptions {
   std::map<std::string, std::string> algorithm_by_communicator;  // "dp" -> "ring"
   // A network profile name or file; "auto": the shipped profile fitted on the cluster's GPU, else ideal.
   std::string network_profile = "auto";
+  // Write the step's timeline (Chrome / Perfetto trace JSON) to this file; empty: none.
+  std::string timeline_path;
+  // Rank classes (pipeline stages) in the timeline, evenly spaced; each stands for its ranks.
+  std::size_t timeline_classes = 64;
 };
 
 // Simulates one training step of `workload` on `cluster`, in a child process (SimGrid's engine

@@ -243,9 +243,36 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node) {
   return f;
 }
 
+// An optional non-negative figure (a power in watts or a price in dollars).
+std::optional<double> optional_figure(JsonReader& r, std::string_view key) {
+  return r.optional_number(key, NumberRange::non_negative());
+}
+
 PowerSpec parse_power(JsonReader r) {
   PowerSpec p;
   p.pue = r.number_or("pue", p.pue, NumberRange::at_least(1.0));
+  p.gpu_tensor_w = optional_figure(r, "gpu_tensor_w");
+  p.gpu_vector_w = optional_figure(r, "gpu_vector_w");
+  p.gpu_communication_w = optional_figure(r, "gpu_communication_w");
+  p.gpu_overlap_communication_w = optional_figure(r, "gpu_overlap_communication_w");
+  p.gpu_waiting_w = optional_figure(r, "gpu_waiting_w");
+  p.host_w_per_gpu = optional_figure(r, "host_w_per_gpu");
+  p.nvswitch_chip_w = optional_figure(r, "nvswitch_chip_w");
+  p.nic_w = optional_figure(r, "nic_w");
+  p.switch_w = optional_figure(r, "switch_w");
+  p.transceiver_w = optional_figure(r, "transceiver_w");
+  r.finish();
+  return p;
+}
+
+PriceOverrides parse_prices(JsonReader r) {
+  PriceOverrides p;
+  p.server_usd_per_gpu = optional_figure(r, "server_usd_per_gpu");
+  p.nic_usd = optional_figure(r, "nic_usd");
+  p.switch_usd_per_port = optional_figure(r, "switch_usd_per_port");
+  p.copper_cable_usd = optional_figure(r, "copper_cable_usd");
+  p.optical_cable_usd = optional_figure(r, "optical_cable_usd");
+  p.transceiver_usd = optional_figure(r, "transceiver_usd");
   r.finish();
   return p;
 }
@@ -255,6 +282,10 @@ CostSpec parse_cost(JsonReader r) {
   c.electricity_usd_per_kwh =
       r.number_or("electricity_usd_per_kwh", c.electricity_usd_per_kwh, NumberRange::non_negative());
   c.amortization_years = r.number_or("amortization_years", c.amortization_years, NumberRange::positive());
+  c.operations_usd_per_year =
+      r.number_or("operations_usd_per_year", c.operations_usd_per_year, NumberRange::non_negative());
+  c.other_capex_usd = r.number_or("other_capex_usd", c.other_capex_usd, NumberRange::non_negative());
+  if (auto prices = r.optional_object("prices")) c.prices = parse_prices(*prices);
   r.finish();
   return c;
 }
@@ -364,9 +395,36 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
                                  {"duplex", l.duplex}});
   }
   j["fabric"] = fabric;
-  j["power"] = {{"pue", spec.power.pue}};
-  j["cost"] = {{"electricity_usd_per_kwh", spec.cost.electricity_usd_per_kwh},
-               {"amortization_years", spec.cost.amortization_years}};
+  const PowerSpec& p = spec.power;
+  nlohmann::ordered_json power = {{"pue", p.pue}};
+  const auto put = [](nlohmann::ordered_json& o, const char* key, const std::optional<double>& v) {
+    if (v) o[key] = *v;
+  };
+  put(power, "gpu_tensor_w", p.gpu_tensor_w);
+  put(power, "gpu_vector_w", p.gpu_vector_w);
+  put(power, "gpu_communication_w", p.gpu_communication_w);
+  put(power, "gpu_overlap_communication_w", p.gpu_overlap_communication_w);
+  put(power, "gpu_waiting_w", p.gpu_waiting_w);
+  put(power, "host_w_per_gpu", p.host_w_per_gpu);
+  put(power, "nvswitch_chip_w", p.nvswitch_chip_w);
+  put(power, "nic_w", p.nic_w);
+  put(power, "switch_w", p.switch_w);
+  put(power, "transceiver_w", p.transceiver_w);
+  j["power"] = power;
+  const CostSpec& c = spec.cost;
+  nlohmann::ordered_json cost = {{"electricity_usd_per_kwh", c.electricity_usd_per_kwh},
+                                 {"amortization_years", c.amortization_years}};
+  if (c.operations_usd_per_year > 0) cost["operations_usd_per_year"] = c.operations_usd_per_year;
+  if (c.other_capex_usd > 0) cost["other_capex_usd"] = c.other_capex_usd;
+  nlohmann::ordered_json prices = nlohmann::ordered_json::object();
+  put(prices, "server_usd_per_gpu", c.prices.server_usd_per_gpu);
+  put(prices, "nic_usd", c.prices.nic_usd);
+  put(prices, "switch_usd_per_port", c.prices.switch_usd_per_port);
+  put(prices, "copper_cable_usd", c.prices.copper_cable_usd);
+  put(prices, "optical_cable_usd", c.prices.optical_cable_usd);
+  put(prices, "transceiver_usd", c.prices.transceiver_usd);
+  if (!prices.empty()) cost["prices"] = prices;
+  j["cost"] = cost;
   return j.dump(2);
 }
 

@@ -2,6 +2,7 @@
 // The cluster spec of DESIGN.md (stable keys, plus the extensions documented in docs/specs.md),
 // parsed and validated. Units are those of the keys.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -83,15 +84,43 @@ struct FabricSpec {
   bool operator==(const FabricSpec&) const = default;
 };
 
+// Facility overhead and replacements of the power catalogue's figures (sim/power/catalogue; every
+// device then draws the given constant power, or the GPU the given power in that activity). Unset
+// optionals keep the catalogue's figure. Watts.
 struct PowerSpec {
-  double pue = 1.3;
+  double pue = 1.3;  // facility power / IT power, >= 1
+  std::optional<double> gpu_tensor_w;
+  std::optional<double> gpu_vector_w;
+  std::optional<double> gpu_communication_w;
+  std::optional<double> gpu_overlap_communication_w;  // added to compute power while a collective overlaps it
+  std::optional<double> gpu_waiting_w;
+  std::optional<double> host_w_per_gpu;  // CPUs, memory, fans, storage, supply losses, per GPU
+  std::optional<double> nvswitch_chip_w;
+  std::optional<double> nic_w;
+  std::optional<double> switch_w;  // every fabric switch
+  std::optional<double> transceiver_w;
 
   bool operator==(const PowerSpec&) const = default;
+};
+
+// Replacements of the price catalogue's figures (sim/cost/catalogue/prices.json), US dollars.
+struct PriceOverrides {
+  std::optional<double> server_usd_per_gpu;  // a GPU server without its scale-out NICs, per GPU
+  std::optional<double> nic_usd;
+  std::optional<double> switch_usd_per_port;  // a fabric switch costs this x its radix
+  std::optional<double> copper_cable_usd;
+  std::optional<double> optical_cable_usd;
+  std::optional<double> transceiver_usd;
+
+  bool operator==(const PriceOverrides&) const = default;
 };
 
 struct CostSpec {
   double electricity_usd_per_kwh = 0.10;
   double amortization_years = 4.0;
+  double operations_usd_per_year = 0.0;  // staff, support contracts, space: added to the hourly cost
+  double other_capex_usd = 0.0;          // storage, racks, installation: added to the capital cost
+  PriceOverrides prices;
 
   bool operator==(const CostSpec&) const = default;
 };

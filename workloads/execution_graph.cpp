@@ -1,6 +1,7 @@
 #include "workloads/execution_graph.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "sim/core/error.hpp"
@@ -47,7 +48,13 @@ OpId OpTable::push(OpKind kind, std::uint8_t stream, std::string_view name, std:
 }
 
 OpId OpTable::add_compute(const ComputeOp& op, std::span<const OpId> deps) {
+  if (!(op.duration_s >= 0.0) || op.duration_s == std::numeric_limits<double>::infinity())
+    throw SimulationError("op '" + std::string(op.name) + "': duration_s must be a finite number >= 0");
   const OpId id = push(OpKind::compute, op.stream, op.name, deps);
+  if (op.duration_s > 0.0) {
+    duration_s_.resize(static_cast<std::size_t>(id) + 1, 0.0);
+    duration_s_[id] = op.duration_s;
+  }
   kernel_.push_back(op.kernel);
   precision_.push_back(op.precision);
   flops_.push_back(op.flops);
@@ -76,6 +83,23 @@ OpId OpTable::add_collective(const CollectiveOp& op, std::span<const OpId> deps)
   return id;
 }
 
+OpId OpTable::add_p2p(const P2POp& op, std::span<const OpId> deps) {
+  if (op.kind != OpKind::send && op.kind != OpKind::recv)
+    throw SimulationError("op '" + std::string(op.name) + "': a point-to-point op is a send or a recv");
+  const OpId id = push(op.kind, op.stream, op.name, deps);
+  kernel_.push_back(KernelClass::elementwise);
+  precision_.push_back(Precision::bf16);
+  flops_.push_back(0.0);
+  bytes_.push_back(op.bytes);
+  m_.push_back(static_cast<std::uint32_t>(op.peer_offset));  // stored in the (unused) GEMM m field
+  n_.push_back(op.tag);                                      // and n field
+  k_.push_back(0);
+  batch_.push_back(0);
+  collective_.push_back(CollectiveKind::all_reduce);
+  communicator_.push_back(op.communicator);
+  return id;
+}
+
 ComputeOp OpTable::compute_op(OpId i) const {
   ComputeOp op;
   op.name = name(i);
@@ -88,6 +112,7 @@ ComputeOp OpTable::compute_op(OpId i) const {
   op.k = k_[i];
   op.batch = batch_[i];
   op.stream = stream_[i];
+  op.duration_s = duration_s(i);
   return op;
 }
 
@@ -95,8 +120,9 @@ std::size_t OpTable::memory_bytes() const {
   const std::size_t per_op = sizeof(OpKind) + sizeof(std::uint8_t) + sizeof(std::uint32_t) * 6 + sizeof(KernelClass) +
                              sizeof(Precision) + sizeof(double) * 2 + sizeof(CollectiveKind) + sizeof(std::uint16_t);
   std::size_t names = 0;
-  for (const auto& n : names_) names += n.capacity() + sizeof(std::string);
-  return per_op * size() + deps_.size() * sizeof(OpId) + names;
+  for (const auto& n : names_)
+    names += n.capacity() + sizeof(std::string);
+  return per_op * size() + deps_.size() * sizeof(OpId) + duration_s_.capacity() * sizeof(double) + names;
 }
 
 std::uint16_t ExecutionGraph::add_communicator(Communicator c) {
@@ -111,7 +137,8 @@ RankClass& ExecutionGraph::add_class(std::string name, std::vector<int> ranks) {
 
 std::size_t ExecutionGraph::op_count() const {
   std::size_t n = 0;
-  for (const auto& c : classes_) n += c.ops.size();
+  for (const auto& c : classes_)
+    n += c.ops.size();
   return n;
 }
 
@@ -120,15 +147,15 @@ void ExecutionGraph::validate() const {
   for (std::size_t c = 0; c < classes_.size(); ++c) {
     for (int r : classes_[c].ranks) {
       if (r < 0 || r >= world_size_)
-        throw SimulationError("rank class '" + classes_[c].name + "' has rank " + std::to_string(r) +
-                              " outside 0.." + std::to_string(world_size_ - 1));
+        throw SimulationError("rank class '" + classes_[c].name + "' has rank " + std::to_string(r) + " outside 0.." +
+                              std::to_string(world_size_ - 1));
       if (owner[static_cast<std::size_t>(r)] != -1)
         throw SimulationError("rank " + std::to_string(r) + " belongs to two rank classes");
       owner[static_cast<std::size_t>(r)] = static_cast<int>(c);
     }
     const OpTable& ops = classes_[c].ops;
     for (OpId i = 0; i < ops.size(); ++i) {
-      if (ops.kind(i) == OpKind::collective && ops.communicator(i) >= communicators_.size())
+      if (ops.kind(i) != OpKind::compute && ops.communicator(i) >= communicators_.size())
         throw SimulationError("op '" + std::string(ops.name(i)) + "' uses an unknown communicator");
     }
   }
@@ -136,6 +163,7 @@ void ExecutionGraph::validate() const {
     if (owner[r] == -1) throw SimulationError("rank " + std::to_string(r) + " belongs to no rank class");
   }
   for (const auto& comm : communicators_) {
+    std::vector<char> member(static_cast<std::size_t>(world_size_), 0);
     for (const auto& group : comm.groups) {
       if (group.empty()) throw SimulationError("communicator '" + comm.name + "' has an empty group");
       std::vector<int> sorted = group;
@@ -144,6 +172,10 @@ void ExecutionGraph::validate() const {
         throw SimulationError("communicator '" + comm.name + "' has a group with a duplicate rank");
       if (sorted.front() < 0 || sorted.back() >= world_size_)
         throw SimulationError("communicator '" + comm.name + "' has a rank out of range");
+      for (int r : group) {
+        if (member[static_cast<std::size_t>(r)]++)
+          throw SimulationError("communicator '" + comm.name + "' has rank " + std::to_string(r) + " in two groups");
+      }
     }
   }
 }

@@ -11,6 +11,11 @@
 //    started and finished (streams are in-order queues, like CUDA streams);
 //  - a collective op on communicator c starts when every rank of its group has reached it (NCCL
 //    semantics); the ops of one communicator are matched in issue order;
+//  - a send op on communicator c with peer offset d sends from each of the class's ranks, at position i
+//    of its group, to the rank at position (i + d) mod n of the same group; a recv op with peer offset
+//    e receives from position (i + e) mod n. The k-th send of a (sender class, receiver class, c, d,
+//    tag) channel is matched with the k-th recv of that channel; the transfer starts when both are reached
+//    and both ops finish when it has arrived (NCCL send/recv);
 //  - compute ops take the time the GPU model gives for their kernel description.
 #include <cstdint>
 #include <deque>
@@ -41,11 +46,14 @@ struct ComputeOp {
   std::string_view name;
   KernelClass kernel = KernelClass::elementwise;
   Precision precision = Precision::bf16;
-  double flops = 0.0;        // floating-point operations
-  double bytes = 0.0;        // bytes moved to and from device memory (HBM)
+  double flops = 0.0;  // floating-point operations
+  double bytes = 0.0;  // bytes moved to and from device memory (HBM)
   // GEMM shape, C[m x n] = A[m x k] * B[k x n], repeated `batch` times (gemm and attention kernels).
   std::uint32_t m = 0, n = 0, k = 0, batch = 1;
   std::uint8_t stream = kComputeStream;
+  // A measured duration (imported traces): > 0 is the op's time, used verbatim by the replay; 0 lets
+  // the GPU model time the kernel from its description.
+  double duration_s = 0.0;
 };
 
 struct CollectiveOp {
@@ -56,11 +64,23 @@ struct CollectiveOp {
   std::uint8_t stream = 1;
 };
 
+// Point-to-point: a send or a recv between two positions of each group of a communicator.
+struct P2POp {
+  std::string_view name;
+  OpKind kind = OpKind::send;      // send or recv
+  std::uint16_t communicator = 0;  // index into ExecutionGraph::communicators()
+  std::int32_t peer_offset = 1;    // the peer's position in the group relative to this rank's (mod n)
+  std::uint32_t tag = 0;           // separates channels between the same ranks (activations, gradients)
+  double bytes = 0.0;
+  std::uint8_t stream = 1;
+};
+
 // The ops of one rank class, struct of arrays.
 class OpTable {
-public:
+ public:
   OpId add_compute(const ComputeOp& op, std::span<const OpId> deps = {});
   OpId add_collective(const CollectiveOp& op, std::span<const OpId> deps = {});
+  OpId add_p2p(const P2POp& op, std::span<const OpId> deps = {});
 
   std::size_t size() const { return kind_.size(); }
   OpKind kind(OpId i) const { return kind_[i]; }
@@ -74,16 +94,18 @@ public:
   std::uint32_t n(OpId i) const { return n_[i]; }
   std::uint32_t k(OpId i) const { return k_[i]; }
   std::uint32_t batch(OpId i) const { return batch_[i]; }
+  // Compute ops: the measured duration (ComputeOp::duration_s), 0 when the GPU model times the op.
+  double duration_s(OpId i) const { return i < duration_s_.size() ? duration_s_[i] : 0.0; }
   CollectiveKind collective(OpId i) const { return collective_[i]; }
-  std::uint16_t communicator(OpId i) const { return communicator_[i]; }
-  std::span<const OpId> deps(OpId i) const {
-    return {deps_.data() + dep_begin_[i], deps_.data() + dep_begin_[i + 1]};
-  }
+  std::uint16_t communicator(OpId i) const { return communicator_[i]; }                // collective, send, recv
+  std::int32_t peer_offset(OpId i) const { return static_cast<std::int32_t>(m_[i]); }  // send, recv
+  std::uint32_t tag(OpId i) const { return n_[i]; }                                    // send, recv
+  std::span<const OpId> deps(OpId i) const { return {deps_.data() + dep_begin_[i], deps_.data() + dep_begin_[i + 1]}; }
   ComputeOp compute_op(OpId i) const;  // the compute op's description (name view into this table)
 
   std::size_t memory_bytes() const;  // approximate heap footprint
 
-private:
+ private:
   OpId push(OpKind kind, std::uint8_t stream, std::string_view name, std::span<const OpId> deps);
   std::uint32_t intern(std::string_view name);
 
@@ -100,6 +122,7 @@ private:
   std::vector<std::uint32_t> dep_begin_{0};
   std::vector<OpId> deps_;
   std::vector<std::string> names_;  // interned op names (few distinct ones)
+  std::vector<double> duration_s_;  // measured durations; empty while every one is 0 (generated graphs)
 };
 
 // A family of process groups of the same role: "dp" has one group per (tp, pp, cp) coordinate.
@@ -115,7 +138,7 @@ struct RankClass {
 };
 
 class ExecutionGraph {
-public:
+ public:
   explicit ExecutionGraph(int world_size) : world_size_(world_size) {}
 
   int world_size() const { return world_size_; }
@@ -132,7 +155,7 @@ public:
   // communicator indices valid, each group's ranks distinct and in range). Throws SimulationError.
   void validate() const;
 
-private:
+ private:
   int world_size_;
   std::vector<Communicator> communicators_;
   std::deque<RankClass> classes_;

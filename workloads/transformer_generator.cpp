@@ -1,51 +1,74 @@
-// The data-parallel training step of a decoder-only transformer as an ExecutionGraph.
+// The training step of a decoder-only transformer under data, tensor (+ sequence), pipeline, context
+// and expert parallelism and ZeRO, as an ExecutionGraph: the ops every rank runs, Megatron-LM style.
 //
-// Every data-parallel replica does identical work, so the graph has one RankClass with all ranks and
-// one communicator "dp" whose single group is all ranks in rank order (the ring order).
+// Rank classes. Ranks of one pipeline stage do the same work (tensor-parallel peers run the same
+// kernels on their shards, data-, context- and expert-parallel replicas on their samples), so the
+// graph has one class per stage. Communicators (rank_layout.hpp places the ranks):
+//   tp    tensor-parallel groups             all-reduce, or all-gather + reduce-scatter with sequence_parallel
+//   cp    context-parallel groups            ring attention: K and V blocks sent to the next rank
+//   ep    expert-parallel groups             all-to-all dispatch and combine around the experts
+//   dp    data x context parallel groups     gradients of the dense parameters (all-reduce; ZeRO: reduce-scatter)
+//   edp   expert-data x context groups       gradients of the experts (when ep > 1)
+//   pp    pipeline groups (one rank a stage) activations forward, gradients backward, point to point
+//   embd  first and last stage               the tied word embedding's gradient (pp > 1, tied embeddings)
 //
-// One step, per rank:
-//   for each micro-batch (global_batch / (micro_batch * dp) of them, sequentially on stream 0):
-//     forward:  embedding; per layer: norm, QKV GEMM, fused attention, output-projection GEMM,
-//               residual add, norm, [MoE router GEMM], MLP up GEMM (swiglu: gate and up fused),
-//               activation, MLP down GEMM, residual add; final norm, logits GEMM, loss
-//     backward: loss, logits; per layer in reverse: every GEMM as two GEMMs of the forward's flops,
-//               dgrad (the input's gradient) then wgrad (the weight's gradient); fused attention
-//               backward = 2.5 x the forward flops (FlashAttention-2's backward recomputes QK^T and
-//               the softmax and runs five matmuls to the forward's two: Dao 2023); norms and
-//               elementwise ops read their saved input and the incoming gradient and write the
-//               input's gradient; embedding backward scatter-adds into the fp32 gradient.
-//               recompute = full re-runs the layer's forward before its backward; selective re-runs
-//               only the attention core before the attention backward.
-//   gradient all-reduce (stream 1, communicator "dp", only when dp > 1): the gradients are grouped
-//     into buckets of bucket_size_params parameters (Megatron's default max(40e6, 1e6 * dp)) in the
-//     order backward produces them (output layer, last transformer layer, ..., embedding); a bucket
-//     closes when it reaches the size (a parameter tensor is never split, so a bucket may be larger),
-//     the last one holds the rest. A bucket is all-reduced as fp32 main grads (training_state.hpp).
-//     With overlap_grad_reduce, a bucket's all-reduce depends on the backward op that completed it,
-//     during the LAST micro-batch only (earlier micro-batches accumulate locally, as Megatron's
-//     no_sync); without overlap every all-reduce depends on the last backward op.
-//   optimizer step (stream 0): one fused kernel over the rank's parameters (ZeRO-sharded when
-//     zero_stage >= 1), after all all-reduces.
+// Streams of a rank: 0 compute (the tensor-parallel collectives and expert all-to-alls run here too:
+// they sit on the critical path as in Megatron-LM without communication overlap), 1 gradient and
+// ZeRO parameter collectives, 3/4 pipeline sends forward/backward, 5/6 pipeline receives
+// forward/backward (posted ahead, like Megatron's batched isend/irecv), 7/8 context-parallel sends and
+// receives, 9 ZeRO-3 parameter all-gathers (prefetched one layer ahead).
+//
+// One step, per stage (pipeline_schedule.hpp gives the order of its forward and backward units):
+//   forward unit (micro-batch i, chunk c): receive the activation (unless the first chunk), the
+//     chunk's layers, send the activation to the next stage (unless the last chunk). The first chunk
+//     starts with the embedding, the last ends with the final norm, the logits GEMM and the loss.
+//   backward unit: receive the output's gradient (unless the last chunk), the layers in reverse,
+//     send the input's gradient back (unless the first chunk).
+//   layer forward: norm, [sp: all-gather], QKV GEMM, fused attention (cp: one block per ring step),
+//     output-projection GEMM, [tp: all-reduce | sp: reduce-scatter], residual add, norm, [sp:
+//     all-gather], [MoE: router GEMM, ep: all-to-all dispatch], MLP up GEMM, activation, MLP down GEMM,
+//     [ep: all-to-all combine], [tp: all-reduce | sp: reduce-scatter], residual add.
+//   layer backward: the mirror image; every GEMM becomes dgrad then wgrad; the tensor-parallel
+//     collectives become their conjugates (Megatron's f/g operators: an all-reduce of the input's
+//     gradient before each column-parallel layer; with sp, an all-gather of the output's gradient after
+//     each row-parallel layer, the all-gather of the column-parallel input again for the wgrad and a
+//     reduce-scatter of its dgrad). recompute full: the layer's forward again first; selective: the
+//     attention core again.
+//   gradients: grouped into buckets of bucket_size_params in the order backward produces them (a
+//     parameter tensor is never split), per model chunk; a bucket is reduced once its last gradient is
+//     final (the last micro-batch's backward; earlier micro-batches accumulate locally, Megatron's
+//     no_sync), as fp32 main grads (training_state.hpp): all-reduce, or reduce-scatter with ZeRO >= 1.
+//     Without overlap_grad_reduce every reduction waits for the stage's last backward op.
+//   tied embeddings with pp > 1: the first and last stages all-reduce the word embedding's gradient.
+//   optimizer step: one fused kernel over the rank's parameters (/ dp * cp with ZeRO >= 1). ZeRO 1 and
+//     2 then all-gather the updated bf16 weights. ZeRO 3 all-gathers each layer's weights before its
+//     forward and its backward, every micro-batch (FSDP without reshard_after_forward = false).
 //
 // Kernel sizes: GEMM C[m x n] = A[m x k] B[k x n], flops 2mnk, bytes (mk + kn + mn) x element size.
-// Tokens per micro-batch T = micro_batch x seq_len. Every other kernel: operands read plus results
-// written at the precision's element size (fp32 where the kernel keeps fp32: the loss's softmax,
-// the attention's log-sum-exp, main grads). Vector flops of memory-bound kernels are estimates (per
-// element: norm 8, residual 1, activation per kActivations, loss 5): only the kernel model's second
-// roofline term uses them. Dropout is not modelled (off in current LLM recipes).
-// MoE (ep = 1): tokens routed to top_k experts without dropping (dropless, capacity_factor unused),
-// the experts' GEMMs as one grouped GEMM of T x top_k rows (wgrad: a batch of one GEMM per expert
-// with T x top_k / E tokens each); token permutation is not modelled yet.
+// Tokens per micro-batch and rank T = micro_batch x seq_len / cp; norms and residual adds see T / tp
+// with sequence parallelism. Every other kernel: operands read plus results written at the
+// precision's element size (fp32 where the kernel keeps fp32: the loss's softmax, the attention's
+// log-sum-exp, main grads). Vector flops of memory-bound kernels are estimates (per element: norm 8,
+// residual 1, activation per kActivations, loss 5): only the kernel model's second roofline term uses
+// them. Fused attention backward = 2.5 x the forward flops (FlashAttention-2's backward recomputes
+// QK^T and the softmax and runs five matmuls to the forward's two: Dao 2023). Dropout is not modelled.
+// MoE: tokens routed to top_k experts without dropping; the experts' GEMMs as one grouped GEMM of
+// T x top_k x load_imbalance rows (the busiest rank); wgrad a batch of one GEMM per local expert.
+// Vocabulary-parallel cross-entropy (tp > 1): three all-reduces of one fp32 per token (max, target
+// logit, sum of exponentials).
 #include "workloads/transformer_generator.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "workloads/parameter_sharding.hpp"
+#include "workloads/pipeline_schedule.hpp"
+#include "workloads/rank_layout.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -78,53 +101,94 @@ constexpr double kFp32Bytes = 4.0;
 constexpr double kTokenIdBytes = 4.0;
 // FlashAttention-2 backward flops relative to its forward (see the top of the file).
 constexpr double kAttentionBackwardFactor = 2.5;
+// Vocabulary-parallel cross-entropy: all-reduces of one fp32 per token.
+constexpr int kCrossEntropyAllReduces = 3;
+
+// Streams (see the top of the file).
+constexpr std::uint8_t kGradStream = 1;
+constexpr std::uint8_t kSendForwardStream = 3;
+constexpr std::uint8_t kSendBackwardStream = 4;
+constexpr std::uint8_t kRecvForwardStream = 5;
+constexpr std::uint8_t kRecvBackwardStream = 6;
+constexpr std::uint8_t kContextSendStream = 7;
+constexpr std::uint8_t kContextRecvStream = 8;
+constexpr std::uint8_t kParamGatherStream = 9;
+
+// Point-to-point tags: the channels of one pair of stages.
+constexpr std::uint32_t kActivationTag = 0;
+constexpr std::uint32_t kGradientTag = 1;
+constexpr std::uint32_t kKeyValueTag = 2;
+constexpr std::uint32_t kKeyValueGradTag = 3;
+
+constexpr std::uint16_t kNone = UINT16_MAX;
+
+struct Communicators {
+  std::uint16_t tp = kNone, cp = kNone, ep = kNone, dp = kNone, edp = kNone, pp = kNone, embd = kNone;
+};
 
 std::uint32_t u32(double v) {
   return static_cast<std::uint32_t>(v);
 }
 
-class StepBuilder {
+class StageBuilder {
  public:
-  StepBuilder(const WorkloadSpec& spec, OpTable& ops, std::uint16_t dp_communicator)
+  StageBuilder(const WorkloadSpec& spec, OpTable& ops, const Communicators& comms, int stage)
       : spec_(spec),
         m_(spec.model),
+        p_(spec.parallelism),
         ops_(ops),
-        dp_communicator_(dp_communicator),
+        comms_(comms),
+        stage_(stage),
         precision_(spec.training.precision),
         e_(bytes_per_element(spec.training.precision)),
+        grad_bytes_(parameter_state_bytes(spec.training).gradients),
+        weight_bytes_(parameter_state_bytes(spec.training).weights),
         act_(activation_info(spec.model)),
-        layer_groups_(layer_parameter_groups(spec.model)),
-        embedding_groups_(embedding_parameter_groups(spec.model)),
-        bucket_params_(static_cast<double>(spec.parallelism.effective_bucket_size_params())),
-        reduce_(spec.parallelism.dp > 1) {
+        groups_(rank_layer_parameter_groups(spec.model, spec.parallelism)),
+        embedding_(embedding_parameter_groups(spec.model)),
+        bucket_params_(static_cast<double>(spec.parallelism.effective_bucket_size_params())) {
+    t_ = p_.tp;
     b_ = spec.training.micro_batch;
-    s_ = m_.seq_len;
+    s_ = m_.seq_len / p_.cp;
     T_ = b_ * s_;
+    T_sp_ = p_.sequence_parallel && t_ > 1 ? T_ / t_ : T_;
     h_ = m_.hidden;
     d_ = m_.effective_head_dim();
-    q_ = m_.heads * d_;
-    kv_ = m_.effective_kv_heads() * d_;
+    heads_ = m_.heads / t_;
+    q_ = heads_ * d_;
+    kv_ = m_.effective_kv_heads() / t_ * d_;
     moe_ = m_.moe.experts > 0;
-    f_ = moe_ && m_.moe.expert_ffn_hidden > 0 ? m_.moe.expert_ffn_hidden : m_.ffn_hidden;
-    expert_tokens_ = moe_ ? T_ * m_.moe.top_k : T_;
+    f_ = (moe_ && m_.moe.expert_ffn_hidden > 0 ? m_.moe.expert_ffn_hidden : m_.ffn_hidden) / t_;
+    expert_tokens_ = moe_ ? u32(std::ceil(double(T_) * m_.moe.top_k * m_.moe.load_imbalance)) : T_;
+    local_experts_ = moe_ ? m_.moe.experts / p_.ep : 0;
+    chunks_ = model_chunks(p_);
   }
 
   void build() {
-    const std::int64_t micro_batches = spec_.micro_batches();
-    for (std::int64_t mb = 0; mb < micro_batches; ++mb) {
-      const bool last = mb + 1 == micro_batches;
-      forward();
-      backward(last);
+    const int micro_batches = static_cast<int>(spec_.micro_batches());
+    for (const PipelineUnit& u :
+         pipeline_schedule(p_.pipeline_schedule, p_.pp, stage_, micro_batches, p_.virtual_stages)) {
+      const int chunk = u.chunk * p_.pp + stage_;
+      if (u.forward)
+        forward_unit(chunk);
+      else
+        backward_unit(chunk, u.micro_batch + 1 == micro_batches);
     }
-    if (reduce_ && !spec_.parallelism.overlap_grad_reduce) {
-      for (double params : pending_buckets_)
-        all_reduce(params, last_compute_);
-    }
+    for (Bucket* b : {&dense_, &expert_})
+      if (!b->pending.empty()) reduce_pending(*b);
+    tied_embedding_all_reduce();
     optimizer_step();
   }
 
  private:
+  struct Bucket {
+    bool expert = false;
+    double fill = 0.0;
+    std::vector<double> pending;  // without overlap: sizes of the buckets to reduce at the end
+  };
+
   // --- op helpers -------------------------------------------------------------------------------
+  // Appends an op to stream 0 after the previous one there, plus any pending extra dependencies.
   OpId compute(const std::string& name, KernelClass kernel, double flops, double bytes, std::uint32_t m = 0,
                std::uint32_t n = 0, std::uint32_t k = 0, std::uint32_t batch = 1) {
     ComputeOp op;
@@ -138,14 +202,47 @@ class StepBuilder {
     op.k = k;
     op.batch = batch;
     op.stream = kComputeStream;
-    return chain(op, {});
+    last_ = ops_.add_compute(op, take_deps());
+    have_last_ = true;
+    return last_;
   }
 
-  OpId chain(const ComputeOp& op, std::vector<OpId> extra_deps) {
-    if (have_compute_) extra_deps.insert(extra_deps.begin(), last_compute_);
-    last_compute_ = ops_.add_compute(op, extra_deps);
-    have_compute_ = true;
-    return last_compute_;
+  std::vector<OpId> take_deps() {
+    std::vector<OpId> deps = std::move(extra_deps_);
+    extra_deps_.clear();
+    if (have_last_) deps.insert(deps.begin(), last_);
+    return deps;
+  }
+
+  OpId collective(const std::string& name, CollectiveKind kind, std::uint16_t comm, double bytes, std::uint8_t stream,
+                  std::vector<OpId> deps) {
+    CollectiveOp op;
+    op.name = name;
+    op.collective = kind;
+    op.communicator = comm;
+    op.bytes = bytes;
+    op.stream = stream;
+    return ops_.add_collective(op, deps);
+  }
+
+  // A tensor-parallel (or expert all-to-all) collective on the compute stream's critical path.
+  void blocking_collective(const std::string& name, CollectiveKind kind, std::uint16_t comm, double bytes) {
+    if (comm == kNone) return;
+    last_ = collective(name, kind, comm, bytes, kComputeStream, take_deps());
+    have_last_ = true;
+  }
+
+  OpId p2p(const std::string& name, OpKind kind, std::uint16_t comm, int offset, std::uint32_t tag, double bytes,
+           std::uint8_t stream, std::vector<OpId> deps) {
+    P2POp op;
+    op.name = name;
+    op.kind = kind;
+    op.communicator = comm;
+    op.peer_offset = offset;
+    op.tag = tag;
+    op.bytes = bytes;
+    op.stream = stream;
+    return ops_.add_p2p(op, deps);
   }
 
   // C[m x n] = A[m x k] B[k x n], `batch` times. `flops` overrides 2mnk*batch when the shape is a
@@ -156,24 +253,14 @@ class StepBuilder {
     return compute(name, KernelClass::gemm, f, bytes, u32(m), u32(n), u32(k), u32(batch));
   }
 
-  // Forward GEMM Y[m x n] = X[m x k] W[k x n] and its two backward GEMMs: dgrad dX = dY W^T
-  // (m x k, inner n) and wgrad dW = X^T dY (k x n, inner m). Returns the wgrad op.
-  void gemm_forward(const std::string& phase, const std::string& what, double m, double n, double k) {
-    gemm(phase + "." + what, m, n, k);
-  }
-  OpId gemm_backward(const std::string& what, double m, double n, double k) {
-    gemm("bwd." + what + ".dgrad", m, k, n);
-    return gemm("bwd." + what + ".wgrad", k, n, m);
-  }
-
-  OpId norm(const std::string& name, bool backward) {
-    const double elements = double(T_) * h_;
+  OpId norm(const std::string& name, bool backward, double tokens) {
+    const double elements = tokens * h_;
     return compute(name, KernelClass::normalization, kNormFlopsPerElement * elements,
                    (backward ? 3.0 : 2.0) * elements * e_);
   }
 
   OpId residual(const std::string& name) {
-    const double elements = double(T_) * h_;
+    const double elements = double(T_sp_) * h_;
     return compute(name, KernelClass::elementwise, kResidualFlopsPerElement * elements, 3.0 * elements * e_);
   }
 
@@ -184,65 +271,116 @@ class StepBuilder {
     return compute(name, KernelClass::elementwise, act_.flops_per_element * out, bytes);
   }
 
-  // Fused attention (FlashAttention): per (sequence, head), S = Q K^T (s x s, inner d), then P V.
-  OpId attention(const std::string& name, bool backward) {
-    const double forward_flops = 4.0 * double(b_) * s_ * s_ * q_;
-    const double qkv_bytes = double(T_) * (q_ + 2.0 * kv_) * e_;
-    const double out_bytes = double(T_) * q_ * e_;
-    const double lse_bytes = double(b_) * m_.heads * s_ * kFp32Bytes;
+  // Attention over `q_tokens` queries and `kv_tokens` keys per sequence: one fused kernel
+  // (FlashAttention), or Megatron's unfused path (unfused_attention).
+  OpId attention(const std::string& name, bool backward, double q_tokens, double kv_tokens) {
+    if (spec_.training.attention == "unfused") return unfused_attention(name, backward, q_tokens, kv_tokens);
+    const double forward_flops = 4.0 * double(b_) * q_tokens * kv_tokens * q_;
+    const double q_bytes = double(b_) * q_tokens * q_ * e_;
+    const double kv_bytes = double(b_) * kv_tokens * 2.0 * kv_ * e_;
+    const double out_bytes = q_bytes;
+    const double lse_bytes = double(b_) * heads_ * q_tokens * kFp32Bytes;
     const double flops = backward ? kAttentionBackwardFactor * forward_flops : forward_flops;
     // backward reads Q, K, V, O, dO and the log-sum-exp, writes dQ, dK, dV
-    const double bytes = backward ? 2.0 * qkv_bytes + 2.0 * out_bytes + lse_bytes : qkv_bytes + out_bytes + lse_bytes;
-    return compute(name, KernelClass::attention, flops, bytes, s_, s_, d_, b_ * m_.heads);
+    const double bytes = backward ? 2.0 * (q_bytes + kv_bytes) + 2.0 * out_bytes + lse_bytes
+                                  : q_bytes + kv_bytes + out_bytes + lse_bytes;
+    return compute(name, KernelClass::attention, flops, bytes, u32(q_tokens), u32(kv_tokens), d_, b_ * heads_);
   }
 
-  // --- the step -------------------------------------------------------------------------------
-  void forward() {
-    const double elements = double(T_) * h_;
-    const bool positions = embedding_groups_.position > 0.0;
-    compute("fwd.embedding", KernelClass::embedding, positions ? elements : 0.0,
-            T_ * kTokenIdBytes + (positions ? 3.0 : 2.0) * elements * e_);
-    for (int l = 0; l < m_.layers; ++l)
-      forward_layer("fwd");
-    norm("fwd.final_norm", false);
-    gemm("fwd.logits", T_, m_.vocab, h_);
-    const double logits = double(T_) * m_.vocab;
-    // reads the logits, keeps the fp32 softmax for the backward, writes one fp32 loss per token
-    compute("fwd.loss", KernelClass::loss, kLossFlopsPerElement * logits,
-            logits * e_ + logits * kFp32Bytes + T_ * kFp32Bytes);
+  // Megatron-LM's unfused attention: scores S = Q K^T as a batched GEMM (b x heads of q x kv, inner
+  // d), the fused scale-mask-softmax reading S and writing P (s x s per head, in memory), then O = P V
+  // (q x d, inner kv). Backward: dV = P^T dO and dP = dO V^T, the softmax backward (reads P and dP,
+  // writes dS), dQ = dS K and dK = dS^T Q. Attention dropout is not modelled.
+  OpId unfused_attention(const std::string& name, bool backward, double q_tokens, double kv_tokens) {
+    const double heads = double(b_) * heads_;
+    const double scores = heads * q_tokens * kv_tokens;
+    if (!backward) {
+      gemm(name + ".scores", q_tokens, kv_tokens, d_, heads);
+      compute(name + ".softmax", KernelClass::elementwise, 5.0 * scores, 2.0 * scores * e_);
+      return gemm(name + ".context", q_tokens, d_, kv_tokens, heads);
+    }
+    gemm(name + ".context.dgrad", kv_tokens, d_, q_tokens, heads);  // dV
+    gemm(name + ".context.pgrad", q_tokens, kv_tokens, d_, heads);  // dP
+    compute(name + ".softmax", KernelClass::elementwise, 4.0 * scores, 3.0 * scores * e_);
+    gemm(name + ".scores.qgrad", q_tokens, d_, kv_tokens, heads);         // dQ
+    return gemm(name + ".scores.kgrad", kv_tokens, d_, q_tokens, heads);  // dK
   }
 
+  // The attention core of one layer. With context parallelism, ring attention: cp steps, each on the
+  // local queries and one rank's K/V block; the blocks travel to the next rank of the cp group while
+  // the current one is computed (forward: K and V; backward: K, V and their gradients).
+  void attention_core(const std::string& phase, bool backward) {
+    const int cp = p_.cp;
+    if (cp == 1) {
+      attention(phase + ".attention", backward, s_, s_);
+      return;
+    }
+    const double block_bytes = double(b_) * s_ * 2.0 * kv_ * e_ * (backward ? 2.0 : 1.0);
+    const std::uint32_t tag = backward ? kKeyValueGradTag : kKeyValueTag;
+    OpId have_block = last_;  // the local block is ready after the QKV projection (or dO)
+    for (int step = 0; step < cp; ++step) {
+      if (step + 1 < cp) {
+        p2p(phase + ".cp.send_kv", OpKind::send, comms_.cp, +1, tag, block_bytes, kContextSendStream, {have_block});
+        have_block = p2p(phase + ".cp.recv_kv", OpKind::recv, comms_.cp, -1, tag, block_bytes, kContextRecvStream, {});
+      }
+      attention(phase + ".attention", backward, s_, s_);
+      if (step + 1 < cp) extra_deps_.push_back(have_block);
+    }
+  }
+
+  void tp_forward_exit(const std::string& name) {  // after a row-parallel GEMM
+    if (t_ == 1) return;
+    blocking_collective(name, p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                        comms_.tp, double(T_) * h_ * e_);
+  }
+  void tp_forward_entry(const std::string& name) {  // before a column-parallel GEMM
+    if (t_ > 1 && p_.sequence_parallel)
+      blocking_collective(name, CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_);
+  }
+
+  // --- the layers -------------------------------------------------------------------------------
   void forward_layer(const std::string& phase) {
-    norm(phase + ".ln1", false);
-    gemm_forward(phase, "qkv", T_, q_ + 2.0 * kv_, h_);
-    attention(phase + ".attention", false);
-    gemm_forward(phase, "attn_out", T_, h_, q_);
+    norm(phase + ".ln1", false, T_sp_);
+    tp_forward_entry(phase + ".tp.all_gather");
+    gemm(phase + ".qkv", T_, q_ + 2.0 * kv_, h_);
+    attention_core(phase, false);
+    gemm(phase + ".attn_out", T_, h_, q_);
+    tp_forward_exit(phase + ".tp.attn_out");
     residual(phase + ".residual1");
-    norm(phase + ".ln2", false);
-    if (moe_) gemm_forward(phase, "router", T_, m_.moe.experts, h_);
-    gemm_forward(phase, "mlp_up", expert_tokens_, act_.inputs * f_, h_);
+    norm(phase + ".ln2", false, T_sp_);
+    tp_forward_entry(phase + ".tp.all_gather");
+    if (moe_) {
+      gemm(phase + ".router", T_, m_.moe.experts, h_);
+      blocking_collective(phase + ".ep.dispatch", CollectiveKind::all_to_all, comms_.ep,
+                          double(expert_tokens_) * h_ * e_);
+    }
+    gemm(phase + ".mlp_up", expert_tokens_, act_.inputs * f_, h_);
     activation(phase + ".activation", false);
-    gemm_forward(phase, "mlp_down", expert_tokens_, h_, f_);
+    gemm(phase + ".mlp_down", expert_tokens_, h_, f_);
+    if (moe_)
+      blocking_collective(phase + ".ep.combine", CollectiveKind::all_to_all, comms_.ep,
+                          double(expert_tokens_) * h_ * e_);
+    tp_forward_exit(phase + ".tp.mlp_down");
     residual(phase + ".residual2");
   }
 
-  void backward(bool last_micro_batch) {
-    grads_ready_ = last_micro_batch && reduce_;
-    const double logits = double(T_) * m_.vocab;
-    compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits, logits * kFp32Bytes + logits * e_);
-    // Tied embeddings: the output layer's gradient is completed by the embedding backward.
-    grads(embedding_groups_.output, gemm_backward("logits", T_, m_.vocab, h_));
-    grads(embedding_groups_.final_norm, norm("bwd.final_norm", true));
-    for (int l = m_.layers - 1; l >= 0; --l)
-      backward_layer();
-    const double elements = double(T_) * h_;
-    const double tables = embedding_groups_.position > 0.0 ? 2.0 : 1.0;
-    // reads the incoming gradient, scatter-adds (read + write) into the fp32 gradient of each table
-    grads(embedding_groups_.word + embedding_groups_.position,
-          compute("bwd.embedding", KernelClass::embedding, tables * elements,
-                  elements * e_ + tables * 2.0 * elements * kFp32Bytes));
-    // The embedding backward is the last op that produces gradients: the last bucket closes there.
-    if (grads_ready_ && bucket_fill_ > 0.0) close_bucket(last_compute_);
+  // dgrad dX = dY W^T (m x k, inner n), wgrad dW = X^T dY (k x n, inner m). With sequence parallelism
+  // a column-parallel layer gathers its input again for the wgrad and reduce-scatters its dgrad.
+  OpId column_parallel_backward(const std::string& what, double m, double n, double k) {
+    gemm("bwd." + what + ".dgrad", m, k, n);
+    tp_forward_entry("bwd.tp.all_gather_input");
+    const OpId wgrad = gemm("bwd." + what + ".wgrad", k, n, m);
+    if (t_ > 1)
+      blocking_collective("bwd.tp." + what,
+                          p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, comms_.tp,
+                          double(T_) * h_ * e_);
+    return wgrad;
+  }
+  // A row-parallel layer: with sequence parallelism, all-gather the output's gradient first.
+  OpId row_parallel_backward(const std::string& what, double m, double n, double k) {
+    tp_forward_entry("bwd.tp.all_gather_grad");
+    gemm("bwd." + what + ".dgrad", m, k, n);
+    return gemm("bwd." + what + ".wgrad", k, n, m);
   }
 
   void backward_layer() {
@@ -250,93 +388,233 @@ class StepBuilder {
     if (recompute == "full") forward_layer("recompute");
     residual("bwd.residual2");
     if (moe_) {
-      // wgrad per expert: dW_e = X_e^T dY_e with T * top_k / E tokens each (a batch of E GEMMs)
-      const double experts = m_.moe.experts;
+      blocking_collective("bwd.ep.combine", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
+      tp_forward_entry("bwd.tp.all_gather_grad");
+      // wgrad per local expert: dW_e = X_e^T dY_e with expert_tokens / local experts tokens each
+      const double experts = local_experts_;
       const double per_expert = std::ceil(double(expert_tokens_) / experts);
       gemm("bwd.mlp_down.dgrad", expert_tokens_, f_, h_);
-      grads(layer_groups_.mlp_down,
+      grads(groups_.mlp_down, true,
             gemm("bwd.mlp_down.wgrad", f_, h_, per_expert, experts, 2.0 * double(expert_tokens_) * f_ * h_));
       activation("bwd.activation", true);
       gemm("bwd.mlp_up.dgrad", expert_tokens_, h_, act_.inputs * f_);
-      grads(layer_groups_.mlp_up, gemm("bwd.mlp_up.wgrad", h_, act_.inputs * f_, per_expert, experts,
-                                       2.0 * double(expert_tokens_) * h_ * act_.inputs * f_));
-      grads(layer_groups_.router, gemm_backward("router", T_, experts, h_));
+      grads(groups_.mlp_up, true,
+            gemm("bwd.mlp_up.wgrad", h_, act_.inputs * f_, per_expert, experts,
+                 2.0 * double(expert_tokens_) * h_ * act_.inputs * f_));
+      blocking_collective("bwd.ep.dispatch", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
+      gemm("bwd.router.dgrad", T_, h_, m_.moe.experts);
+      grads(groups_.router, false, gemm("bwd.router.wgrad", h_, m_.moe.experts, T_));
+      if (t_ > 1)
+        blocking_collective("bwd.tp.mlp",
+                            p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                            comms_.tp, double(T_) * h_ * e_);
     } else {
-      grads(layer_groups_.mlp_down, gemm_backward("mlp_down", T_, h_, f_));
+      grads(groups_.mlp_down, false, row_parallel_backward("mlp_down", T_, h_, f_));
       activation("bwd.activation", true);
-      grads(layer_groups_.mlp_up, gemm_backward("mlp_up", T_, act_.inputs * f_, h_));
+      grads(groups_.mlp_up, false, column_parallel_backward("mlp_up", T_, act_.inputs * f_, h_));
     }
-    grads(layer_groups_.norms / 2.0, norm("bwd.ln2", true));
+    grads(groups_.norms / 2.0, false, norm("bwd.ln2", true, T_sp_));
     residual("bwd.residual1");
-    grads(layer_groups_.attention_out, gemm_backward("attn_out", T_, h_, q_));
-    if (recompute == "selective") attention("recompute.attention", false);
-    attention("bwd.attention", true);
-    grads(layer_groups_.qkv, gemm_backward("qkv", T_, q_ + 2.0 * kv_, h_));
-    grads(layer_groups_.norms / 2.0, norm("bwd.ln1", true));
+    grads(groups_.attention_out, false, row_parallel_backward("attn_out", T_, h_, q_));
+    if (recompute == "selective") attention("recompute.attention", false, s_, double(s_) * p_.cp);
+    attention_core("bwd", true);
+    grads(groups_.qkv, false, column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
+    grads(groups_.norms / 2.0, false, norm("bwd.ln1", true, T_sp_));
   }
 
-  // `params` gradients are final once `op` has run (last micro-batch only): fill the bucket.
-  void grads(double params, OpId op) {
-    if (!grads_ready_ || params <= 0.0) return;
-    bucket_fill_ += params;
-    if (bucket_fill_ >= bucket_params_) close_bucket(op);
+  // --- pipeline units ---------------------------------------------------------------------------
+  double stage_activation_bytes() const { return double(T_sp_) * h_ * e_; }
+
+  void forward_unit(int chunk) {
+    if (chunk > 0 && p_.pp > 1)
+      extra_deps_.push_back(p2p("pp.recv_activation", OpKind::recv, comms_.pp, -1, kActivationTag,
+                                stage_activation_bytes(), kRecvForwardStream, {}));
+    if (chunk == 0) {
+      const double elements = double(T_) * h_;
+      const bool positions = embedding_.position > 0.0;
+      compute("fwd.embedding", KernelClass::embedding, positions ? elements : 0.0,
+              T_ * kTokenIdBytes + (positions ? 3.0 : 2.0) * elements * e_);
+      tp_forward_exit("fwd.tp.embedding");
+    }
+    for (int l = 0; l < chunk_layers(m_, p_, chunk); ++l) {
+      gather_layer_weights();
+      forward_layer("fwd");
+    }
+    if (chunk + 1 == chunks_) {
+      norm("fwd.final_norm", false, T_sp_);
+      tp_forward_entry("fwd.tp.all_gather");
+      gemm("fwd.logits", T_, double(m_.vocab) / t_, h_);
+      const double logits = double(T_) * m_.vocab / t_;
+      // reads the logits, keeps the fp32 softmax for the backward, writes one fp32 loss per token
+      compute("fwd.loss", KernelClass::loss, kLossFlopsPerElement * logits,
+              logits * e_ + logits * kFp32Bytes + T_ * kFp32Bytes);
+      if (t_ > 1)
+        for (int i = 0; i < kCrossEntropyAllReduces; ++i)
+          blocking_collective("fwd.tp.cross_entropy", CollectiveKind::all_reduce, comms_.tp, double(T_) * kFp32Bytes);
+    } else if (p_.pp > 1) {
+      p2p("pp.send_activation", OpKind::send, comms_.pp, +1, kActivationTag, stage_activation_bytes(),
+          kSendForwardStream, {last_});
+    }
   }
 
-  void close_bucket(OpId completed_by) {
-    if (spec_.parallelism.overlap_grad_reduce)
-      all_reduce(bucket_fill_, completed_by);
+  void backward_unit(int chunk, bool last_micro_batch) {
+    grads_final_ = last_micro_batch;
+    if (chunk + 1 < chunks_ && p_.pp > 1)
+      extra_deps_.push_back(p2p("pp.recv_gradient", OpKind::recv, comms_.pp, +1, kGradientTag, stage_activation_bytes(),
+                                kRecvBackwardStream, {}));
+    if (chunk + 1 == chunks_) {
+      const double logits = double(T_) * m_.vocab / t_;
+      compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits, logits * kFp32Bytes + logits * e_);
+      // Tied embeddings and pp = 1: the output layer's gradient is completed by the embedding backward.
+      const double output = embedding_.output > 0.0 ? embedding_.output / t_ : p_.pp > 1 ? embedding_.word / t_ : 0.0;
+      grads(output, false, column_parallel_backward("logits", T_, double(m_.vocab) / t_, h_));
+      grads(embedding_.final_norm, false, norm("bwd.final_norm", true, T_sp_));
+    }
+    for (int l = 0; l < chunk_layers(m_, p_, chunk); ++l) {
+      gather_layer_weights();
+      backward_layer();
+    }
+    if (chunk == 0) {
+      if (t_ > 1 && p_.sequence_parallel)
+        blocking_collective("bwd.tp.embedding", CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_);
+      const double elements = double(T_) * h_;
+      const double tables = embedding_.position > 0.0 ? 2.0 : 1.0;
+      // reads the incoming gradient, scatter-adds (read + write) into the fp32 gradient of each table
+      grads(embedding_.word / t_ + embedding_.position, false,
+            compute("bwd.embedding", KernelClass::embedding, tables * elements,
+                    elements * e_ + tables * 2.0 * elements * kFp32Bytes));
+    } else if (p_.pp > 1) {
+      p2p("pp.send_gradient", OpKind::send, comms_.pp, -1, kGradientTag, stage_activation_bytes(), kSendBackwardStream,
+          {last_});
+    }
+    // Each model chunk's buckets are its own: the chunk's last gradients close its last buckets.
+    if (grads_final_)
+      for (Bucket* b : {&dense_, &expert_})
+        if (b->fill > 0.0) close_bucket(*b, last_);
+  }
+
+  // --- gradients and parameters -----------------------------------------------------------------
+  std::uint16_t grad_communicator(bool expert) const { return expert && p_.ep > 1 ? comms_.edp : comms_.dp; }
+
+  // `params` gradients (per rank) are final once `op` has run (last micro-batch only): fill a bucket.
+  void grads(double params, bool expert, OpId op) {
+    if (!grads_final_ || params <= 0.0 || grad_communicator(expert) == kNone) return;
+    Bucket& b = expert && p_.ep > 1 ? expert_ : dense_;
+    b.expert = expert && p_.ep > 1;
+    b.fill += params;
+    if (b.fill >= bucket_params_) close_bucket(b, op);
+  }
+
+  void close_bucket(Bucket& b, OpId completed_by) {
+    if (p_.overlap_grad_reduce)
+      reduce_gradients(b.fill, b.expert, {completed_by});
     else
-      pending_buckets_.push_back(bucket_fill_);
-    bucket_fill_ = 0.0;
+      b.pending.push_back(b.fill);
+    b.fill = 0.0;
   }
 
-  void all_reduce(double params, OpId dep) {
-    CollectiveOp op;
-    op.name = "dp.grad_all_reduce";
-    op.collective = CollectiveKind::all_reduce;
-    op.communicator = dp_communicator_;
-    op.bytes = params * parameter_state_bytes(spec_.training).gradients;
-    op.stream = 1;
-    const OpId deps[] = {dep};
-    all_reduces_.push_back(ops_.add_collective(op, deps));
+  void reduce_pending(Bucket& b) {
+    for (double params : b.pending)
+      reduce_gradients(params, b.expert, {last_});
+    b.pending.clear();
+  }
+
+  void reduce_gradients(double params, bool expert, std::vector<OpId> deps) {
+    const bool zero = p_.zero_stage >= 1;
+    reductions_.push_back(collective(zero ? "dp.grad_reduce_scatter" : "dp.grad_all_reduce",
+                                     zero ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                                     grad_communicator(expert), params * grad_bytes_, kGradStream, std::move(deps)));
+  }
+
+  // ZeRO-3: the layer's weights are gathered from the dp shards before each use, one layer ahead.
+  void gather_layer_weights() {
+    if (p_.zero_stage < 3) return;
+    const double dense = groups_.sum() - (moe_ ? groups_.mlp_up + groups_.mlp_down : 0.0);
+    const double expert = moe_ ? groups_.mlp_up + groups_.mlp_down : 0.0;
+    // issued when the previous layer starts (after the op before it): one layer of prefetch
+    std::vector<OpId> ahead;
+    if (have_gather_anchor_) ahead.push_back(gather_anchor_);
+    gather_anchor_ = last_;
+    have_gather_anchor_ = have_last_;
+    OpId gathered = 0;
+    bool any = false;
+    for (const auto& [params, is_expert] : {std::pair{dense, false}, std::pair{expert, true}}) {
+      const std::uint16_t comm = grad_communicator(is_expert);
+      if (params <= 0.0 || comm == kNone) continue;
+      gathered = collective("dp.param_all_gather", CollectiveKind::all_gather, comm, params * weight_bytes_,
+                            kParamGatherStream, ahead);
+      any = true;
+    }
+    if (any) extra_deps_.push_back(gathered);
+  }
+
+  void tied_embedding_all_reduce() {
+    if (comms_.embd == kNone || !(stage_ == 0 || stage_ == p_.pp - 1)) return;
+    std::vector<OpId> deps = reductions_;
+    if (have_last_) deps.push_back(last_);
+    reductions_.push_back(collective("embd.grad_all_reduce", CollectiveKind::all_reduce, comms_.embd,
+                                     embedding_.word / t_ * grad_bytes_, kGradStream, deps));
   }
 
   void optimizer_step() {
-    const double params = total_parameters(m_) / (spec_.parallelism.zero_stage >= 1 ? spec_.parallelism.dp : 1);
+    const RankParameters params = stage_rank_parameters(spec_, stage_);
+    const double dp_cp = double(p_.dp) * p_.cp;
+    const double shard = p_.zero_stage >= 1 ? params.dense / dp_cp + params.expert / (dp_cp / p_.ep) : params.total();
     const OptimizerStepCost cost = optimizer_step_cost(spec_.training);
     ComputeOp op;
     const std::string name = "optimizer." + spec_.training.optimizer;
     op.name = name;
     op.kernel = KernelClass::optimizer;
     op.precision = Precision::fp32;
-    op.flops = params * cost.flops;
-    op.bytes = params * cost.bytes;
+    op.flops = shard * cost.flops;
+    op.bytes = shard * cost.bytes;
     op.stream = kComputeStream;
-    chain(op, all_reduces_);
+    extra_deps_.insert(extra_deps_.end(), reductions_.begin(), reductions_.end());
+    last_ = ops_.add_compute(op, take_deps());
+    // ZeRO 1 and 2: every rank updated its shard; gather the updated weights.
+    if (p_.zero_stage == 1 || p_.zero_stage == 2) {
+      for (const auto& [count, expert] : {std::pair{params.dense, false}, std::pair{params.expert, true}}) {
+        const std::uint16_t comm = grad_communicator(expert);
+        if (count > 0.0 && comm != kNone)
+          collective("dp.param_all_gather", CollectiveKind::all_gather, comm, count * weight_bytes_, kGradStream,
+                     {last_});
+      }
+    }
   }
 
   const WorkloadSpec& spec_;
   const ModelSpec& m_;
+  const ParallelismSpec& p_;
   OpTable& ops_;
-  std::uint16_t dp_communicator_;
+  Communicators comms_;
+  int stage_;
   Precision precision_;
   double e_;  // bytes per element of the compute precision
+  double grad_bytes_, weight_bytes_;
   const ActivationInfo& act_;
-  LayerParameterGroups layer_groups_;
-  EmbeddingParameterGroups embedding_groups_;
+  LayerParameterGroups groups_;  // one rank's share
+  EmbeddingParameterGroups embedding_;
   double bucket_params_;
-  bool reduce_;  // dp > 1
 
-  std::uint32_t b_ = 0, s_ = 0, T_ = 0, h_ = 0, d_ = 0, q_ = 0, kv_ = 0, f_ = 0, expert_tokens_ = 0;
+  std::uint32_t t_ = 1, b_ = 0, s_ = 0, T_ = 0, T_sp_ = 0, h_ = 0, d_ = 0, heads_ = 0, q_ = 0, kv_ = 0, f_ = 0;
+  std::uint32_t expert_tokens_ = 0, local_experts_ = 0;
+  int chunks_ = 1;
   bool moe_ = false;
 
-  OpId last_compute_ = 0;
-  bool have_compute_ = false;
-  bool grads_ready_ = false;
-  double bucket_fill_ = 0.0;
-  std::vector<double> pending_buckets_;
-  std::vector<OpId> all_reduces_;
+  OpId last_ = 0;
+  bool have_last_ = false;
+  std::vector<OpId> extra_deps_;  // dependencies of the next op on stream 0 besides the previous one
+  bool grads_final_ = false;
+  OpId gather_anchor_ = 0;
+  bool have_gather_anchor_ = false;
+  Bucket dense_, expert_;
+  std::vector<OpId> reductions_;
 };
+
+std::uint16_t add(ExecutionGraph& graph, const char* name, std::vector<std::vector<int>> groups) {
+  if (groups.empty() || groups.front().size() < 2) return kNone;
+  return graph.add_communicator(Communicator{name, std::move(groups)});
+}
 
 }  // namespace
 
@@ -345,16 +623,30 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
   if (p.dp <= 0 || std::int64_t{p.tp} * p.pp * p.cp * p.dp != world_size)
     throw SimulationError("generate_transformer_training: the workload's parallelism is not resolved for " +
                           std::to_string(world_size) + " GPUs (call resolve_parallelism first)");
-  if (p.tp != 1 || p.pp != 1 || p.cp != 1 || p.ep != 1)
-    throw SpecError(spec.source_file, "/parallelism",
-                    "only data parallelism is generated so far (tp, pp, cp and ep must be 1)");
-
+  const RankLayout layout(p);
   ExecutionGraph graph(world_size);
-  std::vector<int> ranks(static_cast<std::size_t>(world_size));
-  std::iota(ranks.begin(), ranks.end(), 0);
-  const std::uint16_t dp = graph.add_communicator(Communicator{"dp", {ranks}});
-  RankClass& all = graph.add_class("all ranks", ranks);
-  StepBuilder(spec, all.ops, dp).build();
+  Communicators comms;
+  using D = ParallelDim;
+  comms.tp = add(graph, "tp", layout.groups({D::tp}));
+  comms.cp = add(graph, "cp", layout.groups({D::cp}));
+  if (spec.model.moe.experts > 0) comms.ep = add(graph, "ep", layout.groups({D::ep}));
+  comms.dp = add(graph, "dp", layout.groups({D::ep, D::edp, D::cp}));
+  if (spec.model.moe.experts > 0 && p.ep > 1) comms.edp = add(graph, "edp", layout.groups({D::edp, D::cp}));
+  comms.pp = add(graph, "pp", layout.groups({D::pp}));
+  if (p.pp > 1 && embedding_parameter_groups(spec.model).output == 0.0) {
+    std::vector<std::vector<int>> pairs;
+    for (int r : layout.stage_ranks(0)) {
+      RankCoords c = layout.coords(r);
+      c.pp = p.pp - 1;
+      pairs.push_back({r, layout.rank(c)});
+    }
+    comms.embd = add(graph, "embd", std::move(pairs));
+  }
+  for (int stage = 0; stage < p.pp; ++stage) {
+    RankClass& cls =
+        graph.add_class(p.pp == 1 ? "all ranks" : "stage " + std::to_string(stage), layout.stage_ranks(stage));
+    StageBuilder(spec, cls.ops, comms, stage).build();
+  }
   return graph;
 }
 

@@ -11,6 +11,8 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
+#include "workloads/rank_layout.hpp"
+#include "workloads/trace_format.hpp"
 
 namespace clustersim {
 namespace resources_detail {
@@ -54,6 +56,7 @@ Precision precision_from_name(const std::string& name) {
 const std::vector<std::string> kActivations = {"gelu", "swiglu", "squared_relu"};
 const std::vector<std::string> kRecompute = {"none", "selective", "full"};
 const std::vector<std::string> kOptimizers = {"adam", "sgd"};
+const std::vector<std::string> kAttention = {"flash", "unfused"};
 const std::vector<std::string> kSchedules = {"gpipe", "1f1b", "interleaved"};
 
 int positive_int(JsonReader& r, std::string_view key) {
@@ -70,6 +73,7 @@ MoeSpec parse_moe(JsonReader r) {
   moe.top_k = static_cast<int>(r.integer_or("top_k", 0, 0, INT_MAX));
   moe.expert_ffn_hidden = static_cast<int>(r.integer_or("expert_ffn_hidden", 0, 0, INT_MAX));
   moe.capacity_factor = r.number_or("capacity_factor", 1.0, NumberRange::positive());
+  moe.load_imbalance = r.number_or("load_imbalance", 1.0, NumberRange::at_least(1.0));
   if (moe.top_k > moe.experts)
     r.fail("top_k",
            "top_k (" + std::to_string(moe.top_k) + ") must not exceed experts (" + std::to_string(moe.experts) + ")");
@@ -110,6 +114,7 @@ TrainingSpec parse_training(JsonReader r) {
   t.precision = precision_from_name(r.choice_or("precision", precision_names(), "bf16"));
   t.recompute = r.choice_or("recompute", kRecompute, "none");
   t.optimizer = r.choice_or("optimizer", kOptimizers, "adam");
+  t.attention = r.choice_or("attention", kAttention, "flash");
   if (t.global_batch % t.micro_batch != 0)
     r.fail("global_batch", "global_batch (" + std::to_string(t.global_batch) + ") must be a multiple of micro_batch (" +
                                std::to_string(t.micro_batch) + ")");
@@ -130,6 +135,13 @@ ParallelismSpec parse_parallelism(JsonReader r, const ModelSpec& model) {
   p.zero_stage = static_cast<int>(r.integer_or("zero_stage", 0, 0, 3));
   p.overlap_grad_reduce = r.boolean_or("overlap_grad_reduce", true);
   p.bucket_size_params = r.optional_integer("bucket_size_params", 1).value_or(0);
+  p.tp_comm_overlap = r.boolean_or("tp_comm_overlap", false);
+  p.order = r.optional_string("order").value_or("tp-cp-ep-dp-pp");
+  if (!valid_rank_order(p.order))
+    r.fail("order",
+           "expected the dimensions tp, cp, ep, dp, pp each once, separated by '-', with ep next to dp "
+           "(e.g. \"tp-cp-ep-dp-pp\"), got \"" +
+               p.order + "\"");
 
   if (p.virtual_stages > 1 && p.pipeline_schedule != "interleaved")
     r.fail("virtual_stages",
@@ -141,20 +153,35 @@ ParallelismSpec parse_parallelism(JsonReader r, const ModelSpec& model) {
   return p;
 }
 
+TraceSpec parse_trace(JsonReader r, const std::string& file) {
+  TraceSpec t;
+  t.format = r.choice("format", trace_format_names());
+  const std::string path = r.string("path");
+  const std::filesystem::path p(path);
+  t.path = p.is_absolute() || file.empty() ? path : (std::filesystem::path(file).parent_path() / p).string();
+  r.finish();
+  return t;
+}
+
 WorkloadSpec parse_document(const nlohmann::json& json, const std::string& file) {
   JsonReader root(json, file);
-  if (root.has("trace"))
-    throw SpecError(file, "/trace",
-                    "trace import is not supported yet; describe the workload with \"model\", \"training\" and "
-                    "\"parallelism\"");
   WorkloadSpec spec;
   spec.source_file = file;
   spec.name = root.optional_string("name").value_or(std::filesystem::path(file).stem().string());
   spec.description = root.optional_string("description").value_or("");
+  if (auto trace = root.optional_object("trace")) {
+    // A trace carries its own ops and groups: a model description would be ignored, so refuse it.
+    spec.trace = parse_trace(*trace, file);
+    for (const char* key : {"model", "training", "parallelism"}) {
+      if (root.has(key))
+        root.fail(key, std::string("a workload with a \"trace\" takes its ops from the trace; remove \"") + key + "\"");
+    }
+    root.finish();
+    return spec;
+  }
   spec.model = parse_model(root.object("model"));
   spec.training = parse_training(root.object("training"));
   if (auto par = root.optional_object("parallelism")) spec.parallelism = parse_parallelism(*par, spec.model);
-  root.accept("trace");
   root.finish();
   return spec;
 }
@@ -202,6 +229,10 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
   j["name"] = spec.name;
   if (!spec.description.empty()) j["description"] = spec.description;
 
+  if (spec.is_trace()) {
+    j["trace"] = {{"format", spec.trace.format}, {"path", spec.trace.path}};
+    return j.dump(2);
+  }
   nlohmann::ordered_json model;
   model["type"] = m.type;
   model["layers"] = m.layers;
@@ -217,14 +248,13 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
   model["moe"] = {{"experts", m.moe.experts},
                   {"top_k", m.moe.top_k},
                   {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
-                  {"capacity_factor", m.moe.capacity_factor}};
+                  {"capacity_factor", m.moe.capacity_factor},
+                  {"load_imbalance", m.moe.load_imbalance}};
   j["model"] = std::move(model);
 
-  j["training"] = {{"global_batch", t.global_batch},
-                   {"micro_batch", t.micro_batch},
-                   {"precision", to_string(t.precision)},
-                   {"recompute", t.recompute},
-                   {"optimizer", t.optimizer}};
+  j["training"] = {
+      {"global_batch", t.global_batch}, {"micro_batch", t.micro_batch}, {"precision", to_string(t.precision)},
+      {"recompute", t.recompute},       {"optimizer", t.optimizer},     {"attention", t.attention}};
 
   nlohmann::ordered_json par;
   par["tp"] = p.tp;
@@ -238,6 +268,8 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
   par["zero_stage"] = p.zero_stage;
   par["overlap_grad_reduce"] = p.overlap_grad_reduce;
   if (p.bucket_size_params > 0) par["bucket_size_params"] = p.bucket_size_params;
+  par["tp_comm_overlap"] = p.tp_comm_overlap;
+  par["order"] = p.order;
   j["parallelism"] = std::move(par);
   return j.dump(2);
 }
@@ -274,33 +306,35 @@ void resolve_parallelism(WorkloadSpec& spec, int gpu_count) {
     throw SpecError(file, "/parallelism/pp",
                     "pp (" + str(p.pp) + ") must not exceed the number of layers (" + str(m.layers) + ")");
 
-  // This milestone simulates data parallelism only. The checks above stay valid when the other
-  // dimensions arrive; these refusals are removed one by one as they do.
-  struct Unsimulated {
-    const char* path;
-    int value;
-    int simulated;
-    const char* what;
-  };
-  const Unsimulated refusals[] = {
-      {"/parallelism/tp", p.tp, 1,
-       "only tp = 1 is simulated so far (tensor parallelism arrives with the "
-       "parallel-training milestone)"},
-      {"/parallelism/pp", p.pp, 1,
-       "only pp = 1 is simulated so far (pipeline parallelism arrives with the "
-       "parallel-training milestone)"},
-      {"/parallelism/cp", p.cp, 1,
-       "only cp = 1 is simulated so far (context parallelism arrives with the "
-       "parallel-training milestone)"},
-      {"/parallelism/ep", p.ep, 1,
-       "only ep = 1 is simulated so far (expert parallelism arrives with the "
-       "parallel-training milestone)"},
-      {"/parallelism/zero_stage", p.zero_stage, 0,
-       "only zero_stage = 0 is simulated so far (sharded optimizers arrive with the parallel-training milestone)"},
-  };
-  for (const auto& r : refusals) {
-    if (r.value != r.simulated) throw SpecError(file, r.path, r.what);
-  }
+  const int chunks = p.pp * p.virtual_stages;
+  if (p.virtual_stages > 1 && p.pp < 2)
+    throw SpecError(file, "/parallelism/virtual_stages",
+                    "virtual stages (interleaving) need pp >= 2, got pp = " + str(p.pp));
+  if (chunks > m.layers)
+    throw SpecError(
+        file, "/parallelism/virtual_stages",
+        "pp * virtual_stages = " + str(chunks) + " model chunks must not exceed the " + str(m.layers) + " layers");
+  if (p.pipeline_schedule == "interleaved" && spec.micro_batches() % p.pp != 0)
+    throw SpecError(file, "/training/global_batch",
+                    "the interleaved schedule needs the micro-batches per step (" + str(spec.micro_batches()) +
+                        " = global_batch / (micro_batch * dp)) to be a multiple of pp (" + str(p.pp) + ")");
+  if (m.seq_len % p.cp != 0)
+    throw SpecError(file, "/parallelism/cp", "cp (" + str(p.cp) + ") must divide seq_len (" + str(m.seq_len) + ")");
+  if (p.dp % p.ep != 0)
+    throw SpecError(file, "/parallelism/ep",
+                    "ep (" + str(p.ep) + ") must divide dp (" + str(p.dp) +
+                        "): expert parallelism is carved out of data parallelism");
+  if (m.ffn_hidden % p.tp != 0 || (m.moe.expert_ffn_hidden > 0 && m.moe.expert_ffn_hidden % p.tp != 0))
+    throw SpecError(file, "/parallelism/tp",
+                    "tp (" + str(p.tp) + ") must divide ffn_hidden (" + str(m.ffn_hidden) + ")");
+  if (p.sequence_parallel && p.tp > 1 && (std::int64_t{spec.training.micro_batch} * m.seq_len / p.cp) % p.tp != 0)
+    throw SpecError(file, "/parallelism/sequence_parallel",
+                    "sequence parallelism splits the micro-batch's tokens over tp ranks: micro_batch * seq_len / cp "
+                    "must be a multiple of tp (" +
+                        str(p.tp) + ")");
+  if (p.tp_comm_overlap)
+    throw SpecError(file, "/parallelism/tp_comm_overlap",
+                    "overlapping tensor-parallel communication with GEMMs is not simulated yet; set it to false");
 }
 
 std::vector<std::string> workload_preset_names() {

@@ -18,6 +18,9 @@ struct MoeSpec {
   int top_k = 0;
   int expert_ffn_hidden = 0;  // 0: same as ffn_hidden
   double capacity_factor = 1.0;
+  // Tokens of the busiest expert-parallel rank over the mean (>= 1): the all-to-alls and the expert
+  // GEMMs of every rank wait for the busiest one.
+  double load_imbalance = 1.0;
 
   friend bool operator==(const MoeSpec&, const MoeSpec&) = default;
 };
@@ -48,6 +51,10 @@ struct TrainingSpec {
   Precision precision = Precision::bf16;
   std::string recompute = "none";  // none | selective | full
   std::string optimizer = "adam";  // adam | sgd
+  // flash: one fused kernel per attention (FlashAttention-2); unfused: Megatron-LM's original path,
+  // a batched GEMM for the scores, a fused scale-mask-softmax over the s x s scores in memory, a
+  // batched GEMM for the weighted sum (what Megatron-DeepSpeed ran before flash attention).
+  std::string attention = "flash";
 
   friend bool operator==(const TrainingSpec&, const TrainingSpec&) = default;
 };
@@ -65,11 +72,25 @@ struct ParallelismSpec {
   bool overlap_grad_reduce = true;
   // Gradient bucket size in parameters; 0: Megatron's default max(40e6, 1e6 * dp).
   std::int64_t bucket_size_params = 0;
+  // Tensor-parallel communication overlapped with the GEMMs that consume or produce it (Megatron's
+  // --tp-comm-overlap, userbuffers): false runs it on the compute stream's critical path.
+  bool tp_comm_overlap = false;
+  // Rank placement, innermost dimension first (Megatron's default "tp-cp-ep-dp-pp"; ep is carved out
+  // of dp). Any permutation of tp, cp, dp, pp with ep next to dp.
+  std::string order = "tp-cp-ep-dp-pp";
 
   // bucket_size_params, or Megatron-LM's default max(40e6, 1e6 * dp) when it is 0.
   std::int64_t effective_bucket_size_params() const;
 
   friend bool operator==(const ParallelismSpec&, const ParallelismSpec&) = default;
+};
+
+// A recorded execution trace instead of a model description (workloads/trace_format.hpp).
+struct TraceSpec {
+  std::string format;  // a registered trace format: "clustersim", "chakra", "pytorch"
+  std::string path;    // resolved against the directory of the workload file
+
+  friend bool operator==(const TraceSpec&, const TraceSpec&) = default;
 };
 
 struct WorkloadSpec {
@@ -78,7 +99,10 @@ struct WorkloadSpec {
   ModelSpec model;
   TrainingSpec training;
   ParallelismSpec parallelism;
+  TraceSpec trace;  // format empty: the workload is generated from model/training/parallelism
   std::string source_file;
+
+  bool is_trace() const { return !trace.format.empty(); }
 
   // Micro-batches per step per data-parallel rank: global_batch / (micro_batch * dp).
   std::int64_t micro_batches() const;

@@ -17,10 +17,12 @@ struct Command {
 std::span<const Command> commands();
 
 int run_simulate(const std::vector<std::string>& args);
+int run_compare(const std::vector<std::string>& args);
 int run_presets(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);
 int run_topology(const std::vector<std::string>& args);
 int run_collective(const std::vector<std::string>& args);
 int run_calibrate_network(const std::vector<std::string>& args);
+int run_validate(const std::vector<std::string>& args);
 
 }  // namespace clustersim::cli

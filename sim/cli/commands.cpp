@@ -7,7 +7,8 @@ std::span<const Command> commands() {
       {"simulate", "simulate one training step of a workload on a cluster",
        "usage: clustersim simulate --cluster C --workload W [--fidelity flow|analytical]\n"
        "                           [--algorithm A | --algorithm GROUP=A ...] [--network-profile P]\n"
-       "                           [--json] [--out report.json] [--set key.path=value ...]\n\n"
+       "                           [--json] [--out report.json] [--timeline trace.json [--timeline-ranks N]]\n"
+       "                           [--set key.path=value ...]\n\n"
        "  --cluster C      a cluster spec file (JSON) or preset name (clustersim presets)\n"
        "  --workload W     a workload spec file (JSON) or preset name\n"
        "  --fidelity F     network model: flow (SimGrid max-min flows; default) or analytical\n"
@@ -18,12 +19,29 @@ std::span<const Command> commands() {
        "  --network-profile P  link efficiencies and latencies: auto (default: the profile fitted\n"
        "                   on the cluster's GPU, else ideal), ideal, nccl-a100, nccl-h100 or a file\n"
        "  --json           print only the report JSON on stdout\n"
+       "  --timeline F     write the step as a Chrome/Perfetto trace (ui.perfetto.dev): a track per\n"
+       "                   rank class (pipeline stage) and stream, arrows from sends to receives\n"
+       "  --timeline-ranks N  rank classes in the timeline, evenly spaced (default 64)\n"
        "  --out FILE       also write the report JSON to FILE\n"
        "  --set K=V        override a spec value before validation; K is cluster.<path> or\n"
        "                   workload.<path> (the prefix may be left out when the first key\n"
        "                   belongs to one spec only), e.g. --set nodes=64\n"
        "                   --set parallelism.dp=64 --set fabric.oversubscription=2\n",
        &run_simulate},
+      {"compare", "one workload on several cluster designs: time, power, cost, Pareto front",
+       "usage: clustersim compare --workload W --cluster A --cluster B ... [--tokens N]\n"
+       "                          [--fidelity flow|analytical] [--json] [--set key.path=value ...]\n\n"
+       "  --cluster C      a cluster spec file or preset name; repeat for every design\n"
+       "  --workload W     a workload spec file or preset name\n"
+       "  --tokens N       length of the training run for time and cost to train (default 1e12;\n"
+       "                   suffixes K, M, B/G, T: 2T, 300B)\n"
+       "  --fidelity F     network model: flow (default) or analytical\n"
+       "  --json           print the comparison as JSON (with every design's full report)\n"
+       "  --set K=V        override a spec value of the workload or of every cluster\n\n"
+       "  Columns: step time, tokens/s, MFU, memory fit, average facility power, energy per token,\n"
+       "  capital cost, $ per million tokens, time and cost to train N tokens; '*' marks the designs\n"
+       "  no other design beats on both time and cost (among those that fit in memory).\n",
+       &run_compare},
       {"collective", "simulated nccl-tests: one collective swept over sizes (size, time, algbw, busbw)",
        "usage: clustersim collective --cluster C [--op all_reduce] [--ranks 0-63] [--min-bytes 8]\n"
        "                             [--max-bytes 128M] [--step-factor 2] [--fidelity flow|analytical]\n"
@@ -59,6 +77,19 @@ std::span<const Command> commands() {
        "                   their held-out measurements and on a second split (fit on tensor-parallel\n"
        "                   degree 1, test on 2, 4, 8)\n",
        &run_calibrate},
+      {"validate", "replay published training runs (vTrain, Megatron-LM tables); per-row and summary error",
+       "usage: clustersim validate DATASET... [--fidelity flow|analytical] [--jobs N] [--limit N]\n"
+       "                           [--json] [--out results.json]\n\n"
+       "  DATASET          vtrain-multi, vtrain-single, megatron-a100-2021, megatron-h100-2024, all,\n"
+       "                   or a dataset description file (calibration/validation/README.md)\n"
+       "  --fidelity F     network model: flow (default) or analytical\n"
+       "  --jobs N         simulations at once, each in its own process (default 2)\n"
+       "  --limit N        only the first N rows of each dataset (quick runs)\n"
+       "  --json           print only the results JSON: per row measured, predicted, error; summary\n"
+       "  --out FILE       also write the results JSON to FILE\n"
+       "  error = (predicted - measured) / measured; rows the simulator refuses are listed as\n"
+       "  unsupported with the reason and left out of the statistics (MAPE, median, p90, max, bias).\n",
+       &run_validate},
       {"presets", "list the cluster presets, workload presets and GPU catalogue",
        "usage: clustersim presets [--json]\n", &run_presets},
       {"topology", "inspect a cluster: counts, bisection, diameter; export it (SimGrid, DOT, JSON)",

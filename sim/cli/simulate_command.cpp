@@ -1,5 +1,6 @@
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
@@ -10,7 +11,10 @@
 namespace clustersim::cli {
 
 int run_simulate(const std::vector<std::string>& args) {
-  const Arguments a(args, {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "set"}, {"json"});
+  const Arguments a(
+      args,
+      {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "timeline", "timeline-ranks", "set"},
+      {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const SplitOverrides overrides = split_overrides(a.values("set"));
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"), overrides.cluster);
@@ -27,6 +31,16 @@ int run_simulate(const std::vector<std::string>& args) {
     }
   }
   options.network_profile = a.value("network-profile").value_or(options.network_profile);
+  options.timeline_path = a.value("timeline").value_or("");
+  if (const auto classes = a.value("timeline-ranks")) {
+    try {
+      const long n = std::stol(*classes);
+      if (n < 1) throw std::invalid_argument("");
+      options.timeline_classes = static_cast<std::size_t>(n);
+    } catch (const std::exception&) {
+      throw SpecError("--timeline-ranks", "", "expected a positive number of rank classes, got \"" + *classes + "\"");
+    }
+  }
 
   const Report report = simulate(cluster, workload, options);
   const std::string json = report.to_json(2);

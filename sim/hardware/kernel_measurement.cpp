@@ -45,6 +45,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/csv_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/spec_document.hpp"
@@ -231,18 +232,6 @@ MeasurementSet read_own(const std::string& file, const std::string& text, const 
 }
 
 // --- Vidur mlp.csv -------------------------------------------------------------------------------
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) {
-    if (!cell.empty() && cell.back() == '\r') cell.pop_back();
-    cells.push_back(cell);
-  }
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
 
 struct VidurOperator {
   std::string_view column;  // time_stats.<column>.median

@@ -47,6 +47,7 @@
 #include <algorithm>
 
 #include "sim/core/units.hpp"
+#include "workloads/parameter_sharding.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -55,14 +56,6 @@ namespace {
 
 constexpr double kFrameworkOverheadBytes = 1.0 * units::kGiB;
 constexpr double kLogitsBytesPerElement = 4.0;  // fp32 logits for the loss
-
-// Parameters of one layer that every tp rank holds whole: norms and the row-parallel layers' biases.
-double replicated_layer_parameters(const ModelSpec& m) {
-  const LayerParameterGroups g = layer_parameter_groups(m);
-  if (llama_style(m)) return g.norms;  // no biases
-  const double experts = m.moe.experts > 0 ? m.moe.experts : 1.0;
-  return g.norms + double(m.hidden) /* attention output bias */ + experts * m.hidden /* MLP down bias */;
-}
 
 }  // namespace
 
@@ -92,22 +85,7 @@ double micro_batches_in_flight(const WorkloadSpec& spec, int stage) {
 }
 
 double stage_parameters(const WorkloadSpec& spec, int stage) {
-  const ModelSpec& m = spec.model;
-  const ParallelismSpec& p = spec.parallelism;
-  const double t = p.tp;
-  const double replicated = replicated_layer_parameters(m);
-  const double layer = (layer_parameters(m) - replicated) / t + replicated;
-  double params = layer * m.layers / p.pp;
-  const EmbeddingParameterGroups e = embedding_parameter_groups(m);
-  if (stage == 0) params += e.word / t + e.position;
-  if (stage == p.pp - 1) {
-    params += e.final_norm;
-    if (e.output > 0.0)
-      params += e.output / t;
-    else if (p.pp > 1)
-      params += e.word / t;  // tied: the last stage's copy of the word embedding
-  }
-  return params;
+  return stage_rank_parameters(spec, stage).total();
 }
 
 std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec, const GpuSpec& gpu) {
@@ -116,7 +94,8 @@ std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec,
   const double dp = std::max(p.dp, 1);
   const ParameterStateBytes per_param = parameter_state_bytes(spec.training);
   const double s = double(m.seq_len) / p.cp, b = spec.training.micro_batch;
-  const double layer_bytes = layer_activation_bytes(spec, AttentionKernel::fused) * m.layers / p.pp;
+  const double per_layer_bytes = layer_activation_bytes(
+      spec, spec.training.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::fused);
   const double logits = kLogitsBytesPerElement * s * b * m.vocab / p.tp;
 
   std::vector<MemoryFootprint> stages;
@@ -128,7 +107,8 @@ std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec,
     f.gradients_bytes = f.parameters * per_param.gradients / (p.zero_stage >= 2 ? dp : 1.0);
     f.optimizer_bytes = f.parameters * per_param.optimizer / (p.zero_stage >= 1 ? dp : 1.0);
     f.micro_batches_in_flight = micro_batches_in_flight(spec, i);
-    f.activations_bytes = layer_bytes * f.micro_batches_in_flight + (i == p.pp - 1 ? logits : 0.0);
+    f.activations_bytes =
+        per_layer_bytes * stage_layers(m, p, i) * f.micro_batches_in_flight + (i == p.pp - 1 ? logits : 0.0);
     if (p.dp > 1) {
       const double bucket = std::min(double(p.effective_bucket_size_params()), f.parameters);
       f.communication_buffers_bytes += 2.0 * bucket * per_param.gradients;

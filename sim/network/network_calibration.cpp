@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sim/collective_sweep.hpp"
+#include "sim/core/csv_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/spec_document.hpp"
@@ -18,15 +19,6 @@
 
 namespace clustersim {
 namespace {
-
-std::vector<std::string> split(const std::string& line, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  std::string item;
-  while (std::getline(ss, item, sep))
-    out.push_back(item);
-  return out;
-}
 
 double to_number(const std::string& text, const std::string& file, const std::string& where) {
   try {
@@ -47,7 +39,7 @@ void read_nccl_tests_lut(const std::string& path, CollectiveTable& t) {
   while (std::getline(in, line)) {
     ++row;
     if (line.empty() || line[0] == '#') continue;
-    const auto cols = split(line, ',');
+    const auto cols = split_csv_line(line);
     if (cols.size() < 4) throw SpecError(path, "row " + std::to_string(row), "expected size,count,type,time(ns),...");
     t.bytes.push_back(to_number(cols[0], path, "row " + std::to_string(row) + " column 1"));
     t.time_s.push_back(to_number(cols[3], path, "row " + std::to_string(row) + " column 4") * 1e-9);
@@ -91,7 +83,7 @@ void read_vidur(const std::string& path, int workers, CollectiveTable& t) {
   std::istringstream in(read_text_file(path, "measurement file"));
   std::string line;
   std::getline(in, line);
-  const auto header = split(line, ',');
+  const auto header = split_csv_line(line);
   auto col = [&](const std::string& name) {
     const auto it = std::find(header.begin(), header.end(), name);
     if (it == header.end()) throw SpecError(path, "row 1", "missing column " + name);
@@ -103,7 +95,7 @@ void read_vidur(const std::string& path, int workers, CollectiveTable& t) {
   std::map<double, std::vector<double>> by_size;
   while (std::getline(in, line)) {
     ++row;
-    const auto cols = split(line, ',');
+    const auto cols = split_csv_line(line);
     if (cols.size() < header.size()) continue;
     const std::string where = "row " + std::to_string(row);
     if (static_cast<int>(to_number(cols[c_workers], path, where)) != workers) continue;

@@ -1,6 +1,7 @@
 #include "sim/replay/replay_engine.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +55,15 @@ double overlap_length(const std::vector<Interval>& a, const std::vector<Interval
   return t;
 }
 
+// Length of the intersection of [lo, hi] with a sorted, disjoint interval list (binary search).
+double overlap_with(double lo, double hi, const std::vector<Interval>& v) {
+  auto it = std::lower_bound(v.begin(), v.end(), lo, [](const Interval& iv, double t) { return iv.second < t; });
+  double t = 0.0;
+  for (; it != v.end() && it->first < hi; ++it)
+    t += std::max(0.0, std::min(hi, it->second) - std::max(lo, it->first));
+  return t;
+}
+
 class Replay {
  public:
   Replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
@@ -63,6 +73,7 @@ class Replay {
   }
 
   ReplayResult run() {
+    choose_recorded_classes();
     backend_.schedule(0.0, [this] {
       for (std::size_t c = 0; c < states_.size(); ++c)
         try_start_all(c);
@@ -85,7 +96,15 @@ class Replay {
     std::vector<Interval> compute, communication;
     std::size_t finished = 0;
     double finish_s = 0.0;
+    double tensor_s = 0.0, vector_s = 0.0;
   };
+
+  // A point-to-point channel: sends of one class to the ranks of another at one offset and tag,
+  // matched in issue order with that class's recvs.
+  struct Channel {
+    std::deque<OpId> sends, recvs;
+  };
+  using ChannelKey = std::tuple<std::uint16_t, std::size_t, std::size_t, std::int32_t, std::uint32_t>;
 
   struct Pending {
     CollectiveKind kind;
@@ -96,17 +115,61 @@ class Replay {
 
   void prepare() {
     graph_.validate();
-    std::vector<int> class_of_rank(static_cast<std::size_t>(graph_.world_size()), -1);
+    class_of_rank_.assign(static_cast<std::size_t>(graph_.world_size()), -1);
+    std::vector<int>& class_of_rank = class_of_rank_;
     for (std::size_t c = 0; c < graph_.classes().size(); ++c)
       for (int r : graph_.classes()[c].ranks)
         class_of_rank[static_cast<std::size_t>(r)] = static_cast<int>(c);
-    // Classes taking part in each communicator: a collective starts when all of them have arrived.
+    // Each rank's (group, position) in every communicator, for point-to-point peers.
     for (const auto& comm : graph_.communicators()) {
-      std::vector<char> member(graph_.classes().size(), 0);
-      for (const auto& group : comm.groups)
-        for (int r : group)
-          member[static_cast<std::size_t>(class_of_rank[static_cast<std::size_t>(r)])] = 1;
-      participants_.push_back(static_cast<int>(std::count(member.begin(), member.end(), 1)));
+      std::vector<std::pair<int, int>> where(static_cast<std::size_t>(graph_.world_size()), {-1, -1});
+      for (std::size_t g = 0; g < comm.groups.size(); ++g)
+        for (std::size_t i = 0; i < comm.groups[g].size(); ++i)
+          where[static_cast<std::size_t>(comm.groups[g][i])] = {static_cast<int>(g), static_cast<int>(i)};
+      position_.push_back(std::move(where));
+    }
+    // The cells of each communicator: classes joined by its groups (a group's ranks may span several
+    // classes: the first and last pipeline stage in "embd"). A collective on a cell starts when every
+    // class of the cell has reached it and runs on the cell's groups only (the "tp" groups of one
+    // pipeline stage run that stage's tensor-parallel collectives, not the other stages').
+    const std::size_t classes = graph_.classes().size();
+    for (const auto& comm : graph_.communicators()) {
+      std::vector<std::size_t> root(classes);
+      for (std::size_t c = 0; c < classes; ++c)
+        root[c] = c;
+      auto find = [&](std::size_t c) {
+        while (root[c] != c)
+          c = root[c] = root[root[c]];
+        return c;
+      };
+      std::vector<char> member(classes, 0);
+      for (const auto& group : comm.groups) {
+        const auto first = static_cast<std::size_t>(class_of_rank[static_cast<std::size_t>(group.front())]);
+        for (int r : group) {
+          const auto c = static_cast<std::size_t>(class_of_rank[static_cast<std::size_t>(r)]);
+          member[c] = 1;
+          root[find(c)] = find(first);
+        }
+      }
+      std::vector<int> cell(classes, -1);
+      std::vector<int> cell_of_root(classes, -1);
+      std::vector<Cell> cells;
+      for (std::size_t c = 0; c < classes; ++c) {
+        if (!member[c]) continue;
+        int& id = cell_of_root[find(c)];
+        if (id < 0) {
+          id = static_cast<int>(cells.size());
+          cells.emplace_back();
+        }
+        cell[c] = id;
+        ++cells[static_cast<std::size_t>(id)].participants;
+      }
+      for (std::size_t g = 0; g < comm.groups.size(); ++g) {
+        const auto c = static_cast<std::size_t>(class_of_rank[static_cast<std::size_t>(comm.groups[g].front())]);
+        cells[static_cast<std::size_t>(cell[c])].groups.push_back(g);
+      }
+      cell_of_class_.push_back(std::move(cell));
+      cells_.push_back(std::move(cells));
     }
     states_.resize(graph_.classes().size());
     for (std::size_t c = 0; c < graph_.classes().size(); ++c) {
@@ -140,6 +203,17 @@ class Replay {
     }
   }
 
+  void choose_recorded_classes() {
+    const std::size_t n = graph_.classes().size();
+    recorded_.assign(n, 0);
+    const std::size_t k = std::min(options_.timeline_classes, n);
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::size_t c = k == 1 ? 0 : i * (n - 1) / (k - 1);
+      if (!recorded_[c]) recorded_classes_.push_back(c);
+      recorded_[c] = 1;
+    }
+  }
+
   void try_start_all(std::size_t c) {
     for (std::size_t stream = 0; stream < states_[c].queue.size(); ++stream)
       try_start(c, stream);
@@ -154,20 +228,102 @@ class Replay {
     s.started_s[stream] = backend_.now_s();
     const OpTable& ops = graph_.classes()[c].ops;
     if (ops.kind(op) == OpKind::compute) {
-      const double duration = kernel_time(gpu_, ops.compute_op(op)).time_s;
+      const double measured = ops.duration_s(op);
+      const double duration = measured > 0.0 ? measured : kernel_time(gpu_, ops.compute_op(op)).time_s;
+      const KernelClass kernel = ops.kernel(op);
+      (kernel == KernelClass::gemm || kernel == KernelClass::attention ? s.tensor_s : s.vector_s) += duration;
       backend_.schedule(backend_.now_s() + duration, [this, c, op] { finish(c, op); });
     } else if (ops.kind(op) == OpKind::collective) {
       arrive(c, op);
     } else {
-      throw SimulationError(std::string("op kind ") + to_string(ops.kind(op)) + " is not replayed yet");
+      arrive_p2p(c, op);
     }
+  }
+
+  // The peer of class c's ranks at `offset` in communicator `comm`: (peer class, offset normalized
+  // to 0..n-1). All ranks of a class must see the same peer class (checked on the first rank only:
+  // generators and importers build classes that way).
+  std::pair<std::size_t, std::int32_t> peer_of(std::size_t c, std::uint16_t comm, std::int32_t offset) const {
+    const int rank = graph_.classes()[c].ranks.front();
+    const auto [g, i] = position_[comm][static_cast<std::size_t>(rank)];
+    const Communicator& communicator = graph_.communicators()[comm];
+    if (g < 0)
+      throw SimulationError("rank " + std::to_string(rank) + " sends or receives on communicator '" +
+                            communicator.name + "' but belongs to none of its groups");
+    const auto& group = communicator.groups[static_cast<std::size_t>(g)];
+    const auto n = static_cast<std::int32_t>(group.size());
+    const std::int32_t d = ((offset % n) + n) % n;
+    const int peer = group[static_cast<std::size_t>((i + d) % n)];
+    return {static_cast<std::size_t>(class_of_rank_[static_cast<std::size_t>(peer)]), d};
+  }
+
+  void arrive_p2p(std::size_t c, OpId op) {
+    const OpTable& ops = graph_.classes()[c].ops;
+    const std::uint16_t comm = ops.communicator(op);
+    const auto [peer, d] = peer_of(c, comm, ops.peer_offset(op));
+    const auto n = static_cast<std::int32_t>(graph_.communicators()[comm].groups.front().size());
+    const bool send = ops.kind(op) == OpKind::send;
+    // Key by the sender's offset: a recv from offset e pairs with sends to offset -e.
+    const ChannelKey key =
+        send ? ChannelKey{comm, c, peer, d, ops.tag(op)} : ChannelKey{comm, peer, c, (n - d) % n, ops.tag(op)};
+    Channel& ch = channels_[key];
+    (send ? ch.sends : ch.recvs).push_back(op);
+    if (ch.sends.empty() || ch.recvs.empty()) return;
+    const OpId s_op = ch.sends.front(), r_op = ch.recvs.front();
+    ch.sends.pop_front();
+    ch.recvs.pop_front();
+    launch_p2p(key, s_op, r_op);
+  }
+
+  void launch_p2p(const ChannelKey& key, OpId send_op, OpId recv_op) {
+    const auto [comm, sender, receiver, d, tag] = key;
+    const OpTable& sops = graph_.classes()[sender].ops;
+    const OpTable& rops = graph_.classes()[receiver].ops;
+    const Communicator& communicator = graph_.communicators()[comm];
+    if (sops.bytes(send_op) != rops.bytes(recv_op))
+      throw SimulationError("mismatched send/recv on communicator '" + communicator.name + "': '" +
+                            std::string(sops.name(send_op)) + "' sends " + std::to_string(sops.bytes(send_op)) +
+                            " bytes, '" + std::string(rops.name(recv_op)) + "' receives " +
+                            std::to_string(rops.bytes(recv_op)) + " bytes");
+    std::vector<Transfer> transfers;
+    for (int r : graph_.classes()[sender].ranks) {
+      const auto [g, i] = position_[comm][static_cast<std::size_t>(r)];
+      if (g < 0) continue;
+      const auto& group = communicator.groups[static_cast<std::size_t>(g)];
+      const int dst = group[static_cast<std::size_t>((i + d) % static_cast<std::int32_t>(group.size()))];
+      transfers.push_back({r, dst, sops.bytes(send_op)});
+    }
+    const double now = backend_.now_s();
+    ++p2p_pairs_;
+    if (recorded_[sender]) slice_flow_[{sender, send_op}] = p2p_pairs_;
+    if (recorded_[receiver]) slice_flow_[{receiver, recv_op}] = p2p_pairs_;
+    states_[sender].started_s[sops.stream(send_op)] = now;
+    states_[receiver].started_s[rops.stream(recv_op)] = now;
+    const CollectiveContext ctx{cluster_, options_.network_profile};
+    const double latency = max_hop_latency_s(ctx, transfers);
+    p2p_bytes_ += sops.bytes(send_op) * static_cast<double>(transfers.size());
+    P2PRecord& rec = p2p_[comm];
+    ++rec.count;
+    rec.bytes += sops.bytes(send_op);
+    const std::uint64_t flow_id = next_flow_id_;
+    next_flow_id_ += transfers.size();
+    transfers_ += transfers.size();
+    backend_.set_traffic_label(comm);
+    backend_.start_transfers(transfers, flow_id, [this, latency, comm, now, sender, receiver, send_op, recv_op] {
+      backend_.schedule(backend_.now_s() + latency, [this, comm, now, sender, receiver, send_op, recv_op] {
+        p2p_[comm].time_s += backend_.now_s() - now;
+        finish(sender, send_op);
+        finish(receiver, recv_op);
+      });
+    });
   }
 
   void arrive(std::size_t c, OpId op) {
     const OpTable& ops = graph_.classes()[c].ops;
     const std::uint16_t comm = ops.communicator(op);
     const std::uint32_t seq = states_[c].next_seq[comm]++;
-    auto [it, inserted] = pending_.try_emplace({comm, seq});
+    const int cell = cell_of_class_[comm][c];
+    auto [it, inserted] = pending_.try_emplace({comm, cell, seq});
     Pending& p = it->second;
     if (inserted) {
       p.kind = ops.collective(op);
@@ -180,10 +336,10 @@ class Replay {
                             to_string(ops.collective(op)) + ", " + std::to_string(ops.bytes(op)) + " bytes)");
     }
     p.arrived.emplace_back(c, op);
-    if (static_cast<int>(p.arrived.size()) == participants_[comm]) {
+    if (static_cast<int>(p.arrived.size()) == cells_[comm][static_cast<std::size_t>(cell)].participants) {
       Pending ready = std::move(p);
       pending_.erase(it);
-      launch(comm, std::move(ready));
+      launch(comm, cell, std::move(ready));
     }
   }
 
@@ -199,35 +355,79 @@ class Replay {
     return select_collective_algorithm(ctx, req);
   }
 
-  // The plans of a collective on every group of `comm`: built once per (communicator, kind, size), as
-  // they depend on nothing else, and reused by every later call (a step repeats its collectives).
+  // The plans of a collective on every group of a cell of `comm`: built once per (communicator, cell,
+  // kind, size), as they depend on nothing else, and reused by every later call (a step repeats its
+  // collectives).
   struct PlannedCollective {
     std::string algorithm;
     std::vector<std::shared_ptr<const CollectivePlan>> plans;  // one per group
+    // Plans whose transfers all stay inside one NVSwitch domain: timed by the closed form (its time on
+    // an idle fabric) instead of the backend, with the bytes each link carries. Empty: not eligible.
+    std::vector<double> closed_form_s;
+    std::vector<std::vector<std::pair<int, double>>> link_bytes;
+    std::size_t runs = 0;
   };
-  const PlannedCollective& plan_for(std::uint16_t comm, CollectiveKind kind, double bytes) {
-    const auto key = std::make_tuple(comm, kind, bytes);
+
+  // Whether every transfer of `plan` stays on NVLink links of a non-blocking switch (NVSwitch): the
+  // switch has full bisection, so only the GPUs' own ports are shared, and the plan's idle-fabric
+  // time is exact unless another communicator uses the same GPU ports at the same time (ignored).
+  bool inside_switch_domain(const CollectivePlan& plan, std::vector<std::pair<int, double>>& link_bytes) const {
+    if (!options_.closed_form_inside_nvswitch || cluster_.spec().node.scale_up.type != "nvswitch") return false;
+    std::map<int, double> bytes;
+    std::vector<int> route;
+    const auto links = cluster_.links();
+    for (const auto& phase : plan.phases) {
+      for (const Transfer& t : phase.transfers) {
+        if (t.src_gpu == t.dst_gpu) continue;
+        if (cluster_.node_of_gpu(t.src_gpu) != cluster_.node_of_gpu(t.dst_gpu)) return false;
+        route.clear();
+        cluster_.route(t.src_gpu, t.dst_gpu, 0, route);
+        for (int l : route) {
+          if (links[static_cast<std::size_t>(l)].technology != LinkTechnology::nvlink) return false;
+          bytes[l] += t.bytes;
+        }
+      }
+    }
+    link_bytes.assign(bytes.begin(), bytes.end());
+    return true;
+  }
+  PlannedCollective& plan_for(std::uint16_t comm, int cell, CollectiveKind kind, double bytes) {
+    const auto key = std::make_tuple(comm, cell, kind, bytes);
     auto it = planned_.find(key);
     if (it != planned_.end()) return it->second;
     PlannedCollective planned;
     const CollectiveContext ctx{cluster_, options_.network_profile};
-    for (const auto& group : graph_.communicators()[comm].groups) {
+    for (std::size_t g : cells_[comm][static_cast<std::size_t>(cell)].groups) {
+      const auto& group = graph_.communicators()[comm].groups[g];
       CollectiveRequest req{kind, &group, bytes};
       if (planned.algorithm.empty()) planned.algorithm = algorithm_for(comm, ctx, req);
       planned.plans.push_back(std::make_shared<const CollectivePlan>(plan_collective(planned.algorithm, ctx, req)));
+      std::vector<std::pair<int, double>> link_bytes;
+      if (inside_switch_domain(*planned.plans.back(), link_bytes)) {
+        planned.closed_form_s.push_back(idle_fabric_time_s(ctx, *planned.plans.back()));
+        planned.link_bytes.push_back(std::move(link_bytes));
+      }
+    }
+    if (planned.closed_form_s.size() != planned.plans.size()) {  // all or none
+      planned.closed_form_s.clear();
+      planned.link_bytes.clear();
     }
     return planned_.emplace(key, std::move(planned)).first->second;
   }
 
-  void launch(std::uint16_t comm, Pending p) {
-    const Communicator& communicator = graph_.communicators()[comm];
+  void launch(std::uint16_t comm, int cell, Pending p) {
     auto record_index = records_.size();
     CollectiveRecord rec;
     rec.communicator = comm;
     rec.kind = p.kind;
     rec.bytes = p.bytes;
     rec.start_s = backend_.now_s();
-    auto groups_left = std::make_shared<std::size_t>(communicator.groups.size());
+    auto groups_left = std::make_shared<std::size_t>(cells_[comm][static_cast<std::size_t>(cell)].groups.size());
+    for (const auto& [cls, op] : p.arrived)  // communication starts now; waiting before is idle time
+      states_[cls].started_s[graph_.classes()[cls].ops.stream(op)] = rec.start_s;
+    if (!recorded_classes_.empty())
+      for (const auto& [cls, op] : p.arrived)
+        if (recorded_[cls]) slice_algorithm_[{cls, op}] = plan_for(comm, cell, p.kind, p.bytes).algorithm;
     auto members = std::make_shared<std::vector<std::pair<std::size_t, OpId>>>(std::move(p.arrived));
     auto on_group_done = [this, groups_left, members, record_index] {
       if (--*groups_left != 0) return;
@@ -235,12 +435,19 @@ class Replay {
       for (const auto& [cls, op] : *members)
         finish(cls, op);
     };
-    const PlannedCollective& planned = plan_for(comm, p.kind, p.bytes);
+    PlannedCollective& planned = plan_for(comm, cell, p.kind, p.bytes);
     const std::string& algorithm = planned.algorithm;
     const auto& plans = planned.plans;
     rec.algorithm = algorithm;
     rec.channels = plans.empty() ? 1 : plans.front()->channels;
     records_.push_back(std::move(rec));
+    if (!planned.closed_form_s.empty()) {
+      ++planned.runs;  // its link bytes are counted once per run in result()
+      const double now = backend_.now_s();
+      for (std::size_t i = 0; i < plans.size(); ++i)
+        backend_.schedule(now + planned.closed_form_s[i], on_group_done);
+      return;
+    }
     for (auto& plan : plans)
       run_phase(comm, plan, 0, on_group_done);
   }
@@ -271,6 +478,7 @@ class Replay {
     const std::size_t stream = ops.stream(op);
     const double now = backend_.now_s();
     (ops.kind(op) == OpKind::compute ? s.compute : s.communication).emplace_back(s.started_s[stream], now);
+    if (recorded_[c]) record_slice(c, op, s.started_s[stream], now);
     s.busy[stream] = 0;
     ++s.head[stream];
     ++s.finished;
@@ -278,6 +486,24 @@ class Replay {
     for (std::uint32_t i = s.succ_begin[op]; i < s.succ_begin[op + 1]; ++i)
       --s.remaining[s.succ[i]];
     try_start_all(c);
+  }
+
+  void record_slice(std::size_t c, OpId op, double start, double end) {
+    TimelineSlice slice;
+    slice.rank_class = c;
+    slice.op = op;
+    slice.stream = graph_.classes()[c].ops.stream(op);
+    slice.start_s = start;
+    slice.end_s = end;
+    if (auto it = slice_algorithm_.find({c, op}); it != slice_algorithm_.end()) {
+      slice.algorithm = std::move(it->second);
+      slice_algorithm_.erase(it);
+    }
+    if (auto it = slice_flow_.find({c, op}); it != slice_flow_.end()) {
+      slice.flow = it->second;
+      slice_flow_.erase(it);
+    }
+    timeline_.push_back(std::move(slice));
   }
 
   void check_finished() const {
@@ -292,7 +518,12 @@ class Replay {
         waits += "\n  ranks of '" + rc.name + "' (" + std::to_string(rc.ranks.size()) + " ranks, first " +
                  std::to_string(rc.ranks.front()) + ") stream " + std::to_string(stream) + " wait at op #" +
                  std::to_string(op) + " '" + std::string(rc.ops.name(op)) + "'";
-        if (s.busy[stream] && rc.ops.kind(op) == OpKind::collective) {
+        if (s.busy[stream] && rc.ops.kind(op) != OpKind::compute && rc.ops.kind(op) != OpKind::collective) {
+          waits += ": " + std::string(to_string(rc.ops.kind(op))) + " on '" +
+                   graph_.communicators()[rc.ops.communicator(op)].name + "' (peer offset " +
+                   std::to_string(rc.ops.peer_offset(op)) + ", tag " + std::to_string(rc.ops.tag(op)) +
+                   ") that the peer never matches";
+        } else if (s.busy[stream] && rc.ops.kind(op) == OpKind::collective) {
           waits += ": " + std::string(to_string(rc.ops.collective(op))) + " on '" +
                    graph_.communicators()[rc.ops.communicator(op)].name + "' that other ranks never reach";
         } else if (s.remaining[op] != 0) {
@@ -315,6 +546,9 @@ class Replay {
       t.finish_s = s.finish_s;
       t.compute_s = total_length(compute);
       t.exposed_communication_s = total_length(comm) - overlap_length(comm, compute);
+      t.communication_s = total_length(comm);
+      t.tensor_s = s.tensor_s;
+      t.vector_s = s.vector_s;
       t.idle_s = std::max(0.0, t.finish_s - t.compute_s - t.exposed_communication_s);
       if (c == 0 || t.finish_s > r.step_time_s) {
         r.step_time_s = t.finish_s;
@@ -322,15 +556,30 @@ class Replay {
         critical_compute = std::move(compute);
       }
     }
-    for (auto& rec : records_) {
-      const std::vector<Interval> span{{rec.start_s, rec.end_s}};
-      rec.exposed_s = (rec.end_s - rec.start_s) - overlap_length(span, critical_compute);
-    }
+    for (auto& rec : records_)
+      rec.exposed_s = (rec.end_s - rec.start_s) - overlap_with(rec.start_s, rec.end_s, critical_compute);
     r.collectives = std::move(records_);
+    // Backend traffic plus the closed-form collectives' (their links are NVLink ports of switch
+    // domains; busy times add up, an upper bound where both kinds overlapped on one link).
     r.link_bytes = backend_.link_usage().bytes();
     r.link_busy_s = backend_.link_usage().busy_s();
     r.link_bytes_by_communicator = backend_.link_usage().bytes_by_label();
+    for (const auto& [key, planned] : planned_) {
+      const auto runs = static_cast<double>(planned.runs);
+      for (std::size_t i = 0; i < planned.link_bytes.size(); ++i) {
+        for (const auto& [link, bytes] : planned.link_bytes[i]) {
+          const auto l = static_cast<std::size_t>(link);
+          r.link_bytes[l] += runs * bytes;
+          r.link_busy_s[l] += runs * planned.closed_form_s[i];
+          r.link_bytes_by_communicator[{std::get<0>(key), link}] += runs * bytes;
+        }
+      }
+    }
     r.transfers = transfers_;
+    r.p2p_bytes = p2p_bytes_;
+    r.p2p = std::move(p2p_);
+    r.timeline = std::move(timeline_);
+    r.timeline_classes = recorded_classes_;
     return r;
   }
 
@@ -339,10 +588,26 @@ class Replay {
   const GpuSpec& gpu_;
   NetworkBackend& backend_;
   const ReplayOptions& options_;
-  std::vector<int> participants_;
+  struct Cell {
+    int participants = 0;             // classes that must arrive
+    std::vector<std::size_t> groups;  // indices into the communicator's groups
+  };
+  std::vector<std::vector<int>> cell_of_class_;  // [communicator][class] -> cell (-1: not a member)
+  std::vector<std::vector<Cell>> cells_;         // [communicator][cell]
+  std::vector<int> class_of_rank_;
+  std::vector<std::vector<std::pair<int, int>>> position_;  // [communicator][rank] -> (group, position)
+  std::map<ChannelKey, Channel> channels_;
+  std::vector<char> recorded_;  // per class: record its ops for the timeline
+  std::vector<std::size_t> recorded_classes_;
+  std::vector<TimelineSlice> timeline_;
+  std::map<std::pair<std::size_t, OpId>, std::string> slice_algorithm_;
+  std::map<std::pair<std::size_t, OpId>, std::uint64_t> slice_flow_;
+  std::uint64_t p2p_pairs_ = 0;
+  double p2p_bytes_ = 0.0;
+  std::map<std::uint16_t, P2PRecord> p2p_;
   std::vector<ClassState> states_;
-  std::map<std::pair<std::uint16_t, std::uint32_t>, Pending> pending_;
-  std::map<std::tuple<std::uint16_t, CollectiveKind, double>, PlannedCollective> planned_;
+  std::map<std::tuple<std::uint16_t, int, std::uint32_t>, Pending> pending_;
+  std::map<std::tuple<std::uint16_t, int, CollectiveKind, double>, PlannedCollective> planned_;
   std::vector<CollectiveRecord> records_;
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;

@@ -25,6 +25,24 @@ struct ReplayOptions {
   std::string collective_algorithm = "auto";
   std::map<std::string, std::string> algorithm_by_communicator;  // "dp" -> "ring"
   NetworkProfile network_profile = ideal_network_profile();
+  // Collectives whose transfers all stay inside one NVSwitch node are timed by their closed form
+  // (idle-fabric time) instead of the backend: exact alone, optimistic when another communicator
+  // loads the same GPU ports at the same time. Cuts the flows of tensor parallelism by orders of
+  // magnitude; tests compare it with the exhaustive replay.
+  bool closed_form_inside_nvswitch = true;
+  // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
+  std::size_t timeline_classes = 0;
+};
+
+// One executed op of a recorded class, for the timeline (sim/report/timeline.hpp).
+struct TimelineSlice {
+  std::size_t rank_class = 0;
+  OpId op = 0;
+  std::uint8_t stream = 0;
+  double start_s = 0.0;  // compute: when it started; communication: when every peer had arrived
+  double end_s = 0.0;
+  std::string algorithm;   // collectives
+  std::uint64_t flow = 0;  // send/recv: the id shared by the matched pair (0: none)
 };
 
 // Time accounting of one rank class (its representative rank).
@@ -33,6 +51,10 @@ struct ClassTimes {
   double compute_s = 0.0;                // compute stream busy
   double exposed_communication_s = 0.0;  // communication while the compute stream is idle
   double idle_s = 0.0;                   // neither: waiting on other ranks or stages
+  // Activity, for the power model (per rank of the class; sums of op durations):
+  double tensor_s = 0.0;         // compute ops on tensor cores (gemm, attention)
+  double vector_s = 0.0;         // other compute ops (memory- or vector-bound)
+  double communication_s = 0.0;  // union of the intervals with a transfer of this rank in flight
 };
 
 // One executed collective (all groups of one communicator at one sequence number).
@@ -47,6 +69,13 @@ struct CollectiveRecord {
   double exposed_s = 0.0;  // part of [start_s, end_s] when the critical class's compute stream is idle
 };
 
+// The point-to-point traffic of one communicator (send/recv pairs).
+struct P2PRecord {
+  std::size_t count = 0;  // matched pairs (each for every rank of the sending class)
+  double bytes = 0.0;     // bytes per rank per pair, summed over pairs
+  double time_s = 0.0;    // transfer times, summed over pairs
+};
+
 struct ReplayResult {
   double step_time_s = 0.0;
   std::vector<ClassTimes> classes;  // indexed like ExecutionGraph::classes()
@@ -56,7 +85,11 @@ struct ReplayResult {
   std::vector<double> link_busy_s;  // per cluster link: time with at least one transfer on it
   // (communicator, link) -> bytes that communicator's collectives put on the link.
   std::map<std::pair<std::uint16_t, int>, double> link_bytes_by_communicator;
-  std::size_t transfers = 0;  // point-to-point transfers handed to the backend
+  std::size_t transfers = 0;                  // point-to-point transfers handed to the backend
+  double p2p_bytes = 0.0;                     // bytes sent by send/recv ops, all ranks
+  std::map<std::uint16_t, P2PRecord> p2p;     // by communicator
+  std::vector<TimelineSlice> timeline;        // recorded classes' ops, in completion order
+  std::vector<std::size_t> timeline_classes;  // the classes recorded
 };
 
 ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,

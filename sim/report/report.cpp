@@ -42,6 +42,107 @@ std::string lpad(std::string s, std::size_t width) {
   return s;
 }
 
+Json power_json(const PowerStats& p) {
+  Json devices = Json::array();
+  for (const auto& d : p.by_device)
+    devices.push_back({{"device", d.device},
+                       {"count", d.count},
+                       {"avg_w", d.avg_w},
+                       {"energy_per_step_j", d.energy_per_step_j},
+                       {"basis", d.basis}});
+  Json classes = Json::array();
+  for (const auto& c : p.gpu_classes)
+    classes.push_back({{"name", c.name},
+                       {"ranks", c.ranks},
+                       {"tensor_s", c.tensor_s},
+                       {"vector_s", c.vector_s},
+                       {"exposed_communication_s", c.exposed_communication_s},
+                       {"overlapped_communication_s", c.overlapped_communication_s},
+                       {"waiting_s", c.waiting_s},
+                       {"avg_w_per_gpu", c.avg_w_per_gpu},
+                       {"energy_per_step_j", c.energy_per_step_j}});
+  return {{"gpu_avg_w", p.gpu_avg_w},
+          {"cluster_avg_kw", p.cluster_avg_kw},
+          {"energy_per_step_j", p.energy_per_step_j},
+          {"it_avg_kw", p.it_avg_kw},
+          {"peak_kw", p.peak_kw},
+          {"energy_per_token_j", p.energy_per_token_j},
+          {"pue", p.pue},
+          {"by_device", devices},
+          {"gpu_classes", classes}};
+}
+
+// Reads an optional number (reports written before a key existed lack it).
+double number_or_zero(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it == j.end() || it->is_null() ? 0.0 : it->get<double>();
+}
+
+PowerStats power_from_json(const Json& p) {
+  PowerStats s;
+  s.gpu_avg_w = p.at("gpu_avg_w").get<double>();
+  s.cluster_avg_kw = p.at("cluster_avg_kw").get<double>();
+  s.energy_per_step_j = p.at("energy_per_step_j").get<double>();
+  s.it_avg_kw = number_or_zero(p, "it_avg_kw");
+  s.peak_kw = number_or_zero(p, "peak_kw");
+  s.energy_per_token_j = number_or_zero(p, "energy_per_token_j");
+  s.pue = number_or_zero(p, "pue");
+  if (p.contains("by_device"))
+    for (const auto& d : p.at("by_device"))
+      s.by_device.push_back({d.at("device").get<std::string>(), d.at("count").get<double>(),
+                             d.at("avg_w").get<double>(), d.at("energy_per_step_j").get<double>(),
+                             d.at("basis").get<std::string>()});
+  if (p.contains("gpu_classes"))
+    for (const auto& c : p.at("gpu_classes"))
+      s.gpu_classes.push_back({c.at("name").get<std::string>(), c.at("ranks").get<int>(),
+                               c.at("tensor_s").get<double>(), c.at("vector_s").get<double>(),
+                               c.at("exposed_communication_s").get<double>(),
+                               c.at("overlapped_communication_s").get<double>(), c.at("waiting_s").get<double>(),
+                               c.at("avg_w_per_gpu").get<double>(), c.at("energy_per_step_j").get<double>()});
+  return s;
+}
+
+Json cost_json(const CostStats& c) {
+  Json bom = Json::array();
+  for (const auto& l : c.bill_of_materials)
+    bom.push_back({{"item", l.item},
+                   {"count", l.count},
+                   {"unit_usd", l.unit_usd},
+                   {"total_usd", l.total_usd},
+                   {"source", l.source}});
+  return {{"capex_usd", c.capex_usd},
+          {"usd_per_hour", c.usd_per_hour},
+          {"usd_per_step", c.usd_per_step},
+          {"usd_per_million_tokens", c.usd_per_million_tokens},
+          {"amortized_usd_per_hour", c.amortized_usd_per_hour},
+          {"energy_usd_per_hour", c.energy_usd_per_hour},
+          {"operations_usd_per_hour", c.operations_usd_per_hour},
+          {"electricity_usd_per_kwh", c.electricity_usd_per_kwh},
+          {"amortization_years", c.amortization_years},
+          {"tco_usd", c.tco_usd},
+          {"bill_of_materials", bom}};
+}
+
+CostStats cost_from_json(const Json& c) {
+  CostStats s;
+  s.capex_usd = c.at("capex_usd").get<double>();
+  s.usd_per_hour = c.at("usd_per_hour").get<double>();
+  s.usd_per_step = c.at("usd_per_step").get<double>();
+  s.usd_per_million_tokens = c.at("usd_per_million_tokens").get<double>();
+  s.amortized_usd_per_hour = number_or_zero(c, "amortized_usd_per_hour");
+  s.energy_usd_per_hour = number_or_zero(c, "energy_usd_per_hour");
+  s.operations_usd_per_hour = number_or_zero(c, "operations_usd_per_hour");
+  s.electricity_usd_per_kwh = number_or_zero(c, "electricity_usd_per_kwh");
+  s.amortization_years = number_or_zero(c, "amortization_years");
+  s.tco_usd = number_or_zero(c, "tco_usd");
+  if (c.contains("bill_of_materials"))
+    for (const auto& l : c.at("bill_of_materials"))
+      s.bill_of_materials.push_back({l.at("item").get<std::string>(), l.at("count").get<double>(),
+                                     l.at("unit_usd").get<double>(), l.at("total_usd").get<double>(),
+                                     l.at("source").get<std::string>()});
+  return s;
+}
+
 }  // namespace
 
 std::string Report::to_json(int indent) const {
@@ -87,14 +188,9 @@ std::string Report::to_json(int indent) const {
                  {"activations_bytes", memory.activations_bytes},
                  {"communication_buffers_bytes", memory.communication_buffers_bytes},
                  {"framework_overhead_bytes", memory.framework_overhead_bytes}};
-  j["power"] = power ? Json{{"gpu_avg_w", power->gpu_avg_w},
-                            {"cluster_avg_kw", power->cluster_avg_kw},
-                            {"energy_per_step_j", power->energy_per_step_j}}
+  j["power"] = power ? power_json(*power)
                      : Json{{"gpu_avg_w", nullptr}, {"cluster_avg_kw", nullptr}, {"energy_per_step_j", nullptr}};
-  j["cost"] = cost ? Json{{"capex_usd", cost->capex_usd},
-                          {"usd_per_hour", cost->usd_per_hour},
-                          {"usd_per_step", cost->usd_per_step},
-                          {"usd_per_million_tokens", cost->usd_per_million_tokens}}
+  j["cost"] = cost ? cost_json(*cost)
                    : Json{{"capex_usd", nullptr},
                           {"usd_per_hour", nullptr},
                           {"usd_per_step", nullptr},
@@ -160,13 +256,9 @@ Report Report::from_json(const std::string& text) {
   r.memory.communication_buffers_bytes = m.at("communication_buffers_bytes").get<double>();
   r.memory.framework_overhead_bytes = m.at("framework_overhead_bytes").get<double>();
   const auto& p = j.at("power");
-  if (!p.at("gpu_avg_w").is_null())
-    r.power = PowerStats{p.at("gpu_avg_w").get<double>(), p.at("cluster_avg_kw").get<double>(),
-                         p.at("energy_per_step_j").get<double>()};
+  if (!p.at("gpu_avg_w").is_null()) r.power = power_from_json(p);
   const auto& c = j.at("cost");
-  if (!c.at("capex_usd").is_null())
-    r.cost = CostStats{c.at("capex_usd").get<double>(), c.at("usd_per_hour").get<double>(),
-                       c.at("usd_per_step").get<double>(), c.at("usd_per_million_tokens").get<double>()};
+  if (!c.at("capex_usd").is_null()) r.cost = cost_from_json(c);
   const auto& pv = j.at("provenance");
   r.provenance = {pv.at("fidelity").get<std::string>(), pv.at("network").get<std::string>(),
                   pv.at("calibration").get<std::string>(), pv.at("extrapolated").get<std::vector<std::string>>()};
@@ -249,7 +341,30 @@ std::string Report::to_text() const {
     }
     o << "\n";
   }
-  o << "  Power and cost     " << (power ? "see JSON" : "not modelled yet") << "\n";
+  if (power) {
+    o << "  Power              " << fmt("%.1f kW", power->cluster_avg_kw) << " average (facility, PUE "
+      << fmt("%.2f", power->pue) << "; IT " << fmt("%.1f kW", power->it_avg_kw)
+      << "), peak <= " << fmt("%.1f kW", power->peak_kw) << ";  GPU " << fmt("%.0f W", power->gpu_avg_w)
+      << " average\n";
+    o << "  Energy             " << fmt("%.1f kJ", power->energy_per_step_j / 1e3) << " per step, "
+      << fmt("%.3f J", power->energy_per_token_j) << " per token\n";
+    for (const auto& d : power->by_device)
+      o << "    " << pad(d.device, 15) << lpad(d.count > 0 ? fmt("%.0f", d.count) : "", 7)
+        << lpad(fmt("%.1f kW", d.avg_w / 1e3), 11) << "  "
+        << lpad(percent(d.energy_per_step_j, power->energy_per_step_j), 7) << "\n";
+    o << "\n";
+  } else {
+    o << "  Power              not modelled\n";
+  }
+  if (cost) {
+    o << "  Cost               capex " << fmt("%.2f M$", cost->capex_usd / 1e6) << " over "
+      << fmt("%.0f", cost->amortization_years) << " years;  " << fmt("%.0f $/h", cost->usd_per_hour) << " ("
+      << fmt("%.0f", cost->amortized_usd_per_hour) << " capex + " << fmt("%.0f", cost->energy_usd_per_hour)
+      << " energy at " << fmt("%.3f $/kWh", cost->electricity_usd_per_kwh) << ")\n";
+    o << "                     " << fmt("%.4f $", cost->usd_per_step) << " per step, "
+      << fmt("%.3f $", cost->usd_per_million_tokens) << " per million tokens;  TCO "
+      << fmt("%.2f M$", cost->tco_usd / 1e6) << "\n\n";
+  }
   o << "  Fidelity           " << provenance.fidelity << ": " << provenance.network << "\n";
   o << "  GPU model          " << provenance.calibration << "\n";
   o << "  Simulated          " << run.ops_simulated << " ops, " << run.transfers_simulated << " network flows\n";

@@ -51,18 +51,63 @@ struct MemoryStats {
   bool fits = true;
 };
 
-// Power and cost are filled by the power/cost milestone; until then they are absent (null in JSON).
-struct PowerStats {
-  double gpu_avg_w = 0.0;
-  double cluster_avg_kw = 0.0;
+// One kind of device in the energy split (docs/power_and_cost.md): GPUs, their hosts, NVSwitch
+// chips, NICs, each switch tier, transceivers, and the facility overhead (PUE - 1 of the rest).
+struct DeviceEnergy {
+  std::string device;  // "gpu", "host", "nvswitch_chip", "nic", "leaf_switch", ..., "facility"
+  double count = 0.0;  // devices of this kind (0 for the facility overhead)
+  double avg_w = 0.0;  // average power of all of them together over the step
   double energy_per_step_j = 0.0;
+  std::string basis;  // how the figure was obtained (catalogue source or rule)
+};
+
+// The GPUs of one rank class (ranks that run the same ops): where their step went and its energy.
+struct GpuClassEnergy {
+  std::string name;  // the execution graph's class name
+  int ranks = 0;
+  double tensor_s = 0.0;                    // gemm / attention kernels
+  double vector_s = 0.0;                    // other (memory- or vector-bound) kernels
+  double exposed_communication_s = 0.0;     // communicating, compute stream idle
+  double overlapped_communication_s = 0.0;  // communicating under compute
+  double waiting_s = 0.0;                   // none of these until the end of the step
+  double avg_w_per_gpu = 0.0;
+  double energy_per_step_j = 0.0;  // all ranks of the class
+};
+
+// Power and energy of one step. Facility figures include the PUE; `it_` figures do not.
+struct PowerStats {
+  double gpu_avg_w = 0.0;          // per GPU, averaged over the step and the GPUs
+  double cluster_avg_kw = 0.0;     // facility power (IT x PUE), averaged over the step
+  double energy_per_step_j = 0.0;  // facility energy of one step
+  double it_avg_kw = 0.0;          // every device, without the facility overhead
+  double peak_kw = 0.0;            // facility; every GPU at the highest-power activity it had in the step
+  double energy_per_token_j = 0.0;
+  double pue = 1.0;
+  std::vector<DeviceEnergy> by_device;      // sums to energy_per_step_j
+  std::vector<GpuClassEnergy> gpu_classes;  // sums to the "gpu" entry of by_device
+};
+
+// One line of the bill of materials.
+struct CostLine {
+  std::string item;  // "gpu_server", "nic", "leaf_switch", "optical_cable", "transceiver", ...
+  double count = 0.0;
+  double unit_usd = 0.0;
+  double total_usd = 0.0;
+  std::string source;  // price source and date, or "cluster spec" for an override
 };
 
 struct CostStats {
   double capex_usd = 0.0;
-  double usd_per_hour = 0.0;
+  double usd_per_hour = 0.0;  // amortized capex + energy + operations, per hour of training
   double usd_per_step = 0.0;
   double usd_per_million_tokens = 0.0;
+  double amortized_usd_per_hour = 0.0;  // capex / lifetime
+  double energy_usd_per_hour = 0.0;     // facility power x electricity price
+  double operations_usd_per_hour = 0.0;
+  double electricity_usd_per_kwh = 0.0;
+  double amortization_years = 0.0;
+  double tco_usd = 0.0;  // capex + lifetime energy (running this step all the time) + lifetime operations
+  std::vector<CostLine> bill_of_materials;
 };
 
 struct Provenance {

@@ -77,7 +77,14 @@ def test_memory_adds_up_and_fits(report: cs.Report) -> None:
              + m.communication_buffers_bytes + m.framework_overhead_bytes)
     assert m.peak_bytes_per_gpu == pytest.approx(parts, rel=1e-9)
     assert m.fits and report.fits and m.peak_bytes_per_gpu < m.capacity_bytes
-    assert report.power is None and report.cost is None  # not modelled yet: absent, not zero
+
+def test_power_and_cost_follow_from_the_step(report: cs.Report) -> None:
+    # energy = average facility power x step time; dollars per step = dollars per hour x step time
+    assert report.power.energy_per_step_j == pytest.approx(report.power.cluster_avg_kw * 1e3 * report.step_time_s,
+                                                           rel=1e-6)
+    assert report.power.gpu_avg_w > 0
+    assert report.cost.usd_per_step == pytest.approx(report.cost.usd_per_hour * report.step_time_s / 3600, rel=1e-6)
+    assert report.cost.capex_usd > 0
 
 
 def test_report_round_trips_through_dict_and_json(report: cs.Report, tmp_path: Path) -> None:

@@ -201,11 +201,34 @@ TEST(WorkloadSpecErrors, MissingModel) {
   EXPECT_EQ(e.message(), "required key is missing");
 }
 
-TEST(WorkloadSpecErrors, TraceIsNotSupportedYet) {
-  const nlohmann::json j = {{"name", "t"}, {"trace", {{"format", "chakra"}, {"path", "x.et"}}}};
+TEST(WorkloadSpecErrors, TraceExcludesAModelDescription) {
+  nlohmann::json j = valid_spec();
+  j["trace"] = {{"format", "clustersim"}, {"path", "x.json"}};
   const SpecError e = parse_error(j);
-  EXPECT_EQ(e.json_path(), "/trace");
-  EXPECT_NE(e.message().find("trace import is not supported yet"), std::string::npos);
+  EXPECT_EQ(e.json_path(), "/model");
+  EXPECT_NE(e.message().find("takes its ops from the trace"), std::string::npos);
+}
+
+TEST(WorkloadSpecErrors, TraceFormatMustBeKnown) {
+  const nlohmann::json j = {{"name", "t"}, {"trace", {{"format", "nvtx"}, {"path", "x.et"}}}};
+  EXPECT_EQ(parse_error(j).json_path(), "/trace/format");
+}
+
+TEST(WorkloadSpec, TracePathIsResolvedAgainstTheSpecFile) {
+  const nlohmann::json j = {{"name", "t"}, {"trace", {{"format", "clustersim"}, {"path", "step.json"}}}};
+  const WorkloadSpec s = parse_workload_spec(j.dump(), "/data/run/w.json");
+  EXPECT_TRUE(s.is_trace());
+  EXPECT_EQ(s.trace.path, "/data/run/step.json");
+}
+
+TEST(WorkloadSpecErrors, RankOrderMustNameEveryDimensionOnce) {
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["order"] = "tp-dp-pp";
+  EXPECT_EQ(parse_error(j).json_path(), "/parallelism/order");
+  j["parallelism"]["order"] = "tp-cp-dp-ep-pp";  // ep must sit right inside dp
+  EXPECT_EQ(parse_error(j).json_path(), "/parallelism/order");
+  j["parallelism"]["order"] = "tp-pp-cp-ep-dp";
+  EXPECT_EQ(parse(j).parallelism.order, "tp-pp-cp-ep-dp");
 }
 
 // --- resolve_parallelism -------------------------------------------------------------------------
@@ -252,25 +275,69 @@ TEST(ResolveParallelism, PipelineMustNotExceedTheLayers) {
   EXPECT_EQ(e.message(), "pp (32) must not exceed the number of layers (24)");
 }
 
-TEST(ResolveParallelism, TensorParallelismIsRefusedInThisMilestone) {
+TEST(ResolveParallelism, EveryParallelDimensionIsAccepted) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["tp"] = 2;
+  j["parallelism"]["pp"] = 2;
+  j["parallelism"]["cp"] = 2;
+  j["parallelism"]["zero_stage"] = 3;
+  j["parallelism"]["sequence_parallel"] = true;
   WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
-  EXPECT_EQ(e.json_path(), "/parallelism/tp");
-  EXPECT_EQ(e.message(),
-            "only tp = 1 is simulated so far (tensor parallelism arrives with the parallel-training milestone)");
+  resolve_parallelism(s, 64);
+  EXPECT_EQ(s.parallelism.dp, 8);
+  EXPECT_EQ(s.micro_batches(), 32);  // 512 / (2 * 8)
 }
 
-TEST(ResolveParallelism, PipelineAndZeroAreRefusedInThisMilestone) {
+// The refusals of configurations Megatron-LM cannot run, each with the path of the field to change.
+TEST(ResolveParallelism, InvalidParallelConfigurationsNameTheirField) {
+  struct Case {
+    const char* key;
+    nlohmann::json value;
+    int gpus;
+    const char* path;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"pp", 32, 32, "/parallelism/pp", "must not exceed the number of layers (24)"},
+      {"cp", 3, 3, "/parallelism/cp", "cp (3) must divide seq_len (2048)"},
+      {"tp_comm_overlap", true, 8, "/parallelism/tp_comm_overlap", "not simulated yet"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json j = valid_spec();
+    j["parallelism"][c.key] = c.value;
+    WorkloadSpec s = parse(j);
+    const SpecError e = error_of([&] { resolve_parallelism(s, c.gpus); });
+    EXPECT_EQ(e.json_path(), c.path) << c.key;
+    EXPECT_NE(e.message().find(c.says), std::string::npos) << e.message();
+  }
+}
+
+TEST(ResolveParallelism, InterleavingNeedsPipelineStagesAndWholeGroupsOfMicroBatches) {
   nlohmann::json j = valid_spec();
-  j["parallelism"]["pp"] = 2;
-  WorkloadSpec pp = parse(j);
-  EXPECT_EQ(error_of([&] { resolve_parallelism(pp, 8); }).json_path(), "/parallelism/pp");
-  j["parallelism"]["pp"] = 1;
-  j["parallelism"]["zero_stage"] = 1;
-  WorkloadSpec zero = parse(j);
-  EXPECT_EQ(error_of([&] { resolve_parallelism(zero, 8); }).json_path(), "/parallelism/zero_stage");
+  j["parallelism"]["pipeline_schedule"] = "interleaved";
+  j["parallelism"]["virtual_stages"] = 2;
+  WorkloadSpec one_stage = parse(j);
+  EXPECT_EQ(error_of([&] { resolve_parallelism(one_stage, 8); }).json_path(), "/parallelism/virtual_stages");
+  j["parallelism"]["pp"] = 3;
+  j["training"]["global_batch"] = 16;  // 8 micro-batches of 2 on dp 1: not a multiple of 3 stages
+  WorkloadSpec uneven = parse(j);
+  const SpecError e = error_of([&] { resolve_parallelism(uneven, 3); });
+  EXPECT_EQ(e.json_path(), "/training/global_batch");
+  EXPECT_NE(e.message().find("multiple of pp (3)"), std::string::npos);
+  j["parallelism"]["virtual_stages"] = 13;  // 39 chunks for 24 layers
+  j["training"]["global_batch"] = 12;
+  WorkloadSpec too_many = parse(j);
+  EXPECT_EQ(error_of([&] { resolve_parallelism(too_many, 3); }).json_path(), "/parallelism/virtual_stages");
+}
+
+TEST(ResolveParallelism, ExpertParallelismIsCarvedOutOfDataParallelism) {
+  nlohmann::json j = valid_spec();
+  j["model"]["moe"] = {{"experts", 8}, {"top_k", 2}};
+  j["parallelism"]["ep"] = 4;
+  WorkloadSpec s = parse(j);
+  const SpecError e = error_of([&] { resolve_parallelism(s, 2); });
+  EXPECT_EQ(e.json_path(), "/parallelism/ep");
+  EXPECT_NE(e.message().find("ep (4) must divide dp (2)"), std::string::npos);
 }
 
 TEST(ResolveParallelism, TensorParallelMustDivideTheKvHeads) {

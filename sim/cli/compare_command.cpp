@@ -1,0 +1,83 @@
+// clustersim compare: one workload on several cluster designs, one table (sim/cost/design_comparison).
+#include <cctype>
+#include <cmath>
+#include <iostream>
+#include <map>
+
+#include "sim/cli/arguments.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/cli/overrides.hpp"
+#include "sim/core/error.hpp"
+#include "sim/cost/design_comparison.hpp"
+#include "sim/simulate.hpp"
+
+namespace clustersim::cli {
+namespace {
+
+constexpr double kDefaultTokens = 1e12;
+
+// "2e12", "2T", "300B", "300G", "15M", "1K": a positive number of tokens.
+double parse_tokens(const std::string& text) {
+  static const std::map<char, double> suffixes = {{'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'B', 1e9}, {'T', 1e12}};
+  std::string digits = text;
+  double scale = 1.0;
+  if (!digits.empty()) {
+    const auto it = suffixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(digits.back()))));
+    if (it != suffixes.end()) {
+      scale = it->second;
+      digits.pop_back();
+    }
+  }
+  std::size_t used = 0;
+  double v = 0.0;
+  try {
+    v = std::stod(digits, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != digits.size() || !std::isfinite(v) || v <= 0)
+    throw SpecError("--tokens", "", "expected a positive number of tokens (e.g. 2e12, 2T, 300B), got \"" + text + "\"");
+  return v * scale;
+}
+
+}  // namespace
+
+int run_compare(const std::vector<std::string>& args) {
+  const Arguments a(args, {"cluster", "workload", "fidelity", "tokens", "set"}, {"json"});
+  if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  const std::vector<std::string> sources = a.values("cluster");
+  if (sources.empty()) throw UsageError("give at least one --cluster");
+  const auto tokens_text = a.value("tokens");
+  const double tokens = tokens_text ? parse_tokens(*tokens_text) : kDefaultTokens;
+  const SplitOverrides overrides = split_overrides(a.values("set"));
+  const WorkloadSpec workload = load_workload_spec(a.required("workload"), overrides.workload);
+  std::vector<ClusterSpec> clusters;  // every spec is checked before any simulation runs
+  for (const std::string& source : sources)
+    clusters.push_back(load_cluster_spec(source, overrides.cluster));
+  SimulationOptions options;
+  options.fidelity = a.value("fidelity").value_or("flow");
+
+  std::vector<DesignRow> rows;
+  std::map<std::string, int> seen;
+  bool failed = false;
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    DesignRow row;
+    row.design = clusters[i].name.empty() ? sources[i] : clusters[i].name;
+    if (const int n = seen[row.design]++; n > 0) row.design += " #" + std::to_string(n + 1);
+    try {
+      row.report = simulate(clusters[i], workload, options);
+    } catch (const SimulationError& e) {
+      row.error = e.what();
+      failed = true;
+    }
+    rows.push_back(std::move(row));
+  }
+  const DesignComparison comparison = compare_designs(workload.name, tokens, std::move(rows));
+  if (a.flag("json"))
+    std::cout << comparison_to_json(comparison) << "\n";
+  else
+    std::cout << comparison_to_text(comparison);
+  return failed ? 1 : 0;
+}
+
+}  // namespace clustersim::cli

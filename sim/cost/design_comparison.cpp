@@ -1,0 +1,150 @@
+#include "sim/cost/design_comparison.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace clustersim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr double kSecondsPerDay = 86400.0;
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string money(double usd) {
+  if (usd >= 1e9) return fmt("%.2f B$", usd / 1e9);
+  if (usd >= 1e6) return fmt("%.2f M$", usd / 1e6);
+  if (usd >= 1e3) return fmt("%.1f k$", usd / 1e3);
+  return fmt("%.2f $", usd);
+}
+
+std::string duration(double s) {
+  if (s >= kSecondsPerDay) return fmt("%.1f d", s / kSecondsPerDay);
+  if (s >= 3600) return fmt("%.1f h", s / 3600);
+  return fmt("%.0f s", s);
+}
+
+std::string cell(std::string s, std::size_t width, bool left = false) {
+  if (s.size() < width) {
+    if (left)
+      s.append(width - s.size(), ' ');
+    else
+      s.insert(0, width - s.size(), ' ');
+  }
+  return s;
+}
+
+bool dominates(const DesignRow& a, const DesignRow& b) {
+  return a.train_time_s <= b.train_time_s && a.train_cost_usd <= b.train_cost_usd &&
+         (a.train_time_s < b.train_time_s || a.train_cost_usd < b.train_cost_usd);
+}
+
+}  // namespace
+
+DesignComparison compare_designs(std::string workload, double tokens, std::vector<DesignRow> rows) {
+  DesignComparison c;
+  c.workload = std::move(workload);
+  c.tokens = tokens;
+  bool any_fits = false;
+  for (DesignRow& r : rows) {
+    if (!r.report) continue;
+    const Report& rep = *r.report;
+    any_fits = any_fits || rep.memory.fits;
+    const double tokens_per_step = rep.tokens_per_s * rep.step_time_s;
+    const double steps = tokens_per_step > 0 ? tokens / tokens_per_step : 0.0;
+    r.train_time_s = steps * rep.step_time_s;
+    r.train_cost_usd = rep.cost ? steps * rep.cost->usd_per_step : 0.0;
+    r.train_energy_kwh = rep.power ? steps * rep.power->energy_per_step_j / 3.6e6 : 0.0;
+  }
+  c.pareto_among = any_fits ? "designs that fit in memory" : "all designs (none fits in memory)";
+  const auto candidate = [&](const DesignRow& r) {
+    return r.report && r.train_time_s > 0 && (!any_fits || r.report->memory.fits);
+  };
+  for (DesignRow& r : rows) {
+    if (!candidate(r)) continue;
+    r.pareto = true;
+    for (const DesignRow& other : rows)
+      if (&other != &r && candidate(other) && dominates(other, r)) r.pareto = false;
+  }
+  c.rows = std::move(rows);
+  return c;
+}
+
+std::string comparison_to_text(const DesignComparison& c) {
+  std::ostringstream o;
+  o << "clustersim compare: " << c.workload << ", training run of " << fmt("%.3g", c.tokens) << " tokens\n\n";
+  const std::size_t name_width = [&] {
+    std::size_t w = 6;
+    for (const auto& r : c.rows)
+      w = std::max(w, r.design.size());
+    return w + 2;
+  }();
+  o << cell("design", name_width, true) << cell("GPUs", 6) << cell("step", 11) << cell("tokens/s", 11) << cell("MFU", 7)
+    << cell("fits", 6) << cell("avg kW", 9) << cell("J/token", 9) << cell("capex", 10) << cell("$/M tok", 9)
+    << cell("train time", 12) << cell("train cost", 12) << "  pareto\n";
+  for (const DesignRow& r : c.rows) {
+    o << cell(r.design, name_width, true);
+    if (!r.report) {
+      o << "  simulation failed: " << r.error << "\n";
+      continue;
+    }
+    const Report& rep = *r.report;
+    const double kw = rep.power ? rep.power->cluster_avg_kw : 0.0;
+    const double j_per_token = rep.power ? rep.power->energy_per_token_j : 0.0;
+    o << cell(std::to_string(rep.run.gpus), 6) << cell(fmt("%.3f s", rep.step_time_s), 11)
+      << cell(fmt("%.0f", rep.tokens_per_s), 11) << cell(fmt("%.1f%%", 100 * rep.mfu), 7)
+      << cell(rep.memory.fits ? "yes" : "no", 6) << cell(fmt("%.0f", kw), 9) << cell(fmt("%.3f", j_per_token), 9)
+      << cell(rep.cost ? money(rep.cost->capex_usd) : "-", 10)
+      << cell(rep.cost ? fmt("%.3f", rep.cost->usd_per_million_tokens) : "-", 9) << cell(duration(r.train_time_s), 12)
+      << cell(money(r.train_cost_usd), 12) << "  " << (r.pareto ? "*" : "") << "\n";
+  }
+  o << "\n  avg kW: facility power (PUE included); J/token: facility energy per token; capex: GPU servers,\n"
+       "  NICs, switches, cables and optics; $/M tok: amortized capex + energy per million tokens;\n"
+       "  train time/cost: "
+    << fmt("%.3g", c.tokens) << " tokens at the simulated step; * Pareto-optimal (time vs cost) among "
+    << c.pareto_among << ".\n";
+  return o.str();
+}
+
+std::string comparison_to_json(const DesignComparison& c, int indent) {
+  Json j;
+  j["workload"] = c.workload;
+  j["tokens"] = c.tokens;
+  j["pareto_among"] = c.pareto_among;
+  Json designs = Json::array();
+  for (const DesignRow& r : c.rows) {
+    if (!r.report) {
+      designs.push_back({{"design", r.design}, {"error", r.error}});
+      continue;
+    }
+    const Report& rep = *r.report;
+    Json d = {{"design", r.design},
+              {"pareto", r.pareto},
+              {"gpus", rep.run.gpus},
+              {"step_time_s", rep.step_time_s},
+              {"tokens_per_s", rep.tokens_per_s},
+              {"mfu", rep.mfu},
+              {"fits", rep.memory.fits},
+              {"cluster_avg_kw", rep.power ? rep.power->cluster_avg_kw : 0.0},
+              {"energy_per_token_j", rep.power ? rep.power->energy_per_token_j : 0.0},
+              {"capex_usd", rep.cost ? rep.cost->capex_usd : 0.0},
+              {"usd_per_million_tokens", rep.cost ? rep.cost->usd_per_million_tokens : 0.0},
+              {"train_time_s", r.train_time_s},
+              {"train_cost_usd", r.train_cost_usd},
+              {"train_energy_kwh", r.train_energy_kwh}};
+    d["report"] = Json::parse(rep.to_json(-1));
+    designs.push_back(std::move(d));
+  }
+  j["designs"] = designs;
+  return j.dump(indent);
+}
+
+}  // namespace clustersim

@@ -1,0 +1,41 @@
+#pragma once
+// Cluster designs side by side (clustersim compare; the Python API later): per design the step
+// time, throughput, MFU, memory fit, power, energy per token, capital cost, $ per million tokens and
+// the time, energy and cost to train a number of tokens, and which designs are Pareto-optimal on
+// (time to train, cost to train): no other design is at least as fast and as cheap and better in one.
+// Designs whose model does not fit in GPU memory cannot train: the Pareto front is taken among the
+// designs that fit, or among all when none does (the comparison says which).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/report/report.hpp"
+
+namespace clustersim {
+
+struct DesignRow {
+  std::string design;  // the cluster's name, or what the user typed
+  std::optional<Report> report;
+  std::string error;  // the simulation failed: why (report is empty)
+  double train_time_s = 0.0;
+  double train_cost_usd = 0.0;
+  double train_energy_kwh = 0.0;
+  bool pareto = false;
+};
+
+struct DesignComparison {
+  std::string workload;
+  double tokens = 0.0;  // the training run's length, in tokens
+  std::vector<DesignRow> rows;
+  std::string pareto_among;  // "designs that fit in memory" or "all designs (none fits in memory)"
+};
+
+// Fills the training-run figures and the Pareto marks of `rows` (reports in, in order).
+DesignComparison compare_designs(std::string workload, double tokens, std::vector<DesignRow> rows);
+
+std::string comparison_to_text(const DesignComparison& c);
+// {"workload", "tokens", "pareto_among", "designs": [{"design", "pareto", "train_time_s", ...,
+// "report": {...}} | {"design", "error"}]}
+std::string comparison_to_json(const DesignComparison& c, int indent = 2);
+
+}  // namespace clustersim

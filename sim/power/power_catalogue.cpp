@@ -1,0 +1,150 @@
+// The power catalogue: sim/power/catalogue/gpus/<gpu id>.json and sim/power/catalogue/network.json,
+// compiled into the library. Lookups by line rate take the nearest catalogued speed (and say so in
+// the source when it is not exact); switches are scaled linearly from the catalogued radix.
+#include "sim/power/power_catalogue.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/resources.hpp"
+
+namespace clustersim {
+namespace resources_detail {
+std::span<const Resource> power_gpu_resources();      // generated from sim/power/catalogue/gpus/*.json
+std::span<const Resource> power_network_resources();  // generated from sim/power/catalogue/network.json
+}  // namespace resources_detail
+
+namespace {
+
+// Ratios of the catalogue's H100 SXM figures to its TDP, for GPUs without an entry.
+constexpr double kWaitingPerIdle = 1.5;
+constexpr double kTensorPerTdp = 0.985;
+constexpr double kVectorPerTdp = 0.65;
+constexpr double kCommunicationPerTdp = 0.36;
+constexpr double kOverlapPerTdp = 0.085;
+constexpr double kHostPerTdp = 225.0 / 700.0;
+
+const nlohmann::json& network_document() {
+  static const nlohmann::json doc = [] {
+    const Resource* r = find_resource(resources_detail::power_network_resources(), "network");
+    if (r == nullptr) throw SimulationError("power catalogue: sim/power/catalogue/network.json is missing");
+    return nlohmann::json::parse(r->text);
+  }();
+  return doc;
+}
+
+std::string speed_note(double wanted, double got) {
+  if (wanted == got) return "";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " (nearest catalogued speed %.0f Gb/s for %.0f Gb/s)", got, wanted);
+  return buf;
+}
+
+// The entry of `list` whose speed_Gbps is nearest `speed` among those `accept` keeps.
+template <typename Accept>
+const nlohmann::json* nearest_by_speed(const nlohmann::json& list, double speed, Accept accept) {
+  const nlohmann::json* best = nullptr;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (const auto& e : list) {
+    if (!accept(e)) continue;
+    const double d =
+        std::fabs(std::log(std::max(1.0, e.at("speed_Gbps").get<double>())) - std::log(std::max(1.0, speed)));
+    if (d < best_distance) {
+      best_distance = d;
+      best = &e;
+    }
+  }
+  return best;
+}
+
+DevicePower device_power(const nlohmann::json& e, double wanted_Gbps) {
+  return {e.at("static_w").get<double>(), e.at("max_w").get<double>(),
+          e.at("source").get<std::string>() + speed_note(wanted_Gbps, e.at("speed_Gbps").get<double>())};
+}
+
+}  // namespace
+
+GpuPowerModel gpu_power_model(const GpuSpec& gpu) {
+  GpuPowerModel m;
+  m.id = gpu.id;
+  if (const Resource* r = find_resource(resources_detail::power_gpu_resources(), gpu.id)) {
+    const nlohmann::json doc = nlohmann::json::parse(r->text);
+    JsonReader reader(doc, r->path);
+    reader.string("id");
+    m.tdp_w = reader.number("tdp_w", NumberRange::positive());
+    m.idle_w = reader.number("idle_w", NumberRange::non_negative());
+    m.waiting_w = reader.number("waiting_w", NumberRange::non_negative());
+    m.tensor_w = reader.number("tensor_w", NumberRange::non_negative());
+    m.vector_w = reader.number("vector_w", NumberRange::non_negative());
+    m.communication_w = reader.number("communication_w", NumberRange::non_negative());
+    m.overlap_communication_w = reader.number("overlap_communication_w", NumberRange::non_negative());
+    m.host_w_per_gpu = reader.number("host_w_per_gpu", NumberRange::non_negative());
+    reader.accept("sources");
+    reader.finish();
+    m.source = r->path;
+    return m;
+  }
+  m.tdp_w = gpu.tdp_w;
+  m.idle_w = gpu.idle_w;
+  m.waiting_w = kWaitingPerIdle * gpu.idle_w;
+  m.tensor_w = kTensorPerTdp * gpu.tdp_w;
+  m.vector_w = kVectorPerTdp * gpu.tdp_w;
+  m.communication_w = kCommunicationPerTdp * gpu.tdp_w;
+  m.overlap_communication_w = kOverlapPerTdp * gpu.tdp_w;
+  m.host_w_per_gpu = kHostPerTdp * gpu.tdp_w;
+  m.source =
+      "derived from the GPU's tdp_W and idle_W with the ratios of the H100 SXM entry "
+      "(sim/power/catalogue/gpus/h100-sxm5-80gb.json)";
+  return m;
+}
+
+DevicePower nvswitch_chip_power(std::string_view generation) {
+  const nlohmann::json& list = network_document().at("nvswitch_chip");
+  for (const auto& e : list)
+    if (e.at("generation").get<std::string>() == generation)
+      return {e.at("static_w").get<double>(), e.at("max_w").get<double>(), e.at("source").get<std::string>()};
+  const nlohmann::json& newest = list.back();
+  return {newest.at("static_w").get<double>(), newest.at("max_w").get<double>(),
+          newest.at("source").get<std::string>() + " (the scale-up domain names no generation: the newest is used)"};
+}
+
+DevicePower nic_power(double speed_Gbps) {
+  const nlohmann::json* e =
+      nearest_by_speed(network_document().at("nic"), speed_Gbps, [](const auto&) { return true; });
+  return device_power(*e, speed_Gbps);
+}
+
+DevicePower switch_power(std::string_view technology, double speed_Gbps, int radix) {
+  const nlohmann::json& list = network_document().at("switch");
+  const nlohmann::json* e = nearest_by_speed(
+      list, speed_Gbps, [&](const nlohmann::json& x) { return x.at("technology").get<std::string>() == technology; });
+  std::string note;
+  if (e == nullptr) {
+    e = nearest_by_speed(list, speed_Gbps, [](const auto&) { return true; });
+    note = " (no " + std::string(technology) + " switch catalogued: the nearest of another technology)";
+  }
+  DevicePower p = device_power(*e, speed_Gbps);
+  const double scale = radix > 0 ? radix / e->at("radix").get<double>() : 1.0;
+  p.static_w *= scale;
+  p.max_w *= scale;
+  if (scale != 1.0) p.source += "; scaled to " + std::to_string(radix) + " ports";
+  p.source += note;
+  return p;
+}
+
+DevicePower transceiver_power(double speed_Gbps) {
+  const nlohmann::json* e =
+      nearest_by_speed(network_document().at("transceiver"), speed_Gbps, [](const auto&) { return true; });
+  const double w = e->at("w").get<double>();
+  return {w, w, e->at("source").get<std::string>() + speed_note(speed_Gbps, e->at("speed_Gbps").get<double>())};
+}
+
+}  // namespace clustersim

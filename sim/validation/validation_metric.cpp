@@ -1,0 +1,56 @@
+#include "sim/validation/validation_metric.hpp"
+
+#include <algorithm>
+
+#include "workloads/transformer_math.hpp"
+
+namespace clustersim {
+namespace {
+
+double narayanan2021_recompute(const ModelSpec& m, double sequences) {
+  const double s = m.seq_len, h = m.hidden, L = m.layers, V = m.vocab;
+  return 96.0 * sequences * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h));
+}
+
+constexpr FlopsFormula kFlopsFormulas[] = {
+    {"model_flops", "clustersim's model flops: forward + backward, no recompute (Megatron-Core's count)",
+     &training_flops_per_step},
+    {"narayanan2021_recompute",
+     "96 B s L h^2 (1 + s/(6h) + V/(16 L h)) (Narayanan et al. 2021: counts the full-recompute forward)",
+     &narayanan2021_recompute},
+};
+
+constexpr ValidationMetric kMetrics[] = {
+    {"iteration_time_ms", "ms", "iteration time in ms",
+     [](double step_time_s, int, double) { return step_time_s * 1e3; }},
+    {"tflops_per_gpu", "TFLOP/s", "TFLOP/s per GPU (the source's flops per step / step time / GPUs)",
+     [](double step_time_s, int gpus, double flops) {
+       return step_time_s > 0 && gpus > 0 ? flops / step_time_s / gpus / 1e12 : 0.0;
+     }},
+};
+
+template <class T>
+const T* find_by_name(std::span<const T> table, std::string_view name) {
+  const auto it = std::find_if(table.begin(), table.end(), [&](const T& e) { return name == e.name; });
+  return it == table.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::span<const FlopsFormula> flops_formulas() {
+  return kFlopsFormulas;
+}
+
+const FlopsFormula* find_flops_formula(std::string_view name) {
+  return find_by_name(flops_formulas(), name);
+}
+
+std::span<const ValidationMetric> validation_metrics() {
+  return kMetrics;
+}
+
+const ValidationMetric* find_validation_metric(std::string_view name) {
+  return find_by_name(validation_metrics(), name);
+}
+
+}  // namespace clustersim

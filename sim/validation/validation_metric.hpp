@@ -1,0 +1,42 @@
+#pragma once
+// What a validation dataset measured, and how a simulated report gives the same figure.
+//
+// Metrics (registry, by the name a dataset description uses in "measured.metric"):
+//   iteration_time_ms  the step time, in milliseconds
+//   tflops_per_gpu     the source's flops per step / (step time x GPUs), in TFLOP/s. The flops are
+//                      counted with the SOURCE's formula (a flops formula below), so that a predicted
+//                      throughput is comparable with the published one whatever convention it used.
+// Flops formulas (registry, "measured.flops"):
+//   model_flops              clustersim's model flops (workloads/transformer_math.hpp: forward +
+//                            backward, no recompute; for a GPT model 72 B s L h^2 (1 + s/(6h) +
+//                            V/(12 L h)), Megatron-Core's num_floating_point_operations)
+//   narayanan2021_recompute  96 B s L h^2 (1 + s/(6h) + V/(16 L h)): Narayanan et al. 2021, appendix,
+//                            the formula of the 2021 Megatron-LM README table (counts the
+//                            full-recompute forward pass)
+#include <span>
+#include <string_view>
+
+#include "workloads/workload_spec.hpp"
+
+namespace clustersim {
+
+struct FlopsFormula {
+  const char* name;
+  const char* summary;
+  double (*flops_per_step)(const ModelSpec& model, double sequences);
+};
+
+struct ValidationMetric {
+  const char* name;
+  const char* unit;     // printed after the figures
+  const char* summary;  // one line for the command's header
+  // The metric of a simulated step: `step_time_s` on `gpus` GPUs doing `flops_per_step` (source formula).
+  double (*from_step)(double step_time_s, int gpus, double flops_per_step);
+};
+
+std::span<const FlopsFormula> flops_formulas();
+const FlopsFormula* find_flops_formula(std::string_view name);
+std::span<const ValidationMetric> validation_metrics();
+const ValidationMetric* find_validation_metric(std::string_view name);
+
+}  // namespace clustersim

@@ -1,0 +1,104 @@
+#include "sim/validation/validation_run.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "sim/core/error.hpp"
+#include "sim/network/network_backend.hpp"
+#include "sim/simulate.hpp"
+
+namespace clustersim {
+namespace {
+
+RowResult replay_case(const ValidationDataset& d, const ValidationCase& c, const SimulationOptions& options) {
+  RowResult r;
+  r.measured = c.measured;
+  if (!c.unsupported.empty()) {
+    r.reason = c.unsupported;
+    return r;
+  }
+  try {
+    const Report report = simulate(*c.cluster, *c.workload, options);
+    r.status = RowStatus::simulated;
+    r.step_time_s = report.step_time_s;
+    r.fits = report.memory.fits;
+    r.predicted = d.metric->from_step(report.step_time_s, c.gpus, c.flops_per_step);
+    r.error = (r.predicted - r.measured) / r.measured;
+  } catch (const SpecError& e) {
+    r.status = RowStatus::unsupported;
+    r.reason = (e.json_path().empty() ? "" : e.json_path() + ": ") + e.message();
+  } catch (const std::exception& e) {
+    r.status = RowStatus::failed;
+    r.reason = e.what();
+  }
+  return r;
+}
+
+}  // namespace
+
+const char* to_string(RowStatus s) {
+  switch (s) {
+    case RowStatus::simulated:
+      return "simulated";
+    case RowStatus::unsupported:
+      return "unsupported";
+    case RowStatus::failed:
+      return "failed";
+  }
+  return "?";
+}
+
+ValidationSummary summarize(const std::vector<RowResult>& rows) {
+  ValidationSummary s;
+  s.rows = rows.size();
+  std::vector<double> errors;
+  for (const auto& r : rows) {
+    switch (r.status) {
+      case RowStatus::simulated:
+        ++s.simulated;
+        errors.push_back(r.error);
+        if (!r.fits) ++s.not_fitting;
+        break;
+      case RowStatus::unsupported:
+        ++s.unsupported;
+        break;
+      case RowStatus::failed:
+        ++s.failed;
+        break;
+    }
+  }
+  s.errors = summarize_errors(errors);
+  return s;
+}
+
+ValidationResult run_validation(const ValidationDataset& dataset, const ValidationOptions& options) {
+  if (find_network_backend(options.fidelity) == nullptr) {
+    std::string known;
+    for (const auto& b : network_backends())
+      known += (known.empty() ? "" : ", ") + std::string(b.fidelity);
+    throw SpecError("--fidelity", "", "expected one of " + known + ", got \"" + options.fidelity + "\"");
+  }
+  SimulationOptions sim;
+  sim.fidelity = options.fidelity;
+  ValidationResult result;
+  result.rows.resize(dataset.cases.size());
+  // A small pool of threads, each waiting on one simulation child at a time; results land at their
+  // row's index, so the output order does not depend on which finishes first.
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < dataset.cases.size(); i = next++)
+      result.rows[i] = replay_case(dataset, dataset.cases[i], sim);
+  };
+  const auto jobs = static_cast<std::size_t>(std::max(1, options.jobs));
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < std::min(jobs, dataset.cases.size()); ++k)
+    pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool)
+    t.join();
+  result.summary = summarize(result.rows);
+  return result;
+}
+
+}  // namespace clustersim

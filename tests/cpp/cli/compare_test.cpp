@@ -1,0 +1,72 @@
+// clustersim compare end to end: two cluster designs, one workload, one table (and its JSON).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace clustersim {
+namespace {
+
+using testing::run_cli;
+using testing::write_temp;
+
+// Two 2-node H100 designs: NDR InfiniBand fat-tree, and 400GbE spine-leaf at 2:1.
+std::string design(const std::string& name, const std::string& fabric, const std::string& extra = "") {
+  return write_temp(name + ".json", R"({"name": ")" + name + R"(", "gpu": "h100-sxm5-80gb", "nodes": 2,
+    "node": {"gpus": 8, "scale_up": {"type": "nvswitch", "generation": "nvlink4"}, "nics": 8, "nic_bandwidth_Gbps": 400},
+    "fabric": )" + fabric + extra + "}");
+}
+
+const std::string kWorkload =
+    " --workload gpt3-1.3b --set workload.training.global_batch=16 --set workload.training.micro_batch=1 "
+    "--fidelity analytical";
+
+TEST(CliCompare, JsonHasEveryDesignWithItsTrainingRunAndParetoMark) {
+  const std::string ib = design("ib", R"({"type": "fat_tree", "switch_radix": 64})");
+  const std::string eth = design("roce", R"({"type": "spine_leaf", "switch_radix": 64, "oversubscription": 2})");
+  const auto r = run_cli("compare --cluster " + ib + " --cluster " + eth + kWorkload + " --tokens 2B --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["tokens"].get<double>(), 2e9);
+  ASSERT_EQ(j["designs"].size(), 2u);
+  int pareto = 0;
+  for (const auto& d : j["designs"]) {
+    const double tokens_per_s = d["tokens_per_s"];
+    EXPECT_NEAR(d["train_time_s"].get<double>(), 2e9 / tokens_per_s, 1e-6 * 2e9 / tokens_per_s);
+    const double steps = 2e9 / (16.0 * 2048.0);
+    EXPECT_NEAR(d["train_cost_usd"].get<double>(), steps * d["report"]["cost"]["usd_per_step"].get<double>(),
+                1e-6 * d["train_cost_usd"].get<double>());
+    EXPECT_GT(d["capex_usd"].get<double>(), 16 * 30000.0);
+    EXPECT_GT(d["energy_per_token_j"].get<double>(), 0.0);
+    EXPECT_TRUE(d["fits"].get<bool>());
+    pareto += d["pareto"].get<bool>() ? 1 : 0;
+  }
+  EXPECT_GE(pareto, 1);
+  EXPECT_EQ(j["designs"][0]["design"], "ib");
+}
+
+TEST(CliCompare, TablePrintsOneRowPerDesign) {
+  const std::string ib = design("ib", R"({"type": "fat_tree", "switch_radix": 64})");
+  const auto r = run_cli("compare --cluster " + ib + " --cluster " + ib + kWorkload);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("$/M tok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ib #2"), std::string::npos) << r.out;  // the same design twice is told apart
+  EXPECT_NE(r.out.find("Pareto"), std::string::npos) << r.out;
+}
+
+TEST(CliCompare, BadPricesAndPueAreRefusedWithTheirJsonPath) {
+  const std::string bad = design("bad", R"({"type": "fat_tree"}, "cost": {"prices": {"switch_usd_per_port": -1}})");
+  auto r = run_cli("compare --cluster " + bad + kWorkload);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("/cost/prices/switch_usd_per_port: expected a number >= 0, got -1"), std::string::npos) << r.err;
+  const std::string ib = design("ib", R"({"type": "fat_tree"})");
+  r = run_cli("compare --cluster " + ib + kWorkload + " --set cluster.power.pue=0.8");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("/power/pue: expected a number >= 1, got 0.8"), std::string::npos) << r.err;
+  r = run_cli("compare --cluster " + ib + kWorkload + " --tokens lots");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--tokens"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace clustersim

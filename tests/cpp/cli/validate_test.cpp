@@ -1,0 +1,108 @@
+// clustersim validate end to end: a quick run prints the header, the rows and the summary; --json is
+// machine-readable; bad datasets exit with status 2 and name the file and the row or JSON path.
+// Predicted figures are not asserted (they move with the models; see bench/bench_validation.py).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../validation_fixture.hpp"
+#include "cli_support.hpp"
+
+namespace clustersim {
+namespace {
+
+using testing::run_cli;
+using testing::write_temp;
+
+TEST(ValidateCli, QuickRunOnVtrainSinglePrintsRowsAndSummary) {
+  const auto r = run_cli("validate vtrain-single --limit 2 --fidelity analytical");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("# clustersim validate vtrain-single"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# assumptions:"), std::string::npos);
+  EXPECT_NE(r.out.find("vtrain_ground_truth_single.csv (1440 rows; the first 2 replayed)"), std::string::npos);
+  EXPECT_NE(r.out.find("  0000 "), std::string::npos);
+  EXPECT_NE(r.out.find("  0001 "), std::string::npos);
+  EXPECT_EQ(r.out.find("  0002 "), std::string::npos);
+  EXPECT_NE(r.out.find("# summary vtrain-single: 2 rows: "), std::string::npos);
+}
+
+TEST(ValidateCli, JsonHasEveryRowAndTheSummary) {
+  const std::string out = testing::temp_path("validate_out.json");
+  const auto r = run_cli("validate vtrain-multi --limit 3 --fidelity analytical --jobs 2 --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j, nlohmann::json::parse(testing::read_file(out)));
+  ASSERT_EQ(j["datasets"].size(), 1u);
+  const auto& d = j["datasets"][0];
+  EXPECT_EQ(d["dataset"], "vtrain-multi");
+  EXPECT_EQ(d["metric"], "iteration_time_ms");
+  EXPECT_EQ(d["total_rows"], 109);
+  ASSERT_EQ(d["rows"].size(), 3u);
+  EXPECT_EQ(d["rows"][0]["id"], "0000");
+  EXPECT_EQ(d["rows"][0]["measured"], 3566.5);
+  for (const auto& row : d["rows"]) {
+    const std::string status = row["status"];
+    EXPECT_TRUE(status == "simulated" || status == "unsupported" || status == "failed") << status;
+    if (status == "simulated") {
+      EXPECT_GT(row["predicted"].get<double>(), 0.0);
+      const double expected = (row["predicted"].get<double>() - 3566.5) / 3566.5;
+      if (row["id"] == "0000") {
+        EXPECT_NEAR(row["error"].get<double>(), expected, 1e-9);
+      }
+    } else {
+      EXPECT_TRUE(row["predicted"].is_null());
+      EXPECT_FALSE(row["reason"].get<std::string>().empty());
+    }
+  }
+  const auto& s = d["summary"];
+  EXPECT_EQ(s["rows"], 3);
+  EXPECT_EQ(s["simulated"].get<int>() + s["unsupported"].get<int>() + s["failed"].get<int>(), 3);
+  for (const char* k : {"mape", "median_abs_error", "p90_abs_error", "max_abs_error", "bias"})
+    EXPECT_TRUE(s[k].is_number()) << k;
+}
+
+TEST(ValidateCli, UnsupportedRowsAreListedNotFatal) {
+  const std::string csv =
+      write_temp("validate_refused.csv", std::string(testing::kTinyDatasetHeader) + "3,2,1024,16,3,3,1,100\n");
+  const auto r = run_cli("validate " + write_temp("validate_refused.json", testing::tiny_dataset_description(csv)) +
+                         " --fidelity analytical");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("unsupported: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 rows: 0 simulated, 1 unsupported, 0 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no row simulated"), std::string::npos);
+}
+
+TEST(ValidateCli, BadDatasetPathExitsTwoNamingIt) {
+  const auto r = run_cli("validate /nonexistent/dataset.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("/nonexistent/dataset.json"), std::string::npos) << r.err;
+  const auto unknown = run_cli("validate no-such-dataset");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.err.find("vtrain-single"), std::string::npos) << unknown.err;
+  EXPECT_EQ(run_cli("validate").status, 2);
+  EXPECT_EQ(run_cli("validate vtrain-single --jobs 0").status, 2);
+}
+
+TEST(ValidateCli, MalformedRowExitsTwoNamingTheFileAndRow) {
+  const std::string csv = write_temp("validate_malformed.csv", std::string(testing::kTinyDatasetHeader) +
+                                                                   "8,2,1024,16,32,1,8,100\n"
+                                                                   "8,2,1024,sixteen,32,1,8,100\n");
+  const auto r = run_cli("validate " + write_temp("validate_malformed.json", testing::tiny_dataset_description(csv)));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(csv), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("row 3/column heads"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "nothing is simulated before every row is read";
+}
+
+TEST(ValidateCli, MalformedDescriptionExitsTwoWithTheJsonPath) {
+  const std::string csv =
+      write_temp("validate_desc.csv", std::string(testing::kTinyDatasetHeader) + "8,2,1024,16,32,1,8,100\n");
+  std::string text = testing::tiny_dataset_description(csv);
+  text.replace(text.find("\"csv\""), 5, "\"xlsx\"");
+  const std::string desc = write_temp("validate_desc.json", text);
+  const auto r = run_cli("validate " + desc);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(desc + ": /data/format"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,287 @@
+// clustersim validate's parts: the error statistics, the mapping of published rows to specs, and how
+// rows the simulator refuses and malformed data are reported. Predicted figures are not asserted here
+// (they move with the models); accuracy is measured by bench/bench_validation.py.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "../spec_error_of.hpp"
+#include "../validation_fixture.hpp"
+#include "sim/core/csv_table.hpp"
+#include "sim/validation/error_summary.hpp"
+#include "sim/validation/validation_dataset.hpp"
+#include "sim/validation/validation_run.hpp"
+
+namespace clustersim {
+namespace {
+
+using testing::spec_error_of;
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "clustersim_validation_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+const ValidationCase& case_with_id(const ValidationDataset& d, const std::string& id) {
+  for (const auto& c : d.cases)
+    if (c.id == id) return c;
+  throw std::runtime_error("no case " + id);
+}
+
+TEST(ErrorSummary, HandWorkedList) {
+  // |e| sorted: 0.05 0.1 0.1 0.2 0.3. MAPE 0.75/5; median the third; p90 at position 0.9 x 4 = 3.6:
+  // 0.2 + 0.6 x (0.3 - 0.2); bias (0.1 - 0.2 + 0.05 + 0.3 - 0.1) / 5.
+  const std::vector<double> errors{0.1, -0.2, 0.05, 0.3, -0.1};
+  const ErrorSummary s = summarize_errors(errors);
+  EXPECT_EQ(s.count, 5u);
+  EXPECT_NEAR(s.mape, 0.15, 1e-12);
+  EXPECT_NEAR(s.median_abs, 0.1, 1e-12);
+  EXPECT_NEAR(s.p90_abs, 0.26, 1e-12);
+  EXPECT_NEAR(s.max_abs, 0.3, 1e-12);
+  EXPECT_NEAR(s.bias, 0.03, 1e-12);
+}
+
+TEST(ErrorSummary, EmptyAndSingle) {
+  EXPECT_EQ(summarize_errors({}).count, 0u);
+  EXPECT_EQ(summarize_errors({}).mape, 0.0);
+  const std::vector<double> one{-0.4};
+  const ErrorSummary s = summarize_errors(one);
+  EXPECT_NEAR(s.median_abs, 0.4, 1e-12);
+  EXPECT_NEAR(s.p90_abs, 0.4, 1e-12);
+  EXPECT_NEAR(s.bias, -0.4, 1e-12);
+  // Even count: the median is the mean of the two middle values.
+  EXPECT_NEAR(percentile({4.0, 1.0, 3.0, 2.0}, 0.5), 2.5, 1e-12);
+}
+
+TEST(ValidationSummary, CountsEveryStatusButSummarizesOnlySimulatedRows) {
+  std::vector<RowResult> rows(4);
+  rows[0].status = RowStatus::simulated;
+  rows[0].error = 0.1;
+  rows[1].status = RowStatus::simulated;
+  rows[1].error = -0.3;
+  rows[1].fits = false;
+  rows[2].status = RowStatus::unsupported;
+  rows[2].error = 5.0;  // ignored
+  rows[3].status = RowStatus::failed;
+  const ValidationSummary s = summarize(rows);
+  EXPECT_EQ(s.rows, 4u);
+  EXPECT_EQ(s.simulated, 2u);
+  EXPECT_EQ(s.unsupported, 1u);
+  EXPECT_EQ(s.failed, 1u);
+  EXPECT_EQ(s.not_fitting, 1u);
+  EXPECT_NEAR(s.errors.mape, 0.2, 1e-12);
+  EXPECT_NEAR(s.errors.max_abs, 0.3, 1e-12);
+}
+
+TEST(ValidationDatasets, RegistryNamesTheShippedDatasets) {
+  const auto names = validation_dataset_names();
+  for (const char* n : {"megatron-a100-2021", "megatron-h100-2024", "vtrain-multi", "vtrain-single"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+}
+
+TEST(ValidationDatasets, VtrainMultiRowsMapToGptOnA100Nodes) {
+  const ValidationDataset d = load_validation_dataset("vtrain-multi");
+  EXPECT_EQ(d.total_rows, 109u);
+  ASSERT_EQ(d.cases.size(), 109u);
+  EXPECT_STREQ(d.metric->name, "iteration_time_ms");
+
+  // Row 0000: 3.6B, 64 GPUs, global batch 512, micro batch 8, h 3072, 32 heads, 30 layers, s 2048, TP1 DP64 PP1.
+  const ValidationCase& c = case_with_id(d, "0000");
+  EXPECT_EQ(c.gpus, 64);
+  EXPECT_DOUBLE_EQ(c.measured, 3566.5);
+  ASSERT_TRUE(c.workload && c.cluster) << c.unsupported;
+  const WorkloadSpec& w = *c.workload;
+  EXPECT_EQ(w.model.layers, 30);
+  EXPECT_EQ(w.model.hidden, 3072);
+  EXPECT_EQ(w.model.heads, 32);
+  EXPECT_EQ(w.model.ffn_hidden, 4 * 3072);
+  EXPECT_EQ(w.model.seq_len, 2048);
+  EXPECT_EQ(w.model.vocab, 50304);  // 50257 padded to a multiple of 128 x tp
+  EXPECT_TRUE(w.model.tied_embeddings);
+  EXPECT_EQ(w.model.activation, "gelu");
+  EXPECT_EQ(w.training.global_batch, 512);
+  EXPECT_EQ(w.training.micro_batch, 8);
+  EXPECT_EQ(w.training.precision, Precision::fp16);
+  EXPECT_EQ(w.training.recompute, "full");
+  EXPECT_EQ(w.parallelism.tp, 1);
+  EXPECT_EQ(w.parallelism.pp, 1);
+  EXPECT_EQ(w.parallelism.dp, 64);
+  EXPECT_FALSE(w.parallelism.overlap_grad_reduce);
+  EXPECT_EQ(w.parallelism.pipeline_schedule, "1f1b");
+  EXPECT_EQ(w.micro_batches(), 1);
+  EXPECT_EQ(c.cluster->nodes, 8);
+  EXPECT_EQ(c.cluster->node.gpus, 8);
+  EXPECT_EQ(c.cluster->node.nics, 4);
+  EXPECT_EQ(c.cluster->gpu_id, "a100-sxm4-80gb");
+
+  // Row 0088: 175B on 512 GPUs, micro batch 2, TP4 DP8 PP16: 1536 / (2 x 8) = 96 micro-batches.
+  const ValidationCase& big = case_with_id(d, "0088");
+  ASSERT_TRUE(big.workload && big.cluster) << big.unsupported;
+  EXPECT_EQ(big.workload->model.layers, 96);
+  EXPECT_EQ(big.workload->model.hidden, 12288);
+  EXPECT_EQ(big.workload->model.vocab, 50688);  // multiple of 512
+  EXPECT_EQ(big.workload->parallelism.tp, 4);
+  EXPECT_EQ(big.workload->parallelism.pp, 16);
+  EXPECT_EQ(big.workload->parallelism.dp, 8);
+  EXPECT_EQ(big.workload->micro_batches(), 96);
+  EXPECT_EQ(big.cluster->nodes, 64);
+}
+
+TEST(ValidationDatasets, VtrainSingleRowsUseOneNodeOfTheirGpus) {
+  const ValidationDataset d = load_validation_dataset("vtrain-single", 819);
+  EXPECT_EQ(d.total_rows, 1440u);
+  ASSERT_EQ(d.cases.size(), 819u);  // --limit
+  // Row 0818 (vTrain's config_val_single_0818.json): 2 GPUs, batch 16, micro batch 4, 12 layers, PP2.
+  const ValidationCase& c = case_with_id(d, "0818");
+  ASSERT_TRUE(c.workload && c.cluster) << c.unsupported;
+  EXPECT_EQ(c.gpus, 2);
+  EXPECT_EQ(c.cluster->nodes, 1);
+  EXPECT_EQ(c.cluster->node.gpus, 2);
+  EXPECT_LE(c.cluster->node.nics, 2);
+  EXPECT_EQ(c.workload->model.layers, 12);
+  EXPECT_EQ(c.workload->model.hidden, 1024);
+  EXPECT_EQ(c.workload->model.seq_len, 1024);
+  EXPECT_EQ(c.workload->parallelism.pp, 2);
+  EXPECT_EQ(c.workload->parallelism.tp, 1);
+  EXPECT_EQ(c.workload->parallelism.dp, 1);
+  EXPECT_EQ(c.workload->micro_batches(), 4);
+}
+
+TEST(ValidationDatasets, MegatronA100RowsCarryTheirHeadsAndTheRecomputeFlops) {
+  const ValidationDataset d = load_validation_dataset("megatron-a100-2021");
+  EXPECT_EQ(d.cases.size(), 10u);
+  EXPECT_STREQ(d.metric->name, "tflops_per_gpu");
+  // e2e-0014: GPT 39B, 512 GPUs, TP8 PP2 DP32, batch 1536; 64 heads from Narayanan et al. Table 1.
+  const ValidationCase& c = case_with_id(d, "e2e-0014");
+  ASSERT_TRUE(c.workload && c.cluster) << c.unsupported;
+  EXPECT_EQ(c.workload->model.layers, 48);
+  EXPECT_EQ(c.workload->model.hidden, 8192);
+  EXPECT_EQ(c.workload->model.heads, 64);
+  EXPECT_EQ(c.workload->model.vocab, 51200);
+  EXPECT_EQ(c.workload->parallelism.tp, 8);
+  EXPECT_EQ(c.workload->parallelism.pp, 2);
+  EXPECT_EQ(c.workload->parallelism.dp, 32);
+  EXPECT_EQ(c.workload->micro_batches(), 48);
+  EXPECT_EQ(c.cluster->nodes, 64);
+  EXPECT_DOUBLE_EQ(c.measured, 138.0);
+  const double B = 1536, s = 2048, L = 48, h = 8192, V = 51200;
+  EXPECT_NEAR(c.flops_per_step / (96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))), 1.0, 1e-12);
+}
+
+TEST(ValidationDatasets, MegatronH100RowsTurnOnSequenceParallelismWithTp) {
+  const ValidationDataset d = load_validation_dataset("megatron-h100-2024");
+  EXPECT_EQ(d.cases.size(), 9u);
+  const ValidationCase& dp_only = case_with_id(d, "e2e-0001");
+  ASSERT_TRUE(dp_only.workload && dp_only.cluster) << dp_only.unsupported;
+  EXPECT_FALSE(dp_only.workload->parallelism.sequence_parallel);
+  EXPECT_EQ(dp_only.cluster->nodes, 6);
+  EXPECT_EQ(dp_only.cluster->fabric.tiers, 3);
+  EXPECT_EQ(dp_only.workload->model.vocab, 131072);
+  EXPECT_EQ(dp_only.workload->training.precision, Precision::bf16);
+  const ValidationCase& tp2 = case_with_id(d, "e2e-0002");
+  ASSERT_TRUE(tp2.workload) << tp2.unsupported;
+  EXPECT_TRUE(tp2.workload->parallelism.sequence_parallel);
+  EXPECT_TRUE(tp2.workload->parallelism.tp_comm_overlap);
+  EXPECT_EQ(tp2.workload->parallelism.tp, 2);
+}
+
+TEST(ValidationDatasets, RowsTheSpecsRefuseAreUnsupportedNotErrors) {
+  // Row 0: 16 heads do not divide hidden 1000 (the workload spec refuses it: no specs at all).
+  // Row 1: tp 3 does not divide 16 heads (refused when the simulation resolves the layout).
+  // Row 2: a small data-parallel run.
+  const std::string csv = write_temp("refused.csv", std::string(testing::kTinyDatasetHeader) +
+                                                        "8,2,1000,16,32,1,8,100\n"
+                                                        "3,2,1024,16,3,3,1,100\n"
+                                                        "8,2,1024,16,32,1,8,100\n");
+  const std::string desc = write_temp("refused.json", testing::tiny_dataset_description(csv));
+  const ValidationDataset d = load_validation_dataset(desc);
+  ASSERT_EQ(d.cases.size(), 3u);
+  EXPECT_NE(d.cases[0].unsupported.find("/model/heads"), std::string::npos) << d.cases[0].unsupported;
+  EXPECT_FALSE(d.cases[0].workload.has_value());
+  EXPECT_TRUE(d.cases[2].unsupported.empty()) << d.cases[2].unsupported;
+
+  ValidationOptions options;
+  options.fidelity = "analytical";
+  const ValidationResult r = run_validation(d, options);
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(r.rows[0].status, RowStatus::unsupported);
+  EXPECT_EQ(r.rows[0].reason, d.cases[0].unsupported);
+  EXPECT_EQ(r.rows[1].status, RowStatus::unsupported);
+  EXPECT_NE(r.rows[1].reason.find("tp"), std::string::npos) << r.rows[1].reason;
+  EXPECT_EQ(r.rows[2].status, RowStatus::simulated) << r.rows[2].reason;
+  EXPECT_GT(r.rows[2].predicted, 0.0);
+  EXPECT_NEAR(r.rows[2].error, (r.rows[2].predicted - 100.0) / 100.0, 1e-12);
+  EXPECT_EQ(r.summary.unsupported, 2u);
+  EXPECT_EQ(r.summary.simulated, 1u);
+  EXPECT_EQ(r.summary.errors.count, 1u);
+}
+
+TEST(ValidationDatasets, MalformedCellNamesTheFileAndCell) {
+  const std::string csv = write_temp("malformed.csv", std::string(testing::kTinyDatasetHeader) +
+                                                          "8,2,1024,16,32,1,8,100\n"
+                                                          "8,2,wide,16,32,1,8,100\n");
+  const std::string desc = write_temp("malformed.json", testing::tiny_dataset_description(csv));
+  const SpecError e = spec_error_of([&] { load_validation_dataset(desc); });
+  EXPECT_EQ(e.file(), csv);
+  EXPECT_EQ(e.json_path(), "row 3/column hidden");
+}
+
+TEST(ValidationDatasets, MissingMeasurementIsAnError) {
+  const std::string csv =
+      write_temp("nomeasure.csv", std::string(testing::kTinyDatasetHeader) + "8,2,1024,16,32,1,8,\n");
+  const SpecError e = spec_error_of(
+      [&] { load_validation_dataset(write_temp("nomeasure.json", testing::tiny_dataset_description(csv))); });
+  EXPECT_EQ(e.file(), csv);
+  EXPECT_EQ(e.json_path(), "row 2/column time (ms)");
+}
+
+TEST(ValidationDatasets, BadDescriptionsNameTheJsonPath) {
+  const std::string csv = write_temp("desc.csv", std::string(testing::kTinyDatasetHeader) + "8,2,1024,16,32,1,8,100\n");
+  {
+    std::string text = testing::tiny_dataset_description(csv);
+    text.replace(text.find("iteration_time_ms"), 17, "joules");
+    const std::string desc = write_temp("bad_metric.json", text);
+    const SpecError e = spec_error_of([&] { load_validation_dataset(desc); });
+    EXPECT_EQ(e.file(), desc);
+    EXPECT_EQ(e.json_path(), "/measured/metric");
+  }
+  {
+    const std::string desc =
+        write_temp("bad_row_fields.json", testing::tiny_dataset_description(csv, R"(, "row_fields": {"9999": {}})"));
+    const SpecError e = spec_error_of([&] { load_validation_dataset(desc); });
+    EXPECT_EQ(e.json_path(), "/row_fields/9999");
+  }
+  {
+    std::string text = testing::tiny_dataset_description(csv);
+    text.replace(text.find("\"layers\""), 8, "\"depth\"");
+    const std::string desc = write_temp("bad_column.json", text);
+    const SpecError e = spec_error_of([&] { load_validation_dataset(desc); });
+    EXPECT_EQ(e.json_path(), "/fields/model.layers");
+  }
+  const SpecError missing = spec_error_of([] { load_validation_dataset("/nonexistent/dataset.json"); });
+  EXPECT_EQ(missing.file(), "/nonexistent/dataset.json");
+  const SpecError unknown = spec_error_of([] { load_validation_dataset("no-such-dataset"); });
+  EXPECT_NE(unknown.message().find("vtrain-multi"), std::string::npos);
+}
+
+TEST(CsvTable, SplitsCellsAndLocatesRows) {
+  EXPECT_EQ(split_csv_line("a,b,\r"), (std::vector<std::string>{"a", "b", ""}));
+  const CsvTable t = CsvTable::parse("x,y\n\n\n1,2.5\r\n", "t.csv");
+  ASSERT_EQ(t.rows(), 1u);
+  EXPECT_EQ(t.line_of(0), 4);
+  EXPECT_EQ(CsvTable::parse("# GPUs,time\n8,1\n", "v.csv").column("# GPUs"), 0u);
+  EXPECT_DOUBLE_EQ(t.number(0, "y"), 2.5);
+  EXPECT_EQ(t.integer(0, "x"), 1);
+  EXPECT_EQ(spec_error_of([&] { t.integer(0, "y"); }).json_path(), "row 4/column y");
+  EXPECT_EQ(spec_error_of([&] { t.column("z"); }).json_path(), "column z");
+  EXPECT_EQ(spec_error_of([] { CsvTable::parse("a,b\n1\n", "short.csv"); }).json_path(), "row 2");
+}
+
+}  // namespace
+}  // namespace clustersim

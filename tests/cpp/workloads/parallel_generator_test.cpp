@@ -1,0 +1,361 @@
+// Tensor, sequence, pipeline, context and expert parallelism and ZeRO in the generated graph: rank
+// placement, communicators, the collectives each layer adds and the bytes they move, checked against
+// Megatron-LM's definitions by hand.
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "workloads/parameter_sharding.hpp"
+#include "workloads/pipeline_schedule.hpp"
+#include "workloads/rank_layout.hpp"
+#include "workloads/training_state.hpp"
+#include "workloads/transformer_generator.hpp"
+#include "workloads/transformer_math.hpp"
+
+namespace clustersim {
+namespace {
+
+// 4 layers, h 512, 8 heads, ffn 2048, seq 256, vocab 1024, untied; 8 sequences per step in
+// micro-batches of 1.
+WorkloadSpec gpt(int tp, int pp, int dp, int cp = 1) {
+  WorkloadSpec s;
+  s.name = "gpt";
+  s.model.layers = 4;
+  s.model.hidden = 512;
+  s.model.heads = 8;
+  s.model.ffn_hidden = 2048;
+  s.model.seq_len = 256;
+  s.model.vocab = 1024;
+  s.training.global_batch = 8;
+  s.training.micro_batch = 1;
+  s.parallelism.tp = tp;
+  s.parallelism.pp = pp;
+  s.parallelism.dp = dp;
+  s.parallelism.cp = cp;
+  return s;
+}
+
+int world(const WorkloadSpec& s) {
+  const auto& p = s.parallelism;
+  return p.tp * p.pp * p.dp * p.cp;
+}
+
+std::uint16_t comm_index(const ExecutionGraph& g, const std::string& name) {
+  for (std::size_t i = 0; i < g.communicators().size(); ++i)
+    if (g.communicators()[i].name == name) return static_cast<std::uint16_t>(i);
+  ADD_FAILURE() << "no communicator " << name;
+  return 0;
+}
+
+double gemm_flops(const OpTable& ops) {
+  double f = 0.0;
+  for (OpId i = 0; i < ops.size(); ++i)
+    if (ops.kind(i) == OpKind::compute && ops.kernel(i) == KernelClass::gemm) f += ops.flops(i);
+  return f;
+}
+
+// (collective kind) -> {count, bytes} of the collectives on communicator `comm` whose name starts with `prefix`.
+std::map<CollectiveKind, std::pair<int, double>> collectives(const OpTable& ops, std::uint16_t comm,
+                                                             std::string_view prefix = "") {
+  std::map<CollectiveKind, std::pair<int, double>> out;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.kind(i) != OpKind::collective || ops.communicator(i) != comm) continue;
+    if (ops.name(i).substr(0, prefix.size()) != prefix) continue;
+    auto& [n, bytes] = out[ops.collective(i)];
+    ++n;
+    bytes += ops.bytes(i);
+  }
+  return out;
+}
+
+TEST(RankLayout, MegatronOrderPutsTensorParallelPeersNextToEachOther) {
+  ParallelismSpec p;
+  p.tp = 2;
+  p.cp = 2;
+  p.dp = 2;
+  p.pp = 2;
+  const RankLayout layout(p);
+  EXPECT_EQ(layout.world_size(), 16);
+  // rank = tp + 2 * (cp + 2 * (dp + 2 * pp))
+  EXPECT_EQ(layout.rank({1, 1, 1, 1}), 15);
+  EXPECT_EQ(layout.rank({1, 0, 1, 0}), 5);
+  const RankCoords c = layout.coords(6);
+  EXPECT_EQ(c.tp, 0);
+  EXPECT_EQ(c.cp, 1);
+  EXPECT_EQ(c.dp, 1);
+  EXPECT_EQ(c.pp, 0);
+  EXPECT_EQ(layout.groups({ParallelDim::tp}).front(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(layout.groups({ParallelDim::pp}).front(), (std::vector<int>{0, 8}));
+  EXPECT_EQ(layout.groups({ParallelDim::ep, ParallelDim::edp}).front(), (std::vector<int>{0, 4}));
+  EXPECT_EQ(layout.groups({ParallelDim::ep, ParallelDim::edp, ParallelDim::cp}).front(),
+            (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_EQ(layout.stage_ranks(1), (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));
+}
+
+TEST(RankLayout, OrderIsConfigurable) {
+  ParallelismSpec p;
+  p.tp = 2;
+  p.dp = 2;
+  p.pp = 2;
+  p.order = "pp-tp-cp-ep-dp";  // stages innermost
+  const RankLayout layout(p);
+  EXPECT_EQ(layout.groups({ParallelDim::pp}).front(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(layout.groups({ParallelDim::tp}).front(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(layout.groups({ParallelDim::ep, ParallelDim::edp}).front(), (std::vector<int>{0, 4}));
+}
+
+TEST(RankLayout, ExpertParallelGroupsSplitTheDataParallelGroup) {
+  ParallelismSpec p;
+  p.tp = 2;
+  p.dp = 8;
+  p.ep = 4;
+  const RankLayout layout(p);
+  EXPECT_EQ(layout.groups({ParallelDim::ep}).front(), (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_EQ(layout.groups({ParallelDim::edp}).front(), (std::vector<int>{0, 8}));
+}
+
+TEST(PipelineSchedule, OneFOneBWarmsUpThenAlternates) {
+  // 4 stages, 6 micro-batches, stage 1: 2 warm-up forwards.
+  const auto units = pipeline_schedule("1f1b", 4, 1, 6, 1);
+  std::string order;
+  for (const auto& u : units)
+    order += (u.forward ? "F" : "B") + std::to_string(u.micro_batch) + " ";
+  EXPECT_EQ(order, "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5 ");
+  EXPECT_EQ(pipeline_schedule("1f1b", 4, 3, 6, 1).front().forward, true);
+  EXPECT_EQ(pipeline_schedule("1f1b", 4, 3, 6, 1)[1].forward, false);  // the last stage has no warm-up
+}
+
+TEST(PipelineSchedule, InterleavedCyclesThroughTheChunksInGroupsOfStages) {
+  // 2 stages, 2 chunks, 4 micro-batches: forwards go (mb 0, 1) on chunk 0, (0, 1) on chunk 1, (2, 3) ...
+  const auto units = pipeline_schedule("interleaved", 2, 0, 4, 2);
+  ASSERT_EQ(units.size(), 16u);
+  std::string order;
+  for (const auto& u : units)
+    order += (u.forward ? "F" : "B") + std::to_string(u.micro_batch) + "." + std::to_string(u.chunk) + " ";
+  // warm-up (2 - 0 - 1) * 2 + (2 - 1) * 2 = 4 forwards; backward goes through the chunks in reverse
+  EXPECT_EQ(order, "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0 ");
+}
+
+TEST(ParallelGenerator, OneClassPerStageAndTheCommunicatorsOfTheLayout) {
+  const WorkloadSpec s = gpt(2, 2, 2);
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  ASSERT_EQ(g.classes().size(), 2u);
+  EXPECT_EQ(g.classes()[0].ranks, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(g.classes()[1].ranks, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(g.communicators()[comm_index(g, "tp")].groups.size(), 4u);
+  EXPECT_EQ(g.communicators()[comm_index(g, "dp")].groups.front(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(g.communicators()[comm_index(g, "pp")].groups.front(), (std::vector<int>{0, 4}));
+}
+
+TEST(ParallelGenerator, TensorParallelismHalvesGemmFlopsAndAddsTwoAllReducesPerLayerForward) {
+  const WorkloadSpec one = gpt(1, 1, 2), two = gpt(2, 1, 2);
+  const ExecutionGraph g1 = generate_transformer_training(one, world(one));
+  const ExecutionGraph g2 = generate_transformer_training(two, world(two));
+  EXPECT_DOUBLE_EQ(gemm_flops(g2.classes()[0].ops), gemm_flops(g1.classes()[0].ops) / 2.0);
+  const OpTable& ops = g2.classes()[0].ops;
+  const std::uint16_t tp = comm_index(g2, "tp");
+  const int micro_batches = 4;                    // 8 / (1 * 2)
+  const double activation = 256.0 * 512.0 * 2.0;  // T x h x bf16
+  // per layer forward: after the attention output projection and after the MLP
+  const auto layers = collectives(ops, tp, "fwd.tp.");
+  const auto per_layer = layers.at(CollectiveKind::all_reduce);
+  // + the vocabulary-parallel embedding's all-reduce and the cross-entropy's three
+  EXPECT_EQ(per_layer.first, micro_batches * (2 * 4 + 1 + 3));
+  EXPECT_DOUBLE_EQ(per_layer.second, micro_batches * ((2 * 4 + 1) * activation + 3 * 256.0 * 4.0));
+  // backward: one all-reduce of the input's gradient per column-parallel layer (qkv, mlp up, logits)
+  EXPECT_EQ(collectives(ops, tp, "bwd.tp.").at(CollectiveKind::all_reduce).first, micro_batches * (2 * 4 + 1));
+  EXPECT_TRUE(collectives(g1.classes()[0].ops, 0, "fwd.tp.").empty());
+}
+
+TEST(ParallelGenerator, SequenceParallelismTurnsAllReducesIntoGathersAndScatters) {
+  WorkloadSpec s = gpt(2, 1, 1);
+  s.parallelism.sequence_parallel = true;
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const OpTable& ops = g.classes()[0].ops;
+  const std::uint16_t tp = comm_index(g, "tp");
+  const int mb = 8;
+  const auto fwd = collectives(ops, tp, "fwd.");
+  // forward per layer: all-gather before qkv and mlp up, reduce-scatter after attn_out and mlp down;
+  // plus the embedding's reduce-scatter and the all-gather before the logits
+  EXPECT_EQ(fwd.at(CollectiveKind::all_gather).first, mb * (2 * 4 + 1));
+  EXPECT_EQ(fwd.at(CollectiveKind::reduce_scatter).first, mb * (2 * 4 + 1));
+  const auto bwd = collectives(ops, tp, "bwd.");
+  // backward per layer: all-gather of the output gradient (2 row-parallel) and of the input again
+  // (2 column-parallel), reduce-scatter of the dgrad (2); the logits layer adds one gather and one
+  // scatter, the embedding one gather.
+  EXPECT_EQ(bwd.at(CollectiveKind::all_gather).first, mb * (4 * 4 + 1 + 1));
+  EXPECT_EQ(bwd.at(CollectiveKind::reduce_scatter).first, mb * (2 * 4 + 1));
+  // Norms see T / tp tokens.
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.name(i) == "fwd.ln1") {
+      EXPECT_DOUBLE_EQ(ops.bytes(i), 2.0 * 128 * 512 * 2.0);
+    }
+  }
+}
+
+TEST(ParallelGenerator, PipelineStagesSendActivationsForwardAndGradientsBack) {
+  const WorkloadSpec s = gpt(1, 4, 1);
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const std::uint16_t pp = comm_index(g, "pp");
+  const double activation = 256.0 * 512.0 * 2.0;
+  for (int stage = 0; stage < 4; ++stage) {
+    const OpTable& ops = g.classes()[static_cast<std::size_t>(stage)].ops;
+    int sends = 0, recvs = 0;
+    for (OpId i = 0; i < ops.size(); ++i) {
+      if (ops.kind(i) == OpKind::send) {
+        ++sends;
+        EXPECT_EQ(ops.communicator(i), pp);
+        EXPECT_DOUBLE_EQ(ops.bytes(i), activation);
+        EXPECT_EQ(ops.peer_offset(i), ops.tag(i) == 0 ? 1 : -1);
+      }
+      if (ops.kind(i) == OpKind::recv) ++recvs;
+    }
+    // 8 micro-batches: an activation out and a gradient in per micro-batch, except at the ends
+    const int expected = (stage > 0 ? 8 : 0) + (stage < 3 ? 8 : 0);
+    EXPECT_EQ(sends, expected) << stage;
+    EXPECT_EQ(recvs, expected) << stage;
+  }
+  // one layer per stage; the embedding on the first, the logits on the last
+  EXPECT_DOUBLE_EQ(gemm_flops(g.classes()[1].ops), gemm_flops(g.classes()[2].ops));
+  EXPECT_GT(gemm_flops(g.classes()[3].ops), gemm_flops(g.classes()[2].ops));
+}
+
+TEST(ParallelGenerator, StageParametersSumToTheModel) {
+  WorkloadSpec s = gpt(2, 4, 1);
+  double total = 0.0;
+  for (int stage = 0; stage < 4; ++stage)
+    total += stage_rank_parameters(s, stage).total() * 2;  // both tp ranks
+  // replicated per layer (norms and the two row-parallel biases) counted twice, once per tp rank
+  const double replicated = replicated_layer_parameters(s.model) * 4 + embedding_parameter_groups(s.model).position +
+                            embedding_parameter_groups(s.model).final_norm;
+  EXPECT_DOUBLE_EQ(total - replicated, total_parameters(s.model));
+}
+
+TEST(ParallelGenerator, ZeroThreeGathersEachLayersWeightsTwicePerMicroBatchAndScattersGradientsOnce) {
+  WorkloadSpec s = gpt(1, 1, 4);
+  s.parallelism.zero_stage = 3;
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const OpTable& ops = g.classes()[0].ops;
+  const std::uint16_t dp = comm_index(g, "dp");
+  const ParameterStateBytes bytes = parameter_state_bytes(s.training);
+  const double layer = layer_parameters(s.model);
+  const auto all = collectives(ops, dp);
+  const int micro_batches = 2;  // 8 / (1 * 4)
+  // all-gather (full buffer = the layer's weights) before every layer's forward and backward
+  EXPECT_EQ(all.at(CollectiveKind::all_gather).first, micro_batches * 2 * 4);
+  EXPECT_DOUBLE_EQ(all.at(CollectiveKind::all_gather).second, micro_batches * 2 * 4 * layer * bytes.weights);
+  // every gradient reduce-scattered once, as fp32
+  EXPECT_DOUBLE_EQ(all.at(CollectiveKind::reduce_scatter).second, total_parameters(s.model) * bytes.gradients);
+  EXPECT_EQ(all.count(CollectiveKind::all_reduce), 0u);
+}
+
+TEST(ParallelGenerator, ZeroOneReduceScattersGradientsAndGathersTheUpdatedWeights) {
+  WorkloadSpec s = gpt(1, 1, 4);
+  s.parallelism.zero_stage = 1;
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const OpTable& ops = g.classes()[0].ops;
+  const auto all = collectives(ops, comm_index(g, "dp"));
+  const ParameterStateBytes bytes = parameter_state_bytes(s.training);
+  EXPECT_DOUBLE_EQ(all.at(CollectiveKind::reduce_scatter).second, total_parameters(s.model) * bytes.gradients);
+  EXPECT_EQ(all.at(CollectiveKind::all_gather).first, 1);
+  EXPECT_DOUBLE_EQ(all.at(CollectiveKind::all_gather).second, total_parameters(s.model) * bytes.weights);
+  // the optimizer updates a quarter of the parameters
+  const OptimizerStepCost cost = optimizer_step_cost(s.training);
+  int optimizer_ops = 0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.kernel(i) == KernelClass::optimizer && ops.kind(i) == OpKind::compute) {
+      ++optimizer_ops;
+      EXPECT_DOUBLE_EQ(ops.bytes(i), total_parameters(s.model) / 4 * cost.bytes);
+    }
+  }
+  EXPECT_EQ(optimizer_ops, 1);
+}
+
+TEST(ParallelGenerator, ContextParallelRingAttentionPassesKeyValueBlocks) {
+  const WorkloadSpec s = gpt(1, 1, 1, 4);
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const OpTable& ops = g.classes()[0].ops;
+  const std::uint16_t cp = comm_index(g, "cp");
+  int sends = 0, attention = 0;
+  double attention_flops = 0.0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.kind(i) == OpKind::send && ops.communicator(i) == cp && ops.tag(i) == 2) {
+      ++sends;
+      EXPECT_DOUBLE_EQ(ops.bytes(i), 64.0 * 2 * 512 * 2.0);  // K and V of 64 local tokens
+    }
+    if (ops.kind(i) == OpKind::compute && ops.name(i) == "fwd.attention") {
+      ++attention;
+      attention_flops += ops.flops(i);
+    }
+  }
+  const int mb = 8;
+  EXPECT_EQ(sends, mb * 4 * 3);      // cp - 1 blocks passed on per layer
+  EXPECT_EQ(attention, mb * 4 * 4);  // one block per ring step
+  // the rank's queries against every key: 4 * s_local * s * h per sequence and layer
+  EXPECT_DOUBLE_EQ(attention_flops, mb * 4 * 4.0 * 64 * 256 * 512);
+  // gradients are reduced over dp x cp
+  EXPECT_EQ(g.communicators()[comm_index(g, "dp")].groups.front().size(), 4u);
+}
+
+TEST(ParallelGenerator, ExpertParallelismAddsAllToAllsAndAnExpertGradientGroup) {
+  WorkloadSpec s = gpt(1, 1, 4);
+  s.model.moe.experts = 8;
+  s.model.moe.top_k = 2;
+  s.model.moe.load_imbalance = 1.5;
+  s.parallelism.ep = 2;
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const OpTable& ops = g.classes()[0].ops;
+  const auto ep = collectives(ops, comm_index(g, "ep"));
+  const int mb = 2;
+  // dispatch and combine in forward and in backward, each layer
+  EXPECT_EQ(ep.at(CollectiveKind::all_to_all).first, mb * 4 * 4);
+  EXPECT_DOUBLE_EQ(ep.at(CollectiveKind::all_to_all).second, mb * 4 * 4 * (256.0 * 2 * 1.5) * 512 * 2.0);
+  EXPECT_EQ(g.communicators()[comm_index(g, "edp")].groups.front(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(g.communicators()[comm_index(g, "ep")].groups.front(), (std::vector<int>{0, 1}));
+}
+
+TEST(ParallelGenerator, TiedEmbeddingsAreAllReducedBetweenFirstAndLastStage) {
+  WorkloadSpec s = gpt(2, 3, 1);
+  s.model.layers = 3;
+  s.model.tied_embeddings = true;
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const std::uint16_t embd = comm_index(g, "embd");
+  EXPECT_EQ(g.communicators()[embd].groups, (std::vector<std::vector<int>>{{0, 4}, {1, 5}}));
+  const double bytes = 1024.0 * 512 / 2 * parameter_state_bytes(s.training).gradients;
+  EXPECT_DOUBLE_EQ(collectives(g.classes()[0].ops, embd).at(CollectiveKind::all_reduce).second, bytes);
+  EXPECT_TRUE(collectives(g.classes()[1].ops, embd).empty());
+  EXPECT_DOUBLE_EQ(collectives(g.classes()[2].ops, embd).at(CollectiveKind::all_reduce).second, bytes);
+}
+
+}  // namespace
+}  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// Megatron's unfused attention: the scores and the weighted sum as batched GEMMs (the same flops as
+// the fused kernel's forward), the softmax reading and writing the s x s scores of every head.
+TEST(ParallelGenerator, UnfusedAttentionIsTwoBatchedGemmsAroundASoftmax) {
+  WorkloadSpec s = gpt(1, 1, 1);
+  s.training.attention = "unfused";
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const OpTable& ops = g.classes()[0].ops;
+  const double heads = 8, seq = 256, d = 64;
+  int softmax = 0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.name(i) == "fwd.attention.scores") {
+      EXPECT_EQ(ops.kernel(i), KernelClass::gemm);
+      EXPECT_DOUBLE_EQ(ops.flops(i), 2.0 * seq * seq * d * heads);
+      EXPECT_EQ(ops.batch(i), 8u);
+    }
+    if (ops.name(i) == "fwd.attention.softmax") {
+      ++softmax;
+      EXPECT_DOUBLE_EQ(ops.bytes(i), 2.0 * heads * seq * seq * 2.0);
+    }
+  }
+  EXPECT_EQ(softmax, 8 * 4);  // per micro-batch and layer
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,80 @@
+#pragma once
+// Helpers for the trace format tests: every field of two execution graphs compared, files written to
+// unique temporary paths, the checked-in example traces located.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "workloads/execution_graph.hpp"
+
+namespace clustersim::testing {
+
+inline std::string example_trace(const std::string& relative) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/workloads/traces/" + relative;
+}
+
+// A fresh directory for one test's files (ctest runs tests in parallel processes).
+inline std::string temp_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "clustersim_trace_" + std::to_string(::getpid()) + "_" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+inline void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Every field of every op, class and communicator.
+inline void expect_same_graph(const ExecutionGraph& a, const ExecutionGraph& b) {
+  ASSERT_EQ(a.world_size(), b.world_size());
+  ASSERT_EQ(a.communicators().size(), b.communicators().size());
+  for (std::size_t c = 0; c < a.communicators().size(); ++c) {
+    EXPECT_EQ(a.communicators()[c].name, b.communicators()[c].name);
+    EXPECT_EQ(a.communicators()[c].groups, b.communicators()[c].groups);
+  }
+  ASSERT_EQ(a.classes().size(), b.classes().size());
+  for (std::size_t c = 0; c < a.classes().size(); ++c) {
+    const RankClass& x = a.classes()[c];
+    const RankClass& y = b.classes()[c];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.ranks, y.ranks);
+    ASSERT_EQ(x.ops.size(), y.ops.size());
+    for (OpId i = 0; i < x.ops.size(); ++i) {
+      SCOPED_TRACE("class " + std::to_string(c) + " op " + std::to_string(i));
+      EXPECT_EQ(x.ops.kind(i), y.ops.kind(i));
+      EXPECT_EQ(x.ops.name(i), y.ops.name(i));
+      EXPECT_EQ(x.ops.stream(i), y.ops.stream(i));
+      EXPECT_TRUE(std::equal(x.ops.deps(i).begin(), x.ops.deps(i).end(), y.ops.deps(i).begin(), y.ops.deps(i).end()));
+      EXPECT_EQ(x.ops.bytes(i), y.ops.bytes(i));
+      switch (x.ops.kind(i)) {
+        case OpKind::compute:
+          EXPECT_EQ(x.ops.kernel(i), y.ops.kernel(i));
+          EXPECT_EQ(x.ops.precision(i), y.ops.precision(i));
+          EXPECT_EQ(x.ops.flops(i), y.ops.flops(i));
+          EXPECT_EQ(x.ops.m(i), y.ops.m(i));
+          EXPECT_EQ(x.ops.n(i), y.ops.n(i));
+          EXPECT_EQ(x.ops.k(i), y.ops.k(i));
+          EXPECT_EQ(x.ops.batch(i), y.ops.batch(i));
+          EXPECT_EQ(x.ops.duration_s(i), y.ops.duration_s(i));
+          break;
+        case OpKind::collective:
+          EXPECT_EQ(x.ops.collective(i), y.ops.collective(i));
+          EXPECT_EQ(x.ops.communicator(i), y.ops.communicator(i));
+          break;
+        case OpKind::send:
+        case OpKind::recv:
+          EXPECT_EQ(x.ops.communicator(i), y.ops.communicator(i));
+          EXPECT_EQ(x.ops.peer_offset(i), y.ops.peer_offset(i));
+          EXPECT_EQ(x.ops.tag(i), y.ops.tag(i));
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace clustersim::testing

@@ -1,0 +1,32 @@
+#pragma once
+// How many parameters each rank holds under tensor, pipeline and expert parallelism (before ZeRO):
+// Megatron-LM's split. Shared by the generator (gradient buckets, optimizer step) and the memory model.
+#include "workloads/transformer_math.hpp"
+#include "workloads/workload_spec.hpp"
+
+namespace clustersim {
+
+// The global model chunks: pp * virtual_stages; chunk g runs on stage g mod pp.
+int model_chunks(const ParallelismSpec& p);
+// Layers of global chunk g: layers / chunks, the first (layers mod chunks) chunks one more.
+int chunk_layers(const ModelSpec& m, const ParallelismSpec& p, int chunk);
+int stage_layers(const ModelSpec& m, const ParallelismSpec& p, int stage);
+
+// Parameters of one layer that every tp rank holds whole: norms and the row-parallel layers' biases.
+double replicated_layer_parameters(const ModelSpec& m);
+
+// One rank's share of one layer's parameter groups: column- and row-parallel matrices / tp, norms
+// and row-parallel biases whole, experts / ep (and / tp), the router whole.
+LayerParameterGroups rank_layer_parameter_groups(const ModelSpec& m, const ParallelismSpec& p);
+
+struct RankParameters {
+  double dense = 0.0;   // reduced over the data- and context-parallel ranks
+  double expert = 0.0;  // MoE experts: reduced over the expert-data-parallel ranks (dp / ep) and cp
+  double total() const { return dense + expert; }
+};
+// The parameters of one rank of pipeline stage `stage`: its layers, the vocabulary-parallel word
+// embedding / tp and the position embedding on the first stage, the final norm and the output layer
+// / tp on the last (with tied embeddings and pp > 1, the last stage keeps a copy of the word embedding).
+RankParameters stage_rank_parameters(const WorkloadSpec& spec, int stage);
+
+}  // namespace clustersim

@@ -1,0 +1,37 @@
+#include <string>
+
+#include "sim/core/error.hpp"
+#include "workloads/trace_format.hpp"
+
+namespace clustersim {
+
+std::span<const TraceFormat> trace_formats() {
+  static constexpr TraceFormat kFormats[] = {
+      {"clustersim", "clustersim's native JSON trace (docs/traces.md)", &read_native_trace},
+      {"chakra", "Chakra execution traces (protobuf .et, one file per rank)", &read_chakra_trace},
+      {"pytorch", "PyTorch profiler (Kineto) Chrome-trace JSON, one file per rank", &read_pytorch_trace},
+  };
+  return kFormats;
+}
+
+const TraceFormat* find_trace_format(std::string_view name) {
+  for (const auto& f : trace_formats())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<std::string> trace_format_names() {
+  std::vector<std::string> names;
+  for (const auto& f : trace_formats())
+    names.emplace_back(f.name);
+  return names;
+}
+
+ExecutionGraph read_trace(const TraceSpec& trace) {
+  const TraceFormat* f = find_trace_format(trace.format);
+  if (f == nullptr || f->read == nullptr)
+    throw SpecError(trace.path, "", "no reader for trace format \"" + trace.format + "\"");
+  return f->read(trace.path);
+}
+
+}  // namespace clustersim
