@@ -210,6 +210,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.run.precision = to_string(workload.training.precision);
   report.run.ops_simulated = static_cast<std::int64_t>(graph.op_count());
   report.run.transfers_simulated = static_cast<std::int64_t>(result.transfers);
+  if (trace) report.run.trace = workload.trace.format + " " + workload.trace.path;
 
   // Power and cost (sim/power, sim/cost): device counts from the built topology, GPU activity from the replay.
   const TopologyMetrics metrics = compute_metrics(cluster);

@@ -14,13 +14,15 @@
 //
 // Streams of a rank: 0 compute (the tensor-parallel collectives and expert all-to-alls run here too:
 // they sit on the critical path as in Megatron-LM without communication overlap), 1 gradient and
-// ZeRO parameter collectives, 3/4 pipeline sends forward/backward, 5/6 pipeline receives
-// forward/backward (posted ahead, like Megatron's batched isend/irecv), 7/8 context-parallel sends and
-// receives, 9 ZeRO-3 parameter all-gathers (prefetched one layer ahead).
+// ZeRO parameter collectives, 2 tensor-parallel collectives overlapped with GEMMs (tp_comm_overlap), 3/4 pipeline sends
+// forward/backward, 5/6 pipeline receives forward/backward (posted ahead, like Megatron's batched isend/irecv), 7/8
+// context-parallel sends and receives, 9 ZeRO-3 parameter all-gathers (prefetched one layer ahead).
 //
 // One step, per stage (pipeline_schedule.hpp gives the order of its forward and backward units):
 //   forward unit (micro-batch i, chunk c): receive the activation (unless the first chunk), the
-//     chunk's layers, send the activation to the next stage (unless the last chunk). The first chunk
+//     chunk's layers, send the activation to the next stage (unless the last chunk). With tp > 1 and
+//     no sequence parallelism each tensor-parallel rank sends 1/tp of it and the receivers all-gather
+//     it (Megatron-LM's default scatter-gather between stages). The first chunk
 //     starts with the embedding, the last ends with the final norm, the logits GEMM and the loss.
 //   backward unit: receive the output's gradient (unless the last chunk), the layers in reverse,
 //     send the input's gradient back (unless the first chunk).
@@ -106,6 +108,7 @@ constexpr int kCrossEntropyAllReduces = 3;
 
 // Streams (see the top of the file).
 constexpr std::uint8_t kGradStream = 1;
+constexpr std::uint8_t kTpStream = 2;
 constexpr std::uint8_t kSendForwardStream = 3;
 constexpr std::uint8_t kSendBackwardStream = 4;
 constexpr std::uint8_t kRecvForwardStream = 5;
@@ -338,35 +341,96 @@ class StageBuilder {
       blocking_collective(name, CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_);
   }
 
+  // --- tensor-parallel communication overlapped with GEMMs (tp_comm_overlap) ---------------------
+  // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers, needs sequence parallelism): an
+  // all-gather feeding a GEMM and a reduce-scatter fed by one are split into tp chunks, chunk i's
+  // GEMM waiting only for chunk i's gather (or chunk i's scatter running while chunk i + 1 is
+  // computed); in the backward, the input's all-gather runs during the dgrad GEMM and the dgrad's
+  // reduce-scatter during the wgrad GEMM. Communication runs on stream 2; the SMs it borrows from
+  // the GEMMs are not modelled.
+  bool overlap_tp() const { return p_.tp_comm_overlap && t_ > 1 && p_.sequence_parallel; }
+
+  // [all-gather] then a GEMM of m rows (the gathered tokens).
+  OpId gathered_gemm(const std::string& gather, const std::string& name, double m, double n, double k) {
+    if (!overlap_tp()) {
+      tp_forward_entry(gather);
+      return gemm(name, m, n, k);
+    }
+    const double chunks = t_;
+    std::vector<OpId> deps = take_deps();
+    OpId g = 0;
+    for (std::uint32_t i = 0; i < t_; ++i) {
+      const OpId ag = collective(gather, CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_ / chunks,
+                                 kTpStream, i == 0 ? deps : std::vector<OpId>{});
+      extra_deps_.push_back(ag);
+      g = gemm(name, m / chunks, n, k);
+    }
+    return g;
+  }
+
+  // A GEMM of m rows then [reduce-scatter or all-reduce of its output].
+  OpId scattered_gemm(const std::string& name, const std::string& scatter, double m, double n, double k) {
+    if (!overlap_tp()) {
+      const OpId g = gemm(name, m, n, k);
+      tp_forward_exit(scatter);
+      return g;
+    }
+    const double chunks = t_;
+    OpId g = 0, rs = 0;
+    for (std::uint32_t i = 0; i < t_; ++i) {
+      g = gemm(name, m / chunks, n, k);
+      rs =
+          collective(scatter, CollectiveKind::reduce_scatter, comms_.tp, double(T_) * h_ * e_ / chunks, kTpStream, {g});
+    }
+    extra_deps_.push_back(rs);  // the next op on the compute stream needs the scattered output
+    return g;
+  }
+
   // --- the layers -------------------------------------------------------------------------------
   void forward_layer(const std::string& phase) {
     norm(phase + ".ln1", false, T_sp_);
-    tp_forward_entry(phase + ".tp.all_gather");
-    gemm(phase + ".qkv", T_, q_ + 2.0 * kv_, h_);
+    gathered_gemm(phase + ".tp.all_gather", phase + ".qkv", T_, q_ + 2.0 * kv_, h_);
     attention_core(phase, false);
-    gemm(phase + ".attn_out", T_, h_, q_);
-    tp_forward_exit(phase + ".tp.attn_out");
+    scattered_gemm(phase + ".attn_out", phase + ".tp.attn_out", T_, h_, q_);
     residual(phase + ".residual1");
     norm(phase + ".ln2", false, T_sp_);
-    tp_forward_entry(phase + ".tp.all_gather");
     if (moe_) {
+      tp_forward_entry(phase + ".tp.all_gather");
       gemm(phase + ".router", T_, m_.moe.experts, h_);
       blocking_collective(phase + ".ep.dispatch", CollectiveKind::all_to_all, comms_.ep,
                           double(expert_tokens_) * h_ * e_);
     }
-    gemm(phase + ".mlp_up", expert_tokens_, act_.inputs * f_, h_);
-    activation(phase + ".activation", false);
-    gemm(phase + ".mlp_down", expert_tokens_, h_, f_);
-    if (moe_)
+    if (moe_) {
+      gemm(phase + ".mlp_up", expert_tokens_, act_.inputs * f_, h_);
+      activation(phase + ".activation", false);
+      gemm(phase + ".mlp_down", expert_tokens_, h_, f_);
       blocking_collective(phase + ".ep.combine", CollectiveKind::all_to_all, comms_.ep,
                           double(expert_tokens_) * h_ * e_);
-    tp_forward_exit(phase + ".tp.mlp_down");
+      tp_forward_exit(phase + ".tp.mlp_down");
+    } else {
+      gathered_gemm(phase + ".tp.all_gather", phase + ".mlp_up", T_, act_.inputs * f_, h_);
+      activation(phase + ".activation", false);
+      scattered_gemm(phase + ".mlp_down", phase + ".tp.mlp_down", T_, h_, f_);
+    }
     residual(phase + ".residual2");
   }
 
   // dgrad dX = dY W^T (m x k, inner n), wgrad dW = X^T dY (k x n, inner m). With sequence parallelism
   // a column-parallel layer gathers its input again for the wgrad and reduce-scatters its dgrad.
   OpId column_parallel_backward(const std::string& what, double m, double n, double k) {
+    if (overlap_tp()) {
+      std::vector<OpId> before;
+      if (have_last_) before.push_back(last_);
+      const OpId ag = collective("bwd.tp.all_gather_input", CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_,
+                                 kTpStream, before);
+      const OpId dgrad = gemm("bwd." + what + ".dgrad", m, k, n);
+      const OpId rs = collective("bwd.tp." + what, CollectiveKind::reduce_scatter, comms_.tp, double(T_) * h_ * e_,
+                                 kTpStream, {dgrad});
+      extra_deps_.push_back(ag);
+      const OpId wgrad = gemm("bwd." + what + ".wgrad", k, n, m);
+      extra_deps_.push_back(rs);
+      return wgrad;
+    }
     gemm("bwd." + what + ".dgrad", m, k, n);
     tp_forward_entry("bwd.tp.all_gather_input");
     const OpId wgrad = gemm("bwd." + what + ".wgrad", k, n, m);
@@ -378,8 +442,7 @@ class StageBuilder {
   }
   // A row-parallel layer: with sequence parallelism, all-gather the output's gradient first.
   OpId row_parallel_backward(const std::string& what, double m, double n, double k) {
-    tp_forward_entry("bwd.tp.all_gather_grad");
-    gemm("bwd." + what + ".dgrad", m, k, n);
+    gathered_gemm("bwd.tp.all_gather_grad", "bwd." + what + ".dgrad", m, k, n);
     return gemm("bwd." + what + ".wgrad", k, n, m);
   }
 
@@ -423,12 +486,19 @@ class StageBuilder {
   }
 
   // --- pipeline units ---------------------------------------------------------------------------
-  double stage_activation_bytes() const { return double(T_sp_) * h_ * e_; }
+  // Megatron-LM's scatter-gather between stages (its default, without sequence parallelism): each
+  // tensor-parallel rank sends 1/tp of the activation, the receivers all-gather it over NVLink.
+  bool scatter_gather() const { return t_ > 1 && !p_.sequence_parallel; }
+  double stage_activation_bytes() const { return double(T_sp_) * h_ * e_ / (scatter_gather() ? t_ : 1); }
+
+  void receive_from_stage(const char* name, int offset, std::uint32_t tag, std::uint8_t stream) {
+    extra_deps_.push_back(p2p(name, OpKind::recv, comms_.pp, offset, tag, stage_activation_bytes(), stream, {}));
+    if (scatter_gather())
+      blocking_collective("pp.tp.all_gather_received", CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_);
+  }
 
   void forward_unit(int chunk) {
-    if (chunk > 0 && p_.pp > 1)
-      extra_deps_.push_back(p2p("pp.recv_activation", OpKind::recv, comms_.pp, -1, kActivationTag,
-                                stage_activation_bytes(), kRecvForwardStream, {}));
+    if (chunk > 0 && p_.pp > 1) receive_from_stage("pp.recv_activation", -1, kActivationTag, kRecvForwardStream);
     if (chunk == 0) {
       const double elements = double(T_) * h_;
       const bool positions = embedding_.position > 0.0;
@@ -459,9 +529,7 @@ class StageBuilder {
 
   void backward_unit(int chunk, bool last_micro_batch) {
     grads_final_ = last_micro_batch;
-    if (chunk + 1 < chunks_ && p_.pp > 1)
-      extra_deps_.push_back(p2p("pp.recv_gradient", OpKind::recv, comms_.pp, +1, kGradientTag, stage_activation_bytes(),
-                                kRecvBackwardStream, {}));
+    if (chunk + 1 < chunks_ && p_.pp > 1) receive_from_stage("pp.recv_gradient", +1, kGradientTag, kRecvBackwardStream);
     if (chunk + 1 == chunks_) {
       const double logits = double(T_) * m_.vocab / t_;
       compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits, logits * kFp32Bytes + logits * e_);

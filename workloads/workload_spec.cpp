@@ -332,9 +332,10 @@ void resolve_parallelism(WorkloadSpec& spec, int gpu_count) {
                     "sequence parallelism splits the micro-batch's tokens over tp ranks: micro_batch * seq_len / cp "
                     "must be a multiple of tp (" +
                         str(p.tp) + ")");
-  if (p.tp_comm_overlap)
+  if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
     throw SpecError(file, "/parallelism/tp_comm_overlap",
-                    "overlapping tensor-parallel communication with GEMMs is not simulated yet; set it to false");
+                    "overlapping tensor-parallel communication with GEMMs needs sequence_parallel (Megatron-LM's "
+                    "--tp-comm-overlap overlaps all-gathers and reduce-scatters)");
 }
 
 std::vector<std::string> workload_preset_names() {

@@ -73,7 +73,8 @@ struct ParallelismSpec {
   // Gradient bucket size in parameters; 0: Megatron's default max(40e6, 1e6 * dp).
   std::int64_t bucket_size_params = 0;
   // Tensor-parallel communication overlapped with the GEMMs that consume or produce it (Megatron's
-  // --tp-comm-overlap, userbuffers): false runs it on the compute stream's critical path.
+  // --tp-comm-overlap, userbuffers; needs sequence_parallel): false runs it on the compute stream's
+  // critical path.
   bool tp_comm_overlap = false;
   // Rank placement, innermost dimension first (Megatron's default "tp-cp-ep-dp-pp"; ep is carved out
   // of dp). Any permutation of tp, cp, dp, pp with ep next to dp.

@@ -213,6 +213,7 @@ std::string Report::to_json(int indent) const {
               {"peak_flops_per_gpu", run.peak_flops_per_gpu},
               {"precision", run.precision},
               {"ops_simulated", run.ops_simulated},
+              {"trace", run.trace},
               {"transfers_simulated", run.transfers_simulated}};
   return j.dump(indent);
 }
@@ -283,6 +284,7 @@ Report Report::from_json(const std::string& text) {
   r.run.precision = run.at("precision").get<std::string>();
   r.run.ops_simulated = run.at("ops_simulated").get<std::int64_t>();
   r.run.transfers_simulated = run.at("transfers_simulated").get<std::int64_t>();
+  r.run.trace = run.value("trace", std::string());
   return r;
 }
 
@@ -291,10 +293,16 @@ std::string Report::to_text() const {
   const double step = step_time_s;
   o << "clustersim: " << run.workload << " on " << run.cluster << "\n";
   o << "  " << run.nodes << " nodes x " << run.gpus / std::max(1, run.nodes) << " " << run.gpu << " = " << run.gpus
-    << " GPUs;  parallelism tp=" << run.tp << " pp=" << run.pp << " dp=" << run.dp << " cp=" << run.cp
-    << " ep=" << run.ep << ";  " << fmt("%.2f", run.parameters / 1e9) << " B parameters, " << run.precision << "\n";
-  o << "  global batch " << run.global_batch << " sequences x " << run.seq_len << " tokens, " << run.micro_batches
-    << " micro-batches per rank\n\n";
+    << " GPUs;  ";
+  if (!run.trace.empty()) {
+    // A trace has no model description: its ops are the record (MFU counts their flops).
+    o << "trace " << run.trace << "\n\n";
+  } else {
+    o << "parallelism tp=" << run.tp << " pp=" << run.pp << " dp=" << run.dp << " cp=" << run.cp << " ep=" << run.ep
+      << ";  " << fmt("%.2f", run.parameters / 1e9) << " B parameters, " << run.precision << "\n";
+    o << "  global batch " << run.global_batch << " sequences x " << run.seq_len << " tokens, " << run.micro_batches
+      << " micro-batches per rank\n\n";
+  }
 
   o << "  Step time          " << seconds(step) << "\n";
   o << "  Throughput         " << fmt("%.0f", tokens_per_s) << " tokens/s\n";

@@ -133,6 +133,7 @@ struct RunInfo {
   std::string precision;
   std::int64_t ops_simulated = 0;        // ops of the execution graph (each rank class once)
   std::int64_t transfers_simulated = 0;  // point-to-point flows handed to the network backend
+  std::string trace;                     // "FORMAT PATH" when the workload is a trace, else empty
 };
 
 struct Report {

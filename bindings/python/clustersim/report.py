@@ -99,6 +99,7 @@ class RunInfo:
     precision: str = ""
     ops_simulated: int = 0
     transfers_simulated: int = 0
+    trace: str = ""  # "FORMAT PATH" when the workload was a trace
 
 
 def _table(rows: List[Dict[str, Any]], columns: List[str]) -> "pd.DataFrame":

@@ -359,3 +359,59 @@ TEST(ParallelGenerator, UnfusedAttentionIsTwoBatchedGemmsAroundASoftmax) {
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// Megatron's scatter-gather between stages: with tp > 1 (no sequence parallelism) each tensor-parallel
+// rank sends 1/tp of the activation and the receiving stage all-gathers it.
+TEST(ParallelGenerator, StagesSendOneTensorParallelShareAndGatherIt) {
+  const WorkloadSpec s = gpt(2, 2, 1);
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const OpTable& last = g.classes()[1].ops;
+  const double activation = 256.0 * 512.0 * 2.0;
+  int recvs = 0;
+  for (OpId i = 0; i < last.size(); ++i) {
+    if (last.kind(i) != OpKind::recv) continue;
+    ++recvs;
+    EXPECT_DOUBLE_EQ(last.bytes(i), activation / 2);
+  }
+  EXPECT_EQ(recvs, 8);  // one activation per micro-batch
+  const auto gathers = collectives(last, comm_index(g, "tp"), "pp.tp.all_gather_received");
+  EXPECT_EQ(gathers.at(CollectiveKind::all_gather).first, 8);
+  EXPECT_DOUBLE_EQ(gathers.at(CollectiveKind::all_gather).second, 8 * activation);
+}
+
+}  // namespace
+}  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// tp_comm_overlap: the same GEMM flops and communicated bytes, the forward gathers and scatters split
+// into tp chunks on their own stream.
+TEST(ParallelGenerator, TensorParallelOverlapChunksTheSameWorkOntoAStream) {
+  WorkloadSpec plain = gpt(2, 1, 1);
+  plain.parallelism.sequence_parallel = true;
+  WorkloadSpec overlap = plain;
+  overlap.parallelism.tp_comm_overlap = true;
+  const ExecutionGraph a = generate_transformer_training(plain, world(plain));
+  const ExecutionGraph b = generate_transformer_training(overlap, world(overlap));
+  const OpTable& pa = a.classes()[0].ops;
+  const OpTable& pb = b.classes()[0].ops;
+  EXPECT_DOUBLE_EQ(gemm_flops(pb), gemm_flops(pa));
+  const auto ca = collectives(pa, comm_index(a, "tp"), "fwd.tp.");
+  const auto cb = collectives(pb, comm_index(b, "tp"), "fwd.tp.");
+  for (CollectiveKind k : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+    EXPECT_DOUBLE_EQ(cb.at(k).second, ca.at(k).second);
+    // per layer two gathers and two scatters become 2 x tp chunks each (embedding and logits stay whole)
+    EXPECT_EQ(cb.at(k).first, ca.at(k).first + 8 * 4 * 2 * (2 - 1));
+  }
+  int on_tp_stream = 0;
+  for (OpId i = 0; i < pb.size(); ++i)
+    on_tp_stream += pb.kind(i) == OpKind::collective && pb.stream(i) == 2 ? 1 : 0;
+  EXPECT_GT(on_tp_stream, 0);
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -300,16 +300,33 @@ TEST(ResolveParallelism, InvalidParallelConfigurationsNameTheirField) {
   const Case cases[] = {
       {"pp", 32, 32, "/parallelism/pp", "must not exceed the number of layers (24)"},
       {"cp", 3, 3, "/parallelism/cp", "cp (3) must divide seq_len (2048)"},
-      {"tp_comm_overlap", true, 8, "/parallelism/tp_comm_overlap", "not simulated yet"},
+      {"tp_comm_overlap", true, 8, "", ""},  // accepted with tp = 1 (nothing to overlap)
   };
   for (const auto& c : cases) {
     nlohmann::json j = valid_spec();
     j["parallelism"][c.key] = c.value;
     WorkloadSpec s = parse(j);
+    if (std::string(c.path).empty()) {
+      EXPECT_NO_THROW(resolve_parallelism(s, c.gpus)) << c.key;
+      continue;
+    }
     const SpecError e = error_of([&] { resolve_parallelism(s, c.gpus); });
     EXPECT_EQ(e.json_path(), c.path) << c.key;
     EXPECT_NE(e.message().find(c.says), std::string::npos) << e.message();
   }
+}
+
+TEST(ResolveParallelism, TensorParallelOverlapNeedsSequenceParallelism) {
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["tp"] = 2;
+  j["parallelism"]["tp_comm_overlap"] = true;
+  WorkloadSpec s = parse(j);
+  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  EXPECT_EQ(e.json_path(), "/parallelism/tp_comm_overlap");
+  EXPECT_NE(e.message().find("needs sequence_parallel"), std::string::npos);
+  j["parallelism"]["sequence_parallel"] = true;
+  WorkloadSpec ok = parse(j);
+  EXPECT_NO_THROW(resolve_parallelism(ok, 8));
 }
 
 TEST(ResolveParallelism, InterleavingNeedsPipelineStagesAndWholeGroupsOfMicroBatches) {
