@@ -43,8 +43,10 @@
 //     Without overlap_grad_reduce every reduction waits for the stage's last backward op.
 //   tied embeddings with pp > 1: the first and last stages all-reduce the word embedding's gradient.
 //   optimizer step: one fused kernel over the rank's parameters (/ dp * cp with ZeRO >= 1). ZeRO 1 and
-//     2 then all-gather the updated bf16 weights. ZeRO 3 all-gathers each layer's weights before its
-//     forward and its backward, every micro-batch (FSDP without reshard_after_forward = false).
+//     2 then all-gather the updated bf16 weights (overlap_param_gather: the previous step's gathers
+//     run at the start of this one, in buckets, each layer's first forward waiting for its bucket). ZeRO 3 all-gathers
+//     each layer's weights before its forward and its backward, every micro-batch (FSDP without reshard_after_forward =
+//     false).
 //
 // Kernel sizes: GEMM C[m x n] = A[m x k] B[k x n], flops 2mnk, bytes (mk + kn + mn) x element size.
 // Tokens per micro-batch and rank T = micro_batch x seq_len / cp; norms and residual adds see T / tp
@@ -64,6 +66,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -497,8 +500,52 @@ class StageBuilder {
       blocking_collective("pp.tp.all_gather_received", CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_);
   }
 
+  // ZeRO 1/2 with overlap_param_gather: the previous step's weight all-gathers, issued at the start of
+  // this one in buckets of consecutive layers (forward order); each layer's first forward waits for
+  // its bucket. Returns the all-gather each layer of `chunk` waits for.
+  // The final norm and the output layer of the last stage (its copy of a tied word embedding, pp > 1).
+  double head_parameters() const {
+    const double output = embedding_.output > 0.0 ? embedding_.output / t_ : p_.pp > 1 ? embedding_.word / t_ : 0.0;
+    return embedding_.final_norm + output;
+  }
+
+  bool prefetch_params() const {
+    return (p_.zero_stage == 1 || p_.zero_stage == 2) && p_.overlap_param_gather && comms_.dp != kNone;
+  }
+
+  std::vector<OpId> prefetch_chunk_weights(int chunk) {
+    const int layers = chunk_layers(m_, p_, chunk);
+    const double expert = moe_ ? groups_.mlp_up + groups_.mlp_down : 0.0;
+    const double dense = groups_.sum() - expert;
+    double fill_dense = chunk == 0 ? embedding_.word / t_ + embedding_.position : 0.0;
+    double fill_expert = 0.0;
+    std::vector<OpId> per_layer(static_cast<std::size_t>(layers));
+    int first = 0;
+    for (int l = 0; l < layers; ++l) {
+      fill_dense += dense;
+      fill_expert += expert;
+      if (l + 1 == layers && chunk + 1 == chunks_) fill_dense += head_parameters();  // in the last bucket
+      if (fill_dense + fill_expert < bucket_params_ && l + 1 < layers) continue;
+      OpId ag = 0;
+      for (const auto& [params, is_expert] : {std::pair{fill_dense, false}, std::pair{fill_expert, true}}) {
+        const std::uint16_t comm = grad_communicator(is_expert);
+        if (params > 0.0 && comm != kNone)
+          ag = collective("dp.param_all_gather", CollectiveKind::all_gather, comm, params * weight_bytes_, kGradStream,
+                          {});
+      }
+      for (int j = first; j <= l; ++j)
+        per_layer[static_cast<std::size_t>(j)] = ag;
+      first = l + 1;
+      fill_dense = fill_expert = 0.0;
+    }
+    return per_layer;
+  }
+
   void forward_unit(int chunk) {
     if (chunk > 0 && p_.pp > 1) receive_from_stage("pp.recv_activation", -1, kActivationTag, kRecvForwardStream);
+    std::vector<OpId> prefetched;
+    if (prefetch_params() && gathered_chunks_.insert(chunk).second) prefetched = prefetch_chunk_weights(chunk);
+    if (!prefetched.empty()) extra_deps_.push_back(prefetched.front());
     if (chunk == 0) {
       const double elements = double(T_) * h_;
       const bool positions = embedding_.position > 0.0;
@@ -508,6 +555,7 @@ class StageBuilder {
     }
     for (int l = 0; l < chunk_layers(m_, p_, chunk); ++l) {
       gather_layer_weights();
+      if (!prefetched.empty()) extra_deps_.push_back(prefetched[static_cast<std::size_t>(l)]);
       forward_layer("fwd");
     }
     if (chunk + 1 == chunks_) {
@@ -534,8 +582,8 @@ class StageBuilder {
       const double logits = double(T_) * m_.vocab / t_;
       compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits, logits * kFp32Bytes + logits * e_);
       // Tied embeddings and pp = 1: the output layer's gradient is completed by the embedding backward.
-      const double output = embedding_.output > 0.0 ? embedding_.output / t_ : p_.pp > 1 ? embedding_.word / t_ : 0.0;
-      grads(output, false, column_parallel_backward("logits", T_, double(m_.vocab) / t_, h_));
+      grads(head_parameters() - embedding_.final_norm, false,
+            column_parallel_backward("logits", T_, double(m_.vocab) / t_, h_));
       grads(embedding_.final_norm, false, norm("bwd.final_norm", true, T_sp_));
     }
     for (int l = 0; l < chunk_layers(m_, p_, chunk); ++l) {
@@ -639,8 +687,9 @@ class StageBuilder {
     op.stream = kComputeStream;
     extra_deps_.insert(extra_deps_.end(), reductions_.begin(), reductions_.end());
     last_ = ops_.add_compute(op, take_deps());
-    // ZeRO 1 and 2: every rank updated its shard; gather the updated weights.
-    if (p_.zero_stage == 1 || p_.zero_stage == 2) {
+    // ZeRO 1 and 2: every rank updated its shard; gather the updated weights (with
+    // overlap_param_gather, during the next step's forward: issued at the start of this one).
+    if ((p_.zero_stage == 1 || p_.zero_stage == 2) && !prefetch_params()) {
       for (const auto& [count, expert] : {std::pair{params.dense, false}, std::pair{params.expert, true}}) {
         const std::uint16_t comm = grad_communicator(expert);
         if (count > 0.0 && comm != kNone)
@@ -673,6 +722,7 @@ class StageBuilder {
   bool have_last_ = false;
   std::vector<OpId> extra_deps_;  // dependencies of the next op on stream 0 besides the previous one
   bool grads_final_ = false;
+  std::set<int> gathered_chunks_;  // chunks whose weights were prefetched (overlap_param_gather)
   OpId gather_anchor_ = 0;
   bool have_gather_anchor_ = false;
   Bucket dense_, expert_;

@@ -134,6 +134,7 @@ ParallelismSpec parse_parallelism(JsonReader r, const ModelSpec& model) {
   p.virtual_stages = positive_int_or(r, "virtual_stages", 1);
   p.zero_stage = static_cast<int>(r.integer_or("zero_stage", 0, 0, 3));
   p.overlap_grad_reduce = r.boolean_or("overlap_grad_reduce", true);
+  p.overlap_param_gather = r.boolean_or("overlap_param_gather", false);
   p.bucket_size_params = r.optional_integer("bucket_size_params", 1).value_or(0);
   p.tp_comm_overlap = r.boolean_or("tp_comm_overlap", false);
   p.order = r.optional_string("order").value_or("tp-cp-ep-dp-pp");
@@ -267,6 +268,7 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
   par["virtual_stages"] = p.virtual_stages;
   par["zero_stage"] = p.zero_stage;
   par["overlap_grad_reduce"] = p.overlap_grad_reduce;
+  par["overlap_param_gather"] = p.overlap_param_gather;
   if (p.bucket_size_params > 0) par["bucket_size_params"] = p.bucket_size_params;
   par["tp_comm_overlap"] = p.tp_comm_overlap;
   par["order"] = p.order;

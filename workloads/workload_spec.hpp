@@ -70,6 +70,10 @@ struct ParallelismSpec {
   int virtual_stages = 1;
   int zero_stage = 0;  // 0..3
   bool overlap_grad_reduce = true;
+  // ZeRO 1/2: the updated weights are all-gathered during the next step's forward (Megatron-LM's
+  // --overlap-param-gather), bucket by bucket ahead of the layers that need them, instead of after
+  // the optimizer step.
+  bool overlap_param_gather = false;
   // Gradient bucket size in parameters; 0: Megatron's default max(40e6, 1e6 * dp).
   std::int64_t bucket_size_params = 0;
   // Tensor-parallel communication overlapped with the GEMMs that consume or produce it (Megatron's

@@ -415,3 +415,33 @@ TEST(ParallelGenerator, TensorParallelOverlapChunksTheSameWorkOntoAStream) {
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// overlap_param_gather: the same weight bytes gathered, in buckets of consecutive layers issued at the
+// start of the step (the previous step's gathers), none after the optimizer.
+TEST(ParallelGenerator, OverlappedParameterGatherMovesTheSameBytesBeforeTheForward) {
+  WorkloadSpec s = gpt(1, 1, 4);
+  s.parallelism.zero_stage = 1;
+  s.parallelism.overlap_param_gather = true;
+  s.parallelism.bucket_size_params = 1;  // one bucket per layer
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const OpTable& ops = g.classes()[0].ops;
+  const auto gathers = collectives(ops, comm_index(g, "dp")).at(CollectiveKind::all_gather);
+  EXPECT_EQ(gathers.first, 4);  // one per layer (the first bucket also holds the embeddings)
+  // every weight (the final norm and the output layer with the last layer's bucket)
+  EXPECT_DOUBLE_EQ(gathers.second, total_parameters(s.model) * parameter_state_bytes(s.training).weights);
+  OpId optimizer = 0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.kind(i) == OpKind::compute && ops.kernel(i) == KernelClass::optimizer) optimizer = i;
+    if (ops.kind(i) == OpKind::collective && ops.collective(i) == CollectiveKind::all_gather) {
+      EXPECT_TRUE(ops.deps(i).empty());  // issued at the start of the step
+    }
+  }
+  for (OpId i = optimizer + 1; i < ops.size(); ++i)
+    EXPECT_NE(ops.kind(i), OpKind::collective);
+}
+
+}  // namespace
+}  // namespace clustersim

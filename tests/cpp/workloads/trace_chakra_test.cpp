@@ -16,11 +16,8 @@
 namespace clustersim {
 namespace {
 
+using testing::deps_of;
 using testing::spec_error_of;
-
-std::vector<OpId> deps_of(const OpTable& ops, OpId i) {
-  return {ops.deps(i).begin(), ops.deps(i).end()};
-}
 
 const ExecutionGraph& example() {
   static const ExecutionGraph g = read_chakra_trace(testing::example_trace("chakra/pp2_dp2.{rank}.et"));

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,6 +13,10 @@
 #include "workloads/execution_graph.hpp"
 
 namespace clustersim::testing {
+
+inline std::vector<OpId> deps_of(const OpTable& ops, OpId i) {
+  return {ops.deps(i).begin(), ops.deps(i).end()};
+}
 
 inline std::string example_trace(const std::string& relative) {
   return std::string(CLUSTERSIM_SOURCE_DIR) + "/workloads/traces/" + relative;
