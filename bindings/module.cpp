@@ -8,11 +8,17 @@
 //   clustersim::SimulationError -> clustersim.errors.SimulationError(message)             (a RuntimeError)
 // with the same text the CLI prints.
 #include <csignal>
+#include <cstddef>
+#include <filesystem>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -21,10 +27,17 @@
 #include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/spec_document.hpp"
+#include "sim/cost/design_comparison.hpp"
+#include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
+#include "sim/hardware/kernel_accuracy.hpp"
+#include "sim/hardware/kernel_fit.hpp"
+#include "sim/hardware/kernel_measurement.hpp"
+#include "sim/hardware/kernel_model.hpp"
 #include "sim/network/network_backend.hpp"
 #include "sim/report/report.hpp"
 #include "sim/simulate.hpp"
+#include "sim/validation/validation_report.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/cluster_spec.hpp"
 #include "topologies/topology_export.hpp"
@@ -58,14 +71,20 @@ SpecText parse_cluster(const std::string& text, const std::string& file, const O
   return {cluster_spec_to_json(spec), spec.source_file};
 }
 
-SpecText load_workload(const std::string& source, const Overrides& overrides) {
-  const WorkloadSpec spec = load_workload_spec(source, overrides);
+// A trace's path is resolved against its workload file's directory, relative to the working directory
+// of the moment: made absolute here, the normalized spec reads the same trace wherever it goes next
+// (parsed again with its file name, simulated from another directory, sent to a sweep's workers).
+SpecText workload_text(WorkloadSpec spec) {
+  if (spec.is_trace()) spec.trace.path = std::filesystem::absolute(spec.trace.path).lexically_normal().string();
   return {workload_spec_to_json(spec), spec.source_file};
 }
 
+SpecText load_workload(const std::string& source, const Overrides& overrides) {
+  return workload_text(load_workload_spec(source, overrides));
+}
+
 SpecText parse_workload(const std::string& text, const std::string& file, const Overrides& overrides) {
-  const WorkloadSpec spec = parse_workload_spec(with_overrides(text, file, overrides), file);
-  return {workload_spec_to_json(spec), spec.source_file};
+  return workload_text(parse_workload_spec(with_overrides(text, file, overrides), file));
 }
 
 // One simulation in a child process (the C++ simulate() forks); the GIL is released while it runs so
@@ -74,7 +93,8 @@ std::string simulate_json(const std::string& cluster_text, const std::string& cl
                           const std::string& workload_text, const std::string& workload_file,
                           const std::string& fidelity, const std::string& algorithm,
                           const std::map<std::string, std::string>& algorithm_by_group,
-                          const std::string& network_profile) {
+                          const std::string& network_profile, const std::string& timeline_path,
+                          std::size_t timeline_classes) {
   const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
   const WorkloadSpec workload = parse_workload_spec(workload_text, workload_file);
   SimulationOptions options;
@@ -82,6 +102,8 @@ std::string simulate_json(const std::string& cluster_text, const std::string& cl
   if (!algorithm.empty()) options.collective_algorithm = algorithm;
   options.algorithm_by_communicator = algorithm_by_group;
   if (!network_profile.empty()) options.network_profile = network_profile;
+  options.timeline_path = timeline_path;
+  if (timeline_classes > 0) options.timeline_classes = timeline_classes;
   py::gil_scoped_release release;
   return simulate(cluster, workload, options).to_json(-1);
 }
@@ -104,6 +126,117 @@ std::vector<std::string> export_format_names() {
   for (const auto& f : export_formats())
     out.emplace_back(f.name);
   return out;
+}
+
+// `clustersim compare`'s table from reports the caller simulated: one (design, report JSON, error)
+// per design, the report empty when its simulation failed. Returns comparison_to_json's document and
+// comparison_to_text's table.
+using DesignInput = std::tuple<std::string, std::string, std::string>;
+
+std::pair<std::string, std::string> compare_json(const std::string& workload, double tokens,
+                                                 const std::vector<DesignInput>& designs) {
+  std::vector<DesignRow> rows;
+  for (const auto& [design, report, error] : designs) {
+    DesignRow row;
+    row.design = design;
+    if (report.empty())
+      row.error = error;
+    else
+      row.report = Report::from_json(report);
+    rows.push_back(std::move(row));
+  }
+  const DesignComparison comparison = compare_designs(workload, tokens, std::move(rows));
+  return {comparison_to_json(comparison, -1), comparison_to_text(comparison)};
+}
+
+// `clustersim validate DATASET --json` for one dataset: (JSON document, readable table). The rows are
+// simulated `jobs` at a time, each in its own child process, with the GIL released.
+std::pair<std::string, std::string> validate_json(const std::string& dataset, const std::string& fidelity, int jobs,
+                                                  std::size_t limit) {
+  const ValidationDataset d = load_validation_dataset(dataset, limit);
+  ValidationOptions options;
+  if (!fidelity.empty()) options.fidelity = fidelity;
+  if (jobs > 0) options.jobs = jobs;
+  ValidationResult result;
+  {
+    py::gil_scoped_release release;
+    result = run_validation(d, options);
+  }
+  return {validation_to_json(d, result, options, -1), validation_to_text(d, result, options)};
+}
+
+// Kernel calibration (`clustersim calibrate`): measurements cross as KernelMeasurement objects, the
+// profile as its JSON file text. A GPU is a catalogue id; `profile_json` empty: the catalogue's values
+// without any profile, else that profile applied.
+GpuSpec gpu_with_profile(const std::string& gpu_id, const std::string& profile_json) {
+  GpuSpec gpu = find_gpu(gpu_id, "--gpu", "");
+  if (!profile_json.empty()) apply_calibration_profile(gpu, parse_calibration_profile(profile_json, "<profile>"));
+  return gpu;
+}
+
+std::pair<std::vector<KernelMeasurement>, std::vector<std::string>> read_measurement_file(const std::string& path) {
+  MeasurementSet set = read_measurements(path);
+  return {std::move(set.kernels), std::move(set.notes)};
+}
+
+std::string fit_profile(const std::string& gpu_id, const std::vector<KernelMeasurement>& measurements,
+                        const std::vector<std::string>& fitted_on, const std::vector<std::string>& held_out,
+                        const std::string& description) {
+  const GpuSpec base = find_gpu(gpu_id, "--gpu", "");
+  KernelFitOptions options;
+  options.fitted_on = fitted_on;
+  options.held_out = held_out;
+  options.description =
+      description.empty() ? "kernel-model parameters of " + base.name + " fitted by clustersim calibrate" : description;
+  py::gil_scoped_release release;
+  return calibration_profile_to_json(fit_kernel_model(base, measurements, options));
+}
+
+ErrorMetric error_metric(const std::string& name) {
+  if (name == "time") return ErrorMetric::time;
+  if (name == "throughput") return ErrorMetric::throughput;
+  throw SpecError("metric", "", "expected \"time\" or \"throughput\", got \"" + name + "\"");
+}
+
+// kernel_accuracy(): per operation (first appearance order) then "all":
+// (operation, count, median |error|, p90 |error|, median error).
+using ErrorRow = std::tuple<std::string, std::size_t, double, double, double>;
+
+std::vector<ErrorRow> accuracy(const std::string& gpu_id, const std::string& profile_json,
+                               const std::vector<KernelMeasurement>& measurements, const std::string& metric) {
+  const GpuSpec gpu = gpu_with_profile(gpu_id, profile_json);
+  const AccuracySummary s = kernel_accuracy(gpu, measurements, error_metric(metric));
+  std::vector<ErrorRow> rows;
+  for (const auto& e : s.operations)
+    rows.emplace_back(e.operation, e.count, e.median_abs_error, e.p90_abs_error, e.median_error);
+  rows.emplace_back(s.all.operation, s.all.count, s.all.median_abs_error, s.all.p90_abs_error, s.all.median_error);
+  return rows;
+}
+
+// Per measurement: (the model's time, the error kernel_accuracy counts for it).
+std::vector<std::pair<double, double>> kernel_predictions(const std::string& gpu_id, const std::string& profile_json,
+                                                          const std::vector<KernelMeasurement>& measurements,
+                                                          const std::string& metric) {
+  const GpuSpec gpu = gpu_with_profile(gpu_id, profile_json);
+  const ErrorMetric m = error_metric(metric);
+  std::vector<std::pair<double, double>> out;
+  out.reserve(measurements.size());
+  for (std::size_t i = 0; i < measurements.size(); ++i) {
+    const std::span<const KernelMeasurement> one(&measurements[i], 1);
+    out.emplace_back(kernel_time(gpu, measurements[i].op()).time_s, kernel_accuracy(gpu, one, m).all.median_error);
+  }
+  return out;
+}
+
+std::string shipped_profile(const std::string& gpu_id) {
+  const std::optional<CalibrationProfile> profile = find_calibration_profile(gpu_id);
+  if (!profile) {
+    std::string known;
+    for (const auto& n : calibration_profile_names())
+      known += (known.empty() ? "" : ", ") + n;
+    throw SpecError("--gpu", "", "no calibration profile for '" + gpu_id + "'; profiles: " + known);
+  }
+  return calibration_profile_to_json(*profile);
 }
 
 std::pair<Overrides, Overrides> split(const std::vector<std::string>& settings) {
@@ -168,8 +301,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("simulate", &simulate_json, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("workload_json"),
         py::arg("workload_file"), py::arg("fidelity") = "", py::arg("algorithm") = "",
         py::arg("algorithm_by_group") = std::map<std::string, std::string>{}, py::arg("network_profile") = "",
+        py::arg("timeline_path") = "", py::arg("timeline_classes") = 0,
         "Simulates one training step in a child process; returns the report as one-line JSON.\n"
-        "Empty fidelity / algorithm / network_profile: the core's defaults.");
+        "Empty fidelity / algorithm / network_profile: the core's defaults. A timeline_path: the step's\n"
+        "Chrome trace is written there (timeline_classes rank classes; 0: the core's default).");
   m.def("topology_info", &topology_info_json, py::arg("cluster_json"), py::arg("cluster_file"),
         "The cluster's topology metrics as JSON (clustersim topology info --json).");
   m.def("topology_export", &topology_export, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("format"),
@@ -185,6 +320,55 @@ PYBIND11_MODULE(_core, m) {
   m.def("gpu_ids", &gpu_catalogue_ids, "Ids of the GPU catalogue entries.");
   m.def("fidelities", &fidelity_names, "Registered network backends (fidelity levels).");
   m.def("collective_algorithms", &algorithm_names, "Registered collective algorithms.");
+  m.def("compare", &compare_json, py::arg("workload"), py::arg("tokens"), py::arg("designs"),
+        "clustersim compare's comparison of simulated designs [(design, report JSON or '', error)]:\n"
+        "(comparison JSON, the CLI's table).");
+  m.def("validation_datasets", &validation_dataset_names, "Names of the compiled-in validation datasets.");
+  m.def("validate", &validate_json, py::arg("dataset"), py::arg("fidelity") = "", py::arg("jobs") = 0,
+        py::arg("limit") = 0,
+        "clustersim validate DATASET: (JSON document, the CLI's table). limit 0: every row; jobs 0: default.");
+
+  py::class_<KernelMeasurement>(m, "KernelMeasurement",
+                                "One measured kernel time (sim/hardware/kernel_measurement.hpp).")
+      .def_readonly("gpu", &KernelMeasurement::gpu)
+      .def_readonly("operation", &KernelMeasurement::operation)
+      .def_readonly("name", &KernelMeasurement::name)
+      .def_property_readonly("kernel", [](const KernelMeasurement& k) { return std::string(to_string(k.kernel)); })
+      .def_property_readonly("precision",
+                             [](const KernelMeasurement& k) { return std::string(to_string(k.precision)); })
+      .def_readonly("flops", &KernelMeasurement::flops)
+      .def_readonly("bytes", &KernelMeasurement::bytes)
+      .def_readonly("m", &KernelMeasurement::m)
+      .def_readonly("n", &KernelMeasurement::n)
+      .def_readonly("k", &KernelMeasurement::k)
+      .def_readonly("batch", &KernelMeasurement::batch)
+      .def_readonly("time_s", &KernelMeasurement::time_s)
+      .def_readonly("repetitions", &KernelMeasurement::repetitions)
+      .def_readonly("file", &KernelMeasurement::file)
+      .def_readonly("source", &KernelMeasurement::source)
+      .def_readonly("group", &KernelMeasurement::group)
+      .def_readonly("tp", &KernelMeasurement::tp);
+  m.def("read_measurements", &read_measurement_file, py::arg("path"),
+        "Reads one measurement file (PATH or PATH#SELECTOR): (kernel measurements, notes on what was skipped).");
+  m.def("fit_profile", &fit_profile, py::arg("gpu"), py::arg("measurements"), py::arg("fitted_on"), py::arg("held_out"),
+        py::arg("description") = "",
+        "Fits the kernel model of catalogue GPU `gpu` to the measurements: the calibration profile's JSON.");
+  m.def("kernel_accuracy", &accuracy, py::arg("gpu"), py::arg("profile_json"), py::arg("measurements"),
+        py::arg("metric") = "time",
+        "The kernel model's error per operation, then 'all': [(operation, count, median |e|, p90 |e|, median e)].\n"
+        "profile_json '': the catalogue's values; metric 'time' or 'throughput'.");
+  m.def("kernel_predictions", &kernel_predictions, py::arg("gpu"), py::arg("profile_json"), py::arg("measurements"),
+        py::arg("metric") = "time",
+        "Per measurement: (the model's time in seconds, its error as kernel_accuracy counts it).");
+  m.def("calibration_profiles", &calibration_profile_names, "GPU ids of the compiled-in calibration profiles.");
+  m.def("calibration_profile", &shipped_profile, py::arg("gpu"),
+        "The compiled-in calibration profile of a GPU, as JSON.");
+  m.def(
+      "parse_calibration_profile",
+      [](const std::string& text, const std::string& file) {
+        return calibration_profile_to_json(parse_calibration_profile(text, file));
+      },
+      py::arg("text"), py::arg("file"), "Validates a calibration profile's JSON: the profile as calibrate writes it.");
   m.def("_crash_in_child", &crash_in_child, py::arg("signal_number"),
         "Test hook: a child process that dies of `signal_number` (the parent raises SimulationError).");
 }

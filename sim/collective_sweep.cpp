@@ -103,7 +103,11 @@ CollectiveKind parse_collective_kind(const std::string& text) {
   for (const auto& [name, kind] : kNames)
     if (text == name) return kind;
   throw SpecError("--op " + text, "",
-                  "expected one of all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce");
+                  "expected one of all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv");
+}
+
+bool is_send_recv_op(const std::string& text) {
+  return text == "send_recv" || text == "sendrecv";
 }
 
 std::vector<CollectiveSweepRow> run_collective_sweep_in_this_process(const ClusterSpec& spec,
@@ -120,21 +124,57 @@ std::vector<CollectiveSweepRow> run_collective_sweep_in_this_process(const Clust
     if (o.step_factor <= 1.0) break;
   }
   ExecutionGraph graph(cluster.gpu_count());
-  const auto comm = graph.add_communicator({"sweep", {o.ranks}});
   RankClass& members = graph.add_class("communicator", o.ranks);
   std::vector<int> others;
   std::set<int> in_group(o.ranks.begin(), o.ranks.end());
   for (int r = 0; r < cluster.gpu_count(); ++r)
     if (in_group.count(r) == 0) others.push_back(r);
   if (!others.empty()) graph.add_class("idle", others);
-  for (double s : sizes)
-    members.ops.add_collective({"sweep", o.kind, comm, s, 1});
+  // Send/recv: one communicator per size, so that the replay's per-communicator record is that size's
+  // time. Sends and receives on two streams (a cyclic shift on one in-order stream would deadlock),
+  // each size after the previous one's receive, as nccl-tests runs them.
+  std::vector<std::uint16_t> p2p_comms;
+  if (o.send_recv) {
+    const auto n = static_cast<std::int32_t>(o.ranks.size());
+    const std::int32_t offset = ((o.peer_offset % n) + n) % n;
+    if (offset == 0)
+      throw SpecError(
+          "--peer-offset " + std::to_string(o.peer_offset), "",
+          "a rank cannot send to itself: the offset must not be a multiple of the " + std::to_string(n) + " ranks");
+    std::vector<OpId> previous;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      p2p_comms.push_back(graph.add_communicator({"sendrecv " + std::to_string(i), {o.ranks}}));
+      const OpId send = members.ops.add_p2p({"send", OpKind::send, p2p_comms.back(), offset, 0, sizes[i], 1}, previous);
+      const OpId recv =
+          members.ops.add_p2p({"recv", OpKind::recv, p2p_comms.back(), -offset, 0, sizes[i], 2}, previous);
+      previous = {send, recv};
+    }
+  } else {
+    const auto comm = graph.add_communicator({"sweep", {o.ranks}});
+    for (double s : sizes)
+      members.ops.add_collective({"sweep", o.kind, comm, s, 1});
+  }
 
   auto backend = backend_entry->make(cluster, profile);
   ReplayOptions ro;
   ro.collective_algorithm = o.algorithm;
   ro.network_profile = profile;
   const ReplayResult r = replay(graph, cluster, GpuSpec{}, *backend, ro);
+  if (o.send_recv) {
+    std::vector<CollectiveSweepRow> rows;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const auto it = r.p2p.find(p2p_comms[i]);
+      CollectiveSweepRow row;
+      row.bytes = sizes[i];
+      row.count = static_cast<std::int64_t>(sizes[i] / o.element_bytes);
+      row.algorithm = "p2p";
+      row.time_s = it == r.p2p.end() ? 0.0 : it->second.time_s;
+      row.algbw_Bps = row.time_s > 0 ? row.bytes / row.time_s : 0.0;
+      row.busbw_Bps = row.algbw_Bps;  // nccl-tests' sendrecv: bus factor 1
+      rows.push_back(row);
+    }
+    return rows;
+  }
   std::vector<CollectiveSweepRow> rows;
   for (std::size_t i = 0; i < r.collectives.size(); ++i) {
     const auto& rec = r.collectives[i];

@@ -13,6 +13,11 @@ namespace clustersim {
 
 struct CollectiveSweepOptions {
   CollectiveKind kind = CollectiveKind::all_reduce;
+  // Point-to-point instead of a collective (nccl-tests' sendrecv_perf): every rank of `ranks` sends
+  // `bytes` to the rank `peer_offset` places after it in the list (mod n) and receives from the one
+  // `peer_offset` places before it, all pairs at once; `kind` is ignored.
+  bool send_recv = false;
+  int peer_offset = 1;
   std::vector<int> ranks;  // the communicator, in order
   double min_bytes = 8;
   double max_bytes = 8.0 * (1 << 30);
@@ -34,7 +39,7 @@ struct CollectiveSweepRow {
 };
 
 // nccl-tests' bus-bandwidth factor: all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all
-// (n-1)/n; broadcast, reduce 1.
+// (n-1)/n; broadcast, reduce 1 (and send/recv 1).
 double bus_factor(CollectiveKind kind, int ranks);
 
 // Parses "0-63", "0,8,16", "0-7,16-23" into ranks; checks them against `gpus` (out of range,
@@ -44,6 +49,8 @@ std::vector<int> parse_rank_list(const std::string& text, int gpus);
 double parse_byte_size(const std::string& text, const std::string& option);
 // The kind named as nccl-tests and clustersim name it ("all_reduce", "allreduce", ...).
 CollectiveKind parse_collective_kind(const std::string& text);
+// Whether --op names point-to-point send/recv ("send_recv", "sendrecv") rather than a collective.
+bool is_send_recv_op(const std::string& text);
 
 // Runs the sweep in a child process (one simulation, the sizes one after another on an idle fabric).
 std::vector<CollectiveSweepRow> simulate_collective_sweep(const ClusterSpec& cluster,

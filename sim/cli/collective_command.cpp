@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <iostream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +15,7 @@ namespace clustersim::cli {
 int run_collective(const std::vector<std::string>& args) {
   const Arguments a(args,
                     {"cluster", "op", "ranks", "min-bytes", "max-bytes", "step-factor", "fidelity", "algorithm",
-                     "network-profile", "set"},
+                     "network-profile", "peer-offset", "set"},
                     {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const SplitOverrides overrides = split_overrides(a.values("set"));
@@ -22,7 +23,21 @@ int run_collective(const std::vector<std::string>& args) {
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"), overrides.cluster);
 
   CollectiveSweepOptions o;
-  o.kind = parse_collective_kind(a.value("op").value_or("all_reduce"));
+  const std::string op = a.value("op").value_or("all_reduce");
+  // send_recv: nccl-tests' sendrecv_perf (each rank sends to the next of --ranks, receives from the
+  // previous); --peer-offset K pairs rank i with rank i + K instead (K = n/2: halves facing each other).
+  o.send_recv = is_send_recv_op(op);
+  if (!o.send_recv) o.kind = parse_collective_kind(op);
+  if (const auto k = a.value("peer-offset")) {
+    if (!o.send_recv) throw UsageError("--peer-offset applies to --op send_recv only");
+    try {
+      std::size_t used = 0;
+      o.peer_offset = std::stoi(*k, &used);
+      if (used != k->size()) throw std::invalid_argument(*k);
+    } catch (const std::logic_error&) {
+      throw SpecError("--peer-offset " + *k, "", "expected an integer");
+    }
+  }
   const std::string ranks = a.value("ranks").value_or("0-" + std::to_string(cluster.gpu_count() - 1));
   o.ranks = parse_rank_list(ranks, cluster.gpu_count());
   o.min_bytes = parse_byte_size(a.value("min-bytes").value_or("8"), "--min-bytes");
@@ -49,8 +64,9 @@ int run_collective(const std::vector<std::string>& args) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("# clustersim collective: %s over %zu ranks (%s) of %s\n", to_string(o.kind), o.ranks.size(),
-              ranks.c_str(), cluster.name.c_str());
+  std::printf("# clustersim collective: %s over %zu ranks (%s) of %s\n", o.send_recv ? "send_recv" : to_string(o.kind),
+              o.ranks.size(), ranks.c_str(), cluster.name.c_str());
+  if (o.send_recv) std::printf("# every rank sends to the rank %d places after it in --ranks\n", o.peer_offset);
   std::printf("# fidelity %s, algorithm %s, network profile %s; simulated, idle fabric\n", o.fidelity.c_str(),
               o.algorithm.c_str(), o.network_profile.c_str());
   std::printf("#\n#%12s %13s %9s %7s %16s %11s %8s %8s\n", "size", "count", "type", "redop", "algorithm", "time",
@@ -58,7 +74,8 @@ int run_collective(const std::vector<std::string>& args) {
   std::printf("#%12s %13s %9s %7s %16s %11s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
   for (const auto& r : rows) {
     std::printf(" %12.0f %13lld %9s %7s %16s %11.2f %8.2f %8.2f\n", r.bytes, static_cast<long long>(r.count), "float",
-                "sum", r.algorithm.c_str(), r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9);
+                o.send_recv ? "none" : "sum", r.algorithm.c_str(), r.time_s * 1e6, r.algbw_Bps / 1e9,
+                r.busbw_Bps / 1e9);
   }
   return 0;
 }

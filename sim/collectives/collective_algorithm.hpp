@@ -5,6 +5,19 @@
 // tuner, the time of every algorithm that can run the request on an idle fabric and takes the
 // fastest. Asking by name for an algorithm that cannot run a request is an error that says why,
 // never a silent fallback.
+//
+// The selector's estimate of an algorithm is its idle-fabric time (below) with the bandwidth part
+// divided by the algorithm's tuner bandwidth factor. NCCL's tuner (src/graph/tuning.cc, 2.18-2.21)
+// gives its double binary tree the ring's bus bandwidth x 0.92 (`busBw * .92`) and converts it to
+// algorithm bandwidth with 1/2 where the ring uses N/(2(N-1)): the tuner never credits the tree with
+// moving fewer bytes per port than the ring (it physically does on 2 nodes, where the tree's one
+// inter-node edge carries S per direction against the ring's 2(N-1)/N S), so the ring wins every
+// size the tree does not win by latency. The selector rates the tree that way: its bandwidth part is
+// the ring's x N/(N-1) / 0.92; the simulation then runs the chosen plan as it is.
+// The consequence, as in NCCL's model: a ring pays 2(N-1) steps of latency, a tree 2 log2(nodes);
+// across 2-4 nodes the ring wins at every size the tree does not win by latency, while across
+// hundreds of nodes the ring's steps cost milliseconds and the tree wins up to gigabytes (NCCL's own
+// tables: crossover near 5 GB at 256 H100 GPUs, tens of GB at 2,048).
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +41,11 @@ struct CollectiveAlgorithmEntry {
   CollectiveSupport supports;
   CollectiveFeasibility infeasible;  // nullptr: always feasible for the kinds it supports
   CollectivePlanner plan;
+  // What the selector multiplies the plan's bandwidth by (NCCL's tuner's relative rating, see above).
+  double tuner_bandwidth_factor = 1.0;
+  // NCCL's tuner gives the tree the ring's bus bandwidth (x the factor): its bandwidth part is then
+  // rated as the ring's, converted from bus to algorithm bandwidth (x N/(N-1)), when a ring can run.
+  bool tuner_rates_like_ring = false;
 };
 
 inline constexpr std::string_view kAutoAlgorithm = "auto";
@@ -41,10 +59,18 @@ std::string collective_infeasible(std::string_view name, const CollectiveContext
 // Plans `request` with the algorithm `name` ("auto" selects). Throws SimulationError naming the
 // reason when the algorithm does not exist or cannot run the request.
 CollectivePlan plan_collective(std::string_view name, const CollectiveContext& ctx, const CollectiveRequest& request);
-// The feasible NCCL algorithm with the least idle-fabric time for `request`.
+// The feasible NCCL algorithm with the least estimated time for `request` (idle-fabric time with the
+// bandwidth part over the entry's tuner_bandwidth_factor); ties keep the registry order.
 std::string select_collective_algorithm(const CollectiveContext& ctx, const CollectiveRequest& request);
 // Time of `plan` on an idle fabric: per phase, the busiest link's bytes over its effective bandwidth,
 // plus the phase latency; plus the profile's per-call latency.
 double idle_fabric_time_s(const CollectiveContext& ctx, const CollectivePlan& plan);
+// The same, split: the part spent moving bytes (the busiest links) and the latency part.
+struct IdleFabricTime {
+  double bandwidth_s = 0.0;
+  double latency_s = 0.0;
+  double total_s() const { return bandwidth_s + latency_s; }
+};
+IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const CollectivePlan& plan);
 
 }  // namespace clustersim

@@ -1,7 +1,8 @@
 #include <algorithm>
 #include <limits>
 #include <string>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/collectives/direct_algorithm.hpp"
@@ -14,12 +15,58 @@
 
 namespace clustersim {
 
+namespace {
+
+// NCCL src/graph/tuning.cc (2.18-2.21, ncclTopoTuneModel): `if (a == NCCL_ALGO_TREE) busBw =
+// std::min(busBw*.92, nChannels*perChMaxTreeBw)`; 2.8 used .9. The per-channel cap (H100: 36-41 GB/s,
+// A100: 18-24 GB/s) does not bind on DGX systems, whose channels carry 12-25 GB/s each.
+constexpr double kTreeTunerBandwidthFactor = 0.92;
+
+// Plans `request` with every feasible NCCL algorithm; returns the one with the least estimated time.
+std::pair<const CollectiveAlgorithmEntry*, CollectivePlan> select_and_plan(const CollectiveContext& ctx,
+                                                                           const CollectiveRequest& request) {
+  struct Candidate {
+    const CollectiveAlgorithmEntry* entry;
+    CollectivePlan plan;
+    IdleFabricTime time;
+  };
+  std::vector<Candidate> candidates;
+  const IdleFabricTime* ring = nullptr;
+  for (const auto& a : collective_algorithms()) {
+    if (!a.nccl || !collective_infeasible(a.name, ctx, request).empty()) continue;
+    CollectivePlan plan = a.plan(ctx, request);
+    const IdleFabricTime t = idle_fabric_time_parts(ctx, plan);
+    candidates.push_back({&a, std::move(plan), t});
+  }
+  for (const auto& c : candidates)
+    if (std::string_view(c.entry->name) == "ring") ring = &c.time;
+  const double n = static_cast<double>(request.ranks->size());
+  const CollectiveAlgorithmEntry* best = nullptr;
+  CollectivePlan* best_plan = nullptr;
+  double best_time = std::numeric_limits<double>::infinity();
+  for (auto& c : candidates) {
+    const double bandwidth_s = c.entry->tuner_rates_like_ring && ring != nullptr && n > 1
+                                   ? ring->bandwidth_s * n / (n - 1)
+                                   : c.time.bandwidth_s;
+    const double estimate = c.time.latency_s + bandwidth_s / c.entry->tuner_bandwidth_factor;
+    if (estimate < best_time) {  // ties keep the earlier entry (registry order)
+      best_time = estimate;
+      best = c.entry;
+      best_plan = &c.plan;
+    }
+  }
+  if (best == nullptr) throw SimulationError(std::string("no algorithm can run ") + to_string(request.kind));
+  return {best, std::move(*best_plan)};
+}
+
+}  // namespace
+
 std::span<const CollectiveAlgorithmEntry> collective_algorithms() {
   static constexpr CollectiveAlgorithmEntry kAlgorithms[] = {
       {"ring", "rings over every rank (rail-aligned channels across nodes): bandwidth-optimal", true, &ring_supports,
        nullptr, &plan_ring},
       {"tree", "NCCL's double binary tree: log-depth latency, 2S per busiest port", true, &tree_supports, nullptr,
-       &plan_tree},
+       &plan_tree, kTreeTunerBandwidthFactor, true},
       {"nvls", "NVLink SHARP: reduction inside the NVSwitch (one node)", true, &hierarchical_supports, &nvls_infeasible,
        &plan_nvls},
       {"sharp", "in-network reduction in the InfiniBand switches (NCCL CollNet; NVLS inside nodes when available)",
@@ -66,45 +113,46 @@ std::string collective_infeasible(std::string_view name, const CollectiveContext
   return {};
 }
 
-double idle_fabric_time_s(const CollectiveContext& ctx, const CollectivePlan& plan) {
+IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const CollectivePlan& plan) {
   const auto links = ctx.cluster.links();
-  std::unordered_map<int, double> load;
-  std::vector<int> route;
-  double t = ctx.profile.collective_latency_s.value;
+  std::vector<double> load(links.size(), 0.0);
+  std::vector<int> touched, route;
+  IdleFabricTime t;
+  t.latency_s = ctx.profile.collective_latency_s.value;
   std::uint64_t flow = 0;
   for (const auto& phase : plan.phases) {
-    load.clear();
     for (const Transfer& tr : phase.transfers) {
       route.clear();
       ctx.cluster.route(tr.src_gpu, tr.dst_gpu, flow++, route);
-      for (int l : route)
-        load[l] += tr.bytes;
+      for (int l : route) {
+        double& b = load[static_cast<std::size_t>(l)];
+        if (b == 0.0) touched.push_back(l);
+        b += tr.bytes;
+      }
     }
     double busiest = 0.0;
-    for (const auto& [l, bytes] : load)
-      busiest = std::max(busiest, bytes / ctx.profile.effective_bandwidth_Bps(links[static_cast<std::size_t>(l)]));
-    t += busiest + phase.latency_s;
+    for (int l : touched) {
+      double& b = load[static_cast<std::size_t>(l)];
+      busiest = std::max(busiest, b / ctx.profile.effective_bandwidth_Bps(links[static_cast<std::size_t>(l)]));
+      b = 0.0;
+    }
+    touched.clear();
+    t.bandwidth_s += busiest;
+    t.latency_s += phase.latency_s;
   }
   return t;
 }
 
+double idle_fabric_time_s(const CollectiveContext& ctx, const CollectivePlan& plan) {
+  return idle_fabric_time_parts(ctx, plan).total_s();
+}
+
 std::string select_collective_algorithm(const CollectiveContext& ctx, const CollectiveRequest& request) {
-  std::string best;
-  double best_time = std::numeric_limits<double>::infinity();
-  for (const auto& a : collective_algorithms()) {
-    if (!a.nccl || !collective_infeasible(a.name, ctx, request).empty()) continue;
-    const double t = idle_fabric_time_s(ctx, a.plan(ctx, request));
-    if (t < best_time) {  // ties keep the earlier entry (registry order)
-      best_time = t;
-      best = a.name;
-    }
-  }
-  if (best.empty()) throw SimulationError(std::string("no algorithm can run ") + to_string(request.kind));
-  return best;
+  return select_and_plan(ctx, request).first->name;
 }
 
 CollectivePlan plan_collective(std::string_view name, const CollectiveContext& ctx, const CollectiveRequest& request) {
-  if (name == kAutoAlgorithm) return plan_collective(select_collective_algorithm(ctx, request), ctx, request);
+  if (name == kAutoAlgorithm) return select_and_plan(ctx, request).second;
   const std::string why = collective_infeasible(name, ctx, request);
   if (!why.empty()) throw SimulationError(why);
   return find_collective_algorithm(name)->plan(ctx, request);

@@ -346,13 +346,11 @@ class Replay {
   // All groups of the communicator run the collective concurrently; it completes when all are done.
   // The algorithm for this collective: the communicator's override, else the default; "auto" is
   // resolved by the selector on the first group (all groups of a communicator have the same shape).
-  std::string algorithm_for(std::uint16_t comm, const CollectiveContext& ctx, const CollectiveRequest& req) {
+  // ("auto" is resolved by plan_collective, which returns the selected plan: see plan_for.)
+  const std::string& algorithm_for(std::uint16_t comm) const {
     const Communicator& communicator = graph_.communicators()[comm];
     const auto it = options_.algorithm_by_communicator.find(communicator.name);
-    const std::string& name =
-        it != options_.algorithm_by_communicator.end() ? it->second : options_.collective_algorithm;
-    if (name != kAutoAlgorithm) return name;
-    return select_collective_algorithm(ctx, req);
+    return it != options_.algorithm_by_communicator.end() ? it->second : options_.collective_algorithm;
   }
 
   // The plans of a collective on every group of a cell of `comm`: built once per (communicator, cell,
@@ -400,8 +398,11 @@ class Replay {
     for (std::size_t g : cells_[comm][static_cast<std::size_t>(cell)].groups) {
       const auto& group = graph_.communicators()[comm].groups[g];
       CollectiveRequest req{kind, &group, bytes};
-      if (planned.algorithm.empty()) planned.algorithm = algorithm_for(comm, ctx, req);
-      planned.plans.push_back(std::make_shared<const CollectivePlan>(plan_collective(planned.algorithm, ctx, req)));
+      // The first group's plan names the algorithm ("auto": the selector's choice, planned once);
+      // the other groups of the communicator have the same shape and use the same algorithm.
+      planned.plans.push_back(std::make_shared<const CollectivePlan>(
+          plan_collective(planned.algorithm.empty() ? algorithm_for(comm) : planned.algorithm, ctx, req)));
+      if (planned.algorithm.empty()) planned.algorithm = planned.plans.back()->algorithm;
       std::vector<std::pair<int, double>> link_bytes;
       if (inside_switch_domain(*planned.plans.back(), link_bytes)) {
         planned.closed_form_s.push_back(idle_fabric_time_s(ctx, *planned.plans.back()));

@@ -144,7 +144,8 @@ def test_spec_errors_survive_pickling() -> None:
         ("nodes=abc", lambda: cs.Cluster.preset("dgx-h100-superpod", nodes="abc")),
         ("training.micro_batch=3",
          lambda: cs.simulate("dgx-h100-superpod", "gpt3-1.3b", overrides={"training.micro_batch": 3})),
-        ("parallelism.tp=2", lambda: cs.simulate("dgx-h100-superpod", "gpt3-1.3b", overrides={"parallelism.tp": 2})),
+        ("parallelism.tp=3", lambda: cs.simulate("dgx-h100-superpod", "gpt3-1.3b", overrides={"parallelism.tp": 3})),
+        ("parallelism.pp=5", lambda: cs.simulate("dgx-h100-superpod", "gpt3-1.3b", overrides={"parallelism.pp": 5})),
         ("foo=1", lambda: cs.simulate("dgx-h100-superpod", "gpt3-1.3b", overrides={"foo": 1})),
     ],
 )

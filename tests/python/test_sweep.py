@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import clustersim as cs
-from clustersim.sweep import RESULT_COLUMNS
+from clustersim.sweep import _OPTIONAL_COLUMNS, RESULT_COLUMNS
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,10 @@ def fabric_sweep() -> pd.DataFrame:
 
 def test_one_row_per_configuration_in_grid_order(fabric_sweep: pd.DataFrame) -> None:
     df = fabric_sweep
-    assert list(df.columns) == ["nodes", "fabric.oversubscription", *RESULT_COLUMNS, "error"]
+    # The grid's keys, the report's fields, its power and cost fields (modelled now), the error.
+    assert list(df.columns) == ["nodes", "fabric.oversubscription", *RESULT_COLUMNS,
+                                *(key for _, key in _OPTIONAL_COLUMNS), "error"]
+    assert (df["usd_per_step"] > 0).all() and (df["energy_per_token_j"] > 0).all()
     assert list(zip(df["nodes"], df["fabric.oversubscription"])) == [
         (n, o) for n in (8, 32) for o in (1, 2, 4, 8)]
     assert df["error"].isna().all()
@@ -43,14 +46,15 @@ def test_oversubscription_never_speeds_a_step_up(fabric_sweep: pd.DataFrame) -> 
 
 def test_invalid_configurations_are_error_rows_with_the_json_path() -> None:
     df = cs.sweep("dgx-h100-superpod", "gpt3-1.3b",
-                  grid={"nodes": [2], "fabric.oversubscription": [0.5, 1], "parallelism.tp": [1, 2]}, n_jobs=1,
+                  grid={"nodes": [2], "fabric.oversubscription": [0.5, 1], "parallelism.tp": [1, 3]}, n_jobs=1,
                   progress=False)
     assert len(df) == 4
     errors = dict(zip(zip(df["fabric.oversubscription"], df["parallelism.tp"]), df["error"]))
     assert errors[(1, 1)] is None
     assert errors[(0.5, 1)] == ("topologies/presets/dgx-h100-superpod.json: /fabric/oversubscription: "
                                 "expected a number >= 1, got 0.5")
-    assert errors[(1, 2)].startswith("workloads/presets/gpt3-1.3b.json: /parallelism/tp: ")
+    assert errors[(1, 3)] == ("workloads/presets/gpt3-1.3b.json: /parallelism: "
+                              "tp * pp * cp = 3 * 1 * 1 = 3 does not divide the 16 GPUs of the cluster")
     bad = df[df["error"].notna()]
     assert bad["step_time_s"].isna().all() and bad["fits"].isna().all()
     assert df["gpus"].dtype == "Int64"  # integer columns stay integer around the holes
@@ -109,31 +113,41 @@ def test_a_dask_cluster_runs_the_sweep(fabric_sweep: pd.DataFrame) -> None:
     assert ran_on and ran_on <= workers  # ... on the cluster's workers
 
 
-def test_best_finds_the_fastest_configuration_that_fits() -> None:
+def test_best_searches_tp_and_pp_for_the_fastest_configuration_that_fits() -> None:
     cluster = cs.Cluster.preset("dgx-h100-superpod", nodes=2)
-    result = cs.best(cluster, "gpt3-1.3b", progress=False)
+    workload = cs.Workload.preset("gpt3-1.3b", training={"global_batch": 256})  # short steps
+    result = cs.best(cluster, workload, fidelity="analytical", progress=False)
     assert result.found and result.objective == "step_time_s" and result.minimize
     cand = result.candidates
-    feasible = cand[cand["error"].isna() & cand["fits"].fillna(False).astype(bool)]
+    assert cand["error"].isna().all()  # every layout the arithmetic allows is simulated
+    feasible = cand[cand["fits"].fillna(False).astype(bool)]
     assert result.row is not None
     assert result.row["step_time_s"] == feasible["step_time_s"].min() == cand["step_time_s"].iloc[0]
-    # Every candidate is a layout of the 16 GPUs; the ones the simulator refuses today stay as rows.
+    # Every candidate is a layout of the 16 GPUs, dp derived; tp stays inside a node (8 GPUs), with
+    # sequence parallelism; pp divides the 24 layers.
     assert ((cand["parallelism.tp"] * cand["parallelism.pp"] * cand["parallelism.dp"]) == 16).all()
-    refused = cand[cand["parallelism.tp"] > 1]
-    assert len(refused) > 0 and refused["error"].str.contains("/parallelism/tp").all()
+    assert set(cand["parallelism.tp"]) == {1, 2, 4, 8} and set(cand["parallelism.pp"]) == {1, 2, 4, 8}
+    assert list(cand["tp"]) == list(cand["parallelism.tp"]) and list(cand["pp"]) == list(cand["parallelism.pp"])
+    assert cand.loc[cand["parallelism.tp"] > 1, "parallelism.sequence_parallel"].astype(bool).all()
     # The winner's workload simulates to the winner's row.
     assert result.workload is not None and result.parameters is not None
-    again = cs.simulate(cluster, result.workload)
+    again = cs.simulate(cluster, result.workload, fidelity="analytical")
     assert again.step_time_s == result.row["step_time_s"]
+    assert (again.run.tp, again.run.pp) == (result.parameters["parallelism.tp"], result.parameters["parallelism.pp"])
     assert result.workload["training.micro_batch"] == result.parameters["training.micro_batch"]
+    # The cheapest configuration: dollars per million tokens, from the cost model.
+    cheapest = cs.best(cluster, workload, objective="usd_per_million_tokens", fidelity="analytical",
+                       candidates=[{"parallelism.tp": tp} for tp in (1, 2, 4)], progress=False)
+    assert cheapest.row is not None
+    assert cheapest.row["usd_per_million_tokens"] == cheapest.candidates["usd_per_million_tokens"].min()
 
 
-def test_best_respects_memory_and_the_objective_direction() -> None:
-    # 72 layers of GPT-3 1.3B's width on one DGX H100: with large micro-batches and no recompute the
-    # activations do not fit in 80 GB. (A small global batch keeps the runs short; memory per GPU does
-    # not depend on it.)
+def test_best_respects_memory_recomputes_only_what_does_not_fit_and_the_objective_direction() -> None:
+    # 72 layers of GPT-3 1.3B's width on one DGX H100: data parallel with large micro-batches and no
+    # recompute, the activations do not fit in 80 GB. (A small global batch keeps the runs short;
+    # memory per GPU does not depend on it.)
     big = cs.Workload.preset("gpt3-1.3b").updated({"model.layers": 72, "training.global_batch": 256})
-    result = cs.best("dgx-h100", big, objective="tokens_per_s", progress=False)
+    result = cs.best("dgx-h100", big, objective="tokens_per_s", fidelity="analytical", progress=False)
     cand = result.candidates
     ran = cand[cand["error"].isna()]
     assert not ran["fits"].all() and ran["fits"].any()  # the search crossed the memory wall
@@ -143,5 +157,11 @@ def test_best_respects_memory_and_the_objective_direction() -> None:
     assert len(faster) > 0 and not faster["fits"].any()  # every faster candidate runs out of memory
     assert list(cand["tokens_per_s"].iloc[: len(ran[ran["fits"].astype(bool)])]) == sorted(
         ran[ran["fits"].astype(bool)]["tokens_per_s"], reverse=True)  # feasible ones first, best first
+    # Recomputation is tried only on the layouts that did not fit without it, selective before full.
+    layout = ["parallelism.tp", "parallelism.pp", "training.micro_batch"]
+    key = lambda df: set(map(tuple, df[layout].to_numpy().tolist()))  # noqa: E731
+    none, selective, full = (cand[cand["training.recompute"] == r] for r in ("none", "selective", "full"))
+    assert key(selective) == key(none[~none["fits"].astype(bool)])
+    assert key(full) == key(selective[~selective["fits"].astype(bool)])
     with pytest.raises(ValueError, match="minimize"):
         cs.best("dgx-h100", big, objective="compute_s", candidates=[{"training.micro_batch": 1}], progress=False)

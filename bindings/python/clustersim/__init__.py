@@ -7,6 +7,10 @@
     workload = cs.Workload.preset("gpt3-1.3b")
     report = cs.simulate(cluster, workload)          # report.step_time_s, report.breakdown, ...
     df = cs.sweep(cluster, workload, grid={"nodes": [4, 8, 16], "fabric.oversubscription": [1, 2]})
+    report = cs.simulate(cluster, workload, timeline=True)   # report.timeline(): one row per op
+    table = cs.compare(workload, ["dgx-h100-superpod", "hgx-h100-roce"], tokens=2e12)
+    rows, summary = cs.validate("vtrain-multi", fidelity="analytical", limit=10)
+    profile = cs.calibrate(["gemm_sweep.json"], held_out=["other.json"])
 
 Every simulation runs in its own child process (SimGrid's engine cannot restart in a process), so a
 failing or crashing simulation raises :class:`SpecError` or :class:`SimulationError` and the
@@ -18,10 +22,21 @@ from __future__ import annotations
 from .errors import SimulationError, SpecError  # first: the C++ module raises these
 
 from . import _core  # noqa: E402  (after the errors it refers to)
+from .calibration import (  # noqa: E402
+    calibrate,
+    calibration_profile,
+    calibration_profiles,
+    calibration_report,
+    kernel_accuracy,
+    kernel_errors,
+    read_measurements,
+)
 from .cluster import Cluster, export_formats, gpus  # noqa: E402
+from .compare import compare  # noqa: E402
 from .report import Cost, Memory, Power, Provenance, Report, RunInfo  # noqa: E402
 from .simulation import collective_algorithms, fidelities, simulate, split_overrides  # noqa: E402
 from .sweep import Best, best, expand_grid, parallel_configurations, sweep  # noqa: E402
+from .validation import Validation, validate, validation_datasets  # noqa: E402
 from .workload import Workload  # noqa: E402
 
 __version__ = "0.1.0"
@@ -37,15 +52,26 @@ __all__ = [
     "RunInfo",
     "SimulationError",
     "SpecError",
+    "Validation",
     "Workload",
     "best",
+    "calibrate",
+    "calibration_profile",
+    "calibration_profiles",
+    "calibration_report",
     "collective_algorithms",
+    "compare",
     "expand_grid",
     "export_formats",
     "fidelities",
     "gpus",
+    "kernel_accuracy",
+    "kernel_errors",
     "parallel_configurations",
+    "read_measurements",
     "simulate",
     "split_overrides",
     "sweep",
+    "validate",
+    "validation_datasets",
 ]

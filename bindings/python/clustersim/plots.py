@@ -7,7 +7,9 @@ None) and returns the axes, so plots compose and can be checked in tests.
   linear scaling from the smallest configuration.
 - :func:`plot_link_heatmap`: utilization of the busiest links, as a source x destination matrix.
 - :func:`plot_pareto`: two objectives to minimize (cost vs time, GPUs vs time), the Pareto front
-  highlighted; :func:`pareto_front` gives its rows.
+  highlighted; :func:`pareto_front` gives its rows. A :func:`clustersim.compare` table brings its own
+  front (its ``pareto`` column, computed by the C++ comparison).
+- :func:`plot_timeline`: the step's timeline as a Gantt chart, a row per rank class x stream.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
-__all__ = ["plot_breakdown", "plot_scaling", "plot_link_heatmap", "plot_pareto", "pareto_front", "BREAKDOWN_COLUMNS"]
+__all__ = ["plot_breakdown", "plot_scaling", "plot_link_heatmap", "plot_pareto", "pareto_front", "plot_timeline",
+           "BREAKDOWN_COLUMNS", "TIMELINE_COLOURS"]
+
+# Slice colours of plot_timeline, by category.
+TIMELINE_COLOURS = {"compute": "#4C72B0", "collective": "#DD8452", "p2p": "#55A868"}
 
 # The breakdown columns of a sweep, bottom to top of a bar, with their legend labels and colours.
 BREAKDOWN_COLUMNS = (
@@ -171,21 +177,70 @@ def plot_pareto(
     x: str,
     y: str = "step_time_s",
     label: Optional[str] = None,
+    front: Optional[str] = None,
     ax: Optional["Axes"] = None,
 ) -> "Axes":
     """Every configuration as a point in (``x``, ``y``), both to minimize (e.g. x =
     ``usd_per_million_tokens`` or ``gpus``, y = ``step_time_s``), the Pareto front as a line.
-    ``label``: a column whose value annotates the front's points."""
+    ``label``: a column whose value annotates the front's points. ``front``: a boolean column that
+    marks the front (a :func:`clustersim.compare` table's ``pareto``, on train cost x train time); None:
+    the front of (``x``, ``y``) is computed (:func:`pareto_front`)."""
     ax = _axes(ax)
     ok = df[df[x].notna() & df[y].notna()]
-    ax.scatter(ok[x], ok[y], color="#BBBBBB", label="configurations")
-    front = pareto_front(df, x, y)
-    ax.plot(front[x], front[y], marker="o", color="#C44E52", label="Pareto front")
+    ax.scatter(ok[x], ok[y], color="#BBBBBB", label="configurations" if front is None else "designs")
+    on_front = pareto_front(df, x, y) if front is None else ok[ok[front].fillna(False).astype(bool)].sort_values(x)
+    ax.plot(on_front[x], on_front[y], marker="o", color="#C44E52", label="Pareto front")
     if label is not None:
-        for _, row in front.iterrows():
+        named = ok if front is not None else on_front  # a comparison's designs are few: name them all
+        for _, row in named.iterrows():
             ax.annotate(str(row[label]), (row[x], row[y]), textcoords="offset points", xytext=(4, 4), fontsize=8)
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     ax.set_title(f"{y} vs {x}")
     ax.legend()
+    return ax
+
+
+def plot_timeline(
+    report: Report,
+    *,
+    start_s: Optional[float] = None,
+    end_s: Optional[float] = None,
+    max_rows: int = 32,
+    ax: Optional["Axes"] = None,
+) -> "Axes":
+    """The step's timeline as a Gantt chart: a row per rank class x stream (compute, then the
+    communication streams), a bar per op coloured by category (:data:`TIMELINE_COLOURS`).
+
+    ``report`` must carry a timeline (``simulate(..., timeline=True)``). ``start_s``/``end_s``: a
+    window of the step (seconds; default the whole step). ``max_rows``: at most this many rows (the
+    first rank classes). Returns the axes; ``ax.get_yticklabels()`` name the rows.
+    """
+    ax = _axes(ax)
+    df = report.timeline()
+    if start_s is not None:
+        df = df[df["end_s"] >= start_s]
+    if end_s is not None:
+        df = df[df["start_s"] <= end_s]
+    classes = list(dict.fromkeys(df["rank_class"].astype(str)))  # in order of first start
+    keys = sorted({(str(c), str(s)) for c, s in zip(df["rank_class"], df["stream"])},
+                  key=lambda k: (classes.index(k[0]), k[1]))[:max_rows]
+    row_of = {k: i for i, k in enumerate(keys)}
+    seen = set()
+    for (cls, stream, category), group in df.groupby(["rank_class", "stream", "category"], observed=True, sort=False):
+        row = row_of.get((str(cls), str(stream)))
+        if row is None:
+            continue
+        name = str(category)
+        ax.broken_barh(list(zip(group["start_s"], group["duration_s"])), (row - 0.4, 0.8),
+                       facecolors=TIMELINE_COLOURS.get(name, "#8C8C8C"), label=None if name in seen else name)
+        seen.add(name)
+    ax.set_yticks(range(len(keys)))
+    ax.set_yticklabels([f"{c} | {s}" for c, s in keys], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(start_s if start_s is not None else 0.0, end_s if end_s is not None else report.step_time_s)
+    ax.set_xlabel("time in the step (s)")
+    ax.set_title("Timeline of one step")
+    if seen:
+        ax.legend(loc="upper right", fontsize=7)
     return ax

@@ -2,9 +2,11 @@
 
 Scalars are attributes (``step_time_s``, ``tokens_per_s``, ``tflops_per_gpu``, ``mfu``); sections are
 small frozen dataclasses (``memory``, ``power``, ``cost``, ``provenance``, ``run``); the tables are
-pandas DataFrames (``breakdown``, ``communication``, ``links``). ``to_dict()`` / ``to_json()`` give the
-exact JSON the CLI writes with ``--json``, and ``Report.from_json`` reads it back. Times in seconds,
-sizes in bytes, power in watts, money in US dollars.
+pandas DataFrames (``breakdown``, ``communication``, ``links``, ``power_by_device``,
+``power_by_gpu_class``, ``bill_of_materials``, and ``timeline()`` when the simulation recorded one).
+``to_dict()`` / ``to_json()`` give the exact JSON the CLI writes with ``--json``, and
+``Report.from_json`` reads it back. Times in seconds, sizes in bytes, power in watts, money in US
+dollars.
 """
 
 from __future__ import annotations
@@ -20,7 +22,27 @@ from . import _core
 if TYPE_CHECKING:  # pandas is imported when a table is first asked for: `import clustersim` stays fast
     import pandas as pd
 
-__all__ = ["Report", "Memory", "Power", "Cost", "Provenance", "RunInfo"]
+__all__ = ["Report", "Memory", "Power", "Cost", "Provenance", "RunInfo", "TIMELINE_COLUMNS"]
+
+# The columns of Report.timeline(), in order.
+TIMELINE_COLUMNS: Tuple[str, ...] = (
+    "rank_class",
+    "ranks",
+    "stream",
+    "name",
+    "category",
+    "start_s",
+    "end_s",
+    "duration_s",
+    "bytes",
+    "flops",
+    "communicator",
+    "algorithm",
+    "kernel",
+    "collective",
+    "peer_offset",
+    "op",
+)
 
 _T = TypeVar("_T")
 
@@ -49,21 +71,35 @@ class Memory:
 
 @dataclasses.dataclass(frozen=True)
 class Power:
-    """Average power and energy of one step (watts, kilowatts, joules)."""
+    """Average power and energy of one step (watts, kilowatts, joules). Facility figures include the
+    PUE, ``it_avg_kw`` does not; ``peak_kw`` is the facility power with every GPU at the highest-power
+    activity it had in the step. Per device kind: :attr:`Report.power_by_device`."""
 
     gpu_avg_w: float = 0.0
     cluster_avg_kw: float = 0.0
     energy_per_step_j: float = 0.0
+    it_avg_kw: float = 0.0
+    peak_kw: float = 0.0
+    energy_per_token_j: float = 0.0
+    pue: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
 class Cost:
-    """Capital and running cost (US dollars)."""
+    """Capital and running cost (US dollars). ``usd_per_hour`` is the sum of the amortized capital,
+    energy and operations per hour; ``tco_usd`` the capital plus lifetime energy and operations. The
+    bill of materials: :attr:`Report.bill_of_materials`."""
 
     capex_usd: float = 0.0
     usd_per_hour: float = 0.0
     usd_per_step: float = 0.0
     usd_per_million_tokens: float = 0.0
+    amortized_usd_per_hour: float = 0.0
+    energy_usd_per_hour: float = 0.0
+    operations_usd_per_hour: float = 0.0
+    electricity_usd_per_kwh: float = 0.0
+    amortization_years: float = 0.0
+    tco_usd: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,14 +153,76 @@ def _present(section: Optional[Mapping[str, Any]]) -> bool:
     return bool(section) and any(v is not None for v in section.values())  # type: ignore[union-attr]
 
 
+def _timeline_frame(trace: Mapping[str, Any]) -> "pd.DataFrame":
+    """One row per "X" slice of a Chrome trace written by clustersim (sim/report/timeline.hpp)."""
+    import pandas as pd
+
+    classes: Dict[Any, Tuple[str, str]] = {}  # pid -> (class name, ranks label)
+    streams: Dict[Tuple[Any, Any], str] = {}  # (pid, tid) -> stream label
+    slices = []
+    for e in trace.get("traceEvents") or []:
+        ph = e.get("ph")
+        if ph == "X":
+            slices.append(e)
+        elif ph == "M" and e.get("name") == "process_name":
+            label = str((e.get("args") or {}).get("name", ""))
+            classes[e.get("pid")] = (label.split(" (rank ", 1)[0], label)
+        elif ph == "M" and e.get("name") == "thread_name":
+            streams[(e.get("pid"), e.get("tid"))] = str((e.get("args") or {}).get("name", ""))
+    columns: Dict[str, List[Any]] = {c: [] for c in TIMELINE_COLUMNS}
+    for e in slices:
+        args = e.get("args") or {}
+        pid, tid = e.get("pid"), e.get("tid")
+        name, label = classes.get(pid, (str(pid), str(pid)))
+        start = float(e.get("ts", 0.0)) * 1e-6  # the format's microseconds
+        duration = float(e.get("dur", 0.0)) * 1e-6
+        columns["rank_class"].append(name)
+        columns["ranks"].append(label)
+        columns["stream"].append(streams.get((pid, tid), f"stream {tid}"))
+        columns["name"].append(e.get("name", ""))
+        columns["category"].append(e.get("cat", ""))
+        columns["start_s"].append(start)
+        columns["end_s"].append(start + duration)
+        columns["duration_s"].append(duration)
+        columns["bytes"].append(float(args.get("bytes", 0.0)))
+        columns["flops"].append(float(args.get("flops", 0.0)))
+        columns["communicator"].append(args.get("communicator"))
+        columns["algorithm"].append(args.get("algorithm"))
+        columns["kernel"].append(args.get("kernel"))
+        columns["collective"].append(args.get("collective"))
+        columns["peer_offset"].append(args.get("peer_offset"))
+        columns["op"].append(args.get("op"))
+    df = pd.DataFrame(columns, columns=list(TIMELINE_COLUMNS))
+    for c in ("rank_class", "ranks", "stream", "category"):
+        df[c] = df[c].astype("category")
+    df["op"] = df["op"].astype("Int64")
+    df["peer_offset"] = df["peer_offset"].astype("Int64")
+    return df.sort_values("start_s", kind="stable").reset_index(drop=True)
+
+
 class Report:
-    """The report of one simulated training step. Build it with :func:`clustersim.simulate`."""
+    """The report of one simulated training step. Build it with :func:`clustersim.simulate`.
 
-    __slots__ = ("_data",)
+    A report may carry the step's timeline (``simulate(..., timeline=True)``): the Chrome / Perfetto
+    trace text, kept with the report (it pickles with it) and read by :meth:`timeline`. Reports of
+    simulations that did not ask for one (sweeps) carry none and pay nothing for it.
+    """
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        """A report from its JSON form (a dict); see :meth:`from_dict` / :meth:`from_json`."""
+    __slots__ = ("_data", "_timeline", "_timeline_frame")
+
+    def __init__(self, data: Mapping[str, Any], timeline: Optional[str] = None) -> None:
+        """A report from its JSON form (a dict) and, optionally, its timeline's Chrome trace text;
+        see :meth:`from_dict` / :meth:`from_json`."""
         self._data: Dict[str, Any] = copy.deepcopy(dict(data))
+        self._timeline: Optional[str] = timeline
+        self._timeline_frame: Optional["pd.DataFrame"] = None
+
+    def __getstate__(self) -> Tuple[Dict[str, Any], Optional[str]]:
+        return (self._data, self._timeline)
+
+    def __setstate__(self, state: Tuple[Dict[str, Any], Optional[str]]) -> None:
+        self._data, self._timeline = state
+        self._timeline_frame = None
 
     # -- JSON ---------------------------------------------------------------------------------------
     @classmethod
@@ -133,12 +231,19 @@ class Report:
         return cls(data)
 
     @classmethod
-    def from_json(cls, source: Union[str, "os.PathLike[str]"]) -> "Report":
-        """A report from JSON text or from a file written by :meth:`to_json` or ``--out``."""
+    def from_json(
+        cls, source: Union[str, "os.PathLike[str]"], *, timeline: Optional[Union[str, "os.PathLike[str]"]] = None
+    ) -> "Report":
+        """A report from JSON text or from a file written by :meth:`to_json` or ``--out``; ``timeline``:
+        the trace file written with it (``clustersim simulate --timeline``, :meth:`save_timeline`)."""
+        trace = None
+        if timeline is not None:
+            with open(timeline, encoding="utf-8") as f:
+                trace = f.read()
         if isinstance(source, str) and source.lstrip().startswith("{"):
-            return cls(json.loads(source))
+            return cls(json.loads(source), trace)
         with open(source, encoding="utf-8") as f:
-            return cls(json.load(f))
+            return cls(json.load(f), trace)
 
     def to_dict(self) -> Dict[str, Any]:
         """The report as a dictionary (a copy), keyed as DESIGN.md's stable report keys."""
@@ -245,6 +350,71 @@ class Report:
             src, _, dst = str(link.get("id", "")).partition("->")
             rows.append({"src": src, "dst": dst, **link})
         return _table(rows, columns)
+
+    @property
+    def power_by_device(self) -> "pd.DataFrame":
+        """The step's energy per kind of device: ``device`` (gpu, host, nvswitch_chip, nic, each switch
+        tier, transceiver, facility: the PUE overhead), ``count``, ``avg_w`` (all of them together),
+        ``energy_per_step_j``, ``fraction`` of the step's energy, ``basis`` (where the figure comes
+        from). Empty when power is not modelled."""
+        rows = [dict(r) for r in (self._data.get("power") or {}).get("by_device") or []]
+        df = _table(rows, ["device", "count", "avg_w", "energy_per_step_j", "basis"])
+        total = float(df["energy_per_step_j"].sum()) if len(df) else 0.0
+        df.insert(4, "fraction", df["energy_per_step_j"] / total if total > 0 else 0.0)
+        return df
+
+    @property
+    def power_by_gpu_class(self) -> "pd.DataFrame":
+        """The GPUs' time and energy per rank class: ``name``, ``ranks``, ``tensor_s``, ``vector_s``,
+        ``exposed_communication_s``, ``overlapped_communication_s``, ``waiting_s``, ``avg_w_per_gpu``,
+        ``energy_per_step_j`` (all ranks of the class). Empty when power is not modelled."""
+        rows = [dict(r) for r in (self._data.get("power") or {}).get("gpu_classes") or []]
+        return _table(rows, ["name", "ranks", "tensor_s", "vector_s", "exposed_communication_s",
+                             "overlapped_communication_s", "waiting_s", "avg_w_per_gpu", "energy_per_step_j"])
+
+    @property
+    def bill_of_materials(self) -> "pd.DataFrame":
+        """The capital cost line by line: ``item`` (gpu_server, nic, each switch tier, cables,
+        transceivers, ...), ``count``, ``unit_usd``, ``total_usd``, ``source`` (price source and date).
+        Sums to ``cost.capex_usd`` (with any other capex of the spec). Empty when cost is not modelled."""
+        rows = [dict(r) for r in (self._data.get("cost") or {}).get("bill_of_materials") or []]
+        return _table(rows, ["item", "count", "unit_usd", "total_usd", "source"])
+
+    # -- timeline -----------------------------------------------------------------------------------
+    @property
+    def has_timeline(self) -> bool:
+        """Whether the report carries the step's timeline (``simulate(..., timeline=True)``)."""
+        return self._timeline is not None
+
+    def _require_timeline(self) -> str:
+        if self._timeline is None:
+            raise ValueError("this report has no timeline: simulate with timeline=True (or a file path), "
+                             "or read one with Report.from_json(..., timeline=path)")
+        return self._timeline
+
+    def timeline(self) -> "pd.DataFrame":
+        """The step's timeline, one row per executed op of each recorded rank class (a copy):
+
+        ``rank_class`` (the class's name, e.g. a pipeline stage), ``ranks`` (which ranks it stands
+        for), ``stream`` (``"stream 0: compute"``, ``"stream 1: dp"``, ...), ``name``, ``category``
+        (compute / collective / p2p), ``start_s``, ``end_s``, ``duration_s``, ``bytes``, ``flops``,
+        ``communicator`` and ``algorithm`` (communication), ``kernel`` (compute), ``collective``,
+        ``peer_offset`` (send/recv), ``op`` (index in the class's ops); sorted by start time.
+        Raises ValueError when the report carries no timeline."""
+        if self._timeline_frame is None:
+            self._timeline_frame = _timeline_frame(json.loads(self._require_timeline()))
+        return self._timeline_frame.copy()
+
+    def timeline_trace(self) -> Dict[str, Any]:
+        """The timeline as the Chrome / Perfetto trace document (``traceEvents``: "M" names, "X"
+        slices, "s"/"f" flow arrows from each send to its recv; microseconds)."""
+        return json.loads(self._require_timeline())  # type: ignore[no-any-return]
+
+    def save_timeline(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the timeline's trace to ``path``: open it in ui.perfetto.dev or chrome://tracing."""
+        text = self._require_timeline()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
 
     # -- display ------------------------------------------------------------------------------------
     def summary(self) -> str:

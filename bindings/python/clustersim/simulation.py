@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _core
@@ -75,10 +76,29 @@ def core_options(fidelity: str, algorithm: Algorithm, network_profile: Optional[
 CoreOptions = Tuple[str, str, Dict[str, str], str]
 
 
-def _run(cluster: Tuple[str, str], workload: Tuple[str, str], options: CoreOptions) -> str:
-    """One simulation by the C++ core (in a child process): the report's JSON text."""
+def _run(cluster: Tuple[str, str], workload: Tuple[str, str], options: CoreOptions, timeline_path: str = "",
+         timeline_classes: int = 0) -> str:
+    """One simulation by the C++ core (in a child process): the report's JSON text. A ``timeline_path``:
+    the step's Chrome trace is written there."""
     fidelity, algorithm, by_group, profile = options
-    return _core.simulate(cluster[0], cluster[1], workload[0], workload[1], fidelity, algorithm, by_group, profile)
+    return _core.simulate(cluster[0], cluster[1], workload[0], workload[1], fidelity, algorithm, by_group, profile,
+                          timeline_path, timeline_classes)
+
+
+def _run_with_timeline(cluster: Tuple[str, str], workload: Tuple[str, str], options: CoreOptions,
+                       timeline: Union[bool, str, "os.PathLike[str]"], timeline_classes: int) -> Tuple[str, str]:
+    """One simulation that records its timeline: (report JSON, trace text). ``timeline`` True: the trace
+    goes through a temporary file; a path: it is written there and kept."""
+    if timeline is True:
+        with tempfile.TemporaryDirectory(prefix="clustersim-") as folder:
+            path = os.path.join(folder, "timeline.json")
+            text = _run(cluster, workload, options, path, timeline_classes)
+            with open(path, encoding="utf-8") as f:
+                return text, f.read()
+    path = os.fspath(timeline)  # type: ignore[arg-type]
+    text = _run(cluster, workload, options, path, timeline_classes)
+    with open(path, encoding="utf-8") as f:
+        return text, f.read()
 
 
 def simulate(
@@ -89,6 +109,8 @@ def simulate(
     algorithm: Algorithm = None,
     network_profile: Optional[str] = None,
     overrides: Optional[Mapping[str, Any]] = None,
+    timeline: Union[bool, str, "os.PathLike[str]"] = False,
+    timeline_classes: Optional[int] = None,
 ) -> Report:
     """Simulates one training step of ``workload`` on ``cluster`` and returns its :class:`Report`.
 
@@ -100,6 +122,10 @@ def simulate(
     CLI's ``--network-profile`` (None: the core's default).
     ``overrides`` maps dotted paths to values, resolved like the CLI's ``--set``
     (``{"nodes": 64, "fabric.oversubscription": 2, "training.micro_batch": 4}``).
+    ``timeline``: True records the step's timeline with the report (:meth:`Report.timeline`, a
+    DataFrame; :func:`clustersim.plots.plot_timeline`); a file path also writes it there as a Chrome /
+    Perfetto trace (the CLI's ``--timeline``). ``timeline_classes``: how many rank classes (pipeline
+    stages, evenly spaced) it records (None: the core's default, 64).
 
     Raises :class:`~clustersim.SpecError` for bad input (file, JSON path, what was expected) and
     :class:`~clustersim.SimulationError` when the simulation cannot finish.
@@ -112,5 +138,10 @@ def simulate(
             c = c.updated(cluster_overrides)
         if workload_overrides:
             w = w.updated(workload_overrides)
-    text = _run(c._as_core(), w._as_core(), core_options(fidelity, algorithm, network_profile))
-    return Report(json.loads(text))
+    options = core_options(fidelity, algorithm, network_profile)
+    if timeline is False or timeline is None:
+        return Report(json.loads(_run(c._as_core(), w._as_core(), options)))
+    if timeline_classes is not None and int(timeline_classes) < 1:
+        raise ValueError(f"timeline_classes must be >= 1, got {timeline_classes!r}")
+    text, trace = _run_with_timeline(c._as_core(), w._as_core(), options, timeline, int(timeline_classes or 0))
+    return Report(json.loads(text), trace)

@@ -10,8 +10,9 @@ Simulations run in parallel: by default on ``n_jobs`` threads, each waiting on t
 C++ core forks for its simulation (the GIL is released meanwhile), or on any
 ``concurrent.futures.Executor`` (a process pool, a Dask ``distributed.Client``: a cluster of machines).
 
-:func:`best` searches the parallel configurations valid for the cluster's GPU count for the one that
-optimizes an objective (fastest step by default) and fits in memory.
+:func:`best` searches the parallel configurations valid for the cluster's GPU count (tensor and
+pipeline parallel degrees, data parallelism by derivation, micro-batch, recompute) for the one that
+optimizes an objective (fastest step by default, or cheapest) and fits in memory.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ _OPTIONAL_COLUMNS: Tuple[Tuple[str, str], ...] = (
     ("power", "gpu_avg_w"),
     ("power", "cluster_avg_kw"),
     ("power", "energy_per_step_j"),
+    ("power", "energy_per_token_j"),
+    ("power", "peak_kw"),
     ("cost", "capex_usd"),
     ("cost", "usd_per_hour"),
     ("cost", "usd_per_step"),
@@ -257,6 +260,7 @@ _DIRECTIONS: Dict[str, bool] = {
     "mfu": False,
     "peak_bytes_per_gpu": True,
     "energy_per_step_j": True,
+    "energy_per_token_j": True,
     "usd_per_step": True,
     "usd_per_million_tokens": True,
 }
@@ -271,27 +275,38 @@ def parallel_configurations(
     workload: WorkloadLike,
     *,
     micro_batches: Optional[Sequence[int]] = None,
-    recompute: Sequence[str] = ("none", "selective", "full"),
+    recompute: Optional[Sequence[str]] = ("none", "selective", "full"),
+    tp_within_node: bool = True,
+    sequence_parallel: bool = True,
 ) -> List[Dict[str, Any]]:
     """The parallel layouts the arithmetic allows for the cluster's GPU count.
 
-    tp divides the GPUs per node and the attention heads; pp divides the layers; dp = GPUs / (tp x pp
-    x cp); the micro-batch (powers of two by default) times dp divides the global batch. Whether the
-    simulator supports a layout is not checked here: :func:`best` reports refused ones as error rows.
-    Keys: ``parallelism.tp``, ``parallelism.pp``, ``parallelism.dp``, ``training.micro_batch``,
-    ``training.recompute``.
+    tp divides the GPUs per node (``tp_within_node``; else the GPU count), the attention heads, the
+    key/value heads and the MLP width; pp divides the layers; dp = GPUs / (tp x pp x cp) (cp, ep and the
+    ZeRO stage are the workload's); the micro-batch (powers of two up to 8 by default) times dp divides
+    the global batch. With tp > 1, ``sequence_parallel`` (Megatron's usual setting) is turned on where
+    the tokens of a micro-batch split evenly over the tp ranks. ``recompute``: the choices to cross
+    with (None: leave the key out, the workload's setting). Whether the simulator accepts a layout is
+    not checked here: :func:`best` reports refused ones as error rows. Keys: ``parallelism.tp``,
+    ``parallelism.pp``, ``parallelism.dp``, ``parallelism.sequence_parallel``,
+    ``training.micro_batch``, ``training.recompute``.
     """
     c = Cluster.coerce(cluster)
     w = Workload.coerce(workload)
+    if w.is_trace:
+        raise ValueError("a trace workload has a fixed parallel layout: there is nothing to search")
     gpus = c.gpu_count
     model, training, parallelism = w.model, w.training, w.parallelism
     cp = int(parallelism.get("cp", 1) or 1)
+    heads = int(model["heads"])
+    kv_heads = int(model.get("kv_heads") or heads)
     global_batch = int(training["global_batch"])
+    seq_len = int(model["seq_len"])
     if micro_batches is None:
-        micro_batches = [2**i for i in range(0, global_batch.bit_length()) if 2**i <= global_batch]
+        micro_batches = [mb for mb in (1, 2, 4, 8) if mb <= global_batch]
     configs: List[Dict[str, Any]] = []
-    for tp in _divisors(min(c.gpus_per_node, gpus)):
-        if int(model["heads"]) % tp != 0:
+    for tp in _divisors(min(c.gpus_per_node, gpus) if tp_within_node else gpus):
+        if heads % tp or kv_heads % tp or int(model["ffn_hidden"]) % tp:
             continue
         for pp in _divisors(int(model["layers"])):
             if gpus % (tp * pp * cp) != 0:
@@ -300,16 +315,12 @@ def parallel_configurations(
             for mb in micro_batches:
                 if global_batch % (mb * dp) != 0:
                     continue
-                for rc in recompute:
-                    configs.append(
-                        {
-                            "parallelism.tp": tp,
-                            "parallelism.pp": pp,
-                            "parallelism.dp": dp,
-                            "training.micro_batch": mb,
-                            "training.recompute": rc,
-                        }
-                    )
+                layout: Dict[str, Any] = {"parallelism.tp": tp, "parallelism.pp": pp, "parallelism.dp": dp}
+                if sequence_parallel and tp > 1:
+                    layout["parallelism.sequence_parallel"] = (mb * seq_len // cp) % tp == 0
+                layout["training.micro_batch"] = mb
+                for rc in recompute if recompute is not None else [None]:
+                    configs.append(layout if rc is None else {**layout, "training.recompute": rc})
     return configs
 
 
@@ -343,6 +354,9 @@ def best(
     objective: str = "step_time_s",
     minimize: Optional[bool] = None,
     candidates: Optional[Sequence[Mapping[str, Any]]] = None,
+    micro_batches: Optional[Sequence[int]] = None,
+    recompute: Sequence[str] = ("none", "selective", "full"),
+    tp_within_node: bool = True,
     require_fit: bool = True,
     n_jobs: int = -1,
     executor: Any = None,
@@ -353,22 +367,45 @@ def best(
 ) -> Best:
     """Searches parallel configurations for the best one by ``objective`` that fits in memory.
 
-    ``candidates`` defaults to :func:`parallel_configurations` (tp, pp, dp, micro-batch and recompute
-    choices the GPU count allows). Each is simulated (as a :func:`sweep`); candidates the simulator
-    refuses (e.g. a layout not simulated yet) stay in ``Best.candidates`` with their ``error``.
+    By default the candidates are the layouts of :func:`parallel_configurations` (tp within a node,
+    pp, dp derived, sequence parallelism with tp, ``micro_batches``), each tried with the cheapest
+    ``recompute`` first: a layout that does not fit is tried again with the next choice (selective,
+    then full recompute), since recomputation only adds work. ``candidates`` instead gives the
+    configurations to simulate, as they are. Every candidate is simulated (as a :func:`sweep`);
+    candidates the simulator refuses stay in ``Best.candidates`` with their ``error``.
     ``objective`` is a sweep column: ``step_time_s`` (fastest, the default), ``tokens_per_s``, ``mfu``,
-    ``usd_per_million_tokens`` (cheapest, once cost is modelled), ...; ``minimize`` defaults to the
-    column's natural direction. Raises ValueError when no candidate reported the objective at all.
+    ``usd_per_million_tokens`` or ``usd_per_step`` (cheapest), ``energy_per_token_j``, ...;
+    ``minimize`` defaults to the column's natural direction. ``fidelity="analytical"`` makes large
+    searches fast. Raises ValueError when no candidate reported the objective at all.
     """
+    import pandas as pd
+
     c = Cluster.coerce(cluster)
     w = Workload.coerce(workload)
     if minimize is None:
         if objective not in _DIRECTIONS:
             raise ValueError(f"objective {objective!r}: say whether to minimize it (minimize=True or False)")
         minimize = _DIRECTIONS[objective]
-    grid = list(candidates) if candidates is not None else parallel_configurations(c, w)
-    df = sweep(c, w, grid, n_jobs=n_jobs, executor=executor, fidelity=fidelity, algorithm=algorithm,
+    run = dict(n_jobs=n_jobs, executor=executor, fidelity=fidelity, algorithm=algorithm,
                network_profile=network_profile, progress=progress)
+    if candidates is not None:
+        grid = list(candidates)
+        df = sweep(c, w, grid, **run)  # type: ignore[arg-type]
+    else:
+        layouts = parallel_configurations(c, w, micro_batches=micro_batches, recompute=None,
+                                          tp_within_node=tp_within_node)
+        grid, frames = [], []
+        todo = layouts
+        for choice in recompute:  # the layouts that did not fit, again with more recomputation
+            if not todo:
+                break
+            stage = [{**layout, "training.recompute": choice} for layout in todo]
+            frame = sweep(c, w, stage, **run)  # type: ignore[arg-type]
+            grid.extend(stage)
+            frames.append(frame)
+            todo = [layout for layout, ok, fits in zip(todo, frame["error"].isna(), frame["fits"])
+                    if ok and fits is not pd.NA and not bool(fits)]
+        df = pd.concat(frames, ignore_index=True) if frames else sweep(c, w, [], **run)  # type: ignore[arg-type]
     if objective not in df.columns or (df["error"].isna().any() and df.loc[df["error"].isna(), objective].isna().all()):
         raise ValueError(f"no candidate reported {objective!r} (the report does not model it yet)")
     ok = df["error"].isna() & (df["fits"].fillna(False).astype(bool) if require_fit else True)

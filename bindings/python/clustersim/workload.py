@@ -1,20 +1,26 @@
 """Workload: the training job of a simulation (DESIGN.md, "Workload spec").
 
 A workload spec is a transformer model, how it is trained (global batch, micro-batch, precision,
-recompute) and how it is parallelized (tp, pp, dp, ...). Make one from a preset, a JSON file, a
-dictionary, the spec's keys, or the flat keyword arguments of :meth:`Workload.transformer`::
+recompute) and how it is parallelized (tp, pp, cp, ep, dp, ZeRO, the pipeline schedule, ...). Make one
+from a preset, a JSON file, a dictionary, the spec's keys, or the flat keyword arguments of
+:meth:`Workload.transformer`::
 
     workload = Workload.preset("gpt3-1.3b", training={"micro_batch": 4})
     workload = Workload.transformer(name="tiny", layers=4, hidden=512, heads=8, seq_len=1024,
-                                    vocab=32000, global_batch=64)
+                                    vocab=32000, global_batch=64, tp=2, pp=2, sequence_parallel=True)
+
+Or a recorded trace instead of a model (``{"name", "trace": {"format", "path"}}``, the path relative to
+the workload file): ``Workload.from_json("workloads/traces/native_dp2.workload.json")`` or
+:meth:`Workload.from_trace`.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _core
-from ._spec import _Spec
+from ._spec import PathLike, _Spec
 
 __all__ = ["Workload"]
 
@@ -57,10 +63,14 @@ class Workload(_Spec):
         tied_embeddings: bool = False,
         experts: int = 0,
         top_k: int = 0,
+        expert_ffn_hidden: Optional[int] = None,
+        capacity_factor: Optional[float] = None,
+        load_imbalance: Optional[float] = None,
         micro_batch: int = 1,
         precision: str = "bf16",
         recompute: str = "none",
         optimizer: str = "adam",
+        attention: Optional[str] = None,
         tp: int = 1,
         pp: int = 1,
         dp: Optional[int] = None,
@@ -71,13 +81,20 @@ class Workload(_Spec):
         virtual_stages: int = 1,
         zero_stage: int = 0,
         overlap_grad_reduce: bool = True,
+        bucket_size_params: Optional[int] = None,
+        order: Optional[str] = None,
+        tp_comm_overlap: Optional[bool] = None,
         description: Optional[str] = None,
     ) -> "Workload":
-        """A transformer training workload from flat keyword arguments.
+        """A transformer training workload from flat keyword arguments (docs/specs.md has every key).
 
         ``ffn_hidden`` defaults to 4 x ``hidden``, ``kv_heads`` to ``heads`` (multi-head attention),
         ``dp`` to the GPU count divided by tp x pp x cp (resolved against the cluster when simulated).
-        Units: sequences for batches, tokens for ``seq_len``.
+        ``attention`` (``flash`` / ``unfused``) is ``training.attention``; ``expert_ffn_hidden``,
+        ``capacity_factor``, ``load_imbalance`` go to ``model.moe``; ``bucket_size_params``, ``order``
+        (rank placement, innermost first, e.g. ``"tp-cp-ep-dp-pp"``) and ``tp_comm_overlap`` to
+        ``parallelism``. None leaves the core's default. Units: sequences for batches, tokens for
+        ``seq_len``. Bad values raise SpecError naming the JSON path (``/parallelism/tp``).
         """
         model: Dict[str, Any] = {
             "type": "transformer",
@@ -89,7 +106,8 @@ class Workload(_Spec):
             "vocab": vocab,
             "activation": activation,
             "tied_embeddings": tied_embeddings,
-            "moe": {"experts": experts, "top_k": top_k},
+            "moe": _given({"experts": experts, "top_k": top_k, "expert_ffn_hidden": expert_ffn_hidden,
+                           "capacity_factor": capacity_factor, "load_imbalance": load_imbalance}),
         }
         if kv_heads is not None:
             model["kv_heads"] = kv_heads
@@ -105,9 +123,9 @@ class Workload(_Spec):
             "virtual_stages": virtual_stages,
             "zero_stage": zero_stage,
             "overlap_grad_reduce": overlap_grad_reduce,
+            **_given({"dp": dp, "bucket_size_params": bucket_size_params, "order": order,
+                      "tp_comm_overlap": tp_comm_overlap}),
         }
-        if dp is not None:
-            parallelism["dp"] = dp
         spec: Dict[str, Any] = {
             "name": name,
             "model": model,
@@ -117,12 +135,35 @@ class Workload(_Spec):
                 "precision": precision,
                 "recompute": recompute,
                 "optimizer": optimizer,
+                **_given({"attention": attention}),
             },
             "parallelism": parallelism,
         }
         if description is not None:
             spec["description"] = description
         return cls.from_dict(spec, file="<Workload.transformer>")
+
+    @classmethod
+    def from_trace(cls, path: PathLike, format: str, /, *, name: Optional[str] = None,
+                   description: Optional[str] = None) -> "Workload":
+        """A workload replayed from a recorded trace: ``format`` ``clustersim`` (native JSON),
+        ``chakra`` (execution traces; ``{rank}`` in the path stands for the rank) or ``pytorch``
+        (Kineto profiler traces, a folder or a file per rank); see docs/traces.md."""
+        spec: Dict[str, Any] = {"name": name or os.path.basename(os.fspath(path)).split(".")[0] or "trace",
+                                "trace": {"format": format, "path": os.path.abspath(os.fspath(path))}}
+        if description is not None:
+            spec["description"] = description
+        return cls.from_dict(spec, file="<Workload.from_trace>")
+
+    @property
+    def is_trace(self) -> bool:
+        """Whether the workload replays a recorded trace instead of generating a model's ops."""
+        return "trace" in self._data
+
+    @property
+    def trace(self) -> Optional[Dict[str, Any]]:
+        """The trace section, ``{"format", "path"}`` (the path absolute), or None for a model."""
+        return self.get("trace")  # type: ignore[no-any-return]
 
     @property
     def model(self) -> Dict[str, Any]:
@@ -141,10 +182,15 @@ class Workload(_Spec):
 
     @property
     def tokens_per_step(self) -> int:
-        """Tokens of one training step: global batch x sequence length."""
+        """Tokens of one training step: global batch x sequence length (0 for a trace: unknown)."""
+        if self.is_trace:
+            return 0
         return int(self._data["training"]["global_batch"]) * int(self._data["model"]["seq_len"])
 
     def __repr__(self) -> str:
+        if self.is_trace:
+            t = self._data["trace"]
+            return f"Workload({self.name!r}: {t['format']} trace {t['path']})"
         m, t, p = self._data["model"], self._data["training"], self._data["parallelism"]
         dp = p.get("dp") or "auto"
         return (
@@ -152,3 +198,8 @@ class Workload(_Spec):
             f"global batch {t['global_batch']} x {m['seq_len']} tokens, "
             f"tp={p['tp']} pp={p['pp']} dp={dp})"
         )
+
+
+def _given(values: Dict[str, Any]) -> Dict[str, Any]:
+    """The entries that are not None: the others keep the core's defaults."""
+    return {k: v for k, v in values.items() if v is not None}

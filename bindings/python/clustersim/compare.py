@@ -1,0 +1,135 @@
+"""compare(): one workload on several cluster designs, one table (``clustersim compare``).
+
+Each design is simulated (in its own child process, several at a time); the training-run figures
+(time, cost and energy to train a number of tokens) and the Pareto marks come from the C++ comparison
+(sim/cost/design_comparison.hpp), the same code as the command's table. A design is Pareto-optimal
+when no other design is at least as fast and as cheap to train and better in one; designs whose model
+does not fit in GPU memory cannot train, so the front is taken among the designs that fit (or among
+all when none does: ``df.attrs["pareto_among"]`` says which).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from . import _core
+from .cluster import Cluster
+from .errors import SimulationError
+from .report import Report
+from .simulation import Algorithm, ClusterLike, WorkloadLike, _run, core_options, split_overrides
+from .workload import Workload
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["compare", "COMPARE_COLUMNS"]
+
+# The columns of compare(), in order: those of the command's table (JSON keys) and `error`.
+COMPARE_COLUMNS: Tuple[str, ...] = (
+    "design",
+    "gpus",
+    "step_time_s",
+    "tokens_per_s",
+    "mfu",
+    "fits",
+    "cluster_avg_kw",
+    "energy_per_token_j",
+    "capex_usd",
+    "usd_per_million_tokens",
+    "train_time_s",
+    "train_cost_usd",
+    "train_energy_kwh",
+    "pareto",
+    "error",
+)
+
+
+def _design_names(clusters: Sequence[Cluster], given: Sequence[Any]) -> List[str]:
+    """The cluster's name (or what was given, when it has none); repeated names get " #2", " #3"."""
+    seen: Dict[str, int] = {}
+    names = []
+    for cluster, source in zip(clusters, given):
+        name = cluster.name or str(source)
+        seen[name] = seen.get(name, 0) + 1
+        names.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return names
+
+
+def compare(
+    workload: WorkloadLike,
+    clusters: Sequence[ClusterLike],
+    *,
+    tokens: float = 1e12,
+    fidelity: str = "flow",
+    algorithm: Algorithm = None,
+    network_profile: Optional[str] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+    n_jobs: int = -1,
+) -> "pd.DataFrame":
+    """Compares cluster designs for one workload: one row per design, in the order given.
+
+    ``clusters``: Cluster objects, preset names, files or dicts. ``tokens``: the length of the training
+    run (a float: 2e12). ``fidelity``, ``algorithm``, ``network_profile``, ``overrides``: as
+    :func:`clustersim.simulate` (``overrides`` apply to every design, like the command's ``--set``).
+    ``n_jobs``: simulations at once (-1: one per CPU).
+
+    Columns (:data:`COMPARE_COLUMNS`, those of ``clustersim compare``): ``design``, ``gpus``,
+    ``step_time_s``, ``tokens_per_s``, ``mfu``, ``fits``, ``cluster_avg_kw`` (facility, PUE
+    included), ``energy_per_token_j``, ``capex_usd``, ``usd_per_million_tokens``, ``train_time_s``,
+    ``train_cost_usd``, ``train_energy_kwh`` (the whole run), ``pareto`` (bool) and ``error`` (None, or
+    why the simulation failed). ``df.attrs``: ``workload``, ``tokens``, ``pareto_among``, ``text`` (the
+    command's table) and ``reports`` (design -> :class:`~clustersim.Report`).
+
+    Every spec is validated before any simulation runs: bad input raises SpecError; a simulation that
+    fails is a row with its ``error``, as in the command.
+    """
+    import pandas as pd
+
+    from .sweep import _worker_count
+
+    w = Workload.coerce(workload)
+    if isinstance(clusters, (str, Cluster)) or isinstance(clusters, Mapping):
+        raise TypeError("clusters must be a sequence of clusters (Cluster objects, preset names, files, dicts)")
+    if len(clusters) == 0:
+        raise ValueError("give at least one cluster")
+    specs = [Cluster.coerce(c) for c in clusters]
+    if overrides:
+        cluster_overrides, workload_overrides = split_overrides(overrides)
+        if cluster_overrides:
+            specs = [c.updated(cluster_overrides) for c in specs]
+        if workload_overrides:
+            w = w.updated(workload_overrides)
+    tokens = float(tokens)
+    if not tokens > 0:
+        raise ValueError(f"tokens must be a positive number of tokens, got {tokens!r}")
+    names = _design_names(specs, clusters)
+    options = core_options(fidelity, algorithm, network_profile)
+
+    def run(cluster: Cluster) -> Tuple[str, str]:
+        try:
+            return _run(cluster._as_core(), w._as_core(), options), ""
+        except SimulationError as e:
+            return "", str(e)
+
+    workers = min(_worker_count(n_jobs), len(specs))
+    with cf.ThreadPoolExecutor(workers) as pool:  # each thread waits on its simulation's child process
+        results = list(pool.map(run, specs))
+    text_json, text = _core.compare(w.name, tokens, [(n, r, e) for n, (r, e) in zip(names, results)])
+    comparison = json.loads(text_json)
+
+    rows = []
+    reports: Dict[str, Report] = {}
+    for design in comparison["designs"]:
+        report = design.pop("report", None)
+        if report is not None:
+            reports[design["design"]] = Report(report)
+        rows.append({"error": None, **design})
+    df = pd.DataFrame(rows, columns=list(COMPARE_COLUMNS))
+    df["fits"] = df["fits"].astype("boolean")
+    df["pareto"] = df["pareto"].fillna(False).astype(bool)
+    df["gpus"] = df["gpus"].astype("Int64")
+    df.attrs.update({"workload": comparison["workload"], "tokens": comparison["tokens"],
+                     "pareto_among": comparison["pareto_among"], "text": text, "reports": reports})
+    return df

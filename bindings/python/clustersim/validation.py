@@ -1,0 +1,83 @@
+"""validate(): replay published training runs and measure the simulator's error (``clustersim validate``).
+
+A validation dataset (calibration/validation/datasets/*.json, compiled in and used by name; or a
+description file by path) maps each published measurement to the cluster and workload specs that
+describe it. Every supported row is simulated (each in its own child process, ``jobs`` at a time) and
+compared with its measurement: error = (predicted - measured) / measured. Rows the simulator cannot
+represent yet are ``unsupported``, simulations that fail ``failed``: both are rows, with the reason,
+and neither counts in the statistics. The row replay and the statistics are the C++ core's
+(sim/validation), the same as the command's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Union
+
+from . import _core
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["validate", "validation_datasets", "Validation", "VALIDATION_COLUMNS"]
+
+# The columns of Validation.rows, in order (the stable keys of the command's JSON rows).
+VALIDATION_COLUMNS = ("id", "config", "gpus", "status", "measured", "predicted", "error", "step_time_s", "fits",
+                      "reason")
+
+
+class Validation(NamedTuple):
+    """The result of :func:`validate`; unpacks as ``rows, summary = cs.validate(...)``.
+
+    ``rows``: one row per replayed record (:data:`VALIDATION_COLUMNS`): ``status`` is ``simulated``,
+    ``unsupported`` or ``failed``; ``measured`` and ``predicted`` in the dataset's metric
+    (``summary["metric"]``, ``summary["unit"]``); ``error`` = (predicted - measured) / measured.
+    ``summary``: ``rows``, ``simulated``, ``unsupported``, ``failed``, ``not_fitting`` (counts),
+    ``mape`` (mean |error|), ``median_abs_error``, ``p90_abs_error``, ``max_abs_error``, ``bias`` (mean
+    signed error: > 0 over-predicts) over the simulated rows; and what the dataset is: ``dataset``,
+    ``title``, ``source``, ``license``, ``metric``, ``unit``, ``fidelity``, ``total_rows``,
+    ``mapping`` and ``assumptions`` (lists of lines), ``text`` (the command's table).
+    """
+
+    rows: "pd.DataFrame"
+    summary: Dict[str, Any]
+
+
+def validation_datasets() -> List[str]:
+    """Names of the compiled-in validation datasets (usable with :func:`validate`)."""
+    return list(_core.validation_datasets())
+
+
+def validate(
+    dataset: Union[str, "os.PathLike[str]"],
+    *,
+    fidelity: str = "flow",
+    limit: Optional[int] = None,
+    jobs: int = 2,
+) -> Validation:
+    """Replays a validation dataset and returns its rows and error summary (``clustersim validate``).
+
+    ``dataset``: a compiled-in name (:func:`validation_datasets`: ``vtrain-multi``, ...) or a
+    description file. ``fidelity``: the network model (``analytical`` is the fast one). ``limit``:
+    replay only the first ``limit`` rows (None: all). ``jobs``: simulations at once (each in its own
+    child process). Raises SpecError for an unknown dataset, a bad description or data file (naming the
+    file and the cell) or an unknown fidelity; row failures are rows.
+    """
+    import pandas as pd
+
+    if limit is not None and int(limit) < 1:
+        raise ValueError(f"limit must be a positive number of rows or None, got {limit!r}")
+    if int(jobs) < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs!r}")
+    document, text = _core.validate(os.fspath(dataset), fidelity, int(jobs), int(limit or 0))
+    data = json.loads(document)
+    rows = pd.DataFrame(data.pop("rows"), columns=list(VALIDATION_COLUMNS))
+    rows["gpus"] = rows["gpus"].astype("Int64")
+    rows["fits"] = rows["fits"].astype("boolean")
+    for column in ("measured", "predicted", "error", "step_time_s"):
+        rows[column] = rows[column].astype(float)
+    summary: Dict[str, Any] = dict(data.pop("summary"))
+    summary.update(data)
+    summary["text"] = text
+    return Validation(rows, summary)

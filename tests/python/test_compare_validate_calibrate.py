@@ -1,0 +1,160 @@
+"""compare(), validate() and calibrate(): the commands' results as DataFrames, computed by the same C++
+(the comparison's training-run figures and Pareto marks, the validation statistics, the kernel fit)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+import clustersim as cs
+from clustersim import plots
+from clustersim.compare import COMPARE_COLUMNS
+from clustersim.validation import VALIDATION_COLUMNS
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_DATA = REPO.parent / "shared" / "data"  # the reference data, as the C++ tests find it
+DESIGNS = ["dgx-h100-superpod", "hgx-h100-roce", "dgx-a100-superpod"]
+
+
+@pytest.fixture(scope="module")
+def workload() -> cs.Workload:
+    return cs.Workload.preset("gpt3-1.3b", training={"global_batch": 256})
+
+
+@pytest.fixture(scope="module")
+def table(workload: cs.Workload) -> "object":
+    return cs.compare(workload, DESIGNS, tokens=2e12, fidelity="analytical", overrides={"nodes": 2})
+
+
+def test_compare_has_one_row_per_design_and_a_pareto_column(table: "object", workload: cs.Workload) -> None:
+    df = table
+    assert list(df.columns) == list(COMPARE_COLUMNS)
+    assert list(df["design"]) == DESIGNS and df["error"].isna().all()
+    assert df["pareto"].dtype == bool and df["pareto"].any()
+    assert list(df["gpus"]) == [16, 16, 16]
+    # Training-run figures: steps = tokens / tokens per step, each costing a step's time and dollars.
+    reports = df.attrs["reports"]
+    for row in df.itertuples():
+        r = reports[row.design]
+        steps = 2e12 / workload.tokens_per_step
+        assert row.train_time_s == pytest.approx(steps * r.step_time_s, rel=1e-9)
+        assert row.train_cost_usd == pytest.approx(steps * r.cost.usd_per_step, rel=1e-9)
+        assert row.train_energy_kwh == pytest.approx(steps * r.power.energy_per_step_j / 3.6e6, rel=1e-9)
+    # No design on the front is beaten on both time and cost by another.
+    for a in df[df["pareto"]].itertuples():
+        assert not any(b.train_time_s <= a.train_time_s and b.train_cost_usd < a.train_cost_usd
+                       for b in df.itertuples() if b.design != a.design)
+    assert df.attrs["tokens"] == 2e12 and df.attrs["pareto_among"] == "designs that fit in memory"
+    assert "clustersim compare" in df.attrs["text"] and "pareto" in df.attrs["text"]
+    ax = plots.plot_pareto(df, x="train_cost_usd", y="train_time_s", label="design", front="pareto")
+    assert len(ax.texts) == 3
+
+
+def test_compare_agrees_with_the_command(cli: Optional[str], table: "object") -> None:
+    if cli is None:
+        pytest.skip("the clustersim command is not built (set CLUSTERSIM_CLI)")
+    args = [cli, "compare", "--workload", "gpt3-1.3b", "--set", "training.global_batch=256", "--set", "nodes=2",
+            "--fidelity", "analytical", "--tokens", "2e12", "--json"]
+    for d in DESIGNS:
+        args += ["--cluster", d]
+    out = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout)
+    for design, row in zip(out["designs"], table.itertuples()):  # type: ignore[attr-defined]
+        assert design["design"] == row.design and design["pareto"] == row.pareto
+        assert design["train_cost_usd"] == row.train_cost_usd and design["step_time_s"] == row.step_time_s
+
+
+def test_compare_refuses_bad_input_before_simulating(workload: cs.Workload) -> None:
+    with pytest.raises(cs.SpecError):
+        cs.compare(workload, ["dgx-h100-superpod", "no-such-cluster"], fidelity="analytical")
+    with pytest.raises(ValueError, match="tokens"):
+        cs.compare(workload, DESIGNS, tokens=0)
+    with pytest.raises(TypeError):
+        cs.compare(workload, "dgx-h100-superpod")  # type: ignore[arg-type]
+
+
+def test_repeated_designs_are_numbered(workload: cs.Workload) -> None:
+    df = cs.compare(workload, ["dgx-h100", "dgx-h100"], fidelity="analytical")
+    assert list(df["design"]) == ["dgx-h100", "dgx-h100 #2"]
+    assert df["step_time_s"].iloc[0] == df["step_time_s"].iloc[1] and df["pareto"].all()  # a tie: both
+
+
+def test_validate_returns_rows_and_a_summary() -> None:
+    assert {"vtrain-multi", "vtrain-single"} <= set(cs.validation_datasets())
+    rows, summary = cs.validate("vtrain-multi", fidelity="analytical", limit=2, jobs=2)
+    assert list(rows.columns) == list(VALIDATION_COLUMNS) and len(rows) == 2
+    assert list(rows["id"]) == ["0000", "0001"]
+    simulated = rows[rows["status"] == "simulated"]
+    assert (simulated["error"] == (simulated["predicted"] - simulated["measured"]) / simulated["measured"]).all()
+    assert summary["rows"] == 2 and summary["simulated"] == len(simulated)
+    errors = simulated["error"]
+    assert summary["mape"] == pytest.approx(errors.abs().mean(), rel=1e-12)
+    assert summary["bias"] == pytest.approx(errors.mean(), rel=1e-12)
+    assert summary["max_abs_error"] == pytest.approx(errors.abs().max(), rel=1e-12)
+    for key in ("median_abs_error", "p90_abs_error"):
+        assert 0 <= summary[key] <= summary["max_abs_error"]
+    assert summary["metric"] == "iteration_time_ms" and summary["unit"] == "ms" and summary["total_rows"] == 109
+    assert summary["fidelity"] == "analytical" and summary["assumptions"]
+    with pytest.raises(cs.SpecError):
+        cs.validate("no-such-dataset", limit=1)
+    with pytest.raises(cs.SpecError) as info:
+        cs.validate("vtrain-multi", fidelity="quantum", limit=1)
+    assert info.value.file == "--fidelity"
+
+
+def _data() -> Path:
+    if not (SHARED_DATA / "vidur").is_dir():
+        pytest.skip(f"the reference data is not at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+def test_calibrate_round_trip_reproduces_the_shipped_profile(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _data()
+    shipped = cs.calibration_profile("h100-sxm5-80gb")
+    path = tmp_path / "h100.json"
+    # Fitting the shipped profile's own measurements as calibration/fit_profiles.sh does (from the
+    # repository, data in ../shared/data, recorded in each value's source) gives the shipped profile back.
+    monkeypatch.chdir(REPO)
+    profile = cs.calibrate(shipped["fitted_on"], gpu="h100-sxm5-80gb", held_out=shipped["held_out"],
+                           description=shipped["description"], data_dir="../shared/data", out=path)
+    assert profile == shipped
+    assert cs.calibration_profile(path) == profile == json.loads(path.read_text())
+    assert cs.calibration_profile(profile) == profile
+    held_out = cs.kernel_accuracy(profile, profile["held_out"], data_dir=data)
+    assert list(held_out.columns) == ["metric", "operation", "count", "median_abs_error", "p90_abs_error",
+                                      "median_error"]
+    overall = held_out[(held_out["metric"] == "time") & (held_out["operation"] == "all")].iloc[0]
+    assert overall["count"] > 10_000 and overall["median_abs_error"] < 0.10  # calibration/README.md: 8.0 %
+    # The fit helps: the catalogue's uncalibrated values miss the held-out kernels by more.
+    before = cs.kernel_accuracy(None, profile["held_out"], gpu="h100-sxm5-80gb", data_dir=data)
+    assert before.loc[(before["metric"] == "time") & (before["operation"] == "all"), "median_abs_error"].iloc[0] \
+        > overall["median_abs_error"]
+
+
+def test_kernel_errors_per_measurement_agree_with_the_summary() -> None:
+    data = _data()
+    files = ["published/microbench.json#micro-0028..micro-0032,micro-0077..micro-0082"]
+    errors = cs.kernel_errors("h100-sxm5-80gb", files, data_dir=data)
+    assert len(errors) == 11
+    # STREAM records are compared by time, the published GEMM tables by throughput (as the command does).
+    stream, gemm = errors[errors["operation"] != "gemm"], errors[errors["operation"] == "gemm"]
+    assert set(stream["metric"]) == {"time"} and set(gemm["metric"]) == {"throughput"}
+    assert ((stream["predicted_s"] / stream["time_s"] - 1) - stream["error"]).abs().max() < 1e-12
+    assert ((gemm["time_s"] / gemm["predicted_s"] - 1) - gemm["error"]).abs().max() < 1e-12
+    summary = cs.kernel_accuracy("h100-sxm5-80gb", files, data_dir=data)
+    assert list(summary["metric"]) == ["time"] * 6 + ["throughput"] * 2
+    pooled = summary[(summary["metric"] == "throughput") & (summary["operation"] == "all")].iloc[0]
+    assert pooled["count"] == 6
+    assert pooled["median_abs_error"] == pytest.approx(gemm["error"].abs().median(), rel=1e-12)
+
+
+def test_calibration_errors_name_the_file() -> None:
+    with pytest.raises(cs.SpecError, match="no such measurement file"):
+        cs.calibrate(["no/such/file.json"], gpu="h100-sxm5-80gb", data_dir=os.devnull)
+    with pytest.raises(cs.SpecError, match="no calibration profile for 'b200'"):
+        cs.calibration_profile("b200")
