@@ -14,8 +14,10 @@
 // switch into its NIC and host bridge, an NVSwitch into nothing: only GPUs enter it) turns each
 // destination into (seeds: hub devices with offsets, exceptions: the funnelled devices with their
 // exact distances), and destinations with the same normalised seeds share one distance array: the
-// 16,384 GPUs of a DGX fat-tree share one array per leaf. Arrays are filled lazily by a multi-source
-// reverse BFS (uint16), cached within k_route_cache_budget_bytes, evicted round-robin.
+// 16,384 GPUs of a DGX fat-tree share one array per leaf. An array holds the distances of the core
+// devices only (fabric switches; RouteDistances in route_distances.hpp answers the node-owned ones from
+// their exits into the core, exactly), is filled lazily by a multi-source reverse BFS over the core
+// (uint16), and cached within k_route_cache_budget_bytes, evicted round-robin.
 #include "topologies/cluster.hpp"
 
 #include <algorithm>
@@ -32,6 +34,7 @@
 #include "sim/core/error.hpp"
 #include "topologies/fabric_builder.hpp"
 #include "topologies/node_builder.hpp"
+#include "topologies/route_distances.hpp"
 
 namespace clustersim {
 namespace {
@@ -138,13 +141,16 @@ struct Cluster::Impl {
   std::vector<int> exception_offsets;
   std::vector<Exception> exceptions;
   std::vector<std::vector<Seed>> key_seeds;  // normalised seeds of each key (min offset 0)
+  // The same seeds as forwarding indices, and those of them outside the core, per key.
+  std::vector<std::vector<RouteDistances::Seed>> key_forwarding_seeds;
+  std::vector<std::vector<RouteDistances::Seed>> key_component_seeds;
+  RouteDistances route_distances;
   // The distance cache: one slot per key in use.
   mutable std::vector<std::uint32_t> slot_of_key;
   mutable std::vector<std::vector<std::uint16_t>> slots;
   mutable std::vector<std::uint32_t> slot_owner;  // key of each slot
   mutable std::size_t max_slots = 0;
   mutable std::size_t next_victim = 0;
-  mutable std::vector<int> bfs_current, bfs_next;
   mutable std::vector<int> walk_choices;  // CSR positions of the eligible out-links at one step
 
   explicit Impl(ClusterSpec s) : spec(std::move(s)) {}
@@ -162,19 +168,21 @@ struct Cluster::Impl {
   void check_connectivity() const;
   void build_route_keys();
   const std::uint16_t* distances_of_key(std::uint32_t key) const;
-  void fill_distances(std::uint32_t key, std::vector<std::uint16_t>& dist) const;
+  void build_route_distances();
 
   // Hops from forwarding device (or the destination itself) `device` to GPU `dst`; k_unreached if none.
   struct Target {
     int gpu;
-    const std::uint16_t* dist;
+    const std::uint16_t* dist;  // core distances of the key
+    std::span<const RouteDistances::Seed> component_seeds;
     std::uint32_t shift;
     std::span<const Exception> exceptions;
   };
   Target target(int dst_gpu) const {
     const auto g = static_cast<std::size_t>(dst_gpu);
+    const std::uint32_t key = key_of_gpu[g];
     return Target{
-        dst_gpu, distances_of_key(key_of_gpu[g]), shift_of_gpu[g],
+        dst_gpu, distances_of_key(key), key_component_seeds[key], shift_of_gpu[g],
         std::span<const Exception>(exceptions.data() + exception_offsets[g],
                                    static_cast<std::size_t>(exception_offsets[g + 1] - exception_offsets[g]))};
   }
@@ -185,8 +193,8 @@ struct Cluster::Impl {
   std::uint32_t distance(const Target& t, int device, int f) const {
     if (device == t.gpu) return 0;
     if (f < 0) return k_unreached;
-    const std::uint16_t d = t.dist[f];
-    std::uint32_t best = d == k_unreached ? k_unreached : d + t.shift;
+    const std::uint32_t d = route_distances.distance(t.dist, t.component_seeds, f);
+    std::uint32_t best = d >= k_unreached ? k_unreached : d + t.shift;
     for (const Exception& e : t.exceptions) {
       if (e.device == device) best = std::min<std::uint32_t>(best, e.distance);
     }
@@ -296,15 +304,18 @@ void Cluster::Impl::build_route_keys() {
   key_seeds.clear();
   std::map<std::vector<Seed>, std::uint32_t> key_ids;
 
-  // Distinct forwarding in-neighbours of a device.
+  // Distinct forwarding in-neighbours of a device other than `excluded`, in link order; stops once
+  // there are more than `limit` (a hub is not funnelled: its list is not needed).
   std::vector<int> in_nbrs;
-  const auto forwarding_in = [&](int device) {
+  const auto forwarding_in = [&](int device, int excluded, std::size_t limit) {
     in_nbrs.clear();
     for (const int id : in_of(device)) {
       const int src = links[static_cast<std::size_t>(id)].src;
-      if (devices[static_cast<std::size_t>(src)].forwards &&
-          std::find(in_nbrs.begin(), in_nbrs.end(), src) == in_nbrs.end())
+      if (src != excluded && devices[static_cast<std::size_t>(src)].forwards &&
+          std::find(in_nbrs.begin(), in_nbrs.end(), src) == in_nbrs.end()) {
         in_nbrs.push_back(src);
+        if (in_nbrs.size() > limit) return;
+      }
     }
   };
 
@@ -321,7 +332,7 @@ void Cluster::Impl::build_route_keys() {
     work.clear();
     seeds.clear();
     local_exceptions.clear();
-    forwarding_in(t);
+    forwarding_in(t, -1, std::numeric_limits<std::size_t>::max());
     initial = in_nbrs;
     for (const int u : initial)
       work.push_back(Item{u, 1, 0});
@@ -338,9 +349,8 @@ void Cluster::Impl::build_route_keys() {
       const Item item = work[i];
       if (item.device == t || known(item.device) <= item.distance) continue;
       if (item.distance + 1 >= k_unreached) throw std::length_error("Cluster: path longer than 65534 hops");
-      forwarding_in(item.device);
-      std::erase(in_nbrs, t);
-      if (in_nbrs.size() <= k_max_funnel && item.depth < k_max_funnel_depth) {
+      if (item.depth < k_max_funnel_depth) forwarding_in(item.device, t, k_max_funnel);
+      if (item.depth < k_max_funnel_depth && in_nbrs.size() <= k_max_funnel) {
         local_exceptions.push_back(Exception{item.device, static_cast<std::uint16_t>(item.distance)});
         for (const int w : in_nbrs)
           work.push_back(Item{w, item.distance + 1, item.depth + 1});
@@ -370,30 +380,28 @@ void Cluster::Impl::build_route_keys() {
   }
 }
 
-// Multi-source reverse BFS over forwarding devices, level by level; a seed joins at its offset.
-void Cluster::Impl::fill_distances(std::uint32_t key, std::vector<std::uint16_t>& dist) const {
-  std::fill(dist.begin(), dist.end(), k_unreached);
-  std::vector<Seed> seeds = key_seeds[key];
-  std::sort(seeds.begin(), seeds.end(), [](const Seed& a, const Seed& b) { return a.offset < b.offset; });
-  std::size_t next_seed = 0;
-  bfs_current.clear();
-  bfs_next.clear();
-  const auto relax = [&](int device, std::uint16_t d, std::vector<int>& into) {
-    const int f = forwarding_index[static_cast<std::size_t>(device)];
-    if (f < 0 || dist[static_cast<std::size_t>(f)] != k_unreached) return;
-    dist[static_cast<std::size_t>(f)] = d;
-    into.push_back(device);
-  };
-  for (std::uint32_t level = 0; !bfs_current.empty() || next_seed < seeds.size(); ++level) {
-    if (level + 1 >= k_unreached) throw std::length_error("Cluster::route: path longer than 65534 hops");
-    while (next_seed < seeds.size() && seeds[next_seed].offset == level)
-      relax(seeds[next_seed++].device, static_cast<std::uint16_t>(level), bfs_current);
-    bfs_next.clear();
-    for (const int v : bfs_current) {
-      for (const int id : in_of(v))
-        relax(links[static_cast<std::size_t>(id)].src, static_cast<std::uint16_t>(level + 1), bfs_next);
+// The core/component split of the forwarding devices, and each key's seeds as forwarding indices.
+void Cluster::Impl::build_route_distances() {
+  std::vector<int> forwarding_in_offsets{0}, in_sources, node_of;
+  forwarding_in_offsets.reserve(static_cast<std::size_t>(forwarding_count) + 1);
+  node_of.reserve(static_cast<std::size_t>(forwarding_count));
+  for (std::size_t v = 0; v < devices.size(); ++v) {
+    if (forwarding_index[v] < 0) continue;
+    for (const int id : in_of(static_cast<int>(v))) {
+      const int f = forwarding_index[static_cast<std::size_t>(links[static_cast<std::size_t>(id)].src)];
+      if (f >= 0) in_sources.push_back(f);
     }
-    std::swap(bfs_current, bfs_next);
+    forwarding_in_offsets.push_back(static_cast<int>(in_sources.size()));
+    node_of.push_back(devices[v].node);
+  }
+  route_distances.build(forwarding_in_offsets, in_sources, node_of);
+  key_forwarding_seeds.assign(key_seeds.size(), {});
+  key_component_seeds.assign(key_seeds.size(), {});
+  for (std::size_t k = 0; k < key_seeds.size(); ++k) {
+    for (const Seed& s : key_seeds[k])
+      key_forwarding_seeds[k].push_back(
+          RouteDistances::Seed{forwarding_index[static_cast<std::size_t>(s.device)], s.offset});
+    route_distances.component_seeds(key_forwarding_seeds[k], key_component_seeds[k]);
   }
 }
 
@@ -402,7 +410,7 @@ const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
   if (slot != k_no_slot) return slots[slot].data();
   if (slots.size() < max_slots) {
     slot = static_cast<std::uint32_t>(slots.size());
-    slots.emplace_back(static_cast<std::size_t>(forwarding_count));
+    slots.emplace_back();
     slot_owner.push_back(key);
   } else {  // evict round-robin
     const std::size_t victim = next_victim;
@@ -411,7 +419,7 @@ const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
     slot_owner[victim] = key;
     slot = static_cast<std::uint32_t>(victim);
   }
-  fill_distances(key, slots[slot]);
+  route_distances.fill(key_forwarding_seeds[key], slots[slot]);
   return slots[slot].data();
 }
 
@@ -516,12 +524,11 @@ void Cluster::finalize() {
     max_degree = std::max(max_degree, static_cast<std::size_t>(m.out_offsets[d + 1] - m.out_offsets[d]));
   m.walk_choices.reserve(max_degree);
   m.build_route_keys();
+  m.build_route_distances();
   m.slot_of_key.assign(m.key_seeds.size(), k_no_slot);
-  const std::size_t bytes_per_slot = std::max<std::size_t>(1, static_cast<std::size_t>(m.forwarding_count) * 2);
+  const std::size_t bytes_per_slot = std::max<std::size_t>(1, m.route_distances.core_count() * 2);
   m.max_slots = std::clamp<std::size_t>(k_route_cache_budget_bytes / bytes_per_slot, 1,
                                         std::max<std::size_t>(m.key_seeds.size(), 1));
-  m.bfs_current.reserve(static_cast<std::size_t>(m.forwarding_count));
-  m.bfs_next.reserve(static_cast<std::size_t>(m.forwarding_count));
   m.finalized = true;
 }
 

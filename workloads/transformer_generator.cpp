@@ -54,8 +54,11 @@
 // precision's element size (fp32 where the kernel keeps fp32: the loss's softmax, the attention's
 // log-sum-exp, main grads). Vector flops of memory-bound kernels are estimates (per element: norm 8,
 // residual 1, activation per kActivations, loss 5): only the kernel model's second roofline term uses
-// them. Fused attention backward = 2.5 x the forward flops (FlashAttention-2's backward recomputes
-// QK^T and the softmax and runs five matmuls to the forward's two: Dao 2023). Dropout is not modelled.
+// them. Dropout (training.dropout > 0): a one-byte mask per element written by the forward and read
+// by the backward of the residual adds (Megatron's fused bias-dropout-add) and, for the unfused
+// attention, a dropout kernel over the s x s probabilities (flash attention fuses it). Fused
+// attention backward = 2.5 x the forward flops (FlashAttention-2's backward recomputes
+// QK^T and the softmax and runs five matmuls to the forward's two: Dao 2023).
 // MoE: tokens routed to top_k experts without dropping; the experts' GEMMs as one grouped GEMM of
 // T x top_k x load_imbalance rows (the busiest rank); wgrad a batch of one GEMM per local expert.
 // Vocabulary-parallel cross-entropy (tp > 1): three all-reduces of one fp32 per token (max, target
@@ -104,6 +107,7 @@ constexpr double kResidualFlopsPerElement = 1.0;
 constexpr double kLossFlopsPerElement = 5.0;
 constexpr double kFp32Bytes = 4.0;
 constexpr double kTokenIdBytes = 4.0;
+constexpr double kMaskBytes = 1.0;  // a dropout mask element (uint8, as PyTorch keeps it)
 // FlashAttention-2 backward flops relative to its forward (see the top of the file).
 constexpr double kAttentionBackwardFactor = 2.5;
 // Vocabulary-parallel cross-entropy: all-reduces of one fp32 per token.
@@ -265,9 +269,12 @@ class StageBuilder {
                    (backward ? 3.0 : 2.0) * elements * e_);
   }
 
+  // Residual add; with dropout, Megatron's fused bias-dropout-add also writes (forward) or reads
+  // (backward) a one-byte mask per element.
   OpId residual(const std::string& name) {
     const double elements = double(T_sp_) * h_;
-    return compute(name, KernelClass::elementwise, kResidualFlopsPerElement * elements, 3.0 * elements * e_);
+    const double mask = spec_.training.dropout > 0.0 ? elements * kMaskBytes : 0.0;
+    return compute(name, KernelClass::elementwise, kResidualFlopsPerElement * elements, 3.0 * elements * e_ + mask);
   }
 
   OpId activation(const std::string& name, bool backward) {
@@ -296,17 +303,23 @@ class StageBuilder {
   // Megatron-LM's unfused attention: scores S = Q K^T as a batched GEMM (b x heads of q x kv, inner
   // d), the fused scale-mask-softmax reading S and writing P (s x s per head, in memory), then O = P V
   // (q x d, inner kv). Backward: dV = P^T dO and dP = dO V^T, the softmax backward (reads P and dP,
-  // writes dS), dQ = dS K and dK = dS^T Q. Attention dropout is not modelled.
+  // writes dS), dQ = dS K and dK = dS^T Q; with dropout, a dropout kernel over P after the softmax.
   OpId unfused_attention(const std::string& name, bool backward, double q_tokens, double kv_tokens) {
     const double heads = double(b_) * heads_;
     const double scores = heads * q_tokens * kv_tokens;
     if (!backward) {
       gemm(name + ".scores", q_tokens, kv_tokens, d_, heads);
       compute(name + ".softmax", KernelClass::elementwise, 5.0 * scores, 2.0 * scores * e_);
+      // attention dropout: reads P, writes the dropped P and its mask
+      if (spec_.training.dropout > 0.0)
+        compute(name + ".dropout", KernelClass::elementwise, scores, scores * (2.0 * e_ + kMaskBytes));
       return gemm(name + ".context", q_tokens, d_, kv_tokens, heads);
     }
     gemm(name + ".context.dgrad", kv_tokens, d_, q_tokens, heads);  // dV
     gemm(name + ".context.pgrad", q_tokens, kv_tokens, d_, heads);  // dP
+    // dropout backward: reads the gradient and the mask, writes the gradient of P
+    if (spec_.training.dropout > 0.0)
+      compute(name + ".dropout", KernelClass::elementwise, scores, scores * (2.0 * e_ + kMaskBytes));
     compute(name + ".softmax", KernelClass::elementwise, 4.0 * scores, 3.0 * scores * e_);
     gemm(name + ".scores.qgrad", q_tokens, d_, kv_tokens, heads);         // dQ
     return gemm(name + ".scores.kgrad", kv_tokens, d_, q_tokens, heads);  // dK

@@ -115,6 +115,7 @@ TrainingSpec parse_training(JsonReader r) {
   t.recompute = r.choice_or("recompute", kRecompute, "none");
   t.optimizer = r.choice_or("optimizer", kOptimizers, "adam");
   t.attention = r.choice_or("attention", kAttention, "flash");
+  t.dropout = r.number_or("dropout", 0.0, NumberRange::between(0.0, 0.99));
   if (t.global_batch % t.micro_batch != 0)
     r.fail("global_batch", "global_batch (" + std::to_string(t.global_batch) + ") must be a multiple of micro_batch (" +
                                std::to_string(t.micro_batch) + ")");

@@ -55,6 +55,9 @@ struct TrainingSpec {
   // a batched GEMM for the scores, a fused scale-mask-softmax over the s x s scores in memory, a
   // batched GEMM for the weighted sum (what Megatron-DeepSpeed ran before flash attention).
   std::string attention = "flash";
+  // Dropout probability of the attention probabilities and the hidden states (0: off, as in current
+  // LLM recipes; Megatron-LM's GPT default is 0.1). Costs memory traffic, not flops.
+  double dropout = 0.0;
 
   friend bool operator==(const TrainingSpec&, const TrainingSpec&) = default;
 };

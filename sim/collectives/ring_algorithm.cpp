@@ -11,10 +11,10 @@
 // Channels: across nodes NCCL runs several rings at once (channels) so that every NIC carries
 // traffic; each ring carries S/C of the data. NCCL keeps a ring on one rail (it prefers to leave and
 // enter every node through the same NIC index; NCCL_CROSS_NIC), so ring c enters each node at the GPU
-// on rail c, visits the node's other GPUs over NVLink, comes back to the rail-c GPU (PXN: the last
-// GPU hands its data to the GPU next to the rail's NIC) and leaves through NIC c to the rail-c GPU of
-// the next node. Rail-aligned inter-node hops stay under one rail's leaf switch on rail-optimized
-// fabrics. Within one node (one NVSwitch domain) one ring already saturates every GPU port: C = 1.
+// on rail c (the GPU next to NIC c: with 4 NICs for 8 GPUs, GPUs 0, 2, 4, 6), visits the node's other GPUs over NVLink,
+// comes back to the rail-c GPU (PXN: the last GPU hands its data to the GPU next to the rail's NIC) and leaves through
+// NIC c to the rail-c GPU of the next node. Rail-aligned inter-node hops stay under one rail's leaf switch on
+// rail-optimized fabrics. Within one node (one NVSwitch domain) one ring already saturates every GPU port: C = 1.
 //
 // The plan is the ring's steady state: one flow per (source, destination) pair carrying all the bytes
 // that pair exchanges over every step and channel.
@@ -32,6 +32,23 @@ int ring_channels(const Cluster& cluster, const std::vector<int>& ranks) {
   return multi_node ? std::max(1, cluster.spec().node.nics) : 1;
 }
 
+namespace {
+
+// The member of `segment` (GPUs of one node) next to NIC c: the rail-c GPU (GPUs are numbered node by
+// node; with fewer NICs than GPUs, consecutive GPUs share a NIC). A segment without that rail's GPU
+// uses its (c mod size)-th member.
+std::size_t rail_member(const Cluster& cluster, const std::vector<int>& segment, int c) {
+  const int gpus = std::max(1, cluster.spec().node.gpus);
+  const int nics = std::max(1, cluster.spec().node.nics);
+  for (std::size_t i = 0; i < segment.size(); ++i) {
+    const int local = segment[i] % gpus;
+    if (local * nics / gpus == c % nics) return i;
+  }
+  return static_cast<std::size_t>(c) % segment.size();
+}
+
+}  // namespace
+
 std::vector<Transfer> ring_hops(const Cluster& cluster, const std::vector<int>& ranks, int channels,
                                 double bytes_per_hop, bool close_ring) {
   std::vector<Transfer> hops;
@@ -45,13 +62,13 @@ std::vector<Transfer> ring_hops(const Cluster& cluster, const std::vector<int>& 
     for (int c = 0; c < channels; ++c) {
       for (std::size_t s = 0; s < segments.size(); ++s) {
         const auto& seg = segments[s];
-        const std::size_t entry = static_cast<std::size_t>(c) % seg.size();
+        const std::size_t entry = rail_member(cluster, seg, c);
         // Around the node from the rail GPU back to it (PXN), then to the next node's rail GPU.
         for (std::size_t i = 0; seg.size() > 1 && i < seg.size(); ++i)
           hops.push_back(Transfer{seg[(entry + i) % seg.size()], seg[(entry + i + 1) % seg.size()], bytes_per_hop});
         if (!close_ring && s + 1 == segments.size()) continue;
         const auto& next = segments[(s + 1) % segments.size()];
-        hops.push_back(Transfer{seg[entry], next[static_cast<std::size_t>(c) % next.size()], bytes_per_hop});
+        hops.push_back(Transfer{seg[entry], next[rail_member(cluster, next, c)], bytes_per_hop});
       }
     }
   }

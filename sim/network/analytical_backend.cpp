@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,36 +47,48 @@ class AnalyticalBackend final : public NetworkBackend {
   void start_transfers(std::span<const Transfer> transfers, std::uint64_t flow_id,
                        std::function<void()> done) override {
     // Routes first: every transfer of the group counts on its links before rates are computed.
-    std::vector<std::size_t> route_begin{0};
-    routes_.clear();
+    auto group = std::make_shared<Group>();
+    group->route_begin.reserve(transfers.size() + 1);
+    group->route_begin.push_back(0);
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       const Transfer& t = transfers[i];
       if (t.src_gpu != t.dst_gpu && t.bytes > 0.0) {
-        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, routes_);
+        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, group->links);
       }
-      route_begin.push_back(routes_.size());
+      group->route_begin.push_back(group->links.size());
     }
-    for (int l : routes_)
+    for (int l : group->links)
       ++active_[static_cast<std::size_t>(l)];
     double duration = 0.0;
+    ends_.clear();
     for (std::size_t i = 0; i < transfers.size(); ++i) {
-      if (route_begin[i + 1] == route_begin[i]) continue;
+      if (group->route_begin[i + 1] == group->route_begin[i]) continue;
+      const std::span<const int> route = group->route(i);
       double rate = std::numeric_limits<double>::infinity();
-      for (std::size_t k = route_begin[i]; k < route_begin[i + 1]; ++k) {
-        const auto l = static_cast<std::size_t>(routes_[k]);
-        rate = std::min(rate, bandwidth_[l] / active_[l]);
-      }
+      for (const int l : route)
+        rate = std::min(rate, bandwidth_[static_cast<std::size_t>(l)] / active_[static_cast<std::size_t>(l)]);
       const double d = transfers[i].bytes / rate;
       duration = std::max(duration, d);
       // Bytes and busy time per link, transfer by transfer.
-      std::vector<int> route(routes_.begin() + static_cast<std::ptrdiff_t>(route_begin[i]),
-                             routes_.begin() + static_cast<std::ptrdiff_t>(route_begin[i + 1]));
       usage_.start(route, transfers[i].bytes, now_s_);
-      schedule(now_s_ + d, [this, route = std::move(route)] { usage_.finish(route, now_s_); });
+      ends_.push_back(End{now_s_ + d, i});
+    }
+    // The transfers end at their own times; those ending at the same time share one event, which
+    // finishes them in the group's order (what one event per transfer, scheduled in that order, did).
+    std::sort(ends_.begin(), ends_.end());
+    group->ending.reserve(ends_.size());
+    for (std::size_t k = 0; k < ends_.size();) {
+      const std::size_t first = k;
+      for (; k < ends_.size() && ends_[k].time_s == ends_[first].time_s; ++k)
+        group->ending.push_back(ends_[k].transfer);
+      schedule(ends_[first].time_s, [this, group, first, last = k] {
+        for (std::size_t j = first; j < last; ++j)
+          usage_.finish(group->route(group->ending[j]), now_s_);
+      });
     }
     // Release the links when the group ends.
-    schedule(now_s_ + duration, [this, links = routes_, done = std::move(done)] {
-      for (int l : links)
+    schedule(now_s_ + duration, [this, group, done = std::move(done)] {
+      for (int l : group->links)
         --active_[static_cast<std::size_t>(l)];
       done();
     });
@@ -102,11 +115,26 @@ class AnalyticalBackend final : public NetworkBackend {
     bool operator>(const Event& o) const { return time_s != o.time_s ? time_s > o.time_s : seq > o.seq; }
   };
 
+  // The routes of one group of transfers, shared by its end events.
+  struct Group {
+    std::vector<int> links;                // every transfer's route, one after the other
+    std::vector<std::size_t> route_begin;  // transfer i's route: links[route_begin[i], route_begin[i + 1])
+    std::vector<std::size_t> ending;       // transfers by end time (then index), as End orders them
+    std::span<const int> route(std::size_t i) const {
+      return std::span<const int>(links).subspan(route_begin[i], route_begin[i + 1] - route_begin[i]);
+    }
+  };
+  struct End {
+    double time_s;
+    std::size_t transfer;
+    bool operator<(const End& o) const { return time_s != o.time_s ? time_s < o.time_s : transfer < o.transfer; }
+  };
+
   const Cluster& cluster_;
   std::vector<double> bandwidth_;
   LinkUsage usage_;
   std::vector<int> active_;
-  std::vector<int> routes_;
+  std::vector<End> ends_;
   std::vector<Event> events_;  // a min-heap on (time, seq)
   std::uint64_t next_seq_ = 0;
   double now_s_ = 0.0;

@@ -71,6 +71,7 @@ class Workload(_Spec):
         recompute: str = "none",
         optimizer: str = "adam",
         attention: Optional[str] = None,
+        dropout: Optional[float] = None,
         tp: int = 1,
         pp: int = 1,
         dp: Optional[int] = None,
@@ -84,16 +85,17 @@ class Workload(_Spec):
         bucket_size_params: Optional[int] = None,
         order: Optional[str] = None,
         tp_comm_overlap: Optional[bool] = None,
+        overlap_param_gather: Optional[bool] = None,
         description: Optional[str] = None,
     ) -> "Workload":
         """A transformer training workload from flat keyword arguments (docs/specs.md has every key).
 
         ``ffn_hidden`` defaults to 4 x ``hidden``, ``kv_heads`` to ``heads`` (multi-head attention),
         ``dp`` to the GPU count divided by tp x pp x cp (resolved against the cluster when simulated).
-        ``attention`` (``flash`` / ``unfused``) is ``training.attention``; ``expert_ffn_hidden``,
+        ``attention`` (``flash`` / ``unfused``) and ``dropout`` go to ``training``; ``expert_ffn_hidden``,
         ``capacity_factor``, ``load_imbalance`` go to ``model.moe``; ``bucket_size_params``, ``order``
-        (rank placement, innermost first, e.g. ``"tp-cp-ep-dp-pp"``) and ``tp_comm_overlap`` to
-        ``parallelism``. None leaves the core's default. Units: sequences for batches, tokens for
+        (rank placement, innermost first, e.g. ``"tp-cp-ep-dp-pp"``), ``tp_comm_overlap`` and
+        ``overlap_param_gather`` to ``parallelism``. None leaves the core's default. Units: sequences for batches, tokens for
         ``seq_len``. Bad values raise SpecError naming the JSON path (``/parallelism/tp``).
         """
         model: Dict[str, Any] = {
@@ -124,7 +126,7 @@ class Workload(_Spec):
             "zero_stage": zero_stage,
             "overlap_grad_reduce": overlap_grad_reduce,
             **_given({"dp": dp, "bucket_size_params": bucket_size_params, "order": order,
-                      "tp_comm_overlap": tp_comm_overlap}),
+                      "tp_comm_overlap": tp_comm_overlap, "overlap_param_gather": overlap_param_gather}),
         }
         spec: Dict[str, Any] = {
             "name": name,
@@ -135,7 +137,7 @@ class Workload(_Spec):
                 "precision": precision,
                 "recompute": recompute,
                 "optimizer": optimizer,
-                **_given({"attention": attention}),
+                **_given({"attention": attention, "dropout": dropout}),
             },
             "parallelism": parallelism,
         }

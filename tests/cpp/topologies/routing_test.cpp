@@ -37,20 +37,7 @@ TEST(Routing, RandomRoutesAreShortestAndAvoidGpus) {
 TEST(Routing, EveryFabricRoutesOnShortestPaths) {
   using test::node_spec;
   using test::spec_from;
-  const nlohmann::json fabrics[] = {
-      node_spec(8, 2, 2, {{"type", "fat_tree"}, {"tiers", 3}, {"switch_radix", 4}}),
-      node_spec(24, 4, 4, {{"type", "rail_optimized"}, {"tiers", 3}, {"switch_radix", 16}, {"oversubscription", 3}}),
-      node_spec(10, 4, 2, {{"type", "spine_leaf"}, {"switch_radix", 12}, {"spines", 2}, {"oversubscription", 2}}),
-      node_spec(8, 2, 2, {{"type", "fat_tree"}, {"switch_radix", 8}, {"planes", 2}}),
-      node_spec(16, 2, 2,
-                {{"type", "dragonfly"},
-                 {"groups", 4},
-                 {"routers_per_group", 2},
-                 {"global_links_per_router", 2},
-                 {"switch_radix", 8}}),
-      node_spec(12, 4, 0, {{"type", "torus"}, {"dims", {4, 3, 4}}}, "none"),
-      node_spec(8, 4, 4, {{"type", "torus"}, {"dims", {8, 4}}}),  // GPUs forward and have an NVSwitch
-  };
+  const std::vector<nlohmann::json> fabrics = test::small_fabrics();
   for (const auto& doc : fabrics) {
     SCOPED_TRACE(doc["fabric"].dump());
     check_random_routes_are_shortest(Cluster::build(spec_from(doc)), 300);

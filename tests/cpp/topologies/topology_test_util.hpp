@@ -127,4 +127,23 @@ inline void check_random_routes_are_shortest(const Cluster& c, int pairs, std::u
   }
 }
 
+// Small clusters of every routed fabric type: 3-tier fat-tree, rail-optimized 3-tier, spine-leaf, two
+// planes, dragonfly, a GPU torus without switches and one whose GPUs forward and have an NVSwitch.
+inline std::vector<nlohmann::json> small_fabrics() {
+  return {
+      node_spec(8, 2, 2, {{"type", "fat_tree"}, {"tiers", 3}, {"switch_radix", 4}}),
+      node_spec(24, 4, 4, {{"type", "rail_optimized"}, {"tiers", 3}, {"switch_radix", 16}, {"oversubscription", 3}}),
+      node_spec(10, 4, 2, {{"type", "spine_leaf"}, {"switch_radix", 12}, {"spines", 2}, {"oversubscription", 2}}),
+      node_spec(8, 2, 2, {{"type", "fat_tree"}, {"switch_radix", 8}, {"planes", 2}}),
+      node_spec(16, 2, 2,
+                {{"type", "dragonfly"},
+                 {"groups", 4},
+                 {"routers_per_group", 2},
+                 {"global_links_per_router", 2},
+                 {"switch_radix", 8}}),
+      node_spec(12, 4, 0, {{"type", "torus"}, {"dims", {4, 3, 4}}}, "none"),
+      node_spec(8, 4, 4, {{"type", "torus"}, {"dims", {8, 4}}}),
+  };
+}
+
 }  // namespace clustersim::test

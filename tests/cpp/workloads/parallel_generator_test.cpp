@@ -445,3 +445,38 @@ TEST(ParallelGenerator, OverlappedParameterGatherMovesTheSameBytesBeforeTheForwa
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// Dropout costs memory traffic: a kernel over the attention probabilities (unfused attention) that
+// reads them and writes them with a one-byte mask, and a one-byte mask per element in each residual.
+TEST(ParallelGenerator, DropoutAddsItsMasksAndAKernelOverTheProbabilities) {
+  WorkloadSpec plain = gpt(1, 1, 1);
+  plain.training.attention = "unfused";
+  WorkloadSpec dropped = plain;
+  dropped.training.dropout = 0.1;
+  const ExecutionGraph ga = generate_transformer_training(plain, world(plain));
+  const ExecutionGraph gb = generate_transformer_training(dropped, world(dropped));
+  const OpTable& a = ga.classes()[0].ops;
+  const OpTable& b = gb.classes()[0].ops;
+  const double scores = 8.0 * 256 * 256, elements = 256.0 * 512;
+  int dropout_kernels = 0;
+  for (OpId i = 0; i < b.size(); ++i) {
+    if (b.name(i) == "fwd.attention.dropout") {
+      ++dropout_kernels;
+      EXPECT_DOUBLE_EQ(b.bytes(i), scores * (2 * 2.0 + 1.0));
+    }
+  }
+  EXPECT_EQ(dropout_kernels, 8 * 4);
+  double residual_a = 0.0, residual_b = 0.0;
+  for (OpId i = 0; i < a.size(); ++i)
+    if (a.name(i) == "fwd.residual1") residual_a = a.bytes(i);
+  for (OpId i = 0; i < b.size(); ++i)
+    if (b.name(i) == "fwd.residual1") residual_b = b.bytes(i);
+  EXPECT_DOUBLE_EQ(residual_b - residual_a, elements);
+  EXPECT_DOUBLE_EQ(gemm_flops(b), gemm_flops(a));
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,307 @@
+#include "topologies/route_distances.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace clustersim {
+namespace {
+
+// Larger groups of node-owned forwarding devices (a torus of forwarding GPUs) join the core.
+constexpr int k_max_component_size = 64;
+
+int find_root(std::vector<int>& parent, int x) {
+  while (parent[static_cast<std::size_t>(x)] != x) {
+    parent[static_cast<std::size_t>(x)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
+    x = parent[static_cast<std::size_t>(x)];
+  }
+  return x;
+}
+
+}  // namespace
+
+std::uint16_t RouteDistances::inside(int component, int from_local, int to_local) const {
+  const auto c = static_cast<std::size_t>(component);
+  return inside_[static_cast<std::size_t>(component_base_[c] + from_local * component_size_[c] + to_local)];
+}
+
+void RouteDistances::build(std::span<const int> in_offsets, std::span<const int> in_sources,
+                           std::span<const int> node_of) {
+  const std::size_t n = node_of.size();
+  const auto in_of = [&](std::size_t v) {
+    return in_sources.subspan(static_cast<std::size_t>(in_offsets[v]),
+                              static_cast<std::size_t>(in_offsets[v + 1] - in_offsets[v]));
+  };
+  const auto owned = [&](int f) { return node_of[static_cast<std::size_t>(f)] >= 0; };
+
+  // Components of node-owned devices (links in either direction).
+  std::vector<int> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    if (!owned(static_cast<int>(v))) continue;
+    for (const int u : in_of(v)) {
+      if (!owned(u)) continue;
+      const int a = find_root(parent, u);
+      const int b = find_root(parent, static_cast<int>(v));
+      if (a != b) parent[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
+    }
+  }
+  std::vector<int> root_size(n, 0);
+  for (std::size_t v = 0; v < n; ++v)
+    if (owned(static_cast<int>(v))) ++root_size[static_cast<std::size_t>(find_root(parent, static_cast<int>(v)))];
+
+  core_index_.assign(n, -1);
+  component_of_.assign(n, -1);
+  local_index_.assign(n, -1);
+  core_devices_.clear();
+  component_size_.clear();
+  std::vector<int> component_of_root(n, -1);
+  std::vector<std::vector<int>> members;
+  for (std::size_t v = 0; v < n; ++v) {
+    const int root = owned(static_cast<int>(v)) ? find_root(parent, static_cast<int>(v)) : -1;
+    if (root < 0 || root_size[static_cast<std::size_t>(root)] > k_max_component_size) {
+      core_index_[v] = static_cast<int>(core_devices_.size());
+      core_devices_.push_back(static_cast<int>(v));
+      continue;
+    }
+    int& k = component_of_root[static_cast<std::size_t>(root)];
+    if (k < 0) {
+      k = static_cast<int>(members.size());
+      members.emplace_back();
+    }
+    component_of_[v] = k;
+    local_index_[v] = static_cast<int>(members[static_cast<std::size_t>(k)].size());
+    members[static_cast<std::size_t>(k)].push_back(static_cast<int>(v));
+  }
+
+  // Distances inside each component: a reverse BFS toward each member over its in-neighbours.
+  const std::size_t components = members.size();
+  component_base_.assign(components, 0);
+  component_size_.assign(components, 0);
+  int total = 0;
+  for (std::size_t k = 0; k < components; ++k) {
+    const int size = static_cast<int>(members[k].size());
+    component_base_[k] = total;
+    component_size_[k] = size;
+    total += size * size;
+  }
+  inside_.assign(static_cast<std::size_t>(total), k_unreached);
+  std::vector<int> queue;
+  for (std::size_t k = 0; k < components; ++k) {
+    const int size = component_size_[k];
+    for (int to = 0; to < size; ++to) {
+      const auto at = [&](int from) -> std::uint16_t& {
+        return inside_[static_cast<std::size_t>(component_base_[k] + from * size + to)];
+      };
+      at(to) = 0;
+      queue.assign(1, members[k][static_cast<std::size_t>(to)]);
+      for (std::size_t q = 0; q < queue.size(); ++q) {
+        const int v = queue[q];
+        const std::uint16_t d = at(local_index_[static_cast<std::size_t>(v)]);
+        for (const int u : in_of(static_cast<std::size_t>(v))) {
+          if (component_of_[static_cast<std::size_t>(u)] != static_cast<int>(k)) continue;
+          std::uint16_t& du = at(local_index_[static_cast<std::size_t>(u)]);
+          if (du != k_unreached) continue;
+          du = static_cast<std::uint16_t>(d + 1);
+          queue.push_back(u);
+        }
+      }
+    }
+  }
+
+  // Links into components (entries) and out of them (exits), and the core's direct in-edges.
+  struct RawExit {
+    int component, local, core;
+  };
+  std::vector<std::vector<Entry>> entries(components);
+  std::vector<RawExit> raw_exits;
+  struct Candidate {
+    int from, to;
+    std::uint16_t weight;
+    bool operator<(const Candidate& o) const {
+      return to != o.to ? to < o.to : from != o.from ? from < o.from : weight < o.weight;
+    }
+  };
+  std::vector<Candidate> direct;
+  for (std::size_t v = 0; v < n; ++v) {
+    for (const int u : in_of(v)) {
+      const int cu = core_index_[static_cast<std::size_t>(u)];
+      const int cv = core_index_[v];
+      if (cu >= 0 && cv >= 0) {
+        direct.push_back(Candidate{cu, cv, 1});
+      } else if (cu >= 0) {
+        entries[static_cast<std::size_t>(component_of_[v])].push_back(Entry{cu, local_index_[v]});
+      } else if (cv >= 0) {
+        raw_exits.push_back(
+            RawExit{component_of_[static_cast<std::size_t>(u)], local_index_[static_cast<std::size_t>(u)], cv});
+      }
+    }
+  }
+  std::sort(direct.begin(), direct.end());
+  direct.erase(std::unique(direct.begin(), direct.end(),
+                           [](const Candidate& a, const Candidate& b) { return a.from == b.from && a.to == b.to; }),
+               direct.end());
+  entry_offsets_.assign(components + 1, 0);
+  entries_.clear();
+  for (std::size_t k = 0; k < components; ++k) {
+    entries_.insert(entries_.end(), entries[k].begin(), entries[k].end());
+    entry_offsets_[k + 1] = static_cast<int>(entries_.size());
+  }
+  std::stable_sort(raw_exits.begin(), raw_exits.end(),
+                   [](const RawExit& a, const RawExit& b) { return a.component < b.component; });
+  std::vector<int> exits_of_component(components + 1, 0);
+  for (const RawExit& e : raw_exits)
+    ++exits_of_component[static_cast<std::size_t>(e.component) + 1];
+  std::partial_sum(exits_of_component.begin(), exits_of_component.end(), exits_of_component.begin());
+
+  // Exit lists of the component devices: the nearest way to each core device they can leave to.
+  exit_offsets_.assign(n + 1, 0);
+  exits_.clear();
+  std::vector<Exit> mine;
+  for (std::size_t v = 0; v < n; ++v) {
+    const int k = component_of_[v];
+    if (k >= 0) {
+      mine.clear();
+      for (int x = exits_of_component[static_cast<std::size_t>(k)];
+           x < exits_of_component[static_cast<std::size_t>(k) + 1]; ++x) {
+        const RawExit& e = raw_exits[static_cast<std::size_t>(x)];
+        const std::uint16_t d = inside(k, local_index_[v], e.local);
+        if (d == k_unreached) continue;
+        const auto hops = static_cast<std::uint16_t>(d + 1);
+        const auto it = std::find_if(mine.begin(), mine.end(), [&](const Exit& m) { return m.core == e.core; });
+        if (it == mine.end())
+          mine.push_back(Exit{e.core, hops});
+        else
+          it->hops = std::min(it->hops, hops);
+      }
+      exits_.insert(exits_.end(), mine.begin(), mine.end());
+    }
+    exit_offsets_[v + 1] = static_cast<int>(exits_.size());
+  }
+
+  // Transits c -> K -> c', kept only when the core has no path from c to c' as short.
+  std::vector<Candidate> transit;
+  for (std::size_t k = 0; k < components; ++k) {
+    for (int a = entry_offsets_[k]; a < entry_offsets_[k + 1]; ++a) {
+      const Entry& in = entries_[static_cast<std::size_t>(a)];
+      for (int x = exits_of_component[k]; x < exits_of_component[k + 1]; ++x) {
+        const RawExit& out = raw_exits[static_cast<std::size_t>(x)];
+        if (out.core == in.core) continue;
+        const std::uint16_t d = inside(static_cast<int>(k), in.local, out.local);
+        if (d == k_unreached) continue;
+        transit.push_back(Candidate{in.core, out.core, static_cast<std::uint16_t>(d + 2)});
+      }
+    }
+  }
+  std::sort(transit.begin(), transit.end());
+  transit.erase(std::unique(transit.begin(), transit.end(),
+                            [](const Candidate& a, const Candidate& b) { return a.from == b.from && a.to == b.to; }),
+                transit.end());
+  const std::size_t cores = core_devices_.size();
+  std::vector<int> direct_offsets(cores + 1, 0);
+  for (const Candidate& e : direct)
+    ++direct_offsets[static_cast<std::size_t>(e.to) + 1];
+  std::partial_sum(direct_offsets.begin(), direct_offsets.end(), direct_offsets.begin());
+  std::vector<Candidate> kept;
+  if (!transit.empty()) {
+    // Per target c': a reverse BFS over direct core links, as deep as its heaviest transit.
+    std::vector<std::uint16_t> reach(cores, k_unreached);
+    std::vector<int> seen;
+    for (std::size_t i = 0; i < transit.size();) {
+      std::size_t j = i;
+      std::uint16_t depth = 0;
+      while (j < transit.size() && transit[j].to == transit[i].to)
+        depth = std::max(depth, transit[j++].weight);
+      seen.assign(1, transit[i].to);
+      reach[static_cast<std::size_t>(transit[i].to)] = 0;
+      for (std::size_t q = 0; q < seen.size(); ++q) {
+        const int v = seen[q];
+        const std::uint16_t d = reach[static_cast<std::size_t>(v)];
+        if (d >= depth) continue;
+        for (int e = direct_offsets[static_cast<std::size_t>(v)]; e < direct_offsets[static_cast<std::size_t>(v) + 1];
+             ++e) {
+          const int u = direct[static_cast<std::size_t>(e)].from;
+          if (reach[static_cast<std::size_t>(u)] != k_unreached) continue;
+          reach[static_cast<std::size_t>(u)] = static_cast<std::uint16_t>(d + 1);
+          seen.push_back(u);
+        }
+      }
+      for (; i < j; ++i)
+        if (reach[static_cast<std::size_t>(transit[i].from)] > transit[i].weight) kept.push_back(transit[i]);
+      for (const int v : seen)
+        reach[static_cast<std::size_t>(v)] = k_unreached;
+    }
+  }
+
+  // The core's in-edges: direct links (weight 1) and the transits kept.
+  direct.insert(direct.end(), kept.begin(), kept.end());
+  std::sort(direct.begin(), direct.end());
+  edge_offsets_.assign(cores + 1, 0);
+  edges_.clear();
+  edges_.reserve(direct.size());
+  for (const Candidate& e : direct) {
+    ++edge_offsets_[static_cast<std::size_t>(e.to) + 1];
+    edges_.push_back(Edge{e.from, e.weight});
+  }
+  std::partial_sum(edge_offsets_.begin(), edge_offsets_.end(), edge_offsets_.begin());
+}
+
+void RouteDistances::fill(std::span<const Seed> seeds, std::vector<std::uint16_t>& core_dist) const {
+  core_dist.assign(core_devices_.size(), k_unreached);
+  std::size_t top = 0;  // buckets_[0..top) may hold devices
+  const auto push = [&](int core, std::uint32_t d) {
+    if (d >= k_unreached) throw std::length_error("Cluster::route: path longer than 65534 hops");
+    std::uint16_t& cur = core_dist[static_cast<std::size_t>(core)];
+    if (d >= cur) return;
+    cur = static_cast<std::uint16_t>(d);
+    if (buckets_.size() <= d) buckets_.resize(d + 1);
+    buckets_[d].push_back(core);
+    top = std::max<std::size_t>(top, d + 1);
+  };
+  for (const Seed& s : seeds) {
+    const auto f = static_cast<std::size_t>(s.forwarding);
+    if (core_index_[f] >= 0) {
+      push(core_index_[f], s.offset);
+      continue;
+    }
+    const int k = component_of_[f];
+    for (int a = entry_offsets_[static_cast<std::size_t>(k)]; a < entry_offsets_[static_cast<std::size_t>(k) + 1];
+         ++a) {
+      const Entry& e = entries_[static_cast<std::size_t>(a)];
+      const std::uint16_t d = inside(k, e.local, local_index_[f]);
+      if (d != k_unreached) push(e.core, std::uint32_t{1} + d + s.offset);
+    }
+  }
+  for (std::size_t d = 0; d < top; ++d) {
+    for (std::size_t i = 0; i < buckets_[d].size(); ++i) {  // push() may grow buckets_
+      const int v = buckets_[d][i];
+      if (core_dist[static_cast<std::size_t>(v)] != d) continue;
+      for (int e = edge_offsets_[static_cast<std::size_t>(v)]; e < edge_offsets_[static_cast<std::size_t>(v) + 1];
+           ++e) {
+        const Edge& edge = edges_[static_cast<std::size_t>(e)];
+        push(edge.from, static_cast<std::uint32_t>(d) + edge.weight);
+      }
+    }
+    buckets_[d].clear();
+  }
+}
+
+void RouteDistances::component_seeds(std::span<const Seed> seeds, std::vector<Seed>& out) const {
+  out.clear();
+  for (const Seed& s : seeds)
+    if (core_index_[static_cast<std::size_t>(s.forwarding)] < 0) out.push_back(s);
+}
+
+std::uint32_t RouteDistances::distance_inside(std::span<const Seed> in_components, int f) const {
+  const int k = component_of_[static_cast<std::size_t>(f)];
+  std::uint32_t best = k_unreached;
+  for (const Seed& s : in_components) {
+    if (component_of_[static_cast<std::size_t>(s.forwarding)] != k) continue;
+    const std::uint16_t d =
+        inside(k, local_index_[static_cast<std::size_t>(f)], local_index_[static_cast<std::size_t>(s.forwarding)]);
+    if (d != k_unreached) best = std::min<std::uint32_t>(best, std::uint32_t{d} + s.offset);
+  }
+  return best;
+}
+
+}  // namespace clustersim
