@@ -71,3 +71,24 @@ def test_link_heatmap_cells_are_utilizations(report: cs.Report) -> None:
     assert int(np.isfinite(np.asarray(image.filled(np.nan), dtype=float)).sum()) == len(links)
     assert math.isclose(float(np.nanmax(image.filled(np.nan))), float(links["utilization"].max()))
     plt.close(ax.figure)
+
+
+def test_topology_drawing_has_a_line_per_link_and_colours_the_busiest(superpod: cs.Cluster,
+                                                                      report: cs.Report) -> None:
+    import json
+
+    from matplotlib.collections import LineCollection
+
+    ax = plots.plot_topology(superpod, report)
+    collections = [c for c in ax.collections if isinstance(c, LineCollection)]
+    grey, hot = collections
+    topo = json.loads(superpod.export("json"))
+    undirected = {tuple(sorted((l["src"], l["dst"]))) for l in topo["links"]}
+    assert len(grey.get_segments()) + len(hot.get_segments()) == len(undirected)
+    busiest = {tuple(sorted(p)) for p in zip(report.links["src"], report.links["dst"])}
+    assert len(hot.get_segments()) == len(busiest)
+    assert max(hot.get_array()) == pytest.approx(report.links["utilization"].max())
+    assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["gpu", "nvswitch"]
+    plt.close(ax.figure)
+    with pytest.raises(ValueError, match="max_devices"):
+        plots.plot_topology(superpod, max_devices=10)

@@ -10,6 +10,8 @@ None) and returns the axes, so plots compose and can be checked in tests.
   highlighted; :func:`pareto_front` gives its rows. A :func:`clustersim.compare` table brings its own
   front (its ``pareto`` column, computed by the C++ comparison).
 - :func:`plot_timeline`: the step's timeline as a Gantt chart, a row per rank class x stream.
+- :func:`plot_topology`: the built cluster drawn in layers (GPUs at the bottom, then NVSwitches, NICs,
+  leaves, spines, cores), every link a line, the report's busiest links coloured by utilization.
 """
 
 from __future__ import annotations
@@ -19,11 +21,16 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Union
 from .report import Report
 
 if TYPE_CHECKING:
+    from .cluster import Cluster
     import pandas as pd
     from matplotlib.axes import Axes
 
 __all__ = ["plot_breakdown", "plot_scaling", "plot_link_heatmap", "plot_pareto", "pareto_front", "plot_timeline",
+           "plot_topology", "TOPOLOGY_LAYERS",
            "BREAKDOWN_COLUMNS", "TIMELINE_COLOURS"]
+
+# The rows of plot_topology, bottom to top, by device kind; other kinds go above them.
+TOPOLOGY_LAYERS = ("gpu", "nvswitch", "pcie_switch", "host_bridge", "nic", "leaf_switch", "spine_switch", "core_switch")
 
 # Slice colours of plot_timeline, by category.
 TIMELINE_COLOURS = {"compute": "#4C72B0", "collective": "#DD8452", "p2p": "#55A868"}
@@ -243,4 +250,75 @@ def plot_timeline(
     ax.set_title("Timeline of one step")
     if seen:
         ax.legend(loc="upper right", fontsize=7)
+    return ax
+
+
+def plot_topology(
+    cluster: "Cluster",
+    report: Optional[Report] = None,
+    *,
+    ax: Optional["Axes"] = None,
+    cmap: str = "inferno_r",
+    max_devices: int = 5000,
+) -> "Axes":
+    """The cluster's devices in layers by kind (:data:`TOPOLOGY_LAYERS`: GPUs at the bottom, then
+    NVSwitches, NICs, leaves, spines, cores), each layer ordered by node, and a line per link (both
+    directions drawn once). With a ``report``, its busiest links (``report.links``) are coloured by
+    utilization, the larger of the two directions, on a colour bar; the other links are light grey.
+    Devices without links (NVSwitch chips, counted for power and cost only) are not drawn. Refuses
+    clusters of more than ``max_devices`` devices (a drawing of them would be a grey block)."""
+    import json
+
+    import matplotlib.colors as mcolors
+    import numpy as np
+    from matplotlib.collections import LineCollection
+
+    ax = _axes(ax)
+    topo = json.loads(cluster.export("json"))
+    devices = topo["devices"]
+    if len(devices) > max_devices:
+        raise ValueError(f"{len(devices)} devices: more than max_devices={max_devices}; draw a smaller cluster")
+    linked = {l["src"] for l in topo["links"]} | {l["dst"] for l in topo["links"]}
+    kinds = [k for k in TOPOLOGY_LAYERS if any(d["kind"] == k and d["id"] in linked for d in devices)]
+    kinds += sorted({d["kind"] for d in devices if d["id"] in linked} - set(kinds))
+    position = {}
+    for row, kind in enumerate(kinds):
+        layer = sorted((d for d in devices if d["kind"] == kind and d["id"] in linked),
+                       key=lambda d: (d.get("node", -1), d.get("local_index", 0), d["id"]))
+        for i, d in enumerate(layer):
+            position[d["id"]] = ((i + 0.5) / len(layer), float(row))
+    name = {d["id"]: d["name"] for d in devices}
+    used = {}
+    if report is not None:
+        for src, dst, u in zip(report.links["src"], report.links["dst"], report.links["utilization"]):
+            key = tuple(sorted((src, dst)))
+            used[key] = max(used.get(key, 0.0), float(u))
+    pairs = {}
+    for l in topo["links"]:
+        key = tuple(sorted((name[l["src"]], name[l["dst"]])))
+        pairs.setdefault(key, (l["src"], l["dst"]))
+    grey, hot, values = [], [], []
+    for key, (a, b) in sorted(pairs.items()):
+        segment = [position[a], position[b]]
+        if key in used:
+            hot.append(segment)
+            values.append(used[key])
+        else:
+            grey.append(segment)
+    ax.add_collection(LineCollection(grey, colors="#d0d0d0", linewidths=0.4, zorder=1, label="links"))
+    if hot:
+        norm = mcolors.Normalize(vmin=0.0, vmax=max(1e-9, max(values)))
+        lines = LineCollection(hot, cmap=cmap, norm=norm, linewidths=2.0, zorder=2, label="busiest links")
+        lines.set_array(np.asarray(values))
+        ax.add_collection(lines)
+        ax.figure.colorbar(lines, ax=ax, label="utilization (busier direction)")
+    xs = [p[0] for p in position.values()]
+    ys = [p[1] for p in position.values()]
+    ax.scatter(xs, ys, s=8, c="#333333", zorder=3)
+    ax.set_yticks(range(len(kinds)))
+    ax.set_yticklabels(kinds)
+    ax.set_xticks([])
+    ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(-0.5, len(kinds) - 0.5)
+    ax.set_title(f"{topo['spec'].get('name', 'cluster')}: {len(position)} devices, {len(pairs)} links")
     return ax
