@@ -103,6 +103,10 @@ class Replay {
   // matched in issue order with that class's recvs.
   struct Channel {
     std::deque<OpId> sends, recvs;
+    // The channel's transfers (one per rank of the sending class) and their hop latency: the same for
+    // every message of the channel, so built at its first message.
+    std::vector<Transfer> transfers;
+    double latency_s = -1.0;
   };
   using ChannelKey = std::tuple<std::uint16_t, std::size_t, std::size_t, std::int32_t, std::uint32_t>;
 
@@ -285,22 +289,27 @@ class Replay {
                             std::string(sops.name(send_op)) + "' sends " + std::to_string(sops.bytes(send_op)) +
                             " bytes, '" + std::string(rops.name(recv_op)) + "' receives " +
                             std::to_string(rops.bytes(recv_op)) + " bytes");
-    std::vector<Transfer> transfers;
-    for (int r : graph_.classes()[sender].ranks) {
-      const auto [g, i] = position_[comm][static_cast<std::size_t>(r)];
-      if (g < 0) continue;
-      const auto& group = communicator.groups[static_cast<std::size_t>(g)];
-      const int dst = group[static_cast<std::size_t>((i + d) % static_cast<std::int32_t>(group.size()))];
-      transfers.push_back({r, dst, sops.bytes(send_op)});
+    Channel& channel = channels_[key];
+    if (channel.latency_s < 0.0) {
+      for (int r : graph_.classes()[sender].ranks) {
+        const auto [g, i] = position_[comm][static_cast<std::size_t>(r)];
+        if (g < 0) continue;
+        const auto& group = communicator.groups[static_cast<std::size_t>(g)];
+        const int dst = group[static_cast<std::size_t>((i + d) % static_cast<std::int32_t>(group.size()))];
+        channel.transfers.push_back({r, dst, 0.0});
+      }
+      channel.latency_s = max_hop_latency_s(CollectiveContext{cluster_, options_.network_profile}, channel.transfers);
     }
+    std::vector<Transfer>& transfers = channel.transfers;
+    for (Transfer& t : transfers)
+      t.bytes = sops.bytes(send_op);
+    const double latency = channel.latency_s;
     const double now = backend_.now_s();
     ++p2p_pairs_;
     if (recorded_[sender]) slice_flow_[{sender, send_op}] = p2p_pairs_;
     if (recorded_[receiver]) slice_flow_[{receiver, recv_op}] = p2p_pairs_;
     states_[sender].started_s[sops.stream(send_op)] = now;
     states_[receiver].started_s[rops.stream(recv_op)] = now;
-    const CollectiveContext ctx{cluster_, options_.network_profile};
-    const double latency = max_hop_latency_s(ctx, transfers);
     p2p_bytes_ += sops.bytes(send_op) * static_cast<double>(transfers.size());
     P2PRecord& rec = p2p_[comm];
     ++rec.count;
