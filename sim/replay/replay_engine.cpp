@@ -245,9 +245,10 @@ class Replay {
   }
 
   // The peer of class c's ranks at `offset` in communicator `comm`: (peer class, offset normalized
-  // to 0..n-1). All ranks of a class must see the same peer class (checked on the first rank only:
-  // generators and importers build classes that way).
-  std::pair<std::size_t, std::int32_t> peer_of(std::size_t c, std::uint16_t comm, std::int32_t offset) const {
+  // to 0..n-1, n the size of the rank's group). All ranks of a class must see the same peer class
+  // (checked on the first rank only: generators and importers build classes that way).
+  std::tuple<std::size_t, std::int32_t, std::int32_t> peer_of(std::size_t c, std::uint16_t comm,
+                                                              std::int32_t offset) const {
     const int rank = graph_.classes()[c].ranks.front();
     const auto [g, i] = position_[comm][static_cast<std::size_t>(rank)];
     const Communicator& communicator = graph_.communicators()[comm];
@@ -258,14 +259,13 @@ class Replay {
     const auto n = static_cast<std::int32_t>(group.size());
     const std::int32_t d = ((offset % n) + n) % n;
     const int peer = group[static_cast<std::size_t>((i + d) % n)];
-    return {static_cast<std::size_t>(class_of_rank_[static_cast<std::size_t>(peer)]), d};
+    return {static_cast<std::size_t>(class_of_rank_[static_cast<std::size_t>(peer)]), d, n};
   }
 
   void arrive_p2p(std::size_t c, OpId op) {
     const OpTable& ops = graph_.classes()[c].ops;
     const std::uint16_t comm = ops.communicator(op);
-    const auto [peer, d] = peer_of(c, comm, ops.peer_offset(op));
-    const auto n = static_cast<std::int32_t>(graph_.communicators()[comm].groups.front().size());
+    const auto [peer, d, n] = peer_of(c, comm, ops.peer_offset(op));
     const bool send = ops.kind(op) == OpKind::send;
     // Key by the sender's offset: a recv from offset e pairs with sends to offset -e.
     const ChannelKey key =
