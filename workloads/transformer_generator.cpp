@@ -68,7 +68,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>

@@ -254,9 +254,13 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
                   {"load_imbalance", m.moe.load_imbalance}};
   j["model"] = std::move(model);
 
-  j["training"] = {
-      {"global_batch", t.global_batch}, {"micro_batch", t.micro_batch}, {"precision", to_string(t.precision)},
-      {"recompute", t.recompute},       {"optimizer", t.optimizer},     {"attention", t.attention}};
+  j["training"] = {{"global_batch", t.global_batch},
+                   {"micro_batch", t.micro_batch},
+                   {"precision", to_string(t.precision)},
+                   {"recompute", t.recompute},
+                   {"optimizer", t.optimizer},
+                   {"attention", t.attention},
+                   {"dropout", t.dropout}};
 
   nlohmann::ordered_json par;
   par["tp"] = p.tp;

@@ -95,8 +95,9 @@ class Workload(_Spec):
         ``attention`` (``flash`` / ``unfused``) and ``dropout`` go to ``training``; ``expert_ffn_hidden``,
         ``capacity_factor``, ``load_imbalance`` go to ``model.moe``; ``bucket_size_params``, ``order``
         (rank placement, innermost first, e.g. ``"tp-cp-ep-dp-pp"``), ``tp_comm_overlap`` and
-        ``overlap_param_gather`` to ``parallelism``. None leaves the core's default. Units: sequences for batches, tokens for
-        ``seq_len``. Bad values raise SpecError naming the JSON path (``/parallelism/tp``).
+        ``overlap_param_gather`` to ``parallelism``. None leaves the core's default. Units: sequences
+        for batches, tokens for ``seq_len``. Bad values raise SpecError naming the JSON path
+        (``/parallelism/tp``).
         """
         model: Dict[str, Any] = {
             "type": "transformer",

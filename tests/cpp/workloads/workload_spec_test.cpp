@@ -376,9 +376,16 @@ TEST(WorkloadSpec, RoundTripsThroughJson) {
   j["model"]["head_dim"] = 64;
   j["model"]["activation"] = "swiglu";
   j["model"]["tied_embeddings"] = true;
-  j["model"]["moe"] = {{"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 4096}, {"capacity_factor", 1.25}};
+  j["model"]["moe"] = {
+      {"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 4096}, {"capacity_factor", 1.25}, {"load_imbalance", 1.5}};
   j["training"]["precision"] = "fp8";
   j["training"]["optimizer"] = "sgd";
+  j["training"]["attention"] = "unfused";
+  j["training"]["dropout"] = 0.1;
+  j["parallelism"]["overlap_param_gather"] = true;
+  j["parallelism"]["tp_comm_overlap"] = true;
+  j["parallelism"]["sequence_parallel"] = true;
+  j["parallelism"]["order"] = "tp-pp-cp-ep-dp";
   j["parallelism"]["dp"] = 16;
   j["parallelism"]["ep"] = 4;
   j["parallelism"]["bucket_size_params"] = 25000000;
@@ -389,6 +396,8 @@ TEST(WorkloadSpec, RoundTripsThroughJson) {
   EXPECT_EQ(again, s);
   EXPECT_EQ(again.model.moe.capacity_factor, 1.25);
   EXPECT_EQ(again.parallelism.bucket_size_params, 25000000);
+  EXPECT_EQ(again.training.dropout, 0.1);
+  EXPECT_EQ(again.parallelism.order, "tp-pp-cp-ep-dp");
 }
 
 TEST(WorkloadPresets, AllLoadAndRoundTrip) {
