@@ -152,6 +152,13 @@ struct Cluster::Impl {
   mutable std::size_t max_slots = 0;
   mutable std::size_t next_victim = 0;
   mutable std::vector<int> walk_choices;  // CSR positions of the eligible out-links at one step
+  // Destination-based routing (fabric.routing d_mod_k, adaptive): each GPU's number as a destination,
+  // its NIC's position when the NICs are ordered by the fabric switch they attach to.
+  bool destination_routing = false;
+  bool adaptive_routing = false;
+  std::vector<std::uint32_t> destination_number;
+
+  void build_destination_numbers();
 
   explicit Impl(ClusterSpec s) : spec(std::move(s)) {}
 
@@ -494,6 +501,43 @@ void Cluster::set_forwarding(int device, bool forwards) {
   impl_->devices[static_cast<std::size_t>(device)].forwards = forwards;
 }
 
+// The NIC of GPU g is NIC g * nics / gpus of its node (node_builder's rule). NICs are numbered in the
+// order (fabric switch they attach to, device index): the NICs under one leaf are consecutive and the
+// leaves follow each other as built (pod by pod), so digit 0 of the number is the port on the leaf
+// and the next digits name the leaf, as in D-mod-K routing of fat-trees (Zahavi, "D-Mod-K Routing
+// Providing Non-Blocking Traffic for Shift Permutations on Real Life Fat Trees", 2010; OpenSM ftree).
+void Cluster::Impl::build_destination_numbers() {
+  const int gpu_count = spec.gpu_count();
+  destination_number.resize(static_cast<std::size_t>(gpu_count));
+  for (int g = 0; g < gpu_count; ++g)
+    destination_number[static_cast<std::size_t>(g)] = static_cast<std::uint32_t>(g);
+  const int gpus = spec.node.gpus;
+  const int nics = spec.node.nics;
+  if (nics <= 0 || gpus <= 0) return;
+  std::map<std::pair<int, int>, int> nic_device;  // (node, local index) -> device
+  std::vector<std::pair<int, int>> order;         // (fabric switch, device) per NIC
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (devices[d].kind != DeviceKind::nic) continue;
+    nic_device[{devices[d].node, devices[d].local_index}] = static_cast<int>(d);
+    int attach = std::numeric_limits<int>::max();
+    for (int k = out_offsets[d]; k < out_offsets[d + 1]; ++k) {
+      const int head = out_head[static_cast<std::size_t>(k)];
+      if (devices[static_cast<std::size_t>(head)].node < 0) attach = std::min(attach, head);
+    }
+    order.emplace_back(attach, static_cast<int>(d));
+  }
+  std::sort(order.begin(), order.end());
+  std::map<int, std::uint32_t> number_of_nic;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    number_of_nic[order[i].second] = static_cast<std::uint32_t>(i);
+  for (int g = 0; g < gpu_count; ++g) {
+    const int node = g / gpus;
+    const int local_nic = static_cast<int>(static_cast<std::int64_t>(g % gpus) * nics / gpus);
+    const auto nic = nic_device.find({node, local_nic});
+    if (nic != nic_device.end()) destination_number[static_cast<std::size_t>(g)] = number_of_nic.at(nic->second);
+  }
+}
+
 void Cluster::finalize() {
   Impl& m = *impl_;
   if (m.finalized) return;
@@ -523,6 +567,11 @@ void Cluster::finalize() {
   for (std::size_t d = 0; d < m.devices.size(); ++d)
     max_degree = std::max(max_degree, static_cast<std::size_t>(m.out_offsets[d + 1] - m.out_offsets[d]));
   m.walk_choices.reserve(max_degree);
+  const std::string& routing = m.spec.fabric.routing;
+  const bool infiniband = m.spec.fabric.technology == "infiniband";
+  m.adaptive_routing = routing == "adaptive" || (routing == "auto" && infiniband);
+  m.destination_routing = m.adaptive_routing || routing == "d_mod_k";
+  m.build_destination_numbers();
   m.build_route_keys();
   m.build_route_distances();
   m.slot_of_key.assign(m.key_seeds.size(), k_no_slot);
@@ -532,7 +581,8 @@ void Cluster::finalize() {
   m.finalized = true;
 }
 
-void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out) const {
+void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out,
+                    std::span<const int> link_load) const {
   const Impl& m = *impl_;
   const int gpu_count = m.spec.gpu_count();
   if (!m.finalized) throw std::logic_error("Cluster::route before finalize()");
@@ -566,8 +616,13 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
   }
   if (want == k_unreached) throw std::logic_error("Cluster::route: no route (finalize() should have caught it)");
 
-  // Walk: at each device, pick uniformly (by hash) among the out-links whose head is at distance `want`.
+  // Walk: at each device, pick among the out-links whose head is at distance `want`: at a fabric switch
+  // under destination routing, the next digit of the destination's number (mixed radix, the digit's
+  // base the number of choices), or under adaptive routing the first least loaded link from that
+  // digit on; elsewhere uniformly by hash.
+  const bool adaptive = m.adaptive_routing && !link_load.empty();
   std::vector<int>& choices = m.walk_choices;
+  std::uint64_t destination = m.destination_number[static_cast<std::size_t>(dst_gpu)];
   int current = src_gpu;
   while (true) {
     const auto begin = static_cast<std::size_t>(m.out_offsets[static_cast<std::size_t>(current)]);
@@ -579,8 +634,27 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
       if (at_source && first_hop_rank(m.out_ids[k], want) != best_rank) continue;
       choices.push_back(static_cast<int>(k));
     }
-    const std::uint64_t h = splitmix64(pair_key ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(current)));
-    const auto k = static_cast<std::size_t>(choices[h % choices.size()]);
+    std::size_t pick = 0;
+    if (choices.size() > 1) {
+      if (m.destination_routing && m.devices[static_cast<std::size_t>(current)].node < 0) {
+        pick = static_cast<std::size_t>(destination % choices.size());
+        destination /= choices.size();
+        if (adaptive) {
+          const auto load = [&](std::size_t c) {
+            return link_load[static_cast<std::size_t>(m.out_ids[static_cast<std::size_t>(choices[c])])];
+          };
+          const std::size_t digit = pick;
+          for (std::size_t step = 1; step < choices.size(); ++step) {
+            const std::size_t c = (digit + step) % choices.size();
+            if (load(c) < load(pick)) pick = c;
+          }
+        }
+      } else {
+        pick = static_cast<std::size_t>(
+            splitmix64(pair_key ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(current))) % choices.size());
+      }
+    }
+    const auto k = static_cast<std::size_t>(choices[pick]);
     links_out.push_back(m.out_ids[k]);
     current = m.out_head[k];
     if (current == dst_gpu) return;

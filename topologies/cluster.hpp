@@ -76,9 +76,13 @@ class Cluster {
 
   // The path provider of the network backends. Shortest route (in hops, through forwarding devices
   // only) from GPU `src` to GPU `dst` as link indices, appended to `links_out`. Among equal-cost paths
-  // (ECMP) the choice is deterministic: a hash of (src, dst, flow_id) at every hop. src == dst gives
-  // an empty route. Not thread-safe (a bounded cache of distances is filled on demand).
-  void route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out) const;
+  // the choice is deterministic, by fabric.routing: at fabric switches the destination's digits
+  // (d_mod_k), the least loaded link with `link_load` (transfers in flight per link; adaptive; ties and
+  // an empty span: as d_mod_k), or a hash of (src, dst, flow_id) (ecmp, and every device inside a
+  // node). src == dst gives an empty route. Not thread-safe (a bounded cache of distances is filled
+  // on demand).
+  void route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out,
+             std::span<const int> link_load = {}) const;
   // The number of links of every route from `src` to `dst` (0 when src == dst), without building one.
   int route_hops(int src_gpu, int dst_gpu) const;
   double route_latency_s(std::span<const int> route_links) const;

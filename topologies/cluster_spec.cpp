@@ -215,6 +215,7 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node) {
   f.link_latency_us = r.number_or("link_latency_us", f.link_latency_us, NumberRange::non_negative());
   f.technology = r.choice_or("technology", {"infiniband", "ethernet", "nvlink"}, default_technology(f.type));
   f.sharp = r.boolean_or("sharp", false);
+  f.routing = r.choice_or("routing", {"auto", "adaptive", "d_mod_k", "ecmp"}, "auto");
   if (f.sharp && f.technology != "infiniband")
     r.fail("sharp", "in-network reduction (SHARP) needs an infiniband fabric, this one is " + f.technology);
   f.planes = int_or(r, "planes", f.planes, 1);
@@ -370,6 +371,7 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
                                    {"link_latency_us", f.link_latency_us},
                                    {"technology", f.technology},
                                    {"sharp", f.sharp},
+                                   {"routing", f.routing},
                                    {"planes", f.planes}};
   if (f.nodes_per_rack > 0) fabric["nodes_per_rack"] = f.nodes_per_rack;
   if (f.spine_radix > 0) fabric["spine_radix"] = f.spine_radix;

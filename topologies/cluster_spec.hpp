@@ -62,6 +62,12 @@ struct FabricSpec {
   double link_latency_us = 0.6;           // per switch hop (switch + cable)
   std::string technology = "infiniband";  // infiniband | ethernet | nvlink
   bool sharp = false;                     // in-network reduction in the switches (InfiniBand SHARP); infiniband only
+  // How switches pick among equal-cost next hops: "d_mod_k" (destination-based, the port is a digit of
+  // the destination's NIC number, as InfiniBand's subnet manager routes fat-trees), "adaptive" (the
+  // port carrying the fewest transfers when a transfer starts, ties as d_mod_k: InfiniBand adaptive
+  // routing), "ecmp" (a hash of the flow at every hop, as Ethernet switches do), or "auto" (adaptive
+  // on infiniband, ecmp otherwise).
+  std::string routing = "auto";
 
   // spine_leaf
   int spine_radix = 0;  // ports per spine (0: switch_radix)

@@ -53,9 +53,12 @@ class AnalyticalBackend final : public NetworkBackend {
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       const Transfer& t = transfers[i];
       if (t.src_gpu != t.dst_gpu && t.bytes > 0.0) {
-        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, group->links);
+        // Adaptive routing sees the transfers in flight, this group's earlier ones included.
+        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, group->links, usage_.active());
       }
       group->route_begin.push_back(group->links.size());
+      // Bytes and busy time per link, transfer by transfer.
+      if (group->route_begin[i + 1] != group->route_begin[i]) usage_.start(group->route(i), t.bytes, now_s_);
     }
     for (int l : group->links)
       ++active_[static_cast<std::size_t>(l)];
@@ -69,8 +72,6 @@ class AnalyticalBackend final : public NetworkBackend {
         rate = std::min(rate, bandwidth_[static_cast<std::size_t>(l)] / active_[static_cast<std::size_t>(l)]);
       const double d = transfers[i].bytes / rate;
       duration = std::max(duration, d);
-      // Bytes and busy time per link, transfer by transfer.
-      usage_.start(route, transfers[i].bytes, now_s_);
       ends_.push_back(End{now_s_ + d, i});
     }
     // The transfers end at their own times; those ending at the same time share one event, which

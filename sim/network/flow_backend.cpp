@@ -63,13 +63,16 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
 
   // The flow id of the transfer being started; read by get_local_route (SimGrid asks for the route
   // synchronously inside sendto_async, in maestro, so a member suffices).
-  void set_current_flow(std::uint64_t flow_id) { flow_id_ = flow_id; }
+  void set_current_flow(std::uint64_t flow_id, std::span<const int> link_load) {
+    flow_id_ = flow_id;
+    link_load_ = link_load;
+  }
   const std::vector<int>& last_route() const { return route_; }
 
   void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* /*latency: added by the caller*/) override {
     route_.clear();
-    cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_);
+    cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_, link_load_);
     for (int l : route_)
       into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
   }
@@ -79,6 +82,7 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
   std::vector<sg4::Host*> hosts_;
   std::vector<sg4::Link*> links_;
   std::uint64_t flow_id_ = 0;
+  std::span<const int> link_load_;  // transfers in flight per link, for adaptive routing
   std::vector<int> route_;
 };
 
@@ -126,7 +130,7 @@ class FlowBackend final : public NetworkBackend {
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       const Transfer& t = transfers[i];
       if (t.src_gpu == t.dst_gpu || t.bytes <= 0.0) continue;
-      zone_->set_current_flow(flow_id + i);
+      zone_->set_current_flow(flow_id + i, usage_.active());
       const auto bytes = static_cast<std::uint64_t>(t.bytes + 0.5);
       if (bytes == 0) continue;
       sg4::CommPtr comm = sg4::Comm::sendto_async(zone_->host(t.src_gpu), zone_->host(t.dst_gpu), bytes);

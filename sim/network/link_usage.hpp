@@ -35,6 +35,8 @@ class LinkUsage {
     }
   }
 
+  // Transfers in flight per link (the load adaptive routing reads).
+  std::span<const int> active() const { return active_; }
   const std::vector<double>& bytes() const { return bytes_; }
   const std::vector<double>& busy_s() const { return busy_s_; }
   // (label, link) -> bytes, for links that carried traffic.

@@ -37,11 +37,14 @@ def test_one_row_per_configuration_in_grid_order(fabric_sweep: pd.DataFrame) -> 
 
 def test_oversubscription_never_speeds_a_step_up(fabric_sweep: pd.DataFrame) -> None:
     for _, group in fabric_sweep.groupby("nodes"):
+        # Non-blocking is never beaten, and 8:1 is slower for the gradient all-reduce. In between the
+        # cost need not grow steadily: at 2:1 a leaf has 42 ports, so nodes straddle two leaves and
+        # more of the ring crosses the spines than at 4:1 (48 ports, 6 whole nodes per leaf).
         times = list(group.sort_values("fabric.oversubscription")["step_time_s"])
-        assert times == sorted(times)
-        assert times[-1] > times[0]  # 8:1 is slower than non-blocking for the gradient all-reduce
+        assert min(times) == times[0]
+        assert times[-1] > times[0]
         exposed = list(group.sort_values("fabric.oversubscription")["exposed_communication_s"])
-        assert exposed == sorted(exposed)
+        assert min(exposed) == exposed[0]
 
 
 def test_invalid_configurations_are_error_rows_with_the_json_path() -> None:

@@ -234,8 +234,8 @@ TEST(CollectiveAlgorithms, SkewedAllToAllvIsSlowerThanBalanced) {
   (void)total;
 }
 
-// The selector picks, among NCCL's algorithms that can run the request, the one with the least
-// idle-fabric time: the tree for latency-bound sizes across many nodes; the ring inside a node without
+// The selector picks, among NCCL's algorithms that can run the request, the one NCCL's tuner rates
+// fastest: the tree for latency-bound sizes across many nodes; the ring inside a node without
 // NVLS (1.75 S per port against the tree's 2S); NVLS where the switch reduces; direct for all-to-all.
 TEST(CollectiveAlgorithms, AutoSelectsTheFastestNcclAlgorithm) {
   const NetworkProfile ideal = ideal_network_profile();
@@ -246,9 +246,11 @@ TEST(CollectiveAlgorithms, AutoSelectsTheFastestNcclAlgorithm) {
     const CollectiveContext ctx{big, ideal};
     const CollectiveRequest req{CollectiveKind::all_reduce, &all, bytes};
     const double chosen = idle_fabric_time_s(ctx, plan_collective("auto", ctx, req));
-    for (const char* other : {"ring", "tree"}) {
-      EXPECT_LE(chosen, idle_fabric_time_s(ctx, plan_collective(other, ctx, req))) << other << " " << bytes;
-    }
+    // NCCL's tuner rates the tree with the ring's bandwidth (times n/(n-1)) at 0.92 and its own
+    // log-depth latency: where bandwidth dominates, its pick may be a few percent off the fastest.
+    const double fastest = std::min(idle_fabric_time_s(ctx, plan_collective("ring", ctx, req)),
+                                    idle_fabric_time_s(ctx, plan_collective("tree", ctx, req)));
+    EXPECT_LE(chosen, (bytes < 1e6 ? 1.0 : 1.05) * fastest) << bytes;
   }
   const Cluster plain = Cluster::build(testing::fat_tree_spec(1, 8, 8));
   const auto eight = iota_ranks(8);

@@ -65,6 +65,32 @@ TEST(FlowContention, EveryLinkOfTheRouteCarriesTheBytes) {
   EXPECT_DOUBLE_EQ(total, bytes * static_cast<double>(route.size()));
 }
 
+// Routing decides whether flows meet. A 2-tier fat-tree of radix 8 (4 uplinks per leaf, 4 nodes of one
+// GPU and one NIC each per leaf): GPU 3 -> GPU 4 and GPU 2 -> GPU 8 both leave leaf 0 and go to port 0
+// of another leaf. D-mod-K sends both up the same uplink (digit 0): each gets half of it. Adaptive
+// routing sees the first transfer on that uplink and takes another: both run at the NIC's full
+// 50 GB/s. Both backends agree.
+TEST(FlowContention, AdaptiveRoutingAvoidsTheUplinkDestinationRoutingShares) {
+  const double bytes = 1e9;
+  for (const char* fidelity : {"flow", "analytical"}) {
+    for (const char* routing : {"d_mod_k", "adaptive"}) {
+      ClusterSpec spec = testing::fat_tree_spec(12, 1, 1, 400.0, 450.0, 1.0, 8);
+      spec.fabric.routing = routing;
+      const double done_s = testing::in_child([&] {
+        const Cluster cluster = Cluster::build(spec);
+        auto backend = find_network_backend(fidelity)->make(cluster, ideal_network_profile());
+        double done_at = -1.0;
+        const std::vector<Transfer> t{{3, 4, bytes}, {2, 8, bytes}};
+        backend->schedule(0.0, [&] { backend->start_transfers(t, 0, [&] { done_at = backend->now_s(); }); });
+        backend->run();
+        return std::vector<double>{done_at};
+      })[0];
+      const double expected_s = (std::string(routing) == "adaptive" ? 1.0 : 2.0) * bytes / 50e9;
+      EXPECT_NEAR(done_s, expected_s, 1e-6 * expected_s) << fidelity << " " << routing;
+    }
+  }
+}
+
 // Busy time: a link is busy while a transfer is on it. One 1 GB transfer at 50 GB/s keeps every link
 // of its route busy for 20 ms, whichever backend; two labels are kept apart.
 TEST(FlowContention, LinksAreBusyWhileTheirTransfersRun) {

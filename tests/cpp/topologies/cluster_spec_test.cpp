@@ -147,6 +147,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "expected true or false"},
         BadSpec{"technology", "/fabric/technology", R"("roce")", "/fabric/technology",
                 "expected one of infiniband, ethernet"},
+        BadSpec{"routing", "/fabric/routing", R"("spray")", "/fabric/routing",
+                "expected one of auto, adaptive, d_mod_k, ecmp"},
         BadSpec{"scale_up_type", "/node/scale_up/type", R"("nvlink")", "/node/scale_up/type",
                 "expected one of nvswitch, nvlink_mesh, nvlink_pairs, pcie, none"},
         BadSpec{"pue_below_one", "/power/pue", "0.9", "/power/pue", "expected a number >= 1, got 0.9"},
@@ -332,14 +334,15 @@ TEST(ClusterSpecRoundTrip, SpecToJsonToSpecIsTheIdentity) {
   EXPECT_EQ(b.description, "round trip");
 
   // All keys are written, defaults included: 8 top-level keys, 6 in node, 2 in scale_up (type and
-  // latency; bandwidth_GBps is written when set), 9 in fabric (type-specific keys only when used).
+  // latency; bandwidth_GBps is written when set), 10 in fabric (type-specific keys only when used).
   const ClusterSpec minimal =
       parse_cluster_spec(R"({"gpu": "l4", "node": {"scale_up": {"bandwidth_GBps": 64}}})", "m.json");
   const nlohmann::json out = nlohmann::json::parse(cluster_spec_to_json(minimal));
   EXPECT_EQ(out.size(), 8u);
   EXPECT_EQ(out["node"].size(), 6u);
   EXPECT_EQ(out["node"]["scale_up"].size(), 3u);
-  EXPECT_EQ(out["fabric"].size(), 9u);
+  EXPECT_EQ(out["fabric"].size(), 10u);
+  EXPECT_EQ(out["fabric"]["routing"], "auto");
   EXPECT_EQ(out["fabric"]["switch_radix"], 64);
   EXPECT_EQ(parse_cluster_spec(out.dump(), "m.json"), minimal);
 }

@@ -1,6 +1,7 @@
 // Routing: every route is a shortest path (checked against a plain BFS) that never passes through a
-// GPU; intra-node traffic takes the 2 NVLink hops of the scale-up domain; ECMP spreads flows evenly
-// over equal-cost uplinks and a flow always takes the same path.
+// GPU; intra-node traffic takes the 2 NVLink hops of the scale-up domain; ECMP (fabric.routing ecmp)
+// spreads flows evenly over equal-cost uplinks and a flow always takes the same path; D-mod-K
+// (d_mod_k, InfiniBand's default) routes by destination and leaves shift permutations contention-free.
 #include <cmath>
 #include <deque>
 #include <iostream>
@@ -24,6 +25,10 @@ const Device& device(const Cluster& c, int i) {
 }
 const Link& link(const Cluster& c, int i) {
   return c.links()[static_cast<std::size_t>(i)];
+}
+ClusterSpec with_routing(ClusterSpec spec, const std::string& routing) {
+  spec.fabric.routing = routing;
+  return spec;
 }
 
 TEST(Routing, RandomRoutesAreShortestAndAvoidGpus) {
@@ -86,7 +91,7 @@ TEST(Routing, RailOptimizedHopCountsAndLatencies) {
 TEST(Routing, EcmpSpreadsFlowsEvenlyOverALeafsUplinks) {
   // Radix 8, 1:1: 4 uplinks per leaf. 8 nodes x 2 GPUs x 2 NICs: leaf 0 holds the NICs of nodes 0 and 1
   // (GPUs 0..3); every flow from them to GPUs 4..15 leaves leaf 0 on exactly one of its 4 uplinks.
-  const Cluster c = Cluster::build(fat_tree_spec(8, 2, 2, 8, 1.0, false));
+  const Cluster c = Cluster::build(with_routing(fat_tree_spec(8, 2, 2, 8, 1.0, false), "ecmp"));
   std::mt19937_64 rng(2024);
   std::uniform_int_distribution<int> src_gpu(0, 3), dst_gpu(4, 15);
   std::map<int, int> flows_per_uplink;
@@ -113,7 +118,7 @@ TEST(Routing, EcmpSpreadsOverThirtyTwoUplinks) {
   // dgx-h100-superpod: flows from rail 0 (leaf 0) to rail 1 cross one of leaf 0's 32 uplinks. With
   // 64,000 flows, 2,000 expected per uplink; a fair hash keeps the chi-square statistic (31 degrees of
   // freedom) far below 70 (p < 0.0001) and every uplink within 10% of 2,000.
-  const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod"));
+  const Cluster c = Cluster::build(with_routing(load_cluster_spec("dgx-h100-superpod"), "ecmp"));
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<int> node(0, 31);
   std::map<int, int> per_uplink;
@@ -137,7 +142,7 @@ TEST(Routing, EcmpSpreadsOverThirtyTwoUplinks) {
 }
 
 TEST(Routing, SameFlowSameRouteDifferentFlowsSpread) {
-  const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod"));
+  const Cluster c = Cluster::build(with_routing(load_cluster_spec("dgx-h100-superpod"), "ecmp"));
   std::vector<int> first, again, other;
   std::set<std::vector<int>> distinct;
   for (std::uint64_t flow = 0; flow < 64; ++flow) {
@@ -155,7 +160,7 @@ TEST(Routing, SameFlowSameRouteDifferentFlowsSpread) {
   // GPU 3 (rail 3) -> GPU 250 (node 31, rail 2): 32 spines to choose from; 64 flows use many of them.
   EXPECT_GE(distinct.size(), 16u);
   // A second cluster built from the same spec routes identically.
-  const Cluster twin = Cluster::build(load_cluster_spec("dgx-h100-superpod"));
+  const Cluster twin = Cluster::build(with_routing(load_cluster_spec("dgx-h100-superpod"), "ecmp"));
   for (std::uint64_t flow = 0; flow < 16; ++flow) {
     first.clear();
     again.clear();
@@ -163,6 +168,100 @@ TEST(Routing, SameFlowSameRouteDifferentFlowsSpread) {
     twin.route(17, 200, flow, again);
     EXPECT_EQ(first, again);
   }
+}
+
+// Counts, per directed fabric link between switches, the flows of `pairs` routed over it.
+std::map<int, int> flows_per_switch_link(const Cluster& c, const std::vector<std::pair<int, int>>& pairs) {
+  std::map<int, int> flows;
+  std::vector<int> route;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    route.clear();
+    c.route(pairs[i].first, pairs[i].second, i, route);
+    for (const int id : route) {
+      if (device(c, link(c, id).src).node < 0 && device(c, link(c, id).dst).node < 0) ++flows[id];
+    }
+  }
+  return flows;
+}
+
+int most_flows(const std::map<int, int>& flows) {
+  int most = 0;
+  for (const auto& [id, n] : flows)
+    most = std::max(most, n);
+  return most;
+}
+
+TEST(Routing, DestinationModKLeavesShiftPermutationsContentionFree) {
+  // A non-blocking fat-tree of one GPU and one NIC per node: every node sends to the node `shift`
+  // further on. D-mod-K (Zahavi 2010) takes the up-port from the destination's digits, so no two flows
+  // share a switch-to-switch link, for every shift, on 2 tiers (radix 8: 4 uplinks per leaf, 32
+  // nodes) and on 3 tiers (radix 8: 128 nodes in 4 pods). A hash per flow (ECMP) collides.
+  for (const int tiers : {2, 3}) {
+    const int nodes = tiers == 2 ? 32 : 128;
+    ClusterSpec spec = fat_tree_spec(nodes, 1, 1, 8, 1.0, false);
+    spec.fabric.tiers = tiers;
+    const Cluster dmodk = Cluster::build(spec);  // infiniband: routing auto = d_mod_k
+    const Cluster ecmp = Cluster::build(with_routing(spec, "ecmp"));
+    int ecmp_worst = 0;
+    for (int shift = 1; shift < nodes; ++shift) {
+      std::vector<std::pair<int, int>> pairs;
+      for (int n = 0; n < nodes; ++n)
+        pairs.emplace_back(n, (n + shift) % nodes);
+      EXPECT_EQ(most_flows(flows_per_switch_link(dmodk, pairs)), 1) << tiers << " tiers, shift " << shift;
+      ecmp_worst = std::max(ecmp_worst, most_flows(flows_per_switch_link(ecmp, pairs)));
+    }
+    EXPECT_GE(ecmp_worst, 3) << tiers << " tiers";
+  }
+}
+
+TEST(Routing, DestinationModKRoutesByDestinationOnly) {
+  // Under d_mod_k (and adaptive routing on an idle fabric) the flow id does not change the path; routing
+  // auto means adaptive on InfiniBand and ecmp on Ethernet.
+  ClusterSpec ib = load_cluster_spec("dgx-h100-superpod");
+  const Cluster c = Cluster::build(ib);
+  std::vector<int> first, again;
+  c.route(3, 250, 0, first);
+  for (std::uint64_t flow = 1; flow < 32; ++flow) {
+    again.clear();
+    c.route(3, 250, flow, again);
+    EXPECT_EQ(first, again);
+  }
+  ClusterSpec eth = ib;
+  eth.fabric.technology = "ethernet";
+  const Cluster e = Cluster::build(eth);
+  std::set<std::vector<int>> distinct;
+  for (std::uint64_t flow = 0; flow < 32; ++flow) {
+    again.clear();
+    e.route(3, 250, flow, again);
+    distinct.insert(again);
+  }
+  EXPECT_GE(distinct.size(), 8u);
+}
+
+TEST(Routing, AdaptiveTakesTheLeastLoadedUplinkTiesAsDestinationRouting) {
+  // Radix 8 (4 uplinks per leaf), one GPU and NIC per node: GPU 3 -> 4 and GPU 2 -> 8 both go to port
+  // 0 of a remote leaf. Without load (or loads all equal) adaptive routes as d_mod_k; with the first
+  // route's links loaded, the second leaves leaf 0 on the next uplink instead of the same one.
+  ClusterSpec spec = fat_tree_spec(12, 1, 1, 8, 1.0, false);
+  spec.fabric.routing = "adaptive";
+  const Cluster adaptive = Cluster::build(spec);
+  const Cluster dmodk = Cluster::build(with_routing(spec, "d_mod_k"));
+  std::vector<int> first, second, reference;
+  std::vector<int> load(adaptive.links().size(), 0);
+  adaptive.route(3, 4, 0, first, load);
+  dmodk.route(3, 4, 0, reference);
+  EXPECT_EQ(first, reference);
+  for (const int id : first)
+    ++load[static_cast<std::size_t>(id)];
+  adaptive.route(2, 8, 1, second, load);
+  reference.clear();
+  dmodk.route(2, 8, 1, reference);
+  ASSERT_EQ(second.size(), 6u);
+  ASSERT_EQ(reference.size(), 6u);
+  EXPECT_EQ(reference[2], first[2]);  // d_mod_k: the same uplink out of leaf 0
+  EXPECT_NE(second[2], first[2]);     // adaptive: another one
+  EXPECT_EQ(link(adaptive, second[2]).src, link(adaptive, first[2]).src);
+  EXPECT_EQ(device(adaptive, link(adaptive, second[2]).dst).kind, DeviceKind::spine_switch);
 }
 
 TEST(Routing, RejectsOutOfRangeGpus) {
