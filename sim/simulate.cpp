@@ -154,6 +154,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   replay_options.collective_algorithm = options.collective_algorithm;
   replay_options.algorithm_by_communicator = options.algorithm_by_communicator;
   replay_options.network_profile = profile;
+  replay_options.host_op_s = trace ? 0.0 : workload.training.host_op_us * 1e-6;
   if (!options.timeline_path.empty()) replay_options.timeline_classes = options.timeline_classes;
   const ReplayResult result = replay(graph, cluster, gpu, *backend, replay_options);
   if (!options.timeline_path.empty()) {
@@ -175,7 +176,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.tflops_per_gpu = result.step_time_s > 0 ? flops / result.step_time_s / gpus / 1e12 : 0.0;
   report.mfu = peak > 0 ? report.tflops_per_gpu * 1e12 / peak : 0.0;
   const ClassTimes& critical = result.classes[result.critical_class];
-  report.breakdown = {critical.compute_s, critical.exposed_communication_s, critical.idle_s};
+  report.breakdown = {critical.compute_s, critical.exposed_communication_s, critical.idle_s, critical.host_wait_s};
   report.communication = communication_stats(graph, result);
   report.links = link_stats(cluster, graph, result);
   report.memory = {memory.weights_bytes,

@@ -116,6 +116,7 @@ TrainingSpec parse_training(JsonReader r) {
   t.optimizer = r.choice_or("optimizer", kOptimizers, "adam");
   t.attention = r.choice_or("attention", kAttention, "flash");
   t.dropout = r.number_or("dropout", 0.0, NumberRange::between(0.0, 0.99));
+  t.host_op_us = r.number_or("host_op_us", 0.0, NumberRange::non_negative());
   if (t.global_batch % t.micro_batch != 0)
     r.fail("global_batch", "global_batch (" + std::to_string(t.global_batch) + ") must be a multiple of micro_batch (" +
                                std::to_string(t.micro_batch) + ")");
@@ -254,13 +255,10 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
                   {"load_imbalance", m.moe.load_imbalance}};
   j["model"] = std::move(model);
 
-  j["training"] = {{"global_batch", t.global_batch},
-                   {"micro_batch", t.micro_batch},
-                   {"precision", to_string(t.precision)},
-                   {"recompute", t.recompute},
-                   {"optimizer", t.optimizer},
-                   {"attention", t.attention},
-                   {"dropout", t.dropout}};
+  j["training"] = {
+      {"global_batch", t.global_batch}, {"micro_batch", t.micro_batch}, {"precision", to_string(t.precision)},
+      {"recompute", t.recompute},       {"optimizer", t.optimizer},     {"attention", t.attention},
+      {"dropout", t.dropout},           {"host_op_us", t.host_op_us}};
 
   nlohmann::ordered_json par;
   par["tp"] = p.tp;

@@ -58,6 +58,11 @@ struct TrainingSpec {
   // Dropout probability of the attention probabilities and the hidden states (0: off, as in current
   // LLM recipes; Megatron-LM's GPT default is 0.1). Costs memory traffic, not flops.
   double dropout = 0.0;
+  // CPU time the framework spends issuing one GPU operation (kernel or communication call), in
+  // microseconds. The host issues a rank's operations in program order, one every host_op_us; none
+  // starts on the GPU before it is issued. 0: the host is never the bottleneck (CUDA graphs, or
+  // kernels long enough to hide it). PyTorch eager with Megatron-style wrappers: tens of us.
+  double host_op_us = 0.0;
 
   friend bool operator==(const TrainingSpec&, const TrainingSpec&) = default;
 };

@@ -91,9 +91,11 @@ class Replay {
     std::vector<std::vector<OpId>> queue;  // per stream, ops in issue order
     std::vector<std::size_t> head;
     std::vector<char> busy;
+    std::vector<char> awaiting_host;      // per stream: its next op waits to be issued by the host
     std::vector<double> started_s;        // per stream: start of the running op
     std::vector<std::uint32_t> next_seq;  // per communicator
     std::vector<Interval> compute, communication;
+    std::vector<Interval> host_wait;  // ops ready on the GPU, not yet issued by the host
     std::size_t finished = 0;
     double finish_s = 0.0;
     double tensor_s = 0.0, vector_s = 0.0;
@@ -202,6 +204,7 @@ class Replay {
         s.queue[ops.stream(i)].push_back(i);
       s.head.assign(s.queue.size(), 0);
       s.busy.assign(s.queue.size(), 0);
+      s.awaiting_host.assign(s.queue.size(), 0);
       s.started_s.assign(s.queue.size(), 0.0);
       s.next_seq.assign(graph_.communicators().size(), 0);
     }
@@ -227,7 +230,19 @@ class Replay {
     ClassState& s = states_[c];
     if (s.busy[stream] || s.head[stream] >= s.queue[stream].size()) return;
     const OpId op = s.queue[stream][s.head[stream]];
-    if (s.remaining[op] != 0) return;
+    if (s.remaining[op] != 0 || s.awaiting_host[stream]) return;
+    if (options_.host_op_s > 0.0) {
+      const double issued_s = static_cast<double>(op + 1) * options_.host_op_s;
+      if (issued_s > backend_.now_s()) {
+        s.awaiting_host[stream] = 1;
+        s.host_wait.emplace_back(backend_.now_s(), issued_s);
+        backend_.schedule(issued_s, [this, c, stream] {
+          states_[c].awaiting_host[stream] = 0;
+          try_start(c, stream);
+        });
+        return;
+      }
+    }
     s.busy[stream] = 1;
     s.started_s[stream] = backend_.now_s();
     const OpTable& ops = graph_.classes()[c].ops;
@@ -560,6 +575,14 @@ class Replay {
       t.tensor_s = s.tensor_s;
       t.vector_s = s.vector_s;
       t.idle_s = std::max(0.0, t.finish_s - t.compute_s - t.exposed_communication_s);
+      if (!s.host_wait.empty()) {
+        std::vector<Interval> busy = compute;
+        busy.insert(busy.end(), comm.begin(), comm.end());
+        const auto host = merge_intervals(std::move(s.host_wait));
+        const double waiting = total_length(host) - overlap_length(host, merge_intervals(std::move(busy)));
+        t.host_wait_s = std::clamp(waiting, 0.0, t.idle_s);
+        t.idle_s -= t.host_wait_s;
+      }
       if (c == 0 || t.finish_s > r.step_time_s) {
         r.step_time_s = t.finish_s;
         r.critical_class = c;

@@ -30,6 +30,9 @@ struct ReplayOptions {
   // loads the same GPU ports at the same time. Cuts the flows of tensor parallelism by orders of
   // magnitude; tests compare it with the exhaustive replay.
   bool closed_form_inside_nvswitch = true;
+  // Host issue time per op (training.host_op_us): op k of a rank (program order) cannot start before
+  // (k + 1) x host_op_s, the moment its CPU thread has issued it. 0: ops start when ready.
+  double host_op_s = 0.0;
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
   std::size_t timeline_classes = 0;
 };
@@ -51,6 +54,7 @@ struct ClassTimes {
   double compute_s = 0.0;                // compute stream busy
   double exposed_communication_s = 0.0;  // communication while the compute stream is idle
   double idle_s = 0.0;                   // neither: waiting on other ranks or stages
+  double host_wait_s = 0.0;              // neither, while a ready op waited for the host to issue it
   // Activity, for the power model (per rank of the class; sums of op durations):
   double tensor_s = 0.0;         // compute ops on tensor cores (gemm, attention)
   double vector_s = 0.0;         // other compute ops (memory- or vector-bound)

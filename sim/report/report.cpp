@@ -153,7 +153,8 @@ std::string Report::to_json(int indent) const {
   j["mfu"] = mfu;
   j["breakdown"] = {{"compute_s", breakdown.compute_s},
                     {"exposed_communication_s", breakdown.exposed_communication_s},
-                    {"pipeline_bubble_s", breakdown.pipeline_bubble_s}};
+                    {"pipeline_bubble_s", breakdown.pipeline_bubble_s},
+                    {"host_wait_s", breakdown.host_wait_s}};
   Json comm = Json::array();
   for (const auto& c : communication) {
     comm.push_back({{"group", c.group},
@@ -227,7 +228,7 @@ Report Report::from_json(const std::string& text) {
   r.mfu = j.at("mfu").get<double>();
   const auto& b = j.at("breakdown");
   r.breakdown = {b.at("compute_s").get<double>(), b.at("exposed_communication_s").get<double>(),
-                 b.at("pipeline_bubble_s").get<double>()};
+                 b.at("pipeline_bubble_s").get<double>(), b.value("host_wait_s", 0.0)};
   for (const auto& c : j.at("communication")) {
     r.communication.push_back({c.at("group").get<std::string>(), c.at("collective").get<std::string>(),
                                c.at("algorithm").get<std::string>(), c.at("bytes").get<double>(),
@@ -315,7 +316,12 @@ std::string Report::to_text() const {
   o << "    exposed communication    " << lpad(seconds(breakdown.exposed_communication_s), 12) << "  "
     << lpad(percent(breakdown.exposed_communication_s, step), 7) << "   (communication not hidden behind compute)\n";
   o << "    waiting (bubble)         " << lpad(seconds(breakdown.pipeline_bubble_s), 12) << "  "
-    << lpad(percent(breakdown.pipeline_bubble_s, step), 7) << "\n\n";
+    << lpad(percent(breakdown.pipeline_bubble_s, step), 7) << "\n";
+  if (breakdown.host_wait_s > 0.0) {
+    o << "    waiting for the host     " << lpad(seconds(breakdown.host_wait_s), 12) << "  "
+      << lpad(percent(breakdown.host_wait_s, step), 7) << "   (ops ready, not yet issued by the CPU)\n";
+  }
+  o << "\n";
 
   if (!communication.empty()) {
     o << "  Communication\n";

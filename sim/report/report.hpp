@@ -12,6 +12,7 @@ struct Breakdown {
   double compute_s = 0.0;
   double exposed_communication_s = 0.0;  // communication while the compute stream is idle
   double pipeline_bubble_s = 0.0;        // neither computing nor communicating: waiting on other ranks
+  double host_wait_s = 0.0;              // neither, while the next op waited for the host (training.host_op_us)
 };
 
 struct CommunicationStats {

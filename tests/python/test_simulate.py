@@ -40,7 +40,7 @@ def test_run_describes_the_simulated_layout(report: cs.Report) -> None:
 
 def test_breakdown_is_a_dataframe_that_adds_up_to_the_step(report: cs.Report) -> None:
     b = report.breakdown
-    assert list(b.index) == ["compute", "exposed_communication", "pipeline_bubble"]
+    assert list(b.index) == ["compute", "exposed_communication", "pipeline_bubble", "host_wait"]
     assert list(b.columns) == ["time_s", "fraction"]
     assert b["time_s"].sum() == pytest.approx(report.step_time_s, rel=1e-9)
     assert b["fraction"].sum() == pytest.approx(1.0, rel=1e-9)

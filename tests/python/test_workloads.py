@@ -38,6 +38,21 @@ def test_parallelism_keywords_reach_the_spec_and_the_report() -> None:
     assert small().training["attention"] == "flash" and small().parallelism["order"] == "tp-cp-ep-dp-pp"
 
 
+def test_a_slow_host_makes_small_kernels_wait() -> None:
+    # 8 layers of hidden 1024 on one GPU: kernels of tens of microseconds. A host issuing one op every
+    # 1 ms bounds the step below by ops x 1 ms; without it the step is the kernels' time.
+    cluster = cs.Cluster.preset("dgx-h100", nodes=1)
+    fast = cs.simulate(cluster, small(dp=8, host_op_us=0.0), fidelity="analytical")
+    slow = cs.simulate(cluster, small(dp=8, host_op_us=1000.0), fidelity="analytical")
+    assert small(host_op_us=1000.0).training["host_op_us"] == 1000.0
+    assert slow.step_time_s > 5 * fast.step_time_s
+    assert slow.step_time_s >= slow.run.ops_simulated * 1e-3  # one class: every op issued 1 ms apart
+    b, f = slow.breakdown["time_s"], fast.breakdown["time_s"]
+    assert b["compute"] == pytest.approx(f["compute"], rel=1e-9)  # the same kernels ...
+    assert f["host_wait"] == 0.0 and b["host_wait"] > 0.8 * slow.step_time_s  # ... waiting for the host
+    assert b.sum() == pytest.approx(slow.step_time_s, rel=1e-9)
+
+
 def test_moe_keywords_and_expert_parallelism() -> None:
     w = small(experts=8, top_k=2, expert_ffn_hidden=2048, load_imbalance=1.2, ep=2)
     assert w.model["moe"]["experts"] == 8 and w.model["moe"]["expert_ffn_hidden"] == 2048

@@ -1,7 +1,7 @@
 """Plots (matplotlib) of reports and sweeps. Every function draws on ``ax`` (a new figure's axes when
 None) and returns the axes, so plots compose and can be checked in tests.
 
-- :func:`plot_breakdown`: where the step time goes (compute, exposed communication, bubble), stacked
+- :func:`plot_breakdown`: where the step time goes (compute, exposed communication, bubble, host), stacked
   bars per report or per sweep row.
 - :func:`plot_scaling`: a metric against GPU count (or any column), one line per group, with the ideal
   linear scaling from the smallest configuration.
@@ -40,6 +40,7 @@ BREAKDOWN_COLUMNS = (
     ("compute_s", "compute", "#4C72B0"),
     ("exposed_communication_s", "exposed communication", "#DD8452"),
     ("pipeline_bubble_s", "pipeline bubble", "#8C8C8C"),
+    ("host_wait_s", "waiting for the host", "#C44E52"),
 )
 
 
@@ -58,14 +59,14 @@ def _breakdown_frame(data: Union[Report, Sequence[Report], "pd.DataFrame"], labe
     if isinstance(data, Report):
         data = [data]
     if isinstance(data, pd.DataFrame):
-        df = data[[c for c, _, _ in BREAKDOWN_COLUMNS]].copy()
+        df = data.reindex(columns=[c for c, _, _ in BREAKDOWN_COLUMNS]).copy()
         df.index = list(labels) if labels is not None else [str(i) for i in data.index]
         return df
     rows = []
     for report in data:
         b = report.breakdown["time_s"]
         rows.append({"compute_s": b["compute"], "exposed_communication_s": b["exposed_communication"],
-                     "pipeline_bubble_s": b["pipeline_bubble"]})
+                     "pipeline_bubble_s": b["pipeline_bubble"], "host_wait_s": b["host_wait"]})
     default = [f"{r.run.gpus} GPUs" for r in data]
     return pd.DataFrame(rows, index=list(labels) if labels is not None else default)
 
@@ -92,6 +93,8 @@ def plot_breakdown(
     positions = list(range(len(df)))
     for column, label, colour in BREAKDOWN_COLUMNS:
         values = df[column].tolist()
+        if column == "host_wait_s" and not any(values):
+            continue  # drawn only when the host held some op back (training.host_op_us)
         ax.bar(positions, values, bottom=bottom, label=label, color=colour)
         bottom = [b + v for b, v in zip(bottom, values)]
     ax.set_xticks(positions)

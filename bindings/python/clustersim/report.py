@@ -318,11 +318,12 @@ class Report:
     @property
     def breakdown(self) -> "pd.DataFrame":
         """Where the critical rank's step goes: index ``component`` (compute, exposed_communication,
-        pipeline_bubble), columns ``time_s`` and ``fraction`` of the step. The rows add up to the step."""
+        pipeline_bubble, host_wait: ready ops waiting for the CPU to issue them, ``training.host_op_us``),
+        columns ``time_s`` and ``fraction`` of the step. The rows add up to the step."""
         import pandas as pd
 
         b = self._data.get("breakdown") or {}
-        names = ["compute", "exposed_communication", "pipeline_bubble"]
+        names = ["compute", "exposed_communication", "pipeline_bubble", "host_wait"]
         times = [float(b.get(f"{n}_s", 0.0)) for n in names]
         step = self.step_time_s
         df = pd.DataFrame(

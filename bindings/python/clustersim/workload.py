@@ -72,6 +72,7 @@ class Workload(_Spec):
         optimizer: str = "adam",
         attention: Optional[str] = None,
         dropout: Optional[float] = None,
+        host_op_us: Optional[float] = None,
         tp: int = 1,
         pp: int = 1,
         dp: Optional[int] = None,
@@ -92,7 +93,8 @@ class Workload(_Spec):
 
         ``ffn_hidden`` defaults to 4 x ``hidden``, ``kv_heads`` to ``heads`` (multi-head attention),
         ``dp`` to the GPU count divided by tp x pp x cp (resolved against the cluster when simulated).
-        ``attention`` (``flash`` / ``unfused``) and ``dropout`` go to ``training``; ``expert_ffn_hidden``,
+        ``attention`` (``flash`` / ``unfused``), ``dropout`` and ``host_op_us`` (CPU time to issue one
+        op, microseconds) go to ``training``; ``expert_ffn_hidden``,
         ``capacity_factor``, ``load_imbalance`` go to ``model.moe``; ``bucket_size_params``, ``order``
         (rank placement, innermost first, e.g. ``"tp-cp-ep-dp-pp"``), ``tp_comm_overlap`` and
         ``overlap_param_gather`` to ``parallelism``. None leaves the core's default. Units: sequences
@@ -138,7 +140,7 @@ class Workload(_Spec):
                 "precision": precision,
                 "recompute": recompute,
                 "optimizer": optimizer,
-                **_given({"attention": attention, "dropout": dropout}),
+                **_given({"attention": attention, "dropout": dropout, "host_op_us": host_op_us}),
             },
             "parallelism": parallelism,
         }

@@ -20,8 +20,10 @@ ComputeOp elementwise(const char* name, double bytes) {
   return op;
 }
 
-// Runs `graph` on a fresh flow backend in a child; returns {step, compute, exposed, idle} of class 0.
-std::vector<double> run_graph(const ClusterSpec& spec, const std::function<ExecutionGraph(int)>& make) {
+// Runs `graph` on a fresh flow backend in a child; returns {step, compute, exposed, idle, host wait}
+// of class 0.
+std::vector<double> run_graph(const ClusterSpec& spec, const std::function<ExecutionGraph(int)>& make,
+                              double host_op_s = 0.0) {
   return testing::in_child([&] {
     const Cluster cluster = Cluster::build(spec);
     const ExecutionGraph graph = make(cluster.gpu_count());
@@ -29,9 +31,10 @@ std::vector<double> run_graph(const ClusterSpec& spec, const std::function<Execu
     const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
     ReplayOptions options;
     options.collective_algorithm = "ring";
+    options.host_op_s = host_op_s;
     const ReplayResult r = replay(graph, cluster, gpu, *backend, options);
     const ClassTimes& t = r.classes.at(0);
-    return std::vector<double>{r.step_time_s, t.compute_s, t.exposed_communication_s, t.idle_s};
+    return std::vector<double>{r.step_time_s, t.compute_s, t.exposed_communication_s, t.idle_s, t.host_wait_s};
   });
 }
 
@@ -56,6 +59,32 @@ TEST(ReplayEngine, ComputeOpsOnOneStreamRunBackToBack) {
   EXPECT_NEAR(r[0], t1 + t2, 1e-12);
   EXPECT_NEAR(r[1], t1 + t2, 1e-12);
   EXPECT_DOUBLE_EQ(r[2], 0.0);
+}
+
+// The host issues op k at (k + 1) d. Kernels shorter than d wait for the host: N of them take N d + t
+// (the last one runs after its issue), the GPU idle in between. Kernels longer than d hide the host
+// after the first: d + N t.
+TEST(ReplayEngine, TheHostIssuesOneOpEveryHostOpTime) {
+  const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
+  const double t = kernel_time(gpu, elementwise("k", 1e6)).time_s;
+  const auto chain = [](int world) {
+    ExecutionGraph g(world);
+    auto& rc = g.add_class("all", iota(world));
+    for (int k = 0; k < 10; ++k)
+      rc.ops.add_compute(elementwise("k", 1e6));
+    return g;
+  };
+  const ClusterSpec spec = testing::fat_tree_spec(1, 1, 1);
+  const double slow_host = 4.0 * t, fast_host = 0.25 * t;
+  const auto host_bound = run_graph(spec, chain, slow_host);
+  EXPECT_NEAR(host_bound[0], 10 * slow_host + t, 1e-12);
+  EXPECT_NEAR(host_bound[1], 10 * t, 1e-12);                       // the GPU computes 10 t ...
+  EXPECT_NEAR(host_bound[4], 10 * slow_host + t - 10 * t, 1e-12);  // ... and waits for the host
+  EXPECT_NEAR(host_bound[3], 0.0, 1e-12);                          // (not a bubble)
+  const auto gpu_bound = run_graph(spec, chain, fast_host);
+  EXPECT_NEAR(gpu_bound[0], fast_host + 10 * t, 1e-12);
+  EXPECT_NEAR(gpu_bound[4], fast_host, 1e-12);  // only before the first op
+  EXPECT_NEAR(run_graph(spec, chain)[0], 10 * t, 1e-12);
 }
 
 // A collective on the communication stream overlaps independent compute: the step is the longer of

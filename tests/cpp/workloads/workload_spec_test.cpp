@@ -179,6 +179,14 @@ TEST(WorkloadSpecErrors, UnknownPrecisionListsTheKnownOnes) {
   EXPECT_EQ(e.message(), "expected one of fp32, tf32, fp16, bf16, fp8, got \"fp64\"");
 }
 
+TEST(WorkloadSpecErrors, NegativeHostOpTime) {
+  nlohmann::json j = valid_spec();
+  j["training"]["host_op_us"] = -5;
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), "/training/host_op_us");
+  EXPECT_NE(e.message().find(">= 0"), std::string::npos) << e.message();
+}
+
 TEST(WorkloadSpecErrors, ZeroStageOutOfRange) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["zero_stage"] = 4;
@@ -382,6 +390,7 @@ TEST(WorkloadSpec, RoundTripsThroughJson) {
   j["training"]["optimizer"] = "sgd";
   j["training"]["attention"] = "unfused";
   j["training"]["dropout"] = 0.1;
+  j["training"]["host_op_us"] = 80;
   j["parallelism"]["overlap_param_gather"] = true;
   j["parallelism"]["tp_comm_overlap"] = true;
   j["parallelism"]["sequence_parallel"] = true;
@@ -397,6 +406,7 @@ TEST(WorkloadSpec, RoundTripsThroughJson) {
   EXPECT_EQ(again.model.moe.capacity_factor, 1.25);
   EXPECT_EQ(again.parallelism.bucket_size_params, 25000000);
   EXPECT_EQ(again.training.dropout, 0.1);
+  EXPECT_EQ(again.training.host_op_us, 80);
   EXPECT_EQ(again.parallelism.order, "tp-pp-cp-ep-dp");
 }
 
