@@ -283,7 +283,7 @@ CalibrationProfile fit_kernel_model(const GpuSpec& base, std::span<const KernelM
     if (family.data.empty()) continue;
     family.parameters = parameters_of(family.name, gpu, family.data);
     if (family.name == "gemm" && family.parameters.size() > 1) {
-      for (double k_half : {16.0, 128.0, 512.0}) {
+      for (double k_half : {1.0, 16.0, 128.0, 512.0}) {
         for (double exponent : {0.1, 0.5})
           family.extra_starts.push_back({{"gemm_k_half", k_half}, {"gemm_tile_exponent", exponent}});
       }

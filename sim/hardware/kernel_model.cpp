@@ -2,12 +2,12 @@
 // throughout (seconds, flop, bytes, flop/s, byte/s). The parameters are GpuSpec's kernel-model fields:
 // assumed in the catalogue, fitted to measurements by a calibration profile (kernel_fit.cpp).
 //
-//   t = fixed + max(t_compute, t_memory)
+//   t = fixed + max(t_compute, t_memory) (+ a GEMM's epilogue, below)
 //
 // gemm        C[m x n] = A[m x k] B[k x n], `batch` times, on the tensor cores of the op's dtype.
 //             fixed = gemm_launch_s. One thread block computes one tm x tn output tile on one SM at a
 //             time. The library (cuBLAS) picks, per shape, the fastest of its tiles; the candidates are
-//             tm, tn in {64, 128, 256} with tm * tn <= gemm_tile_m * gemm_tile_n (the largest tile):
+//             tm, tn in {16, 32, 64, 128, 256} with tm * tn <= gemm_tile_m * gemm_tile_n (the largest tile):
 //               tiles   = ceil(m / tm) * ceil(n / tn) * batch
 //               waves   = ceil(tiles / sm_count)
 //               quant   = waves * sm_count * tm * tn / (m * n * batch)   (a partial tile or a partial
@@ -16,12 +16,21 @@
 //               tile    = ((1/tm + 1/tn) / (1/gemm_tile_m + 1/gemm_tile_n)) ^ -gemm_tile_exponent
 //                         (operand bytes per flop grow as 1/tm + 1/tn: smaller tiles run less
 //                         efficiently; 1 for the largest tile)
-//               k_half  = gemm_k_half * peak(dtype) / peak_16bit  (a per-tile fixed cost: prologue,
-//                         epilogue; in time it is the same, in k it scales with the dtype's rate)
+//               k_half  = gemm_k_half * peak(dtype) / peak_16bit  (a per-tile fixed cost besides the
+//                         store of C below: prologue, pipeline fill; in time it is the same, in k it
+//                         scales with the dtype's rate)
 //               E       = gemm_fp8_efficiency for fp8 when set, else gemm_max_efficiency
 //               t_compute = min over tiles of flops * quant / (peak(dtype) * eff)
-//             t_memory = bytes / (hbm_bandwidth_Bps * gemm_memory_efficiency).
-//             An op without a shape (m, n or k = 0): t_compute = flops / (peak(dtype) * E).
+//             The operands stream in while the tensor cores work (a pipelined main loop), but the
+//             epilogue's store of the C tile follows its main loop: a 128 x 256 tile holds an SM's
+//             shared memory, so no other tile's main loop hides it. With bw = hbm_bandwidth_Bps *
+//             gemm_memory_efficiency and C = m n batch x 2 bytes (4 for fp32 / tf32; fp8 GEMMs write bf16):
+//               t = gemm_launch_s + max(t_compute, (bytes - C) / bw) + C / bw
+//             (bytes - C: the operands A and B). Tile candidates tm, tn in {16, ..., 256}: a GEMM with
+//             few rows puts them in a narrow tile side (wgmma / mma tiles 16 or 32 wide, cuBLAS swaps
+//             A and B), so it does not pay for 64 padded rows.
+//             An op without a shape (m, n or k = 0): t_compute = flops / (peak(dtype) * E) and the
+//             epilogue overlaps (t = fixed + max(t_compute, bytes / bw)).
 // attention   fused (FlashAttention-style) kernel, m query rows and n keys per (sequence, head), head
 //             dimension k, batch = sequences x heads; fixed = gemm_launch_s. One thread block per 128
 //             query rows of one head (FlashAttention-2's forward block):
@@ -53,7 +62,7 @@ namespace clustersim {
 namespace {
 
 constexpr double kAttentionQueryRows = 128.0;  // FlashAttention-2 forward: query rows per thread block
-constexpr double kTileSizes[] = {64.0, 128.0, 256.0};
+constexpr double kTileSizes[] = {16.0, 32.0, 64.0, 128.0, 256.0};
 
 double ceil_div(double a, double b) {
   return std::ceil(a / b);
@@ -87,8 +96,23 @@ double gemm_compute_s(const GpuSpec& gpu, const ComputeOp& op) {
   return best;
 }
 
+// The bytes of C the epilogue stores (0 for an op without a shape: its bytes all overlap).
+double gemm_output_bytes(const ComputeOp& op) {
+  if (op.m == 0 || op.n == 0 || op.k == 0) return 0.0;
+  // C is written in 32 bits for fp32 / tf32, else in 16 (fp8 GEMMs write bf16)
+  const double element_bytes = op.precision == Precision::fp32 || op.precision == Precision::tf32 ? 4.0 : 2.0;
+  const double c = double(op.m) * double(op.n) * std::max<std::uint32_t>(op.batch, 1) * element_bytes;
+  return std::clamp(c, 0.0, std::max(op.bytes, 0.0));
+}
+
+// Operand traffic, overlapped with the main loop.
 double gemm_memory_s(const GpuSpec& gpu, const ComputeOp& op) {
-  return op.bytes / (gpu.hbm_bandwidth_Bps * gpu.gemm_memory_efficiency);
+  return (op.bytes - gemm_output_bytes(op)) / (gpu.hbm_bandwidth_Bps * gpu.gemm_memory_efficiency);
+}
+
+// The epilogue's store of C, after the main loop.
+double gemm_epilogue_s(const GpuSpec& gpu, const ComputeOp& op) {
+  return gemm_output_bytes(op) / (gpu.hbm_bandwidth_Bps * gpu.gemm_memory_efficiency);
 }
 
 double attention_compute_s(const GpuSpec& gpu, const ComputeOp& op) {
@@ -151,20 +175,22 @@ double vector_compute_s(const GpuSpec& gpu, const ComputeOp& op) {
   return op.flops / gpu.vector_fp32_flops;
 }
 
+// t = fixed + max(compute, memory) + serial (the part that overlaps neither; nullptr: none).
 struct KernelModel {
   KernelClass kernel;
   double GpuSpec::*fixed_s;
   double (*compute_s)(const GpuSpec&, const ComputeOp&);
   double (*memory_s)(const GpuSpec&, const ComputeOp&);
+  double (*serial_s)(const GpuSpec&, const ComputeOp&);
 };
 constexpr KernelModel kKernelModels[] = {
-    {KernelClass::gemm, &GpuSpec::gemm_launch_s, gemm_compute_s, gemm_memory_s},
-    {KernelClass::attention, &GpuSpec::gemm_launch_s, attention_compute_s, attention_memory_s},
-    {KernelClass::elementwise, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s},
-    {KernelClass::normalization, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s},
-    {KernelClass::optimizer, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s},
-    {KernelClass::embedding, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s},
-    {KernelClass::loss, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s},
+    {KernelClass::gemm, &GpuSpec::gemm_launch_s, gemm_compute_s, gemm_memory_s, gemm_epilogue_s},
+    {KernelClass::attention, &GpuSpec::gemm_launch_s, attention_compute_s, attention_memory_s, nullptr},
+    {KernelClass::elementwise, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s, nullptr},
+    {KernelClass::normalization, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s, nullptr},
+    {KernelClass::optimizer, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s, nullptr},
+    {KernelClass::embedding, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s, nullptr},
+    {KernelClass::loss, &GpuSpec::kernel_launch_s, vector_compute_s, streaming_memory_s, nullptr},
 };
 
 }  // namespace
@@ -189,7 +215,8 @@ KernelTime kernel_time(const GpuSpec& gpu, const ComputeOp& op) {
     if (model.kernel != op.kernel) continue;
     const double compute_s = op.flops > 0.0 ? model.compute_s(gpu, op) : 0.0;
     const double memory_s = op.bytes > 0.0 ? model.memory_s(gpu, op) : 0.0;
-    return KernelTime{gpu.*model.fixed_s + std::max(compute_s, memory_s), compute_s > memory_s};
+    const double serial_s = op.bytes > 0.0 && model.serial_s != nullptr ? model.serial_s(gpu, op) : 0.0;
+    return KernelTime{gpu.*model.fixed_s + std::max(compute_s, memory_s) + serial_s, compute_s > memory_s + serial_s};
   }
   return KernelTime{};
 }

@@ -3,8 +3,9 @@
 //
 //   t = fixed + max(flops / (peak(dtype) * eff_compute), bytes / (hbm_bw * eff_memory))
 //
-// GEMMs add tile and wave quantization over the SMs, memory-bound kernels L2 reuse and a per-row
-// bandwidth limit; the equations are at the top of kernel_model.cpp.
+// GEMMs add tile and wave quantization over the SMs and an epilogue (the store of C) after the main
+// loop, memory-bound kernels L2 reuse and a per-row bandwidth limit; the equations are at the top of
+// kernel_model.cpp.
 #include <string_view>
 
 #include "sim/hardware/gpu_spec.hpp"

@@ -1,7 +1,8 @@
 // Kernel time: the roofline with tile and wave quantization, against hand-worked cases on the H100
 // catalogue entry's prior (unfitted) parameters: bf16 989.4 TFLOP/s, 132 SMs, largest tile 256x128,
 // tile exponent 0.25, gemm_max_efficiency 0.80, gemm_k_half 64, GEMM memory streaming at 0.88 of
-// 3350 GB/s, 4 us per GEMM and 2 us per memory-bound kernel, 50 MiB of L2 at 8237 GB/s.
+// 3350 GB/s, 4 us per GEMM and 2 us per memory-bound kernel, 50 MiB of L2 at 8237 GB/s. A GEMM's
+// store of C (m n x 2 bytes) follows its main loop: t = 4 us + max(compute, A + B bytes / bw) + C / bw.
 #include <gtest/gtest.h>
 
 #include "sim/hardware/gpu_catalogue.hpp"
@@ -58,19 +59,21 @@ TEST(KernelModel, LargeGemmIsComputeBound) {
   // 8192^3 bf16: 2 * 8192^3 = 1.0995e12 flops. Largest tile: 32 * 64 = 2048 tiles over 132 SMs are
   // 16 waves (15.5 full), so the SMs do 16 * 132 / 2048 = 1.03125x the flops; every smaller tile also
   // pays >= 1.03125 at a lower tile efficiency. eff = 0.80 * 8192 / 8256 = 0.79380.
-  // t = 4 us + 1.0995e12 * 1.03125 / (989.4e12 * 0.79380) = 4 + 1443.72 us = 1447.72 us; the memory
-  // term, 3 * 8192^2 * 2 bytes / (3350e9 * 0.88) = 136.6 us, is far below.
+  // compute 1.0995e12 * 1.03125 / (989.4e12 * 0.79380) = 1443.72 us; it hides the operands' 2 * 8192^2
+  // * 2 bytes / (3350e9 * 0.88) = 91.06 us but not the store of C, 8192^2 * 2 bytes = 45.53 us:
+  // t = 4 + 1443.72 + 45.53 = 1493.24 us.
   const KernelTime t = kernel_time(h100(), gemm(8192, 8192, 8192));
-  EXPECT_NEAR(t.time_s, 1447.72e-6, 0.01e-6);
+  EXPECT_NEAR(t.time_s, 1493.24e-6, 0.01e-6);
   EXPECT_TRUE(t.compute_bound);
 }
 
 TEST(KernelModel, ThinGemmIsMemoryBound) {
-  // m = n = 8192, k = 16: bytes (8192*16 * 2 + 8192^2) * 2 = 134,742,016 -> 134.742e6 / (3350e9 *
-  // 0.88) = 45.706 us; compute 2 * 8192^2 * 16 * 1.03125 / (989.4e12 * 0.80 * 16 / 80) = 13.99 us.
-  // t = 4 + 45.706 = 49.706 us.
+  // m = n = 8192, k = 16: operands 8192*16 * 2 * 2 = 524,288 bytes -> 0.178 us, C 8192^2 * 2 =
+  // 134,217,728 bytes -> 45.528 us at 3350e9 * 0.88; compute 2 * 8192^2 * 16 * 1.03125 / (989.4e12 *
+  // 0.80 * 16 / 80) = 13.989 us, below the 45.706 us of all the bytes: memory-bound.
+  // t = 4 + max(13.989, 0.178) + 45.528 = 63.518 us.
   const KernelTime t = kernel_time(h100(), gemm(8192, 8192, 16));
-  EXPECT_NEAR(t.time_s, 49.706e-6, 0.001e-6);
+  EXPECT_NEAR(t.time_s, 63.518e-6, 0.001e-6);
   EXPECT_FALSE(t.compute_bound);
 }
 
@@ -78,14 +81,15 @@ TEST(KernelModel, OneTileMoreThanTheSmsTakesTwoWaves) {
   // With smaller tiles made hopeless (tile exponent 10), only 256x128 tiles count. k = 16384:
   // eff = 0.80 * 16384 / 16448 = 0.79689. One full wave: 132 SMs x 256 x 128 x 16384 x 2 = 141.73e9
   // flops / (989.4e12 * 0.79689) = 179.765 us.
-  // 3072 x 1408: 12 x 11 = 132 tiles = one wave: 4 + 179.765 = 183.765 us.
-  // 1792 x 2432: 7 x 19 = 133 tiles (0.8% more flops) = two waves: 4 + 359.530 = 363.530 us.
+  // The store of C: 3072 * 1408 * 2 bytes -> 2.934 us, 1792 * 2432 * 2 -> 2.957 us.
+  // 3072 x 1408: 12 x 11 = 132 tiles = one wave: 4 + 179.765 + 2.934 = 186.699 us.
+  // 1792 x 2432: 7 x 19 = 133 tiles (0.8% more flops) = two waves: 4 + 359.530 + 2.957 = 366.487 us.
   GpuSpec g = h100();
   g.gemm_tile_exponent = 10.0;
   const KernelTime one = kernel_time(g, gemm(3072, 1408, 16384));
   const KernelTime two = kernel_time(g, gemm(1792, 2432, 16384));
-  EXPECT_NEAR(one.time_s, 183.765e-6, 0.001e-6);
-  EXPECT_NEAR(two.time_s, 363.530e-6, 0.001e-6);
+  EXPECT_NEAR(one.time_s, 186.699e-6, 0.001e-6);
+  EXPECT_NEAR(two.time_s, 366.487e-6, 0.001e-6);
   EXPECT_TRUE(one.compute_bound);
   EXPECT_TRUE(two.compute_bound);
 }
@@ -94,12 +98,30 @@ TEST(KernelModel, TheLibraryFallsBackToSmallerTilesWhenAWaveIsNearlyEmpty) {
   // The same 133-tile shape at the catalogue's tile exponent 0.25: 64x64 tiles make 28 x 38 = 1064
   // tiles in 9 waves (8.06), 9 * 132 * 64^2 / (1792 * 2432) = 1.11654x the flops, at a tile efficiency
   // ((1/64 + 1/64) / (1/256 + 1/128))^-0.25 = 0.78254: 1.42681x the ideal time, the best of the eight
-  // tiles (256x128 pays 1.98496x, 128x128 1.59974x, 64x128 1.47533x).
-  // t = 4 + 142.808e9 * 1.42681 / (989.4e12 * 0.79689) = 4 + 258.434 us = 262.434 us.
+  // tiles (256x128 pays 1.98496x, 128x128 1.59974x, 64x128 1.47533x; 16- and 32-wide tiles more).
+  // t = 4 + 142.808e9 * 1.42681 / (989.4e12 * 0.79689) + 2.957 = 4 + 258.434 + 2.957 us = 265.391 us.
   const KernelTime t = kernel_time(h100(), gemm(1792, 2432, 16384));
-  EXPECT_NEAR(t.time_s, 262.434e-6, 0.001e-6);
-  // and the one-wave shape keeps the largest tile: 183.765 us
-  EXPECT_NEAR(kernel_time(h100(), gemm(3072, 1408, 16384)).time_s, 183.765e-6, 0.001e-6);
+  EXPECT_NEAR(t.time_s, 265.391e-6, 0.001e-6);
+  // and the one-wave shape keeps the largest tile: 186.699 us
+  EXPECT_NEAR(kernel_time(h100(), gemm(3072, 1408, 16384)).time_s, 186.699e-6, 0.001e-6);
+}
+
+TEST(KernelModel, AGemmOfFewRowsUsesANarrowTileAndStreamsItsWeights) {
+  // 16 x 4096 x 4096 (16 tokens through a 4096 x 4096 weight). 16 x 32 tiles: 128 tiles in one wave,
+  // 132 * 16 * 32 / (16 * 4096) = 1.03125x the flops at ((1/16 + 1/32) / (3/256))^-0.25 = 0.59460:
+  // 1.73435x the ideal time, the best candidate (16 x 16: 1.86368x, 32 x 32: 3.13432x; a 64-row tile
+  // would waste 3/4 of its rows). Compute alone: 4 + 5.3687e8 * 1.73435 / (989.4e12 * 0.80 * 4096 /
+  // 4160) = 4 + 1.19475 us.
+  ComputeOp op = gemm(16, 4096, 4096);
+  const double bytes = op.bytes;
+  op.bytes = 0.0;
+  EXPECT_NEAR(kernel_time(h100(), op).time_s, 5.19475e-6, 0.00001e-6);
+  // With its bytes it is memory-bound: the operands (16 * 4096 + 4096^2) * 2 bytes / (3350e9 * 0.88) =
+  // 11.42656 us, then the store of C, 16 * 4096 * 2 bytes = 0.04446 us: 4 + 11.42656 + 0.04446 us.
+  op.bytes = bytes;
+  const KernelTime t = kernel_time(h100(), op);
+  EXPECT_NEAR(t.time_s, 15.47102e-6, 0.00001e-6);
+  EXPECT_FALSE(t.compute_bound);
 }
 
 TEST(KernelModel, BatchedGemmQuantizesTilesTimesBatch) {
