@@ -16,6 +16,8 @@
 // through Activity::on_completion, which SimGrid fires for activities maestro started.
 #include "sim/network/flow_backend.hpp"
 
+#include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,9 @@ namespace clustersim {
 namespace {
 
 namespace sg4 = simgrid::s4u;
+
+// The longest route of one pipelined unit, in links (see FlowBackend::start_transfers).
+constexpr std::size_t k_max_unit_links = 8192;
 
 // The whole cluster as one SimGrid zone whose routes come from Cluster::route.
 class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
@@ -68,9 +73,18 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
     link_load_ = link_load;
   }
   const std::vector<int>& last_route() const { return route_; }
+  // The links of the next communication instead of a route of ours (empty: route it). A link listed
+  // k times is used k times: SimGrid's solver charges the communication's rate to it k times.
+  void set_explicit_route(std::span<const int> links) { explicit_route_ = links; }
 
   void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* /*latency: added by the caller*/) override {
+    if (!explicit_route_.empty()) {
+      into->link_list_.reserve(into->link_list_.size() + explicit_route_.size());
+      for (int l : explicit_route_)
+        into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
+      return;
+    }
     route_.clear();
     cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_, link_load_);
     for (int l : route_)
@@ -83,6 +97,7 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
   std::vector<sg4::Link*> links_;
   std::uint64_t flow_id_ = 0;
   std::span<const int> link_load_;  // transfers in flight per link, for adaptive routing
+  std::span<const int> explicit_route_;
   std::vector<int> route_;
 };
 
@@ -93,8 +108,8 @@ class FlowBackend final : public NetworkBackend {
     // The engine is a process-wide singleton that cannot be restarted: it is created here and never
     // destroyed (the process ends after the simulation; see sim/core/child_process.hpp).
     static const char* const kArgs[] = {"clustersim", "--log=root.thresh:critical", "--cfg=network/model:CM02",
-                                        "--cfg=network/crosstraffic:0"};
-    int argc = 4;
+                                        "--cfg=network/crosstraffic:0", "--cfg=network/optim:Full"};
+    int argc = 5;
     std::vector<char*> argv;
     for (const char* a : kArgs)
       argv.push_back(const_cast<char*>(a));
@@ -122,20 +137,56 @@ class FlowBackend final : public NetworkBackend {
     simgrid::kernel::timer::Timer::set(time_s, [fn = std::move(fn)]() { fn(); });
   }
 
+  // Each transfer is one SimGrid communication, except pipelined ones (Transfer::pipelined): those of
+  // equal bytes form units, each a single communication of that size whose route lists every member's
+  // links. Its one rate r is each member's rate; a link carrying k members is charged k r, which is
+  // what k flows at rate r put on it. The unit gets its max-min share like any flow and its members
+  // end together, as the steps of a pipelined algorithm do. SimGrid 3.32 expands a communication's
+  // route in time quadratic in its length (lmm::System::expand scans the links already added), so a
+  // unit holds at most k_max_unit_links links: longer sets are cut, in the order given, into units
+  // that share bandwidth with each other by max-min. Routes are chosen transfer by transfer in the
+  // order given (adaptive routing sees the ones before); the units' communications start last.
   void start_transfers(std::span<const Transfer> transfers, std::uint64_t flow_id,
                        std::function<void()> done) override {
     auto* group = new Group{0, std::move(done), {}, {}, this};
     group->comms.reserve(transfers.size());
     group->flows.reserve(transfers.size());  // stable addresses: each comm points at its Flow
+    struct Unit {
+      int src_gpu;
+      int dst_gpu;
+      std::uint64_t bytes;
+      std::vector<int> route;  // every member's route, one after the other
+    };
+    std::vector<Unit> units;
+    std::map<std::uint64_t, std::size_t> unit_of_bytes;
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       const Transfer& t = transfers[i];
       if (t.src_gpu == t.dst_gpu || t.bytes <= 0.0) continue;
-      zone_->set_current_flow(flow_id + i, usage_.active());
       const auto bytes = static_cast<std::uint64_t>(t.bytes + 0.5);
       if (bytes == 0) continue;
+      if (t.pipelined) {
+        const auto [it, inserted] = unit_of_bytes.try_emplace(bytes, units.size());
+        if (!inserted && units[it->second].route.size() >= k_max_unit_links) it->second = units.size();
+        if (it->second == units.size()) units.push_back(Unit{t.src_gpu, t.dst_gpu, bytes, {}});
+        std::vector<int>& route = units[it->second].route;
+        const std::size_t begin = route.size();
+        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, route, usage_.active());
+        usage_.start(std::span<const int>(route).subspan(begin), static_cast<double>(bytes), now_s());
+        continue;
+      }
+      zone_->set_current_flow(flow_id + i, usage_.active());
       sg4::CommPtr comm = sg4::Comm::sendto_async(zone_->host(t.src_gpu), zone_->host(t.dst_gpu), bytes);
       group->flows.push_back(Flow{group, zone_->last_route()});
       usage_.start(group->flows.back().route, static_cast<double>(bytes), now_s());
+      comm->set_data(&group->flows.back());
+      group->comms.push_back(std::move(comm));
+      ++group->remaining;
+    }
+    for (Unit& unit : units) {
+      zone_->set_explicit_route(unit.route);
+      sg4::CommPtr comm = sg4::Comm::sendto_async(zone_->host(unit.src_gpu), zone_->host(unit.dst_gpu), unit.bytes);
+      zone_->set_explicit_route({});
+      group->flows.push_back(Flow{group, std::move(unit.route)});
       comm->set_data(&group->flows.back());
       group->comms.push_back(std::move(comm));
       ++group->remaining;

@@ -26,6 +26,12 @@ struct Transfer {
   int src_gpu = 0;
   int dst_gpu = 0;
   double bytes = 0.0;
+  // Part of the steady state of a synchronized, pipelined algorithm (NCCL's tree: every edge moves
+  // one chunk per step). The flow backend moves the pipelined transfers of one start_transfers call
+  // that carry the same bytes as one unit: one rate for all of them, bounded by max-min sharing on
+  // the links of every member, so they end together (one solver event instead of one per flow). The
+  // analytical backend ignores it (its rates are fixed at the start: equal flows end together anyway).
+  bool pipelined = false;
 };
 
 class NetworkBackend {

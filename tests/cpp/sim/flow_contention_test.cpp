@@ -121,6 +121,43 @@ TEST(FlowContention, LinksAreBusyWhileTheirTransfersRun) {
   }
 }
 
+// Pipelined transfers (Transfer::pipelined, NCCL's tree) of equal size move together at the pace of
+// the most contended member. GPU 0 -> 2 shares node 0's NIC uplink with the ordinary 1 -> 3: 25 GB/s
+// each, done at 2 S / 50 GB/s. GPU 1 -> 0 crosses only the NVSwitch (450 GB/s) but is pipelined with
+// 0 -> 2, so its links stay busy until then too; not pipelined, it is done after S / 450 GB/s. Bytes
+// are conserved per member either way.
+TEST(FlowContention, PipelinedTransfersMoveAtTheirSlowestMembersPace) {
+  const double bytes = 1e9;
+  for (const bool pipelined : {true, false}) {
+    const auto r = testing::in_child([&] {
+      const Cluster cluster = Cluster::build(shared_nic_spec());
+      auto backend = make_flow_backend(cluster, ideal_network_profile());
+      double done_at = -1.0;
+      std::vector<Transfer> t{{0, 2, bytes, pipelined}, {1, 0, bytes, pipelined}, {1, 3, bytes, false}};
+      backend->schedule(0.0, [&] { backend->start_transfers(t, 0, [&] { done_at = backend->now_s(); }); });
+      backend->run();
+      std::vector<int> nvlink;
+      cluster.route(1, 0, 0, nvlink);
+      double total_bytes = 0.0;
+      for (double b : backend->link_bytes())
+        total_bytes += b;
+      std::vector<int> routes[3];
+      double expected_bytes = 0.0;
+      for (int i = 0; i < 3; ++i) {
+        cluster.route(t[static_cast<std::size_t>(i)].src_gpu, t[static_cast<std::size_t>(i)].dst_gpu, 0, routes[i]);
+        expected_bytes += bytes * static_cast<double>(routes[i].size());
+      }
+      return std::vector<double>{done_at, backend->link_usage().busy_s()[static_cast<std::size_t>(nvlink[0])],
+                                 backend->link_bytes()[static_cast<std::size_t>(nvlink[0])], total_bytes,
+                                 expected_bytes};
+    });
+    EXPECT_NEAR(r[0], 2 * bytes / 50e9, 1e-9) << pipelined;
+    EXPECT_NEAR(r[1], pipelined ? 2 * bytes / 50e9 : bytes / 450e9, 1e-9) << pipelined;
+    EXPECT_DOUBLE_EQ(r[2], bytes);
+    EXPECT_DOUBLE_EQ(r[3], r[4]);
+  }
+}
+
 TEST(FlowContention, ZeroByteAndSelfTransfersFinishAtOnce) {
   const auto r = run_transfers(shared_nic_spec(), {{0, 0, 1e9}, {1, 2, 0.0}});
   EXPECT_DOUBLE_EQ(r[0], 0.0);
