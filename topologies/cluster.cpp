@@ -1,11 +1,15 @@
-// The cluster graph: storage, construction API, connectivity check (Boost.Graph) and ECMP routing.
+// The cluster graph: storage, construction API, connectivity check (Boost.Graph) and routing.
 //
 // Routing. A route from GPU s to GPU t is a shortest path in hop count whose intermediate devices all
 // forward (switches and NICs; GPUs only in a torus). It is a greedy walk from s: at each device, among
-// the out-links whose head is one hop closer to t, one is picked by a 64-bit hash (splitmix64) of
-// (s, t, flow_id, current device): flows spread evenly and independently at every hop, and the same
-// flow always takes the same path. At the source, among equally short first hops, NVLink is preferred
-// to PCIe, and turning around at a NIC (GPU -> NIC -> GPU between GPUs sharing it) comes last.
+// the out-links whose head is one hop closer to t, one is picked. Fabric switches pick by
+// fabric.routing: d_mod_k takes the next mixed-radix digit of t's destination number (its NIC's
+// position, NICs ordered by their switch), adaptive the least loaded link from that digit on (the
+// load the backends pass: transfers in flight), ecmp a 64-bit hash (splitmix64) of (s, t, flow_id,
+// current device), which spreads flows evenly and independently at every hop. Devices inside nodes
+// always hash. The same flow on the same load always takes the same path. At the source, among
+// equally short first hops, NVLink is preferred to PCIe, and turning around at a NIC (GPU -> NIC ->
+// GPU between GPUs sharing it) comes last.
 //
 // Distances. dist_t(v), for every forwarding v, is the minimum over t's forwarding in-neighbours u of
 // 1 + d(v, u), d the forwarding-only distance. Any u can be "funnelled" into its own forwarding
@@ -514,11 +518,14 @@ void Cluster::Impl::build_destination_numbers() {
   const int gpus = spec.node.gpus;
   const int nics = spec.node.nics;
   if (nics <= 0 || gpus <= 0) return;
-  std::map<std::pair<int, int>, int> nic_device;  // (node, local index) -> device
-  std::vector<std::pair<int, int>> order;         // (fabric switch, device) per NIC
+  std::vector<int> nic_device(static_cast<std::size_t>(spec.nodes) * static_cast<std::size_t>(nics), -1);
+  std::vector<std::pair<int, int>> order;  // (fabric switch, device) per NIC
   for (std::size_t d = 0; d < devices.size(); ++d) {
     if (devices[d].kind != DeviceKind::nic) continue;
-    nic_device[{devices[d].node, devices[d].local_index}] = static_cast<int>(d);
+    const std::size_t slot = static_cast<std::size_t>(devices[d].node) * static_cast<std::size_t>(nics) +
+                             static_cast<std::size_t>(devices[d].local_index);
+    if (devices[d].node >= 0 && devices[d].local_index < nics && slot < nic_device.size())
+      nic_device[slot] = static_cast<int>(d);
     int attach = std::numeric_limits<int>::max();
     for (int k = out_offsets[d]; k < out_offsets[d + 1]; ++k) {
       const int head = out_head[static_cast<std::size_t>(k)];
@@ -527,14 +534,14 @@ void Cluster::Impl::build_destination_numbers() {
     order.emplace_back(attach, static_cast<int>(d));
   }
   std::sort(order.begin(), order.end());
-  std::map<int, std::uint32_t> number_of_nic;
+  std::vector<std::uint32_t> number_of_device(devices.size(), 0);
   for (std::size_t i = 0; i < order.size(); ++i)
-    number_of_nic[order[i].second] = static_cast<std::uint32_t>(i);
+    number_of_device[static_cast<std::size_t>(order[i].second)] = static_cast<std::uint32_t>(i);
   for (int g = 0; g < gpu_count; ++g) {
-    const int node = g / gpus;
     const int local_nic = static_cast<int>(static_cast<std::int64_t>(g % gpus) * nics / gpus);
-    const auto nic = nic_device.find({node, local_nic});
-    if (nic != nic_device.end()) destination_number[static_cast<std::size_t>(g)] = number_of_nic.at(nic->second);
+    const int nic = nic_device[static_cast<std::size_t>(g / gpus) * static_cast<std::size_t>(nics) +
+                               static_cast<std::size_t>(local_nic)];
+    if (nic >= 0) destination_number[static_cast<std::size_t>(g)] = number_of_device[static_cast<std::size_t>(nic)];
   }
 }
 
