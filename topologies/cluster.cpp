@@ -430,7 +430,23 @@ const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
     slot_owner[victim] = key;
     slot = static_cast<std::uint32_t>(victim);
   }
-  route_distances.fill(key_forwarding_seeds[key], slots[slot]);
+  // Keys are filled k_batch at a time while free slots last: this one and the next keys without one
+  // (a collective over many GPUs needs most of them).
+  std::vector<std::span<const RouteDistances::Seed>> sets{key_forwarding_seeds[key]};
+  std::vector<std::uint32_t> batch{key};
+  for (std::uint32_t k = key + 1;
+       k < slot_of_key.size() && batch.size() < RouteDistances::k_batch && slots.size() < max_slots; ++k) {
+    if (slot_of_key[k] != k_no_slot) continue;
+    slot_of_key[k] = static_cast<std::uint32_t>(slots.size());
+    slots.emplace_back();
+    slot_owner.push_back(k);
+    sets.emplace_back(key_forwarding_seeds[k]);
+    batch.push_back(k);
+  }
+  std::vector<std::vector<std::uint16_t>*> outs;
+  for (const std::uint32_t k : batch)
+    outs.push_back(&slots[slot_of_key[k]]);
+  route_distances.fill_batch(sets, outs);
   return slots[slot].data();
 }
 

@@ -1,6 +1,7 @@
 #include "topologies/route_distances.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <stdexcept>
 
@@ -247,42 +248,71 @@ void RouteDistances::build(std::span<const int> in_offsets, std::span<const int>
 }
 
 void RouteDistances::fill(std::span<const Seed> seeds, std::vector<std::uint16_t>& core_dist) const {
-  core_dist.assign(core_devices_.size(), k_unreached);
-  std::size_t top = 0;  // buckets_[0..top) may hold devices
-  const auto push = [&](int core, std::uint32_t d) {
+  const std::span<const Seed> sets[1] = {seeds};
+  std::vector<std::uint16_t>* const outs[1] = {&core_dist};
+  fill_batch(sets, outs);
+}
+
+// Dial's algorithm over distance levels, bit-parallel over the seed sets: pending_[d] holds (core,
+// mask) pairs, "the sets in mask reach core at distance d"; at level d each core keeps the bits that
+// had not reached it before, which fixes its distance for those sets, and passes them on along its
+// in-edges to pending_[d + weight].
+void RouteDistances::fill_batch(std::span<const std::span<const Seed>> seed_sets,
+                                std::span<std::vector<std::uint16_t>* const> core_dists) const {
+  if (seed_sets.size() != core_dists.size() || seed_sets.size() > k_batch)
+    throw std::logic_error("RouteDistances::fill_batch: one output per seed set, at most 64");
+  const std::size_t cores = core_devices_.size();
+  for (std::vector<std::uint16_t>* out : core_dists)
+    out->assign(cores, k_unreached);
+  reached_.assign(cores, 0);
+  arriving_.assign(cores, 0);
+  std::size_t top = 0;  // pending_[0..top) may hold pairs
+  const auto push = [&](int core, std::uint32_t d, std::uint64_t mask) {
     if (d >= k_unreached) throw std::length_error("Cluster::route: path longer than 65534 hops");
-    std::uint16_t& cur = core_dist[static_cast<std::size_t>(core)];
-    if (d >= cur) return;
-    cur = static_cast<std::uint16_t>(d);
-    if (buckets_.size() <= d) buckets_.resize(d + 1);
-    buckets_[d].push_back(core);
+    if (pending_.size() <= d) pending_.resize(d + 1);
+    pending_[d].emplace_back(core, mask);
     top = std::max<std::size_t>(top, d + 1);
   };
-  for (const Seed& s : seeds) {
-    const auto f = static_cast<std::size_t>(s.forwarding);
-    if (core_index_[f] >= 0) {
-      push(core_index_[f], s.offset);
-      continue;
-    }
-    const int k = component_of_[f];
-    for (int a = entry_offsets_[static_cast<std::size_t>(k)]; a < entry_offsets_[static_cast<std::size_t>(k) + 1];
-         ++a) {
-      const Entry& e = entries_[static_cast<std::size_t>(a)];
-      const std::uint16_t d = inside(k, e.local, local_index_[f]);
-      if (d != k_unreached) push(e.core, std::uint32_t{1} + d + s.offset);
+  for (std::size_t j = 0; j < seed_sets.size(); ++j) {
+    const std::uint64_t bit = std::uint64_t{1} << j;
+    for (const Seed& s : seed_sets[j]) {
+      const auto f = static_cast<std::size_t>(s.forwarding);
+      if (core_index_[f] >= 0) {
+        push(core_index_[f], s.offset, bit);
+        continue;
+      }
+      const int k = component_of_[f];
+      for (int a = entry_offsets_[static_cast<std::size_t>(k)]; a < entry_offsets_[static_cast<std::size_t>(k) + 1];
+           ++a) {
+        const Entry& e = entries_[static_cast<std::size_t>(a)];
+        const std::uint16_t d = inside(k, e.local, local_index_[f]);
+        if (d != k_unreached) push(e.core, std::uint32_t{1} + d + s.offset, bit);
+      }
     }
   }
   for (std::size_t d = 0; d < top; ++d) {
-    for (std::size_t i = 0; i < buckets_[d].size(); ++i) {  // push() may grow buckets_
-      const int v = buckets_[d][i];
-      if (core_dist[static_cast<std::size_t>(v)] != d) continue;
-      for (int e = edge_offsets_[static_cast<std::size_t>(v)]; e < edge_offsets_[static_cast<std::size_t>(v) + 1];
-           ++e) {
+    touched_.clear();
+    for (const auto& [core, mask] : pending_[d]) {
+      const auto c = static_cast<std::size_t>(core);
+      const std::uint64_t fresh = mask & ~reached_[c];
+      if (fresh == 0) continue;
+      if (arriving_[c] == 0) touched_.push_back(core);
+      arriving_[c] |= fresh;
+    }
+    pending_[d].clear();
+    for (const int core : touched_) {
+      const auto c = static_cast<std::size_t>(core);
+      const std::uint64_t fresh = arriving_[c];
+      arriving_[c] = 0;
+      reached_[c] |= fresh;
+      for (std::uint64_t m = fresh; m != 0; m &= m - 1)
+        (*core_dists[static_cast<std::size_t>(std::countr_zero(m))])[c] = static_cast<std::uint16_t>(d);
+      for (int e = edge_offsets_[c]; e < edge_offsets_[c + 1]; ++e) {
         const Edge& edge = edges_[static_cast<std::size_t>(e)];
-        push(edge.from, static_cast<std::uint32_t>(d) + edge.weight);
+        const std::uint64_t onward = fresh & ~reached_[static_cast<std::size_t>(edge.from)];
+        if (onward != 0) push(edge.from, static_cast<std::uint32_t>(d) + edge.weight, onward);
       }
     }
-    buckets_[d].clear();
   }
 }
 

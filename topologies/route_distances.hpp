@@ -39,6 +39,12 @@ class RouteDistances {
   std::size_t core_count() const { return core_devices_.size(); }
   // The core distances toward `seeds` (forwarding indices; offsets added), into `core_dist`.
   void fill(std::span<const Seed> seeds, std::vector<std::uint16_t>& core_dist) const;
+  // fill() for up to k_batch seed sets at once, seed_sets[j] into *core_dists[j]: one bit-parallel
+  // search (each device carries a mask of the sets that reached it) walks each edge once per distance
+  // level instead of once per set. The same distances as fill() one by one.
+  static constexpr std::size_t k_batch = 64;
+  void fill_batch(std::span<const std::span<const Seed>> seed_sets,
+                  std::span<std::vector<std::uint16_t>* const> core_dists) const;
   // The seeds of `seeds` that lie in components (fill() covers the core ones), for distance().
   void component_seeds(std::span<const Seed> seeds, std::vector<Seed>& out) const;
   // Distance from forwarding device `f` toward the seeds whose core array is `core_dist` and whose
@@ -87,7 +93,10 @@ class RouteDistances {
   std::vector<Exit> exits_;
   std::vector<int> edge_offsets_;  // per core device: CSR of its core in-edges (direct and transit)
   std::vector<Edge> edges_;
-  mutable std::vector<std::vector<int>> buckets_;
+  // fill_batch's scratch: per distance, the (core, mask) pairs reaching it; per core, the masks.
+  mutable std::vector<std::vector<std::pair<int, std::uint64_t>>> pending_;
+  mutable std::vector<std::uint64_t> reached_, arriving_;
+  mutable std::vector<int> touched_;
 };
 
 }  // namespace clustersim
