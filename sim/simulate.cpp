@@ -100,8 +100,10 @@ std::vector<LinkStats> link_stats(const Cluster& cluster, const ExecutionGraph& 
     s.bandwidth_Bps = l.bandwidth_Bps;
     s.utilization = r.step_time_s > 0 ? busy(i) / r.step_time_s : 0.0;
     s.busy_s = i < r.link_busy_s.size() ? r.link_busy_s[i] : 0.0;
-    for (const auto& [key, bytes] : r.link_bytes_by_communicator)
-      if (key.second == static_cast<int>(i)) s.users.push_back({graph.communicators()[key.first].name, bytes});
+    for (std::size_t c = 0; c < r.link_bytes_by_communicator.size(); ++c) {
+      const std::vector<double>& by_link = r.link_bytes_by_communicator[c];
+      if (i < by_link.size() && by_link[i] > 0.0) s.users.push_back({graph.communicators()[c].name, by_link[i]});
+    }
     std::sort(s.users.begin(), s.users.end(), [](const LinkUser& a, const LinkUser& b) {
       return a.bytes != b.bytes ? a.bytes > b.bytes : a.group < b.group;
     });

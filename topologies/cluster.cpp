@@ -119,8 +119,7 @@ struct Cluster::Impl {
   std::vector<Link> links;
   bool finalized = false;
 
-  // Adjacency. While building: per-device lists; after finalize(): CSR (offsets into link ids).
-  std::vector<std::vector<int>> building_out;
+  // Adjacency after finalize(): CSR (offsets into link ids, in link order per device).
   std::vector<int> out_offsets, out_ids;
   std::vector<int> out_head, out_head_forwarding;  // aligned with out_ids: head device, its forwarding index
   std::vector<int> in_offsets, in_ids;
@@ -234,8 +233,6 @@ void Cluster::Impl::build_csr() {
     out_ids[static_cast<std::size_t>(out_fill[static_cast<std::size_t>(l.src)]++)] = static_cast<int>(i);
     in_ids[static_cast<std::size_t>(in_fill[static_cast<std::size_t>(l.dst)]++)] = static_cast<int>(i);
   }
-  building_out.clear();
-  building_out.shrink_to_fit();
 }
 
 // Every GPU must reach every other GPU through forwarding devices only.
@@ -485,14 +482,13 @@ std::span<const Link> Cluster::links() const {
 std::span<const int> Cluster::out_links(int device) const {
   if (device < 0 || static_cast<std::size_t>(device) >= impl_->devices.size())
     throw std::out_of_range("Cluster::out_links: no device " + std::to_string(device));
-  if (!impl_->finalized) return impl_->building_out[static_cast<std::size_t>(device)];
+  if (!impl_->finalized) throw std::logic_error("Cluster::out_links before finalize()");
   return impl_->out_of(device);
 }
 
 int Cluster::add_device(Device device) {
   if (impl_->finalized) throw std::logic_error("Cluster::add_device after finalize()");
   impl_->devices.push_back(std::move(device));
-  impl_->building_out.emplace_back();
   return static_cast<int>(impl_->devices.size() - 1);
 }
 
@@ -503,7 +499,6 @@ int Cluster::add_link(Link link) {
     throw std::out_of_range("Cluster::add_link: bad endpoints " + std::to_string(link.src) + " -> " +
                             std::to_string(link.dst));
   const int id = static_cast<int>(impl_->links.size());
-  impl_->building_out[static_cast<std::size_t>(link.src)].push_back(id);
   impl_->links.push_back(link);
   return id;
 }

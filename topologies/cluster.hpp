@@ -71,7 +71,7 @@ class Cluster {
 
   std::span<const Device> devices() const;
   std::span<const Link> links() const;
-  // Indices of the links leaving `device`, in a stable order.
+  // Indices of the links leaving `device`, in the order they were added (after finalize()).
   std::span<const int> out_links(int device) const;
 
   // The path provider of the network backends. Shortest route (in hops, through forwarding devices

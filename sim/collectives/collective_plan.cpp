@@ -24,10 +24,22 @@ double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu) {
   return ctx.cluster.route_latency_s(route) + step;
 }
 
+// A route of h links takes at most h x (the largest link latency) + (the largest step latency): a
+// transfer whose bound does not exceed the worst found so far is not routed (most of a ring's
+// transfers at scale: same result, a fraction of the routing).
 double max_hop_latency_s(const CollectiveContext& ctx, const std::vector<Transfer>& transfers) {
+  double link_latency_s = 0.0;
+  for (const Link& l : ctx.cluster.links())
+    link_latency_s = std::max(link_latency_s, l.latency_s);
+  double step_s = 0.0;
+  for (const LinkTechnology t :
+       {LinkTechnology::nvlink, LinkTechnology::pcie, LinkTechnology::infiniband, LinkTechnology::ethernet})
+    step_s = std::max(step_s, ctx.profile.of(t).step_latency_s.value);
   double worst = 0.0;
   for (const Transfer& t : transfers) {
-    if (t.src_gpu != t.dst_gpu) worst = std::max(worst, hop_latency_s(ctx, t.src_gpu, t.dst_gpu));
+    if (t.src_gpu == t.dst_gpu) continue;
+    const double bound_s = ctx.cluster.route_hops(t.src_gpu, t.dst_gpu) * link_latency_s + step_s;
+    if (bound_s > worst) worst = std::max(worst, hop_latency_s(ctx, t.src_gpu, t.dst_gpu));
   }
   return worst;
 }

@@ -604,7 +604,11 @@ class Replay {
           const auto l = static_cast<std::size_t>(link);
           r.link_bytes[l] += runs * bytes;
           r.link_busy_s[l] += runs * planned.closed_form_s[i];
-          r.link_bytes_by_communicator[{std::get<0>(key), link}] += runs * bytes;
+          auto& by = r.link_bytes_by_communicator;
+          const std::size_t comm = std::get<0>(key);
+          if (by.size() <= comm) by.resize(comm + 1);
+          if (by[comm].empty()) by[comm].assign(r.link_bytes.size(), 0.0);
+          by[comm][l] += runs * bytes;
         }
       }
     }

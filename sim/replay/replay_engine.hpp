@@ -87,8 +87,9 @@ struct ReplayResult {
   std::vector<CollectiveRecord> collectives;
   std::vector<double> link_bytes;   // per cluster link
   std::vector<double> link_busy_s;  // per cluster link: time with at least one transfer on it
-  // (communicator, link) -> bytes that communicator's collectives put on the link.
-  std::map<std::pair<std::uint16_t, int>, double> link_bytes_by_communicator;
+  // [communicator][link] -> bytes that communicator's collectives put on the link (an empty vector
+  // for a communicator that sent nothing over the network).
+  std::vector<std::vector<double>> link_bytes_by_communicator;
   std::size_t transfers = 0;                  // point-to-point transfers handed to the backend
   double p2p_bytes = 0.0;                     // bytes sent by send/recv ops, all ranks
   std::map<std::uint16_t, P2PRecord> p2p;     // by communicator

@@ -109,7 +109,7 @@ TEST(FlowContention, LinksAreBusyWhileTheirTransfersRun) {
       std::vector<double> out;
       for (int l : route) {
         out.push_back(backend->link_usage().busy_s()[static_cast<std::size_t>(l)]);
-        out.push_back(backend->link_usage().bytes_by_label().at({3, l}));
+        out.push_back(backend->link_usage().bytes_by_label().at(3).at(static_cast<std::size_t>(l)));
       }
       return out;
     });
