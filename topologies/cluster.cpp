@@ -33,7 +33,6 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/strong_components.hpp>
 
 #include "sim/core/error.hpp"
 #include "topologies/fabric_builder.hpp"
@@ -143,6 +142,7 @@ struct Cluster::Impl {
   std::vector<std::uint16_t> shift_of_gpu;
   std::vector<int> exception_offsets;
   std::vector<Exception> exceptions;
+  std::vector<char> has_exception;  // per device: an exception of some destination (skip the scan if not)
   std::vector<std::vector<Seed>> key_seeds;  // normalised seeds of each key (min offset 0)
   // The same seeds as forwarding indices, and those of them outside the core, per key.
   std::vector<std::vector<RouteDistances::Seed>> key_forwarding_seeds;
@@ -205,6 +205,7 @@ struct Cluster::Impl {
     if (f < 0) return k_unreached;
     const std::uint32_t d = route_distances.distance(t.dist, t.component_seeds, f);
     std::uint32_t best = d >= k_unreached ? k_unreached : d + t.shift;
+    if (!has_exception[static_cast<std::size_t>(device)]) return best;
     for (const Exception& e : t.exceptions) {
       if (e.device == device) best = std::min<std::uint32_t>(best, e.distance);
     }
@@ -237,7 +238,8 @@ void Cluster::Impl::build_csr() {
 
 // Every GPU must reach every other GPU through forwarding devices only.
 // Fast sufficient test: the forwarding devices' subgraph has one strongly connected component K
-// (Boost.Graph strong_components) that every GPU can enter and leave in one hop. Otherwise an exact
+// (found by a forward and a backward search from a forwarding neighbour of GPU 0) that every GPU can
+// enter and leave in one hop. Otherwise an exact
 // check: a BFS from each GPU over a graph where each GPU is split into a source copy (its out-links)
 // and a sink copy (its in-links), so that no path passes through a GPU.
 void Cluster::Impl::check_connectivity() const {
@@ -245,29 +247,39 @@ void Cluster::Impl::check_connectivity() const {
   if (gpu_count <= 1) return;
   const auto n = devices.size();
 
-  BoostGraph forwarding(n);
-  for (const Link& l : links) {
-    if (devices[static_cast<std::size_t>(l.src)].forwards && devices[static_cast<std::size_t>(l.dst)].forwards)
-      boost::add_edge(static_cast<std::size_t>(l.src), static_cast<std::size_t>(l.dst), forwarding);
-  }
-  std::vector<int> component(n);
-  boost::strong_components(
-      forwarding, boost::make_iterator_property_map(component.begin(), boost::get(boost::vertex_index, forwarding)));
-  std::vector<int> candidates;
-  for (const int id : out_of(0)) {
-    const int head = links[static_cast<std::size_t>(id)].dst;
-    if (devices[static_cast<std::size_t>(head)].forwards)
-      candidates.push_back(component[static_cast<std::size_t>(head)]);
-  }
-  for (const int k : candidates) {
+  // Quick check: the strongly connected component of the forwarding devices that holds a forwarding
+  // neighbour h of GPU 0 (the devices h reaches and that reach h, moving through forwarding devices
+  // only, on the CSR arrays) is entered and left by every GPU: then every GPU reaches every other.
+  std::vector<char> ahead(n), behind(n);
+  std::vector<int> queue;
+  const auto search = [&](int from, bool forward, std::vector<char>& seen) {
+    std::fill(seen.begin(), seen.end(), 0);
+    queue.assign(1, from);
+    seen[static_cast<std::size_t>(from)] = 1;
+    for (std::size_t q = 0; q < queue.size(); ++q) {
+      for (const int id : forward ? out_of(queue[q]) : in_of(queue[q])) {
+        const Link& l = links[static_cast<std::size_t>(id)];
+        const int next = forward ? l.dst : l.src;
+        if (!devices[static_cast<std::size_t>(next)].forwards || seen[static_cast<std::size_t>(next)]) continue;
+        seen[static_cast<std::size_t>(next)] = 1;
+        queue.push_back(next);
+      }
+    }
+  };
+  for (const int first : out_of(0)) {
+    const int head = links[static_cast<std::size_t>(first)].dst;
+    if (!devices[static_cast<std::size_t>(head)].forwards) continue;
+    search(head, true, ahead);
+    search(head, false, behind);
+    const auto in_component = [&](int d) {
+      return ahead[static_cast<std::size_t>(d)] != 0 && behind[static_cast<std::size_t>(d)] != 0;
+    };
     bool all = true;
     for (int g = 0; g < gpu_count && all; ++g) {
-      const auto touches = [&](std::span<const int> ids, bool head) {
+      const auto touches = [&](std::span<const int> ids, bool head_side) {
         for (const int id : ids) {
           const Link& l = links[static_cast<std::size_t>(id)];
-          const int other = head ? l.dst : l.src;
-          if (devices[static_cast<std::size_t>(other)].forwards && component[static_cast<std::size_t>(other)] == k)
-            return true;
+          if (in_component(head_side ? l.dst : l.src)) return true;
         }
         return false;
       };
@@ -386,6 +398,9 @@ void Cluster::Impl::build_route_keys() {
     exceptions.insert(exceptions.end(), local_exceptions.begin(), local_exceptions.end());
     exception_offsets[static_cast<std::size_t>(t) + 1] = static_cast<int>(exceptions.size());
   }
+  has_exception.assign(devices.size(), 0);
+  for (const Exception& e : exceptions)
+    has_exception[static_cast<std::size_t>(e.device)] = 1;
 }
 
 // The core/component split of the forwarding devices, and each key's seeds as forwarding indices.

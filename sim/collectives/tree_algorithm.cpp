@@ -77,17 +77,28 @@ CollectivePlan plan_tree(const CollectiveContext& ctx, const CollectiveRequest& 
         phase.transfers.push_back({head(child), head(parent), half});  // reduce
         phase.transfers.push_back({head(parent), head(child), half});  // broadcast
       }
-      if (!multi_node) continue;
-      // Inside each node, a chain below the head: reduce toward it and broadcast away from it.
-      for (const auto& seg : segments) {
-        const std::size_t first = static_cast<std::size_t>(c) % seg.size();
-        longest_chain = std::max(longest_chain, seg.size() - 1);
-        for (std::size_t i = 0; i + 1 < seg.size(); ++i) {
-          const int a = seg[(first + i) % seg.size()], b = seg[(first + i + 1) % seg.size()];
-          phase.transfers.push_back({b, a, half});
-          phase.transfers.push_back({a, b, half});
-        }
-      }
+    }
+  }
+  // Inside each node, a chain below the head of each channel, the same for both trees: reduce toward
+  // the head and broadcast away from it. Channel c's chain starts at the node's GPU c and follows the
+  // node's order, so it covers every edge i -> i + 1 (mod n) of the node's ring except the one into
+  // GPU c: each edge carries half per tree for every channel whose chain uses it.
+  for (const auto& seg : segments) {
+    if (!multi_node || seg.size() < 2) continue;
+    const std::size_t n = seg.size();
+    longest_chain = std::max(longest_chain, n - 1);
+    std::vector<int> uses(n, 0);  // uses[i]: chains through the edge seg[i] - seg[(i + 1) % n]
+    for (int c = 0; c < plan.channels; ++c) {
+      const std::size_t first = static_cast<std::size_t>(c) % n;
+      for (std::size_t i = 0; i + 1 < n; ++i)
+        ++uses[(first + i) % n];
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (uses[i] == 0) continue;
+      const int a = seg[i], b = seg[(i + 1) % n];
+      const double bytes = 2.0 * uses[i] * half;
+      phase.transfers.push_back({b, a, bytes});
+      phase.transfers.push_back({a, b, bytes});
     }
   }
   sort_and_merge_transfers(phase.transfers);
