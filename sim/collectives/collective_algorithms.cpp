@@ -32,10 +32,20 @@ std::pair<const CollectiveAlgorithmEntry*, CollectivePlan> select_and_plan(const
   };
   std::vector<Candidate> candidates;
   const IdleFabricTime* ring = nullptr;
+  bool have_ring = false;  // the registry lists the ring first
   for (const auto& a : collective_algorithms()) {
     if (!a.nccl || !collective_infeasible(a.name, ctx, request).empty()) continue;
     CollectivePlan plan = a.plan(ctx, request);
-    const IdleFabricTime t = idle_fabric_time_parts(ctx, plan);
+    IdleFabricTime t;
+    if (a.tuner_rates_like_ring && have_ring) {
+      // Rated with the ring's bandwidth below: only its latency is needed, no routing.
+      t.latency_s = ctx.profile.collective_latency_s.value;
+      for (const auto& phase : plan.phases)
+        t.latency_s += phase.latency_s;
+    } else {
+      t = idle_fabric_time_parts(ctx, plan);
+    }
+    have_ring = have_ring || std::string_view(a.name) == "ring";
     candidates.push_back({&a, std::move(plan), t});
   }
   for (const auto& c : candidates)
