@@ -45,18 +45,42 @@ double max_hop_latency_s(const CollectiveContext& ctx, const std::vector<Transfe
 }
 
 void sort_and_merge_transfers(std::vector<Transfer>& transfers) {
-  // Sorted as (src, dst) keys with the position as tie-break (integer pairs sort several times faster
-  // than the transfers themselves); equal pairs merge in their original order.
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> order(transfers.size());
-  for (std::size_t i = 0; i < transfers.size(); ++i) {
+  // Sorted by the key src x G + dst (G: one more than the largest GPU index), equal keys in their
+  // original order: a least-significant-digit radix sort (16-bit digits) for large plans, a
+  // comparison sort of (key, position) for small ones. Equal pairs merge in their original order.
+  const std::size_t n = transfers.size();
+  std::uint64_t gpus = 1;
+  for (const Transfer& t : transfers)
+    gpus = std::max<std::uint64_t>(gpus, static_cast<std::uint64_t>(std::max(t.src_gpu, t.dst_gpu)) + 1);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> order(n);
+  for (std::size_t i = 0; i < n; ++i) {
     const Transfer& t = transfers[i];
-    order[i] = {(std::uint64_t{static_cast<std::uint32_t>(t.src_gpu)} << 32) | static_cast<std::uint32_t>(t.dst_gpu),
+    order[i] = {static_cast<std::uint64_t>(t.src_gpu) * gpus + static_cast<std::uint64_t>(t.dst_gpu),
                 static_cast<std::uint32_t>(i)};
   }
-  std::sort(order.begin(), order.end());
+  constexpr std::size_t k_radix_from = 4096;
+  if (n < k_radix_from) {
+    std::sort(order.begin(), order.end());
+  } else {
+    constexpr int k_digit_bits = 16;
+    constexpr std::size_t k_buckets = std::size_t{1} << k_digit_bits;
+    const std::uint64_t largest = gpus * gpus;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> scratch(n);
+    std::vector<std::size_t> start(k_buckets + 1);
+    for (int shift = 0; shift < 64 && (largest >> shift) != 0; shift += k_digit_bits) {
+      std::fill(start.begin(), start.end(), 0);
+      for (const auto& o : order)
+        ++start[((o.first >> shift) & (k_buckets - 1)) + 1];
+      for (std::size_t b = 0; b < k_buckets; ++b)
+        start[b + 1] += start[b];
+      for (const auto& o : order)
+        scratch[start[(o.first >> shift) & (k_buckets - 1)]++] = o;
+      order.swap(scratch);
+    }
+  }
   std::vector<Transfer> merged;
-  merged.reserve(transfers.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
+  merged.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) {
     const Transfer& t = transfers[order[k].second];
     if (k > 0 && order[k].first == order[k - 1].first)
       merged.back().bytes += t.bytes;
