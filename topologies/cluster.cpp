@@ -142,7 +142,8 @@ struct Cluster::Impl {
   std::vector<std::uint16_t> shift_of_gpu;
   std::vector<int> exception_offsets;
   std::vector<Exception> exceptions;
-  std::vector<char> has_exception;  // per device: an exception of some destination (skip the scan if not)
+  std::vector<char> has_exception;
+  double max_link_latency_s = 0.0;           // per device: an exception of some destination (skip the scan if not)
   std::vector<std::vector<Seed>> key_seeds;  // normalised seeds of each key (min offset 0)
   // The same seeds as forwarding indices, and those of them outside the core, per key.
   std::vector<std::vector<RouteDistances::Seed>> key_forwarding_seeds;
@@ -582,6 +583,8 @@ void Cluster::finalize() {
       throw std::logic_error("Cluster::finalize: device " + std::to_string(g) + " should be a GPU");
   }
   m.build_csr();
+  for (const Link& l : m.links)
+    m.max_link_latency_s = std::max(m.max_link_latency_s, l.latency_s);
   m.check_connectivity();
 
   m.forwarding_index.assign(m.devices.size(), -1);
@@ -709,6 +712,10 @@ int Cluster::route_hops(int src_gpu, int dst_gpu) const {
     best = std::min(best, m.distance(target, m.links[static_cast<std::size_t>(id)].dst));
   if (best == k_unreached) throw std::logic_error("Cluster::route_hops: no route");
   return static_cast<int>(best) + 1;
+}
+
+double Cluster::max_link_latency_s() const {
+  return impl_->max_link_latency_s;
 }
 
 double Cluster::route_latency_s(std::span<const int> route_links) const {

@@ -86,6 +86,8 @@ class Cluster {
   // The number of links of every route from `src` to `dst` (0 when src == dst), without building one.
   int route_hops(int src_gpu, int dst_gpu) const;
   double route_latency_s(std::span<const int> route_links) const;
+  // The largest latency of any link (a route of h links takes at most h times this).
+  double max_link_latency_s() const;
 
   // Construction API for builders (topologies/*_builder.cpp).
   explicit Cluster(ClusterSpec spec);

@@ -28,9 +28,7 @@ double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu) {
 // transfer whose bound does not exceed the worst found so far is not routed (most of a ring's
 // transfers at scale: same result, a fraction of the routing).
 double max_hop_latency_s(const CollectiveContext& ctx, const std::vector<Transfer>& transfers) {
-  double link_latency_s = 0.0;
-  for (const Link& l : ctx.cluster.links())
-    link_latency_s = std::max(link_latency_s, l.latency_s);
+  const double link_latency_s = ctx.cluster.max_link_latency_s();
   double step_s = 0.0;
   for (const LinkTechnology t :
        {LinkTechnology::nvlink, LinkTechnology::pcie, LinkTechnology::infiniband, LinkTechnology::ethernet})
