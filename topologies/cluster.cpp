@@ -121,6 +121,9 @@ struct Cluster::Impl {
   // Adjacency after finalize(): CSR (offsets into link ids, in link order per device).
   std::vector<int> out_offsets, out_ids;
   std::vector<int> out_head, out_head_forwarding;  // aligned with out_ids: head device, its forwarding index
+  // Aligned with out_ids: the head's core index when its distance is its key's array entry plus the
+  // shift (a core device, not a GPU, never an exception), else -1: the walk's fast path.
+  std::vector<int> out_head_core;
   std::vector<int> in_offsets, in_ids;
 
   // Routing: dense index of each forwarding device (-1 for the others).
@@ -610,6 +613,14 @@ void Cluster::finalize() {
   m.build_destination_numbers();
   m.build_route_keys();
   m.build_route_distances();
+  m.out_head_core.assign(m.out_ids.size(), -1);
+  for (std::size_t k = 0; k < m.out_ids.size(); ++k) {
+    const int head = m.out_head[k], f = m.out_head_forwarding[k];
+    if (f < 0 || m.devices[static_cast<std::size_t>(head)].kind == DeviceKind::gpu ||
+        m.has_exception[static_cast<std::size_t>(head)])
+      continue;
+    m.out_head_core[k] = m.route_distances.core_of(f);
+  }
   m.slot_of_key.assign(m.key_seeds.size(), k_no_slot);
   const std::size_t bytes_per_slot = std::max<std::size_t>(1, m.route_distances.core_count() * 2);
   m.max_slots = std::clamp<std::size_t>(k_route_cache_budget_bytes / bytes_per_slot, 1,
@@ -666,7 +677,13 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     const bool at_source = current == src_gpu;
     choices.clear();
     for (std::size_t k = begin; k < end; ++k) {
-      if (m.distance(target, m.out_head[k], m.out_head_forwarding[k]) != want) continue;
+      const int core = m.out_head_core[k];
+      if (core >= 0) {
+        const std::uint16_t d = target.dist[core];
+        if (d == k_unreached || std::uint32_t{d} + target.shift != want) continue;
+      } else if (m.distance(target, m.out_head[k], m.out_head_forwarding[k]) != want) {
+        continue;
+      }
       if (at_source && first_hop_rank(m.out_ids[k], want) != best_rank) continue;
       choices.push_back(static_cast<int>(k));
     }

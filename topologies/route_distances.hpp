@@ -37,6 +37,8 @@ class RouteDistances {
 
   // Entries of the per-seed-set array filled by fill() (one per core device).
   std::size_t core_count() const { return core_devices_.size(); }
+  // The core index of forwarding device `f` (its entry in fill()'s arrays), or -1.
+  int core_of(int f) const { return core_index_[static_cast<std::size_t>(f)]; }
   // The core distances toward `seeds` (forwarding indices; offsets added), into `core_dist`.
   void fill(std::span<const Seed> seeds, std::vector<std::uint16_t>& core_dist) const;
   // fill() for up to k_batch seed sets at once, seed_sets[j] into *core_dists[j]: one bit-parallel
