@@ -145,8 +145,8 @@ struct Cluster::Impl {
   std::vector<std::uint16_t> shift_of_gpu;
   std::vector<int> exception_offsets;
   std::vector<Exception> exceptions;
-  std::vector<char> has_exception;
-  double max_link_latency_s = 0.0;           // per device: an exception of some destination (skip the scan if not)
+  std::vector<char> has_exception;  // per device: an exception of some destination (skip the scan if not)
+  double max_link_latency_s = 0.0;
   std::vector<std::vector<Seed>> key_seeds;  // normalised seeds of each key (min offset 0)
   // The same seeds as forwarding indices, and those of them outside the core, per key.
   std::vector<std::vector<RouteDistances::Seed>> key_forwarding_seeds;

@@ -72,5 +72,7 @@ struct IdleFabricTime {
   double total_s() const { return bandwidth_s + latency_s; }
 };
 IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const CollectivePlan& plan);
+// Its latency part alone (no routing): the per-call latency plus every phase's.
+double idle_fabric_latency_s(const CollectiveContext& ctx, const CollectivePlan& plan);
 
 }  // namespace clustersim

@@ -36,15 +36,10 @@ std::pair<const CollectiveAlgorithmEntry*, CollectivePlan> select_and_plan(const
   for (const auto& a : collective_algorithms()) {
     if (!a.nccl || !collective_infeasible(a.name, ctx, request).empty()) continue;
     CollectivePlan plan = a.plan(ctx, request);
-    IdleFabricTime t;
-    if (a.tuner_rates_like_ring && have_ring) {
-      // Rated with the ring's bandwidth below: only its latency is needed, no routing.
-      t.latency_s = ctx.profile.collective_latency_s.value;
-      for (const auto& phase : plan.phases)
-        t.latency_s += phase.latency_s;
-    } else {
-      t = idle_fabric_time_parts(ctx, plan);
-    }
+    // Rated with the ring's bandwidth below: only its latency is needed, no routing.
+    const IdleFabricTime t = a.tuner_rates_like_ring && have_ring
+                                 ? IdleFabricTime{0.0, idle_fabric_latency_s(ctx, plan)}
+                                 : idle_fabric_time_parts(ctx, plan);
     have_ring = have_ring || std::string_view(a.name) == "ring";
     candidates.push_back({&a, std::move(plan), t});
   }
@@ -123,12 +118,19 @@ std::string collective_infeasible(std::string_view name, const CollectiveContext
   return {};
 }
 
+double idle_fabric_latency_s(const CollectiveContext& ctx, const CollectivePlan& plan) {
+  double latency_s = ctx.profile.collective_latency_s.value;
+  for (const auto& phase : plan.phases)
+    latency_s += phase.latency_s;
+  return latency_s;
+}
+
 IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const CollectivePlan& plan) {
   const auto links = ctx.cluster.links();
   std::vector<double> load(links.size(), 0.0);
   std::vector<int> touched, route;
   IdleFabricTime t;
-  t.latency_s = ctx.profile.collective_latency_s.value;
+  t.latency_s = idle_fabric_latency_s(ctx, plan);
   std::uint64_t flow = 0;
   for (const auto& phase : plan.phases) {
     for (const Transfer& tr : phase.transfers) {
@@ -148,7 +150,6 @@ IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const Collec
     }
     touched.clear();
     t.bandwidth_s += busiest;
-    t.latency_s += phase.latency_s;
   }
   return t;
 }
