@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +33,7 @@ double bus_factor(CollectiveKind kind, int ranks) {
 
 std::vector<int> parse_rank_list(const std::string& text, int gpus) {
   std::vector<int> ranks;
-  std::set<int> seen;
+  std::vector<char> seen(static_cast<std::size_t>(std::max(gpus, 0)), 0);
   std::size_t pos = 0;
   auto fail = [&](const std::string& why) -> void {
     throw SpecError("--ranks " + text, "",
@@ -62,7 +61,7 @@ std::vector<int> parse_rank_list(const std::string& text, int gpus) {
     if (hi < lo) fail("range '" + item + "' runs backwards");
     for (long r = lo; r <= hi; ++r) {
       if (r < 0 || r >= gpus) fail("rank " + std::to_string(r) + " is out of range");
-      if (!seen.insert(static_cast<int>(r)).second) fail("rank " + std::to_string(r) + " appears twice");
+      if (seen[static_cast<std::size_t>(r)]++ != 0) fail("rank " + std::to_string(r) + " appears twice");
       ranks.push_back(static_cast<int>(r));
     }
     pos = comma + 1;
@@ -126,9 +125,11 @@ std::vector<CollectiveSweepRow> run_collective_sweep_in_this_process(const Clust
   ExecutionGraph graph(cluster.gpu_count());
   RankClass& members = graph.add_class("communicator", o.ranks);
   std::vector<int> others;
-  std::set<int> in_group(o.ranks.begin(), o.ranks.end());
+  std::vector<char> in_group(static_cast<std::size_t>(cluster.gpu_count()), 0);
+  for (const int r : o.ranks)
+    in_group[static_cast<std::size_t>(r)] = 1;
   for (int r = 0; r < cluster.gpu_count(); ++r)
-    if (in_group.count(r) == 0) others.push_back(r);
+    if (in_group[static_cast<std::size_t>(r)] == 0) others.push_back(r);
   if (!others.empty()) graph.add_class("idle", others);
   // Send/recv: one communicator per size, so that the replay's per-communicator record is that size's
   // time. Sends and receives on two streams (a cyclic shift on one in-order stream would deadlock),

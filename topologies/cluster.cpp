@@ -9,7 +9,9 @@
 // current device), which spreads flows evenly and independently at every hop. Devices inside nodes
 // always hash. The same flow on the same load always takes the same path. At the source, among
 // equally short first hops, NVLink is preferred to PCIe, and turning around at a NIC (GPU -> NIC ->
-// GPU between GPUs sharing it) comes last.
+// GPU between GPUs sharing it) comes last. From a fabric switch, the walk skips without computing
+// their distance the heads inside nodes other than the destination's when no node is a shortcut
+// between two switches (RouteDistances::transits_strict): at a leaf, the NICs of the other nodes.
 //
 // Distances. dist_t(v), for every forwarding v, is the minimum over t's forwarding in-neighbours u of
 // 1 + d(v, u), d the forwarding-only distance. Any u can be "funnelled" into its own forwarding
@@ -124,6 +126,12 @@ struct Cluster::Impl {
   // Aligned with out_ids: the head's core index when its distance is its key's array entry plus the
   // shift (a core device, not a GPU, never an exception), else -1: the walk's fast path.
   std::vector<int> out_head_core;
+  // Aligned with out_ids: the head's component (RouteDistances) when it is a forwarding device outside
+  // the core, else -1; and whether the walk may skip such heads (RouteDistances::transits_strict).
+  std::vector<int> out_head_component;
+  bool skip_foreign_components = false;
+  mutable std::vector<std::uint32_t> component_stamp;  // per component: the last walk that marked it
+  mutable std::uint32_t walk_stamp = 0;
   std::vector<int> in_offsets, in_ids;
 
   // Routing: dense index of each forwarding device (-1 for the others).
@@ -146,7 +154,11 @@ struct Cluster::Impl {
   std::vector<int> exception_offsets;
   std::vector<Exception> exceptions;
   std::vector<char> has_exception;  // per device: an exception of some destination (skip the scan if not)
-  double max_link_latency_s = 0.0;
+  // route_bound(): over every link, and over the links between node-owned devices, which are the only
+  // ones of routes shorter than fabric_route_min_hops (from a GPU to a fabric switch and on to a GPU).
+  RouteBound any_route, owned_route;
+  int fabric_route_min_hops = 0;
+  void build_route_bounds();
   std::vector<std::vector<Seed>> key_seeds;  // normalised seeds of each key (min offset 0)
   // The same seeds as forwarding indices, and those of them outside the core, per key.
   std::vector<std::vector<RouteDistances::Seed>> key_forwarding_seeds;
@@ -202,6 +214,45 @@ struct Cluster::Impl {
   }
   std::uint32_t distance(const Target& t, int device) const {
     return distance(t, device, forwarding_index[static_cast<std::size_t>(device)]);
+  }
+  // Marks the components that hold t's component seeds and funnelled devices (its own components)
+  // with a new stamp; the others are foreign to t until the next call.
+  void mark_own_components(const Target& t) const {
+    if (++walk_stamp == 0) {  // wrapped: clear the old stamps
+      std::fill(component_stamp.begin(), component_stamp.end(), 0);
+      walk_stamp = 1;
+    }
+    const auto mark = [&](int f) {
+      const int c = f < 0 ? -1 : route_distances.component_of(f);
+      if (c >= 0) component_stamp[static_cast<std::size_t>(c)] = walk_stamp;
+    };
+    mark(forwarding_index[static_cast<std::size_t>(t.gpu)]);  // a forwarding GPU (a torus)
+    for (const Exception& e : t.exceptions)
+      mark(forwarding_index[static_cast<std::size_t>(e.device)]);
+    for (const RouteDistances::Seed& seed : t.component_seeds)
+      mark(seed.forwarding);
+  }
+  bool foreign(int component) const {
+    return component >= 0 && component_stamp[static_cast<std::size_t>(component)] != walk_stamp;
+  }
+  // The distance of the head of out-link slot k (a CSR position), after mark_own_components(t): core
+  // heads read their key's array, heads in foreign components need only their exits (none of t's
+  // seeds and funnelled devices is in their component).
+  std::uint32_t head_distance(const Target& t, std::size_t k) const {
+    const int core = out_head_core[k];
+    if (core >= 0) {
+      const std::uint16_t d = t.dist[core];
+      return d == k_unreached ? k_unreached : std::uint32_t{d} + t.shift;
+    }
+    return other_head_distance(t, k);
+  }
+  // head_distance() of a head that is not a core device (out_head_core[k] < 0).
+  std::uint32_t other_head_distance(const Target& t, std::size_t k) const {
+    if (foreign(out_head_component[k])) {
+      const std::uint32_t d = route_distances.exit_distance(t.dist, out_head_forwarding[k]);
+      return d >= k_unreached ? k_unreached : d + t.shift;
+    }
+    return distance(t, out_head[k], out_head_forwarding[k]);
   }
   // `f` is forwarding_index[device].
   std::uint32_t distance(const Target& t, int device, int f) const {
@@ -575,6 +626,43 @@ void Cluster::Impl::build_destination_numbers() {
   }
 }
 
+void Cluster::Impl::build_route_bounds() {
+  any_route = owned_route = RouteBound{};
+  for (const Link& l : links) {
+    const unsigned bit = 1u << static_cast<unsigned>(l.technology);
+    any_route.link_latency_s = std::max(any_route.link_latency_s, l.latency_s);
+    any_route.technologies |= bit;
+    if (devices[static_cast<std::size_t>(l.src)].node >= 0 && devices[static_cast<std::size_t>(l.dst)].node >= 0) {
+      owned_route.link_latency_s = std::max(owned_route.link_latency_s, l.latency_s);
+      owned_route.technologies |= bit;
+    }
+  }
+  // Hops from the nearest GPU to the nearest fabric switch (forward) and back (over in-links): a route
+  // through a fabric switch has at least their sum. A search from every GPU at once, over every link.
+  const int gpu_count = spec.gpu_count();
+  const auto nearest_fabric = [&](bool forward) {
+    std::vector<int> dist(devices.size(), -1), queue;
+    for (int g = 0; g < gpu_count; ++g) {
+      dist[static_cast<std::size_t>(g)] = 0;
+      queue.push_back(g);
+    }
+    for (std::size_t q = 0; q < queue.size(); ++q) {  // GPUs are never fabric switches
+      const int v = queue[q];
+      for (const int id : forward ? out_of(v) : in_of(v)) {
+        const Link& l = links[static_cast<std::size_t>(id)];
+        const int next = forward ? l.dst : l.src;
+        if (dist[static_cast<std::size_t>(next)] >= 0) continue;
+        dist[static_cast<std::size_t>(next)] = dist[static_cast<std::size_t>(v)] + 1;
+        if (devices[static_cast<std::size_t>(next)].node < 0) return dist[static_cast<std::size_t>(next)];
+        queue.push_back(next);
+      }
+    }
+    return -1;  // no fabric switch
+  };
+  const int out = nearest_fabric(true), in = nearest_fabric(false);
+  fabric_route_min_hops = out < 0 || in < 0 ? std::numeric_limits<int>::max() : out + in;
+}
+
 void Cluster::finalize() {
   Impl& m = *impl_;
   if (m.finalized) return;
@@ -586,8 +674,7 @@ void Cluster::finalize() {
       throw std::logic_error("Cluster::finalize: device " + std::to_string(g) + " should be a GPU");
   }
   m.build_csr();
-  for (const Link& l : m.links)
-    m.max_link_latency_s = std::max(m.max_link_latency_s, l.latency_s);
+  m.build_route_bounds();
   m.check_connectivity();
 
   m.forwarding_index.assign(m.devices.size(), -1);
@@ -614,13 +701,18 @@ void Cluster::finalize() {
   m.build_route_keys();
   m.build_route_distances();
   m.out_head_core.assign(m.out_ids.size(), -1);
+  m.out_head_component.assign(m.out_ids.size(), -1);
   for (std::size_t k = 0; k < m.out_ids.size(); ++k) {
     const int head = m.out_head[k], f = m.out_head_forwarding[k];
-    if (f < 0 || m.devices[static_cast<std::size_t>(head)].kind == DeviceKind::gpu ||
+    if (f < 0) continue;
+    m.out_head_component[k] = m.route_distances.component_of(f);
+    if (m.devices[static_cast<std::size_t>(head)].kind == DeviceKind::gpu ||
         m.has_exception[static_cast<std::size_t>(head)])
       continue;
     m.out_head_core[k] = m.route_distances.core_of(f);
   }
+  m.skip_foreign_components = m.route_distances.transits_strict();
+  m.component_stamp.assign(m.route_distances.component_count(), 0);
   m.slot_of_key.assign(m.key_seeds.size(), k_no_slot);
   const std::size_t bytes_per_slot = std::max<std::size_t>(1, m.route_distances.core_count() * 2);
   m.max_slots = std::clamp<std::size_t>(k_route_cache_budget_bytes / bytes_per_slot, 1,
@@ -639,6 +731,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
   if (src_gpu == dst_gpu) return;
 
   const Impl::Target target = m.target(dst_gpu);
+  m.mark_own_components(target);
   const std::uint64_t pair_key =
       splitmix64(flow_id ^ splitmix64((static_cast<std::uint64_t>(static_cast<std::uint32_t>(src_gpu)) << 32) |
                                       static_cast<std::uint32_t>(dst_gpu)));
@@ -652,10 +745,12 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
   };
   std::uint32_t want = k_unreached;
   int best_rank = 3;
-  for (const int id : m.out_of(src_gpu)) {
-    const std::uint32_t d = m.distance(target, link_of(id).dst);
+  const auto src = static_cast<std::size_t>(src_gpu);
+  for (auto k = static_cast<std::size_t>(m.out_offsets[src]); k < static_cast<std::size_t>(m.out_offsets[src + 1]);
+       ++k) {
+    const std::uint32_t d = m.head_distance(target, k);
     if (d > want || d == k_unreached) continue;
-    const int rank = first_hop_rank(id, d);
+    const int rank = first_hop_rank(m.out_ids[k], d);
     if (d < want || rank < best_rank) {
       want = d;
       best_rank = rank;
@@ -675,15 +770,12 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     const auto begin = static_cast<std::size_t>(m.out_offsets[static_cast<std::size_t>(current)]);
     const auto end = static_cast<std::size_t>(m.out_offsets[static_cast<std::size_t>(current) + 1]);
     const bool at_source = current == src_gpu;
+    const int current_f = m.forwarding_index[static_cast<std::size_t>(current)];
+    const bool skip_here = m.skip_foreign_components && current_f >= 0 && m.route_distances.core_of(current_f) >= 0;
     choices.clear();
     for (std::size_t k = begin; k < end; ++k) {
-      const int core = m.out_head_core[k];
-      if (core >= 0) {
-        const std::uint16_t d = target.dist[core];
-        if (d == k_unreached || std::uint32_t{d} + target.shift != want) continue;
-      } else if (m.distance(target, m.out_head[k], m.out_head_forwarding[k]) != want) {
-        continue;
-      }
+      if (m.out_head_core[k] < 0 && skip_here && m.foreign(m.out_head_component[k])) continue;
+      if (m.head_distance(target, k) != want) continue;
       if (at_source && first_hop_rank(m.out_ids[k], want) != best_rank) continue;
       choices.push_back(static_cast<int>(k));
     }
@@ -724,15 +816,17 @@ int Cluster::route_hops(int src_gpu, int dst_gpu) const {
                             " outside 0.." + std::to_string(gpu_count - 1));
   if (src_gpu == dst_gpu) return 0;
   const Impl::Target target = m.target(dst_gpu);
+  m.mark_own_components(target);
   std::uint32_t best = k_unreached;
-  for (const int id : m.out_of(src_gpu))
-    best = std::min(best, m.distance(target, m.links[static_cast<std::size_t>(id)].dst));
+  const auto src = static_cast<std::size_t>(src_gpu);
+  for (auto k = static_cast<std::size_t>(m.out_offsets[src]); k < static_cast<std::size_t>(m.out_offsets[src + 1]); ++k)
+    best = std::min(best, m.head_distance(target, k));
   if (best == k_unreached) throw std::logic_error("Cluster::route_hops: no route");
   return static_cast<int>(best) + 1;
 }
 
-double Cluster::max_link_latency_s() const {
-  return impl_->max_link_latency_s;
+Cluster::RouteBound Cluster::route_bound(int hops) const {
+  return hops < impl_->fabric_route_min_hops ? impl_->owned_route : impl_->any_route;
 }
 
 double Cluster::route_latency_s(std::span<const int> route_links) const {

@@ -86,8 +86,15 @@ class Cluster {
   // The number of links of every route from `src` to `dst` (0 when src == dst), without building one.
   int route_hops(int src_gpu, int dst_gpu) const;
   double route_latency_s(std::span<const int> route_links) const;
-  // The largest latency of any link (a route of h links takes at most h times this).
-  double max_link_latency_s() const;
+  // What any route of `hops` links may hold: links of at most `link_latency_s` each, of the technologies
+  // whose bits (1 << LinkTechnology) are set in `technologies`. Routes too short to reach a fabric
+  // switch and come back stay on links inside nodes (and between them, in a torus), whose bound is
+  // tighter: NVLink hops are not charged an InfiniBand link's latency.
+  struct RouteBound {
+    double link_latency_s = 0.0;
+    unsigned technologies = 0;
+  };
+  RouteBound route_bound(int hops) const;
 
   // Construction API for builders (topologies/*_builder.cpp).
   explicit Cluster(ClusterSpec spec);

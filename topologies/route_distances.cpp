@@ -5,6 +5,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "sim/core/stable_key_sort.hpp"
+
 namespace clustersim {
 namespace {
 
@@ -17,6 +19,32 @@ int find_root(std::vector<int>& parent, int x) {
     x = parent[static_cast<std::size_t>(x)];
   }
   return x;
+}
+
+// A candidate core in-edge: from -> to (core indices) of `weight` hops.
+struct Candidate {
+  int from, to;
+  std::uint16_t weight;
+};
+
+// Sorts by (to, from, weight) and keeps the first of each (from, to): the lightest.
+void sort_and_dedupe(std::vector<Candidate>& candidates, std::size_t cores) {
+  const std::uint64_t core_count = std::max<std::uint64_t>(cores, 1);
+  if (core_count >= (std::uint64_t{1} << 24)) throw std::length_error("RouteDistances: more than 2^24 core devices");
+  std::vector<KeyedItem> order(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    const std::uint64_t pair = static_cast<std::uint64_t>(c.to) * core_count + static_cast<std::uint64_t>(c.from);
+    order[i] = {(pair << 16) | c.weight, static_cast<std::uint32_t>(i)};
+  }
+  stable_sort_by_key(order);
+  std::vector<Candidate> sorted;
+  sorted.reserve(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k > 0 && (order[k].first >> 16) == (order[k - 1].first >> 16)) continue;
+    sorted.push_back(candidates[order[k].second]);
+  }
+  candidates = std::move(sorted);
 }
 
 }  // namespace
@@ -116,13 +144,6 @@ void RouteDistances::build(std::span<const int> in_offsets, std::span<const int>
   };
   std::vector<std::vector<Entry>> entries(components);
   std::vector<RawExit> raw_exits;
-  struct Candidate {
-    int from, to;
-    std::uint16_t weight;
-    bool operator<(const Candidate& o) const {
-      return to != o.to ? to < o.to : from != o.from ? from < o.from : weight < o.weight;
-    }
-  };
   std::vector<Candidate> direct;
   for (std::size_t v = 0; v < n; ++v) {
     for (const int u : in_of(v)) {
@@ -138,10 +159,7 @@ void RouteDistances::build(std::span<const int> in_offsets, std::span<const int>
       }
     }
   }
-  std::sort(direct.begin(), direct.end());
-  direct.erase(std::unique(direct.begin(), direct.end(),
-                           [](const Candidate& a, const Candidate& b) { return a.from == b.from && a.to == b.to; }),
-               direct.end());
+  sort_and_dedupe(direct, core_devices_.size());
   entry_offsets_.assign(components + 1, 0);
   entries_.clear();
   for (std::size_t k = 0; k < components; ++k) {
@@ -194,16 +212,14 @@ void RouteDistances::build(std::span<const int> in_offsets, std::span<const int>
       }
     }
   }
-  std::sort(transit.begin(), transit.end());
-  transit.erase(std::unique(transit.begin(), transit.end(),
-                            [](const Candidate& a, const Candidate& b) { return a.from == b.from && a.to == b.to; }),
-                transit.end());
+  sort_and_dedupe(transit, core_devices_.size());
   const std::size_t cores = core_devices_.size();
   std::vector<int> direct_offsets(cores + 1, 0);
   for (const Candidate& e : direct)
     ++direct_offsets[static_cast<std::size_t>(e.to) + 1];
   std::partial_sum(direct_offsets.begin(), direct_offsets.end(), direct_offsets.begin());
   std::vector<Candidate> kept;
+  transits_strict_ = true;
   if (!transit.empty()) {
     // Per target c': a reverse BFS over direct core links, as deep as its heaviest transit.
     std::vector<std::uint16_t> reach(cores, k_unreached);
@@ -227,8 +243,11 @@ void RouteDistances::build(std::span<const int> in_offsets, std::span<const int>
           seen.push_back(u);
         }
       }
-      for (; i < j; ++i)
-        if (reach[static_cast<std::size_t>(transit[i].from)] > transit[i].weight) kept.push_back(transit[i]);
+      for (; i < j; ++i) {
+        const std::uint16_t core_hops = reach[static_cast<std::size_t>(transit[i].from)];
+        if (core_hops >= transit[i].weight) transits_strict_ = false;
+        if (core_hops > transit[i].weight) kept.push_back(transit[i]);
+      }
       for (const int v : seen)
         reach[static_cast<std::size_t>(v)] = k_unreached;
     }
@@ -236,7 +255,7 @@ void RouteDistances::build(std::span<const int> in_offsets, std::span<const int>
 
   // The core's in-edges: direct links (weight 1) and the transits kept.
   direct.insert(direct.end(), kept.begin(), kept.end());
-  std::sort(direct.begin(), direct.end());
+  sort_and_dedupe(direct, core_devices_.size());
   edge_offsets_.assign(cores + 1, 0);
   edges_.clear();
   edges_.reserve(direct.size());

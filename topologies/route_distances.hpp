@@ -39,6 +39,14 @@ class RouteDistances {
   std::size_t core_count() const { return core_devices_.size(); }
   // The core index of forwarding device `f` (its entry in fill()'s arrays), or -1.
   int core_of(int f) const { return core_index_[static_cast<std::size_t>(f)]; }
+  std::size_t component_count() const { return component_size_.size(); }
+  // The component of forwarding device `f`, or -1 for a core device.
+  int component_of(int f) const { return component_of_[static_cast<std::size_t>(f)]; }
+  // True when every way through a component between two core devices c -> K -> c' is strictly longer
+  // than the core's own shortest path c -> c' (true of fat-trees, where nodes hang below their leaves).
+  // Then no shortest path from a core device enters a component that holds none of the destination's
+  // seeds and funnelled devices: Cluster's walk skips such heads without computing their distance.
+  bool transits_strict() const { return transits_strict_; }
   // The core distances toward `seeds` (forwarding indices; offsets added), into `core_dist`.
   void fill(std::span<const Seed> seeds, std::vector<std::uint16_t>& core_dist) const;
   // fill() for up to k_batch seed sets at once, seed_sets[j] into *core_dists[j]: one bit-parallel
@@ -54,6 +62,13 @@ class RouteDistances {
   std::uint32_t distance(const std::uint16_t* core_dist, std::span<const Seed> in_components, int f) const {
     const int c = core_index_[static_cast<std::size_t>(f)];
     if (c >= 0) return core_dist[c];
+    std::uint32_t best = exit_distance(core_dist, f);
+    if (!in_components.empty()) best = std::min(best, distance_inside(in_components, f));
+    return best;
+  }
+  // distance() of a component device `f` through its exits only: exact when its component holds none
+  // of the seeds.
+  std::uint32_t exit_distance(const std::uint16_t* core_dist, int f) const {
     std::uint32_t best = k_unreached;
     const auto f_index = static_cast<std::size_t>(f);
     for (int k = exit_offsets_[f_index]; k < exit_offsets_[f_index + 1]; ++k) {
@@ -61,7 +76,6 @@ class RouteDistances {
       const std::uint16_t d = core_dist[e.core];
       if (d != k_unreached) best = std::min<std::uint32_t>(best, d + e.hops);
     }
-    if (!in_components.empty()) best = std::min(best, distance_inside(in_components, f));
     return best;
   }
 
@@ -95,6 +109,7 @@ class RouteDistances {
   std::vector<Exit> exits_;
   std::vector<int> edge_offsets_;  // per core device: CSR of its core in-edges (direct and transit)
   std::vector<Edge> edges_;
+  bool transits_strict_ = true;
   // fill_batch's scratch: per distance, the (core, mask) pairs reaching it; per core, the masks.
   mutable std::vector<std::vector<std::pair<int, std::uint64_t>>> pending_;
   mutable std::vector<std::uint64_t> reached_, arriving_;

@@ -1,5 +1,6 @@
 // clustersim: the command-line interface. Subcommands live in a registry (command.hpp).
 // Exit status: 0 done, 1 the simulation could not finish, 2 bad input (usage or spec).
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -15,9 +16,12 @@ namespace {
 void print_help() {
   std::cout << "clustersim: simulate distributed training on GPU clusters\n\nusage: clustersim <command> [options]\n\n"
                "commands:\n";
+  std::size_t width = 0;  // the longest name and two spaces
+  for (const auto& c : clustersim::cli::commands())
+    width = std::max(width, std::string(c.name).size() + 2);
   for (const auto& c : clustersim::cli::commands()) {
     std::string name = c.name;
-    name.resize(12, ' ');
+    name.resize(width, ' ');
     std::cout << "  " << name << c.summary << "\n";
   }
   std::cout << "\n'clustersim <command> --help' shows a command's options.\n";

@@ -12,11 +12,13 @@
 #include "sim/network/analytical_backend.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/core/stable_key_sort.hpp"
 #include "sim/network/network_profile.hpp"
 #include "topologies/cluster.hpp"
 
@@ -72,17 +74,18 @@ class AnalyticalBackend final : public NetworkBackend {
         rate = std::min(rate, bandwidth_[static_cast<std::size_t>(l)] / active_[static_cast<std::size_t>(l)]);
       const double d = transfers[i].bytes / rate;
       duration = std::max(duration, d);
-      ends_.push_back(End{now_s_ + d, i});
+      // Times are >= 0, whose IEEE-754 bit patterns order as the numbers do (+ 0.0 turns -0 into +0).
+      ends_.emplace_back(std::bit_cast<std::uint64_t>(now_s_ + d + 0.0), static_cast<std::uint32_t>(i));
     }
     // The transfers end at their own times; those ending at the same time share one event, which
     // finishes them in the group's order (what one event per transfer, scheduled in that order, did).
-    std::sort(ends_.begin(), ends_.end());
+    stable_sort_by_key(ends_);
     group->ending.reserve(ends_.size());
     for (std::size_t k = 0; k < ends_.size();) {
       const std::size_t first = k;
-      for (; k < ends_.size() && ends_[k].time_s == ends_[first].time_s; ++k)
-        group->ending.push_back(ends_[k].transfer);
-      schedule(ends_[first].time_s, [this, group, first, last = k] {
+      for (; k < ends_.size() && ends_[k].first == ends_[first].first; ++k)
+        group->ending.push_back(ends_[k].second);
+      schedule(std::bit_cast<double>(ends_[first].first), [this, group, first, last = k] {
         for (std::size_t j = first; j < last; ++j)
           usage_.finish(group->route(group->ending[j]), now_s_);
       });
@@ -120,23 +123,18 @@ class AnalyticalBackend final : public NetworkBackend {
   struct Group {
     std::vector<int> links;                // every transfer's route, one after the other
     std::vector<std::size_t> route_begin;  // transfer i's route: links[route_begin[i], route_begin[i + 1])
-    std::vector<std::size_t> ending;       // transfers by end time (then index), as End orders them
+    std::vector<std::size_t> ending;       // transfers by end time (then index)
     std::span<const int> route(std::size_t i) const {
       return std::span<const int>(links).subspan(route_begin[i], route_begin[i + 1] - route_begin[i]);
     }
-  };
-  struct End {
-    double time_s;
-    std::size_t transfer;
-    bool operator<(const End& o) const { return time_s != o.time_s ? time_s < o.time_s : transfer < o.transfer; }
   };
 
   const Cluster& cluster_;
   std::vector<double> bandwidth_;
   LinkUsage usage_;
   std::vector<int> active_;
-  std::vector<End> ends_;
-  std::vector<Event> events_;  // a min-heap on (time, seq)
+  std::vector<KeyedItem> ends_;  // (end time's bits, transfer) of the group being started
+  std::vector<Event> events_;    // a min-heap on (time, seq)
   std::uint64_t next_seq_ = 0;
   double now_s_ = 0.0;
 };

@@ -100,5 +100,14 @@ TEST(CliBadInput, UnknownOptionIsAUsageError) {
   expect_refused("simulate --cluster dgx-h100 --workload gpt3-1.3b --frobnicate", "unknown option --frobnicate");
 }
 
+TEST(CliBadInput, NoCommandPrintsEveryCommandNameWhole) {
+  // Exit 2 without a command; the list names every command in full, then its summary after a space.
+  const auto r = run_cli("");
+  EXPECT_EQ(r.status, 2);
+  for (const char* name :
+       {"simulate", "compare", "collective", "calibrate-network", "calibrate", "validate", "presets", "topology"})
+    EXPECT_NE(r.out.find(std::string("\n  ") + name + " "), std::string::npos) << name << " in\n" << r.out;
+}
+
 }  // namespace
 }  // namespace clustersim

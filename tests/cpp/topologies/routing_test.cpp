@@ -4,6 +4,7 @@
 // (d_mod_k, InfiniBand's default) routes by destination and leaves shift permutations contention-free.
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <random>
@@ -86,6 +87,34 @@ TEST(Routing, RailOptimizedHopCountsAndLatencies) {
   EXPECT_NEAR(c.route_latency_s(route), 2.4e-6, 1e-15);
   EXPECT_EQ(device(c, link(c, route[2]).dst).kind, DeviceKind::spine_switch);
   EXPECT_EQ(c.route_latency_s(std::vector<int>{}), 0.0);
+}
+
+TEST(Routing, RouteBoundsChargeShortRoutesOnlyTheLinksInsideNodes) {
+  // dgx-h100-superpod: NVLink 0.35 us per GPU-switch link, PCIe GPU-NIC 0, InfiniBand 0.6 us. A route
+  // reaches a leaf after 2 links (GPU -> NIC -> leaf) and a GPU 2 links later: routes of fewer than 4
+  // links stay inside a node.
+  const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod"));
+  const unsigned nvlink = 1u << static_cast<unsigned>(LinkTechnology::nvlink);
+  const unsigned pcie = 1u << static_cast<unsigned>(LinkTechnology::pcie);
+  const unsigned infiniband = 1u << static_cast<unsigned>(LinkTechnology::infiniband);
+  for (const int hops : {1, 2, 3}) {
+    EXPECT_NEAR(c.route_bound(hops).link_latency_s, 0.35e-6, 1e-15) << hops;
+    EXPECT_EQ(c.route_bound(hops).technologies, nvlink | pcie) << hops;
+  }
+  EXPECT_NEAR(c.route_bound(4).link_latency_s, 0.6e-6, 1e-15);
+  EXPECT_EQ(c.route_bound(4).technologies, nvlink | pcie | infiniband);
+  // Every route's latency is within its bound.
+  std::vector<int> route;
+  for (const auto& [src, dst] : std::vector<std::pair<int, int>>{{0, 1}, {0, 8}, {0, 9}, {3, 250}}) {
+    route.clear();
+    c.route(src, dst, 0, route);
+    const auto hops = static_cast<int>(route.size());
+    EXPECT_LE(c.route_latency_s(route), hops * c.route_bound(hops).link_latency_s + 1e-15) << src << " -> " << dst;
+  }
+  // A single node without a fabric: every route stays inside it.
+  const Cluster one = Cluster::build(test::spec_from(test::node_spec(1, 8, 0, {{"type", "single_node"}})));
+  EXPECT_NEAR(one.route_bound(100).link_latency_s, 0.35e-6, 1e-15);
+  EXPECT_EQ(one.route_bound(100).technologies & infiniband, 0u);
 }
 
 TEST(Routing, EcmpSpreadsFlowsEvenlyOverALeafsUplinks) {
@@ -262,6 +291,135 @@ TEST(Routing, AdaptiveTakesTheLeastLoadedUplinkTiesAsDestinationRouting) {
   EXPECT_NE(second[2], first[2]);     // adaptive: another one
   EXPECT_EQ(link(adaptive, second[2]).src, link(adaptive, first[2]).src);
   EXPECT_EQ(device(adaptive, link(adaptive, second[2]).dst).kind, DeviceKind::spine_switch);
+}
+
+// The shortest src -> dst routes the walk may take: every intermediate device forwards, and the first
+// hop is among the best ranked (an NVLink, then other links, a turn at a NIC last), by a plain reverse
+// BFS and a count of paths along it.
+long count_walkable_shortest_routes(const Cluster& c, int src, int dst) {
+  const std::size_t n = c.devices().size();
+  std::vector<int> to_dst(n, -1);
+  std::vector<std::vector<int>> in(n);
+  for (std::size_t id = 0; id < c.links().size(); ++id)
+    in[static_cast<std::size_t>(link(c, static_cast<int>(id)).dst)].push_back(static_cast<int>(id));
+  std::deque<int> queue{dst};
+  to_dst[static_cast<std::size_t>(dst)] = 0;
+  while (!queue.empty()) {
+    const int v = queue.front();
+    queue.pop_front();
+    if (v != dst && !device(c, v).forwards) continue;
+    for (const int id : in[static_cast<std::size_t>(v)]) {
+      const int u = link(c, id).src;
+      if (to_dst[static_cast<std::size_t>(u)] >= 0) continue;
+      to_dst[static_cast<std::size_t>(u)] = to_dst[static_cast<std::size_t>(v)] + 1;
+      queue.push_back(u);
+    }
+  }
+  const auto next_hops = [&](int v) {
+    std::vector<int> ids;
+    for (const int id : c.out_links(v)) {
+      const int w = link(c, id).dst;
+      if ((w == dst || device(c, w).forwards) &&
+          to_dst[static_cast<std::size_t>(w)] == to_dst[static_cast<std::size_t>(v)] - 1)
+        ids.push_back(id);
+    }
+    return ids;
+  };
+  std::map<int, long> memo;
+  const std::function<long(int)> ways = [&](int v) -> long {
+    if (v == dst) return 1;
+    if (const auto it = memo.find(v); it != memo.end()) return it->second;
+    long total = 0;
+    for (const int id : next_hops(v))
+      total += ways(link(c, id).dst);
+    return memo[v] = total;
+  };
+  const auto rank = [&](int id) {
+    if (to_dst[static_cast<std::size_t>(link(c, id).dst)] == 1 && device(c, link(c, id).dst).kind == DeviceKind::nic)
+      return 2;
+    return link(c, id).technology == LinkTechnology::nvlink ? 0 : 1;
+  };
+  const std::vector<int> first = next_hops(src);
+  int best = 3;
+  for (const int id : first)
+    best = std::min(best, rank(id));
+  long total = 0;
+  for (const int id : first)
+    if (rank(id) == best) total += ways(link(c, id).dst);
+  return total;
+}
+
+TEST(Routing, EcmpTakesEveryEqualCostRoute) {
+  // Hashing at every hop reaches each walkable shortest route of a pair (a route the walk never offers
+  // would be missed: the walk's pruning of heads must not drop equal-cost choices).
+  std::vector<ClusterSpec> specs;
+  for (const auto& doc : test::small_fabrics())
+    specs.push_back(test::spec_from(doc));
+  specs.push_back(fat_tree_spec(5, 8, 4, 12, 2.0, false));  // NICs shared by GPUs
+  specs.push_back(fat_tree_spec(6, 4, 4, 8, 1.0, true));
+  int pairs_checked = 0;
+  for (const ClusterSpec& spec : specs) {
+    const Cluster c = Cluster::build(with_routing(spec, "ecmp"));
+    SCOPED_TRACE(spec.fabric.type);
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1);
+    for (int i = 0; i < 12; ++i) {
+      const int src = gpu(rng), dst = gpu(rng);
+      if (src == dst) continue;
+      const long expected = count_walkable_shortest_routes(c, src, dst);
+      if (expected > 24) continue;
+      std::set<std::vector<int>> distinct;
+      std::vector<int> route;
+      for (std::uint64_t flow = 0; flow < 3000; ++flow) {
+        route.clear();
+        c.route(src, dst, flow, route);
+        distinct.insert(route);
+      }
+      EXPECT_EQ(static_cast<long>(distinct.size()), expected) << src << " -> " << dst;
+      ++pairs_checked;
+    }
+  }
+  EXPECT_GE(pairs_checked, 40);
+}
+
+TEST(Routing, AMultiHomedNicIsAnEqualCostWayBetweenLeaves) {
+  // leaf A - spine k - leaf B (4 spines) and leaf A - node 2's NIC (cabled to both leaves) - leaf B are
+  // all 2 hops: GPU 0 (below A) -> GPU 1 (below B) has five shortest routes, and hashing takes each.
+  // The walk skips heads of other nodes only where no node is such a shortcut
+  // (RouteDistances::transits_strict), so the NIC stays a choice. (With 4 spines the leaves have more
+  // than 4 forwarding in-neighbours: they are not funnelled into GPU 1's exceptions.)
+  Cluster c(with_routing(fat_tree_spec(3, 1, 1, 64, 1.0, false), "ecmp"));
+  for (int g = 0; g < 3; ++g)
+    c.add_device(Device{.kind = DeviceKind::gpu, .name = "gpu" + std::to_string(g), .node = g, .forwards = false});
+  std::vector<int> nic;
+  for (int g = 0; g < 3; ++g)
+    nic.push_back(c.add_device(Device{.kind = DeviceKind::nic, .name = "nic" + std::to_string(g), .node = g}));
+  const int leaf_a = c.add_device(Device{.kind = DeviceKind::leaf_switch, .name = "leafA"});
+  const int leaf_b = c.add_device(Device{.kind = DeviceKind::leaf_switch, .name = "leafB"});
+  for (int g = 0; g < 3; ++g)
+    c.add_duplex_link(g, nic[static_cast<std::size_t>(g)], 64e9, 0.0, LinkTechnology::pcie);
+  c.add_duplex_link(nic[0], leaf_a, 50e9, 0.0, LinkTechnology::infiniband);
+  c.add_duplex_link(nic[1], leaf_b, 50e9, 0.0, LinkTechnology::infiniband);
+  std::set<int> expected_third{c.add_duplex_link(leaf_a, nic[2], 50e9, 0.0, LinkTechnology::infiniband)};
+  c.add_duplex_link(nic[2], leaf_b, 50e9, 0.0, LinkTechnology::infiniband);
+  for (int k = 0; k < 4; ++k) {
+    const int spine = c.add_device(Device{.kind = DeviceKind::spine_switch, .name = "spine" + std::to_string(k)});
+    expected_third.insert(c.add_duplex_link(leaf_a, spine, 50e9, 0.0, LinkTechnology::infiniband));
+    c.add_duplex_link(spine, leaf_b, 50e9, 0.0, LinkTechnology::infiniband);
+  }
+  c.finalize();
+  std::set<std::vector<int>> distinct;
+  std::set<int> third_links;
+  std::vector<int> route;
+  for (std::uint64_t flow = 0; flow < 500; ++flow) {
+    route.clear();
+    c.route(0, 1, flow, route);
+    ASSERT_EQ(route.size(), 6u);
+    distinct.insert(route);
+    third_links.insert(route[2]);
+  }
+  EXPECT_EQ(distinct.size(), 5u);
+  EXPECT_EQ(third_links, expected_third);
 }
 
 TEST(Routing, RejectsOutOfRangeGpus) {
