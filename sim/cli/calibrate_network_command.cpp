@@ -16,6 +16,13 @@ void print_errors(const std::vector<TableError>& errors) {
     std::printf("  %-22s %-9s %-17s %5d %9.1f%% %9.1f%% %9.1f%%\n", e.id.c_str(), e.role.c_str(), e.algorithm.c_str(),
                 e.rows, 100 * e.median_abs_error, 100 * e.p90_abs_error, 100 * e.max_abs_error);
   }
+  std::printf("  together                  tables   rows  median of table medians   pooled median   pooled p90\n");
+  for (const char* role : {"fit", "validate", ""}) {
+    const ErrorSummary s = summarize_errors(errors, role);
+    if (s.tables == 0) continue;
+    std::printf("  %-24s %7d %6d %24.1f%% %14.1f%% %11.1f%%\n", *role != '\0' ? role : "all", s.tables, s.rows,
+                100 * s.median_of_table_medians, 100 * s.pooled_median_abs_error, 100 * s.pooled_p90_abs_error);
+  }
 }
 
 }  // namespace

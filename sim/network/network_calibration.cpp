@@ -357,9 +357,29 @@ std::vector<TableError> evaluate_network_profile(const std::vector<CollectiveTab
       e.p90_abs_error = errs[std::min(errs.size() - 1, errs.size() * 9 / 10)];
       e.max_abs_error = errs.back();
     }
+    e.abs_errors = std::move(errs);
     out.push_back(e);
   }
   return out;
+}
+
+ErrorSummary summarize_errors(const std::vector<TableError>& errors, const std::string& role) {
+  ErrorSummary s;
+  std::vector<double> medians, pooled;
+  for (const auto& e : errors) {
+    if ((!role.empty() && e.role != role) || e.rows == 0) continue;
+    ++s.tables;
+    medians.push_back(e.median_abs_error);
+    pooled.insert(pooled.end(), e.abs_errors.begin(), e.abs_errors.end());
+  }
+  if (medians.empty()) return s;
+  std::sort(medians.begin(), medians.end());
+  std::sort(pooled.begin(), pooled.end());
+  s.rows = static_cast<int>(pooled.size());
+  s.median_of_table_medians = medians[medians.size() / 2];
+  s.pooled_median_abs_error = pooled[pooled.size() / 2];
+  s.pooled_p90_abs_error = pooled[std::min(pooled.size() - 1, pooled.size() * 9 / 10)];
+  return s;
 }
 
 NetworkCalibration calibrate_network(const std::vector<CollectiveTable>& all_tables, const NetworkProfile& base,

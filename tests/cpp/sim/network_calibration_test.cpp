@@ -77,6 +77,24 @@ TEST(NetworkCalibration, MalformedDatasetNamesThePath) {
   }
 }
 
+TEST(NetworkCalibration, SummariesPoolRowsAndTakeTheMedianOfTableMedians) {
+  // Hand-worked: a fit table of 5 rows (median 0.03) and two validate tables of 1 row (0.20, 0.40).
+  TableError big{"big", "fit", "ring", 5, 0.03, 0.05, 0.05, {0.01, 0.02, 0.03, 0.04, 0.05}};
+  TableError a{"a", "validate", "ring", 1, 0.20, 0.20, 0.20, {0.20}};
+  TableError b{"b", "validate", "ring", 1, 0.40, 0.40, 0.40, {0.40}};
+  const std::vector<TableError> errors{big, a, b};
+  const ErrorSummary all = summarize_errors(errors);
+  EXPECT_EQ(all.tables, 3);
+  EXPECT_EQ(all.rows, 7);
+  EXPECT_DOUBLE_EQ(all.median_of_table_medians, 0.20);  // of 0.03, 0.20, 0.40
+  EXPECT_DOUBLE_EQ(all.pooled_median_abs_error, 0.04);  // the 4th of 7 rows
+  EXPECT_DOUBLE_EQ(all.pooled_p90_abs_error, 0.40);     // row 6 (0-based) of 7
+  const ErrorSummary held_out = summarize_errors(errors, "validate");
+  EXPECT_EQ(held_out.tables, 2);
+  EXPECT_DOUBLE_EQ(held_out.median_of_table_medians, 0.40);  // upper median of two
+  EXPECT_EQ(summarize_errors(errors, "other").tables, 0);
+}
+
 // Target of the collectives milestone: bus bandwidth against held-out nccl-tests tables, sizes >= 1
 // MiB, median |error| <= 10 % with the shipped profiles (the analytical backend equals the flow
 // backend on these idle single-node fabrics).
