@@ -4,6 +4,10 @@
 // effective bandwidth B carrying n transfers at that moment (this one, the others of its group and
 // any still running) offers B/n:
 //     rate = min over route links l of B_l / n_l,     duration = bytes / rate.
+// Where the group's own transfers on a link differ in size (a tree's merged edges, an all-to-allv),
+// they share it in proportion to their bytes, so that the link drains the group's bytes b_l together
+// (a transfer of b bytes counts b_l / b, each other transfer in flight 1):
+//     rate = min over l of B_l / (n_l - k_l + b_l / b),  k_l the group's transfers on l.
 // A group finishes with its slowest transfer. Rates are not revised when other transfers start or
 // end: exact on an idle fabric and for a group's own contention (a ring, a tree, an all-to-all:
 // these equal the max-min shares of the flow backend), approximate under changing cross-traffic,
@@ -28,7 +32,10 @@ namespace {
 class AnalyticalBackend final : public NetworkBackend {
  public:
   AnalyticalBackend(const Cluster& cluster, const NetworkProfile& profile)
-      : cluster_(cluster), usage_(cluster.links().size()), active_(cluster.links().size(), 0) {
+      : cluster_(cluster),
+        usage_(cluster.links().size()),
+        active_(cluster.links().size(), 0),
+        shares_(cluster.links().size()) {
     bandwidth_.reserve(cluster.links().size());
     for (const Link& l : cluster.links())
       bandwidth_.push_back(profile.effective_bandwidth_Bps(l));
@@ -64,19 +71,45 @@ class AnalyticalBackend final : public NetworkBackend {
     }
     for (int l : group->links)
       ++active_[static_cast<std::size_t>(l)];
+    // The group's own bytes per link, and whether its transfers there differ in size.
+    for (std::size_t i = 0; i < transfers.size(); ++i) {
+      for (const int l : group->route(i)) {
+        LinkShare& share = shares_[static_cast<std::size_t>(l)];
+        if (share.count++ == 0) {
+          touched_.push_back(l);
+          share.smallest = share.largest = transfers[i].bytes;
+        }
+        share.bytes += transfers[i].bytes;
+        share.smallest = std::min(share.smallest, transfers[i].bytes);
+        share.largest = std::max(share.largest, transfers[i].bytes);
+      }
+    }
     double duration = 0.0;
     ends_.clear();
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       if (group->route_begin[i + 1] == group->route_begin[i]) continue;
       const std::span<const int> route = group->route(i);
+      const double bytes = transfers[i].bytes;
       double rate = std::numeric_limits<double>::infinity();
-      for (const int l : route)
-        rate = std::min(rate, bandwidth_[static_cast<std::size_t>(l)] / active_[static_cast<std::size_t>(l)]);
-      const double d = transfers[i].bytes / rate;
+      for (const int l : route) {
+        const auto link = static_cast<std::size_t>(l);
+        const LinkShare& share = shares_[link];
+        // Equal transfers of the group share a link equally with each other and with the transfers
+        // of other groups in flight; unequal ones of the group in proportion to their bytes (the
+        // link drains the group's bytes in one go, as a pipelined steady state does).
+        const double weight = share.smallest == share.largest
+                                  ? static_cast<double>(active_[link])
+                                  : static_cast<double>(active_[link] - share.count) + share.bytes / bytes;
+        rate = std::min(rate, bandwidth_[link] / weight);
+      }
+      const double d = bytes / rate;
       duration = std::max(duration, d);
       // Times are >= 0, whose IEEE-754 bit patterns order as the numbers do (+ 0.0 turns -0 into +0).
       ends_.emplace_back(std::bit_cast<std::uint64_t>(now_s_ + d + 0.0), static_cast<std::uint32_t>(i));
     }
+    for (const int l : touched_)
+      shares_[static_cast<std::size_t>(l)] = LinkShare{};
+    touched_.clear();
     // The transfers end at their own times; those ending at the same time share one event, which
     // finishes them in the group's order (what one event per transfer, scheduled in that order, did).
     stable_sort_by_key(ends_);
@@ -134,7 +167,14 @@ class AnalyticalBackend final : public NetworkBackend {
   LinkUsage usage_;
   std::vector<int> active_;
   std::vector<KeyedItem> ends_;  // (end time's bits, transfer) of the group being started
-  std::vector<Event> events_;    // a min-heap on (time, seq)
+  // Per link, the transfers of the group being started: count, bytes, smallest and largest.
+  struct LinkShare {
+    int count = 0;
+    double bytes = 0.0, smallest = 0.0, largest = 0.0;
+  };
+  std::vector<LinkShare> shares_;
+  std::vector<int> touched_;
+  std::vector<Event> events_;  // a min-heap on (time, seq)
   std::uint64_t next_seq_ = 0;
   double now_s_ = 0.0;
 };
