@@ -9,7 +9,8 @@
 //
 // nvls (NVLink SHARP, NVSwitch generation 3 onwards): each GPU writes its buffer into the switch,
 // which reduces, and reads the result back (multimem loads and stores): S per GPU port in each
-// direction instead of the ring's 2(N-1)/N S; one pass, t = S/B + a. The switch is not an endpoint
+// direction instead of the ring's 2(N-1)/N S; one pass, t = S/B + a (+ the profile's
+// nvls_latency_s for the reduction and for the read back). The switch is not an endpoint
 // of our flows: a flow GPU i -> GPU i+1 of S bytes loads exactly GPU i's uplink and GPU i+1's
 // downlink with S, which is what the in-switch reduction puts on them.
 //
@@ -63,7 +64,8 @@ CollectivePhase switch_phase(const CollectiveContext& ctx, const std::string& na
   }
   sort_and_merge_transfers(p.transfers);
   p.steps = steps;
-  p.latency_s = steps * max_hop_latency_s(ctx, p.transfers);
+  // An NVLS phase also pays the profile's NVLS latency: the multimem reduction and its synchronisation.
+  p.latency_s = steps * (max_hop_latency_s(ctx, p.transfers) + (nvls ? ctx.profile.nvls_latency_s.value : 0.0));
   return p;
 }
 

@@ -431,16 +431,23 @@ NetworkCalibration calibrate_network(const std::vector<CollectiveTable>& all_tab
     p.collective_latency_s = {p.collective_latency_s.value, src, "every collective call", res};
   }
   if (!nvls.empty()) {
+    // NVLS efficiency and per-phase latency from in-switch all-reduces (NVLink values held).
+    auto apply = [](NetworkProfile& q, const std::vector<double>& v) {
+      q.nvls_efficiency.value = efficiency_of(v[0]);
+      q.nvls_latency_s.value = latency_of(v[1]);
+    };
     const auto x = nelder_mead(
         [&](const std::vector<double>& v) {
           NetworkProfile q = p;
-          q.nvls_efficiency.value = efficiency_of(v[0]);
+          apply(q, v);
           return objective(nvls, q);
         },
-        {logit(0.6)}, 0.5, 200);
-    p.nvls_efficiency.value = efficiency_of(x[0]);
-    p.nvls_efficiency = {p.nvls_efficiency.value, "fit to " + ids(nvls), "NVLS all-reduce, " + domain,
-                         rms_relative(nvls, p, min_bytes)};
+        {logit(0.6), std::log(10.0)}, 0.5, 300);
+    apply(p, x);
+    const std::string src = "fit to " + ids(nvls);
+    const double res = rms_relative(nvls, p, min_bytes);
+    p.nvls_efficiency = {p.nvls_efficiency.value, src, "NVLS all-reduce, " + domain, res};
+    p.nvls_latency_s = {p.nvls_latency_s.value, src, "NVLS all-reduce, " + domain, res};
   }
   std::map<LinkTechnology, std::vector<const CollectiveTable*>> by_tech;
   for (const auto* t : scale_out)

@@ -57,6 +57,7 @@ NetworkProfile parse_network_profile(std::string_view json_text, const std::stri
   if (auto c = r.optional_object("collective_latency_s"))
     p.collective_latency_s = parse_fitted(*c, NumberRange::non_negative());
   if (auto c = r.optional_object("nvls_efficiency")) p.nvls_efficiency = parse_fitted(*c, {0.0, 1.0, true});
+  if (auto c = r.optional_object("nvls_latency_s")) p.nvls_latency_s = parse_fitted(*c, NumberRange::non_negative());
   if (auto techs = r.optional_object("technologies")) {
     for (LinkTechnology t : kTechnologies) {
       auto tr = techs->optional_object(to_string(t));
@@ -92,6 +93,7 @@ std::string network_profile_to_json(const NetworkProfile& p) {
                            {"gpus", p.gpus},
                            {"collective_latency_s", fitted_json(p.collective_latency_s)},
                            {"nvls_efficiency", fitted_json(p.nvls_efficiency)},
+                           {"nvls_latency_s", fitted_json(p.nvls_latency_s)},
                            {"technologies", techs}};
   return j.dump(2);
 }
