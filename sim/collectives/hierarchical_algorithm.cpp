@@ -9,10 +9,10 @@
 //
 // nvls (NVLink SHARP, NVSwitch generation 3 onwards): each GPU writes its buffer into the switch,
 // which reduces, and reads the result back (multimem loads and stores): S per GPU port in each
-// direction instead of the ring's 2(N-1)/N S; one pass, t = S/B + a (+ the profile's
-// nvls_latency_s for the reduction and for the read back). The switch is not an endpoint
-// of our flows: a flow GPU i -> GPU i+1 of S bytes loads exactly GPU i's uplink and GPU i+1's
-// downlink with S, which is what the in-switch reduction puts on them.
+// direction instead of the ring's 2(N-1)/N S; one pass, t = S/B + a + the profile's nvls_latency_s
+// (paid per in-switch phase: SHARP's NVLS reduce-scatter and all-gather pay it once each). The
+// switch is not an endpoint of our flows: a flow GPU i -> GPU i+1 of S bytes loads exactly GPU i's
+// uplink and GPU i+1's downlink with S, which is what the in-switch reduction puts on them.
 //
 // sharp (InfiniBand SHARP, aggregation in the switches): like hierarchical, but the inter-node phase
 // sends each S/G shard up into the switch tree once and receives the reduced shard once: S/G per NIC

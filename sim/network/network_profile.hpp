@@ -41,7 +41,8 @@ struct NetworkProfile {
   // not run at the rate of plain copies.
   FittedValue nvls_efficiency{1.0, "ideal", "", 0.0};
   // Latency of each in-switch (NVLS) phase beyond its hops': the multimem reduction and the switch's
-  // synchronisation (NCCL's tuner charges an NVLS all-reduce 25 us on NVLink; src/graph/tuning.cc).
+  // synchronisation. A node's NVLS all-reduce is one phase; NCCL's tuner charges it 25 us on NVLink
+  // (src/graph/tuning.cc, hwLat).
   FittedValue nvls_latency_s{0.0, "ideal", "", 0.0};
 
   const TechnologyProfile& of(LinkTechnology t) const { return technologies[static_cast<std::size_t>(t)]; }

@@ -111,6 +111,28 @@ TEST(CollectiveAlgorithms, NvlsMovesHalfTheDataOfTheRing) {
   }
 }
 
+// The profile's NVLS latency is paid by each in-switch phase: once by a node's NVLS all-reduce (one
+// pass), twice by SHARP (NVLS reduce-scatter and all-gather inside the nodes).
+TEST(CollectiveAlgorithms, NvlsPaysItsLatencyPerInSwitchPhase) {
+  const double s = 1e9;
+  CollectiveRun run{{iota_ranks(8)}, CollectiveKind::all_reduce, s, "nvls"};
+  const double plain = time_of(nvls_node(), run);
+  run.profile.nvls_latency_s.value = 20e-6;
+  EXPECT_NEAR(time_of(nvls_node(), run) - plain, 20e-6, 1e-9);
+  ClusterSpec two = testing::fat_tree_spec(2, 8, 8);
+  two.fabric.sharp = true;
+  two.node.scale_up.generation = "nvlink4";
+  CollectiveRun sharp{{iota_ranks(16)}, CollectiveKind::all_reduce, s, "sharp"};
+  const double sharp_plain = time_of(two, sharp);
+  sharp.profile.nvls_latency_s.value = 20e-6;
+  EXPECT_NEAR(time_of(two, sharp) - sharp_plain, 2 * 20e-6, 1e-9);
+  // The shipped H100 profile fits it with the NVLS efficiency to the H200 NVLS table.
+  const NetworkProfile h100 = load_network_profile("nccl-h100");
+  EXPECT_EQ(h100.nvls_latency_s.source, "fit to h200-nvls");
+  EXPECT_GT(h100.nvls_latency_s.value, 5e-6);
+  EXPECT_LT(h100.nvls_latency_s.value, 60e-6);
+}
+
 // SHARP: across 8 DGX-style nodes the inter-node phase sends each GPU's S/8 shard into the switches
 // once and receives the reduced shard once: S/8 per NIC per direction, where the hierarchical ring
 // per rail puts 2(M-1)/M x S/8 = 1.75 x S/8 on it. With NVLS inside the nodes.
