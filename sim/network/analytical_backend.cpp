@@ -35,7 +35,7 @@ class AnalyticalBackend final : public NetworkBackend {
       : cluster_(cluster),
         usage_(cluster.links().size()),
         active_(cluster.links().size(), 0),
-        shares_(cluster.links().size()) {
+        share_slot_(cluster.links().size(), -1) {
     bandwidth_.reserve(cluster.links().size());
     for (const Link& l : cluster.links())
       bandwidth_.push_back(profile.effective_bandwidth_Bps(l));
@@ -74,11 +74,14 @@ class AnalyticalBackend final : public NetworkBackend {
     // The group's own bytes per link, and whether its transfers there differ in size.
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       for (const int l : group->route(i)) {
-        LinkShare& share = shares_[static_cast<std::size_t>(l)];
-        if (share.count++ == 0) {
+        int& slot = share_slot_[static_cast<std::size_t>(l)];
+        if (slot < 0) {
+          slot = static_cast<int>(shares_.size());
+          shares_.push_back(LinkShare{0, 0.0, transfers[i].bytes, transfers[i].bytes});
           touched_.push_back(l);
-          share.smallest = share.largest = transfers[i].bytes;
         }
+        LinkShare& share = shares_[static_cast<std::size_t>(slot)];
+        ++share.count;
         share.bytes += transfers[i].bytes;
         share.smallest = std::min(share.smallest, transfers[i].bytes);
         share.largest = std::max(share.largest, transfers[i].bytes);
@@ -93,7 +96,7 @@ class AnalyticalBackend final : public NetworkBackend {
       double rate = std::numeric_limits<double>::infinity();
       for (const int l : route) {
         const auto link = static_cast<std::size_t>(l);
-        const LinkShare& share = shares_[link];
+        const LinkShare& share = shares_[static_cast<std::size_t>(share_slot_[link])];
         // Equal transfers of the group share a link equally with each other and with the transfers
         // of other groups in flight; unequal ones of the group in proportion to their bytes (the
         // link drains the group's bytes in one go, as a pipelined steady state does).
@@ -108,8 +111,9 @@ class AnalyticalBackend final : public NetworkBackend {
       ends_.emplace_back(std::bit_cast<std::uint64_t>(now_s_ + d + 0.0), static_cast<std::uint32_t>(i));
     }
     for (const int l : touched_)
-      shares_[static_cast<std::size_t>(l)] = LinkShare{};
+      share_slot_[static_cast<std::size_t>(l)] = -1;
     touched_.clear();
+    shares_.clear();
     // The transfers end at their own times; those ending at the same time share one event, which
     // finishes them in the group's order (what one event per transfer, scheduled in that order, did).
     stable_sort_by_key(ends_);
@@ -167,11 +171,13 @@ class AnalyticalBackend final : public NetworkBackend {
   LinkUsage usage_;
   std::vector<int> active_;
   std::vector<KeyedItem> ends_;  // (end time's bits, transfer) of the group being started
-  // Per link, the transfers of the group being started: count, bytes, smallest and largest.
+  // The transfers of the group being started on each link it uses: count, bytes, smallest, largest;
+  // share_slot_ (per link, -1 when unused) indexes shares_.
   struct LinkShare {
     int count = 0;
     double bytes = 0.0, smallest = 0.0, largest = 0.0;
   };
+  std::vector<int> share_slot_;
   std::vector<LinkShare> shares_;
   std::vector<int> touched_;
   std::vector<Event> events_;  // a min-heap on (time, seq)
