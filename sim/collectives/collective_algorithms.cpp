@@ -128,6 +128,9 @@ double idle_fabric_latency_s(const CollectiveContext& ctx, const CollectivePlan&
 IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const CollectivePlan& plan) {
   const auto links = ctx.cluster.links();
   std::vector<double> load(links.size(), 0.0);
+  // Transfers of the phase routed so far, per link: adaptive routing (fabric.routing) spreads the
+  // phase's transfers over equal-cost links as the backends do when the phase starts on an idle fabric.
+  std::vector<int> in_flight(links.size(), 0);
   std::vector<int> touched, route;
   IdleFabricTime t;
   t.latency_s = idle_fabric_latency_s(ctx, plan);
@@ -135,11 +138,13 @@ IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const Collec
   for (const auto& phase : plan.phases) {
     for (const Transfer& tr : phase.transfers) {
       route.clear();
-      ctx.cluster.route(tr.src_gpu, tr.dst_gpu, flow++, route);
+      if (tr.src_gpu != tr.dst_gpu && tr.bytes > 0.0) ctx.cluster.route(tr.src_gpu, tr.dst_gpu, flow, route, in_flight);
+      ++flow;
       for (int l : route) {
         double& b = load[static_cast<std::size_t>(l)];
         if (b == 0.0) touched.push_back(l);
         b += tr.bytes;
+        ++in_flight[static_cast<std::size_t>(l)];
       }
     }
     double busiest = 0.0;
@@ -147,6 +152,7 @@ IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const Collec
       double& b = load[static_cast<std::size_t>(l)];
       busiest = std::max(busiest, b / ctx.profile.effective_bandwidth_Bps(links[static_cast<std::size_t>(l)]));
       b = 0.0;
+      in_flight[static_cast<std::size_t>(l)] = 0;
     }
     touched.clear();
     t.bandwidth_s += busiest;
