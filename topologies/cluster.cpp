@@ -27,8 +27,10 @@
 #include "topologies/cluster.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -46,6 +48,8 @@ namespace {
 
 constexpr std::uint16_t k_unreached = std::numeric_limits<std::uint16_t>::max();
 constexpr std::size_t k_route_cache_budget_bytes = std::size_t{256} << 20;
+constexpr std::size_t k_head_mask_budget_bytes = std::size_t{64} << 20;
+constexpr std::size_t k_mask_bits = 64;
 constexpr std::uint32_t k_no_slot = std::numeric_limits<std::uint32_t>::max();
 constexpr std::size_t k_max_funnel = 4;  // funnel devices with at most this many forwarding in-neighbours
 constexpr int k_max_funnel_depth = 4;
@@ -171,6 +175,19 @@ struct Cluster::Impl {
   mutable std::size_t max_slots = 0;
   mutable std::size_t next_victim = 0;
   mutable std::vector<int> walk_choices;  // CSR positions of the eligible out-links at one step
+  // The walk's cache of a core device's eligible core heads toward a key (they depend on the key's
+  // distances only, not on the destination's shift): per key, per core device, a mask over its
+  // out-links (devices of at most 64), and a bitset of the masks known. Filled on demand within
+  // k_head_mask_budget_bytes; the masks follow from the distances, so a full cache changes nothing.
+  mutable std::vector<std::vector<std::uint64_t>> head_masks, head_masks_known;
+  mutable std::size_t head_mask_bytes = 0;
+  // Per device of at most 64 out-links: the masks of those whose head is not a core device, inside a
+  // component (component_heads) or not (other_heads: GPUs, funnelled switches).
+  std::vector<std::uint64_t> other_heads, component_heads;
+  // Per component, CSR of the out-links into it from core devices: (tail device, CSR position).
+  std::vector<int> component_entry_offsets;
+  std::vector<std::pair<int, int>> component_entries;
+  mutable std::vector<int> own_components;  // the components mark_own_components() marked
   // Destination-based routing (fabric.routing d_mod_k, adaptive): each GPU's number as a destination,
   // its NIC's position when the NICs are ordered by the fabric switch they attach to.
   bool destination_routing = false;
@@ -199,6 +216,7 @@ struct Cluster::Impl {
   // Hops from forwarding device (or the destination itself) `device` to GPU `dst`; k_unreached if none.
   struct Target {
     int gpu;
+    std::uint32_t key;
     const std::uint16_t* dist;  // core distances of the key
     std::span<const RouteDistances::Seed> component_seeds;
     std::uint32_t shift;
@@ -208,13 +226,14 @@ struct Cluster::Impl {
     const auto g = static_cast<std::size_t>(dst_gpu);
     const std::uint32_t key = key_of_gpu[g];
     return Target{
-        dst_gpu, distances_of_key(key), key_component_seeds[key], shift_of_gpu[g],
+        dst_gpu, key, distances_of_key(key), key_component_seeds[key], shift_of_gpu[g],
         std::span<const Exception>(exceptions.data() + exception_offsets[g],
                                    static_cast<std::size_t>(exception_offsets[g + 1] - exception_offsets[g]))};
   }
   std::uint32_t distance(const Target& t, int device) const {
     return distance(t, device, forwarding_index[static_cast<std::size_t>(device)]);
   }
+  std::uint64_t core_head_mask(const Target& t, int current, int current_core) const;
   // Marks the components that hold t's component seeds and funnelled devices (its own components)
   // with a new stamp; the others are foreign to t until the next call.
   void mark_own_components(const Target& t) const {
@@ -222,9 +241,12 @@ struct Cluster::Impl {
       std::fill(component_stamp.begin(), component_stamp.end(), 0);
       walk_stamp = 1;
     }
+    own_components.clear();
     const auto mark = [&](int f) {
       const int c = f < 0 ? -1 : route_distances.component_of(f);
-      if (c >= 0) component_stamp[static_cast<std::size_t>(c)] = walk_stamp;
+      if (c < 0 || component_stamp[static_cast<std::size_t>(c)] == walk_stamp) return;
+      component_stamp[static_cast<std::size_t>(c)] = walk_stamp;
+      own_components.push_back(c);
     };
     mark(forwarding_index[static_cast<std::size_t>(t.gpu)]);  // a forwarding GPU (a torus)
     for (const Exception& e : t.exceptions)
@@ -517,6 +539,40 @@ const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
   return slots[slot].data();
 }
 
+// The out-links of core device `current` (core index `current_core`, at most 64 out-links) whose head
+// is a core device one hop closer to t's key: their key entry is current's minus 1.
+std::uint64_t Cluster::Impl::core_head_mask(const Target& t, int current, int current_core) const {
+  const auto cc = static_cast<std::size_t>(current_core);
+  std::vector<std::uint64_t>& masks = head_masks[t.key];
+  std::vector<std::uint64_t>& known = head_masks_known[t.key];
+  if (masks.empty()) {
+    const std::size_t cores = route_distances.core_count();
+    const std::size_t bytes = cores * sizeof(std::uint64_t) + (cores / 64 + 1) * sizeof(std::uint64_t);
+    if (head_mask_bytes + bytes <= k_head_mask_budget_bytes) {
+      head_mask_bytes += bytes;
+      masks.assign(cores, 0);
+      known.assign(cores / 64 + 1, 0);
+    }
+  }
+  const bool cached = !masks.empty();
+  if (cached && ((known[cc / 64] >> (cc % 64)) & 1u) != 0) return masks[cc];
+  std::uint64_t mask = 0;
+  const std::uint16_t here = t.dist[cc];
+  if (here != k_unreached && here > 0) {
+    const auto begin = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current)]);
+    const auto end = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current) + 1]);
+    for (std::size_t k = begin; k < end; ++k) {
+      const int core = out_head_core[k];
+      if (core >= 0 && t.dist[core] == here - 1) mask |= std::uint64_t{1} << (k - begin);
+    }
+  }
+  if (cached) {
+    masks[cc] = mask;
+    known[cc / 64] |= std::uint64_t{1} << (cc % 64);
+  }
+  return mask;
+}
+
 Cluster::Cluster(ClusterSpec spec) : impl_(std::make_unique<Impl>(std::move(spec))) {}
 Cluster::Cluster(Cluster&&) noexcept = default;
 Cluster& Cluster::operator=(Cluster&&) noexcept = default;
@@ -712,6 +768,35 @@ void Cluster::finalize() {
     m.out_head_core[k] = m.route_distances.core_of(f);
   }
   m.skip_foreign_components = m.route_distances.transits_strict();
+  m.other_heads.assign(m.devices.size(), 0);
+  m.component_heads.assign(m.devices.size(), 0);
+  m.component_entry_offsets.assign(m.route_distances.component_count() + 1, 0);
+  for (std::size_t d = 0; d < m.devices.size(); ++d) {
+    const auto begin = static_cast<std::size_t>(m.out_offsets[d]), end = static_cast<std::size_t>(m.out_offsets[d + 1]);
+    const bool core_tail = m.forwarding_index[d] >= 0 && m.route_distances.core_of(m.forwarding_index[d]) >= 0;
+    for (std::size_t k = begin; k < end; ++k) {
+      const int component = m.out_head_component[k];
+      if (core_tail && component >= 0) ++m.component_entry_offsets[static_cast<std::size_t>(component) + 1];
+      if (end - begin > k_mask_bits || m.out_head_core[k] >= 0) continue;
+      (component >= 0 ? m.component_heads[d] : m.other_heads[d]) |= std::uint64_t{1} << (k - begin);
+    }
+  }
+  std::partial_sum(m.component_entry_offsets.begin(), m.component_entry_offsets.end(),
+                   m.component_entry_offsets.begin());
+  m.component_entries.assign(static_cast<std::size_t>(m.component_entry_offsets.back()), {});
+  std::vector<int> entry_fill(m.component_entry_offsets.begin(), m.component_entry_offsets.end() - 1);
+  for (std::size_t d = 0; d < m.devices.size(); ++d) {
+    if (m.forwarding_index[d] < 0 || m.route_distances.core_of(m.forwarding_index[d]) < 0) continue;
+    for (int k = m.out_offsets[d]; k < m.out_offsets[d + 1]; ++k) {
+      const int component = m.out_head_component[static_cast<std::size_t>(k)];
+      if (component < 0) continue;
+      m.component_entries[static_cast<std::size_t>(entry_fill[static_cast<std::size_t>(component)]++)] = {
+          static_cast<int>(d), k};
+    }
+  }
+  m.head_masks.assign(m.key_seeds.size(), {});
+  m.head_masks_known.assign(m.key_seeds.size(), {});
+  m.head_mask_bytes = 0;
   m.component_stamp.assign(m.route_distances.component_count(), 0);
   m.slot_of_key.assign(m.key_seeds.size(), k_no_slot);
   const std::size_t bytes_per_slot = std::max<std::size_t>(1, m.route_distances.core_count() * 2);
@@ -773,11 +858,40 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     const int current_f = m.forwarding_index[static_cast<std::size_t>(current)];
     const bool skip_here = m.skip_foreign_components && current_f >= 0 && m.route_distances.core_of(current_f) >= 0;
     choices.clear();
-    for (std::size_t k = begin; k < end; ++k) {
-      if (m.out_head_core[k] < 0 && skip_here && m.foreign(m.out_head_component[k])) continue;
-      if (m.head_distance(target, k) != want) continue;
-      if (at_source && first_hop_rank(m.out_ids[k], want) != best_rank) continue;
-      choices.push_back(static_cast<int>(k));
+    const int current_core = current_f >= 0 ? m.route_distances.core_of(current_f) : -1;
+    if (current_core >= 0 && !at_source && end - begin <= k_mask_bits &&
+        m.devices[static_cast<std::size_t>(current)].kind != DeviceKind::gpu &&
+        !m.has_exception[static_cast<std::size_t>(current)]) {
+      // A core device at its key's distance: its core heads one hop closer from the cache, the other
+      // heads by their distance; the out-links in CSR order.
+      std::uint64_t mask = m.core_head_mask(target, current, current_core);
+      const auto consider = [&](std::size_t k) {
+        if (m.other_head_distance(target, k) == want) mask |= std::uint64_t{1} << (k - begin);
+      };
+      const auto current_index = static_cast<std::size_t>(current);
+      for (std::uint64_t rest = m.other_heads[current_index]; rest != 0; rest &= rest - 1)
+        consider(begin + static_cast<std::size_t>(std::countr_zero(rest)));
+      if (skip_here) {  // heads inside components: only the destination's own can be closer
+        for (const int c : m.own_components) {
+          const auto c_index = static_cast<std::size_t>(c);
+          for (int e = m.component_entry_offsets[c_index]; e < m.component_entry_offsets[c_index + 1]; ++e) {
+            const auto& [tail, k] = m.component_entries[static_cast<std::size_t>(e)];
+            if (tail == current) consider(static_cast<std::size_t>(k));
+          }
+        }
+      } else {
+        for (std::uint64_t rest = m.component_heads[current_index]; rest != 0; rest &= rest - 1)
+          consider(begin + static_cast<std::size_t>(std::countr_zero(rest)));
+      }
+      for (; mask != 0; mask &= mask - 1)
+        choices.push_back(static_cast<int>(begin + static_cast<std::size_t>(std::countr_zero(mask))));
+    } else {
+      for (std::size_t k = begin; k < end; ++k) {
+        if (m.out_head_core[k] < 0 && skip_here && m.foreign(m.out_head_component[k])) continue;
+        if (m.head_distance(target, k) != want) continue;
+        if (at_source && first_hop_rank(m.out_ids[k], want) != best_rank) continue;
+        choices.push_back(static_cast<int>(k));
+      }
     }
     std::size_t pick = 0;
     if (choices.size() > 1) {
