@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,43 +26,33 @@ constexpr double kTreeTunerBandwidthFactor = 0.92;
 // Plans `request` with every feasible NCCL algorithm; returns the one with the least estimated time.
 std::pair<const CollectiveAlgorithmEntry*, CollectivePlan> select_and_plan(const CollectiveContext& ctx,
                                                                            const CollectiveRequest& request) {
-  struct Candidate {
-    const CollectiveAlgorithmEntry* entry;
-    CollectivePlan plan;
-    IdleFabricTime time;
-  };
-  std::vector<Candidate> candidates;
-  const IdleFabricTime* ring = nullptr;
-  bool have_ring = false;  // the registry lists the ring first
+  const double n = static_cast<double>(request.ranks->size());
+  const CollectiveAlgorithmEntry* best = nullptr;
+  CollectivePlan best_plan;
+  double best_time = std::numeric_limits<double>::infinity();
+  std::optional<double> ring_bandwidth_s;  // the registry lists the ring first
   for (const auto& a : collective_algorithms()) {
     if (!a.nccl || !collective_infeasible(a.name, ctx, request).empty()) continue;
     CollectivePlan plan = a.plan(ctx, request);
-    // Rated with the ring's bandwidth below: only its latency is needed, no routing.
-    const IdleFabricTime t = a.tuner_rates_like_ring && have_ring
-                                 ? IdleFabricTime{0.0, idle_fabric_latency_s(ctx, plan)}
-                                 : idle_fabric_time_parts(ctx, plan);
-    have_ring = have_ring || std::string_view(a.name) == "ring";
-    candidates.push_back({&a, std::move(plan), t});
-  }
-  for (const auto& c : candidates)
-    if (std::string_view(c.entry->name) == "ring") ring = &c.time;
-  const double n = static_cast<double>(request.ranks->size());
-  const CollectiveAlgorithmEntry* best = nullptr;
-  CollectivePlan* best_plan = nullptr;
-  double best_time = std::numeric_limits<double>::infinity();
-  for (auto& c : candidates) {
-    const double bandwidth_s = c.entry->tuner_rates_like_ring && ring != nullptr && n > 1
-                                   ? ring->bandwidth_s * n / (n - 1)
-                                   : c.time.bandwidth_s;
-    const double estimate = c.time.latency_s + bandwidth_s / c.entry->tuner_bandwidth_factor;
+    const bool is_ring = std::string_view(a.name) == "ring";
+    const double latency_s = idle_fabric_latency_s(ctx, plan);
+    double estimate = 0.0;
+    if (a.tuner_rates_like_ring && ring_bandwidth_s && n > 1) {
+      // Rated with the ring's bandwidth: only its latency is needed, no routing.
+      estimate = latency_s + *ring_bandwidth_s * n / (n - 1) / a.tuner_bandwidth_factor;
+    } else {
+      const IdleFabricTime t = idle_fabric_time_parts(ctx, plan);
+      if (is_ring) ring_bandwidth_s = t.bandwidth_s;
+      estimate = t.latency_s + t.bandwidth_s / a.tuner_bandwidth_factor;
+    }
     if (estimate < best_time) {  // ties keep the earlier entry (registry order)
       best_time = estimate;
-      best = c.entry;
-      best_plan = &c.plan;
+      best = &a;
+      best_plan = std::move(plan);
     }
   }
   if (best == nullptr) throw SimulationError(std::string("no algorithm can run ") + to_string(request.kind));
-  return {best, std::move(*best_plan)};
+  return {best, std::move(best_plan)};
 }
 
 }  // namespace
