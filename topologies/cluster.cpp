@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <future>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -211,7 +212,11 @@ struct Cluster::Impl {
   void check_connectivity() const;
   void build_route_keys();
   const std::uint16_t* distances_of_key(std::uint32_t key) const;
-  void build_route_distances();
+  struct ForwardingGraph {
+    std::vector<int> in_offsets, in_sources, node_of;
+  };
+  ForwardingGraph forwarding_graph() const;
+  void build_key_forwarding_seeds();
 
   // Hops from forwarding device (or the destination itself) `device` to GPU `dst`; k_unreached if none.
   struct Target {
@@ -226,7 +231,11 @@ struct Cluster::Impl {
     const auto g = static_cast<std::size_t>(dst_gpu);
     const std::uint32_t key = key_of_gpu[g];
     return Target{
-        dst_gpu, key, distances_of_key(key), key_component_seeds[key], shift_of_gpu[g],
+        dst_gpu,
+        key,
+        distances_of_key(key),
+        key_component_seeds[key],
+        shift_of_gpu[g],
         std::span<const Exception>(exceptions.data() + exception_offsets[g],
                                    static_cast<std::size_t>(exception_offsets[g + 1] - exception_offsets[g]))};
   }
@@ -480,21 +489,28 @@ void Cluster::Impl::build_route_keys() {
     has_exception[static_cast<std::size_t>(e.device)] = 1;
 }
 
-// The core/component split of the forwarding devices, and each key's seeds as forwarding indices.
-void Cluster::Impl::build_route_distances() {
-  std::vector<int> forwarding_in_offsets{0}, in_sources, node_of;
-  forwarding_in_offsets.reserve(static_cast<std::size_t>(forwarding_count) + 1);
-  node_of.reserve(static_cast<std::size_t>(forwarding_count));
+// RouteDistances' input: the forwarding in-neighbours of every forwarding device (CSR, forwarding
+// indices) and the node owning each.
+Cluster::Impl::ForwardingGraph Cluster::Impl::forwarding_graph() const {
+  ForwardingGraph g;
+  g.in_offsets.reserve(static_cast<std::size_t>(forwarding_count) + 1);
+  g.in_offsets.push_back(0);
+  g.node_of.reserve(static_cast<std::size_t>(forwarding_count));
   for (std::size_t v = 0; v < devices.size(); ++v) {
     if (forwarding_index[v] < 0) continue;
     for (const int id : in_of(static_cast<int>(v))) {
       const int f = forwarding_index[static_cast<std::size_t>(links[static_cast<std::size_t>(id)].src)];
-      if (f >= 0) in_sources.push_back(f);
+      if (f >= 0) g.in_sources.push_back(f);
     }
-    forwarding_in_offsets.push_back(static_cast<int>(in_sources.size()));
-    node_of.push_back(devices[v].node);
+    g.in_offsets.push_back(static_cast<int>(g.in_sources.size()));
+    g.node_of.push_back(devices[v].node);
   }
-  route_distances.build(forwarding_in_offsets, in_sources, node_of);
+  return g;
+}
+
+// Each key's seeds as forwarding indices, and those of them outside the core (after
+// route_distances.build).
+void Cluster::Impl::build_key_forwarding_seeds() {
   key_forwarding_seeds.assign(key_seeds.size(), {});
   key_component_seeds.assign(key_seeds.size(), {});
   for (std::size_t k = 0; k < key_seeds.size(); ++k) {
@@ -730,14 +746,20 @@ void Cluster::finalize() {
       throw std::logic_error("Cluster::finalize: device " + std::to_string(g) + " should be a GPU");
   }
   m.build_csr();
-  m.build_route_bounds();
-  m.check_connectivity();
-
   m.forwarding_index.assign(m.devices.size(), -1);
   m.forwarding_count = 0;
   for (std::size_t i = 0; i < m.devices.size(); ++i) {
     if (m.devices[i].forwards) m.forwarding_index[i] = m.forwarding_count++;
   }
+  // The fabric's distance structure is built on a second thread while this one checks the graph and
+  // derives the destinations' keys: they read the graph only, and neither needs the other.
+  const Impl::ForwardingGraph forwarding = m.forwarding_graph();
+  auto distances_built = std::async(std::launch::async, [&m, &forwarding] {
+    m.route_distances.build(forwarding.in_offsets, forwarding.in_sources, forwarding.node_of);
+  });
+  m.build_route_bounds();
+  m.check_connectivity();
+
   m.out_head.resize(m.out_ids.size());
   m.out_head_forwarding.resize(m.out_ids.size());
   std::size_t max_degree = 0;
@@ -755,7 +777,8 @@ void Cluster::finalize() {
   m.destination_routing = m.adaptive_routing || routing == "d_mod_k";
   m.build_destination_numbers();
   m.build_route_keys();
-  m.build_route_distances();
+  distances_built.get();  // rethrows what the build threw
+  m.build_key_forwarding_seeds();
   m.out_head_core.assign(m.out_ids.size(), -1);
   m.out_head_component.assign(m.out_ids.size(), -1);
   for (std::size_t k = 0; k < m.out_ids.size(); ++k) {
@@ -902,10 +925,16 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
           const auto load = [&](std::size_t c) {
             return link_load[static_cast<std::size_t>(m.out_ids[static_cast<std::size_t>(choices[c])])];
           };
+          // From the digit on, wrapping around (no division per step).
           const std::size_t digit = pick;
-          for (std::size_t step = 1; step < choices.size(); ++step) {
-            const std::size_t c = (digit + step) % choices.size();
-            if (load(c) < load(pick)) pick = c;
+          int least = load(pick);
+          for (std::size_t c = digit + 1 == choices.size() ? 0 : digit + 1; c != digit;
+               c = c + 1 == choices.size() ? 0 : c + 1) {
+            const int l = load(c);
+            if (l < least) {
+              least = l;
+              pick = c;
+            }
           }
         }
       } else {
