@@ -58,17 +58,26 @@ std::vector<Transfer> ring_hops(const Cluster& cluster, const std::vector<int>& 
     for (std::size_t i = 0; i + (close_ring ? 0 : 1) < n; ++i)
       hops.push_back(Transfer{ranks[i], ranks[(i + 1) % n], bytes_per_hop});
   } else {
-    hops.reserve(ranks.size() * static_cast<std::size_t>(channels) * 2);
+    // Every channel goes around each node from its rail GPU back to it (PXN): the same edges, all of
+    // the node's ring, whatever the entry. They are listed once, carrying every channel's bytes (added
+    // channel by channel, as merging the channels' copies adds them).
+    double intra_bytes = bytes_per_hop;
+    for (int c = 1; c < channels; ++c)
+      intra_bytes += bytes_per_hop;
+    hops.reserve(ranks.size() + segments.size() * static_cast<std::size_t>(channels));
+    for (const auto& seg : segments) {
+      for (std::size_t a = 0; seg.size() > 1 && a < seg.size(); ++a)
+        hops.push_back(Transfer{seg[a], seg[a + 1 == seg.size() ? 0 : a + 1], intra_bytes});
+    }
+    // Then from the rail GPU to the next node's rail GPU, per channel.
+    std::vector<std::size_t> entry(segments.size());
     for (int c = 0; c < channels; ++c) {
+      for (std::size_t s = 0; s < segments.size(); ++s)
+        entry[s] = rail_member(cluster, segments[s], c);
       for (std::size_t s = 0; s < segments.size(); ++s) {
-        const auto& seg = segments[s];
-        const std::size_t entry = rail_member(cluster, seg, c);
-        // Around the node from the rail GPU back to it (PXN), then to the next node's rail GPU.
-        for (std::size_t i = 0; seg.size() > 1 && i < seg.size(); ++i)
-          hops.push_back(Transfer{seg[(entry + i) % seg.size()], seg[(entry + i + 1) % seg.size()], bytes_per_hop});
         if (!close_ring && s + 1 == segments.size()) continue;
-        const auto& next = segments[(s + 1) % segments.size()];
-        hops.push_back(Transfer{seg[entry], next[rail_member(cluster, next, c)], bytes_per_hop});
+        const std::size_t next = s + 1 == segments.size() ? 0 : s + 1;
+        hops.push_back(Transfer{segments[s][entry[s]], segments[next][entry[next]], bytes_per_hop});
       }
     }
   }
