@@ -628,6 +628,11 @@ std::span<const int> Cluster::out_links(int device) const {
   return impl_->out_of(device);
 }
 
+void Cluster::reserve(std::size_t devices, std::size_t links) {
+  impl_->devices.reserve(devices);
+  impl_->links.reserve(links);
+}
+
 int Cluster::add_device(Device device) {
   if (impl_->finalized) throw std::logic_error("Cluster::add_device after finalize()");
   impl_->devices.push_back(std::move(device));

@@ -98,6 +98,8 @@ class Cluster {
 
   // Construction API for builders (topologies/*_builder.cpp).
   explicit Cluster(ClusterSpec spec);
+  // Room for this many devices and links in all (an estimate: only saves reallocations).
+  void reserve(std::size_t devices, std::size_t links);
   int add_device(Device device);
   int add_link(Link link);
   // Adds two directed links, a -> b and b -> a, with the same properties. Returns the first.

@@ -270,6 +270,8 @@ NodeLayout build_nodes(Cluster& cluster, const ClusterSpec& spec) {
                     "expected at most node.gpus (" + std::to_string(n.gpus) + ") PCIe switches, got " +
                         std::to_string(n.pcie_switches));
   // All GPUs first: device index == GPU rank.
+  const auto nodes = static_cast<std::size_t>(spec.nodes);
+  cluster.reserve(nodes * static_cast<std::size_t>(n.gpus), 0);
   for (int node = 0; node < spec.nodes; ++node) {
     for (int g = 0; g < n.gpus; ++g) {
       cluster.add_device(Device{.kind = DeviceKind::gpu,
@@ -285,12 +287,18 @@ NodeLayout build_nodes(Cluster& cluster, const ClusterSpec& spec) {
   layout.nic_devices.reserve(static_cast<std::size_t>(spec.nodes) * static_cast<std::size_t>(n.nics));
   NodeBuild build{cluster, spec};
   for (int node = 0; node < spec.nodes; ++node) {
+    const std::size_t devices_before = cluster.devices().size(), links_before = cluster.links().size();
     scale_up.build(build, node);
     add_nics(build, node, layout);
     if (n.pcie_switches == 0)
       link_nics_directly(build, node, layout);
     else
       build_pcie_tree(build, node, layout);
+    if (node == 0) {  // the other nodes are built alike: room for them and, roughly, for the fabric
+      const std::size_t devices = cluster.devices().size() - devices_before;
+      const std::size_t links = cluster.links().size() - links_before;
+      cluster.reserve(devices_before + devices * nodes * 5 / 4, links_before + links * nodes * 5 / 2);
+    }
   }
   return layout;
 }
