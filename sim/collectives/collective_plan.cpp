@@ -97,4 +97,9 @@ std::vector<std::vector<int>> node_segments(const Cluster& cluster, const std::v
   return segments;
 }
 
+bool within_one_node(const Cluster& cluster, const std::vector<int>& ranks) {
+  return std::all_of(ranks.begin(), ranks.end(),
+                     [&](int r) { return cluster.node_of_gpu(r) == cluster.node_of_gpu(ranks.front()); });
+}
+
 }  // namespace clustersim

@@ -59,5 +59,7 @@ double max_hop_latency_s(const CollectiveContext& ctx, const std::vector<Transfe
 void sort_and_merge_transfers(std::vector<Transfer>& transfers);
 // Consecutive ranks of the group that live on the same node.
 std::vector<std::vector<int>> node_segments(const Cluster& cluster, const std::vector<int>& ranks);
+// Whether every rank of the group lives on one node (node_segments would give one segment).
+bool within_one_node(const Cluster& cluster, const std::vector<int>& ranks);
 
 }  // namespace clustersim

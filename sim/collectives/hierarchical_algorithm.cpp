@@ -157,7 +157,8 @@ std::string nvls_infeasible(const CollectiveContext& ctx, const CollectiveReques
   if (!node_has_nvls(ctx.cluster))
     return "the node's NVSwitch has no in-switch reduction (needs NVSwitch generation 3: scale_up generation nvlink4 "
            "or nvlink5)";
-  if (node_segments(ctx.cluster, *request.ranks).size() != 1) return "NVLS reduces inside one NVSwitch domain";
+  if (request.ranks->empty() || !within_one_node(ctx.cluster, *request.ranks))
+    return "NVLS reduces inside one NVSwitch domain";
   return {};
 }
 

@@ -28,8 +28,7 @@
 namespace clustersim {
 
 int ring_channels(const Cluster& cluster, const std::vector<int>& ranks) {
-  const bool multi_node = node_segments(cluster, ranks).size() > 1;
-  return multi_node ? std::max(1, cluster.spec().node.nics) : 1;
+  return within_one_node(cluster, ranks) ? 1 : std::max(1, cluster.spec().node.nics);
 }
 
 namespace {
