@@ -357,6 +357,8 @@ TEST(Routing, EcmpTakesEveryEqualCostRoute) {
     specs.push_back(test::spec_from(doc));
   specs.push_back(fat_tree_spec(5, 8, 4, 12, 2.0, false));  // NICs shared by GPUs
   specs.push_back(fat_tree_spec(6, 4, 4, 8, 1.0, true));
+  // Rack-scale NVLink domains of 32 GPUs: a fabric-owned NVSwitch whose heads are GPUs.
+  specs.push_back(load_cluster_spec("gb200-nvl72", {{"node.scale_up.domain_gpus", "32"}, {"nodes", "16"}}));
   int pairs_checked = 0;
   for (const ClusterSpec& spec : specs) {
     const Cluster c = Cluster::build(with_routing(spec, "ecmp"));
