@@ -132,9 +132,8 @@ struct Cluster::Impl {
   // shift (a core device, not a GPU, never an exception), else -1: the walk's fast path.
   std::vector<int> out_head_core;
   // Aligned with out_ids: the head's component (RouteDistances) when it is a forwarding device outside
-  // the core, else -1; and whether the walk may skip such heads (RouteDistances::transits_strict).
+  // the core, else -1 (the walk may skip foreign ones where RouteDistances::transits_strict()).
   std::vector<int> out_head_component;
-  bool skip_foreign_components = false;
   mutable std::vector<std::uint32_t> component_stamp;  // per component: the last walk that marked it
   mutable std::uint32_t walk_stamp = 0;
   std::vector<int> in_offsets, in_ids;
@@ -795,7 +794,6 @@ void Cluster::finalize() {
       continue;
     m.out_head_core[k] = m.route_distances.core_of(f);
   }
-  m.skip_foreign_components = m.route_distances.transits_strict();
   m.other_heads.assign(m.devices.size(), 0);
   m.component_heads.assign(m.devices.size(), 0);
   m.component_entry_offsets.assign(m.route_distances.component_count() + 1, 0);
@@ -884,7 +882,8 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     const auto end = static_cast<std::size_t>(m.out_offsets[static_cast<std::size_t>(current) + 1]);
     const bool at_source = current == src_gpu;
     const int current_f = m.forwarding_index[static_cast<std::size_t>(current)];
-    const bool skip_here = m.skip_foreign_components && current_f >= 0 && m.route_distances.core_of(current_f) >= 0;
+    const bool skip_here =
+        m.route_distances.transits_strict() && current_f >= 0 && m.route_distances.core_of(current_f) >= 0;
     choices.clear();
     const int current_core = current_f >= 0 ? m.route_distances.core_of(current_f) : -1;
     if (current_core >= 0 && !at_source && end - begin <= k_mask_bits &&

@@ -17,6 +17,7 @@ double CollectivePlan::latency_s() const {
 
 namespace {
 
+// The per-step latency of the hop src -> dst (its route into `route`).
 double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu, std::vector<int>& route) {
   route.clear();
   ctx.cluster.route(src_gpu, dst_gpu, 0, route);
@@ -29,11 +30,6 @@ double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu, std
 }
 
 }  // namespace
-
-double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu) {
-  std::vector<int> route;
-  return hop_latency_s(ctx, src_gpu, dst_gpu, route);
-}
 
 // A route of h links takes at most h x (the largest latency of a link it may hold) + (the largest step
 // latency of their technologies), Cluster::route_bound: a transfer whose bound does not exceed the

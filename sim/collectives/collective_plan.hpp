@@ -50,10 +50,8 @@ struct CollectiveRequest {
   int root = 0;  // broadcast and reduce: index of the root in `ranks`
 };
 
-// The per-step latency of a hop: its route's wire latency plus the profile's per-step latency of the
-// route's technologies (the largest of them).
-double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu);
-// The largest hop latency among `transfers`.
+// The largest per-step latency of a hop among `transfers`: a hop's route's wire latency plus the
+// profile's per-step latency of the route's technologies (the largest of them).
 double max_hop_latency_s(const CollectiveContext& ctx, const std::vector<Transfer>& transfers);
 // Sorts by (src, dst) and merges transfers of the same pair into one flow carrying their bytes.
 void sort_and_merge_transfers(std::vector<Transfer>& transfers);
