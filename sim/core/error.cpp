@@ -4,11 +4,11 @@
 
 namespace clustersim {
 namespace {
+// A command-line option ("--ranks 0-99") has no document: its value is the whole of what is wrong.
 std::string format(const std::string& file, const std::string& path, const std::string& message) {
   std::string out = file.empty() ? std::string("<input>") : file;
   out += ": ";
-  out += path.empty() ? std::string("(document)") : path;
-  out += ": ";
+  if (!path.empty() || !file.starts_with("--")) out += (path.empty() ? std::string("(document)") : path) + ": ";
   out += message;
   return out;
 }

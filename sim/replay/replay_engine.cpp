@@ -377,6 +377,20 @@ class Replay {
     return it != options_.algorithm_by_communicator.end() ? it->second : options_.collective_algorithm;
   }
 
+  // An algorithm this communicator's collective cannot run is a bad option, not a failed simulation:
+  // refused naming the option that asked for it (`--algorithm`, or `--algorithm dp` for an override).
+  void check_feasible(std::uint16_t comm, const CollectiveContext& ctx, const CollectiveRequest& req) const {
+    const std::string& name = algorithm_for(comm);
+    if (name == kAutoAlgorithm) return;  // the selector considers only what can run
+    const std::string why = collective_infeasible(name, ctx, req);
+    if (why.empty()) return;
+    const Communicator& communicator = graph_.communicators()[comm];
+    const bool override = options_.algorithm_by_communicator.contains(communicator.name);
+    throw SpecError(
+        override ? "--algorithm " + communicator.name : std::string("--algorithm"), "",
+        "communicator '" + communicator.name + "' (" + std::to_string(req.ranks->size()) + " ranks): " + why);
+  }
+
   // The plans of a collective on every group of a cell of `comm`: built once per (communicator, cell,
   // kind, size), as they depend on nothing else, and reused by every later call (a step repeats its
   // collectives).
@@ -422,6 +436,7 @@ class Replay {
     for (std::size_t g : cells_[comm][static_cast<std::size_t>(cell)].groups) {
       const auto& group = graph_.communicators()[comm].groups[g];
       CollectiveRequest req{kind, &group, bytes};
+      if (planned.algorithm.empty()) check_feasible(comm, ctx, req);
       // The first group's plan names the algorithm ("auto": the selector's choice, planned once);
       // the other groups of the communicator have the same shape and use the same algorithm.
       planned.plans.push_back(std::make_shared<const CollectivePlan>(

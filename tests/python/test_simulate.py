@@ -199,6 +199,15 @@ def test_algorithm_per_process_group(superpod: cs.Cluster, gpt: cs.Workload) -> 
         assert set(comm.loc[comm["group"] == "dp", "algorithm"]) == {name}
     with pytest.raises(cs.SpecError):
         cs.simulate(superpod, gpt, algorithm="no-such-algorithm")
+    # An algorithm the group cannot run (NVLS reduces inside one node; dp spans 2) is refused, never
+    # replaced: the option, the communicator and why.
+    with pytest.raises(cs.SpecError) as info:
+        cs.simulate(superpod, gpt, algorithm={"dp": "nvls"})
+    assert info.value.file == "--algorithm dp"
+    assert info.value.json_path == ""
+    assert info.value.message == ("communicator 'dp' (16 ranks): the nvls algorithm cannot run this all_reduce: "
+                                  "NVLS reduces inside one NVSwitch domain")
+    assert str(info.value) == "--algorithm dp: " + info.value.message
 
 
 def test_analytical_fidelity_is_the_fast_model(report: cs.Report, superpod: cs.Cluster, gpt: cs.Workload) -> None:

@@ -21,6 +21,7 @@ class SpecError(ValueError):
 
     ``str(error)`` is ``"<file>: <json_path>: <message>"``, exactly what the CLI prints after
     ``error:``; an empty file reads ``<input>`` and an empty path (the whole document) ``(document)``.
+    A bad option (``file`` such as ``"--algorithm dp"``) has no path: ``"<file>: <message>"``.
     """
 
     def __init__(self, file: str, json_path: str, message: str) -> None:
@@ -31,6 +32,8 @@ class SpecError(ValueError):
 
     def __str__(self) -> str:
         file = self.file or "<input>"
+        if not self.json_path and file.startswith("--"):
+            return f"{file}: {self.message}"
         path = self.json_path or "(document)"
         return f"{file}: {path}: {self.message}"
 

@@ -100,6 +100,29 @@ TEST(CliBadInput, UnknownOptionIsAUsageError) {
   expect_refused("simulate --cluster dgx-h100 --workload gpt3-1.3b --frobnicate", "unknown option --frobnicate");
 }
 
+// A communicator spec the cluster cannot hold: the option and what was expected, no JSON path.
+TEST(CliBadInput, BadCommunicatorsAreRefused) {
+  const std::string sweep = "collective --cluster dgx-h100-superpod --set nodes=2 --max-bytes 1M --ranks ";
+  expect_refused(sweep + "0-99", "error: --ranks 0-99: rank 16 is out of range (expected ranks like 0-63");
+  expect_refused(sweep + "0,1,1", "error: --ranks 0,1,1: rank 1 appears twice");
+  expect_refused(sweep + "''", "error: --ranks : empty item");
+  expect_refused(sweep + "3-1", "error: --ranks 3-1: range '3-1' runs backwards");
+}
+
+// An algorithm the group cannot run is refused, naming the option and the communicator; never a
+// silent fallback to another algorithm.
+TEST(CliBadInput, AnAlgorithmTheGroupCannotRunIsRefused) {
+  expect_refused("collective --cluster dgx-h100-superpod --set nodes=2 --ranks 0-15 --max-bytes 1M --algorithm nvls",
+                 "error: --algorithm: communicator 'sweep' (16 ranks): the nvls algorithm cannot run this "
+                 "all_reduce: NVLS reduces inside one NVSwitch domain");
+  expect_refused(
+      "collective --cluster dgx-h100-superpod --set nodes=2 --ranks 0-15 --op all_to_all --max-bytes 1M "
+      "--algorithm tree",
+      "error: --algorithm: communicator 'sweep' (16 ranks): the tree algorithm cannot run all_to_all");
+  expect_refused("simulate --cluster dgx-a100-superpod --set cluster.nodes=2 --workload gpt3-1.3b --algorithm dp=nvls",
+                 "error: --algorithm dp: communicator 'dp' (");
+}
+
 TEST(CliBadInput, NoCommandPrintsEveryCommandNameWhole) {
   // Exit 2 without a command; the list names every command in full, then its summary after a space.
   const auto r = run_cli("");

@@ -52,13 +52,22 @@ TEST(CollectiveAlgorithms, HalvingDoublingReduceScatterIsHalf) {
   EXPECT_NEAR(t, expected, 0.005 * expected);
 }
 
+// An algorithm the group cannot run is a bad option (exit status 2), named with the communicator.
 TEST(CollectiveAlgorithms, HalvingDoublingRefusesNonPowerOfTwo) {
   try {
     time_of(star(6), {{iota_ranks(6)}, CollectiveKind::all_reduce, kS, "halving_doubling"});
     FAIL() << "expected an error";
-  } catch (const SimulationError& e) {
-    EXPECT_NE(std::string(e.what()).find("power-of-two"), std::string::npos) << e.what();
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file(), "--algorithm");
+    EXPECT_NE(e.message().find("communicator 'c' (6 ranks)"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("power-of-two"), std::string::npos) << e.what();
   }
+  // The planner alone, outside a replay, reports the same refusal as a failed simulation.
+  const Cluster cluster = Cluster::build(star(6));
+  const auto ranks = iota_ranks(6);
+  EXPECT_THROW(
+      plan_collective("halving_doubling", {cluster, ideal_network_profile()}, {CollectiveKind::all_reduce, &ranks, kS}),
+      SimulationError);
 }
 
 // Direct all-to-all over 8 ranks, S per rank split evenly: (N-1)/N S/B + a.
@@ -162,14 +171,14 @@ TEST(CollectiveAlgorithms, SharpNeedsSwitchesThatReduce) {
   try {
     time_of(testing::fat_tree_spec(2, 8, 8), {{iota_ranks(16)}, CollectiveKind::all_reduce, kS, "sharp"});
     FAIL() << "expected an error";
-  } catch (const SimulationError& e) {
+  } catch (const SpecError& e) {
     EXPECT_NE(std::string(e.what()).find("SHARP"), std::string::npos) << e.what();
   }
 }
 
 TEST(CollectiveAlgorithms, NvlsNeedsAnNvSwitchGenerationThatReduces) {
   EXPECT_THROW(time_of(testing::fat_tree_spec(1, 8, 8), {{iota_ranks(8)}, CollectiveKind::all_reduce, kS, "nvls"}),
-               SimulationError);
+               SpecError);
 }
 
 // Conservation: what the ranks send is what they receive, and each rank sends the algorithm's volume.
