@@ -4,10 +4,11 @@
 A 1 GiB all-reduce over 2,048 GPUs (256 DGX H100 nodes) and 16,384 GPUs (2,048 nodes; a 3-tier
 fat-tree) of the rail-optimized DGX H100 SuperPOD preset, at flow and analytical fidelity, with the
 ring, the tree and the selector's choice, then a 1 GiB send/recv between the two halves of the
-cluster (--op send_recv --peer-offset N/2). Prints wall seconds (the least of --repeat runs: the
-machine is shared; the most of them beside it), the CPU seconds of the least run (user + system: less sensitive to other load), peak
-RSS, the simulated figures and the issue's targets (issue 5: flow <= 2 s at 2,048 GPUs, <= 30 s at
-16,384; analytical <= 0.1 s for both).
+cluster (--op send_recv --peer-offset N/2); `--algorithms all_to_all` times a 1 GiB all-to-all instead
+(N(N-1) pairs: for --nodes up to about 128). Prints wall seconds (the least of --repeat runs: the
+machine is shared; the most of them beside it), the CPU seconds of the least run (user + system: less
+sensitive to other load), peak RSS, the simulated figures and the issue's targets (issue 5: flow
+<= 2 s at 2,048 GPUs, <= 30 s at 16,384; analytical <= 0.1 s for both).
 
     python3 bench/bench_collectives.py [--cli build/bin/clustersim] [--nodes 256 2048] [--repeat 3]
         [--algorithms ring tree auto] [--fidelities analytical flow]
@@ -27,8 +28,12 @@ TARGET_S = {("flow", 256): 2.0, ("flow", 2048): 30.0, ("analytical", 256): 0.1, 
 def measure(cli, nodes, fidelity, algorithm, extra):
     # More than 2,048 GPUs need the 3-tier fat-tree (a 2-tier one of radix 64 stops at 2,048 ports).
     tiers = ["--set", "fabric.tiers=3"] if nodes > 256 else []
-    op = ["--op", "send_recv", "--ranks", f"0-{nodes * 8 - 1}", "--peer-offset", str(nodes * 4)] \
-        if algorithm == "send_recv" else ["--algorithm", algorithm]
+    if algorithm == "send_recv":
+        op = ["--op", "send_recv", "--ranks", f"0-{nodes * 8 - 1}", "--peer-offset", str(nodes * 4)]
+    elif algorithm == "all_to_all":
+        op = ["--op", "all_to_all"]
+    else:
+        op = ["--algorithm", algorithm]
     args = [cli, "collective", "--cluster", "dgx-h100-superpod", "--set", f"nodes={nodes}"] + tiers + [
         "--min-bytes", "1G", "--max-bytes", "1G", "--fidelity", fidelity, "--json"] + op + extra
     start = time.perf_counter()
@@ -67,7 +72,7 @@ def main():
                 m = min(runs, key=lambda r: r["wall_s"])
                 worst_s = max(r["wall_s"] for r in runs)
                 target = TARGET_S.get((fidelity, nodes))
-                verdict = "" if target is None or algorithm == "send_recv" else (
+                verdict = "" if target is None or algorithm in ("send_recv", "all_to_all") else (
                     f"{'ok' if m['wall_s'] <= target else 'MISS'} {target:g}")
                 print(f"{nodes * 8:>6} {fidelity:>10} {algorithm:>10} {m['algorithm']:>8} {m['wall_s']:>8.2f} "
                       f"{worst_s:>8.2f} {verdict:>7} {m['cpu_s']:>7.2f} {m['rss'] / 2**20:>8.1f} {m['time_us']:>10.1f} "

@@ -27,10 +27,11 @@ struct Transfer {
   int dst_gpu = 0;
   double bytes = 0.0;
   // Part of the steady state of a synchronized, pipelined algorithm (NCCL's tree: every edge moves
-  // one chunk per step). The flow backend moves the pipelined transfers of one start_transfers call
-  // that carry the same bytes as one unit: one rate for all of them, bounded by max-min sharing on
-  // the links of every member, so they end together (one solver event instead of one per flow). The
-  // analytical backend ignores it (its rates are fixed at the start: equal flows end together anyway).
+  // one chunk per step; an even all-to-all: every pair advances at once). The flow backend moves
+  // the pipelined transfers of one start_transfers call that carry the same bytes as one unit: one
+  // rate for all of them, bounded by max-min sharing on the links of every member, so they end
+  // together (one solver event instead of one per flow). The analytical backend ignores it (its
+  // rates are fixed at the start).
   bool pipelined = false;
 };
 

@@ -246,6 +246,21 @@ TEST(CollectiveAlgorithms, AnalyticalEqualsFlowOnIdleFabrics) {
   EXPECT_NEAR(time_of(star(8), a2a), flow, 0.01 * flow);
 }
 
+// An even all-to-all across nodes is bound by each GPU's NIC, which sends the (N-G)/N of S bound for
+// the other nodes: t = (N-G)/N S/B (NVLink carries the node's own pairs, 9 times faster). At flow
+// fidelity its pairs move as pipelined units, ending when the busiest link has drained: the
+// analytical backend's time, to rounding.
+TEST(CollectiveAlgorithms, AllToAllAcrossNodesIsBoundByTheNics) {
+  const ClusterSpec spec = testing::fat_tree_spec(4, 8, 8);
+  CollectiveRun a2a{{iota_ranks(32)}, CollectiveKind::all_to_all, kS, "direct", "flow"};
+  const double flow = time_of(spec, a2a);
+  a2a.fidelity = "analytical";
+  const double analytical = time_of(spec, a2a);
+  const double expected = 24.0 / 32 * kS / kB;
+  EXPECT_NEAR(flow, expected, 0.01 * expected);
+  EXPECT_NEAR(analytical, flow, 1e-9 * flow);
+}
+
 // all_to_allv: the same total bytes, but rank 0 receives half of everything: its downlink is the
 // bottleneck, so the skewed exchange is slower than the balanced one.
 TEST(CollectiveAlgorithms, SkewedAllToAllvIsSlowerThanBalanced) {
