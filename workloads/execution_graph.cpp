@@ -69,7 +69,20 @@ OpId OpTable::add_compute(const ComputeOp& op, std::span<const OpId> deps) {
 }
 
 OpId OpTable::add_collective(const CollectiveOp& op, std::span<const OpId> deps) {
+  if (!op.pair_bytes.empty()) {
+    if (op.collective != CollectiveKind::all_to_all)
+      throw SimulationError("op '" + std::string(op.name) + "': per-pair sizes are for all_to_all only, not " +
+                            to_string(op.collective));
+    for (double b : op.pair_bytes)
+      if (!(b >= 0.0) || b == std::numeric_limits<double>::infinity())
+        throw SimulationError("op '" + std::string(op.name) + "': per-pair sizes must be finite numbers >= 0");
+  }
   const OpId id = push(OpKind::collective, op.stream, op.name, deps);
+  if (!op.pair_bytes.empty()) {
+    pair_bytes_.emplace_back(op.pair_bytes.begin(), op.pair_bytes.end());
+    pair_bytes_slot_.resize(static_cast<std::size_t>(id) + 1, 0);
+    pair_bytes_slot_[id] = static_cast<std::uint32_t>(pair_bytes_.size());
+  }
   kernel_.push_back(KernelClass::elementwise);
   precision_.push_back(Precision::bf16);
   flops_.push_back(0.0);
@@ -122,7 +135,10 @@ std::size_t OpTable::memory_bytes() const {
   std::size_t names = 0;
   for (const auto& n : names_)
     names += n.capacity() + sizeof(std::string);
-  return per_op * size() + deps_.size() * sizeof(OpId) + duration_s_.capacity() * sizeof(double) + names;
+  std::size_t matrices = pair_bytes_slot_.capacity() * sizeof(std::uint32_t);
+  for (const auto& m : pair_bytes_)
+    matrices += m.capacity() * sizeof(double) + sizeof(m);
+  return per_op * size() + deps_.size() * sizeof(OpId) + duration_s_.capacity() * sizeof(double) + names + matrices;
 }
 
 std::uint16_t ExecutionGraph::add_communicator(Communicator c) {
@@ -157,6 +173,13 @@ void ExecutionGraph::validate() const {
     for (OpId i = 0; i < ops.size(); ++i) {
       if (ops.kind(i) != OpKind::compute && ops.communicator(i) >= communicators_.size())
         throw SimulationError("op '" + std::string(ops.name(i)) + "' uses an unknown communicator");
+      if (const std::vector<double>* m = ops.pair_bytes(i)) {
+        for (const auto& group : communicators_[ops.communicator(i)].groups)
+          if (m->size() != group.size() * group.size())
+            throw SimulationError("op '" + std::string(ops.name(i)) + "' has " + std::to_string(m->size()) +
+                                  " per-pair sizes for a group of " + std::to_string(group.size()) + " ranks (" +
+                                  std::to_string(group.size() * group.size()) + " expected)");
+      }
     }
   }
   for (std::size_t r = 0; r < owner.size(); ++r) {

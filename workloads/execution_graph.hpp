@@ -62,6 +62,10 @@ struct CollectiveOp {
   std::uint16_t communicator = 0;  // index into ExecutionGraph::communicators()
   double bytes = 0.0;              // the buffer size per rank, as nccl-tests counts it
   std::uint8_t stream = 1;
+  // all_to_allv (all_to_all only): the bytes group position i sends to position j at [i * n + j], for
+  // groups of n ranks (the diagonal stays on its rank); `bytes` is then the largest row sum. Empty:
+  // an even all_to_all, S/n per pair.
+  std::span<const double> pair_bytes = {};
 };
 
 // Point-to-point: a send or a recv between two positions of each group of a communicator.
@@ -96,6 +100,10 @@ class OpTable {
   std::uint32_t batch(OpId i) const { return batch_[i]; }
   // Compute ops: the measured duration (ComputeOp::duration_s), 0 when the GPU model times the op.
   double duration_s(OpId i) const { return i < duration_s_.size() ? duration_s_[i] : 0.0; }
+  // Collective ops: the all_to_allv's per-pair bytes (CollectiveOp::pair_bytes); null for any other.
+  const std::vector<double>* pair_bytes(OpId i) const {
+    return i < pair_bytes_slot_.size() && pair_bytes_slot_[i] != 0 ? &pair_bytes_[pair_bytes_slot_[i] - 1] : nullptr;
+  }
   CollectiveKind collective(OpId i) const { return collective_[i]; }
   std::uint16_t communicator(OpId i) const { return communicator_[i]; }                // collective, send, recv
   std::int32_t peer_offset(OpId i) const { return static_cast<std::int32_t>(m_[i]); }  // send, recv
@@ -123,6 +131,9 @@ class OpTable {
   std::vector<OpId> deps_;
   std::vector<std::string> names_;  // interned op names (few distinct ones)
   std::vector<double> duration_s_;  // measured durations; empty while every one is 0 (generated graphs)
+  // all_to_allv matrices: op i's is pair_bytes_[pair_bytes_slot_[i] - 1] (slot 0 or past the end: none).
+  std::vector<std::uint32_t> pair_bytes_slot_;
+  std::deque<std::vector<double>> pair_bytes_;
 };
 
 // A family of process groups of the same role: "dp" has one group per (tp, pp, cp) coordinate.
@@ -152,7 +163,8 @@ class ExecutionGraph {
   std::size_t op_count() const;  // summed over classes (each class once)
 
   // Checks internal consistency (every rank in exactly one class, dependencies point backwards,
-  // communicator indices valid, each group's ranks distinct and in range). Throws SimulationError.
+  // communicator indices valid, each group's ranks distinct and in range, an all_to_allv's matrix
+  // n x n for the groups of n ranks of its communicator). Throws SimulationError.
   void validate() const;
 
  private:

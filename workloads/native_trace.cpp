@@ -4,6 +4,8 @@
 // exactly when they hold their default (deps empty, GEMM shape 0 x 0 x 0 x 1, duration_s 0). Reading
 // it back gives a graph equal on every field, and writing that again gives the same bytes (doubles
 // are printed with the shortest text that reads back to the same value).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -78,6 +80,14 @@ ordered_json op_json(const ExecutionGraph& graph, const OpTable& ops, OpId i) {
       j["collective"] = to_string(ops.collective(i));
       j["communicator"] = graph.communicators().at(ops.communicator(i)).name;
       j["bytes"] = ops.bytes(i);
+      if (const std::vector<double>* m = ops.pair_bytes(i)) {
+        const auto n = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(m->size()))));
+        ordered_json rows = ordered_json::array();
+        for (std::size_t r = 0; r < n; ++r)
+          rows.push_back(std::vector<double>(m->begin() + static_cast<std::ptrdiff_t>(r * n),
+                                             m->begin() + static_cast<std::ptrdiff_t>((r + 1) * n)));
+        j["pair_bytes"] = rows;
+      }
       break;
     case OpKind::send:
     case OpKind::recv:
@@ -174,6 +184,48 @@ std::uint16_t read_communicator_ref(JsonReader& r, const CommunicatorIndex& inde
   return c;
 }
 
+// An all_to_allv's per-pair bytes: n rows of n numbers >= 0 for the class's groups of n ranks (row i:
+// what group position i sends to each position). Checks that `bytes` is the largest row sum.
+std::vector<double> read_pair_bytes(JsonReader& r, const CommunicatorIndex& comms, std::uint16_t communicator,
+                                    const std::vector<int>& ranks, double bytes) {
+  const std::size_t n =
+      ranks.empty()
+          ? 0
+          : static_cast<std::size_t>(comms.group_size_of_rank[communicator][static_cast<std::size_t>(ranks[0])]);
+  for (int rank : ranks)
+    if (static_cast<std::size_t>(comms.group_size_of_rank[communicator][static_cast<std::size_t>(rank)]) != n)
+      r.fail("pair_bytes", "the ranks of this class are in groups of different sizes; per-pair sizes need one size");
+  const std::string path = r.path_of("pair_bytes");
+  const auto& rows = r.array("pair_bytes");
+  if (rows.size() != n)
+    throw SpecError(r.file(), path,
+                    "expected " + std::to_string(n) + " rows (the group has " + std::to_string(n) + " ranks), got " +
+                        std::to_string(rows.size()));
+  std::vector<double> matrix;
+  matrix.reserve(n * n);
+  double largest_row = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& row = rows[i];
+    if (!row.is_array() || row.size() != n)
+      throw SpecError(r.file(), path + "/" + std::to_string(i),
+                      "expected an array of " + std::to_string(n) + " byte counts, got " + describe_json(row));
+    double sum = 0.0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const auto& v = row[j];
+      if (!v.is_number() || !(v.get<double>() >= 0.0) || !std::isfinite(v.get<double>()))
+        throw SpecError(r.file(), path + "/" + std::to_string(i) + "/" + std::to_string(j),
+                        "expected a number of bytes >= 0, got " + describe_json(v));
+      matrix.push_back(v.get<double>());
+      sum += v.get<double>();
+    }
+    largest_row = std::max(largest_row, sum);
+  }
+  if (std::abs(bytes - largest_row) > 1e-9 * largest_row)
+    r.fail("bytes", "an all_to_allv's bytes is the largest row sum of its pair_bytes, " +
+                        nlohmann::json(largest_row).dump() + ", got " + nlohmann::json(bytes).dump());
+  return matrix;
+}
+
 void read_op(JsonReader r, std::size_t index, OpTable& ops, const CommunicatorIndex& comms,
              const std::vector<int>& ranks) {
   const auto kind = enum_from_name(kOpKinds, r.choice("kind", enum_names(kOpKinds)));
@@ -220,6 +272,14 @@ void read_op(JsonReader r, std::size_t index, OpTable& ops, const CommunicatorIn
       op.collective = enum_from_name(kCollectives, r.choice("collective", enum_names(kCollectives)));
       op.communicator = read_communicator_ref(r, comms, ranks);
       op.bytes = r.number("bytes", NumberRange::non_negative());
+      std::vector<double> pair_bytes;
+      if (r.has("pair_bytes")) {
+        if (op.collective != CollectiveKind::all_to_all)
+          r.fail("pair_bytes", std::string("per-pair sizes (an all_to_allv) are for all_to_all only, not ") +
+                                   to_string(op.collective));
+        pair_bytes = read_pair_bytes(r, comms, op.communicator, ranks, op.bytes);
+        op.pair_bytes = pair_bytes;
+      }
       r.finish();
       ops.add_collective(op, deps);
       return;

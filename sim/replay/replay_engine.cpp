@@ -115,6 +115,8 @@ class Replay {
   struct Pending {
     CollectiveKind kind;
     double bytes;
+    const std::vector<double>* pair_bytes;  // all_to_allv; null for any other collective
+    std::pair<std::size_t, OpId> first;     // the (class, op) that arrived first
     std::string first_name;
     std::vector<std::pair<std::size_t, OpId>> arrived;  // (class, op)
   };
@@ -349,15 +351,22 @@ class Replay {
     const int cell = cell_of_class_[comm][c];
     auto [it, inserted] = pending_.try_emplace({comm, cell, seq});
     Pending& p = it->second;
+    const std::vector<double>* pair_bytes = ops.pair_bytes(op);
     if (inserted) {
       p.kind = ops.collective(op);
       p.bytes = ops.bytes(op);
+      p.pair_bytes = pair_bytes;
+      p.first = {c, op};
       p.first_name = std::string(ops.name(op));
-    } else if (p.kind != ops.collective(op) || p.bytes != ops.bytes(op)) {
-      throw SimulationError("mismatched collectives on communicator '" + graph_.communicators()[comm].name +
-                            "' (call #" + std::to_string(seq) + "): '" + p.first_name + "' (" + to_string(p.kind) +
-                            ", " + std::to_string(p.bytes) + " bytes) vs '" + std::string(ops.name(op)) + "' (" +
-                            to_string(ops.collective(op)) + ", " + std::to_string(ops.bytes(op)) + " bytes)");
+    } else if (p.kind != ops.collective(op) || p.bytes != ops.bytes(op) ||
+               (p.pair_bytes == nullptr) != (pair_bytes == nullptr) ||
+               (pair_bytes != nullptr && *p.pair_bytes != *pair_bytes)) {
+      throw SimulationError(
+          "mismatched collectives on communicator '" + graph_.communicators()[comm].name + "' (call #" +
+          std::to_string(seq) + "): '" + p.first_name + "' (" + to_string(p.kind) + ", " + std::to_string(p.bytes) +
+          " bytes) vs '" + std::string(ops.name(op)) + "' (" + to_string(ops.collective(op)) + ", " +
+          std::to_string(ops.bytes(op)) + " bytes)" +
+          (p.kind == ops.collective(op) && p.bytes == ops.bytes(op) ? ": different per-pair sizes" : ""));
     }
     p.arrived.emplace_back(c, op);
     if (static_cast<int>(p.arrived.size()) == cells_[comm][static_cast<std::size_t>(cell)].participants) {
@@ -427,15 +436,18 @@ class Replay {
     link_bytes.assign(bytes.begin(), bytes.end());
     return true;
   }
-  PlannedCollective& plan_for(std::uint16_t comm, int cell, CollectiveKind kind, double bytes) {
-    const auto key = std::make_tuple(comm, cell, kind, bytes);
+  PlannedCollective& plan_for(std::uint16_t comm, int cell, const Pending& p) {
+    // An all_to_allv is planned per op that carries it (keys stay deterministic: no addresses).
+    const std::pair<std::size_t, OpId> matrix_of =
+        p.pair_bytes != nullptr ? p.first : std::pair<std::size_t, OpId>{graph_.classes().size(), 0};
+    const auto key = std::make_tuple(comm, cell, p.kind, p.bytes, matrix_of);
     auto it = planned_.find(key);
     if (it != planned_.end()) return it->second;
     PlannedCollective planned;
     const CollectiveContext ctx{cluster_, options_.network_profile};
     for (std::size_t g : cells_[comm][static_cast<std::size_t>(cell)].groups) {
       const auto& group = graph_.communicators()[comm].groups[g];
-      CollectiveRequest req{kind, &group, bytes};
+      CollectiveRequest req{p.kind, &group, p.bytes, p.pair_bytes};
       if (planned.algorithm.empty()) check_feasible(comm, ctx, req);
       // The first group's plan names the algorithm ("auto": the selector's choice, planned once);
       // the other groups of the communicator have the same shape and use the same algorithm.
@@ -467,7 +479,7 @@ class Replay {
       states_[cls].started_s[graph_.classes()[cls].ops.stream(op)] = rec.start_s;
     if (!recorded_classes_.empty())
       for (const auto& [cls, op] : p.arrived)
-        if (recorded_[cls]) slice_algorithm_[{cls, op}] = plan_for(comm, cell, p.kind, p.bytes).algorithm;
+        if (recorded_[cls]) slice_algorithm_[{cls, op}] = plan_for(comm, cell, p).algorithm;
     auto members = std::make_shared<std::vector<std::pair<std::size_t, OpId>>>(std::move(p.arrived));
     auto on_group_done = [this, groups_left, members, record_index] {
       if (--*groups_left != 0) return;
@@ -475,7 +487,7 @@ class Replay {
       for (const auto& [cls, op] : *members)
         finish(cls, op);
     };
-    PlannedCollective& planned = plan_for(comm, cell, p.kind, p.bytes);
+    PlannedCollective& planned = plan_for(comm, cell, p);
     const std::string& algorithm = planned.algorithm;
     const auto& plans = planned.plans;
     rec.algorithm = algorithm;
@@ -659,7 +671,9 @@ class Replay {
   std::map<std::uint16_t, P2PRecord> p2p_;
   std::vector<ClassState> states_;
   std::map<std::tuple<std::uint16_t, int, std::uint32_t>, Pending> pending_;
-  std::map<std::tuple<std::uint16_t, int, CollectiveKind, double>, PlannedCollective> planned_;
+  // Keyed by (communicator, cell, kind, bytes, the (class, op) of an all_to_allv's matrix).
+  std::map<std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>, PlannedCollective>
+      planned_;
   std::vector<CollectiveRecord> records_;
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;

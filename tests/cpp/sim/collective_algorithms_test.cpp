@@ -286,6 +286,16 @@ TEST(CollectiveAlgorithms, SkewedAllToAllvIsSlowerThanBalanced) {
   EXPECT_NEAR(t_skew - kA, 4.0 * (t_even - kA), 1e-6 * t_skew);
   EXPECT_GT(t_skew, t_even);
   (void)total;
+  // Replayed (an all_to_all op with per-pair sizes, as a trace gives it), at both fidelities: rank 0's
+  // downlink drains 3.5 S, t = 3.5 S/B + a; the even exchange 7/8 S/B + a.
+  for (const char* fidelity : {"flow", "analytical"}) {
+    const double replayed_skew =
+        time_of(spec, {{ranks}, CollectiveKind::all_to_all, kS, "direct", fidelity, ideal, skewed});
+    EXPECT_NEAR(replayed_skew, 3.5 * kS / kB + kA, 0.01 * replayed_skew) << fidelity;
+    const double replayed_even =
+        time_of(spec, {{ranks}, CollectiveKind::all_to_all, kS, "direct", fidelity, ideal, balanced});
+    EXPECT_NEAR(replayed_even, 7.0 / 8 * kS / kB + kA, 0.01 * replayed_even) << fidelity;
+  }
 }
 
 // The selector picks, among NCCL's algorithms that can run the request, the one NCCL's tuner rates

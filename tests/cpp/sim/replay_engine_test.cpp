@@ -23,14 +23,14 @@ ComputeOp elementwise(const char* name, double bytes) {
 // Runs `graph` on a fresh flow backend in a child; returns {step, compute, exposed, idle, host wait}
 // of class 0.
 std::vector<double> run_graph(const ClusterSpec& spec, const std::function<ExecutionGraph(int)>& make,
-                              double host_op_s = 0.0) {
+                              double host_op_s = 0.0, const std::string& algorithm = "ring") {
   return testing::in_child([&] {
     const Cluster cluster = Cluster::build(spec);
     const ExecutionGraph graph = make(cluster.gpu_count());
     auto backend = make_flow_backend(cluster, ideal_network_profile());
     const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
     ReplayOptions options;
-    options.collective_algorithm = "ring";
+    options.collective_algorithm = algorithm;
     options.host_op_s = host_op_s;
     const ReplayResult r = replay(graph, cluster, gpu, *backend, options);
     const ClassTimes& t = r.classes.at(0);
@@ -163,6 +163,33 @@ TEST(ReplayEngine, MismatchedCollectivesAreReported) {
     FAIL() << "expected a mismatch";
   } catch (const SimulationError& e) {
     EXPECT_NE(std::string(e.what()).find("mismatched collectives"), std::string::npos) << e.what();
+  }
+}
+
+// An all_to_allv's ranks must agree on its per-pair sizes, and the matrix must fit the group.
+TEST(ReplayEngine, AllToAllvMatricesMustAgreeAndFitTheGroup) {
+  const auto graph_with = [](std::vector<double> first, std::vector<double> second) {
+    return [first, second](int world) {
+      ExecutionGraph g(world);
+      const auto ep = g.add_communicator({"ep", {iota(world)}});
+      g.add_class("rank 0", {0}).ops.add_collective({"x", CollectiveKind::all_to_all, ep, 3.0, 1, first});
+      g.add_class("rank 1", {1}).ops.add_collective({"x", CollectiveKind::all_to_all, ep, 3.0, 1, second});
+      return g;
+    };
+  };
+  EXPECT_NO_THROW(run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1, 0}, {0, 3, 1, 0}), 0.0, "auto"));
+  try {
+    run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1, 0}, {0, 3, 2, 0}), 0.0, "auto");
+    FAIL() << "expected a mismatch";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("different per-pair sizes"), std::string::npos) << e.what();
+  }
+  try {
+    run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1}, {0, 3, 1}), 0.0, "auto");
+    FAIL() << "expected a refusal";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("3 per-pair sizes for a group of 2 ranks (4 expected)"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -65,6 +65,7 @@ struct CollectiveRun {
   std::string algorithm = "ring";
   std::string fidelity = "flow";
   NetworkProfile profile = ideal_network_profile();
+  std::vector<double> pair_bytes = {};  // an all_to_allv's matrix (CollectiveOp::pair_bytes)
 };
 
 // Replays one collective (on every group of one communicator at once) in a child process; returns
@@ -78,7 +79,7 @@ inline std::vector<double> run_collective(const ClusterSpec& spec, const Collect
       all[static_cast<std::size_t>(r)] = r;
     const auto comm = graph.add_communicator({"c", run.groups});
     RankClass& rc = graph.add_class("all ranks", all);
-    rc.ops.add_collective({"collective", run.kind, comm, run.bytes, 1});
+    rc.ops.add_collective({"collective", run.kind, comm, run.bytes, 1, run.pair_bytes});
     auto backend = find_network_backend(run.fidelity)->make(cluster, run.profile);
     ReplayOptions options;
     options.collective_algorithm = run.algorithm;

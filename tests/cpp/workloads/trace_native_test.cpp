@@ -65,6 +65,9 @@ ExecutionGraph every_field_graph() {
   for (auto kind :
        {CollectiveKind::all_reduce, CollectiveKind::all_to_all, CollectiveKind::broadcast, CollectiveKind::reduce})
     second.ops.add_collective({"c", kind, dp, 1.0, 1});
+  // An all_to_allv over the groups of 2: bytes is the largest row sum.
+  const std::vector<double> pairs{0.0, 1e-7, 3.0e9, 0.5};
+  second.ops.add_collective({"ep.dispatch", CollectiveKind::all_to_all, dp, 3.0e9 + 0.5, 1, pairs});
   for (auto kernel : {KernelClass::attention, KernelClass::elementwise, KernelClass::optimizer, KernelClass::embedding,
                       KernelClass::loss}) {
     ComputeOp op;
@@ -203,6 +206,28 @@ TEST(NativeTrace, RefusesBadValuesWithTheirPath) {
               R"([{"name": "dp", "groups": [[0]]}])"))
           .json_path(),
       "/classes/0/ops/0/communicator");
+}
+
+// all_to_allv: per-pair sizes, an n x n matrix for groups of n ranks, on all_to_all only, with bytes
+// its largest row sum.
+TEST(NativeTrace, RefusesBadPairBytesWithTheirPath) {
+  const auto op = [](const std::string& collective, const std::string& bytes, const std::string& pairs) {
+    return trace_with_ops(R"({"kind": "collective", "name": "a2a", "collective": ")" + collective +
+                          R"(", "communicator": "dp", "bytes": )" + bytes + R"(, "pair_bytes": )" + pairs + "}");
+  };
+  EXPECT_NO_THROW(parse_native_trace(op("all_to_all", "7", "[[1, 2], [3, 4]]"), "good.json"));
+  const auto not_a2a = refusal(op("all_reduce", "7", "[[1, 2], [3, 4]]"));
+  EXPECT_EQ(not_a2a.json_path(), "/classes/0/ops/0/pair_bytes");
+  EXPECT_NE(not_a2a.message().find("all_to_all only"), std::string::npos) << not_a2a.what();
+  const auto rows = refusal(op("all_to_all", "7", "[[1, 2]]"));
+  EXPECT_EQ(rows.json_path(), "/classes/0/ops/0/pair_bytes");
+  EXPECT_EQ(rows.message(), "expected 2 rows (the group has 2 ranks), got 1");
+  EXPECT_EQ(refusal(op("all_to_all", "7", "[[1, 2], [3]]")).json_path(), "/classes/0/ops/0/pair_bytes/1");
+  EXPECT_EQ(refusal(op("all_to_all", "7", "[[1, 2], [3, -4]]")).json_path(), "/classes/0/ops/0/pair_bytes/1/1");
+  EXPECT_EQ(refusal(op("all_to_all", "7", "[[1, 2], [3, \"4\"]]")).json_path(), "/classes/0/ops/0/pair_bytes/1/1");
+  const auto bytes = refusal(op("all_to_all", "8", "[[1, 2], [3, 4]]"));
+  EXPECT_EQ(bytes.json_path(), "/classes/0/ops/0/bytes");
+  EXPECT_EQ(bytes.message(), "an all_to_allv's bytes is the largest row sum of its pair_bytes, 7.0, got 8.0");
 }
 
 TEST(NativeTrace, RefusesBadDocuments) {
