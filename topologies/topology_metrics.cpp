@@ -419,8 +419,8 @@ std::string metrics_to_json(const TopologyMetrics& m) {
 
 std::string metrics_to_text(const TopologyMetrics& m) {
   std::ostringstream os;
-  os << (m.name.empty() ? "cluster" : m.name) << ": " << m.nodes << " nodes, " << m.gpus << " GPUs, racks: " << m.racks
-     << ", fabric: " << m.fabric << "\n\n";
+  os << (m.name.empty() ? "cluster" : m.name) << ": " << m.nodes << (m.nodes == 1 ? " node, " : " nodes, ") << m.gpus
+     << " GPUs, racks: " << m.racks << ", fabric: " << m.fabric << "\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& d : m.devices)
     rows.push_back({d.kind, std::to_string(d.count)});
