@@ -23,6 +23,7 @@
 #include <pybind11/stl.h>
 
 #include "sim/cli/overrides.hpp"
+#include "sim/collective_sweep.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
@@ -106,6 +107,23 @@ std::string simulate_json(const std::string& cluster_text, const std::string& cl
   if (timeline_classes > 0) options.timeline_classes = timeline_classes;
   py::gil_scoped_release release;
   return simulate(cluster, workload, options).to_json(-1);
+}
+
+// `clustersim collective --json`: simulated nccl-tests rows, in a child process, the GIL released.
+// No ranks: every GPU; empty fidelity / algorithm / network_profile: the defaults.
+std::string collective_json(const std::string& cluster_text, const std::string& cluster_file, const std::string& op,
+                            const std::optional<std::string>& ranks, const std::vector<double>& sizes,
+                            const std::string& min_bytes, const std::string& max_bytes, const std::string& step_factor,
+                            const std::optional<int>& peer_offset, const std::string& fidelity,
+                            const std::string& algorithm, const std::string& network_profile) {
+  const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
+  CollectiveSweepRequest request{op, ranks, min_bytes, max_bytes, step_factor, sizes, peer_offset};
+  CollectiveSweepOptions o = collective_sweep_options(cluster, request);
+  if (!fidelity.empty()) o.fidelity = fidelity;
+  if (!algorithm.empty()) o.algorithm = algorithm;
+  if (!network_profile.empty()) o.network_profile = network_profile;
+  py::gil_scoped_release release;
+  return collective_rows_json(simulate_collective_sweep(cluster, o), -1);
 }
 
 // `clustersim topology info --json`: counts, bisection, diameter, hops, oversubscription per tier.
@@ -305,6 +323,10 @@ PYBIND11_MODULE(_core, m) {
         "Simulates one training step in a child process; returns the report as one-line JSON.\n"
         "Empty fidelity / algorithm / network_profile: the core's defaults. A timeline_path: the step's\n"
         "Chrome trace is written there (timeline_classes rank classes; 0: the core's default).");
+  m.def("collective", &collective_json, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("op"),
+        py::arg("ranks"), py::arg("sizes"), py::arg("min_bytes"), py::arg("max_bytes"), py::arg("step_factor"),
+        py::arg("peer_offset"), py::arg("fidelity"), py::arg("algorithm"), py::arg("network_profile"),
+        "Simulated nccl-tests (clustersim collective --json) in a child process: the rows as one-line JSON.");
   m.def("topology_info", &topology_info_json, py::arg("cluster_json"), py::arg("cluster_file"),
         "The cluster's topology metrics as JSON (clustersim topology info --json).");
   m.def("topology_export", &topology_export, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("format"),

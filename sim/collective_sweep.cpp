@@ -92,6 +92,57 @@ double parse_byte_size(const std::string& text, const std::string& option) {
   return v * mult;
 }
 
+double parse_step_factor(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(v > 1.0) || !std::isfinite(v))
+    throw SpecError("--step-factor " + text, "", "expected a number > 1, like 2");
+  return v;
+}
+
+CollectiveSweepOptions collective_sweep_options(const ClusterSpec& cluster, const CollectiveSweepRequest& request) {
+  CollectiveSweepOptions o;
+  // send_recv: nccl-tests' sendrecv_perf (each rank sends to the next of the ranks, receives from the
+  // previous); a peer offset K pairs rank i with rank i + K instead (K = n/2: halves facing each other).
+  o.send_recv = is_send_recv_op(request.op);
+  if (!o.send_recv) o.kind = parse_collective_kind(request.op);
+  if (request.peer_offset) {
+    if (!o.send_recv) throw SpecError("--peer-offset", "", "applies to --op send_recv only");
+    o.peer_offset = *request.peer_offset;
+  }
+  o.ranks =
+      parse_rank_list(request.ranks.value_or("0-" + std::to_string(cluster.gpu_count() - 1)), cluster.gpu_count());
+  o.min_bytes = parse_byte_size(request.min_bytes, "--min-bytes");
+  o.max_bytes = parse_byte_size(request.max_bytes, "--max-bytes");
+  if (o.max_bytes < o.min_bytes)
+    throw SpecError("--max-bytes " + request.max_bytes, "", "must be at least --min-bytes");
+  o.step_factor = parse_step_factor(request.step_factor);
+  for (double s : request.sizes)
+    if (!(s > 0.0) || !std::isfinite(s))
+      throw SpecError("sizes", "", "expected sizes in bytes > 0, got " + nlohmann::json(s).dump());
+  o.sizes = request.sizes;
+  return o;
+}
+
+std::string collective_rows_json(const std::vector<CollectiveSweepRow>& rows, int indent) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const auto& r : rows) {
+    j.push_back({{"size_bytes", r.bytes},
+                 {"count", r.count},
+                 {"type", "float"},
+                 {"algorithm", r.algorithm},
+                 {"time_us", r.time_s * 1e6},
+                 {"algbw_GBps", r.algbw_Bps / 1e9},
+                 {"busbw_GBps", r.busbw_Bps / 1e9}});
+  }
+  return j.dump(indent);
+}
+
 CollectiveKind parse_collective_kind(const std::string& text) {
   static constexpr std::pair<const char*, CollectiveKind> kNames[] = {
       {"all_reduce", CollectiveKind::all_reduce},         {"allreduce", CollectiveKind::all_reduce},

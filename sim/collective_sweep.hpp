@@ -2,6 +2,7 @@
 // Simulated nccl-tests: one collective over a set of ranks, swept over message sizes, with the
 // columns nccl-tests prints (size, count, type, time, algbw, busbw), so a measured and a simulated
 // table can be put side by side.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,29 @@ double parse_byte_size(const std::string& text, const std::string& option);
 CollectiveKind parse_collective_kind(const std::string& text);
 // Whether --op names point-to-point send/recv ("send_recv", "sendrecv") rather than a collective.
 bool is_send_recv_op(const std::string& text);
+
+// A sweep's step factor: a number > 1 ("2", "1.5"). Throws SpecError("--step-factor ...", "", ...).
+double parse_step_factor(const std::string& text);
+
+// The sweep's options as the CLI and Python give them, checked (SpecError naming the option): `op`
+// a collective (parse_collective_kind) or send_recv; `ranks` a rank list (none: every GPU of the
+// cluster); sizes from `min_bytes` to `max_bytes` ("8", "64K", "1G") by `step_factor`, or exactly
+// `sizes` when not empty; `peer_offset` for send_recv only. fidelity, algorithm and network profile
+// keep their defaults.
+struct CollectiveSweepRequest {
+  std::string op = "all_reduce";
+  std::optional<std::string> ranks;  // none: every GPU of the cluster
+  std::string min_bytes = "8";
+  std::string max_bytes = "128M";
+  std::string step_factor = "2";
+  std::vector<double> sizes;
+  std::optional<int> peer_offset;
+};
+CollectiveSweepOptions collective_sweep_options(const ClusterSpec& cluster, const CollectiveSweepRequest& request);
+
+// The rows as the CLI's --json prints them: [{size_bytes, count, type, algorithm, time_us,
+// algbw_GBps, busbw_GBps}, ...] (nccl-tests' columns, units in the names).
+std::string collective_rows_json(const std::vector<CollectiveSweepRow>& rows, int indent = 2);
 
 // Runs the sweep in a child process (one simulation, the sizes one after another on an idle fabric).
 std::vector<CollectiveSweepRow> simulate_collective_sweep(const ClusterSpec& cluster,

@@ -4,6 +4,7 @@
 
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/collective_sweep.hpp"
 #include "sim/core/error.hpp"
 #include "sim/network/network_calibration.hpp"
 
@@ -32,7 +33,7 @@ int run_calibrate_network(const std::vector<std::string>& args) {
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const std::string datasets = a.value("datasets").value_or("calibration/network/datasets.json");
   const std::string data_dir = a.value("data-dir").value_or("../shared/data");
-  const double min_bytes = std::stod(a.value("min-bytes").value_or("1048576"));
+  const double min_bytes = parse_byte_size(a.value("min-bytes").value_or("1048576"), "--min-bytes");
   const NetworkDatasets data = load_network_datasets(datasets, data_dir);
   for (const NetworkProfile& base : data.profiles) {
     std::vector<CollectiveTable> tables;

@@ -2,8 +2,6 @@
 #include <iostream>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
-
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/overrides.hpp"
@@ -22,48 +20,33 @@ int run_collective(const std::vector<std::string>& args) {
   if (!overrides.workload.empty()) throw UsageError("--set applies to the cluster here (no workload)");
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"), overrides.cluster);
 
-  CollectiveSweepOptions o;
-  const std::string op = a.value("op").value_or("all_reduce");
-  // send_recv: nccl-tests' sendrecv_perf (each rank sends to the next of --ranks, receives from the
-  // previous); --peer-offset K pairs rank i with rank i + K instead (K = n/2: halves facing each other).
-  o.send_recv = is_send_recv_op(op);
-  if (!o.send_recv) o.kind = parse_collective_kind(op);
+  CollectiveSweepRequest request;
+  request.op = a.value("op").value_or(request.op);
   if (const auto k = a.value("peer-offset")) {
-    if (!o.send_recv) throw UsageError("--peer-offset applies to --op send_recv only");
+    if (!is_send_recv_op(request.op)) throw UsageError("--peer-offset applies to --op send_recv only");
     try {
       std::size_t used = 0;
-      o.peer_offset = std::stoi(*k, &used);
+      request.peer_offset = std::stoi(*k, &used);
       if (used != k->size()) throw std::invalid_argument(*k);
     } catch (const std::logic_error&) {
       throw SpecError("--peer-offset " + *k, "", "expected an integer");
     }
   }
-  const std::string ranks = a.value("ranks").value_or("0-" + std::to_string(cluster.gpu_count() - 1));
-  o.ranks = parse_rank_list(ranks, cluster.gpu_count());
-  o.min_bytes = parse_byte_size(a.value("min-bytes").value_or("8"), "--min-bytes");
-  o.max_bytes = parse_byte_size(a.value("max-bytes").value_or("128M"), "--max-bytes");
-  if (o.max_bytes < o.min_bytes) throw SpecError("--max-bytes", "", "must be at least --min-bytes");
-  o.step_factor = std::stod(a.value("step-factor").value_or("2"));
-  if (!(o.step_factor > 1.0)) throw SpecError("--step-factor", "", "expected a number > 1");
+  request.ranks = a.value("ranks");
+  request.min_bytes = a.value("min-bytes").value_or(request.min_bytes);
+  request.max_bytes = a.value("max-bytes").value_or(request.max_bytes);
+  request.step_factor = a.value("step-factor").value_or(request.step_factor);
+  CollectiveSweepOptions o = collective_sweep_options(cluster, request);
   o.fidelity = a.value("fidelity").value_or(o.fidelity);
   o.algorithm = a.value("algorithm").value_or(o.algorithm);
   o.network_profile = a.value("network-profile").value_or(o.network_profile);
 
   const auto rows = simulate_collective_sweep(cluster, o);
   if (a.flag("json")) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::array();
-    for (const auto& r : rows) {
-      j.push_back({{"size_bytes", r.bytes},
-                   {"count", r.count},
-                   {"type", "float"},
-                   {"algorithm", r.algorithm},
-                   {"time_us", r.time_s * 1e6},
-                   {"algbw_GBps", r.algbw_Bps / 1e9},
-                   {"busbw_GBps", r.busbw_Bps / 1e9}});
-    }
-    std::cout << j.dump(2) << "\n";
+    std::cout << collective_rows_json(rows) << "\n";
     return 0;
   }
+  const std::string ranks = request.ranks.value_or("0-" + std::to_string(cluster.gpu_count() - 1));
   std::printf("# clustersim collective: %s over %zu ranks (%s) of %s\n", o.send_recv ? "send_recv" : to_string(o.kind),
               o.ranks.size(), ranks.c_str(), cluster.name.c_str());
   if (o.send_recv) std::printf("# every rank sends to the rank %d places after it in --ranks\n", o.peer_offset);

@@ -9,6 +9,7 @@
     df = cs.sweep(cluster, workload, grid={"nodes": [4, 8, 16], "fabric.oversubscription": [1, 2]})
     report = cs.simulate(cluster, workload, timeline=True)   # report.timeline(): one row per op
     table = cs.compare(workload, ["dgx-h100-superpod", "hgx-h100-roce"], tokens=2e12)
+    nccl = cs.collective(cluster, "all_reduce", ranks=range(64), min_bytes="1M", max_bytes="1G")
     rows, summary = cs.validate("vtrain-multi", fidelity="analytical", limit=10)
     profile = cs.calibrate(["gemm_sweep.json"], held_out=["other.json"])
 
@@ -32,6 +33,7 @@ from .calibration import (  # noqa: E402
     read_measurements,
 )
 from .cluster import Cluster, export_formats, gpus  # noqa: E402
+from .collective import collective  # noqa: E402
 from .compare import compare  # noqa: E402
 from .report import Cost, Memory, Power, Provenance, Report, RunInfo  # noqa: E402
 from .simulation import collective_algorithms, fidelities, simulate, split_overrides  # noqa: E402
@@ -59,6 +61,7 @@ __all__ = [
     "calibration_profile",
     "calibration_profiles",
     "calibration_report",
+    "collective",
     "collective_algorithms",
     "compare",
     "expand_grid",

@@ -1,5 +1,5 @@
 # Type stub of the C++ module clustersim._core (bindings/module.cpp).
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 _Overrides = List[Tuple[str, str]]
 
@@ -18,6 +18,20 @@ def simulate(
     network_profile: str = ...,
     timeline_path: str = ...,
     timeline_classes: int = ...,
+) -> str: ...
+def collective(
+    cluster_json: str,
+    cluster_file: str,
+    op: str,
+    ranks: Optional[str],
+    sizes: List[float],
+    min_bytes: str,
+    max_bytes: str,
+    step_factor: str,
+    peer_offset: Optional[int],
+    fidelity: str,
+    algorithm: str,
+    network_profile: str,
 ) -> str: ...
 def topology_info(cluster_json: str, cluster_file: str) -> str: ...
 def topology_export(cluster_json: str, cluster_file: str, format: str) -> str: ...

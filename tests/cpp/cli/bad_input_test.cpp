@@ -109,6 +109,17 @@ TEST(CliBadInput, BadCommunicatorsAreRefused) {
   expect_refused(sweep + "3-1", "error: --ranks 3-1: range '3-1' runs backwards");
 }
 
+// Numbers of the command line that do not parse: refused with the option, never an internal error
+// or a prefix read as the number ("1M" was 1 byte).
+TEST(CliBadInput, BadSizesAndFactorsAreRefused) {
+  const std::string sweep = "collective --cluster dgx-h100 --max-bytes 1M ";
+  expect_refused(sweep + "--step-factor abc", "error: --step-factor abc: expected a number > 1, like 2");
+  expect_refused(sweep + "--step-factor 1", "error: --step-factor 1: expected a number > 1");
+  expect_refused(sweep + "--min-bytes 2M", "error: --max-bytes 1M: must be at least --min-bytes");
+  expect_refused(sweep + "--min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes like 8, 64K, 8M or 1G");
+  expect_refused("calibrate-network --check --min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes");
+}
+
 // An algorithm the group cannot run is refused, naming the option and the communicator; never a
 // silent fallback to another algorithm.
 TEST(CliBadInput, AnAlgorithmTheGroupCannotRunIsRefused) {
