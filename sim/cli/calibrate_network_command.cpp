@@ -1,6 +1,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
@@ -35,7 +37,20 @@ int run_calibrate_network(const std::vector<std::string>& args) {
   const std::string data_dir = a.value("data-dir").value_or("../shared/data");
   const double min_bytes = parse_byte_size(a.value("min-bytes").value_or("1048576"), "--min-bytes");
   const NetworkDatasets data = load_network_datasets(datasets, data_dir);
+  const std::optional<std::string> only = a.value("profile");
+  if (only) {
+    std::string known;
+    bool found = false;
+    for (const NetworkProfile& p : data.profiles) {
+      found = found || p.name == *only;
+      known += (known.empty() ? "" : ", ") + p.name;
+    }
+    if (!found) throw SpecError("--profile " + *only, "", "expected a profile of " + datasets + ": " + known);
+  }
+  if (a.value("fidelity") && !a.flag("check"))
+    throw UsageError("--fidelity applies to --check (the fit itself runs the analytical backend)");
   for (const NetworkProfile& base : data.profiles) {
+    if (only && base.name != *only) continue;
     std::vector<CollectiveTable> tables;
     for (const auto& t : data.tables)
       if (t.profile == base.name) tables.push_back(t);

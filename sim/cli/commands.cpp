@@ -55,13 +55,13 @@ std::span<const Command> commands() {
       {"calibrate-network", "fit the network profile to nccl-tests tables; report held-out errors",
        "usage: clustersim calibrate-network [--datasets calibration/network/datasets.json]\n"
        "                                    [--data-dir ../shared/data] [--out-dir sim/network/profiles]\n"
-       "                                    [--min-bytes 1048576]\n"
-       "       clustersim calibrate-network --check [--fidelity flow]\n\n"
+       "                                    [--min-bytes 1048576] [--profile P]\n"
+       "       clustersim calibrate-network --check [--fidelity flow] [--profile P]\n\n"
        "  For each profile of the dataset file (one per GPU generation), fits NVLink efficiency and\n"
        "  per-step latency, the per-call latency, the NVLS efficiency and each scale-out technology's\n"
        "  efficiency and latency to the tables whose role is 'fit', then prints the bus-bandwidth error\n"
        "  of every table ('validate' tables were not used in the fit). --check evaluates the shipped\n"
-       "  profiles instead.\n",
+       "  profiles instead. --profile P: that profile only (nccl-a100, nccl-h100).\n",
        &run_calibrate_network},
       {"calibrate", "fit the GPU kernel model to measurements; --report: its error on held-out data",
        "usage: clustersim calibrate MEASUREMENTS... [--gpu ID] [--out profile.json] [--held-out FILE ...]\n"

@@ -118,6 +118,7 @@ TEST(CliBadInput, BadSizesAndFactorsAreRefused) {
   expect_refused(sweep + "--min-bytes 2M", "error: --max-bytes 1M: must be at least --min-bytes");
   expect_refused(sweep + "--min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes like 8, 64K, 8M or 1G");
   expect_refused("calibrate-network --check --min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes");
+  expect_refused("calibrate-network --check --profile nccl-z100", "error: --profile nccl-z100: expected a profile of");
 }
 
 // An algorithm the group cannot run is refused, naming the option and the communicator; never a

@@ -1,6 +1,7 @@
 // clustersim calibrate: fits a profile from measurement files, refuses malformed ones with exit status 2
 // and the path of the bad field, and reports the compiled-in profiles' held-out error.
 #include <filesystem>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -82,6 +83,28 @@ TEST(CalibrateCli, RefusesAMalformedMeasurementFileWithThePath) {
   const auto missing = run_cli("calibrate --data /nonexistent no/such/file.csv");
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("no/such/file.csv"), std::string::npos) << missing.err;
+}
+
+// calibrate-network --check: the shipped network profile against its nccl-tests tables; --profile
+// keeps one. Its summary line meets issue 5's target (median |error| <= 10 % from 1 MiB).
+TEST(CalibrateCli, ChecksOneNetworkProfileAgainstItsTables) {
+  const std::filesystem::path data(CLUSTERSIM_SHARED_DATA);
+  if (!std::filesystem::exists(data / "vidur")) GTEST_SKIP() << "no reference data at " << data;
+  const std::string source(CLUSTERSIM_SOURCE_DIR);
+  const auto r = run_cli("calibrate-network --check --fidelity analytical --profile nccl-h100 --datasets " + source +
+                         "/calibration/network/datasets.json --data-dir " + data.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("profile nccl-h100:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("profile nccl-a100"), std::string::npos) << r.out;
+  const std::size_t all = r.out.find("\n  all ");
+  ASSERT_NE(all, std::string::npos) << r.out;
+  // "  all   tables rows  median-of-medians%  pooled-median%  pooled-p90%"
+  std::istringstream line(r.out.substr(all + 1));
+  std::string role, median;
+  int tables = 0, rows = 0;
+  line >> role >> tables >> rows >> median;
+  EXPECT_EQ(tables, 5);
+  EXPECT_LE(std::stod(median), 10.0) << r.out;
 }
 
 TEST(CalibrateCli, ReportsTheHeldOutErrorOfTheShippedProfiles) {
