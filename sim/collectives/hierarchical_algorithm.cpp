@@ -14,10 +14,18 @@
 // switch is not an endpoint of our flows: a flow GPU i -> GPU i+1 of S bytes loads exactly GPU i's
 // uplink and GPU i+1's downlink with S, which is what the in-switch reduction puts on them.
 //
-// sharp (InfiniBand SHARP, aggregation in the switches): like hierarchical, but the inter-node phase
+// sharp (InfiniBand SHARP, aggregation in the switches): like hierarchical, but the inter-node stage
 // sends each S/G shard up into the switch tree once and receives the reduced shard once: S/G per NIC
-// per direction instead of 2(M-1)/M S/G, 2 steps (up, down). Intra-node phases use NVLS when the
+// per direction instead of 2(M-1)/M S/G, 2 steps (up, down). Intra-node stages use NVLS when the
 // node's NVSwitch supports it. Both nvls and sharp therefore move half the data of the ring.
+// Unlike Horovod's hierarchical all-reduce, NCCL's CollNet and NVLS+SHARP kernels pipeline the three
+// stages chunk by chunk (separate warps reduce-scatter, talk to the network and all-gather at once), so
+// sharp is one phase: the stages' transfers run together, t = max(intra-node, network) + the stages'
+// latencies. With NVLS, the reduce-scatter (multimem load-reduce: S up, S/G down per GPU) and the
+// all-gather (multimem store: S/G up, S down) together put on each GPU port what a node's NVLS
+// all-reduce puts there, so the intra-node stage is that all-reduce's flows (S per GPU). Checked
+// against NVIDIA's published peak bus bandwidth of DGX H100 nodes with SHARP, 480 GB/s (GTC24 S62129,
+// ../shared/data/published/collectives.json coll-0026): run sequentially, the stages gave 200-210.
 #include "sim/collectives/hierarchical_algorithm.hpp"
 
 #include "sim/collectives/ring_algorithm.hpp"
@@ -82,15 +90,11 @@ bool node_has_nvls(const Cluster& cluster) {
   return has_nvls(cluster.spec());
 }
 
-// Intra-node reduce-scatter (reduce) or all-gather of S per node: NVLS when available, else a ring.
+// Intra-node reduce-scatter (reduce) or all-gather of S per node: a ring in every node at once.
 void add_intra_phases(const CollectiveContext& ctx, const std::vector<std::vector<int>>& segments, double bytes,
-                      bool use_nvls, const std::string& name, CollectivePlan& plan) {
+                      const std::string& name, CollectivePlan& plan) {
   const double g = static_cast<double>(segments.front().size());
   if (segments.front().size() <= 1) return;
-  if (use_nvls) {
-    plan.phases.push_back(switch_phase(ctx, name + " (NVLS)", segments, (g - 1) / g * bytes, 1, true));
-    return;
-  }
   CollectivePhase merged;
   merged.name = name + " (ring)";
   for (const auto& seg : segments) {
@@ -102,19 +106,51 @@ void add_intra_phases(const CollectiveContext& ctx, const std::vector<std::vecto
   plan.phases.push_back(std::move(merged));
 }
 
-CollectivePlan plan_two_level(const CollectiveContext& ctx, const CollectiveRequest& request, bool in_network) {
+// SHARP's stages as one pipelined phase (see the file comment).
+CollectivePlan plan_in_network(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = in_network ? "sharp" : "hierarchical";
+  plan.algorithm = "sharp";
+  const auto segments = node_segments(ctx.cluster, *request.ranks);
+  const double g = static_cast<double>(segments.front().size());
+  const bool nvls = node_has_nvls(ctx.cluster);
+  CollectivePlan stages;
+  if (nvls && segments.front().size() > 1) {
+    // Reduce-scatter and all-gather in the switch: a node's NVLS all-reduce on the ports; each of the
+    // two in-switch stages (steps) pays its latency.
+    stages.phases.push_back(
+        switch_phase(ctx, "intra-node reduce-scatter + all-gather (NVLS)", segments, request.bytes, 2, true));
+  } else {
+    add_intra_phases(ctx, segments, request.bytes, "intra-node reduce-scatter", stages);
+    add_intra_phases(ctx, segments, request.bytes, "intra-node all-gather", stages);
+  }
+  stages.phases.push_back(
+      switch_phase(ctx, "inter-node all-reduce (SHARP)", rails(segments), request.bytes / g, 2, false));
+  CollectivePhase pipelined;
+  pipelined.name = nvls ? "NVLS reduce-scatter | SHARP all-reduce | NVLS all-gather (pipelined)"
+                        : "reduce-scatter | SHARP all-reduce | all-gather (pipelined)";
+  for (CollectivePhase& stage : stages.phases) {
+    pipelined.transfers.insert(pipelined.transfers.end(), stage.transfers.begin(), stage.transfers.end());
+    pipelined.steps += stage.steps;
+    pipelined.latency_s += stage.latency_s;
+  }
+  sort_and_merge_transfers(pipelined.transfers);
+  for (Transfer& t : pipelined.transfers)  // a steady state: at flow fidelity, units that end together
+    t.pipelined = true;
+  plan.phases.push_back(std::move(pipelined));
+  plan.channels = static_cast<int>(g);
+  return plan;
+}
+
+CollectivePlan plan_two_level(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  CollectivePlan plan;
+  plan.algorithm = "hierarchical";
   const auto segments = node_segments(ctx.cluster, *request.ranks);
   const double g = static_cast<double>(segments.front().size());
   const double m = static_cast<double>(segments.size());
-  const bool nvls = in_network && node_has_nvls(ctx.cluster);
-  add_intra_phases(ctx, segments, request.bytes, nvls, "intra-node reduce-scatter", plan);
+  add_intra_phases(ctx, segments, request.bytes, "intra-node reduce-scatter", plan);
   const double shard = request.bytes / g;
   const auto rail_groups = rails(segments);
-  if (in_network) {
-    plan.phases.push_back(switch_phase(ctx, "inter-node all-reduce (SHARP)", rail_groups, shard, 2, false));
-  } else {
+  {
     CollectivePhase inter;
     inter.name = "inter-node all-reduce (ring per rail)";
     for (const auto& rail : rail_groups) {
@@ -125,7 +161,7 @@ CollectivePlan plan_two_level(const CollectiveContext& ctx, const CollectiveRequ
     }
     plan.phases.push_back(std::move(inter));
   }
-  add_intra_phases(ctx, segments, request.bytes, nvls, "intra-node all-gather", plan);
+  add_intra_phases(ctx, segments, request.bytes, "intra-node all-gather", plan);
   plan.channels = static_cast<int>(g);
   return plan;
 }
@@ -141,7 +177,7 @@ std::string hierarchical_infeasible(const CollectiveContext& ctx, const Collecti
 }
 
 CollectivePlan plan_hierarchical(const CollectiveContext& ctx, const CollectiveRequest& request) {
-  return plan_two_level(ctx, request, false);
+  return plan_two_level(ctx, request);
 }
 
 std::string sharp_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
@@ -150,7 +186,7 @@ std::string sharp_infeasible(const CollectiveContext& ctx, const CollectiveReque
 }
 
 CollectivePlan plan_sharp(const CollectiveContext& ctx, const CollectiveRequest& request) {
-  return plan_two_level(ctx, request, true);
+  return plan_in_network(ctx, request);
 }
 
 std::string nvls_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {

@@ -1,4 +1,6 @@
 // Bad input: exit status 2 and a message naming the file, the JSON path and what was expected.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "cli_support.hpp"
@@ -118,7 +120,10 @@ TEST(CliBadInput, BadSizesAndFactorsAreRefused) {
   expect_refused(sweep + "--min-bytes 2M", "error: --max-bytes 1M: must be at least --min-bytes");
   expect_refused(sweep + "--min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes like 8, 64K, 8M or 1G");
   expect_refused("calibrate-network --check --min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes");
-  expect_refused("calibrate-network --check --profile nccl-z100", "error: --profile nccl-z100: expected a profile of");
+  if (std::filesystem::exists(std::filesystem::path(CLUSTERSIM_SHARED_DATA) / "vidur"))
+    expect_refused(std::string("calibrate-network --check --profile nccl-z100 --datasets ") + CLUSTERSIM_SOURCE_DIR +
+                       "/calibration/network/datasets.json --data-dir " + CLUSTERSIM_SHARED_DATA,
+                   "error: --profile nccl-z100: expected a profile of");
 }
 
 // An algorithm the group cannot run is refused, naming the option and the communicator; never a

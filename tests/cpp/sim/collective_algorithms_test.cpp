@@ -167,6 +167,25 @@ TEST(CollectiveAlgorithms, SharpMovesHalfTheInterNodeDataOfTheRing) {
   EXPECT_LT(sharp[0], hier[0]);
 }
 
+// NCCL's NVLS + SHARP pipelines its stages chunk by chunk: the NVLS reduce-scatter and all-gather
+// (together a node's NVLS all-reduce on the GPU ports: S/B_nvlink) and the in-network all-reduce of
+// each S/G shard (S/G / B_nic) run at once, t = max of the two + the stages' latencies. 8 nodes of 8
+// GPUs: the NIC (S/8 at 50 GB/s = 2.5 ms) bounds it at 400 Gb/s, NVLink (S at 450 GB/s = 2.2 ms) at
+// 800 Gb/s; one stage after the other would take 1.75 S/450 GB/s + 2.5 ms = 6.4 ms.
+TEST(CollectiveAlgorithms, SharpPipelinesItsStages) {
+  const double s = 1e9;
+  for (const double nic_Gbps : {400.0, 800.0}) {
+    ClusterSpec spec = testing::fat_tree_spec(8, 8, 8, nic_Gbps);
+    spec.fabric.sharp = true;
+    spec.node.scale_up.generation = "nvlink4";
+    const double t = time_of(spec, {{iota_ranks(64)}, CollectiveKind::all_reduce, s, "sharp"});
+    const double bound = std::max(s / 450e9, s / 8 / (nic_Gbps / 8 * 1e9));
+    EXPECT_GT(t, bound) << nic_Gbps;
+    EXPECT_NEAR(t, bound, 0.005 * bound) << nic_Gbps;
+    EXPECT_LT(t, 0.5 * (1.75 * s / 450e9 + s / 8 / 50e9));
+  }
+}
+
 TEST(CollectiveAlgorithms, SharpNeedsSwitchesThatReduce) {
   try {
     time_of(testing::fat_tree_spec(2, 8, 8), {{iota_ranks(16)}, CollectiveKind::all_reduce, kS, "sharp"});
