@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -70,14 +71,23 @@ std::vector<int> parse_rank_list(const std::string& text, int gpus) {
   return ranks;
 }
 
-double parse_byte_size(const std::string& text, const std::string& option) {
+namespace {
+
+// The number at the start of `text` and how many characters it takes (0: none).
+std::pair<double, std::size_t> leading_number(const std::string& text) {
   std::size_t used = 0;
-  double v = 0;
   try {
-    v = std::stod(text, &used);
+    const double v = std::stod(text, &used);
+    return {v, used};
   } catch (const std::logic_error&) {
-    used = 0;
+    return {0.0, 0};
   }
+}
+
+}  // namespace
+
+double parse_byte_size(const std::string& text, const std::string& option) {
+  auto [v, used] = leading_number(text);
   double mult = 1;
   const std::string suffix = used > 0 ? text.substr(used) : "";
   if (suffix == "K" || suffix == "k")
@@ -93,13 +103,7 @@ double parse_byte_size(const std::string& text, const std::string& option) {
 }
 
 double parse_step_factor(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::logic_error&) {
-    used = 0;
-  }
+  const auto [v, used] = leading_number(text);
   if (used == 0 || used != text.size() || !(v > 1.0) || !std::isfinite(v))
     throw SpecError("--step-factor " + text, "", "expected a number > 1, like 2");
   return v;
