@@ -65,7 +65,9 @@ std::span<const CollectiveAlgorithmEntry> collective_algorithms() {
        &plan_tree, kTreeTunerBandwidthFactor, true},
       {"nvls", "NVLink SHARP: reduction inside the NVSwitch (one node)", true, &hierarchical_supports, &nvls_infeasible,
        &plan_nvls},
-      {"sharp", "in-network reduction in the InfiniBand switches (NCCL CollNet; NVLS inside nodes when available)",
+      {"sharp",
+       "in-network reduction in the InfiniBand switches, pipelined with the intra-node stages (NCCL CollNet; NVLS "
+       "inside nodes when available)",
        true, &hierarchical_supports, &sharp_infeasible, &plan_sharp},
       {"direct", "every pair at once (all-to-all, all-to-allv)", true, &direct_supports, nullptr, &plan_direct},
       {"halving_doubling", "recursive halving then doubling (MPI, Gloo): log2(N) steps, power-of-two groups", false,

@@ -141,31 +141,6 @@ CollectivePlan plan_in_network(const CollectiveContext& ctx, const CollectiveReq
   return plan;
 }
 
-CollectivePlan plan_two_level(const CollectiveContext& ctx, const CollectiveRequest& request) {
-  CollectivePlan plan;
-  plan.algorithm = "hierarchical";
-  const auto segments = node_segments(ctx.cluster, *request.ranks);
-  const double g = static_cast<double>(segments.front().size());
-  const double m = static_cast<double>(segments.size());
-  add_intra_phases(ctx, segments, request.bytes, "intra-node reduce-scatter", plan);
-  const double shard = request.bytes / g;
-  const auto rail_groups = rails(segments);
-  {
-    CollectivePhase inter;
-    inter.name = "inter-node all-reduce (ring per rail)";
-    for (const auto& rail : rail_groups) {
-      auto p = ring_phase(ctx, inter.name, rail, 2 * (m - 1) / m * shard, 2 * (static_cast<int>(m) - 1));
-      inter.transfers.insert(inter.transfers.end(), p.transfers.begin(), p.transfers.end());
-      inter.steps = p.steps;
-      inter.latency_s = std::max(inter.latency_s, p.latency_s);
-    }
-    plan.phases.push_back(std::move(inter));
-  }
-  add_intra_phases(ctx, segments, request.bytes, "intra-node all-gather", plan);
-  plan.channels = static_cast<int>(g);
-  return plan;
-}
-
 }  // namespace
 
 bool hierarchical_supports(CollectiveKind kind) {
@@ -177,7 +152,25 @@ std::string hierarchical_infeasible(const CollectiveContext& ctx, const Collecti
 }
 
 CollectivePlan plan_hierarchical(const CollectiveContext& ctx, const CollectiveRequest& request) {
-  return plan_two_level(ctx, request);
+  CollectivePlan plan;
+  plan.algorithm = "hierarchical";
+  const auto segments = node_segments(ctx.cluster, *request.ranks);
+  const double g = static_cast<double>(segments.front().size());
+  const double m = static_cast<double>(segments.size());
+  add_intra_phases(ctx, segments, request.bytes, "intra-node reduce-scatter", plan);
+  const double shard = request.bytes / g;
+  CollectivePhase inter;
+  inter.name = "inter-node all-reduce (ring per rail)";
+  for (const auto& rail : rails(segments)) {
+    auto p = ring_phase(ctx, inter.name, rail, 2 * (m - 1) / m * shard, 2 * (static_cast<int>(m) - 1));
+    inter.transfers.insert(inter.transfers.end(), p.transfers.begin(), p.transfers.end());
+    inter.steps = p.steps;
+    inter.latency_s = std::max(inter.latency_s, p.latency_s);
+  }
+  plan.phases.push_back(std::move(inter));
+  add_intra_phases(ctx, segments, request.bytes, "intra-node all-gather", plan);
+  plan.channels = static_cast<int>(g);
+  return plan;
 }
 
 std::string sharp_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
