@@ -7,6 +7,7 @@
 #include "sim/cli/overrides.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/core/error.hpp"
+#include "sim/network/network_profile.hpp"
 
 namespace clustersim::cli {
 
@@ -50,8 +51,10 @@ int run_collective(const std::vector<std::string>& args) {
   std::printf("# clustersim collective: %s over %zu ranks (%s) of %s\n", o.send_recv ? "send_recv" : to_string(o.kind),
               o.ranks.size(), ranks.c_str(), cluster.name.c_str());
   if (o.send_recv) std::printf("# every rank sends to the rank %d places after it in --ranks\n", o.peer_offset);
+  const std::string profile =
+      o.network_profile == kAutoNetworkProfile ? network_profile_for_gpu(cluster.gpu_id) : o.network_profile;
   std::printf("# fidelity %s, algorithm %s, network profile %s; simulated, idle fabric\n", o.fidelity.c_str(),
-              o.algorithm.c_str(), o.network_profile.c_str());
+              o.algorithm.c_str(), profile.c_str());
   std::printf("#\n#%12s %13s %9s %7s %16s %11s %8s %8s\n", "size", "count", "type", "redop", "algorithm", "time",
               "algbw", "busbw");
   std::printf("#%12s %13s %9s %7s %16s %11s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
