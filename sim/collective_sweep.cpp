@@ -246,11 +246,14 @@ std::vector<CollectiveSweepRow> run_collective_sweep_in_this_process(const Clust
   return rows;
 }
 
+std::string collective_sweep_profile_name(const ClusterSpec& cluster, const CollectiveSweepOptions& options) {
+  return options.network_profile == kAutoNetworkProfile ? network_profile_for_gpu(cluster.gpu_id)
+                                                        : options.network_profile;
+}
+
 std::vector<CollectiveSweepRow> simulate_collective_sweep(const ClusterSpec& cluster,
                                                           const CollectiveSweepOptions& options) {
-  const NetworkProfile profile =
-      load_network_profile(options.network_profile == kAutoNetworkProfile ? network_profile_for_gpu(cluster.gpu_id)
-                                                                          : options.network_profile);
+  const NetworkProfile profile = load_network_profile(collective_sweep_profile_name(cluster, options));
   const std::string text = run_in_child_process([&] {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : run_collective_sweep_in_this_process(cluster, options, profile))

@@ -76,6 +76,10 @@ CollectiveSweepOptions collective_sweep_options(const ClusterSpec& cluster, cons
 // algbw_GBps, busbw_GBps}, ...] (nccl-tests' columns, units in the names).
 std::string collective_rows_json(const std::vector<CollectiveSweepRow>& rows, int indent = 2);
 
+// The network profile the sweep uses: options.network_profile, or for "auto" the one fitted on the
+// cluster's GPU (network_profile_for_gpu).
+std::string collective_sweep_profile_name(const ClusterSpec& cluster, const CollectiveSweepOptions& options);
+
 // Runs the sweep in a child process (one simulation, the sizes one after another on an idle fabric).
 std::vector<CollectiveSweepRow> simulate_collective_sweep(const ClusterSpec& cluster,
                                                           const CollectiveSweepOptions& options);

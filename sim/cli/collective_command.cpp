@@ -7,7 +7,6 @@
 #include "sim/cli/overrides.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/core/error.hpp"
-#include "sim/network/network_profile.hpp"
 
 namespace clustersim::cli {
 
@@ -24,7 +23,6 @@ int run_collective(const std::vector<std::string>& args) {
   CollectiveSweepRequest request;
   request.op = a.value("op").value_or(request.op);
   if (const auto k = a.value("peer-offset")) {
-    if (!is_send_recv_op(request.op)) throw UsageError("--peer-offset applies to --op send_recv only");
     try {
       std::size_t used = 0;
       request.peer_offset = std::stoi(*k, &used);
@@ -51,8 +49,7 @@ int run_collective(const std::vector<std::string>& args) {
   std::printf("# clustersim collective: %s over %zu ranks (%s) of %s\n", o.send_recv ? "send_recv" : to_string(o.kind),
               o.ranks.size(), ranks.c_str(), cluster.name.c_str());
   if (o.send_recv) std::printf("# every rank sends to the rank %d places after it in --ranks\n", o.peer_offset);
-  const std::string profile =
-      o.network_profile == kAutoNetworkProfile ? network_profile_for_gpu(cluster.gpu_id) : o.network_profile;
+  const std::string profile = collective_sweep_profile_name(cluster, o);
   std::printf("# fidelity %s, algorithm %s, network profile %s; simulated, idle fabric\n", o.fidelity.c_str(),
               o.algorithm.c_str(), profile.c_str());
   std::printf("#\n#%12s %13s %9s %7s %16s %11s %8s %8s\n", "size", "count", "type", "redop", "algorithm", "time",

@@ -115,9 +115,8 @@ class Replay {
   struct Pending {
     CollectiveKind kind;
     double bytes;
-    const std::vector<double>* pair_bytes;  // all_to_allv; null for any other collective
-    std::pair<std::size_t, OpId> first;     // the (class, op) that arrived first
-    std::string first_name;
+    const std::vector<double>* pair_bytes;              // all_to_allv; null for any other collective
+    std::pair<std::size_t, OpId> first;                 // the (class, op) that arrived first
     std::vector<std::pair<std::size_t, OpId>> arrived;  // (class, op)
   };
 
@@ -357,15 +356,14 @@ class Replay {
       p.bytes = ops.bytes(op);
       p.pair_bytes = pair_bytes;
       p.first = {c, op};
-      p.first_name = std::string(ops.name(op));
     } else if (p.kind != ops.collective(op) || p.bytes != ops.bytes(op) ||
                (p.pair_bytes == nullptr) != (pair_bytes == nullptr) ||
                (pair_bytes != nullptr && *p.pair_bytes != *pair_bytes)) {
       throw SimulationError(
           "mismatched collectives on communicator '" + graph_.communicators()[comm].name + "' (call #" +
-          std::to_string(seq) + "): '" + p.first_name + "' (" + to_string(p.kind) + ", " + std::to_string(p.bytes) +
-          " bytes) vs '" + std::string(ops.name(op)) + "' (" + to_string(ops.collective(op)) + ", " +
-          std::to_string(ops.bytes(op)) + " bytes)" +
+          std::to_string(seq) + "): '" + std::string(graph_.classes()[p.first.first].ops.name(p.first.second)) + "' (" +
+          to_string(p.kind) + ", " + std::to_string(p.bytes) + " bytes) vs '" + std::string(ops.name(op)) + "' (" +
+          to_string(ops.collective(op)) + ", " + std::to_string(ops.bytes(op)) + " bytes)" +
           (p.kind == ops.collective(op) && p.bytes == ops.bytes(op) ? ": different per-pair sizes" : ""));
     }
     p.arrived.emplace_back(c, op);
