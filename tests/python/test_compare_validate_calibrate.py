@@ -112,6 +112,17 @@ def _data() -> Path:
     return SHARED_DATA
 
 
+def _same_fit(a: object, b: object) -> bool:
+    """Equal JSON values, numbers to 1e-6 relative (a refit's last digits vary with the CPU)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_fit(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_fit(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-6, abs=1e-12)
+    return a == b
+
+
 def test_calibrate_round_trip_reproduces_the_shipped_profile(tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     data = _data()
@@ -122,7 +133,9 @@ def test_calibrate_round_trip_reproduces_the_shipped_profile(tmp_path: Path,
     monkeypatch.chdir(REPO)
     profile = cs.calibrate(shipped["fitted_on"], gpu="h100-sxm5-80gb", held_out=shipped["held_out"],
                            description=shipped["description"], data_dir="../shared/data", out=path)
-    assert profile == shipped
+    # The same fit: equal to the shipped profile but for the optimizer's last digits (about 1e-9
+    # relative), which vary with the CPU's floating point.
+    assert _same_fit(profile, shipped)
     assert cs.calibration_profile(path) == profile == json.loads(path.read_text())
     assert cs.calibration_profile(profile) == profile
     held_out = cs.kernel_accuracy(profile, profile["held_out"], data_dir=data)
