@@ -77,6 +77,24 @@ TEST_P(MultiNicRing, RingCrossesEveryNicAndRunsAtTheNodesAggregate) {
   EXPECT_GT(busbw_Bps, 3.5 * 8 * 100e9 / 8);  // far above one 100 Gb/s NIC per GPU (8 x 12.5 GB/s)
 }
 
+// The PCIe switch pairing a GPU with its NICs: the GPU's own Gen5 x16 link (64 GB/s per direction) carries
+// all its NICs' traffic. Four 400 Gb/s NICs per GPU (200 GB/s) are held to 64 GB/s: the ring's bus
+// bandwidth is 8 x 64 = 512 GB/s per node, not the NICs' 1.6 TB/s (NVLink at 900 GB/s, as NVLink 5, so
+// that the ring's intra-node hops, 2(N-1)/N S each, do not bind first).
+TEST(RingRails, AGpusPcieLinkBoundsItsNicsTogether) {
+  ClusterSpec spec = testing::fat_tree_spec(2, 8, 32, 400.0, 900.0);
+  spec.node.pcie_switches = 8;
+  testing::CollectiveRun run;
+  run.groups = {testing::iota_ranks(16)};
+  run.bytes = 1 << 30;
+  run.algorithm = "ring";
+  const auto r = testing::run_collective(spec, run);
+  const double n = 16;
+  // Per GPU 2(N-1)/N S / 8 through its PCIe link; 30 steps of NIC -> leaf -> spine -> leaf -> NIC.
+  const double expected_s = 2 * (n - 1) / n * run.bytes / 8 / 64e9 + 2 * (n - 1) * 4 * 0.6e-6;
+  EXPECT_NEAR(r[0], expected_s, 1e-3 * expected_s);
+}
+
 INSTANTIATE_TEST_SUITE_P(P5AndP5en, MultiNicRing,
                          ::testing::Values(MultiNicCase{32, 100.0, 4}, MultiNicCase{16, 200.0, 2}),
                          [](const ::testing::TestParamInfo<MultiNicCase>& i) {
