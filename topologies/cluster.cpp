@@ -931,13 +931,12 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
       const auto head_of = [&](std::size_t c) -> const Device& {
         return m.devices[static_cast<std::size_t>(m.out_head[static_cast<std::size_t>(choices[c])])];
       };
-      const int per_gpu = m.spec.node.nics_per_gpu();
       for (const int gpu : {src_gpu, dst_gpu}) {
         const Device& g = m.devices[static_cast<std::size_t>(gpu)];
+        const int own_nic = m.spec.node.nic_of_gpu(g.local_index, lane);
         for (std::size_t c = 0; c < choices.size() && !lane_pick; ++c) {
           const Device& h = head_of(c);
-          if (h.kind == DeviceKind::nic && h.node == g.node && h.local_index == g.local_index * per_gpu + lane)
-            lane_pick = c;
+          if (h.kind == DeviceKind::nic && h.node == g.node && h.local_index == own_nic) lane_pick = c;
         }
       }
       bool to_destination_nics = true;

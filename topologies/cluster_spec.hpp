@@ -33,6 +33,17 @@ struct NodeSpec {
   // NICs each GPU owns when there are more NICs than GPUs (AWS p5: 32 EFA NICs for 8 GPUs, 4 each);
   // 1 otherwise (GPUs own one NIC, or share one).
   int nics_per_gpu() const { return nics > gpus && gpus > 0 && nics % gpus == 0 ? nics / gpus : 1; }
+  // The NIC (index in the node) GPU `gpu` of the node uses: NIC gpu * nics / gpus, or with several NICs
+  // per GPU its own NIC of rail `lane`, gpu k + lane. And the GPU NIC `nic` hangs off when there are
+  // more NICs than GPUs (nic * gpus / nics); with fewer, the first GPU that uses it.
+  int nic_of_gpu(int gpu, int lane = 0) const {
+    if (nics_per_gpu() > 1) return gpu * nics_per_gpu() + lane % nics_per_gpu();
+    return static_cast<int>(static_cast<std::int64_t>(gpu) * nics / gpus);
+  }
+  int gpu_of_nic(int nic) const {
+    if (nics > gpus) return static_cast<int>(static_cast<std::int64_t>(nic) * gpus / nics);
+    return static_cast<int>((static_cast<std::int64_t>(nic) * gpus + nics - 1) / nics);
+  }
 
   bool operator==(const NodeSpec&) const = default;
 };

@@ -38,14 +38,12 @@ namespace {
 // node; with fewer NICs than GPUs, consecutive GPUs share a NIC; with more, GPU g owns NICs g k..g k +
 // k - 1). A segment without that rail's GPU uses its (c mod size)-th member.
 std::size_t rail_member(const Cluster& cluster, const std::vector<int>& segment, int c) {
-  const int gpus = std::max(1, cluster.spec().node.gpus);
-  const int nics = std::max(1, cluster.spec().node.nics);
-  const int nic = c % nics;
+  const NodeSpec& node = cluster.spec().node;
+  const int gpus = std::max(1, node.gpus);
+  const int nic = c % std::max(1, node.nics);
   for (std::size_t i = 0; i < segment.size(); ++i) {
     const int local = segment[i] % gpus;
-    if (nics > gpus ? local == static_cast<int>(static_cast<std::int64_t>(nic) * gpus / nics)
-                    : local * nics / gpus == nic)
-      return i;
+    if (node.nics > node.gpus ? local == node.gpu_of_nic(nic) : node.nic_of_gpu(local) == nic) return i;
   }
   return static_cast<std::size_t>(c) % segment.size();
 }
