@@ -193,6 +193,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.provenance.fidelity = backend->fidelity();
   report.provenance.network = backend->description() + "; network profile '" + profile.name + "'";
   report.provenance.calibration = calibration.description;
+  report.provenance.derived_defaults = cluster_spec.derived_defaults.items;
   if (calibration.applied) report.provenance.extrapolated = kernels_outside_fitted_domain(*calibration.applied, graph);
   report.run.cluster = cluster_spec.name;
   report.run.workload = workload.name;

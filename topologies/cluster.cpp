@@ -4,13 +4,14 @@
 // forward (switches and NICs; GPUs only in a torus). It is a greedy walk from s: at each device, among
 // the out-links whose head is one hop closer to t, one is picked. Fabric switches pick by
 // fabric.routing: d_mod_k takes the next mixed-radix digit of t's destination number (its NIC's
-// position, NICs ordered by their switch), adaptive the least loaded link from that digit on (the
-// load the backends pass: transfers in flight), ecmp a 64-bit hash (splitmix64) of (s, t, flow_id,
+// position, NICs ordered by their switch), adaptive (and spray: EFA) the least loaded link from that
+// digit on (the load the backends pass: transfers in flight), ecmp a 64-bit hash (splitmix64) of (s, t, flow_id,
 // current device), which spreads flows evenly and independently at every hop. Devices inside nodes
-// always hash. The same flow on the same load always takes the same path. At the source, among
-// equally short first hops, NVLink is preferred to PCIe, and turning around at a NIC (GPU -> NIC ->
-// GPU between GPUs sharing it) comes last. From a fabric switch, the walk skips without computing
-// their distance the heads inside nodes other than the destination's when no node is a shortcut
+// hash, unless the transfer has a lane (a GPU striping over its several NICs): then the lane picks the
+// GPU's own NIC of that rail, and the switch delivering to the destination's NICs the peer's. The same flow on the same
+// load always takes the same path. At the source, among equally short first hops, NVLink is preferred to PCIe, and
+// turning around at a NIC (GPU -> NIC -> GPU between GPUs sharing it) comes last. From a fabric switch, the walk skips
+// without computing their distance the heads inside nodes other than the destination's when no node is a shortcut
 // between two switches (RouteDistances::transits_strict): at a leaf, the NICs of the other nodes.
 //
 // Distances. dist_t(v), for every forwarding v, is the minimum over t's forwarding in-neighbours u of
@@ -775,9 +776,10 @@ void Cluster::finalize() {
   for (std::size_t d = 0; d < m.devices.size(); ++d)
     max_degree = std::max(max_degree, static_cast<std::size_t>(m.out_offsets[d + 1] - m.out_offsets[d]));
   m.walk_choices.reserve(max_degree);
-  const std::string& routing = m.spec.fabric.routing;
-  const bool infiniband = m.spec.fabric.technology == "infiniband";
-  m.adaptive_routing = routing == "adaptive" || (routing == "auto" && infiniband);
+  // Spraying (EFA's SRD) balances equal flows as adaptive routing does: each transfer takes the least
+  // loaded equal-cost link when it starts (a flow model cannot split one flow's packets over paths).
+  const std::string routing = m.spec.fabric.routing_in_effect();
+  m.adaptive_routing = routing == "adaptive" || routing == "spray";
   m.destination_routing = m.adaptive_routing || routing == "d_mod_k";
   m.build_destination_numbers();
   m.build_route_keys();
@@ -832,7 +834,7 @@ void Cluster::finalize() {
 }
 
 void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out,
-                    std::span<const int> link_load) const {
+                    std::span<const int> link_load, int lane) const {
   const Impl& m = *impl_;
   const int gpu_count = m.spec.gpu_count();
   if (!m.finalized) throw std::logic_error("Cluster::route before finalize()");
@@ -921,8 +923,35 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
       }
     }
     std::size_t pick = 0;
+    // A lane picks the NIC: the source GPU's NIC of that rail (GPU g owns NICs g k .. g k + k - 1) when
+    // it is among the choices, else the destination GPU's; else, inside a node or where every choice is a
+    // NIC of the destination's node, lane mod the choices.
+    std::optional<std::size_t> lane_pick;
+    if (lane >= 0 && choices.size() > 1) {
+      const auto head_of = [&](std::size_t c) -> const Device& {
+        return m.devices[static_cast<std::size_t>(m.out_head[static_cast<std::size_t>(choices[c])])];
+      };
+      for (const int gpu : {src_gpu, dst_gpu}) {
+        const Device& g = m.devices[static_cast<std::size_t>(gpu)];
+        const int own_nic = m.spec.node.nic_of_gpu(g.local_index, lane);
+        for (std::size_t c = 0; c < choices.size() && !lane_pick; ++c) {
+          const Device& h = head_of(c);
+          if (h.kind == DeviceKind::nic && h.node == g.node && h.local_index == own_nic) lane_pick = c;
+        }
+      }
+      bool to_destination_nics = true;
+      for (std::size_t c = 0; c < choices.size(); ++c) {
+        const Device& h = head_of(c);
+        to_destination_nics = to_destination_nics && h.kind == DeviceKind::nic &&
+                              h.node == m.devices[static_cast<std::size_t>(dst_gpu)].node;
+      }
+      if (!lane_pick && (m.devices[static_cast<std::size_t>(current)].node >= 0 || to_destination_nics))
+        lane_pick = static_cast<std::size_t>(lane) % choices.size();
+    }
     if (choices.size() > 1) {
-      if (m.destination_routing && m.devices[static_cast<std::size_t>(current)].node < 0) {
+      if (lane_pick) {
+        pick = *lane_pick;
+      } else if (m.destination_routing && m.devices[static_cast<std::size_t>(current)].node < 0) {
         pick = static_cast<std::size_t>(destination % choices.size());
         destination /= choices.size();
         if (adaptive) {

@@ -79,10 +79,13 @@ class Cluster {
   // the choice is deterministic, by fabric.routing: at fabric switches the destination's digits
   // (d_mod_k), the least loaded link with `link_load` (transfers in flight per link; adaptive; ties and
   // an empty span: as d_mod_k), or a hash of (src, dst, flow_id) (ecmp, and every device inside a
-  // node). src == dst gives an empty route. Not thread-safe (a bounded cache of distances is filled
-  // on demand).
+  // node). src == dst gives an empty route. `lane` >= 0 names the NIC of a GPU that owns several
+  // (nics > gpus: the connection of rail `lane`, as NCCL's network plugins stripe a GPU's messages over
+  // its NICs): inside the source node, and where the last switch delivers to the destination's NICs,
+  // the choice among equal-cost NICs is lane mod their count instead of the hash. Not thread-safe (a
+  // bounded cache of distances is filled on demand).
   void route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out,
-             std::span<const int> link_load = {}) const;
+             std::span<const int> link_load = {}, int lane = -1) const;
   // The number of links of every route from `src` to `dst` (0 when src == dst), without building one.
   int route_hops(int src_gpu, int dst_gpu) const;
   double route_latency_s(std::span<const int> route_links) const;

@@ -15,6 +15,7 @@
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
 #include "topologies/fabric_builder.hpp"
+#include "topologies/fabric_transport.hpp"
 #include "topologies/node_builder.hpp"
 #include "topologies/scale_up_generation.hpp"
 
@@ -51,27 +52,69 @@ int required_int(JsonReader& r, std::string_view key, int min, const std::string
   return int_or(r, key, min, min);
 }
 
-ScaleUpSpec parse_scale_up(JsonReader r) {
+// The catalogue id a GPU is (or starts from: an inline object's "base"); "" when unknown.
+std::string gpu_catalogue_id(const ClusterSpec& spec) {
+  if (!spec.gpu_id.empty()) return spec.gpu_id;
+  if (spec.gpu_inline_json.empty()) return {};
+  const nlohmann::json gpu = nlohmann::json::parse(spec.gpu_inline_json);
+  const auto base = gpu.find("base");
+  return base != gpu.end() && base->is_string() ? base->get<std::string>() : std::string{};
+}
+
+void derive(DerivedDefaults& derived, const JsonReader& r, std::string_view key, const nlohmann::json& value,
+            std::string why) {
+  derived.items.push_back(DerivedDefault{r.path_of(key), value.dump(), std::move(why)});
+}
+
+// The scale-up keys. The generation, when left out, is the one the GPU carries (an H100 SXM's NVSwitch
+// is NVLink 4 with NVLS whether the spec says so or not); its figures then default the bandwidth and
+// latency. Each value filled in that way is listed in `derived`.
+ScaleUpSpec parse_scale_up(JsonReader r, const std::string& gpu_id, DerivedDefaults& derived) {
   ScaleUpSpec s;
   s.type = r.choice_or("type", scale_up_types(), s.type);
   const ScaleUpGeneration* generation = nullptr;
+  const bool wants_pcie = s.type == "pcie";
   if (r.has("generation")) {
     s.generation = r.choice("generation", scale_up_generation_ids());
     generation = find_scale_up_generation(s.generation);
-    const bool wants_pcie = s.type == "pcie";
     if (s.type == "none") r.fail("generation", "scale_up type none has no generation, got \"" + s.generation + "\"");
     if ((generation->technology == "pcie") != wants_pcie)
       r.fail("generation", "scale_up type " + s.type + " needs " + (wants_pcie ? "a PCIe" : "an NVLink") +
                                " generation, got \"" + s.generation + "\"");
+  } else if (s.type == "nvswitch" || s.type == "nvlink_mesh" || wants_pcie) {
+    // (Not nvlink_pairs: a bridge carries less than the GPU's NVLink generation.)
+    generation = scale_up_generation_of_gpu(gpu_id, wants_pcie ? "pcie" : "nvlink");
+    if (generation != nullptr) {
+      s.generation = generation->id;
+      std::string why = (gpu_id.empty() ? std::string("the GPU") : gpu_id) + " carries " + s.generation;
+      if (s.type == "nvswitch")
+        why += generation->nvls ? ": its NVSwitch reduces in the switch (NVLS)" : ": its NVSwitch has no NVLS";
+      derive(derived, r, "generation", s.generation, why + " (topologies/scale_up_generation.cpp)");
+    } else if (s.type == "nvswitch") {
+      derive(derived, r, "generation", nullptr,
+             "the GPU (" + (gpu_id.empty() ? std::string("inline, no catalogue base") : gpu_id) +
+                 ") implies no NVLink generation: no NVLS; give node.scale_up.generation to enable it");
+    }
   }
+  const auto from_generation = [&](std::string_view key, double value, const char* what) {
+    if (!r.has(key))
+      derive(derived, r, key, value,
+             std::string(what) + " of " + std::string(generation->id) + ": " + std::string(generation->source));
+    return value;
+  };
   if (generation != nullptr)
-    s.bandwidth_GBps = r.number_or("bandwidth_GBps", generation->bandwidth_GBps, NumberRange::positive());
+    s.bandwidth_GBps =
+        r.number_or("bandwidth_GBps",
+                    from_generation("bandwidth_GBps", generation->bandwidth_GBps, "per-GPU bandwidth per direction"),
+                    NumberRange::positive());
   else if (s.type == "none")
     s.bandwidth_GBps = r.number_or("bandwidth_GBps", 0.0, NumberRange::positive());
   else
     s.bandwidth_GBps = r.number("bandwidth_GBps", NumberRange::positive());
-  s.latency_us =
-      r.number_or("latency_us", generation ? generation->latency_us : s.latency_us, NumberRange::non_negative());
+  s.latency_us = r.number_or(
+      "latency_us",
+      generation ? from_generation("latency_us", generation->latency_us, "GPU-to-GPU latency (assumed)") : s.latency_us,
+      NumberRange::non_negative());
   if (r.has("domain_gpus") && s.type != "nvswitch")
     r.fail("domain_gpus", "only scale_up type nvswitch has NVLink domains across nodes, this one is " + s.type);
   s.domain_gpus = int_or(r, "domain_gpus", s.domain_gpus, 1);
@@ -79,10 +122,10 @@ ScaleUpSpec parse_scale_up(JsonReader r) {
   return s;
 }
 
-NodeSpec parse_node(JsonReader r) {
+NodeSpec parse_node(JsonReader r, const std::string& gpu_id, DerivedDefaults& derived) {
   NodeSpec n;
   n.gpus = int_or(r, "gpus", n.gpus, 1);
-  n.scale_up = parse_scale_up(r.object("scale_up"));
+  n.scale_up = parse_scale_up(r.object("scale_up"), gpu_id, derived);
   n.nics = int_or(r, "nics", n.nics, 0);
   n.nic_bandwidth_Gbps = r.number_or("nic_bandwidth_Gbps", n.nic_bandwidth_Gbps, NumberRange::positive());
   n.pcie_bandwidth_GBps = r.number_or("pcie_bandwidth_GBps", n.pcie_bandwidth_GBps, NumberRange::positive());
@@ -193,7 +236,38 @@ std::vector<GraphLinkSpec> parse_graph_links(JsonReader& r, const FabricSpec& f,
   return out;
 }
 
-FabricSpec parse_fabric(JsonReader r, const NodeSpec& node) {
+// fabric.transport, and the technology it implies when the spec gives none; each value filled in is
+// listed in `derived`.
+void parse_transport(JsonReader& r, FabricSpec& f, DerivedDefaults& derived) {
+  const FabricTransport* transport = nullptr;
+  if (r.has("transport")) {
+    f.transport = r.choice("transport", fabric_transport_ids());
+    transport = find_fabric_transport(f.transport);
+  }
+  if (transport != nullptr && !r.has("technology")) {
+    f.technology = transport->technology;
+    derive(derived, r, "technology", f.technology,
+           "transport " + f.transport + " runs on " + f.technology + " (topologies/fabric_transport.cpp)");
+  } else {
+    f.technology = r.choice_or("technology", {"infiniband", "ethernet", "nvlink"}, default_technology(f.type));
+  }
+  if (transport != nullptr && transport->technology != f.technology)
+    r.fail("transport", "transport " + f.transport + " runs on " + std::string(transport->technology) +
+                            ", this fabric's technology is " + f.technology);
+  const bool switched = has_planes(f.type) || f.type == "graph";
+  if (transport == nullptr && switched) {
+    // Left "" in the spec (transport_in_effect() resolves it from the technology), listed as derived.
+    if (const FabricTransport* d = default_fabric_transport(f.technology))
+      derive(derived, r, "transport", d->id,
+             "the default transport of an " + f.technology + " fabric: " + std::string(d->summary));
+  }
+  f.routing = r.choice_or("routing", {"auto", "adaptive", "d_mod_k", "ecmp", "spray"}, "auto");
+  if (f.routing == "auto" && switched)
+    derive(derived, r, "routing", f.routing_in_effect(),
+           "how transport " + f.transport_in_effect() + " spreads flows (topologies/fabric_transport.cpp)");
+}
+
+FabricSpec parse_fabric(JsonReader r, const NodeSpec& node, DerivedDefaults& derived) {
   FabricSpec f;
   f.type = parse_fabric_type(r, f.type);
   for (const TypedKey& k : typed_fabric_keys()) {
@@ -213,9 +287,8 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node) {
   if (f.type == "rail_optimized" && !f.rail_optimized)
     r.fail("rail_optimized", "fabric type rail_optimized is always rail-optimized, got false");
   f.link_latency_us = r.number_or("link_latency_us", f.link_latency_us, NumberRange::non_negative());
-  f.technology = r.choice_or("technology", {"infiniband", "ethernet", "nvlink"}, default_technology(f.type));
+  parse_transport(r, f, derived);
   f.sharp = r.boolean_or("sharp", false);
-  f.routing = r.choice_or("routing", {"auto", "adaptive", "d_mod_k", "ecmp"}, "auto");
   if (f.sharp && f.technology != "infiniband")
     r.fail("sharp", "in-network reduction (SHARP) needs an infiniband fabric, this one is " + f.technology);
   f.planes = int_or(r, "planes", f.planes, 1);
@@ -311,10 +384,19 @@ ClusterSpec parse_cluster_json(const nlohmann::json& doc, const std::string& fil
   spec.source_file = file;
   spec.name = r.optional_string("name").value_or("");
   spec.description = r.optional_string("description").value_or("");
+  if (r.has("sources")) {
+    const nlohmann::json& sources = r.array("sources");
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      if (!sources[i].is_string() || sources[i].get<std::string>().empty())
+        throw SpecError(file, r.path_of("sources") + "/" + std::to_string(i),
+                        "expected a non-empty string (a source: URL or document), got " + describe_json(sources[i]));
+      spec.sources.push_back(sources[i].get<std::string>());
+    }
+  }
   parse_gpu(r, spec);
   spec.nodes = int_or(r, "nodes", spec.nodes, 1);
-  spec.node = parse_node(r.object("node"));
-  if (auto fabric = r.optional_object("fabric")) spec.fabric = parse_fabric(*fabric, spec.node);
+  spec.node = parse_node(r.object("node"), gpu_catalogue_id(spec), spec.derived_defaults);
+  if (auto fabric = r.optional_object("fabric")) spec.fabric = parse_fabric(*fabric, spec.node, spec.derived_defaults);
   if (auto power = r.optional_object("power")) spec.power = parse_power(*power);
   if (auto cost = r.optional_object("cost")) spec.cost = parse_cost(*cost);
   r.finish();
@@ -345,6 +427,7 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   nlohmann::ordered_json j;
   j["name"] = spec.name;
   j["description"] = spec.description;
+  if (!spec.sources.empty()) j["sources"] = spec.sources;
   if (!spec.gpu_inline_json.empty())
     j["gpu"] = nlohmann::ordered_json::parse(spec.gpu_inline_json);
   else
@@ -373,6 +456,7 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
                                    {"sharp", f.sharp},
                                    {"routing", f.routing},
                                    {"planes", f.planes}};
+  if (!f.transport.empty()) fabric["transport"] = f.transport;
   if (f.nodes_per_rack > 0) fabric["nodes_per_rack"] = f.nodes_per_rack;
   if (f.spine_radix > 0) fabric["spine_radix"] = f.spine_radix;
   if (f.spines > 0) fabric["spines"] = f.spines;
@@ -428,6 +512,19 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   if (!prices.empty()) cost["prices"] = prices;
   j["cost"] = cost;
   return j.dump(2);
+}
+
+std::string FabricSpec::transport_in_effect() const {
+  if (!transport.empty()) return transport;
+  const FabricTransport* d = default_fabric_transport(technology);
+  return d != nullptr ? std::string(d->id) : std::string{};
+}
+
+std::string FabricSpec::routing_in_effect() const {
+  if (routing != "auto") return routing;
+  const FabricTransport* t = find_fabric_transport(transport_in_effect());
+  if (t != nullptr) return std::string(t->routing);
+  return technology == "infiniband" ? "adaptive" : "ecmp";
 }
 
 std::vector<std::string> cluster_preset_names() {

@@ -30,6 +30,21 @@ struct NodeSpec {
   double pcie_bandwidth_GBps = 64;  // GPU <-> NIC path per direction (PCIe Gen5 x16: 64 GB/s)
   int pcie_switches = 0;            // 0: direct GPU <-> NIC path; >= 1: PCIe switches under a host bridge
 
+  // NICs each GPU owns when there are more NICs than GPUs (AWS p5: 32 EFA NICs for 8 GPUs, 4 each);
+  // 1 otherwise (GPUs own one NIC, or share one).
+  int nics_per_gpu() const { return nics > gpus && gpus > 0 && nics % gpus == 0 ? nics / gpus : 1; }
+  // The NIC (index in the node) GPU `gpu` of the node uses: NIC gpu * nics / gpus, or with several NICs
+  // per GPU its own NIC of rail `lane`, gpu k + lane. And the GPU NIC `nic` hangs off when there are
+  // more NICs than GPUs (nic * gpus / nics); with fewer, the first GPU that uses it.
+  int nic_of_gpu(int gpu, int lane = 0) const {
+    if (nics_per_gpu() > 1) return gpu * nics_per_gpu() + lane % nics_per_gpu();
+    return static_cast<int>(static_cast<std::int64_t>(gpu) * nics / gpus);
+  }
+  int gpu_of_nic(int nic) const {
+    if (nics > gpus) return static_cast<int>(static_cast<std::int64_t>(nic) * gpus / nics);
+    return static_cast<int>((static_cast<std::int64_t>(nic) * gpus + nics - 1) / nics);
+  }
+
   bool operator==(const NodeSpec&) const = default;
 };
 
@@ -66,8 +81,13 @@ struct FabricSpec {
   // the destination's NIC number, as InfiniBand's subnet manager routes fat-trees), "adaptive" (the
   // port carrying the fewest transfers when a transfer starts, ties as d_mod_k: InfiniBand adaptive
   // routing), "ecmp" (a hash of the flow at every hop, as Ethernet switches do), or "auto" (adaptive
-  // on infiniband, ecmp otherwise).
+  // on infiniband, ecmp otherwise), or "spray" (every flow's packets over all equal-cost links, as
+  // AWS EFA's SRD does: no flow collides with another while an equal-cost link is idle). "auto" takes
+  // the transport's routing (routing_in_effect()).
   std::string routing = "auto";
+  // The transport (fabric_transport.hpp): infiniband | roce | spectrum_x | efa | tcpxo; "" : the
+  // technology's default (infiniband on InfiniBand, roce on Ethernet), listed in derived_defaults.
+  std::string transport;
 
   // spine_leaf
   int spine_radix = 0;  // ports per spine (0: switch_radix)
@@ -86,6 +106,11 @@ struct FabricSpec {
   std::vector<GraphLinkSpec> links;
   // cabling (metrics): nodes per rack (0: the nodes of one NVLink domain, at least 1)
   int nodes_per_rack = 0;
+
+  // The transport row id in effect ("" for fabrics without one: NVLink tori).
+  std::string transport_in_effect() const;
+  // fabric.routing with "auto" resolved by the transport: adaptive | d_mod_k | ecmp | spray.
+  std::string routing_in_effect() const;
 
   bool operator==(const FabricSpec&) const = default;
 };
@@ -131,9 +156,24 @@ struct CostSpec {
   bool operator==(const CostSpec&) const = default;
 };
 
+// A value the spec left out and the reader filled in from what the hardware implies (the GPU's NVLink
+// generation, the fabric's transport): the report's provenance lists them. Provenance, not part of the
+// cluster: two specs describing the same cluster compare equal however their values were obtained.
+struct DerivedDefault {
+  std::string key;    // JSON pointer of the filled key: "/node/scale_up/generation"
+  std::string value;  // as JSON text: "\"nvlink4\"", "450"
+  std::string why;    // "h100-sxm5-80gb carries NVLink 4 (NVIDIA H100 datasheet)"
+};
+
+struct DerivedDefaults {
+  std::vector<DerivedDefault> items;
+  bool operator==(const DerivedDefaults& /*other*/) const { return true; }
+};
+
 struct ClusterSpec {
   std::string name;
-  std::string description;  // free text: what the spec models and where its figures come from
+  std::string description;           // free text: what the spec models and where its figures come from
+  std::vector<std::string> sources;  // where the figures come from: datasheets, cloud documentation (URLs)
   // `gpu` is a catalogue id, or an inline object (kept as its JSON text; resolved by the hardware
   // catalogue, which reports errors at `gpu_json_path` of `source_file`).
   static constexpr std::string_view gpu_json_path = "/gpu";
@@ -144,7 +184,8 @@ struct ClusterSpec {
   FabricSpec fabric;
   PowerSpec power;
   CostSpec cost;
-  std::string source_file;  // where the spec came from, for error messages
+  std::string source_file;           // where the spec came from, for error messages
+  DerivedDefaults derived_defaults;  // what the reader filled in from the hardware, in reading order
 
   int gpu_count() const { return nodes * node.gpus; }
   // GPUs of one NVLink domain (scale_up.domain_gpus, or node.gpus when 0).

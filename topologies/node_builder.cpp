@@ -205,15 +205,11 @@ void link_nics_directly(NodeBuild& b, int node, const NodeLayout& layout) {
   const double bandwidth_Bps = n.pcie_bandwidth_GBps * units::kGBpsToBps;
   const int base = first_gpu(b.spec, node);
   if (n.nics <= n.gpus) {
-    for (int g = 0; g < n.gpus; ++g) {
-      const int j = static_cast<int>(static_cast<std::int64_t>(g) * n.nics / n.gpus);
-      b.cluster.add_duplex_link(base + g, layout.nic(node, j), bandwidth_Bps, 0.0, LinkTechnology::pcie);
-    }
+    for (int g = 0; g < n.gpus; ++g)
+      b.cluster.add_duplex_link(base + g, layout.nic(node, n.nic_of_gpu(g)), bandwidth_Bps, 0.0, LinkTechnology::pcie);
   } else {
-    for (int j = 0; j < n.nics; ++j) {
-      const int g = static_cast<int>(static_cast<std::int64_t>(j) * n.gpus / n.nics);
-      b.cluster.add_duplex_link(base + g, layout.nic(node, j), bandwidth_Bps, 0.0, LinkTechnology::pcie);
-    }
+    for (int j = 0; j < n.nics; ++j)
+      b.cluster.add_duplex_link(base + n.gpu_of_nic(j), layout.nic(node, j), bandwidth_Bps, 0.0, LinkTechnology::pcie);
   }
 }
 

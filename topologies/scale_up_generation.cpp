@@ -2,29 +2,35 @@
 // NVLink bandwidth bidirectional: 900 GB/s for NVLink 4 = 18 links x 25 GB/s per direction x 2).
 // Latencies are assumed (no vendor publishes a GPU-to-GPU figure): 0.7 us through NVLink, 1.0 us
 // through PCIe switches.
+// NVLS (in-switch reduction, "NVLink SHARP") comes with NVSwitch generation 3 (NVLink 4: H100, H200) and
+// stays in generation 4 (NVLink 5: B200, GB200): NVIDIA H100 Tensor Core GPU Architecture whitepaper
+// (2022), third-generation NVSwitch with "NVIDIA SHARP in-network reductions"; NCCL enables its NVLS
+// algorithm where the driver reports NVLink multicast (src/transport/nvls.cc, ncclNvlsInit,
+// CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: Hopper and later).
+// A100's NVSwitch generation 2 has none. GPU ids per generation: the catalogue's datasheet figures.
 #include "topologies/scale_up_generation.hpp"
 
 namespace clustersim {
 namespace {
 
 constexpr ScaleUpGeneration k_generations[] = {
-    {"nvlink2", "nvlink", "V100", 150.0, 0.7, 16, 12.0 / 16.0,
+    {"nvlink2", "nvlink", "V100", 150.0, 0.7, 16, 12.0 / 16.0, false, "v100-sxm2-32gb",
      "NVLink 2: 6 links x 25 GB/s = 150 GB/s per direction (300 GB/s bidirectional, NVIDIA V100 datasheet); "
      "NVSwitch gen 1: 16 GPUs and 12 NVSwitch chips per DGX-2 (DGX-2 datasheet)"},
-    {"nvlink3", "nvlink", "A100", 300.0, 0.7, 16, 6.0 / 8.0,
+    {"nvlink3", "nvlink", "A100", 300.0, 0.7, 16, 6.0 / 8.0, false, "a100-sxm4-40gb,a100-sxm4-80gb",
      "NVLink 3: 12 links x 25 GB/s = 300 GB/s per direction (600 GB/s bidirectional, NVIDIA A100 datasheet); "
      "NVSwitch gen 2: 6 chips per 8 GPUs (DGX A100 datasheet), at most 16 GPUs (HGX A100 16-GPU)"},
-    {"nvlink4", "nvlink", "H100, H200", 450.0, 0.7, 256, 4.0 / 8.0,
+    {"nvlink4", "nvlink", "H100, H200", 450.0, 0.7, 256, 4.0 / 8.0, true, "h100-sxm5-80gb,h200-sxm-141gb",
      "NVLink 4: 18 links x 25 GB/s = 450 GB/s per direction (900 GB/s bidirectional, NVIDIA H100 datasheet); "
      "NVSwitch gen 3: 4 chips per 8 GPUs (DGX H100 datasheet), up to 256 GPUs with the NVLink Switch System"},
-    {"nvlink5", "nvlink", "B200, GB200", 900.0, 0.7, 576, 18.0 / 72.0,
+    {"nvlink5", "nvlink", "B200, GB200", 900.0, 0.7, 576, 18.0 / 72.0, true, "b200",
      "NVLink 5: 18 links x 50 GB/s = 900 GB/s per direction (1.8 TB/s bidirectional, NVIDIA Blackwell "
      "datasheet); NVSwitch gen 4: 18 chips per 72 GPUs (GB200 NVL72 datasheet), domains up to 576 GPUs"},
-    {"pcie3", "pcie", "V100 PCIe, T4", 16.0, 1.0, 0, 0.0,
+    {"pcie3", "pcie", "V100 PCIe, T4", 16.0, 1.0, 0, 0.0, false, "",
      "PCIe Gen3 x16: 8 GT/s x 16 lanes, 128b/130b = 15.75 GB/s per direction (PCI-SIG), rounded to 16"},
-    {"pcie4", "pcie", "A100 PCIe, L4, L40S", 32.0, 1.0, 0, 0.0,
+    {"pcie4", "pcie", "A100 PCIe, L4, L40S", 32.0, 1.0, 0, 0.0, false, "l4",
      "PCIe Gen4 x16: 16 GT/s x 16 lanes, 128b/130b = 31.5 GB/s per direction (PCI-SIG), rounded to 32"},
-    {"pcie5", "pcie", "H100 PCIe, H100 NVL", 64.0, 1.0, 0, 0.0,
+    {"pcie5", "pcie", "H100 PCIe, H100 NVL", 64.0, 1.0, 0, 0.0, false, "h100-pcie-80gb",
      "PCIe Gen5 x16: 32 GT/s x 16 lanes, 128b/130b = 63 GB/s per direction (PCI-SIG), rounded to 64"},
 };
 
@@ -46,6 +52,20 @@ std::vector<std::string> scale_up_generation_ids() {
   for (const auto& g : k_generations)
     out.emplace_back(g.id);
   return out;
+}
+
+const ScaleUpGeneration* scale_up_generation_of_gpu(std::string_view gpu_id, std::string_view technology) {
+  if (gpu_id.empty()) return nullptr;
+  for (const auto& g : k_generations) {
+    if (g.technology != technology) continue;
+    std::string_view ids = g.gpu_ids;
+    while (!ids.empty()) {
+      const std::size_t comma = ids.find(',');
+      if (ids.substr(0, comma) == gpu_id) return &g;
+      ids = comma == std::string_view::npos ? std::string_view{} : ids.substr(comma + 1);
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace clustersim

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,20 @@ void print_errors(const std::vector<TableError>& errors) {
   for (const auto& e : errors) {
     std::printf("  %-22s %-9s %-17s %5d %9.1f%% %9.1f%% %9.1f%%\n", e.id.c_str(), e.role.c_str(), e.algorithm.c_str(),
                 e.rows, 100 * e.median_abs_error, 100 * e.p90_abs_error, 100 * e.max_abs_error);
+  }
+  // Per system (the machine a table was measured on): its rows pooled, by role.
+  std::vector<std::pair<std::string, std::string>> systems;  // (system, role), in order of appearance
+  for (const auto& e : errors)
+    if (std::find(systems.begin(), systems.end(), std::make_pair(e.system, e.role)) == systems.end())
+      systems.emplace_back(e.system, e.role);
+  std::printf("  per system                role      tables   rows   pooled median   pooled p90\n");
+  for (const auto& [system, role] : systems) {
+    std::vector<TableError> of_system;
+    for (const auto& e : errors)
+      if (e.system == system && e.role == role) of_system.push_back(e);
+    const ErrorSummary s = summarize_errors(of_system, role);
+    std::printf("  %-25s %-9s %6d %6d %14.1f%% %11.1f%%\n", system.c_str(), role.c_str(), s.tables, s.rows,
+                100 * s.pooled_median_abs_error, 100 * s.pooled_p90_abs_error);
   }
   std::printf("  together                  tables   rows  median of table medians   pooled median   pooled p90\n");
   for (const char* role : {"fit", "validate", ""}) {

@@ -52,6 +52,8 @@ int run_collective(const std::vector<std::string>& args) {
   const std::string profile = collective_sweep_profile_name(cluster, o);
   std::printf("# fidelity %s, algorithm %s, network profile %s; simulated, idle fabric\n", o.fidelity.c_str(),
               o.algorithm.c_str(), profile.c_str());
+  for (const DerivedDefault& d : cluster.derived_defaults.items)
+    std::printf("# derived default %s = %s: %s\n", d.key.c_str(), d.value.c_str(), d.why.c_str());
   std::printf("#\n#%12s %13s %9s %7s %16s %11s %8s %8s\n", "size", "count", "type", "redop", "algorithm", "time",
               "algbw", "busbw");
   std::printf("#%12s %13s %9s %7s %16s %11s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");

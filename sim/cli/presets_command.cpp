@@ -28,7 +28,12 @@ int run_presets(const std::vector<std::string>& args) {
     for (const auto& n : names)
       std::cout << "  " << n << "\n";
   };
-  list("cluster presets (topologies/presets):", clusters);
+  std::cout << "cluster presets (topologies/presets; each with its description and sources):\n";
+  for (const auto& n : clusters) {
+    const ClusterSpec spec = load_cluster_spec(n);
+    const std::string first = spec.description.substr(0, spec.description.find(". "));
+    std::cout << "  " << n << std::string(n.size() < 20 ? 20 - n.size() : 1, ' ') << first << "\n";
+  }
   list("workload presets (workloads/presets):", workloads);
   list("GPU catalogue (sim/hardware/catalogue):", gpus);
   list("network profiles (sim/network/profiles; auto picks the one fitted on the cluster's GPU):", network_profiles);

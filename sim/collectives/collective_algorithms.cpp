@@ -18,6 +18,15 @@ namespace clustersim {
 
 namespace {
 
+// The algorithm's plan with its inter-node transfers striped over the GPUs' NICs (collective_plan.hpp).
+CollectivePlan plan_with(const CollectiveAlgorithmEntry& a, const CollectiveContext& ctx,
+                         const CollectiveRequest& request) {
+  CollectivePlan plan = a.plan(ctx, request);
+  for (CollectivePhase& phase : plan.phases)
+    stripe_over_nics(ctx.cluster, phase.transfers);
+  return plan;
+}
+
 // NCCL src/graph/tuning.cc (2.18-2.21, ncclTopoTuneModel): `if (a == NCCL_ALGO_TREE) busBw =
 // std::min(busBw*.92, nChannels*perChMaxTreeBw)`; 2.8 used .9. The per-channel cap (H100: 36-41 GB/s,
 // A100: 18-24 GB/s) does not bind on DGX systems, whose channels carry 12-25 GB/s each.
@@ -33,7 +42,7 @@ std::pair<const CollectiveAlgorithmEntry*, CollectivePlan> select_and_plan(const
   std::optional<double> ring_bandwidth_s;  // the registry lists the ring first
   for (const auto& a : collective_algorithms()) {
     if (!a.nccl || !collective_infeasible(a.name, ctx, request).empty()) continue;
-    CollectivePlan plan = a.plan(ctx, request);
+    CollectivePlan plan = plan_with(a, ctx, request);
     const bool is_ring = std::string_view(a.name) == "ring";
     const double latency_s = idle_fabric_latency_s(ctx, plan);
     double estimate = 0.0;
@@ -69,6 +78,10 @@ std::span<const CollectiveAlgorithmEntry> collective_algorithms() {
        "in-network reduction in the InfiniBand switches, pipelined with the intra-node stages (NCCL CollNet; NVLS "
        "inside nodes when available)",
        true, &hierarchical_supports, &sharp_infeasible, &plan_sharp},
+      {"nvls_tree",
+       "NVLS inside the nodes pipelined with a double binary tree per rail across them (NCCL's NVLS_TREE; no "
+       "switch reduction needed)",
+       true, &hierarchical_supports, &nvls_tree_infeasible, &plan_nvls_tree},
       {"direct", "every pair at once (all-to-all, all-to-allv)", true, &direct_supports, nullptr, &plan_direct},
       {"halving_doubling", "recursive halving then doubling (MPI, Gloo): log2(N) steps, power-of-two groups", false,
        &halving_doubling_supports, &halving_doubling_infeasible, &plan_halving_doubling},
@@ -131,7 +144,8 @@ IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const Collec
   for (const auto& phase : plan.phases) {
     for (const Transfer& tr : phase.transfers) {
       route.clear();
-      if (tr.src_gpu != tr.dst_gpu && tr.bytes > 0.0) ctx.cluster.route(tr.src_gpu, tr.dst_gpu, flow, route, in_flight);
+      if (tr.src_gpu != tr.dst_gpu && tr.bytes > 0.0)
+        ctx.cluster.route(tr.src_gpu, tr.dst_gpu, flow, route, in_flight, tr.lane);
       ++flow;
       for (int l : route) {
         double& b = load[static_cast<std::size_t>(l)];
@@ -165,7 +179,7 @@ CollectivePlan plan_collective(std::string_view name, const CollectiveContext& c
   if (name == kAutoAlgorithm) return select_and_plan(ctx, request).second;
   const std::string why = collective_infeasible(name, ctx, request);
   if (!why.empty()) throw SimulationError(why);
-  return find_collective_algorithm(name)->plan(ctx, request);
+  return plan_with(*find_collective_algorithm(name), ctx, request);
 }
 
 }  // namespace clustersim

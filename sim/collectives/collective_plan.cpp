@@ -4,7 +4,9 @@
 #include <array>
 
 #include "sim/core/stable_key_sort.hpp"
+#include "sim/core/units.hpp"
 #include "topologies/cluster.hpp"
+#include "topologies/fabric_transport.hpp"
 
 namespace clustersim {
 
@@ -17,6 +19,17 @@ double CollectivePlan::latency_s() const {
 
 namespace {
 
+// The per-step latency of a hop over a link of technology `t`: the profile's, plus the fabric
+// transport's per-message latency on the fabric's links (fabric_transport.hpp: EFA's).
+double step_latency_s(const CollectiveContext& ctx, LinkTechnology t) {
+  double s = ctx.profile.of(t).step_latency_s.value;
+  if (t == LinkTechnology::infiniband || t == LinkTechnology::ethernet) {
+    if (const FabricTransport* tr = find_fabric_transport(ctx.cluster.spec().fabric.transport_in_effect()))
+      s += tr->message_latency_us * units::kUsToS;
+  }
+  return s;
+}
+
 // The per-step latency of the hop src -> dst (its route into `route`).
 double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu, std::vector<int>& route) {
   route.clear();
@@ -24,7 +37,7 @@ double hop_latency_s(const CollectiveContext& ctx, int src_gpu, int dst_gpu, std
   double step = 0.0;
   const auto links = ctx.cluster.links();
   for (int l : route) {
-    step = std::max(step, ctx.profile.of(links[static_cast<std::size_t>(l)].technology).step_latency_s.value);
+    step = std::max(step, step_latency_s(ctx, links[static_cast<std::size_t>(l)].technology));
   }
   return ctx.cluster.route_latency_s(route) + step;
 }
@@ -39,7 +52,7 @@ double max_hop_latency_s(const CollectiveContext& ctx, const std::vector<Transfe
   std::array<double, 4> step_s{};  // per LinkTechnology
   for (const LinkTechnology t :
        {LinkTechnology::nvlink, LinkTechnology::pcie, LinkTechnology::infiniband, LinkTechnology::ethernet})
-    step_s[static_cast<std::size_t>(t)] = ctx.profile.of(t).step_latency_s.value;
+    step_s[static_cast<std::size_t>(t)] = step_latency_s(ctx, t);
   double worst = 0.0;
   std::vector<int> route;
   for (const Transfer& t : transfers) {
@@ -79,6 +92,26 @@ void sort_and_merge_transfers(std::vector<Transfer>& transfers) {
       merged.push_back(t);
   }
   transfers = std::move(merged);
+}
+
+void stripe_over_nics(const Cluster& cluster, std::vector<Transfer>& transfers) {
+  const int k = cluster.spec().node.nics_per_gpu();
+  if (k <= 1) return;
+  std::vector<Transfer> out;
+  out.reserve(transfers.size());
+  for (const Transfer& t : transfers) {
+    if (t.lane >= 0 || cluster.node_of_gpu(t.src_gpu) == cluster.node_of_gpu(t.dst_gpu)) {
+      out.push_back(t);
+      continue;
+    }
+    for (int lane = 0; lane < k; ++lane) {
+      Transfer part = t;
+      part.bytes = t.bytes / k;
+      part.lane = lane;
+      out.push_back(part);
+    }
+  }
+  transfers = std::move(out);
 }
 
 std::vector<std::vector<int>> node_segments(const Cluster& cluster, const std::vector<int>& ranks) {

@@ -55,6 +55,12 @@ struct CollectiveRequest {
 double max_hop_latency_s(const CollectiveContext& ctx, const std::vector<Transfer>& transfers);
 // Sorts by (src, dst) and merges transfers of the same pair into one flow carrying their bytes.
 void sort_and_merge_transfers(std::vector<Transfer>& transfers);
+// GPUs that own k > 1 NICs (node.nics_per_gpu()) send every transfer to another node over all k: NCCL's
+// network plugins stripe a connection's messages over the NICs next to the GPU (aws-ofi-nccl's RDMA
+// protocol on p5 "rails"; NCCL merges the ports of a dual-port NIC, NCCL_IB_MERGE_NICS). Each such
+// transfer becomes k transfers of 1/k of its bytes, lane 0..k-1 (the route takes NIC `lane` of the
+// GPU). Transfers inside a node are left alone.
+void stripe_over_nics(const Cluster& cluster, std::vector<Transfer>& transfers);
 // Consecutive ranks of the group that live on the same node.
 std::vector<std::vector<int>> node_segments(const Cluster& cluster, const std::vector<int>& ranks);
 // Whether every rank of the group lives on one node (node_segments would give one segment).

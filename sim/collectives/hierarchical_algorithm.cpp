@@ -14,6 +14,14 @@
 // switch is not an endpoint of our flows: a flow GPU i -> GPU i+1 of S bytes loads exactly GPU i's
 // uplink and GPU i+1's downlink with S, which is what the in-switch reduction puts on them.
 //
+// nvls_tree (NCCL's NVLS_TREE, NCCL 2.18 onwards, the multi-node all-reduce of NVLS-capable nodes on
+// fabrics that do not reduce): as sharp, with the inter-node stage a double binary tree over the nodes
+// on every rail (each GPU's S/G shard, the tree of tree_algorithm.cpp over one GPU per node) instead of
+// the switches' reduction; pipelined with the in-switch stages. On 2 nodes the tree moves S/G per NIC
+// per direction, as SHARP does, so the busiest of NVLS and the NICs sets the pace: a p5 pair (NVLS at
+// ~260 GB/s of algorithm bandwidth, 400 GB/s of NICs per node) is bound by NVLS, ~480 GB/s of bus
+// bandwidth where a ring is bound by the NICs at 400 (aws-samples nccl-tests on 2 x p5.48xlarge: 487).
+//
 // sharp (InfiniBand SHARP, aggregation in the switches): like hierarchical, but the inter-node stage
 // sends each S/G shard up into the switch tree once and receives the reduced shard once: S/G per NIC
 // per direction instead of 2(M-1)/M S/G, 2 steps (up, down). Intra-node stages use NVLS when the
@@ -30,6 +38,7 @@
 
 #include "sim/collectives/ring_algorithm.hpp"
 #include "sim/collectives/switch_features.hpp"
+#include "sim/collectives/tree_algorithm.hpp"
 #include "topologies/cluster.hpp"
 
 namespace clustersim {
@@ -106,10 +115,10 @@ void add_intra_phases(const CollectiveContext& ctx, const std::vector<std::vecto
   plan.phases.push_back(std::move(merged));
 }
 
-// SHARP's stages as one pipelined phase (see the file comment).
-CollectivePlan plan_in_network(const CollectiveContext& ctx, const CollectiveRequest& request) {
+// SHARP's (or NVLS_TREE's, `tree`) stages as one pipelined phase (see the file comment).
+CollectivePlan plan_in_network(const CollectiveContext& ctx, const CollectiveRequest& request, bool tree) {
   CollectivePlan plan;
-  plan.algorithm = "sharp";
+  plan.algorithm = tree ? "nvls_tree" : "sharp";
   const auto segments = node_segments(ctx.cluster, *request.ranks);
   const double g = static_cast<double>(segments.front().size());
   const bool nvls = node_has_nvls(ctx.cluster);
@@ -123,11 +132,26 @@ CollectivePlan plan_in_network(const CollectiveContext& ctx, const CollectiveReq
     add_intra_phases(ctx, segments, request.bytes, "intra-node reduce-scatter", stages);
     add_intra_phases(ctx, segments, request.bytes, "intra-node all-gather", stages);
   }
-  stages.phases.push_back(
-      switch_phase(ctx, "inter-node all-reduce (SHARP)", rails(segments), request.bytes / g, 2, false));
+  if (tree) {
+    // A double binary tree over the nodes on every rail, each carrying that rail's S/G shard.
+    CollectivePhase trees;
+    for (const auto& rail : rails(segments)) {
+      const CollectiveRequest shard{CollectiveKind::all_reduce, &rail, request.bytes / g};
+      for (CollectivePhase& p : plan_tree(ctx, shard).phases) {
+        trees.transfers.insert(trees.transfers.end(), p.transfers.begin(), p.transfers.end());
+        trees.steps = std::max(trees.steps, p.steps);
+        trees.latency_s = std::max(trees.latency_s, p.latency_s);
+      }
+    }
+    stages.phases.push_back(std::move(trees));
+  } else {
+    stages.phases.push_back(
+        switch_phase(ctx, "inter-node all-reduce (SHARP)", rails(segments), request.bytes / g, 2, false));
+  }
   CollectivePhase pipelined;
-  pipelined.name = nvls ? "NVLS reduce-scatter | SHARP all-reduce | NVLS all-gather (pipelined)"
-                        : "reduce-scatter | SHARP all-reduce | all-gather (pipelined)";
+  const std::string network = tree ? "tree all-reduce" : "SHARP all-reduce";
+  pipelined.name = nvls ? "NVLS reduce-scatter | " + network + " | NVLS all-gather (pipelined)"
+                        : "reduce-scatter | " + network + " | all-gather (pipelined)";
   for (CollectivePhase& stage : stages.phases) {
     pipelined.transfers.insert(pipelined.transfers.end(), stage.transfers.begin(), stage.transfers.end());
     pipelined.steps += stage.steps;
@@ -179,7 +203,22 @@ std::string sharp_infeasible(const CollectiveContext& ctx, const CollectiveReque
 }
 
 CollectivePlan plan_sharp(const CollectiveContext& ctx, const CollectiveRequest& request) {
-  return plan_in_network(ctx, request);
+  return plan_in_network(ctx, request, false);
+}
+
+std::string nvls_tree_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  if (!node_has_nvls(ctx.cluster))
+    return "the node's NVSwitch has no in-switch reduction (needs NVSwitch generation 3: scale_up generation nvlink4 "
+           "or nvlink5)";
+  const std::string uneven = uniform_nodes_reason(ctx, request);
+  if (!uneven.empty()) return uneven;
+  if (node_segments(ctx.cluster, *request.ranks).front().size() < 2)
+    return "NVLS_TREE needs at least 2 GPUs of each node in the group";
+  return {};
+}
+
+CollectivePlan plan_nvls_tree(const CollectiveContext& ctx, const CollectiveRequest& request) {
+  return plan_in_network(ctx, request, true);
 }
 
 std::string nvls_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {

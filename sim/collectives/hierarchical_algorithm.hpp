@@ -15,6 +15,11 @@ CollectivePlan plan_hierarchical(const CollectiveContext& ctx, const CollectiveR
 std::string sharp_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request);
 CollectivePlan plan_sharp(const CollectiveContext& ctx, const CollectiveRequest& request);
 
+// NVLS_TREE: NVLS inside the nodes pipelined with a double binary tree per rail across them (no switch
+// reduction needed): NCCL's multi-node all-reduce on NVLS nodes.
+std::string nvls_tree_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request);
+CollectivePlan plan_nvls_tree(const CollectiveContext& ctx, const CollectiveRequest& request);
+
 // NVLS: all-reduce inside one NVSwitch domain with the reduction done by the switch.
 std::string nvls_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request);
 CollectivePlan plan_nvls(const CollectiveContext& ctx, const CollectiveRequest& request);

@@ -21,6 +21,7 @@
 #include "sim/collectives/ring_algorithm.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "topologies/cluster.hpp"
@@ -34,14 +35,15 @@ int ring_channels(const Cluster& cluster, const std::vector<int>& ranks) {
 namespace {
 
 // The member of `segment` (GPUs of one node) next to NIC c: the rail-c GPU (GPUs are numbered node by
-// node; with fewer NICs than GPUs, consecutive GPUs share a NIC). A segment without that rail's GPU
-// uses its (c mod size)-th member.
+// node; with fewer NICs than GPUs, consecutive GPUs share a NIC; with more, GPU g owns NICs g k..g k +
+// k - 1). A segment without that rail's GPU uses its (c mod size)-th member.
 std::size_t rail_member(const Cluster& cluster, const std::vector<int>& segment, int c) {
-  const int gpus = std::max(1, cluster.spec().node.gpus);
-  const int nics = std::max(1, cluster.spec().node.nics);
+  const NodeSpec& node = cluster.spec().node;
+  const int gpus = std::max(1, node.gpus);
+  const int nic = c % std::max(1, node.nics);
   for (std::size_t i = 0; i < segment.size(); ++i) {
     const int local = segment[i] % gpus;
-    if (local * nics / gpus == c % nics) return i;
+    if (node.nics > node.gpus ? local == node.gpu_of_nic(nic) : node.nic_of_gpu(local) == nic) return i;
   }
   return static_cast<std::size_t>(c) % segment.size();
 }

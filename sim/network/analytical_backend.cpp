@@ -63,7 +63,7 @@ class AnalyticalBackend final : public NetworkBackend {
       const Transfer& t = transfers[i];
       if (t.src_gpu != t.dst_gpu && t.bytes > 0.0) {
         // Adaptive routing sees the transfers in flight, this group's earlier ones included.
-        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, group->links, usage_.active());
+        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, group->links, usage_.active(), t.lane);
       }
       group->route_begin.push_back(group->links.size());
       // Bytes and busy time per link, transfer by transfer.

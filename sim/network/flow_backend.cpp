@@ -72,9 +72,10 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
 
   // The flow id of the transfer being started; read by get_local_route (SimGrid asks for the route
   // synchronously inside sendto_async, in maestro, so a member suffices).
-  void set_current_flow(std::uint64_t flow_id, std::span<const int> link_load) {
+  void set_current_flow(std::uint64_t flow_id, std::span<const int> link_load, int lane) {
     flow_id_ = flow_id;
     link_load_ = link_load;
+    lane_ = lane;
   }
   const std::vector<int>& last_route() const { return route_; }
   // The links of the next communication instead of a route of ours (empty: route it). A link listed
@@ -90,7 +91,7 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
       return;
     }
     route_.clear();
-    cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_, link_load_);
+    cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_, link_load_, lane_);
     for (int l : route_)
       into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
   }
@@ -100,6 +101,7 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
   std::vector<sg4::Host*> hosts_;
   std::vector<sg4::Link*> links_;
   std::uint64_t flow_id_ = 0;
+  int lane_ = -1;
   std::span<const int> link_load_;  // transfers in flight per link, for adaptive routing
   std::span<const int> explicit_route_;
   std::vector<int> route_;
@@ -174,11 +176,11 @@ class FlowBackend final : public NetworkBackend {
         if (it->second == units.size()) units.push_back(Unit{t.src_gpu, t.dst_gpu, bytes, {}});
         std::vector<int>& route = units[it->second].route;
         const std::size_t begin = route.size();
-        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, route, usage_.active());
+        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, route, usage_.active(), t.lane);
         usage_.start(std::span<const int>(route).subspan(begin), static_cast<double>(bytes), now_s());
         continue;
       }
-      zone_->set_current_flow(flow_id + i, usage_.active());
+      zone_->set_current_flow(flow_id + i, usage_.active(), t.lane);
       sg4::CommPtr comm = sg4::Comm::sendto_async(zone_->host(t.src_gpu), zone_->host(t.dst_gpu), bytes);
       group->flows.push_back(Flow{group, zone_->last_route()});
       usage_.start(group->flows.back().route, static_cast<double>(bytes), now_s());

@@ -33,6 +33,9 @@ struct Transfer {
   // together (one solver event instead of one per flow). The analytical backend ignores it (its
   // rates are fixed at the start).
   bool pipelined = false;
+  // The NIC rail of the sending GPU this transfer uses when GPUs own several NICs (-1: any, by the
+  // route's hash). Set by stripe_over_nics (collective_plan.hpp); Cluster::route takes it.
+  int lane = -1;
 };
 
 class NetworkBackend {

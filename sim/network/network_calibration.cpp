@@ -46,17 +46,15 @@ void read_nccl_tests_lut(const std::string& path, CollectiveTable& t) {
   }
 }
 
-// A record of published/collectives.json: rows with size_bytes and time_us, or bus bandwidth only.
-void read_published(const std::string& path, const std::string& record, CollectiveTable& t) {
-  const SpecDocument doc = parse_spec_text(read_text_file(path, "measurement file"), path);
-  for (std::size_t i = 0; i < doc.json.size(); ++i) {
-    const auto& rec = doc.json[i];
-    if (rec.value("id", "") != record) continue;
+// The rows of a record (`rec` at JSON path `at` of `path`): size_bytes with time_us, or with bus
+// bandwidth only (busbw_GBps or inplace_busbw_GBps, converted with the record's n_ranks).
+void read_record_rows(const nlohmann::json& rec, const std::string& path, const std::string& at, CollectiveTable& t) {
+  {
     const int n = rec.value("n_ranks", 0);
     const auto& rows = rec.at("rows");
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const auto& r = rows[k];
-      const std::string where = "/" + std::to_string(i) + "/rows/" + std::to_string(k);
+      const std::string where = at + "/rows/" + std::to_string(k);
       if (!r.contains("size_bytes") || r["size_bytes"].is_null()) continue;
       if (!r["size_bytes"].is_number()) throw SpecError(path, where + "/size_bytes", "expected a number");
       const double bytes = r["size_bytes"].get<double>();
@@ -73,6 +71,15 @@ void read_published(const std::string& path, const std::string& record, Collecti
       t.bytes.push_back(bytes);
       t.time_s.push_back(time_s);
     }
+  }
+}
+
+// A record of published/collectives.json.
+void read_published(const std::string& path, const std::string& record, CollectiveTable& t) {
+  const SpecDocument doc = parse_spec_text(read_text_file(path, "measurement file"), path);
+  for (std::size_t i = 0; i < doc.json.size(); ++i) {
+    if (doc.json[i].value("id", "") != record) continue;
+    read_record_rows(doc.json[i], path, "/" + std::to_string(i), t);
     return;
   }
   throw SpecError(path, "", "no record with id \"" + record + "\"");
@@ -319,7 +326,19 @@ NetworkDatasets load_network_datasets(const std::string& datasets_path, const st
     t.ranks = e.string("ranks");
     t.kind = parse_collective_kind(e.string("op"));
     t.algorithm = e.optional_string("algorithm").value_or("auto");
-    const std::string format = e.choice("format", {"nccl_tests_lut", "published_collectives", "vidur_csv"});
+    t.system = e.optional_string("system").value_or(t.id);
+    const std::string format = e.choice("format", {"nccl_tests_lut", "published_collectives", "vidur_csv", "inline"});
+    if (format == "inline") {
+      // The rows are in the dataset file itself (copied from the source named by `source`).
+      if (!e.has("rows")) e.fail("rows", "required key is missing (the measured rows of an inline table)");
+      e.array("rows");
+      e.integer("n_ranks", 1);
+      read_record_rows(doc.json.at("tables").at(i), datasets_path, "/tables/" + std::to_string(i), t);
+      e.finish();
+      if (t.bytes.empty()) e.fail_here("the table has no rows");
+      tables.push_back(std::move(t));
+      continue;
+    }
     const std::string path = data_dir + "/" + e.string("path");
     if (format == "nccl_tests_lut") {
       read_nccl_tests_lut(path, t);
@@ -349,6 +368,7 @@ std::vector<TableError> evaluate_network_profile(const std::vector<CollectiveTab
     std::sort(errs.begin(), errs.end());
     TableError e;
     e.id = t.id;
+    e.system = t.system.empty() ? t.id : t.system;
     e.role = t.role;
     e.algorithm = c.algorithm;
     e.rows = static_cast<int>(errs.size());

@@ -28,6 +28,7 @@ struct CollectiveTable {
   std::string ranks;                   // "0-7"
   CollectiveKind kind = CollectiveKind::all_reduce;
   std::string algorithm = "auto";
+  std::string system;          // the machine measured ("aws-p5"): errors are also reported per system
   std::vector<double> bytes;   // per-rank buffer sizes
   std::vector<double> time_s;  // measured times
 };
@@ -50,6 +51,7 @@ struct TableError {
   double p90_abs_error = 0.0;
   double max_abs_error = 0.0;
   std::vector<double> abs_errors;  // every row compared, ascending
+  std::string system;              // the machine measured (CollectiveTable::system)
 };
 
 // The tables of one role ("fit", "validate"; empty: all) taken together: the median of their

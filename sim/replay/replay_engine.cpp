@@ -105,9 +105,11 @@ class Replay {
   // matched in issue order with that class's recvs.
   struct Channel {
     std::deque<OpId> sends, recvs;
-    // The channel's transfers (one per rank of the sending class) and their hop latency: the same for
-    // every message of the channel, so built at its first message.
+    // The channel's transfers (one per rank of the sending class, striped over the sender's NICs when
+    // GPUs own several: stripe_over_nics) and their hop latency: the same for every message of the
+    // channel, so built at its first message. `shares`: each transfer's fraction of the message.
     std::vector<Transfer> transfers;
+    std::vector<double> shares;
     double latency_s = -1.0;
   };
   using ChannelKey = std::tuple<std::uint16_t, std::size_t, std::size_t, std::int32_t, std::uint32_t>;
@@ -312,13 +314,16 @@ class Replay {
         if (g < 0) continue;
         const auto& group = communicator.groups[static_cast<std::size_t>(g)];
         const int dst = group[static_cast<std::size_t>((i + d) % static_cast<std::int32_t>(group.size()))];
-        channel.transfers.push_back({r, dst, 0.0});
+        channel.transfers.push_back({r, dst, 1.0});
       }
       channel.latency_s = max_hop_latency_s(CollectiveContext{cluster_, options_.network_profile}, channel.transfers);
+      stripe_over_nics(cluster_, channel.transfers);
+      for (const Transfer& t : channel.transfers)
+        channel.shares.push_back(t.bytes);
     }
     std::vector<Transfer>& transfers = channel.transfers;
-    for (Transfer& t : transfers)
-      t.bytes = sops.bytes(send_op);
+    for (std::size_t i = 0; i < transfers.size(); ++i)
+      transfers[i].bytes = sops.bytes(send_op) * channel.shares[i];
     const double latency = channel.latency_s;
     const double now = backend_.now_s();
     ++p2p_pairs_;
@@ -326,7 +331,10 @@ class Replay {
     if (recorded_[receiver]) slice_flow_[{receiver, recv_op}] = p2p_pairs_;
     states_[sender].started_s[sops.stream(send_op)] = now;
     states_[receiver].started_s[rops.stream(recv_op)] = now;
-    p2p_bytes_ += sops.bytes(send_op) * static_cast<double>(transfers.size());
+    double pairs = 0.0;  // the transfers' shares add up to one message per pair
+    for (const double share : channel.shares)
+      pairs += share;
+    p2p_bytes_ += sops.bytes(send_op) * pairs;
     P2PRecord& rec = p2p_[comm];
     ++rec.count;
     rec.bytes += sops.bytes(send_op);

@@ -24,6 +24,14 @@ std::string seconds(double s) {
   return fmt("%.2f us", s * 1e6);
 }
 
+// Each derived default as {"key", "value" (the JSON value itself), "why"}.
+Json derived_defaults_json(const std::vector<DerivedDefault>& defaults) {
+  Json out = Json::array();
+  for (const DerivedDefault& d : defaults)
+    out.push_back({{"key", d.key}, {"value", Json::parse(d.value)}, {"why", d.why}});
+  return out;
+}
+
 std::string gigabytes(double b) {
   return fmt("%.2f GB", b / 1e9);
 }
@@ -199,7 +207,8 @@ std::string Report::to_json(int indent) const {
   j["provenance"] = {{"fidelity", provenance.fidelity},
                      {"network", provenance.network},
                      {"calibration", provenance.calibration},
-                     {"extrapolated", provenance.extrapolated}};
+                     {"extrapolated", provenance.extrapolated},
+                     {"derived_defaults", derived_defaults_json(provenance.derived_defaults)}};
   j["run"] = {{"cluster", run.cluster},
               {"workload", run.workload},
               {"gpu", run.gpu},
@@ -262,8 +271,16 @@ Report Report::from_json(const std::string& text) {
   const auto& c = j.at("cost");
   if (!c.at("capex_usd").is_null()) r.cost = cost_from_json(c);
   const auto& pv = j.at("provenance");
-  r.provenance = {pv.at("fidelity").get<std::string>(), pv.at("network").get<std::string>(),
-                  pv.at("calibration").get<std::string>(), pv.at("extrapolated").get<std::vector<std::string>>()};
+  r.provenance = {pv.at("fidelity").get<std::string>(),
+                  pv.at("network").get<std::string>(),
+                  pv.at("calibration").get<std::string>(),
+                  pv.at("extrapolated").get<std::vector<std::string>>(),
+                  {}};
+  if (const auto d = pv.find("derived_defaults"); d != pv.end()) {
+    for (const auto& e : *d)
+      r.provenance.derived_defaults.push_back(
+          {e.at("key").get<std::string>(), e.at("value").dump(), e.at("why").get<std::string>()});
+  }
   const auto& run = j.at("run");
   r.run.cluster = run.at("cluster").get<std::string>();
   r.run.workload = run.at("workload").get<std::string>();
@@ -381,6 +398,8 @@ std::string Report::to_text() const {
   }
   o << "  Fidelity           " << provenance.fidelity << ": " << provenance.network << "\n";
   o << "  GPU model          " << provenance.calibration << "\n";
+  for (const DerivedDefault& d : provenance.derived_defaults)
+    o << "  Derived default    " << d.key << " = " << d.value << ": " << d.why << "\n";
   o << "  Simulated          " << run.ops_simulated << " ops, " << run.transfers_simulated << " network flows\n";
   return o.str();
 }

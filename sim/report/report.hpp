@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "topologies/cluster_spec.hpp"
+
 namespace clustersim {
 
 struct Breakdown {
@@ -116,6 +118,8 @@ struct Provenance {
   std::string network;                    // what computed transfer times
   std::string calibration;                // which GPU parameters were used
   std::vector<std::string> extrapolated;  // models used outside their fitted domain
+  // Values the cluster spec left out and the reader derived from the hardware (key, value, why).
+  std::vector<DerivedDefault> derived_defaults;
 };
 
 struct RunInfo {

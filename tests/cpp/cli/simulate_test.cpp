@@ -47,6 +47,27 @@ TEST(CliSimulate, ReportHasTheStableKeys) {
   EXPECT_NEAR(j["tokens_per_s"].get<double>(), 64.0 * 2048 / j["step_time_s"].get<double>(), 1e-6);
 }
 
+// Issue 17: values the spec leaves out and the hardware implies are listed in the report's provenance
+// (key, value, why), and the spec without them gets the same answer as the one that gives them.
+TEST(CliSimulate, ProvenanceListsTheDerivedDefaults) {
+  const std::string run = " --workload gpt3-1.3b --set workload.training.global_batch=16 --fidelity analytical";
+  const auto implied = simulate_json(
+      "simulate --cluster dgx-h100 --set node.scale_up='{\"type\": \"nvswitch\", \"bandwidth_GBps\": 450}'" + run);
+  const auto named = simulate_json("simulate --cluster dgx-h100" + run);
+  const auto& derived = implied["provenance"]["derived_defaults"];
+  ASSERT_TRUE(derived.is_array());
+  bool generation = false;
+  for (const auto& d : derived) {
+    if (d["key"] != "/node/scale_up/generation") continue;
+    generation = true;
+    EXPECT_EQ(d["value"], "nvlink4");
+    EXPECT_NE(d["why"].get<std::string>().find("NVLS"), std::string::npos);
+  }
+  EXPECT_TRUE(generation) << derived.dump();
+  EXPECT_TRUE(named["provenance"]["derived_defaults"].empty()) << named["provenance"].dump();
+  EXPECT_DOUBLE_EQ(implied["step_time_s"].get<double>(), named["step_time_s"].get<double>());
+}
+
 // The step of a data-parallel rank lies between its pure compute time (the same per-rank work on
 // one GPU, no communication at all) and that plus every collective run back to back, unoverlapped.
 TEST(CliSimulate, StepTimeLiesBetweenComputeAndComputePlusCommunication) {

@@ -200,6 +200,58 @@ TEST(CollectiveAlgorithms, NvlsNeedsAnNvSwitchGenerationThatReduces) {
                SpecError);
 }
 
+// Issue 17: an H100 SXM node whose spec says only {"type": "nvswitch", "bandwidth_GBps": 450} gets what
+// its hardware has, NVLink 4 with NVLS: the same answer as the spec that names the generation.
+TEST(CollectiveAlgorithms, AnH100SpecWithoutGenerationRunsNvlsAsTheSpecWithIt) {
+  const auto node_json = [](const char* scale_up) {
+    return std::string(R"({"name": "n", "gpu": "h100-sxm5-80gb", "nodes": 1, "fabric": {"type": "single_node"},
+                           "node": {"gpus": 8, "nics": 8, "scale_up": )") +
+           scale_up + "}}";
+  };
+  const ClusterSpec implied = parse_cluster_spec(node_json(R"({"type": "nvswitch", "bandwidth_GBps": 450})"), "a.json");
+  const ClusterSpec named = parse_cluster_spec(
+      node_json(R"({"type": "nvswitch", "generation": "nvlink4", "bandwidth_GBps": 450})"), "b.json");
+  const NetworkProfile h100 = load_network_profile("nccl-h100");
+  const auto eight = iota_ranks(8);
+  for (const ClusterSpec* spec : {&implied, &named}) {
+    const Cluster node = Cluster::build(*spec);
+    EXPECT_EQ(select_collective_algorithm({node, h100}, {CollectiveKind::all_reduce, &eight, 1e9}), "nvls");
+  }
+  CollectiveRun run{{eight}, CollectiveKind::all_reduce, 1e9, "auto"};
+  run.profile = h100;
+  const double t_implied = time_of(implied, run), t_named = time_of(named, run);
+  EXPECT_DOUBLE_EQ(t_implied, t_named);
+  // ~470 GB/s of bus bandwidth (NVLS), not the ring's ~348.
+  run.algorithm = "ring";
+  EXPECT_LT(t_implied, 0.8 * time_of(implied, run));
+}
+
+// NCCL's NVLS_TREE on two p5-like nodes (preset aws-p5: 32 x 100 Gb/s EFA, 4 NICs per GPU): NVLS inside
+// the nodes, per rail a tree across them carrying each GPU's S/8 shard, striped over its 4 NICs: S/32 per
+// NIC per direction at 12.5 GB/s, against S per GPU port on NVLink at 450 GB/s. Pipelined, the NICs
+// set the pace: t = S / 400 GB/s (ideal profile), bus bandwidth 2(N-1)/N x 400 = 750 GB/s, where the
+// ring's is bound at the NICs' 400 GB/s. The selector takes it.
+TEST(CollectiveAlgorithms, NvlsTreeOnTwoP5NodesIsBoundByTheNicsOnceNotTwice) {
+  const ClusterSpec spec = load_cluster_spec("aws-p5", {{"nodes", "2"}});
+  const double s = 4.0 * (1 << 30), n = 16;
+  const auto all = iota_ranks(16);
+  const double tree = time_of(spec, {{all}, CollectiveKind::all_reduce, s, "nvls_tree"});
+  EXPECT_NEAR(tree, s / 400e9, 0.01 * s / 400e9);
+  const double ring = time_of(spec, {{all}, CollectiveKind::all_reduce, s, "ring"});
+  // The ring: 2(N-1)/N S over the same NICs, plus its 30 steps of EFA's per-message latency (~2 %).
+  EXPECT_GE(ring, 2 * (n - 1) / n * s / 400e9);
+  EXPECT_LE(ring, 1.03 * 2 * (n - 1) / n * s / 400e9);
+  const Cluster cluster = Cluster::build(spec);
+  const NetworkProfile ideal = ideal_network_profile();
+  EXPECT_EQ(select_collective_algorithm({cluster, ideal}, {CollectiveKind::all_reduce, &all, s}), "nvls_tree");
+  // Without NVLS (an A100-like switch), NVLS_TREE cannot run and says why.
+  const ClusterSpec a100 = load_cluster_spec("aws-p5", {{"nodes", "2"}, {"node.scale_up.generation", "\"nvlink3\""}});
+  const Cluster plain = Cluster::build(a100);
+  EXPECT_NE(collective_infeasible("nvls_tree", {plain, ideal}, {CollectiveKind::all_reduce, &all, s})
+                .find("no in-switch reduction"),
+            std::string::npos);
+}
+
 // Conservation: what the ranks send is what they receive, and each rank sends the algorithm's volume.
 TEST(CollectiveAlgorithms, BytesSentEqualBytesReceived) {
   const Cluster cluster = Cluster::build(star(8));

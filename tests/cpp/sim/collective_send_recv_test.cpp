@@ -49,6 +49,22 @@ TEST(CollectiveSendRecv, PairMatchesClosedFormOnBothBackends) {
   }
 }
 
+// Send/recv between stages on nodes whose GPUs own 4 NICs each (AWS p5: 4 x 100 Gb/s per GPU): the
+// message is striped over the sender's 4 NICs, as NCCL's plugin does: node 0's GPU g sends S to node 1's
+// GPU g at 4 x 12.5 GB/s, t = S/50 GB/s + a (a: NIC -> leaf -> spine -> leaf -> NIC, 4 x 0.6 us), not
+// S/12.5 GB/s through one NIC.
+TEST(CollectiveSendRecv, AGpusMessageCrossesAllItsNics) {
+  ClusterSpec spec = testing::fat_tree_spec(2, 8, 32, 100.0);
+  spec.node.pcie_switches = 8;
+  for (const char* fidelity : {"analytical", "flow"}) {
+    const auto rows = simulate_collective_sweep(spec, send_recv(testing::iota_ranks(16), 8, fidelity));
+    for (const auto& r : rows) {
+      const double expected = r.bytes / 50e9 + 4 * 0.6e-6;
+      EXPECT_NEAR(r.time_s, expected, 1e-6 * expected) << fidelity << " " << r.bytes;
+    }
+  }
+}
+
 // Two nodes of 2 GPUs and one NIC each; offset n/2 = 2 pairs 0<->2 and 1<->3: both pairs cross both
 // NICs in both directions, so each NIC direction carries 2S: t = 2S/B + a. The ring shift (offset 1:
 // 0->1 over NVLink, 1->2 and 3->0 over the NICs) puts one S on each NIC direction: t = S/B + a.

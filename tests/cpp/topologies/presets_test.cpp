@@ -123,6 +123,31 @@ TEST(Presets, DgxH100IsOneNodeWithoutFabric) {
   expect_counts(c, {8, 1, 8, 0, 0, 8 + 1 + 8, 32});
 }
 
+TEST(Presets, RealSystemsSayWhereTheirFiguresComeFrom) {
+  // The presets of real systems (issue 17) each carry a description and at least one source.
+  for (const char* name : {"aws-p5", "aws-p5e", "aws-p5en", "azure-nd-h100-v5", "azure-nd-h200-v5", "gcp-a3-mega",
+                           "gcp-a3-ultra", "oci-bm-gpu-h100-8", "dgx-h200-superpod", "dgx-b200-superpod"}) {
+    const ClusterSpec spec = load_cluster_spec(name);
+    EXPECT_GT(spec.description.size(), 200u) << name;
+    ASSERT_FALSE(spec.sources.empty()) << name;
+    for (const auto& s : spec.sources)
+      EXPECT_EQ(s.rfind("https://", 0), 0u) << name << ": " << s;
+    // Every one is 8 GPUs per node with 3.2 Tb/s of scale-out per node, except A3 Mega's 1.6 Tb/s.
+    EXPECT_EQ(spec.node.gpus, 8) << name;
+    const double node_Gbps = spec.node.nics * spec.node.nic_bandwidth_Gbps;
+    EXPECT_DOUBLE_EQ(node_Gbps, std::string(name) == "gcp-a3-mega" ? 1600.0 : 3200.0) << name;
+  }
+  // p5: 32 EFA NICs of 100 Gb/s, 4 per GPU under the GPU's PCIe switch; EFA sprays (no ECMP).
+  const Cluster p5 = Cluster::build(load_cluster_spec("aws-p5", {{"nodes", "2"}}));
+  EXPECT_EQ(p5.spec().node.nics_per_gpu(), 4);
+  EXPECT_EQ(count_devices(p5, DeviceKind::nic), 64);
+  EXPECT_EQ(count_devices(p5, DeviceKind::pcie_switch), 16);
+  EXPECT_EQ(p5.spec().fabric.routing_in_effect(), "spray");
+  EXPECT_EQ(load_cluster_spec("aws-p5en").node.nics_per_gpu(), 2);
+  EXPECT_EQ(load_cluster_spec("oci-bm-gpu-h100-8").fabric.routing_in_effect(), "ecmp");
+  EXPECT_EQ(load_cluster_spec("dgx-b200-superpod").node.scale_up.generation, "nvlink5");
+}
+
 TEST(Presets, EveryPresetBuilds) {
   for (const auto& name : cluster_preset_names()) {
     const Cluster c = Cluster::build(load_cluster_spec(name));
