@@ -172,23 +172,56 @@ std::string event_path(std::size_t i) {
   return "/traceEvents/" + std::to_string(i);
 }
 
+// Counts the complete events of a Chrome-trace text that does not parse, to say where it broke: a SAX
+// pass that tracks the depth of the "traceEvents" array's elements.
+struct EventCounter : json::json_sax_t {
+  int depth = 0;          // nesting of objects and arrays
+  int events_depth = -1;  // the depth inside the events array ("traceEvents", or a top-level array)
+  bool next_is_events = false;
+  std::size_t events_done = 0;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(json::number_integer_t) override { return true; }
+  bool number_unsigned(json::number_unsigned_t) override { return true; }
+  bool number_float(json::number_float_t, const json::string_t&) override { return true; }
+  bool string(json::string_t&) override { return true; }
+  bool binary(json::binary_t&) override { return true; }
+  bool key(json::string_t& k) override {
+    next_is_events = depth == 1 && k == "traceEvents";
+    return true;
+  }
+  bool start_object(std::size_t) override { return open(false); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(true); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  // depth counts the open containers; an event has ended when a close returns to the events array's.
+  bool open(bool array) {
+    if (array && events_depth < 0 && (next_is_events || depth == 0)) events_depth = depth + 1;
+    next_is_events = false;
+    ++depth;
+    return true;
+  }
+  bool close() {
+    --depth;
+    if (depth == events_depth) ++events_done;
+    return true;
+  }
+};
+
 // Parses a Chrome-trace JSON text. A malformed or truncated file is refused with the index of the
 // event the parser stopped in (the events before it were complete).
 json parse_trace_json(const std::string& text, const std::string& file) {
-  std::size_t events_done = 0;
-  int events_depth = -1;  // the depth of the traceEvents array's elements, once known
-  const auto count = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::key && depth == 1 && parsed == "traceEvents") events_depth = 2;
-    if (event == json::parse_event_t::array_start && depth == 0 && events_depth < 0) events_depth = 1;
-    if (event == json::parse_event_t::object_end && depth == events_depth) ++events_done;
-    return true;
-  };
   try {
-    return json::parse(text, count);
+    return json::parse(text);
   } catch (const json::parse_error& e) {
-    std::string where = "byte " + std::to_string(e.byte);
-    throw SpecError(file, events_depth > 0 ? event_path(events_done) : "",
-                    "not a complete Chrome-trace JSON file (" + where + ": " + e.what() +
+    EventCounter counter;
+    json::sax_parse(text, &counter);
+    throw SpecError(file, counter.events_depth > 0 ? event_path(counter.events_done) : "",
+                    "not a complete Chrome-trace JSON file (byte " + std::to_string(e.byte) + ": " + e.what() +
                         "); the parser stopped inside this event: the file is truncated or malformed");
   }
 }
