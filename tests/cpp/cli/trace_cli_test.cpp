@@ -147,6 +147,32 @@ TEST(CliTrace, ATruncatedPytorchTraceIsBadInputNamingTheEvent) {
   EXPECT_NE(r.err.find("/traceEvents/1"), std::string::npos) << r.err;
 }
 
+TEST(CliTrace, AStepIsCutFromTheWorkloadSpec) {
+  // HTA's TorchRec rank (1 of 2) cut to ProfilerStep#1014: "last" and 1014 are the same step.
+  const std::string trace = trace_dir("corpus/hta_torchrec_2r_rank1.json.gz");
+  const auto last = simulate(trace_workload("step_last", "pytorch", trace, R"(, "step": "last")"), 2);
+  const auto numbered = simulate(trace_workload("step_1014", "pytorch", trace, R"(, "step": 1014)"), 2);
+  ASSERT_TRUE(last.contains("step_time_s"));
+  EXPECT_EQ(last["step_time_s"], numbered["step_time_s"]);
+  EXPECT_EQ(last["run"]["ops_simulated"], numbered["run"]["ops_simulated"]);
+  // A step the trace does not have, a step of a format without steps, a step that is not one.
+  const auto run = [](const std::string& workload) {
+    return run_cli("simulate --cluster dgx-h100-superpod --set cluster.nodes=1 --set cluster.node.gpus=2 --workload " +
+                   workload);
+  };
+  auto r = run(trace_workload("step_missing", "pytorch", trace, R"(, "step": 3)"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no ProfilerStep#3 in this rank's trace (it has ProfilerStep#1014)"), std::string::npos)
+      << r.err;
+  r = run(trace_workload("step_chakra", "chakra", trace_dir("chakra"), R"(, "step": 1)"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("/trace/step"), std::string::npos) << r.err;
+  r = run(trace_workload("step_bad", "pytorch", trace, R"(, "step": "first")"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("/trace/step: expected a step number >= 0 (ProfilerStep#N) or \"last\""), std::string::npos)
+      << r.err;
+}
+
 // The real traces of workloads/traces/corpus (HTA's, PyTorch 1.12 to 2.2): each replays, or is refused
 // as bad input naming the event and what is missing. Issue 17's target: at least 90 % replay.
 TEST(CliTrace, TheRealPytorchTraceCorpusReplays) {
