@@ -122,7 +122,6 @@ TEST(PipelineReplay, ARecvNobodySendsIsADeadlock) {
   }
 }
 
-
 // Two ranks that each send to the other and then receive, on one in-order stream: with NCCL's
 // rendezvous each send waits for a recv queued behind the peer's own send (a deadlock); eager pairs
 // (Chakra's semantics) transfer at once in both directions and each recv finds its message there.
@@ -197,7 +196,6 @@ TEST(Timeline, SlicesAddUpAndEverySendPointsAtItsRecv) {
     EXPECT_EQ(ends, "sf") << id;
 }
 
-
 }  // namespace
 }  // namespace clustersim
 
@@ -243,7 +241,6 @@ TEST(ClosedFormInsideNvSwitch, CloseWhenCommunicatorsShareGpuPorts) {
   EXPECT_LE(r[0], r[1] * (1 + 1e-9));
   EXPECT_NEAR(r[0], r[1], r[1] * 0.02);
 }
-
 
 }  // namespace
 }  // namespace clustersim
