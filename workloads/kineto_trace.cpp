@@ -13,6 +13,7 @@
 //    that sat ready on an idle stream until an op of another stream ended waited on that op.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -151,6 +152,7 @@ struct CommInfo {
   std::vector<int> group;  // global ranks
   int peer = -1;           // p2p: the peer's global rank
   std::size_t event = 0;   // the trace event that describes it (error messages, cross-rank checks)
+  int block = 0;           // > 0: the group is assumed to be one of the world's contiguous blocks of this size
 };
 
 struct RankTrace {
@@ -162,6 +164,7 @@ struct RankTrace {
   std::vector<CpuOp> comm_ops;                                        // record_param_comms
   std::unordered_map<std::int64_t, std::size_t> comm_by_external_id;  // index into comm_ops
   std::vector<CpuOp> nccl_ops;                                        // "nccl:<collective>" record functions
+  std::vector<CpuOp> c10d_ops;                                        // "c10d::<collective>" dispatcher ops
   std::vector<CpuOp> cpu_ops;                                         // aten ops with Input Dims
   std::unordered_map<std::int64_t, std::size_t> cpu_by_external_id;   // index into cpu_ops
   std::vector<CpuOp> steps;                                           // ProfilerStep#N
@@ -307,6 +310,8 @@ RankTrace read_rank_file(const std::string& file) {
         t.comm_ops.push_back(op);
       } else if (name.rfind("nccl:", 0) == 0) {
         t.nccl_ops.push_back(op);
+      } else if (name.rfind("c10d::", 0) == 0) {
+        t.c10d_ops.push_back(op);
       } else if (args != nullptr && args->contains("Input Dims") && ext) {
         t.cpu_by_external_id[*ext] = t.cpu_ops.size();
         t.cpu_ops.push_back(op);
@@ -546,23 +551,59 @@ class KinetoImporter {
     return out;
   }
 
-  // The ranks of the process group of a call whose trace names none: the world, unless
-  // distributedInfo.pg_config lists other groups this rank is in (then which one is unknown).
-  std::vector<int> default_group(const RankTrace& t, int rank,
-                                 const std::function<void(const std::string&)>& fail) const {
-    std::vector<int> world(static_cast<std::size_t>(world_));
-    for (int r = 0; r < world_; ++r)
-      world[static_cast<std::size_t>(r)] = r;
-    std::size_t others = 0;
+  // The group size a gather or scatter implies: the c10d op that issued it (its "Input Dims": output
+  // then input) holds both buffers, and the larger is the group size times the smaller. nullopt for
+  // other collectives or when the op or its shapes are not in the trace.
+  static std::optional<int> implied_group_size(const RankTrace& t, const GpuEvent& g, CollectiveKind kind) {
+    if (kind != CollectiveKind::all_gather && kind != CollectiveKind::reduce_scatter) return std::nullopt;
+    const CpuOp* op = innermost(t.c10d_ops, g.launch_tid, g.launch_ts);
+    if (op == nullptr) return std::nullopt;
+    const auto out = input_bytes(op->args, 1);
+    const json* args = op->args;
+    if (!out || args == nullptr || !(*args)["Input Dims"].is_array() || (*args)["Input Dims"].size() < 2)
+      return std::nullopt;
+    json second = *args;
+    second["Input Dims"] = json::array({(*args)["Input Dims"][1]});
+    if (args->contains("Input type") && (*args)["Input type"].is_array() && (*args)["Input type"].size() >= 2)
+      second["Input type"] = json::array({(*args)["Input type"][1]});
+    const auto in = input_bytes(&second, 1);
+    if (!in || *in <= 0.0 || *out <= 0.0) return std::nullopt;
+    const double ratio = std::max(*in, *out) / std::min(*in, *out);
+    if (ratio != std::floor(ratio) || ratio > static_cast<double>(std::numeric_limits<int>::max())) return std::nullopt;
+    return static_cast<int>(ratio);
+  }
+
+  // The process group of a call whose trace names none: the world, unless the call's buffers imply a
+  // smaller group (then distributedInfo.pg_config's only group of that size with this rank), or
+  // pg_config lists other groups this rank is in (then which one is unknown: refused).
+  const PgConfig* default_group(const RankTrace& t, int rank, std::optional<int> size,
+                                const std::function<void(const std::string&)>& fail) const {
+    std::vector<const PgConfig*> mine;
     for (const auto& pg : t.pg_config)
       if (static_cast<int>(pg.ranks.size()) != world_ && pg.ranks.size() > 1 &&
           std::find(pg.ranks.begin(), pg.ranks.end(), rank) != pg.ranks.end())
-        ++others;
-    if (others > 0)
-      fail("the trace records no process group for it and distributedInfo.pg_config lists " + std::to_string(others) +
+        mine.push_back(&pg);
+    if (size && *size != world_) {
+      const PgConfig* found = nullptr;
+      std::size_t matches = 0;
+      for (const PgConfig* pg : mine)
+        if (static_cast<int>(pg->ranks.size()) == *size) found = pg, ++matches;
+      if (matches == 0 && world_ % *size == 0) return nullptr;  // the caller assumes contiguous blocks
+      if (matches != 1)
+        fail("its input and output buffers (the launching c10d op's \"Input Dims\") imply a group of " +
+             std::to_string(*size) + " ranks in a world of " + std::to_string(world_) +
+             ", but the trace does not say which ranks (no record_param_comms group, and distributedInfo.pg_config "
+             "has " +
+             std::to_string(matches) + " groups of that size with rank " + std::to_string(rank) +
+             "): profile with PyTorch >= 2.1");
+      return found;
+    }
+    if (!mine.empty())
+      fail("the trace records no process group for it and distributedInfo.pg_config lists " +
+           std::to_string(mine.size()) +
            " groups besides the world that this rank is in, so its group is unknown (profile with PyTorch >= 2.2, "
            "whose record_param_comms names the group)");
-    return world;
+    return nullptr;
   }
 
   CommInfo comm_info(const RankTrace& t, const GpuEvent& g, const Source& src, int rank) const {
@@ -609,6 +650,7 @@ class KinetoImporter {
 
     // The process group: its ranks, else global rank start/stride and size, else the whole world.
     const auto size = int_arg(a, "Group size");
+    std::string group_label;  // the name of a pg_config group it was found in
     if (a != nullptr && a->contains("Process Group Ranks")) {
       json ranks = (*a)["Process Group Ranks"];
       if (ranks.is_string()) {
@@ -632,7 +674,21 @@ class KinetoImporter {
       if (size && *size != world_)
         fail("its process group has " + std::to_string(*size) +
              " ranks but the trace gives no \"Process Group Ranks\"");
-      c.group = default_group(t, rank, fail);
+      const std::optional<int> implied = a == nullptr ? implied_group_size(t, g, c.kind) : std::nullopt;
+      if (const PgConfig* pg = default_group(t, rank, implied, fail)) {
+        c.group = pg->ranks;
+        group_label = !pg->desc.empty() && pg->desc != "undefined" ? pg->desc : "pg " + pg->name;
+      } else if (implied && *implied != world_) {
+        // A smaller group the trace does not name: assumed to be the contiguous block of the rank
+        // (TorchRec's and DDP's intra-node groups are: ranks node*k .. node*k + k - 1).
+        c.block = *implied;
+        for (int r = rank / *implied * *implied; r < (rank / *implied + 1) * *implied; ++r)
+          c.group.push_back(r);
+        group_label = "block of " + std::to_string(*implied);
+      } else {
+        for (int r = 0; r < world_; ++r)
+          c.group.push_back(r);
+      }
     }
     for (int r : c.group)
       if (r < 0 || r >= world_)
@@ -640,7 +696,7 @@ class KinetoImporter {
              std::to_string(world_ - 1));
     if (std::find(c.group.begin(), c.group.end(), rank) == c.group.end())
       fail("rank " + std::to_string(rank) + " is not in its process group");
-    if (replicated_ && static_cast<int>(c.group.size()) != world_)
+    if (replicated_ && static_cast<int>(c.group.size()) != world_ && c.block == 0)
       fail(
           "a single rank's trace can stand for every rank only when its collectives span the whole world; give "
           "every rank's file");
@@ -675,7 +731,8 @@ class KinetoImporter {
 
     const std::string desc = string_arg(a, "Process Group Description");
     const std::string name = string_arg(a, "Process Group Name");
-    c.label = !desc.empty() && desc != "undefined"         ? desc
+    c.label = !group_label.empty()                         ? group_label
+              : !desc.empty() && desc != "undefined"       ? desc
               : !name.empty()                              ? "pg " + name
               : static_cast<int>(c.group.size()) == world_ ? "world"
                                                            : "group";
@@ -842,6 +899,14 @@ class KinetoImporter {
         }
         for (const Source& src : calls) {
           const CommInfo c = comm_info(t, g, src, rank);
+          // Assumed contiguous blocks: every block is a group of the communicator (a single rank's
+          // trace stands for the ranks of all of them).
+          for (int b = 0; c.block > 0 && b < world_ / c.block; ++b) {
+            std::vector<int> block(static_cast<std::size_t>(c.block));
+            for (int k = 0; k < c.block; ++k)
+              block[static_cast<std::size_t>(k)] = b * c.block + k;
+            comms.communicator(c.label, block);
+          }
           const std::uint16_t comm = comms.communicator(c.label, c.group);
           OpId id = 0;
           if (c.p2p) {

@@ -334,6 +334,24 @@ TEST(PytorchTrace, ANcclKernelNothingDescribesIsRefusedWithItsEventIndex) {
   EXPECT_NE(e.message().find("peer"), std::string::npos) << e.message();
 }
 
+TEST(PytorchTrace, AScatterWhoseBuffersImplyASmallerGroupIsReplayedOverContiguousBlocks) {
+  // One rank of 4, no metadata: the c10d op's output is half its input, so the reduce_scatter ran
+  // over 2 ranks; with no group named anywhere, the world's contiguous blocks {0, 1}, {2, 3}.
+  const std::string trace = rank_file(
+      0, 4,
+      {cpu("cpu_op", "c10d::_reduce_scatter_base_", 4, 20,
+           R"("Input Dims": [[256], [512], [], []], "Input type": ["float", "float", "", "Scalar"])"),
+       cpu("cpu_op", "nccl:_reduce_scatter_base", 5, 10, R"("Input Dims": [[512]], "Input type": ["float"])"),
+       launch(7, 1), kernel(20, 30, 20, "ncclKernel_ReduceScatter_RING_LL_Sum_float(ncclWorkElem)", corr(1))});
+  const ExecutionGraph g = read_pytorch_trace(write_ranks("blocks", {trace}));
+  ASSERT_EQ(g.communicators().size(), 1u);
+  EXPECT_EQ(g.communicators()[0].name, "block of 2");
+  EXPECT_EQ(g.communicators()[0].groups, (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+  EXPECT_EQ(g.classes()[0].ops.collective(0), CollectiveKind::reduce_scatter);
+  EXPECT_EQ(g.classes()[0].ops.bytes(0), 2048.0);  // the input: 512 fp32
+  EXPECT_NO_THROW(g.validate());
+}
+
 TEST(PytorchTrace, OneProfilerStepIsCutOut) {
   const std::string trace =
       rank_file(0, 1,
