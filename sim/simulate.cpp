@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -124,6 +125,46 @@ double executed_flops(const ExecutionGraph& graph) {
   return flops;
 }
 
+constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+
+// A replayed trace knows only what it recorded: the figures it cannot support become unknown (NaN,
+// null in JSON) with the reason, never 0.
+void mark_what_the_trace_lacks(const ExecutionGraph& graph, double flops, Report& report) {
+  if (!graph.tokens_per_step()) {
+    report.tokens_per_s = kUnknown;
+    report.mark_unknown("tokens_per_s", "the trace has no batch or sequence size");
+  }
+  if (flops <= 0.0) {
+    const std::string why = "the trace has no op flops (no GEMM shapes: record with record_shapes=True)";
+    report.tflops_per_gpu = kUnknown;
+    report.mfu = kUnknown;
+    report.run.model_flops_per_step = kUnknown;
+    report.mark_unknown("tflops_per_gpu", why);
+    report.mark_unknown("mfu", why);
+    report.mark_unknown("run.model_flops_per_step", why);
+  }
+  MemoryStats& m = report.memory;
+  const std::string split = graph.peak_memory_bytes_per_gpu()
+                                ? "the trace records only the allocator's total per GPU"
+                                : "the trace has no memory events (record with profile_memory=True)";
+  for (auto [key, field] : {std::pair{"memory.weights_bytes", &m.weights_bytes},
+                            {"memory.gradients_bytes", &m.gradients_bytes},
+                            {"memory.optimizer_bytes", &m.optimizer_bytes},
+                            {"memory.activations_bytes", &m.activations_bytes},
+                            {"memory.communication_buffers_bytes", &m.communication_buffers_bytes},
+                            {"memory.framework_overhead_bytes", &m.framework_overhead_bytes}}) {
+    *field = kUnknown;
+    report.mark_unknown(key, split);
+  }
+  if (const auto peak = graph.peak_memory_bytes_per_gpu()) {
+    m.peak_bytes_per_gpu = *peak;
+    m.fits = *peak <= m.capacity_bytes;
+  } else {
+    m.peak_bytes_per_gpu = kUnknown;
+    report.mark_unknown("memory.peak_bytes_per_gpu", split);
+  }
+}
+
 }  // namespace
 
 Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadSpec& workload_spec,
@@ -139,7 +180,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   WorkloadSpec workload = workload_spec;
   const bool trace = workload.is_trace();
   if (!trace) resolve_parallelism(workload, cluster_spec.gpu_count());
-  // A trace has no model description: its memory footprint is unknown (reported as 0, fits).
+  // A trace has no model description: its memory footprint is what the trace records, if anything.
   MemoryFootprint memory;
   memory.capacity_bytes = gpu.hbm_capacity_bytes;
   if (!trace) memory = estimate_memory(workload, gpu);
@@ -168,8 +209,9 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   Report report;
   const ModelSpec& model = workload.model;
   const double sequences = static_cast<double>(workload.training.global_batch);
-  // A trace has no model: its flops are the compute ops' (recomputation included), tokens unknown.
-  const double tokens = trace ? 0.0 : sequences * model.seq_len;
+  // A trace has no model: its flops are the compute ops' (recomputation included), its tokens what the
+  // trace records (unknown when it records none).
+  const double tokens = trace ? graph.tokens_per_step().value_or(0.0) : sequences * model.seq_len;
   const double flops = trace ? executed_flops(graph) : training_flops_per_step(model, sequences);
   const double peak = gpu.peak_flops(workload.training.precision);
   const int gpus = cluster.gpu_count();
@@ -215,12 +257,19 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.run.ops_simulated = static_cast<std::int64_t>(graph.op_count());
   report.run.transfers_simulated = static_cast<std::int64_t>(result.transfers);
   if (trace) report.run.trace = workload.trace.format + " " + workload.trace.path;
+  if (trace) mark_what_the_trace_lacks(graph, flops, report);
 
   // Power and cost (sim/power, sim/cost): device counts from the built topology, GPU activity from the replay.
   const TopologyMetrics metrics = compute_metrics(cluster);
   report.power = compute_power(power_inputs(cluster, metrics, gpu, graph, result, tokens));
   report.cost =
       compute_cost(cost_inputs(cluster, metrics, gpu, result.step_time_s, tokens, report.power->cluster_avg_kw));
+  if (!report.unknown_reason("tokens_per_s").empty()) {
+    report.power->energy_per_token_j = kUnknown;
+    report.cost->usd_per_million_tokens = kUnknown;
+    report.mark_unknown("power.energy_per_token_j", report.unknown_reason("tokens_per_s"));
+    report.mark_unknown("cost.usd_per_million_tokens", report.unknown_reason("tokens_per_s"));
+  }
   return report;
 }
 

@@ -449,6 +449,7 @@ class ChakraImporter {
           op.name = name;
           op.kind = send ? OpKind::send : OpKind::recv;
           op.stream = stream;
+          op.eager = true;  // ASTRA-sim's semantics: a send does not wait for its recv to be issued
           const auto size = a.non_negative("comm_size");
           if (!size) a.fail("comm_size", "a send or recv node needs a \"comm_size\" attribute (bytes)");
           op.bytes = *size;

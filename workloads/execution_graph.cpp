@@ -106,7 +106,7 @@ OpId OpTable::add_p2p(const P2POp& op, std::span<const OpId> deps) {
   bytes_.push_back(op.bytes);
   m_.push_back(static_cast<std::uint32_t>(op.peer_offset));  // stored in the (unused) GEMM m field
   n_.push_back(op.tag);                                      // and n field
-  k_.push_back(0);
+  k_.push_back(op.eager ? 1u : 0u);                          // and k field
   batch_.push_back(0);
   collective_.push_back(CollectiveKind::all_reduce);
   communicator_.push_back(op.communicator);

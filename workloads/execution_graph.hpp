@@ -15,10 +15,13 @@
 //    of its group, to the rank at position (i + d) mod n of the same group; a recv op with peer offset
 //    e receives from position (i + e) mod n. The k-th send of a (sender class, receiver class, c, d,
 //    tag) channel is matched with the k-th recv of that channel; the transfer starts when both are reached
-//    and both ops finish when it has arrived (NCCL send/recv);
+//    and both ops finish when it has arrived (NCCL send/recv). Eager pairs (P2POp::eager, Chakra's
+//    semantics) transfer as soon as the send is reached: the send finishes when its message has
+//    arrived, the recv when it is reached and its message has arrived;
 //  - compute ops take the time the GPU model gives for their kernel description.
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -77,6 +80,10 @@ struct P2POp {
   std::uint32_t tag = 0;           // separates channels between the same ranks (activations, gradients)
   double bytes = 0.0;
   std::uint8_t stream = 1;
+  // Eager (Chakra / ASTRA-sim semantics): a send transfers and finishes without waiting for its recv
+  // to be issued; the recv finishes once the message has arrived. Otherwise (NCCL) the transfer
+  // starts when both are issued. The send and the recv of a pair say the same.
+  bool eager = false;
 };
 
 // The ops of one rank class, struct of arrays.
@@ -108,6 +115,7 @@ class OpTable {
   std::uint16_t communicator(OpId i) const { return communicator_[i]; }                // collective, send, recv
   std::int32_t peer_offset(OpId i) const { return static_cast<std::int32_t>(m_[i]); }  // send, recv
   std::uint32_t tag(OpId i) const { return n_[i]; }                                    // send, recv
+  bool eager(OpId i) const { return k_[i] != 0; }                                      // send, recv
   std::span<const OpId> deps(OpId i) const { return {deps_.data() + dep_begin_[i], deps_.data() + dep_begin_[i + 1]}; }
   ComputeOp compute_op(OpId i) const;  // the compute op's description (name view into this table)
 
@@ -162,6 +170,15 @@ class ExecutionGraph {
   std::deque<RankClass>& classes() { return classes_; }
   std::size_t op_count() const;  // summed over classes (each class once)
 
+  // What a recorded trace says about the run beyond its ops; unset when it says nothing (generated
+  // graphs never set them: the model description gives these figures).
+  //  - the largest device memory one GPU held (a PyTorch trace's allocator events, "Total Reserved");
+  //  - the tokens one step processed.
+  std::optional<double> peak_memory_bytes_per_gpu() const { return peak_memory_bytes_per_gpu_; }
+  void set_peak_memory_bytes_per_gpu(std::optional<double> bytes) { peak_memory_bytes_per_gpu_ = bytes; }
+  std::optional<double> tokens_per_step() const { return tokens_per_step_; }
+  void set_tokens_per_step(std::optional<double> tokens) { tokens_per_step_ = tokens; }
+
   // Checks internal consistency (every rank in exactly one class, dependencies point backwards,
   // communicator indices valid, each group's ranks distinct and in range, an all_to_allv's matrix
   // n x n for the groups of n ranks of its communicator). Throws SimulationError.
@@ -169,6 +186,7 @@ class ExecutionGraph {
 
  private:
   int world_size_;
+  std::optional<double> peak_memory_bytes_per_gpu_, tokens_per_step_;
   std::vector<Communicator> communicators_;
   std::deque<RankClass> classes_;
 };

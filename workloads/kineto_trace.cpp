@@ -13,11 +13,15 @@
 //    that sat ready on an idle stream until an op of another stream ended waited on that op.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -94,7 +98,19 @@ std::optional<double> dtype_bytes(const std::string& dtype) {
                                                               {"ComplexFloat", 8},
                                                               {"ComplexDouble", 16},
                                                               {"Float8_e4m3fnuz", 1},
-                                                              {"Float8_e5m2fnuz", 1}};
+                                                              {"Float8_e5m2fnuz", 1},
+                                                              // the C++ names of "Input type" (record_shapes)
+                                                              {"c10::BFloat16", 2},
+                                                              {"c10::Half", 2},
+                                                              {"long int", 8},
+                                                              {"short int", 2},
+                                                              {"unsigned char", 1},
+                                                              {"signed char", 1},
+                                                              {"bool", 1},
+                                                              {"c10::Float8_e4m3fn", 1},
+                                                              {"c10::Float8_e5m2", 1},
+                                                              {"c10::complex<float>", 8},
+                                                              {"c10::complex<double>", 16}};
   for (const auto& [name, size] : kSizes)
     if (dtype == name) return size;
   return std::nullopt;
@@ -121,6 +137,12 @@ struct CpuOp {
   const json* args = nullptr;
 };
 
+// A process group of distributedInfo.pg_config (PyTorch >= 2.2).
+struct PgConfig {
+  std::string name, desc;
+  std::vector<int> ranks;
+};
+
 struct CommInfo {
   bool p2p = false;
   OpKind p2p_kind = OpKind::send;
@@ -129,27 +151,88 @@ struct CommInfo {
   std::string label;
   std::vector<int> group;  // global ranks
   int peer = -1;           // p2p: the peer's global rank
+  std::size_t event = 0;   // the trace event that describes it (error messages, cross-rank checks)
+  int block = 0;           // > 0: the group is assumed to be one of the world's contiguous blocks of this size
 };
 
 struct RankTrace {
   std::string file;
   json doc;
   std::optional<int> rank, world_size;
-  std::vector<GpuEvent> gpu;  // sorted by (ts, index)
-  std::vector<CpuOp> comm_ops;
-  std::unordered_map<std::int64_t, std::size_t> cpu_by_external_id;  // index into cpu_ops
-  std::vector<CpuOp> cpu_ops;                                        // aten ops with Input Dims
-  std::unordered_map<std::int64_t, std::size_t> comm_by_external_id;
+  std::vector<PgConfig> pg_config;
+  std::vector<GpuEvent> gpu;                                          // sorted by (ts, index)
+  std::vector<CpuOp> comm_ops;                                        // record_param_comms
+  std::unordered_map<std::int64_t, std::size_t> comm_by_external_id;  // index into comm_ops
+  std::vector<CpuOp> nccl_ops;                                        // "nccl:<collective>" record functions
+  std::vector<CpuOp> c10d_ops;                                        // "c10d::<collective>" dispatcher ops
+  std::vector<CpuOp> cpu_ops;                                         // aten ops with Input Dims
+  std::unordered_map<std::int64_t, std::size_t> cpu_by_external_id;   // index into cpu_ops
+  std::vector<CpuOp> steps;                                           // ProfilerStep#N
+  std::optional<double> peak_memory_bytes;  // the largest "Total Reserved" of a GPU [memory] event
 };
 
 std::string event_path(std::size_t i) {
   return "/traceEvents/" + std::to_string(i);
 }
 
+// Counts the complete events of a Chrome-trace text that does not parse, to say where it broke: a SAX
+// pass that tracks the depth of the "traceEvents" array's elements.
+struct EventCounter : json::json_sax_t {
+  int depth = 0;          // nesting of objects and arrays
+  int events_depth = -1;  // the depth inside the events array ("traceEvents", or a top-level array)
+  bool next_is_events = false;
+  std::size_t events_done = 0;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(json::number_integer_t) override { return true; }
+  bool number_unsigned(json::number_unsigned_t) override { return true; }
+  bool number_float(json::number_float_t, const json::string_t&) override { return true; }
+  bool string(json::string_t&) override { return true; }
+  bool binary(json::binary_t&) override { return true; }
+  bool key(json::string_t& k) override {
+    next_is_events = depth == 1 && k == "traceEvents";
+    return true;
+  }
+  bool start_object(std::size_t) override { return open(false); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(true); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  // depth counts the open containers; an event has ended when a close returns to the events array's.
+  bool open(bool array) {
+    if (array && events_depth < 0 && (next_is_events || depth == 0)) events_depth = depth + 1;
+    next_is_events = false;
+    ++depth;
+    return true;
+  }
+  bool close() {
+    --depth;
+    if (depth == events_depth) ++events_done;
+    return true;
+  }
+};
+
+// Parses a Chrome-trace JSON text. A malformed or truncated file is refused with the index of the
+// event the parser stopped in (the events before it were complete).
+json parse_trace_json(const std::string& text, const std::string& file) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    EventCounter counter;
+    json::sax_parse(text, &counter);
+    throw SpecError(file, counter.events_depth > 0 ? event_path(counter.events_done) : "",
+                    "not a complete Chrome-trace JSON file (byte " + std::to_string(e.byte) + ": " + e.what() +
+                        "); the parser stopped inside this event: the file is truncated or malformed");
+  }
+}
+
 RankTrace read_rank_file(const std::string& file) {
   RankTrace t;
   t.file = file;
-  t.doc = parse_spec_text(read_text_file(file, "PyTorch profiler trace"), file).json;
+  t.doc = parse_trace_json(read_trace_bytes(file, "PyTorch profiler trace"), file);
   const json* events = nullptr;
   if (t.doc.is_object()) {
     JsonReader root(t.doc, file);
@@ -159,6 +242,26 @@ RankTrace read_rank_file(const std::string& file) {
       if (d.has("rank")) t.rank = static_cast<int>(d.integer("rank", 0, std::numeric_limits<int>::max()));
       if (d.has("world_size"))
         t.world_size = static_cast<int>(d.integer("world_size", 1, std::numeric_limits<int>::max()));
+      if (d.has("pg_config")) {
+        const json& pgs = d.raw("pg_config");
+        const std::string at = "/distributedInfo/pg_config";
+        if (!pgs.is_array()) throw SpecError(file, at, "expected a list of process groups, got " + describe_json(pgs));
+        for (std::size_t i = 0; i < pgs.size(); ++i) {
+          JsonReader g(pgs[i], file, at + "/" + std::to_string(i));
+          PgConfig c;
+          c.name = string_arg(&pgs[i], "pg_name");
+          c.desc = string_arg(&pgs[i], "pg_desc");
+          const json& ranks = g.raw("ranks");
+          if (!ranks.is_array())
+            throw SpecError(file, g.path_of("ranks"), "expected the group's global ranks, got " + describe_json(ranks));
+          for (const auto& r : ranks) {
+            if (!r.is_number_integer())
+              throw SpecError(file, g.path_of("ranks"), "expected integer ranks, got " + describe_json(r));
+            c.ranks.push_back(r.get<int>());
+          }
+          t.pg_config.push_back(std::move(c));
+        }
+      }
     }
   } else if (t.doc.is_array()) {
     events = &t.doc;
@@ -170,12 +273,24 @@ RankTrace read_rank_file(const std::string& file) {
   for (std::size_t i = 0; i < events->size(); ++i) {
     const json& e = (*events)[i];
     if (!e.is_object()) throw SpecError(file, event_path(i), "expected an event object, got " + describe_json(e));
-    if (e.value("ph", "") != "X") continue;
+    const std::string ph = e.contains("ph") && e["ph"].is_string() ? e["ph"].get<std::string>() : "";
+    // Memory use: "[memory]" instant events of the caching allocator (profile_memory=True).
+    if ((ph == "i" || ph == "I") && e.contains("name") && e["name"] == "[memory]") {
+      const json* args = e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr;
+      const auto device = int_arg(args, "Device Id");
+      const auto reserved = int_arg(args, "Total Reserved");
+      const auto allocated = int_arg(args, "Total Allocated");
+      const auto bytes = reserved ? reserved : allocated;
+      if (device && *device >= 0 && bytes)
+        t.peak_memory_bytes = std::max(t.peak_memory_bytes.value_or(0.0), static_cast<double>(*bytes));
+      continue;
+    }
+    if (ph != "X") continue;
     const std::string cat = e.contains("cat") && e["cat"].is_string() ? e["cat"].get<std::string>() : "";
     const std::string lcat = lower_alnum(cat);
     const bool gpu = lcat == "kernel" || lcat == "gpumemcpy" || lcat == "gpumemset";
-    const bool cpu = lcat == "cpuop" || lcat == "usercpuop";
-    const bool runtime = lcat == "cudaruntime" || lcat == "cudadriver";
+    const bool cpu = lcat == "cpuop" || lcat == "usercpuop" || lcat == "userannotation" || lcat == "operator";
+    const bool runtime = lcat == "cudaruntime" || lcat == "cudadriver" || lcat == "runtime";
     if (!gpu && !cpu && !runtime) continue;
     JsonReader r(e, file, event_path(i));
     const double ts = r.number("ts");
@@ -188,9 +303,15 @@ RankTrace read_rank_file(const std::string& file) {
     } else if (cpu) {
       CpuOp op{i, name, ts, dur, tid, args};
       const auto ext = int_arg(args, "External id");
-      if (name == "record_param_comms") {
+      if (name.rfind("ProfilerStep#", 0) == 0) {
+        t.steps.push_back(op);
+      } else if (name == "record_param_comms") {
         if (ext) t.comm_by_external_id[*ext] = t.comm_ops.size();
         t.comm_ops.push_back(op);
+      } else if (name.rfind("nccl:", 0) == 0) {
+        t.nccl_ops.push_back(op);
+      } else if (name.rfind("c10d::", 0) == 0) {
+        t.c10d_ops.push_back(op);
       } else if (args != nullptr && args->contains("Input Dims") && ext) {
         t.cpu_by_external_id[*ext] = t.cpu_ops.size();
         t.cpu_ops.push_back(op);
@@ -226,15 +347,91 @@ RankTrace read_rank_file(const std::string& file) {
   return t;
 }
 
+// The number N of a "ProfilerStep#N" name; nullopt when it has none.
+std::optional<std::int64_t> step_number(const std::string& name) {
+  const std::string digits = name.substr(std::string("ProfilerStep#").size());
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return std::nullopt;
+  return std::stoll(digits);
+}
+
+// Keeps the GPU events launched inside one ProfilerStep ("last": the rank's last one; else its number).
+void cut_step(RankTrace& t, const std::string& step) {
+  if (t.steps.empty())
+    throw SpecError(t.file, "/traceEvents",
+                    "the trace has no ProfilerStep#N annotations (record it with torch.profiler's schedule and "
+                    "prof.step()), so step " +
+                        step + " cannot be cut out: remove \"step\"");
+  const CpuOp* chosen = nullptr;
+  if (step == "last") {
+    for (const auto& s : t.steps)
+      if (chosen == nullptr || s.ts > chosen->ts) chosen = &s;
+  } else {
+    const std::int64_t n = std::stoll(step);
+    std::string have;
+    for (const auto& s : t.steps) {
+      if (step_number(s.name) == n) chosen = &s;
+      have += (have.empty() ? "" : ", ") + s.name;
+    }
+    if (chosen == nullptr)
+      throw SpecError(t.file, "/traceEvents",
+                      "no ProfilerStep#" + step + " in this rank's trace (it has " + have + ")");
+  }
+  const double begin = chosen->ts, end = chosen->ts + chosen->dur;
+  std::erase_if(t.gpu, [&](const GpuEvent& g) { return g.launch_ts < begin || g.launch_ts > end; });
+}
+
+// The innermost op of `ops` on thread `tid` whose span holds time `ts`; null when none does.
+const CpuOp* innermost(const std::vector<CpuOp>& ops, const std::string& tid, double ts) {
+  const CpuOp* best = nullptr;
+  for (const auto& op : ops) {
+    if (op.tid != tid || op.ts > ts || op.ts + op.dur < ts) continue;
+    if (best == nullptr || op.ts >= best->ts) best = &op;
+  }
+  return best;
+}
+
+// The number of elements and the bytes of the tensors of an op's "Input Dims" / "Input type" (the
+// first `inputs` tensors; scalars and empty lists count nothing). nullopt when a tensor's dtype is unknown.
+std::optional<double> input_bytes(const json* args, std::size_t inputs) {
+  if (args == nullptr || !args->contains("Input Dims")) return std::nullopt;
+  const json& dims = (*args)["Input Dims"];
+  const json* types = args->contains("Input type") ? &(*args)["Input type"] : nullptr;
+  if (!dims.is_array()) return std::nullopt;
+  double total = 0.0;
+  bool any = false;
+  for (std::size_t i = 0; i < dims.size() && i < inputs; ++i) {
+    if (!dims[i].is_array() || dims[i].empty()) continue;
+    double n = 1.0;
+    for (const auto& d : dims[i]) {
+      if (!d.is_number_integer() || d.get<std::int64_t>() < 0) return std::nullopt;
+      n *= static_cast<double>(d.get<std::int64_t>());
+    }
+    const std::string type = types != nullptr && types->is_array() && i < types->size() && (*types)[i].is_string()
+                                 ? (*types)[i].get<std::string>()
+                                 : "";
+    const auto elem = dtype_bytes(type);
+    if (!elem) return std::nullopt;
+    total += n * *elem;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return total;
+}
+
 class KinetoImporter {
  public:
-  explicit KinetoImporter(const std::string& path) : path_(path) {}
+  KinetoImporter(const std::string& path, std::string step) : path_(path), step_(std::move(step)) {}
 
   ExecutionGraph run() {
-    const auto files = list_rank_files(path_, ".json");
+    static constexpr std::string_view kExtensions[] = {".json", ".json.gz"};
+    const auto files = list_rank_files(path_, kExtensions);
     std::vector<RankTrace> traces;
-    for (const auto& f : files)
+    for (const auto& f : files) {
       traces.push_back(read_rank_file(f.path));
+      if (!step_.empty()) cut_step(traces.back(), step_);
+    }
     std::optional<int> declared_world;
     for (const auto& t : traces) {
       if (!t.world_size) continue;
@@ -263,8 +460,12 @@ class KinetoImporter {
 
     TraceGroups comms(world_);
     std::vector<OpTable> tables;
-    for (std::size_t i = 0; i < traces.size(); ++i)
-      tables.push_back(build_rank(traces[i], ranks[i], comms));
+    std::vector<std::vector<std::size_t>> events;  // per file, the trace event of each op
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+      events.emplace_back();
+      tables.push_back(build_rank(traces[i], ranks[i], comms, events.back()));
+    }
+    if (!replicated_) check_ranks_agree(traces, ranks, tables, events, comms);
     ExecutionGraph graph(world_);
     comms.add_to(graph);
     if (replicated_) {
@@ -279,45 +480,151 @@ class KinetoImporter {
       for (int r = 0; r < world_; ++r)
         graph.add_class("rank " + std::to_string(r), {r}).ops = std::move(tables[file_of[static_cast<std::size_t>(r)]]);
     }
+    for (const auto& t : traces) {
+      if (!t.peak_memory_bytes) continue;
+      graph.set_peak_memory_bytes_per_gpu(
+          std::max(graph.peak_memory_bytes_per_gpu().value_or(0.0), *t.peak_memory_bytes));
+    }
     return graph;
   }
 
  private:
+  // How an NCCL kernel (or one call of a coalesced group) is described: its record_param_comms-style
+  // metadata (args with "Collective name"), else the ProcessGroupNCCL record function "nccl:<name>"
+  // that launched it (its name and input tensors), else only the kernel's name.
+  struct Source {
+    const json* meta = nullptr;
+    const CpuOp* nccl_op = nullptr;
+    std::size_t event = 0;
+  };
+
   // The collective metadata of an NCCL kernel: its own args, or its record_param_comms op.
-  const json* comm_args(const RankTrace& t, const GpuEvent& g) const {
-    if (g.args != nullptr && g.args->contains("Collective name")) return g.args;
+  static const CpuOp* comm_op_of(const RankTrace& t, const GpuEvent& g) {
     if (g.external_id) {
       if (const auto it = t.comm_by_external_id.find(*g.external_id); it != t.comm_by_external_id.end())
-        return t.comm_ops[it->second].args;
+        if (t.comm_ops[it->second].args != nullptr && t.comm_ops[it->second].args->contains("Collective name"))
+          return &t.comm_ops[it->second];
     }
     // The innermost record_param_comms on the launching thread that encloses the launch.
-    const CpuOp* best = nullptr;
-    for (const auto& op : t.comm_ops) {
-      if (op.tid != g.launch_tid || op.ts > g.launch_ts || op.ts + op.dur < g.launch_ts) continue;
-      if (best == nullptr || op.ts >= best->ts) best = &op;
-    }
-    return best != nullptr ? best->args : nullptr;
+    const CpuOp* op = innermost(t.comm_ops, g.launch_tid, g.launch_ts);
+    return op != nullptr && op->args != nullptr && op->args->contains("Collective name") ? op : nullptr;
   }
 
-  CommInfo comm_info(const RankTrace& t, const GpuEvent& g, int rank) const {
-    const std::string where = event_path(g.index);
-    const json* a = comm_args(t, g);
-    if (a == nullptr)
-      throw SpecError(t.file, where,
-                      "NCCL kernel \"" + g.name +
-                          "\" has no collective metadata: neither its args nor a record_param_comms op launching it "
-                          "give \"Collective name\" and \"In msg nelems\" (profile with PyTorch >= 2.1)");
+  static Source source_of(const RankTrace& t, const GpuEvent& g) {
+    Source s;
+    s.event = g.index;
+    if (g.args != nullptr && g.args->contains("Collective name")) {
+      s.meta = g.args;
+    } else if (const CpuOp* op = comm_op_of(t, g)) {
+      s.meta = op->args;
+    }
+    s.nccl_op = innermost(t.nccl_ops, g.launch_tid, g.launch_ts);
+    return s;
+  }
+
+  static bool coalesced(const Source& s) {
+    if (s.meta != nullptr) return lower_alnum(string_arg(s.meta, "Collective name")) == "coalesced";
+    return s.nccl_op != nullptr && s.nccl_op->name == "nccl:coalesced";
+  }
+
+  // The calls a coalesced kernel (batch_isend_irecv, a _coalescing_manager block) stands for: the
+  // record_param_comms ops (else the "nccl:" record functions) issued on its launching thread since
+  // the previous NCCL kernel's launch there that launched no kernel of their own.
+  std::vector<Source> members_of(const RankTrace& t, const GpuEvent& g, double window_start,
+                                 const std::set<std::size_t>& owned_events) const {
+    std::vector<Source> out;
+    for (const auto& op : t.comm_ops) {
+      if (op.tid != g.launch_tid || op.ts <= window_start || op.ts >= g.launch_ts || owned_events.count(op.index))
+        continue;
+      if (op.args == nullptr || !op.args->contains("Collective name")) continue;
+      const std::string name = lower_alnum(string_arg(op.args, "Collective name"));
+      if (name == "coalesced" || name == "wait" || name.empty()) continue;
+      out.push_back({op.args, innermost(t.nccl_ops, op.tid, op.ts), op.index});
+    }
+    if (!out.empty()) return out;
+    for (const auto& op : t.nccl_ops) {
+      if (op.tid != g.launch_tid || op.ts <= window_start || op.ts >= g.launch_ts || owned_events.count(op.index) ||
+          op.name == "nccl:coalesced")
+        continue;
+      out.push_back({nullptr, &op, op.index});
+    }
+    return out;
+  }
+
+  // The group size a gather or scatter implies: the c10d op that issued it (its "Input Dims": output
+  // then input) holds both buffers, and the larger is the group size times the smaller. nullopt for
+  // other collectives or when the op or its shapes are not in the trace.
+  static std::optional<int> implied_group_size(const RankTrace& t, const GpuEvent& g, CollectiveKind kind) {
+    if (kind != CollectiveKind::all_gather && kind != CollectiveKind::reduce_scatter) return std::nullopt;
+    const CpuOp* op = innermost(t.c10d_ops, g.launch_tid, g.launch_ts);
+    if (op == nullptr) return std::nullopt;
+    const auto out = input_bytes(op->args, 1);
+    const json* args = op->args;
+    if (!out || args == nullptr || !(*args)["Input Dims"].is_array() || (*args)["Input Dims"].size() < 2)
+      return std::nullopt;
+    json second = *args;
+    second["Input Dims"] = json::array({(*args)["Input Dims"][1]});
+    if (args->contains("Input type") && (*args)["Input type"].is_array() && (*args)["Input type"].size() >= 2)
+      second["Input type"] = json::array({(*args)["Input type"][1]});
+    const auto in = input_bytes(&second, 1);
+    if (!in || *in <= 0.0 || *out <= 0.0) return std::nullopt;
+    const double ratio = std::max(*in, *out) / std::min(*in, *out);
+    if (ratio != std::floor(ratio) || ratio > static_cast<double>(std::numeric_limits<int>::max())) return std::nullopt;
+    return static_cast<int>(ratio);
+  }
+
+  // The process group of a call whose trace names none: the world, unless the call's buffers imply a
+  // smaller group (then distributedInfo.pg_config's only group of that size with this rank), or
+  // pg_config lists other groups this rank is in (then which one is unknown: refused).
+  const PgConfig* default_group(const RankTrace& t, int rank, std::optional<int> size,
+                                const std::function<void(const std::string&)>& fail) const {
+    std::vector<const PgConfig*> mine;
+    for (const auto& pg : t.pg_config)
+      if (static_cast<int>(pg.ranks.size()) != world_ && pg.ranks.size() > 1 &&
+          std::find(pg.ranks.begin(), pg.ranks.end(), rank) != pg.ranks.end())
+        mine.push_back(&pg);
+    if (size && *size != world_) {
+      const PgConfig* found = nullptr;
+      std::size_t matches = 0;
+      for (const PgConfig* pg : mine)
+        if (static_cast<int>(pg->ranks.size()) == *size) found = pg, ++matches;
+      if (matches == 0 && world_ % *size == 0) return nullptr;  // the caller assumes contiguous blocks
+      if (matches != 1)
+        fail("its input and output buffers (the launching c10d op's \"Input Dims\") imply a group of " +
+             std::to_string(*size) + " ranks in a world of " + std::to_string(world_) +
+             ", but the trace does not say which ranks (no record_param_comms group, and distributedInfo.pg_config "
+             "has " +
+             std::to_string(matches) + " groups of that size with rank " + std::to_string(rank) +
+             "): profile with PyTorch >= 2.1");
+      return found;
+    }
+    if (!mine.empty())
+      fail("the trace records no process group for it and distributedInfo.pg_config lists " +
+           std::to_string(mine.size()) +
+           " groups besides the world that this rank is in, so its group is unknown (profile with PyTorch >= 2.2, "
+           "whose record_param_comms names the group)");
+    return nullptr;
+  }
+
+  CommInfo comm_info(const RankTrace& t, const GpuEvent& g, const Source& src, int rank) const {
+    const std::string where = event_path(src.event);
     const auto fail = [&](const std::string& msg) -> void {
       throw SpecError(t.file, where, "NCCL kernel \"" + g.name + "\": " + msg);
     };
+    const json* a = src.meta;
     CommInfo c;
+    c.event = src.event;
     const std::string coll = lower_alnum(string_arg(a, "Collective name"));
+    const std::string op_name = src.nccl_op != nullptr ? lower_alnum(src.nccl_op->name.substr(5)) : "";
     const std::string kernel = lower_alnum(g.name);
-    const std::string what = coll.empty() ? kernel : coll;
-    if (what.find("send") != std::string::npos && what.find("sendrecv") == std::string::npos) {
+    // The kind: the metadata's name, else the launching record function's, else the kernel's (a
+    // SendRecv kernel alone does not say which: ProcessGroupNCCL runs all_to_all as grouped sends/recvs).
+    const std::string what = !coll.empty() ? coll : !op_name.empty() ? op_name : kernel;
+    const bool sendrecv = what.find("sendrecv") != std::string::npos;
+    if (!sendrecv && what.find("send") != std::string::npos) {
       c.p2p = true;
       c.p2p_kind = OpKind::send;
-    } else if (what.find("recv") != std::string::npos && what.find("sendrecv") == std::string::npos) {
+    } else if (!sendrecv && what.find("recv") != std::string::npos) {
       c.p2p = true;
       c.p2p_kind = OpKind::recv;
     } else if (what.find("alltoall") != std::string::npos) {
@@ -332,22 +639,19 @@ class KinetoImporter {
       c.kind = CollectiveKind::broadcast;
     } else if (what.find("reduce") != std::string::npos) {
       c.kind = CollectiveKind::reduce;
+    } else if (sendrecv) {
+      fail(
+          "a SendRecv kernel with neither record_param_comms metadata nor a launching \"nccl:<collective>\" record "
+          "function: whether it is an all_to_all or a send/recv pair, its size and its peers are unknown");
     } else {
-      fail("unrecognized collective \"" + string_arg(a, "Collective name") +
+      fail("unrecognized collective \"" + (a != nullptr ? string_arg(a, "Collective name") : g.name) +
            "\" (known: all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, barrier, send, recv)");
     }
-    const auto in = int_arg(a, "In msg nelems");
-    const auto out = int_arg(a, "Out msg nelems");
-    if (!in && !out) fail("no \"In msg nelems\" / \"Out msg nelems\": the message size is unknown");
-    const std::string dtype = string_arg(a, "dtype");
-    const auto elem = dtype_bytes(dtype);
-    if (!elem) fail("unknown dtype \"" + dtype + "\"");
-    // nccl-tests counts the larger buffer: all_gather's output, reduce_scatter's input.
-    c.bytes = static_cast<double>(std::max(in.value_or(0), out.value_or(0))) * *elem;
 
     // The process group: its ranks, else global rank start/stride and size, else the whole world.
     const auto size = int_arg(a, "Group size");
-    if (a->contains("Process Group Ranks")) {
+    std::string group_label;  // the name of a pg_config group it was found in
+    if (a != nullptr && a->contains("Process Group Ranks")) {
       json ranks = (*a)["Process Group Ranks"];
       if (ranks.is_string()) {
         try {
@@ -370,8 +674,21 @@ class KinetoImporter {
       if (size && *size != world_)
         fail("its process group has " + std::to_string(*size) +
              " ranks but the trace gives no \"Process Group Ranks\"");
-      for (int r = 0; r < world_; ++r)
-        c.group.push_back(r);
+      const std::optional<int> implied = a == nullptr ? implied_group_size(t, g, c.kind) : std::nullopt;
+      if (const PgConfig* pg = default_group(t, rank, implied, fail)) {
+        c.group = pg->ranks;
+        group_label = !pg->desc.empty() && pg->desc != "undefined" ? pg->desc : "pg " + pg->name;
+      } else if (implied && *implied != world_) {
+        // A smaller group the trace does not name: assumed to be the contiguous block of the rank
+        // (TorchRec's and DDP's intra-node groups are: ranks node*k .. node*k + k - 1).
+        c.block = *implied;
+        for (int r = rank / *implied * *implied; r < (rank / *implied + 1) * *implied; ++r)
+          c.group.push_back(r);
+        group_label = "block of " + std::to_string(*implied);
+      } else {
+        for (int r = 0; r < world_; ++r)
+          c.group.push_back(r);
+      }
     }
     for (int r : c.group)
       if (r < 0 || r >= world_)
@@ -379,22 +696,59 @@ class KinetoImporter {
              std::to_string(world_ - 1));
     if (std::find(c.group.begin(), c.group.end(), rank) == c.group.end())
       fail("rank " + std::to_string(rank) + " is not in its process group");
-    if (replicated_ && static_cast<int>(c.group.size()) != world_)
+    if (replicated_ && static_cast<int>(c.group.size()) != world_ && c.block == 0)
       fail(
           "a single rank's trace can stand for every rank only when its collectives span the whole world; give "
           "every rank's file");
+
+    // The size: the metadata's element counts, else the launching record function's input tensors.
+    const auto in = int_arg(a, "In msg nelems");
+    const auto out = int_arg(a, "Out msg nelems");
+    if (in || out) {
+      const std::string dtype = string_arg(a, "dtype");
+      const auto elem = dtype_bytes(dtype);
+      if (!elem) fail("unknown dtype \"" + dtype + "\"");
+      // nccl-tests counts the larger buffer: all_gather's output, reduce_scatter's input.
+      c.bytes = static_cast<double>(std::max(in.value_or(0), out.value_or(0))) * *elem;
+    } else if (src.nccl_op != nullptr) {
+      // ProcessGroupNCCL records a collective's input tensors: all_gather's is one rank's shard, every
+      // other collective's the full buffer (reduce_scatter's input, all_to_all's send buffer).
+      const auto bytes = input_bytes(src.nccl_op->args, std::numeric_limits<std::size_t>::max());
+      if (!bytes)
+        throw SpecError(t.file, event_path(src.nccl_op->index),
+                        "NCCL kernel \"" + g.name + "\" at " + where + ": its launching \"" + src.nccl_op->name +
+                            "\" gives no input tensor sizes and types (\"Input Dims\", \"Input type\"), and no "
+                            "record_param_comms gives \"In msg nelems\": the message size is unknown");
+      c.bytes = *bytes;
+      if (!c.p2p && c.kind == CollectiveKind::all_gather) c.bytes *= static_cast<double>(c.group.size());
+    } else {
+      fail(
+          "no record_param_comms metadata (\"Collective name\", \"In msg nelems\") and no launching "
+          "\"nccl:<collective>\" "
+          "record function with its input sizes: the message size is unknown (profile with record_shapes=True, or "
+          "PyTorch >= 2.1)");
+    }
+
     const std::string desc = string_arg(a, "Process Group Description");
     const std::string name = string_arg(a, "Process Group Name");
-    c.label = !desc.empty() && desc != "undefined"         ? desc
+    c.label = !group_label.empty()                         ? group_label
+              : !desc.empty() && desc != "undefined"       ? desc
               : !name.empty()                              ? "pg " + name
               : static_cast<int>(c.group.size()) == world_ ? "world"
                                                            : "group";
     if (c.p2p) {
       if (replicated_) fail("a single rank's trace cannot stand for every rank when it sends or receives");
       const auto peer = int_arg(a, "Rank");  // record_param_comms gets the peer's group rank for send/recv
-      if (!peer || *peer < 0 || *peer >= static_cast<std::int64_t>(c.group.size()))
-        fail("a send or recv needs the peer's rank in its group (record_param_comms \"Rank\")");
-      c.peer = c.group[static_cast<std::size_t>(*peer)];
+      if (peer && *peer >= 0 && *peer < static_cast<std::int64_t>(c.group.size())) {
+        c.peer = c.group[static_cast<std::size_t>(*peer)];
+      } else if (c.group.size() == 2) {
+        c.peer = c.group[0] == rank ? c.group[1] : c.group[0];  // the other rank of the pair
+      } else {
+        fail(
+            "a send or recv needs the peer's rank in its group (record_param_comms \"Rank\"); the trace does not "
+            "give it and the group has " +
+            std::to_string(c.group.size()) + " ranks");
+      }
       if (c.peer == rank) fail("a send or recv to itself");
     }
     return c;
@@ -439,47 +793,75 @@ class KinetoImporter {
     op.bytes = bd * (md * kd + kd * nd + md * nd) * bytes_per_element(op.precision);
   }
 
-  OpTable build_rank(const RankTrace& t, int rank, TraceGroups& comms) {
-    // Streams: the one with the most compute kernels is 0, the others number from 1 in order of use.
+  OpTable build_rank(const RankTrace& t, int rank, TraceGroups& comms, std::vector<std::size_t>& event_of_op) {
+    // Streams: the one with the most compute kernels is 0, the others number from 1 in order of use;
+    // a coalesced group's recvs get a companion stream of the NCCL stream (below).
     std::map<std::int64_t, std::size_t> compute_count;
     std::vector<std::int64_t> first_use;
     for (const auto& g : t.gpu) {
       if (std::find(first_use.begin(), first_use.end(), g.stream) == first_use.end()) first_use.push_back(g.stream);
       if (!g.nccl) ++compute_count[g.stream];
     }
-    std::map<std::int64_t, std::uint8_t> stream_of;
+    std::map<std::int64_t, std::uint8_t> stream_of, companion_of;
+    std::uint8_t next = 1;
+    const auto new_stream = [&]() {
+      if (next == std::numeric_limits<std::uint8_t>::max())
+        throw SpecError(t.file, "/traceEvents", "more than 255 CUDA streams in one rank's trace");
+      return next++;
+    };
     if (!first_use.empty()) {
       std::int64_t main = first_use.front();
       for (auto s : first_use)
         if (compute_count[s] > compute_count[main]) main = s;
       stream_of[main] = kComputeStream;
-      std::uint8_t next = 1;
-      for (auto s : first_use) {
-        if (stream_of.count(s)) continue;
-        if (next == std::numeric_limits<std::uint8_t>::max())
-          throw SpecError(t.file, "/traceEvents", "more than 255 CUDA streams in one rank's trace");
-        stream_of[s] = next++;
+      for (auto s : first_use)
+        if (!stream_of.count(s)) stream_of[s] = new_stream();
+    }
+
+    // The NCCL kernels' descriptions, and the record_param_comms / nccl: ops that describe a kernel
+    // of their own (so they are not members of a later coalesced group).
+    std::vector<Source> sources(t.gpu.size());
+    std::set<std::size_t> owned;
+    for (std::size_t i = 0; i < t.gpu.size(); ++i) {
+      if (!t.gpu[i].nccl) continue;
+      sources[i] = source_of(t, t.gpu[i]);
+      if (const CpuOp* op = comm_op_of(t, t.gpu[i])) owned.insert(op->index);
+      if (sources[i].nccl_op != nullptr) owned.insert(sources[i].nccl_op->index);
+    }
+    // Per NCCL kernel, the launch time of the previous NCCL kernel launched on its thread.
+    std::vector<double> previous_launch(t.gpu.size(), -std::numeric_limits<double>::infinity());
+    {
+      std::vector<std::size_t> nccl;
+      for (std::size_t i = 0; i < t.gpu.size(); ++i)
+        if (t.gpu[i].nccl) nccl.push_back(i);
+      std::stable_sort(nccl.begin(), nccl.end(),
+                       [&](std::size_t a, std::size_t b) { return t.gpu[a].launch_ts < t.gpu[b].launch_ts; });
+      std::map<std::string, double> last;
+      for (std::size_t i : nccl) {
+        const auto it = last.find(t.gpu[i].launch_tid);
+        if (it != last.end()) previous_launch[i] = it->second;
+        last[t.gpu[i].launch_tid] = t.gpu[i].launch_ts;
       }
     }
 
     OpTable ops;
-    std::map<std::int64_t, OpId> last_on_stream;  // the latest op of each stream so far
+    std::vector<std::vector<OpId>> ops_of(t.gpu.size());  // the ops each GPU event became
+    std::map<std::int64_t, std::size_t> last_on_stream;   // the latest event of each stream so far
+    std::map<std::int64_t, std::vector<OpId>> join;       // companion-stream ops the stream's next op waits for
+    // Non-NCCL events processed so far, per stream, by launch time (launch order is stream order).
+    std::map<std::int64_t, std::vector<std::pair<double, std::size_t>>> launched;
+    std::multimap<double, std::size_t> by_end;  // processed events by end time
     for (std::size_t i = 0; i < t.gpu.size(); ++i) {
       const GpuEvent& g = t.gpu[i];
-      const auto id = static_cast<OpId>(i);
       std::vector<OpId> deps;
+      const auto depend_on = [&](std::size_t j) { deps.insert(deps.end(), ops_of[j].begin(), ops_of[j].end()); };
       // A collective waits for the last kernel launched before it on every other stream.
       if (g.nccl) {
-        std::map<std::int64_t, std::pair<double, OpId>> latest;  // stream -> (launch ts, op)
-        for (std::size_t j = 0; j < i; ++j) {
-          const GpuEvent& h = t.gpu[j];
-          if (h.stream == g.stream || h.nccl || h.launch_ts > g.launch_ts) continue;
-          const auto it = latest.find(h.stream);
-          if (it == latest.end() || h.launch_ts >= it->second.first)
-            latest[h.stream] = {h.launch_ts, static_cast<OpId>(j)};
+        for (const auto& [s, list] : launched) {
+          if (s == g.stream) continue;
+          auto it = std::upper_bound(list.begin(), list.end(), std::make_pair(g.launch_ts, t.gpu.size()));
+          if (it != list.begin()) depend_on(std::prev(it)->second);
         }
-        for (const auto& [s, l] : latest)
-          deps.push_back(l.second);
       }
       // A kernel that sat ready until an op of another stream ended waited on that op.
       double ready = g.launch_ts;
@@ -488,43 +870,76 @@ class KinetoImporter {
         ready = std::max(ready, prev.ts + prev.dur);
       }
       if (g.ts > ready + kGateToleranceUs) {
-        std::optional<OpId> gate;
-        double gate_end = -std::numeric_limits<double>::infinity();
-        for (std::size_t j = 0; j < i; ++j) {
-          const GpuEvent& h = t.gpu[j];
-          const double end = h.ts + h.dur;
-          if (h.stream == g.stream || end > g.ts || g.ts - end > kGateToleranceUs || end < ready) continue;
-          if (end > gate_end) gate = static_cast<OpId>(j), gate_end = end;
+        const double lo = std::max(ready, g.ts - kGateToleranceUs);
+        for (auto it = by_end.upper_bound(g.ts); it != by_end.begin();) {
+          --it;
+          if (it->first < lo) break;
+          if (t.gpu[it->second].stream == g.stream) continue;
+          depend_on(it->second);
+          break;
         }
-        if (gate) deps.push_back(*gate);
+      }
+      if (auto j = join.find(g.stream); j != join.end()) {
+        deps.insert(deps.end(), j->second.begin(), j->second.end());
+        join.erase(j);
       }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
 
       const std::uint8_t stream = stream_of.at(g.stream);
       if (g.nccl) {
-        const CommInfo c = comm_info(t, g, rank);
-        const std::uint16_t comm = comms.communicator(c.label, c.group);
-        if (c.p2p) {
-          P2POp op;
-          op.name = c.p2p_kind == OpKind::send ? "nccl:send" : "nccl:recv";
-          op.kind = c.p2p_kind;
-          op.stream = stream;
-          op.communicator = comm;
-          op.bytes = c.bytes;
-          const auto n = static_cast<int>(c.group.size());
-          const int self = comms.position(comm, rank);
-          const int peer = static_cast<int>(std::find(c.group.begin(), c.group.end(), c.peer) - c.group.begin());
-          op.peer_offset = ((peer - self) % n + n) % n;
-          ops.add_p2p(op, deps);
-        } else {
-          CollectiveOp op;
-          op.name = std::string("nccl:") + to_string(c.kind);
-          op.collective = c.kind;
-          op.stream = stream;
-          op.communicator = comm;
-          op.bytes = c.bytes;
-          ops.add_collective(op, deps);
+        std::vector<Source> calls{sources[i]};
+        if (coalesced(sources[i])) {
+          calls = members_of(t, g, previous_launch[i], owned);
+          if (calls.empty())
+            throw SpecError(t.file, event_path(g.index),
+                            "NCCL kernel \"" + g.name +
+                                "\" runs a coalesced group (\"coalesced\") but no send, recv or collective call "
+                                "was recorded on its thread before it: what it transfers is unknown");
+        }
+        for (const Source& src : calls) {
+          const CommInfo c = comm_info(t, g, src, rank);
+          // Assumed contiguous blocks: every block is a group of the communicator (a single rank's
+          // trace stands for the ranks of all of them).
+          for (int b = 0; c.block > 0 && b < world_ / c.block; ++b) {
+            std::vector<int> block(static_cast<std::size_t>(c.block));
+            for (int k = 0; k < c.block; ++k)
+              block[static_cast<std::size_t>(k)] = b * c.block + k;
+            comms.communicator(c.label, block);
+          }
+          const std::uint16_t comm = comms.communicator(c.label, c.group);
+          OpId id = 0;
+          if (c.p2p) {
+            P2POp op;
+            op.name = c.p2p_kind == OpKind::send ? "nccl:send" : "nccl:recv";
+            op.kind = c.p2p_kind;
+            op.stream = stream;
+            // In a group, a recv must not queue behind the group's sends (each would wait for the
+            // peer's recv, which waits behind the peer's sends): recvs go on a companion stream that
+            // the NCCL stream's next op waits for.
+            if (calls.size() > 1 && c.p2p_kind == OpKind::recv) {
+              if (!companion_of.count(g.stream)) companion_of[g.stream] = new_stream();
+              op.stream = companion_of.at(g.stream);
+            }
+            op.communicator = comm;
+            op.bytes = c.bytes;
+            const auto n = static_cast<int>(c.group.size());
+            const int self = comms.position(comm, rank);
+            const int peer = static_cast<int>(std::find(c.group.begin(), c.group.end(), c.peer) - c.group.begin());
+            op.peer_offset = ((peer - self) % n + n) % n;
+            id = ops.add_p2p(op, deps);
+            if (op.stream != stream) join[g.stream].push_back(id);
+          } else {
+            CollectiveOp op;
+            op.name = std::string("nccl:") + to_string(c.kind);
+            op.collective = c.kind;
+            op.stream = stream;
+            op.communicator = comm;
+            op.bytes = c.bytes;
+            id = ops.add_collective(op, deps);
+          }
+          ops_of[i].push_back(id);
+          event_of_op.push_back(c.event);
         }
       } else {
         ComputeOp op;
@@ -536,14 +951,107 @@ class KinetoImporter {
         if (g.memcpy) op.bytes = static_cast<double>(std::max<std::int64_t>(0, int_arg(g.args, "bytes").value_or(0)));
         if (!g.memcpy) describe_gemm(t, g, op);
         op.duration_s = std::max(g.dur, 1e-3) * 1e-6;  // a 0 µs record stays measured (1 ns)
-        ops.add_compute(op, deps);
+        ops_of[i].push_back(ops.add_compute(op, deps));
+        event_of_op.push_back(g.index);
+        launched[g.stream].emplace_back(g.launch_ts, i);
       }
-      last_on_stream[g.stream] = id;
+      last_on_stream[g.stream] = i;
+      by_end.emplace(g.ts + g.dur, i);
     }
     return ops;
   }
 
+  // The ranks of each group must issue the same collectives in the same order, and every send must
+  // have its recv: a trace whose ranks disagree (cut at different steps, or contradictory) is refused
+  // with the first event where they part.
+  void check_ranks_agree(const std::vector<RankTrace>& traces, const std::vector<int>& ranks,
+                         const std::vector<OpTable>& tables, const std::vector<std::vector<std::size_t>>& events,
+                         const TraceGroups& comms) const {
+    std::vector<std::size_t> file_of(traces.size());
+    for (std::size_t i = 0; i < traces.size(); ++i)
+      file_of[static_cast<std::size_t>(ranks[i])] = i;
+    struct Call {
+      std::size_t file, event;
+      std::string what;
+    };
+    const auto describe_op = [](const OpTable& ops, OpId o) {
+      return std::string(ops.kind(o) == OpKind::collective ? to_string(ops.collective(o)) : to_string(ops.kind(o))) +
+             " of " + std::to_string(static_cast<long long>(ops.bytes(o))) + " bytes";
+    };
+    // Collectives, per (communicator, group's first rank): each rank's sequence.
+    std::map<std::pair<std::uint16_t, int>, std::map<int, std::vector<Call>>> coll;
+    // Point-to-point, per (communicator, sender, receiver, tag): sends and recvs.
+    std::map<std::tuple<std::uint16_t, int, int, std::uint32_t>, std::pair<std::vector<Call>, std::vector<Call>>> p2p;
+    for (std::size_t f = 0; f < traces.size(); ++f) {
+      const int rank = ranks[f];
+      const OpTable& ops = tables[f];
+      for (OpId o = 0; o < ops.size(); ++o) {
+        if (ops.kind(o) == OpKind::compute) continue;
+        const std::uint16_t c = ops.communicator(o);
+        const auto group = comms.group(c, rank);
+        const Call call{f, events[f][o], describe_op(ops, o)};
+        if (ops.kind(o) == OpKind::collective) {
+          coll[{c, group.front()}][rank].push_back(call);
+          continue;
+        }
+        const int n = static_cast<int>(group.size());
+        const int peer = group[static_cast<std::size_t>((comms.position(c, rank) + ops.peer_offset(o)) % n)];
+        if (ops.kind(o) == OpKind::send)
+          p2p[{c, rank, peer, ops.tag(o)}].first.push_back(call);
+        else
+          p2p[{c, peer, rank, ops.tag(o)}].second.push_back(call);
+      }
+    }
+    const auto refuse = [&](const Call& a, const std::string& msg) {
+      throw SpecError(traces[a.file].file, event_path(a.event), msg);
+    };
+    for (const auto& [key, per_rank] : coll) {
+      const auto group = comms.group(key.first, key.second);
+      const auto& [first_rank, first] = *per_rank.begin();
+      for (int r : group) {
+        const auto it = per_rank.find(r);
+        const std::vector<Call> none;
+        const std::vector<Call>& calls = it == per_rank.end() ? none : it->second;
+        for (std::size_t k = 0; k < std::max(calls.size(), first.size()); ++k) {
+          const std::string name =
+              "collective #" + std::to_string(k + 1) + " of process group '" + comms.name(key.first) + "'";
+          if (k >= calls.size())
+            refuse(first[k], "rank " + std::to_string(first_rank) + "'s " + name + " (" + first[k].what +
+                                 ") has no counterpart in rank " + std::to_string(r) + "'s trace (" +
+                                 traces[file_of[static_cast<std::size_t>(r)]].file +
+                                 "): the ranks' traces cover different work (cut them at the same step)");
+          if (k >= first.size())
+            refuse(calls[k], "rank " + std::to_string(r) + "'s " + name + " (" + calls[k].what +
+                                 ") has no counterpart in rank " + std::to_string(first_rank) + "'s trace (" +
+                                 traces[first[0].file].file + ")");
+          if (calls[k].what != first[k].what)
+            refuse(calls[k], "rank " + std::to_string(r) + "'s " + name + " is " + calls[k].what + " but rank " +
+                                 std::to_string(first_rank) + "'s is " + first[k].what + " (" +
+                                 traces[first[k].file].file + event_path(first[k].event) + ")");
+        }
+      }
+    }
+    for (const auto& [key, pair] : p2p) {
+      const auto& [sends, recvs] = pair;
+      const int sender = std::get<1>(key), receiver = std::get<2>(key);
+      for (std::size_t k = 0; k < std::max(sends.size(), recvs.size()); ++k) {
+        if (k >= recvs.size())
+          refuse(sends[k], "rank " + std::to_string(sender) + "'s send #" + std::to_string(k + 1) + " to rank " +
+                               std::to_string(receiver) + " (" + sends[k].what + ") has no matching recv in rank " +
+                               std::to_string(receiver) + "'s trace");
+        if (k >= sends.size())
+          refuse(recvs[k], "rank " + std::to_string(receiver) + "'s recv #" + std::to_string(k + 1) + " from rank " +
+                               std::to_string(sender) + " (" + recvs[k].what + ") has no matching send in rank " +
+                               std::to_string(sender) + "'s trace");
+        if (sends[k].what.substr(4) != recvs[k].what.substr(4))
+          refuse(recvs[k], "rank " + std::to_string(receiver) + "'s recv #" + std::to_string(k + 1) + " from rank " +
+                               std::to_string(sender) + " is " + recvs[k].what + " but the send is " + sends[k].what);
+      }
+    }
+  }
+
   std::string path_;
+  std::string step_;
   int world_ = 1;
   bool replicated_ = false;
 };
@@ -551,7 +1059,11 @@ class KinetoImporter {
 }  // namespace
 
 ExecutionGraph read_pytorch_trace(const std::string& path) {
-  return KinetoImporter(path).run();
+  return KinetoImporter(path, "").run();
+}
+
+ExecutionGraph read_pytorch_trace_step(const std::string& path, const std::string& step) {
+  return KinetoImporter(path, step).run();
 }
 
 }  // namespace clustersim

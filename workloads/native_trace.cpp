@@ -94,6 +94,7 @@ ordered_json op_json(const ExecutionGraph& graph, const OpTable& ops, OpId i) {
       j["communicator"] = graph.communicators().at(ops.communicator(i)).name;
       j["peer_offset"] = ops.peer_offset(i);
       if (ops.tag(i) != 0) j["tag"] = ops.tag(i);
+      if (ops.eager(i)) j["eager"] = true;
       j["bytes"] = ops.bytes(i);
       break;
   }
@@ -301,6 +302,7 @@ void read_op(JsonReader r, std::size_t index, OpTable& ops, const CommunicatorIn
                                     " ranks)");
       }
       op.tag = static_cast<std::uint32_t>(r.integer_or("tag", 0, 0, kU32));
+      op.eager = r.boolean_or("eager", false);
       op.bytes = r.number("bytes", NumberRange::non_negative());
       r.finish();
       ops.add_p2p(op, deps);
@@ -322,6 +324,10 @@ std::string write_native_trace(const ExecutionGraph& graph) {
   out += "  \"format\": \"" + std::string(kFormatTag) + "\",\n";
   out += "  \"version\": " + std::to_string(kVersion) + ",\n";
   out += "  \"world_size\": " + std::to_string(graph.world_size()) + ",\n";
+  if (const auto tokens = graph.tokens_per_step())
+    out += "  \"tokens_per_step\": " + dump(ordered_json(*tokens)) + ",\n";
+  if (const auto peak = graph.peak_memory_bytes_per_gpu())
+    out += "  \"peak_memory_bytes_per_gpu\": " + dump(ordered_json(*peak)) + ",\n";
   out += "  \"communicators\": ";
   std::vector<std::string> items;
   for (const auto& c : comms) {
@@ -366,6 +372,8 @@ ExecutionGraph parse_native_trace(std::string_view text, const std::string& file
   root.integer("version", kVersion, kVersion);
   const int world_size = static_cast<int>(root.integer("world_size", 1, std::numeric_limits<int>::max()));
   ExecutionGraph graph(world_size);
+  graph.set_tokens_per_step(root.optional_number("tokens_per_step", NumberRange::positive()));
+  graph.set_peak_memory_bytes_per_gpu(root.optional_number("peak_memory_bytes_per_gpu", NumberRange::positive()));
 
   CommunicatorIndex comms;
   const auto& comm_array = root.array("communicators");

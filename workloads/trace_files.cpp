@@ -6,6 +6,8 @@
 #include <limits>
 #include <system_error>
 
+#include <zlib.h>
+
 #include "sim/core/error.hpp"
 
 namespace clustersim {
@@ -36,6 +38,11 @@ std::optional<int> last_number(const std::string& file_name) {
 }  // namespace
 
 std::vector<RankFile> list_rank_files(const std::string& path, std::string_view extension) {
+  const std::string_view one[] = {extension};
+  return list_rank_files(path, one);
+}
+
+std::vector<RankFile> list_rank_files(const std::string& path, std::span<const std::string_view> extensions) {
   namespace fs = std::filesystem;
   std::vector<RankFile> files;
   std::error_code ec;
@@ -52,9 +59,10 @@ std::vector<RankFile> list_rank_files(const std::string& path, std::string_view 
   if (fs::is_directory(path, ec)) {
     for (const auto& entry : fs::directory_iterator(path, ec)) {
       const std::string name = entry.path().filename().string();
-      if (!entry.is_regular_file(ec) || name.size() < extension.size() ||
-          name.compare(name.size() - extension.size(), extension.size(), extension) != 0)
-        continue;
+      const auto ends_with = [&](std::string_view ext) {
+        return name.size() >= ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
+      };
+      if (!entry.is_regular_file(ec) || std::none_of(extensions.begin(), extensions.end(), ends_with)) continue;
       files.push_back({entry.path().string(), last_number(entry.path().stem().string())});
     }
     std::sort(files.begin(), files.end(), [](const RankFile& a, const RankFile& b) {
@@ -62,7 +70,10 @@ std::vector<RankFile> list_rank_files(const std::string& path, std::string_view 
       const int rb = b.rank_from_name.value_or(std::numeric_limits<int>::max());
       return ra != rb ? ra < rb : a.path < b.path;
     });
-    if (files.empty()) throw SpecError(path, "", "the directory has no " + std::string(extension) + " trace files");
+    std::string names;
+    for (const auto ext : extensions)
+      names += (names.empty() ? "" : " or ") + std::string(ext);
+    if (files.empty()) throw SpecError(path, "", "the directory has no " + names + " trace files");
     return files;
   }
   if (fs::is_regular_file(path, ec)) {
@@ -70,6 +81,31 @@ std::vector<RankFile> list_rank_files(const std::string& path, std::string_view 
     return files;
   }
   throw SpecError(path, "", "no such trace file or directory");
+}
+
+std::string read_trace_bytes(const std::string& path, std::string_view what) {
+  // gzopen reads plain files unchanged and inflates gzip streams (also several concatenated members).
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw SpecError(path, "", "cannot read the " + std::string(what));
+  std::string bytes;
+  constexpr unsigned kChunk = 1u << 20;
+  for (;;) {
+    const std::size_t at = bytes.size();
+    bytes.resize(at + kChunk);
+    const int n = gzread(f, bytes.data() + at, kChunk);
+    if (n < 0) {
+      int code = 0;
+      const std::string why = gzerror(f, &code);
+      gzclose(f);
+      throw SpecError(path, "", "the " + std::string(what) + " is not a readable gzip stream: " + why);
+    }
+    bytes.resize(at + static_cast<std::size_t>(n));
+    if (n == 0) break;
+  }
+  // A gzip stream cut short reads as end of data; gzclose_r then reports Z_BUF_ERROR.
+  if (const int rc = gzclose(f); rc != Z_OK)
+    throw SpecError(path, "", "the " + std::string(what) + " is a truncated or corrupt gzip file");
+  return bytes;
 }
 
 std::vector<int> assign_ranks(const std::vector<RankFile>& files, const std::vector<std::optional<int>>& declared) {

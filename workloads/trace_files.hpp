@@ -2,6 +2,7 @@
 // The per-rank files of a multi-rank trace (Chakra, PyTorch profiler): which files a trace path names
 // and which rank each file's name suggests. Internal to the trace readers.
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,13 @@ struct RankFile {
 //  - a file: that file alone.
 // Throws SpecError(path, "", ...) when nothing matches.
 std::vector<RankFile> list_rank_files(const std::string& path, std::string_view extension);
+// The same with several accepted extensions (".json", ".json.gz"): a directory's files ending with any.
+std::vector<RankFile> list_rank_files(const std::string& path, std::span<const std::string_view> extensions);
+
+// The bytes of a trace file, inflated when it is gzip-compressed (it starts with the gzip magic bytes
+// 1f 8b; a plain file is returned as it is). Throws SpecError(path, "", ...) when the file cannot be
+// read or its compressed stream is truncated or corrupt.
+std::string read_trace_bytes(const std::string& path, std::string_view what);
 
 // Assigns ranks 0..n-1 to n files: each file's `declared` rank where it has one (the trace's own
 // metadata), else its rank_from_name, else its position. Throws SpecError when two files claim a rank

@@ -16,6 +16,9 @@ struct TraceFormat {
   std::string_view summary;  // one line for `clustersim presets` and errors
   // Reads the trace at `path`. Bad input: SpecError naming the file and the JSON path (or record).
   ExecutionGraph (*read)(const std::string& path);
+  // Reads one training step of the trace (TraceSpec::step: "last" or a step number); null for the
+  // formats that mark no steps.
+  ExecutionGraph (*read_step)(const std::string& path, const std::string& step) = nullptr;
 };
 
 std::span<const TraceFormat> trace_formats();
@@ -30,6 +33,8 @@ ExecutionGraph read_trace(const TraceSpec& trace);
 ExecutionGraph read_native_trace(const std::string& path);   // "clustersim"
 ExecutionGraph read_chakra_trace(const std::string& path);   // "chakra": Chakra ET protobuf, one file per rank
 ExecutionGraph read_pytorch_trace(const std::string& path);  // "pytorch": Kineto Chrome-trace JSON per rank
+// The kernels launched inside each rank's ProfilerStep#`step` ("last": each rank's last ProfilerStep).
+ExecutionGraph read_pytorch_trace_step(const std::string& path, const std::string& step);
 
 // The native format: write_native_trace(g) is canonical text (docs/traces.md) that
 // parse_native_trace reads back into a graph equal to g on every field, and that it writes again

@@ -9,7 +9,8 @@ std::span<const TraceFormat> trace_formats() {
   static constexpr TraceFormat kFormats[] = {
       {"clustersim", "clustersim's native JSON trace (docs/traces.md)", &read_native_trace},
       {"chakra", "Chakra execution traces (protobuf .et, one file per rank)", &read_chakra_trace},
-      {"pytorch", "PyTorch profiler (Kineto) Chrome-trace JSON, one file per rank", &read_pytorch_trace},
+      {"pytorch", "PyTorch profiler (Kineto) Chrome-trace JSON (.json or .json.gz), one file per rank",
+       &read_pytorch_trace, &read_pytorch_trace_step},
   };
   return kFormats;
 }
@@ -31,7 +32,13 @@ ExecutionGraph read_trace(const TraceSpec& trace) {
   const TraceFormat* f = find_trace_format(trace.format);
   if (f == nullptr || f->read == nullptr)
     throw SpecError(trace.path, "", "no reader for trace format \"" + trace.format + "\"");
-  return f->read(trace.path);
+  if (trace.step.empty()) return f->read(trace.path);
+  if (f->read_step == nullptr)
+    throw SpecError(trace.path, "/trace/step",
+                    "the " + trace.format +
+                        " format marks no training steps: remove \"step\" (only \"pytorch\" "
+                        "traces have ProfilerStep#N annotations)");
+  return f->read_step(trace.path, trace.step);
 }
 
 }  // namespace clustersim

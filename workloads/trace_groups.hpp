@@ -29,6 +29,8 @@ class TraceGroups {
   int group_size(std::uint16_t c, int rank) const;
   // The group of `rank` in communicator `c` (global ranks in ring order); empty when it is in none.
   std::span<const int> group(std::uint16_t c, int rank) const;
+  // The communicator's name ("dp", "pg 3", "default_pg#2").
+  const std::string& name(std::uint16_t c) const { return entries_.at(c).comm.name; }
 
   // Adds the communicators to `graph`, in index order (call once, before any op refers to them).
   void add_to(ExecutionGraph& graph) const;

@@ -162,6 +162,18 @@ TraceSpec parse_trace(JsonReader r, const std::string& file) {
   const std::string path = r.string("path");
   const std::filesystem::path p(path);
   t.path = p.is_absolute() || file.empty() ? path : (std::filesystem::path(file).parent_path() / p).string();
+  if (r.has("step")) {
+    const nlohmann::json& step = r.raw("step");
+    if (step.is_number_integer() && step.get<std::int64_t>() >= 0) {
+      t.step = std::to_string(step.get<std::int64_t>());
+    } else if (step.is_string() && step.get<std::string>() == "last") {
+      t.step = "last";
+    } else {
+      r.fail("step", "expected a step number >= 0 (ProfilerStep#N) or \"last\", got " + describe_json(step));
+    }
+    if (find_trace_format(t.format)->read_step == nullptr)
+      r.fail("step", "the " + t.format + " trace format marks no training steps: remove \"step\"");
+  }
   r.finish();
   return t;
 }
@@ -234,6 +246,10 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
 
   if (spec.is_trace()) {
     j["trace"] = {{"format", spec.trace.format}, {"path", spec.trace.path}};
+    if (spec.trace.step == "last")
+      j["trace"]["step"] = "last";
+    else if (!spec.trace.step.empty())
+      j["trace"]["step"] = std::stoll(spec.trace.step);
     return j.dump(2);
   }
   nlohmann::ordered_json model;

@@ -102,6 +102,9 @@ struct ParallelismSpec {
 struct TraceSpec {
   std::string format;  // a registered trace format: "clustersim", "chakra", "pytorch"
   std::string path;    // resolved against the directory of the workload file
+  // The training step to keep (formats with step annotations: PyTorch's ProfilerStep#N): empty, the
+  // whole trace; "last", each rank's last step; or a step number "N".
+  std::string step;
 
   friend bool operator==(const TraceSpec&, const TraceSpec&) = default;
 };

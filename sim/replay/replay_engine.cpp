@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -111,6 +112,10 @@ class Replay {
     std::vector<Transfer> transfers;
     std::vector<double> shares;
     double latency_s = -1.0;
+    // Eager pairs: the k-th send and the k-th recv of the channel, by issue order; a message that
+    // arrived before its recv was issued, and a recv issued before its message arrived.
+    std::uint64_t eager_sends = 0, eager_recvs = 0;
+    std::map<std::uint64_t, OpId> delivered, waiting;
   };
   using ChannelKey = std::tuple<std::uint16_t, std::size_t, std::size_t, std::int32_t, std::uint32_t>;
 
@@ -289,6 +294,10 @@ class Replay {
     const ChannelKey key =
         send ? ChannelKey{comm, c, peer, d, ops.tag(op)} : ChannelKey{comm, peer, c, (n - d) % n, ops.tag(op)};
     Channel& ch = channels_[key];
+    if (ops.eager(op)) {
+      arrive_eager(key, ch, op, send);
+      return;
+    }
     (send ? ch.sends : ch.recvs).push_back(op);
     if (ch.sends.empty() || ch.recvs.empty()) return;
     const OpId s_op = ch.sends.front(), r_op = ch.recvs.front();
@@ -297,17 +306,60 @@ class Replay {
     launch_p2p(key, s_op, r_op);
   }
 
-  void launch_p2p(const ChannelKey& key, OpId send_op, OpId recv_op) {
+  // Eager pairs (Chakra): a send starts its transfer at once; its recv finishes when it has been
+  // issued and the message has arrived, whichever is later.
+  void arrive_eager(const ChannelKey& key, Channel& ch, OpId op, bool send) {
+    const std::size_t receiver = std::get<2>(key);
+    if (send) {
+      launch_p2p(key, op, std::nullopt);
+      return;
+    }
+    const std::uint64_t k = ch.eager_recvs++;
+    const auto it = ch.delivered.find(k);
+    if (it == ch.delivered.end()) {
+      ch.waiting[k] = op;
+      return;
+    }
+    const OpId send_op = it->second;
+    ch.delivered.erase(it);
+    check_pair(key, send_op, op);
+    backend_.schedule(backend_.now_s(), [this, receiver, op] { finish(receiver, op); });
+  }
+
+  // An eager send's message has arrived: it finishes its recv when that was issued.
+  void deliver_eager(const ChannelKey& key, std::uint64_t k, OpId send_op) {
+    Channel& ch = channels_[key];
+    const auto it = ch.waiting.find(k);
+    if (it == ch.waiting.end()) {
+      ch.delivered[k] = send_op;
+      return;
+    }
+    const OpId recv_op = it->second;
+    ch.waiting.erase(it);
+    check_pair(key, send_op, recv_op);
+    finish(std::get<2>(key), recv_op);
+  }
+
+  void check_pair(const ChannelKey& key, OpId send_op, OpId recv_op) const {
+    const OpTable& sops = graph_.classes()[std::get<1>(key)].ops;
+    const OpTable& rops = graph_.classes()[std::get<2>(key)].ops;
+    if (sops.bytes(send_op) != rops.bytes(recv_op))
+      throw SimulationError("mismatched send/recv on communicator '" + graph_.communicators()[std::get<0>(key)].name +
+                            "': '" + std::string(sops.name(send_op)) + "' sends " +
+                            std::to_string(sops.bytes(send_op)) + " bytes, '" + std::string(rops.name(recv_op)) +
+                            "' receives " + std::to_string(rops.bytes(recv_op)) + " bytes");
+  }
+
+  // Starts the transfer of a matched pair, or of an eager send alone (no recv_op).
+  void launch_p2p(const ChannelKey& key, OpId send_op, std::optional<OpId> recv_op) {
     const auto [comm, sender, receiver, d, tag] = key;
     const OpTable& sops = graph_.classes()[sender].ops;
     const OpTable& rops = graph_.classes()[receiver].ops;
     const Communicator& communicator = graph_.communicators()[comm];
-    if (sops.bytes(send_op) != rops.bytes(recv_op))
-      throw SimulationError("mismatched send/recv on communicator '" + communicator.name + "': '" +
-                            std::string(sops.name(send_op)) + "' sends " + std::to_string(sops.bytes(send_op)) +
-                            " bytes, '" + std::string(rops.name(recv_op)) + "' receives " +
-                            std::to_string(rops.bytes(recv_op)) + " bytes");
+    if (recv_op) check_pair(key, send_op, *recv_op);
     Channel& channel = channels_[key];
+    const std::optional<std::uint64_t> eager_k =
+        recv_op ? std::nullopt : std::optional<std::uint64_t>(channel.eager_sends++);
     if (channel.latency_s < 0.0) {
       for (int r : graph_.classes()[sender].ranks) {
         const auto [g, i] = position_[comm][static_cast<std::size_t>(r)];
@@ -328,9 +380,9 @@ class Replay {
     const double now = backend_.now_s();
     ++p2p_pairs_;
     if (recorded_[sender]) slice_flow_[{sender, send_op}] = p2p_pairs_;
-    if (recorded_[receiver]) slice_flow_[{receiver, recv_op}] = p2p_pairs_;
+    if (recv_op && recorded_[receiver]) slice_flow_[{receiver, *recv_op}] = p2p_pairs_;
     states_[sender].started_s[sops.stream(send_op)] = now;
-    states_[receiver].started_s[rops.stream(recv_op)] = now;
+    if (recv_op) states_[receiver].started_s[rops.stream(*recv_op)] = now;
     double pairs = 0.0;  // the transfers' shares add up to one message per pair
     for (const double share : channel.shares)
       pairs += share;
@@ -342,11 +394,12 @@ class Replay {
     next_flow_id_ += transfers.size();
     transfers_ += transfers.size();
     backend_.set_traffic_label(comm);
-    backend_.start_transfers(transfers, flow_id, [this, latency, comm, now, sender, receiver, send_op, recv_op] {
-      backend_.schedule(backend_.now_s() + latency, [this, comm, now, sender, receiver, send_op, recv_op] {
-        p2p_[comm].time_s += backend_.now_s() - now;
-        finish(sender, send_op);
-        finish(receiver, recv_op);
+    backend_.start_transfers(transfers, flow_id, [this, latency, key, now, send_op, recv_op, eager_k] {
+      backend_.schedule(backend_.now_s() + latency, [this, key, now, send_op, recv_op, eager_k] {
+        p2p_[std::get<0>(key)].time_s += backend_.now_s() - now;
+        finish(std::get<1>(key), send_op);
+        if (recv_op) finish(std::get<2>(key), *recv_op);
+        if (eager_k) deliver_eager(key, *eager_k, send_op);
       });
     });
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -80,6 +81,18 @@ Json power_json(const PowerStats& p) {
           {"gpu_classes", classes}};
 }
 
+// Reads a number that may be unknown (null: NaN; Report::unknown says why).
+double number_or_nan(const Json& j, const char* key) {
+  const Json& v = j.at(key);
+  return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+}
+
+// The text of a figure, or "unknown (why)" when it is NaN.
+std::string known_or(double v, const std::string& text, const std::string& reason) {
+  if (!std::isnan(v)) return text;
+  return "unknown" + (reason.empty() ? std::string() : " (" + reason + ")");
+}
+
 // Reads an optional number (reports written before a key existed lack it).
 double number_or_zero(const Json& j, const char* key) {
   const auto it = j.find(key);
@@ -93,7 +106,7 @@ PowerStats power_from_json(const Json& p) {
   s.energy_per_step_j = p.at("energy_per_step_j").get<double>();
   s.it_avg_kw = number_or_zero(p, "it_avg_kw");
   s.peak_kw = number_or_zero(p, "peak_kw");
-  s.energy_per_token_j = number_or_zero(p, "energy_per_token_j");
+  s.energy_per_token_j = p.contains("energy_per_token_j") ? number_or_nan(p, "energy_per_token_j") : 0.0;
   s.pue = number_or_zero(p, "pue");
   if (p.contains("by_device"))
     for (const auto& d : p.at("by_device"))
@@ -136,7 +149,7 @@ CostStats cost_from_json(const Json& c) {
   s.capex_usd = c.at("capex_usd").get<double>();
   s.usd_per_hour = c.at("usd_per_hour").get<double>();
   s.usd_per_step = c.at("usd_per_step").get<double>();
-  s.usd_per_million_tokens = c.at("usd_per_million_tokens").get<double>();
+  s.usd_per_million_tokens = number_or_nan(c, "usd_per_million_tokens");
   s.amortized_usd_per_hour = number_or_zero(c, "amortized_usd_per_hour");
   s.energy_usd_per_hour = number_or_zero(c, "energy_usd_per_hour");
   s.operations_usd_per_hour = number_or_zero(c, "operations_usd_per_hour");
@@ -190,7 +203,7 @@ std::string Report::to_json(int indent) const {
   j["links"] = links_json;
   j["memory"] = {{"peak_bytes_per_gpu", memory.peak_bytes_per_gpu},
                  {"capacity_bytes", memory.capacity_bytes},
-                 {"fits", memory.fits},
+                 {"fits", std::isnan(memory.peak_bytes_per_gpu) ? Json(nullptr) : Json(memory.fits)},
                  {"weights_bytes", memory.weights_bytes},
                  {"gradients_bytes", memory.gradients_bytes},
                  {"optimizer_bytes", memory.optimizer_bytes},
@@ -225,6 +238,12 @@ std::string Report::to_json(int indent) const {
               {"ops_simulated", run.ops_simulated},
               {"trace", run.trace},
               {"transfers_simulated", run.transfers_simulated}};
+  if (!unknown.empty()) {
+    Json why = Json::object();
+    for (const auto& u : unknown)
+      why[u.key] = u.reason;
+    j["unknown"] = why;
+  }
   return j.dump(indent);
 }
 
@@ -232,9 +251,9 @@ Report Report::from_json(const std::string& text) {
   const Json j = Json::parse(text);
   Report r;
   r.step_time_s = j.at("step_time_s").get<double>();
-  r.tokens_per_s = j.at("tokens_per_s").get<double>();
-  r.tflops_per_gpu = j.at("tflops_per_gpu").get<double>();
-  r.mfu = j.at("mfu").get<double>();
+  r.tokens_per_s = number_or_nan(j, "tokens_per_s");
+  r.tflops_per_gpu = number_or_nan(j, "tflops_per_gpu");
+  r.mfu = number_or_nan(j, "mfu");
   const auto& b = j.at("breakdown");
   r.breakdown = {b.at("compute_s").get<double>(), b.at("exposed_communication_s").get<double>(),
                  b.at("pipeline_bubble_s").get<double>(), b.value("host_wait_s", 0.0)};
@@ -257,15 +276,15 @@ Report Report::from_json(const std::string& text) {
     r.links.push_back(std::move(ls));
   }
   const auto& m = j.at("memory");
-  r.memory.peak_bytes_per_gpu = m.at("peak_bytes_per_gpu").get<double>();
+  r.memory.peak_bytes_per_gpu = number_or_nan(m, "peak_bytes_per_gpu");
   r.memory.capacity_bytes = m.at("capacity_bytes").get<double>();
-  r.memory.fits = m.at("fits").get<bool>();
-  r.memory.weights_bytes = m.at("weights_bytes").get<double>();
-  r.memory.gradients_bytes = m.at("gradients_bytes").get<double>();
-  r.memory.optimizer_bytes = m.at("optimizer_bytes").get<double>();
-  r.memory.activations_bytes = m.at("activations_bytes").get<double>();
-  r.memory.communication_buffers_bytes = m.at("communication_buffers_bytes").get<double>();
-  r.memory.framework_overhead_bytes = m.at("framework_overhead_bytes").get<double>();
+  r.memory.fits = m.at("fits").is_null() || m.at("fits").get<bool>();
+  r.memory.weights_bytes = number_or_nan(m, "weights_bytes");
+  r.memory.gradients_bytes = number_or_nan(m, "gradients_bytes");
+  r.memory.optimizer_bytes = number_or_nan(m, "optimizer_bytes");
+  r.memory.activations_bytes = number_or_nan(m, "activations_bytes");
+  r.memory.communication_buffers_bytes = number_or_nan(m, "communication_buffers_bytes");
+  r.memory.framework_overhead_bytes = number_or_nan(m, "framework_overhead_bytes");
   const auto& p = j.at("power");
   if (!p.at("gpu_avg_w").is_null()) r.power = power_from_json(p);
   const auto& c = j.at("cost");
@@ -297,13 +316,31 @@ Report Report::from_json(const std::string& text) {
   r.run.micro_batches = run.at("micro_batches").get<std::int64_t>();
   r.run.seq_len = run.at("seq_len").get<int>();
   r.run.parameters = run.at("parameters").get<double>();
-  r.run.model_flops_per_step = run.at("model_flops_per_step").get<double>();
+  r.run.model_flops_per_step = number_or_nan(run, "model_flops_per_step");
   r.run.peak_flops_per_gpu = run.at("peak_flops_per_gpu").get<double>();
   r.run.precision = run.at("precision").get<std::string>();
   r.run.ops_simulated = run.at("ops_simulated").get<std::int64_t>();
   r.run.transfers_simulated = run.at("transfers_simulated").get<std::int64_t>();
   r.run.trace = run.value("trace", std::string());
+  if (const auto it = j.find("unknown"); it != j.end())
+    for (const auto& [key, reason] : it->items())
+      r.unknown.push_back({key, reason.get<std::string>()});
   return r;
+}
+
+void Report::mark_unknown(std::string key, std::string reason) {
+  for (auto& u : unknown)
+    if (u.key == key) {
+      u.reason = std::move(reason);
+      return;
+    }
+  unknown.push_back({std::move(key), std::move(reason)});
+}
+
+std::string Report::unknown_reason(std::string_view key) const {
+  for (const auto& u : unknown)
+    if (u.key == key) return u.reason;
+  return "";
 }
 
 std::string Report::to_text() const {
@@ -323,9 +360,14 @@ std::string Report::to_text() const {
   }
 
   o << "  Step time          " << seconds(step) << "\n";
-  o << "  Throughput         " << fmt("%.0f", tokens_per_s) << " tokens/s\n";
-  o << "  Model flops        " << fmt("%.1f", tflops_per_gpu) << " TFLOP/s per GPU = " << fmt("%.1f %%", 100 * mfu)
-    << " MFU (of " << fmt("%.0f", run.peak_flops_per_gpu / 1e12) << " TFLOP/s dense " << run.precision << " peak)\n\n";
+  o << "  Throughput         "
+    << known_or(tokens_per_s, fmt("%.0f", tokens_per_s) + " tokens/s", unknown_reason("tokens_per_s")) << "\n";
+  o << "  Model flops        "
+    << known_or(tflops_per_gpu,
+                fmt("%.1f", tflops_per_gpu) + " TFLOP/s per GPU = " + fmt("%.1f %%", 100 * mfu) + " MFU (of " +
+                    fmt("%.0f", run.peak_flops_per_gpu / 1e12) + " TFLOP/s dense " + run.precision + " peak)",
+                unknown_reason("tflops_per_gpu"))
+    << "\n\n";
 
   o << "  Where the step goes (critical rank)\n";
   o << "    compute                  " << lpad(seconds(breakdown.compute_s), 12) << "  "
@@ -352,12 +394,21 @@ std::string Report::to_text() const {
     o << "\n";
   }
 
-  o << "  Memory per GPU     " << gigabytes(memory.peak_bytes_per_gpu) << " of " << gigabytes(memory.capacity_bytes)
-    << (memory.fits ? "  (fits)" : "  (DOES NOT FIT)") << "\n";
-  o << "    weights " << gigabytes(memory.weights_bytes) << ", gradients " << gigabytes(memory.gradients_bytes)
-    << ", optimizer " << gigabytes(memory.optimizer_bytes) << ", activations " << gigabytes(memory.activations_bytes)
-    << ",\n    communication buffers " << gigabytes(memory.communication_buffers_bytes) << ", framework "
-    << gigabytes(memory.framework_overhead_bytes) << "\n\n";
+  const std::string peak = known_or(memory.peak_bytes_per_gpu,
+                                    gigabytes(memory.peak_bytes_per_gpu) + " of " + gigabytes(memory.capacity_bytes) +
+                                        (memory.fits ? "  (fits)" : "  (DOES NOT FIT)"),
+                                    unknown_reason("memory.peak_bytes_per_gpu"));
+  o << "  Memory per GPU     " << peak << "\n";
+  if (std::isnan(memory.weights_bytes)) {
+    if (!std::isnan(memory.peak_bytes_per_gpu))
+      o << "    split unknown (" << unknown_reason("memory.weights_bytes") << ")\n";
+    o << "\n";
+  } else {
+    o << "    weights " << gigabytes(memory.weights_bytes) << ", gradients " << gigabytes(memory.gradients_bytes)
+      << ", optimizer " << gigabytes(memory.optimizer_bytes) << ", activations " << gigabytes(memory.activations_bytes)
+      << ",\n    communication buffers " << gigabytes(memory.communication_buffers_bytes) << ", framework "
+      << gigabytes(memory.framework_overhead_bytes) << "\n\n";
+  }
 
   if (!links.empty()) {
     o << "  Busiest links      (bytes; utilization = bytes / (bandwidth x step); busy = time carrying traffic)\n";
@@ -378,7 +429,9 @@ std::string Report::to_text() const {
       << "), peak <= " << fmt("%.1f kW", power->peak_kw) << ";  GPU " << fmt("%.0f W", power->gpu_avg_w)
       << " average\n";
     o << "  Energy             " << fmt("%.1f kJ", power->energy_per_step_j / 1e3) << " per step, "
-      << fmt("%.3f J", power->energy_per_token_j) << " per token\n";
+      << known_or(power->energy_per_token_j, fmt("%.3f J", power->energy_per_token_j) + " per token",
+                  unknown_reason("power.energy_per_token_j"))
+      << "\n";
     for (const auto& d : power->by_device)
       o << "    " << pad(d.device, 15) << lpad(d.count > 0 ? fmt("%.0f", d.count) : "", 7)
         << lpad(fmt("%.1f kW", d.avg_w / 1e3), 11) << "  "
@@ -393,8 +446,9 @@ std::string Report::to_text() const {
       << fmt("%.0f", cost->amortized_usd_per_hour) << " capex + " << fmt("%.0f", cost->energy_usd_per_hour)
       << " energy at " << fmt("%.3f $/kWh", cost->electricity_usd_per_kwh) << ")\n";
     o << "                     " << fmt("%.4f $", cost->usd_per_step) << " per step, "
-      << fmt("%.3f $", cost->usd_per_million_tokens) << " per million tokens;  TCO "
-      << fmt("%.2f M$", cost->tco_usd / 1e6) << "\n\n";
+      << known_or(cost->usd_per_million_tokens, fmt("%.3f $", cost->usd_per_million_tokens) + " per million tokens",
+                  "tokens unknown")
+      << ";  TCO " << fmt("%.2f M$", cost->tco_usd / 1e6) << "\n\n";
   }
   o << "  Fidelity           " << provenance.fidelity << ": " << provenance.network << "\n";
   o << "  GPU model          " << provenance.calibration << "\n";

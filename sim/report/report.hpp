@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "topologies/cluster_spec.hpp"
@@ -141,6 +142,15 @@ struct RunInfo {
   std::string trace;                     // "FORMAT PATH" when the workload is a trace, else empty
 };
 
+// A figure the run cannot know (a replayed trace that records no batch size, no GEMM shapes or no
+// memory events): its value is NaN in C++ and Python and null in JSON, and `reason` says what the
+// input lacks ("the trace has no ..."). `key` is the figure's JSON path ("tokens_per_s",
+// "memory.peak_bytes_per_gpu", "power.energy_per_token_j").
+struct UnknownFigure {
+  std::string key;
+  std::string reason;
+};
+
 struct Report {
   double step_time_s = 0.0;
   double tokens_per_s = 0.0;
@@ -154,6 +164,12 @@ struct Report {
   std::optional<CostStats> cost;
   Provenance provenance;
   RunInfo run;
+  std::vector<UnknownFigure> unknown;  // the NaN figures and why (JSON: "unknown": {key: reason})
+
+  // Marks the figure at `key` unknown (its value must be NaN) for `reason`.
+  void mark_unknown(std::string key, std::string reason);
+  // The reason the figure at `key` is unknown; empty when it is known.
+  std::string unknown_reason(std::string_view key) const;
 
   // Compact, deterministic JSON (same report, same bytes). `indent` < 0: one line.
   std::string to_json(int indent = 2) const;

@@ -3,6 +3,7 @@ simulated layout, bad layouts are SpecErrors naming the JSON path, trace workloa
 
 from __future__ import annotations
 
+import math
 import pickle
 from pathlib import Path
 
@@ -99,7 +100,11 @@ def test_trace_workloads_load_and_simulate(name: str, gpus: int, fmt: str, tmp_p
     monkeypatch.chdir(tmp_path)  # simulated from elsewhere, copied, pickled: the same trace
     r = cs.simulate(cluster, pickle.loads(pickle.dumps(w)), fidelity="analytical")
     assert r.step_time_s > 0 and r.run.trace.startswith(fmt + " ")
-    assert r.run.gpus == gpus and r.tokens_per_s == 0.0  # a trace has no model: tokens unknown
+    # A trace has no model: its tokens are unknown (NaN, with the reason), never 0.
+    assert r.run.gpus == gpus and math.isnan(r.tokens_per_s) and "batch" in r.unknown["tokens_per_s"]
+    assert r.fits is None and r.memory.peak_bytes_per_gpu is None  # no memory events in these traces
+    assert r.power is not None and r.power.energy_per_token_j is None
+    assert r.mfu > 0 and "mfu" not in r.unknown  # their compute ops carry flops (GEMM shapes, num_ops)
     assert cs.Workload.from_json(w.to_json()) == w
     assert "trace" in repr(w) and w.tokens_per_step == 0
 

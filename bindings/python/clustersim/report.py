@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import os
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Type, TypeVar, Union
 
@@ -148,6 +149,11 @@ def _table(rows: List[Dict[str, Any]], columns: List[str]) -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=columns + extra)
 
 
+def _number(value: Any) -> float:
+    """A report scalar: null (unknown) reads as NaN."""
+    return math.nan if value is None else float(value)
+
+
 def _present(section: Optional[Mapping[str, Any]]) -> bool:
     """Power and cost are null until their models exist."""
     return bool(section) and any(v is not None for v in section.values())  # type: ignore[union-attr]
@@ -265,18 +271,27 @@ class Report:
 
     @property
     def tokens_per_s(self) -> float:
-        """Training throughput: global batch x sequence length / step time."""
-        return float(self._data["tokens_per_s"])
+        """Training throughput: global batch x sequence length / step time (NaN when unknown: a trace
+        without batch sizes; :attr:`unknown` says why)."""
+        return _number(self._data["tokens_per_s"])
 
     @property
     def tflops_per_gpu(self) -> float:
-        """Model flops (no recompute) per second per GPU, in TFLOP/s."""
-        return float(self._data["tflops_per_gpu"])
+        """Model flops (no recompute) per second per GPU, in TFLOP/s (NaN when unknown)."""
+        return _number(self._data["tflops_per_gpu"])
 
     @property
     def mfu(self) -> float:
-        """Model flops utilization: ``tflops_per_gpu`` over the GPU's dense peak for the precision."""
-        return float(self._data["mfu"])
+        """Model flops utilization: ``tflops_per_gpu`` over the GPU's dense peak for the precision (NaN
+        when unknown)."""
+        return _number(self._data["mfu"])
+
+    @property
+    def unknown(self) -> Dict[str, str]:
+        """The figures the run cannot know, by JSON path (``"tokens_per_s"``, ``"memory.peak_bytes_per_gpu"``),
+        with the reason (``"the trace has no batch or sequence size"``). Their values are NaN (scalars)
+        or None (section fields)."""
+        return dict(self._data.get("unknown") or {})
 
     @property
     def memory(self) -> Memory:
@@ -284,9 +299,11 @@ class Report:
         return _section(Memory, self._data.get("memory"))
 
     @property
-    def fits(self) -> bool:
-        """Whether the peak memory per GPU fits in the GPU's capacity (``memory.fits``)."""
-        return bool(self._data.get("memory", {}).get("fits", True))
+    def fits(self) -> Optional[bool]:
+        """Whether the peak memory per GPU fits in the GPU's capacity (``memory.fits``); None when the
+        peak is unknown."""
+        fits = self._data.get("memory", {}).get("fits", True)
+        return None if fits is None else bool(fits)
 
     @property
     def power(self) -> Optional[Power]:

@@ -89,8 +89,8 @@ TEST(PipelineReplay, SendRecvTakesBytesOverBandwidthPlusLatency) {
     const auto comm = g.add_communicator({"pp", {{0, 1}}});
     RankClass& a = g.add_class("sender", {0});
     RankClass& b = g.add_class("receiver", {1});
-    a.ops.add_p2p(P2POp{"send", OpKind::send, comm, +1, 0, bytes, 3});
-    b.ops.add_p2p(P2POp{"recv", OpKind::recv, comm, -1, 0, bytes, 5});
+    a.ops.add_p2p(P2POp{"send", OpKind::send, comm, +1, 0, bytes, 3, false});
+    b.ops.add_p2p(P2POp{"recv", OpKind::recv, comm, -1, 0, bytes, 5, false});
     auto backend = find_network_backend("flow")->make(cluster, ideal_network_profile());
     const ReplayResult res = replay(g, cluster, find_gpu("h100-sxm5-80gb", "test", "/gpu"), *backend);
     return std::vector<double>{res.step_time_s, res.p2p_bytes, res.p2p.at(comm).time_s};
@@ -107,8 +107,8 @@ TEST(PipelineReplay, ARecvNobodySendsIsADeadlock) {
       const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, 2, 1));
       ExecutionGraph g(2);
       const auto comm = g.add_communicator({"pp", {{0, 1}}});
-      g.add_class("sender", {0}).ops.add_p2p(P2POp{"send", OpKind::send, comm, +1, 7, 1e6, 3});
-      g.add_class("receiver", {1}).ops.add_p2p(P2POp{"recv", OpKind::recv, comm, -1, 0, 1e6, 5});  // wrong tag
+      g.add_class("sender", {0}).ops.add_p2p(P2POp{"send", OpKind::send, comm, +1, 7, 1e6, 3, false});
+      g.add_class("receiver", {1}).ops.add_p2p(P2POp{"recv", OpKind::recv, comm, -1, 0, 1e6, 5, false});  // wrong tag
       auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
       replay(g, cluster, find_gpu("h100-sxm5-80gb", "test", "/gpu"), *backend);
       return std::vector<double>{};
@@ -119,6 +119,38 @@ TEST(PipelineReplay, ARecvNobodySendsIsADeadlock) {
     EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
     EXPECT_NE(what.find("ranks of 'receiver'"), std::string::npos) << what;
     EXPECT_NE(what.find("recv on 'pp' (peer offset -1, tag 0) that the peer never matches"), std::string::npos) << what;
+  }
+}
+
+// Two ranks that each send to the other and then receive, on one in-order stream: with NCCL's
+// rendezvous each send waits for a recv queued behind the peer's own send (a deadlock); eager pairs
+// (Chakra's semantics) transfer at once in both directions and each recv finds its message there.
+TEST(PipelineReplay, EagerSendsDoNotWaitForTheirRecv) {
+  const double bytes = 64e6;
+  const auto exchange = [&](bool eager) {
+    return testing::in_child([&] {
+      const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, 2, 1));
+      ExecutionGraph g(2);
+      const auto comm = g.add_communicator({"p2p", {{0, 1}}});
+      for (int r : {0, 1}) {
+        RankClass& c = g.add_class("rank " + std::to_string(r), {r});
+        c.ops.add_p2p(P2POp{"send", OpKind::send, comm, +1, 0, bytes, 1, eager});
+        c.ops.add_p2p(P2POp{"recv", OpKind::recv, comm, +1, 0, bytes, 1, eager});
+      }
+      auto backend = find_network_backend("flow")->make(cluster, ideal_network_profile());
+      const ReplayResult res = replay(g, cluster, find_gpu("h100-sxm5-80gb", "test", "/gpu"), *backend);
+      return std::vector<double>{res.step_time_s, res.p2p_bytes};
+    });
+  };
+  const auto r = exchange(true);
+  const double expected = bytes / 450e9 + 0.7e-6;  // both directions at once on full-duplex links
+  EXPECT_NEAR(r[0], expected, expected * 0.02);
+  EXPECT_DOUBLE_EQ(r[1], 2 * bytes);
+  try {
+    exchange(false);
+    FAIL() << "expected a deadlock";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
   }
 }
 

@@ -132,7 +132,7 @@ TEST(NativeTrace, CheckedInExampleIsCanonicalAndReadsBack) {
 }
 
 TEST(NativeTrace, ReadThroughTheRegistry) {
-  TraceSpec spec{"clustersim", testing::example_trace("native/dp2_step.json")};
+  TraceSpec spec{"clustersim", testing::example_trace("native/dp2_step.json"), ""};
   EXPECT_EQ(read_trace(spec).op_count(), 9u);
   EXPECT_NE(find_trace_format("chakra"), nullptr);
   EXPECT_NE(find_trace_format("pytorch"), nullptr);

@@ -2,6 +2,8 @@
 // collectives with their sizes and group, measured kernel times, GEMM shapes, inferred cross-stream
 // dependencies), small hand-written traces for send/recv and single-rank replication, and malformed
 // traces refused with the event's JSON path.
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -187,6 +189,251 @@ TEST(PytorchTrace, RefusesMalformedEvents) {
   EXPECT_EQ(e.json_path(), "/traceEvents");
   e = refusal("same_rank", {rank_file(0, 2, {}), rank_file(0, 2, {})});
   EXPECT_NE(e.message().find("rank 0"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Traces without record_param_comms metadata, pipeline send/recv pairs, step cuts, compressed and
+// broken files.
+
+// A CPU-side event ("cpu_op", "user_annotation", "cuda_runtime") on thread 1.
+std::string cpu(const std::string& cat, const std::string& name, double ts, double dur, const std::string& args = "") {
+  return R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name + R"(", "pid": 1, "tid": 1, "ts": )" +
+         std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) + R"(, "args": {)" + args + "}}";
+}
+std::string launch(double ts, int correlation) {
+  return cpu("cuda_runtime", "cudaLaunchKernel", ts, 1, R"("correlation": )" + std::to_string(correlation));
+}
+std::string corr(int correlation) {
+  return R"("correlation": )" + std::to_string(correlation);
+}
+// record_param_comms of a send or recv of 512 Ki bf16 elements (1 MiB) in process group "pp" of ranks 0, 1.
+std::string p2p_call(const std::string& what, int peer, double ts) {
+  return cpu("cpu_op", "record_param_comms", ts, 2,
+             R"("Collective name": ")" + what +
+                 R"(", "In msg nelems": 524288, "Out msg nelems": 524288, "dtype": "BFloat16", "Rank": )" +
+                 std::to_string(peer) +
+                 R"(, "Process Group Name": "1", "Process Group Description": "pp", "Process Group Ranks": "[0, 1]")");
+}
+const std::string kSendRecv = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+const std::string kGemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+
+TEST(PytorchTrace, PipelineSendRecvKernelsOfBatchIsendIrecvBecomeMatchedPairs) {
+  // Two pipeline stages (PyTorch >= 2.1: batch_isend_irecv records each call with record_param_comms
+  // and launches one SendRecv kernel inside "nccl:coalesced"). Stage 0: forward GEMM, send the
+  // activations, recv their gradient, backward GEMM. Stage 1: recv, GEMM, send the gradient back.
+  const std::string stage0 =
+      rank_file(0, 2,
+                {launch(1, 11), kernel(10, 100, 7, kGemm, corr(11)), p2p_call("send", 1, 120),
+                 cpu("cpu_op", "nccl:coalesced", 125, 10), launch(126, 12), kernel(130, 50, 20, kSendRecv, corr(12)),
+                 p2p_call("recv", 1, 200), cpu("cpu_op", "nccl:coalesced", 205, 10), launch(206, 13),
+                 kernel(405, 53, 20, kSendRecv, corr(13)), launch(210, 14), kernel(460, 100, 7, kGemm, corr(14))});
+  const std::string stage1 =
+      rank_file(1, 2,
+                {p2p_call("recv", 0, 100), cpu("cpu_op", "nccl:coalesced", 105, 10), launch(106, 21),
+                 kernel(130, 50, 20, kSendRecv, corr(21)), launch(110, 22), kernel(185, 200, 7, kGemm, corr(22)),
+                 p2p_call("send", 0, 120), cpu("cpu_op", "nccl:coalesced", 125, 10), launch(126, 23),
+                 kernel(390, 50, 20, kSendRecv, corr(23))});
+  const ExecutionGraph g = read_pytorch_trace(write_ranks("pipeline", {stage0, stage1}));
+  ASSERT_EQ(g.communicators().size(), 1u);
+  EXPECT_EQ(g.communicators()[0].name, "pp");
+  const OpTable& s0 = g.classes()[0].ops;
+  const OpTable& s1 = g.classes()[1].ops;
+  ASSERT_EQ(s0.size(), 4u);
+  ASSERT_EQ(s1.size(), 3u);
+  // Stage 0 in GPU start order: GEMM, send, recv, GEMM.
+  EXPECT_EQ(s0.kind(1), OpKind::send);
+  EXPECT_EQ(s0.kind(2), OpKind::recv);
+  for (OpId i : {1u, 2u}) {
+    EXPECT_EQ(s0.bytes(i), 1048576.0);  // 524288 bf16 elements
+    EXPECT_EQ(s0.peer_offset(i), 1);
+    EXPECT_EQ(s0.stream(i), 1);  // the NCCL stream
+  }
+  // The pipeline dependencies: the send waits for the forward GEMM (issued after it), the backward
+  // GEMM sat ready until the gradient arrived.
+  EXPECT_EQ(deps_of(s0, 1), std::vector<OpId>{0});
+  EXPECT_EQ(deps_of(s0, 3), std::vector<OpId>{2});
+  // Stage 1: recv, GEMM (waited for the activations), send (waits for the GEMM).
+  EXPECT_EQ(s1.kind(0), OpKind::recv);
+  EXPECT_EQ(s1.kind(2), OpKind::send);
+  EXPECT_EQ(s1.peer_offset(0), 1);  // (0 - 1) mod 2
+  EXPECT_TRUE(deps_of(s1, 0).empty());
+  EXPECT_EQ(deps_of(s1, 1), std::vector<OpId>{0});
+  EXPECT_EQ(deps_of(s1, 2), std::vector<OpId>{1});
+  EXPECT_NO_THROW(g.validate());
+}
+
+TEST(PytorchTrace, AGroupedExchangeKeepsItsRecvOffTheSendsStream) {
+  // Both ranks send to and receive from each other in one batch_isend_irecv: one SendRecv kernel
+  // each. On one in-order stream each rank's send would wait for the peer's recv, queued behind the
+  // peer's send: the recvs get a companion stream that the NCCL stream's next kernel waits for.
+  const auto rank = [&](int r) {
+    return rank_file(
+        r, 2,
+        {p2p_call("send", 1 - r, 10), p2p_call("recv", 1 - r, 12), cpu("cpu_op", "nccl:coalesced", 15, 5),
+         launch(16, 1), kernel(20, 30, 20, kSendRecv, corr(1)), launch(30, 2),
+         kernel(60, 10, 20, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+                corr(2) + ", " + R"("Collective name": "allreduce", "In msg nelems": 8, "dtype": "Float")")});
+  };
+  const ExecutionGraph g = read_pytorch_trace(write_ranks("exchange", {rank(0), rank(1)}));
+  for (const auto& rc : g.classes()) {
+    const OpTable& ops = rc.ops;
+    ASSERT_EQ(ops.size(), 3u);
+    EXPECT_EQ(ops.kind(0), OpKind::send);
+    EXPECT_EQ(ops.kind(1), OpKind::recv);
+    EXPECT_NE(ops.stream(1), ops.stream(0));
+    EXPECT_EQ(ops.stream(2), ops.stream(0));
+    EXPECT_EQ(deps_of(ops, 2), std::vector<OpId>{1});  // the all-reduce waits for the group's recv
+  }
+}
+
+TEST(PytorchTrace, NcclKernelsWithoutMetadataAreDescribedByTheirLaunchingRecordFunction) {
+  // PyTorch 1.13 / 2.0: record_param_comms carries no arguments; ProcessGroupNCCL's "nccl:<name>"
+  // record function has the input tensors (record_shapes=True).
+  const auto rank = [](int r) {
+    return rank_file(
+        r, 2,
+        {cpu("cpu_op", "nccl:all_reduce", 5, 10, R"("Input Dims": [[1000]], "Input type": ["float"])"),
+         cpu("cpu_op", "record_param_comms", 6, 8), launch(7, 1),
+         kernel(20, 30, 20, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", corr(1)),
+         cpu("cpu_op", "nccl:_all_gather_base", 40, 10, R"("Input Dims": [[256]], "Input type": ["c10::BFloat16"])"),
+         launch(41, 2), kernel(60, 30, 20, "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)", corr(2)),
+         // TorchRec's all_to_all: NCCL runs it as grouped sends/recvs, so the kernel is a SendRecv.
+         cpu("cpu_op", "nccl:all_to_all", 80, 10, R"("Input Dims": [[4096]], "Input type": ["float"])"), launch(81, 3),
+         kernel(100, 30, 20, "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)", corr(3))});
+  };
+  const ExecutionGraph g = read_pytorch_trace(write_ranks("no_metadata_inferred", {rank(0), rank(1)}));
+  ASSERT_EQ(g.communicators().size(), 1u);
+  EXPECT_EQ(g.communicators()[0].name, "world");
+  const OpTable& ops = g.classes()[1].ops;
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops.collective(0), CollectiveKind::all_reduce);
+  EXPECT_EQ(ops.bytes(0), 4000.0);  // 1000 fp32
+  EXPECT_EQ(ops.collective(1), CollectiveKind::all_gather);
+  EXPECT_EQ(ops.bytes(1), 1024.0);  // the gathered output: 2 ranks x 256 bf16
+  EXPECT_EQ(ops.collective(2), CollectiveKind::all_to_all);
+  EXPECT_EQ(ops.bytes(2), 16384.0);
+}
+
+TEST(PytorchTrace, ANcclKernelNothingDescribesIsRefusedWithItsEventIndex) {
+  auto e = refusal("bare_sendrecv",
+                   {rank_file(0, 2, {kernel(0, 1, 7, kGemm), kernel(5, 1, 20, kSendRecv)}), rank_file(1, 2, {})});
+  EXPECT_EQ(e.json_path(), "/traceEvents/1");
+  EXPECT_NE(e.message().find("SendRecv"), std::string::npos) << e.message();
+  // The launching op is there but without shapes (recorded without record_shapes).
+  e = refusal("no_shapes", {rank_file(0, 1,
+                                      {cpu("cpu_op", "nccl:all_reduce", 5, 10), launch(7, 1),
+                                       kernel(20, 30, 20, "ncclKernel_AllReduce_RING_LL_Sum_float", corr(1))})});
+  EXPECT_EQ(e.json_path(), "/traceEvents/0");
+  EXPECT_NE(e.message().find("Input Dims"), std::string::npos) << e.message();
+  // A send in a 4-rank world without record_param_comms: the peer is unknown.
+  e = refusal("no_peer",
+              {rank_file(0, 4,
+                         {cpu("cpu_op", "nccl:send", 5, 10, R"("Input Dims": [[16]], "Input type": ["float"])"),
+                          launch(7, 1), kernel(20, 30, 20, kSendRecv, corr(1))}),
+               rank_file(1, 4, {}), rank_file(2, 4, {}), rank_file(3, 4, {})});
+  EXPECT_NE(e.message().find("peer"), std::string::npos) << e.message();
+}
+
+TEST(PytorchTrace, AScatterWhoseBuffersImplyASmallerGroupIsReplayedOverContiguousBlocks) {
+  // One rank of 4, no metadata: the c10d op's output is half its input, so the reduce_scatter ran
+  // over 2 ranks; with no group named anywhere, the world's contiguous blocks {0, 1}, {2, 3}.
+  const std::string trace = rank_file(
+      0, 4,
+      {cpu("cpu_op", "c10d::_reduce_scatter_base_", 4, 20,
+           R"("Input Dims": [[256], [512], [], []], "Input type": ["float", "float", "", "Scalar"])"),
+       cpu("cpu_op", "nccl:_reduce_scatter_base", 5, 10, R"("Input Dims": [[512]], "Input type": ["float"])"),
+       launch(7, 1), kernel(20, 30, 20, "ncclKernel_ReduceScatter_RING_LL_Sum_float(ncclWorkElem)", corr(1))});
+  const ExecutionGraph g = read_pytorch_trace(write_ranks("blocks", {trace}));
+  ASSERT_EQ(g.communicators().size(), 1u);
+  EXPECT_EQ(g.communicators()[0].name, "block of 2");
+  EXPECT_EQ(g.communicators()[0].groups, (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+  EXPECT_EQ(g.classes()[0].ops.collective(0), CollectiveKind::reduce_scatter);
+  EXPECT_EQ(g.classes()[0].ops.bytes(0), 2048.0);  // the input: 512 fp32
+  EXPECT_NO_THROW(g.validate());
+}
+
+TEST(PytorchTrace, OneProfilerStepIsCutOut) {
+  const std::string trace =
+      rank_file(0, 1,
+                {cpu("user_annotation", "ProfilerStep#3", 0, 100), cpu("user_annotation", "ProfilerStep#4", 100, 100),
+                 launch(50, 1), kernel(60, 10, 7, kGemm, corr(1)), launch(150, 2), kernel(160, 20, 7, kGemm, corr(2)),
+                 launch(151, 3), kernel(180, 30, 7, "elementwise_kernel", corr(3))});
+  const std::string dir = write_ranks("steps", {trace});
+  EXPECT_EQ(read_pytorch_trace(dir).classes()[0].ops.size(), 3u);
+  const ExecutionGraph step3 = read_pytorch_trace_step(dir, "3");
+  ASSERT_EQ(step3.classes()[0].ops.size(), 1u);
+  EXPECT_DOUBLE_EQ(step3.classes()[0].ops.duration_s(0), 10e-6);
+  const ExecutionGraph last = read_pytorch_trace_step(dir, "last");
+  ASSERT_EQ(last.classes()[0].ops.size(), 2u);
+  EXPECT_DOUBLE_EQ(last.classes()[0].ops.duration_s(1), 30e-6);
+  const SpecError e = spec_error_of([&] { read_pytorch_trace_step(dir, "7"); });
+  EXPECT_NE(e.message().find("ProfilerStep#3, ProfilerStep#4"), std::string::npos) << e.message();
+}
+
+TEST(PytorchTrace, RanksThatDisagreeAreRefusedAtTheEventWhereTheyPart) {
+  const auto ar = [](int nelems) {
+    return kernel(10, 5, 20, "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                  R"("Collective name": "allreduce", "dtype": "Float", "In msg nelems": )" + std::to_string(nelems));
+  };
+  // Rank 1's all-reduce is twice rank 0's.
+  auto e = refusal("contradictory", {rank_file(0, 2, {ar(1024)}), rank_file(1, 2, {kernel(0, 1, 7, kGemm), ar(2048)})});
+  EXPECT_NE(e.file().find("worker1"), std::string::npos) << e.file();
+  EXPECT_EQ(e.json_path(), "/traceEvents/1");
+  EXPECT_NE(e.message().find("8192 bytes"), std::string::npos) << e.message();
+  // Rank 0 sends, rank 1 never receives.
+  e = refusal("unmatched_send",
+              {rank_file(0, 2, {kernel(10, 5, 20, kSendRecv, comm("send", 1, "[0, 1]"))}), rank_file(1, 2, {})});
+  EXPECT_EQ(e.json_path(), "/traceEvents/0");
+  EXPECT_NE(e.message().find("no matching recv"), std::string::npos) << e.message();
+}
+
+TEST(PytorchTrace, ATruncatedFileIsRefusedAtTheEventItStopsIn) {
+  const std::string whole = rank_file(0, 1, {kernel(0, 1, 7, kGemm), kernel(5, 1, 7, kGemm)});
+  const std::string cut = whole.substr(0, whole.find("\"ts\": 5"));
+  const SpecError e = refusal("truncated", {cut});
+  EXPECT_EQ(e.json_path(), "/traceEvents/1");
+  EXPECT_NE(e.message().find("truncated"), std::string::npos) << e.message();
+}
+
+TEST(PytorchTrace, AllocatorEventsGiveThePeakMemoryPerGpu) {
+  // profile_memory=True: "[memory]" instant events with the caching allocator's totals per device
+  // (Device Id -1 is host memory). The peak is the largest GPU "Total Reserved" of any rank.
+  const auto memory = [](int device, long long allocated, long long reserved) {
+    return R"({"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3, "args": {"Device Id": )" +
+           std::to_string(device) + R"(, "Total Allocated": )" + std::to_string(allocated) + R"(, "Total Reserved": )" +
+           std::to_string(reserved) + "}}";
+  };
+  const ExecutionGraph g = read_pytorch_trace(
+      write_ranks("memory", {rank_file(0, 2, {memory(0, 100, 2000), memory(0, 300, 4000), memory(-1, 0, 90000)}),
+                             rank_file(1, 2, {memory(1, 200, 3000)})}));
+  ASSERT_TRUE(g.peak_memory_bytes_per_gpu().has_value());
+  EXPECT_EQ(*g.peak_memory_bytes_per_gpu(), 4000.0);
+  EXPECT_FALSE(example().peak_memory_bytes_per_gpu().has_value());  // recorded without profile_memory
+}
+
+// The real traces of the corpus (workloads/traces/corpus/README.md).
+std::string corpus(const std::string& name) {
+  return testing::example_trace("corpus/" + name);
+}
+
+TEST(PytorchTrace, GzipTracesAreReadAndATruncatedOneIsRefused) {
+  // HTA's nccl_data: rank 0 of a 2-rank DDP run (PyTorch 2.1, NCCL 2.17), cut to ProfilerStep#6.
+  const ExecutionGraph g = read_pytorch_trace(corpus("hta_ddp_nccl_rank0.json.gz"));
+  EXPECT_EQ(g.world_size(), 2);
+  ASSERT_EQ(g.classes().size(), 1u);  // one rank's trace stands for both
+  std::size_t all_reduces = 0;
+  const OpTable& ops = g.classes()[0].ops;
+  for (OpId i = 0; i < ops.size(); ++i)
+    if (ops.kind(i) == OpKind::collective && ops.collective(i) == CollectiveKind::all_reduce) ++all_reduces;
+  EXPECT_EQ(all_reduces, 5u);
+  const std::string bytes = [] {
+    std::ifstream f(corpus("hta_ddp_nccl_rank0.json.gz"), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  const std::string dir = testing::temp_dir("truncated_gz");
+  testing::write_file(dir + "/rank0.json.gz", bytes.substr(0, bytes.size() / 2));
+  const SpecError e = spec_error_of([&] { read_pytorch_trace(dir); });
+  EXPECT_NE(e.message().find("truncated"), std::string::npos) << e.message();
 }
 
 }  // namespace

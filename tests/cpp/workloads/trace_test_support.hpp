@@ -37,6 +37,8 @@ inline void write_file(const std::string& path, const std::string& bytes) {
 // Every field of every op, class and communicator.
 inline void expect_same_graph(const ExecutionGraph& a, const ExecutionGraph& b) {
   ASSERT_EQ(a.world_size(), b.world_size());
+  EXPECT_EQ(a.tokens_per_step(), b.tokens_per_step());
+  EXPECT_EQ(a.peak_memory_bytes_per_gpu(), b.peak_memory_bytes_per_gpu());
   ASSERT_EQ(a.communicators().size(), b.communicators().size());
   for (std::size_t c = 0; c < a.communicators().size(); ++c) {
     EXPECT_EQ(a.communicators()[c].name, b.communicators()[c].name);
@@ -78,6 +80,7 @@ inline void expect_same_graph(const ExecutionGraph& a, const ExecutionGraph& b) 
           EXPECT_EQ(x.ops.communicator(i), y.ops.communicator(i));
           EXPECT_EQ(x.ops.peer_offset(i), y.ops.peer_offset(i));
           EXPECT_EQ(x.ops.tag(i), y.ops.tag(i));
+          EXPECT_EQ(x.ops.eager(i), y.ops.eager(i));
           break;
       }
     }
