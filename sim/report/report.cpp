@@ -188,7 +188,15 @@ std::string Report::to_json(int indent) const {
                  {"optimizer_bytes", memory.optimizer_bytes},
                  {"activations_bytes", memory.activations_bytes},
                  {"communication_buffers_bytes", memory.communication_buffers_bytes},
-                 {"framework_overhead_bytes", memory.framework_overhead_bytes}};
+                 {"framework_overhead_bytes", memory.framework_overhead_bytes},
+                 {"peak_phase", memory.peak_phase},
+                 {"logits_bytes", memory.logits_bytes},
+                 {"transient_bytes", memory.transient_bytes},
+                 {"workspace_bytes", memory.workspace_bytes},
+                 {"allocated_peak_bytes", memory.allocated_peak_bytes},
+                 {"allocator_reserve_bytes", memory.allocator_reserve_bytes},
+                 {"reserved_peak_bytes", memory.reserved_peak_bytes},
+                 {"cuda_context_bytes", memory.cuda_context_bytes}};
   j["power"] = power ? power_json(*power)
                      : Json{{"gpu_avg_w", nullptr}, {"cluster_avg_kw", nullptr}, {"energy_per_step_j", nullptr}};
   j["cost"] = cost ? cost_json(*cost)
@@ -257,6 +265,14 @@ Report Report::from_json(const std::string& text) {
   r.memory.activations_bytes = m.at("activations_bytes").get<double>();
   r.memory.communication_buffers_bytes = m.at("communication_buffers_bytes").get<double>();
   r.memory.framework_overhead_bytes = m.at("framework_overhead_bytes").get<double>();
+  r.memory.peak_phase = m.at("peak_phase").get<std::string>();
+  r.memory.logits_bytes = m.at("logits_bytes").get<double>();
+  r.memory.transient_bytes = m.at("transient_bytes").get<double>();
+  r.memory.workspace_bytes = m.at("workspace_bytes").get<double>();
+  r.memory.allocated_peak_bytes = m.at("allocated_peak_bytes").get<double>();
+  r.memory.allocator_reserve_bytes = m.at("allocator_reserve_bytes").get<double>();
+  r.memory.reserved_peak_bytes = m.at("reserved_peak_bytes").get<double>();
+  r.memory.cuda_context_bytes = m.at("cuda_context_bytes").get<double>();
   const auto& p = j.at("power");
   if (!p.at("gpu_avg_w").is_null()) r.power = power_from_json(p);
   const auto& c = j.at("cost");
@@ -337,10 +353,16 @@ std::string Report::to_text() const {
 
   o << "  Memory per GPU     " << gigabytes(memory.peak_bytes_per_gpu) << " of " << gigabytes(memory.capacity_bytes)
     << (memory.fits ? "  (fits)" : "  (DOES NOT FIT)") << "\n";
+  if (!memory.peak_phase.empty())
+    o << "    at the " << memory.peak_phase << " peak: allocated " << gigabytes(memory.allocated_peak_bytes)
+      << ", reserved " << gigabytes(memory.reserved_peak_bytes) << ", + CUDA context "
+      << gigabytes(memory.cuda_context_bytes) << "\n";
   o << "    weights " << gigabytes(memory.weights_bytes) << ", gradients " << gigabytes(memory.gradients_bytes)
     << ", optimizer " << gigabytes(memory.optimizer_bytes) << ", activations " << gigabytes(memory.activations_bytes)
-    << ",\n    communication buffers " << gigabytes(memory.communication_buffers_bytes) << ", framework "
-    << gigabytes(memory.framework_overhead_bytes) << "\n\n";
+    << ",\n    logits " << gigabytes(memory.logits_bytes) << ", transient " << gigabytes(memory.transient_bytes)
+    << ", communication buffers " << gigabytes(memory.communication_buffers_bytes) << ", workspace "
+    << gigabytes(memory.workspace_bytes) << ", allocator reserve " << gigabytes(memory.allocator_reserve_bytes)
+    << "\n\n";
 
   if (!links.empty()) {
     o << "  Busiest links      (bytes; utilization = bytes / (bandwidth x step); busy = time carrying traffic)\n";
