@@ -114,6 +114,29 @@ std::vector<LinkStats> link_stats(const Cluster& cluster, const ExecutionGraph& 
 }
 
 // Flops of every compute op of every rank.
+// The report's memory lines. A trace has no model description: its footprint is unknown (0, fits).
+MemoryStats memory_stats(const MemoryFootprint& f, bool trace) {
+  MemoryStats m;
+  m.peak_phase = trace ? "" : to_string(f.phase);
+  m.weights_bytes = f.weights_bytes;
+  m.gradients_bytes = f.gradients_bytes;
+  m.optimizer_bytes = f.optimizer_bytes;
+  m.activations_bytes = f.activations_bytes;
+  m.logits_bytes = f.logits_bytes;
+  m.transient_bytes = f.transient_bytes;
+  m.communication_buffers_bytes = f.communication_buffers_bytes;
+  m.workspace_bytes = f.workspace_bytes;
+  m.allocated_peak_bytes = f.allocated_bytes;
+  m.allocator_reserve_bytes = f.allocator_reserve_bytes;
+  m.reserved_peak_bytes = f.reserved_bytes;
+  m.cuda_context_bytes = f.cuda_context_bytes;
+  m.framework_overhead_bytes = f.framework_overhead_bytes;
+  m.peak_bytes_per_gpu = f.peak_bytes;
+  m.capacity_bytes = f.capacity_bytes;
+  m.fits = f.fits;
+  return m;
+}
+
 double executed_flops(const ExecutionGraph& graph) {
   double flops = 0.0;
   for (const RankClass& c : graph.classes()) {
@@ -152,7 +175,14 @@ void mark_what_the_trace_lacks(const ExecutionGraph& graph, double flops, Report
                             {"memory.optimizer_bytes", &m.optimizer_bytes},
                             {"memory.activations_bytes", &m.activations_bytes},
                             {"memory.communication_buffers_bytes", &m.communication_buffers_bytes},
-                            {"memory.framework_overhead_bytes", &m.framework_overhead_bytes}}) {
+                            {"memory.framework_overhead_bytes", &m.framework_overhead_bytes},
+                            {"memory.logits_bytes", &m.logits_bytes},
+                            {"memory.transient_bytes", &m.transient_bytes},
+                            {"memory.workspace_bytes", &m.workspace_bytes},
+                            {"memory.allocated_peak_bytes", &m.allocated_peak_bytes},
+                            {"memory.allocator_reserve_bytes", &m.allocator_reserve_bytes},
+                            {"memory.reserved_peak_bytes", &m.reserved_peak_bytes},
+                            {"memory.cuda_context_bytes", &m.cuda_context_bytes}}) {
     *field = kUnknown;
     report.mark_unknown(key, split);
   }
@@ -223,15 +253,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.breakdown = {critical.compute_s, critical.exposed_communication_s, critical.idle_s, critical.host_wait_s};
   report.communication = communication_stats(graph, result);
   report.links = link_stats(cluster, graph, result);
-  report.memory = {memory.weights_bytes,
-                   memory.gradients_bytes,
-                   memory.optimizer_bytes,
-                   memory.activations_bytes,
-                   memory.communication_buffers_bytes,
-                   memory.framework_overhead_bytes,
-                   memory.peak_bytes,
-                   memory.capacity_bytes,
-                   memory.fits};
+  report.memory = memory_stats(memory, trace);
   report.provenance.fidelity = backend->fidelity();
   report.provenance.network = backend->description() + "; network profile '" + profile.name + "'";
   report.provenance.calibration = calibration.description;

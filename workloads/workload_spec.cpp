@@ -11,6 +11,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
+#include "workloads/memory_recipe.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/trace_format.hpp"
 
@@ -117,6 +118,8 @@ TrainingSpec parse_training(JsonReader r) {
   t.attention = r.choice_or("attention", kAttention, "flash");
   t.dropout = r.number_or("dropout", 0.0, NumberRange::between(0.0, 0.99));
   t.host_op_us = r.number_or("host_op_us", 0.0, NumberRange::non_negative());
+  t.grad_buffer = r.choice_or("grad_buffer", grad_buffer_names(), "persistent");
+  t.cross_entropy = r.choice_or("cross_entropy", cross_entropy_names(), "vocab_parallel");
   if (t.global_batch % t.micro_batch != 0)
     r.fail("global_batch", "global_batch (" + std::to_string(t.global_batch) + ") must be a multiple of micro_batch (" +
                                std::to_string(t.micro_batch) + ")");
@@ -275,6 +278,8 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
       {"global_batch", t.global_batch}, {"micro_batch", t.micro_batch}, {"precision", to_string(t.precision)},
       {"recompute", t.recompute},       {"optimizer", t.optimizer},     {"attention", t.attention},
       {"dropout", t.dropout},           {"host_op_us", t.host_op_us}};
+  j["training"]["grad_buffer"] = t.grad_buffer;
+  j["training"]["cross_entropy"] = t.cross_entropy;
 
   nlohmann::ordered_json par;
   par["tp"] = p.tp;

@@ -63,6 +63,10 @@ struct TrainingSpec {
   // starts on the GPU before it is issued. 0: the host is never the bottleneck (CUDA graphs, or
   // kernels long enough to hide it). PyTorch eager with Megatron-style wrappers: tens of us.
   double host_op_us = 0.0;
+  // How the framework allocates what lives part of the step (workloads/memory_recipe.hpp): the fp32
+  // main gradients (persistent | per_step) and the loss over the vocabulary (vocab_parallel | eager).
+  std::string grad_buffer = "persistent";
+  std::string cross_entropy = "vocab_parallel";
 
   friend bool operator==(const TrainingSpec&, const TrainingSpec&) = default;
 };

@@ -1,4 +1,5 @@
-// Per-GPU memory footprint of a training configuration, in bytes, per pipeline stage.
+// Per-GPU memory of a training configuration as the framework allocates it, in bytes, per pipeline
+// stage: named lines at the moment of the step when their sum peaks.
 //
 // Model state (Megatron-LM's layout). One GPU of pipeline stage i holds L / pp transformer layers; the
 // first stage also the word embedding (split over tp, vocabulary-parallel) and the learned position
@@ -6,47 +7,93 @@
 // tied embeddings and pp > 1 it keeps a copy of the word embedding, whose gradient it all-reduces with
 // the first stage). Inside a layer, tensor parallelism splits every matrix and the biases of the
 // column-parallel ones (QKV, MLP up); the norms and the biases of the row-parallel ones (attention
-// output, MLP down) are replicated on every tp rank.
+// output, MLP down) are replicated on every tp rank. P = the stage's parameters per GPU.
 // Per parameter (training_state.hpp): mixed precision keeps 2-byte weights, 4-byte fp32 main grads and
 // 12 bytes of Adam state (fp32 master weights, two moments; SGD: master + momentum = 8); fp32 training
 // 4 / 4 / 8 (SGD 4). ZeRO divides by dp: stage 1 the optimizer state, stage 2 also the gradients,
-// stage 3 also the weights (Rajbhandari et al. 2020).
+// stage 3 also the weights (Rajbhandari et al. 2020):
+//   W = P w / (dp if zero >= 3),  O = P o / (dp if zero >= 1),  G = P g / (dp if zero >= 2)
 //
 // Activations stored for the backward pass, per layer and micro-batch, 16-bit activations (Korthikanti
-// et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", Table 2; s sequence per
-// GPU (seq_len / cp), b micro-batch, h hidden, a heads, t tp):
-//   recompute none       t = 1:                  s b h (34 + 5 a s / h)
-//                        TP, no seq. parallel:   s b h (10 + 24/t + 5 a s / (h t))
-//                        TP + sequence parallel: s b h (34/t + 5 a s / (h t))
-//   recompute selective  s b h (10 + 24/t), with sequence parallelism s b h 34 / t
-//   recompute full       2 s b h (the layer's input), / t with sequence parallelism
-// The "5 a s / h" term is unfused attention's a x s x s softmax input, softmax output and dropout
-// mask (2 + 2 + 1 bytes per score). A fused kernel (FlashAttention) keeps none of them: it stores only
-// its output (already among the 34) and a log-sum-exp of 4 a s b / t bytes, which we neglect (under
-// 0.1 % of the layer's 34 s b h / t for h >= 1024). The generator runs fused attention, so the
-// footprint uses the fused variant: recompute none and selective both store s b h (10 + 24/t), or
-// s b h 34 / t with sequence parallelism. (The table assumes multi-head attention with a * head_dim = h
-// and a 4h GELU MLP.)
+// et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", section 4.1 and Table 2;
+// s sequence per GPU (seq_len / cp), b micro-batch, h hidden, a heads, t tp, d = 1 with dropout, 0
+// without):
+//   recompute none, t = 1:                  s b h (32 + 2 d + (2 + 3 d) a s / h)
+//             TP, no sequence parallelism:  s b h (8 + 2 d + 24/t + (2 + 3 d) a s / (h t))
+//             TP + sequence parallelism:    s b h ((32 + 2 d)/t + (2 + 3 d) a s / (h t))
+//   recompute selective: the same without the a s / h term (the core attention is recomputed)
+//   recompute full: 2 s b h (the layer's input), / t with sequence parallelism
+// The 34 of Korthikanti's table counts two dropout masks of s b h bytes each (after the attention
+// projection and after the MLP); without dropout they do not exist (32). The replicated part without
+// sequence parallelism is the two norms' inputs (4), the QKV and MLP-up inputs (4) and the masks; the
+// t-split part Q, K, V (6), the attention output (2), the GeLU input (8) and the MLP-down input (8).
+// The a s / h term is unfused attention's a x s x s tensors: the softmax output (2 bytes per score,
+// saved for the softmax backward and the product with V), with dropout also its mask (1) and output
+// (2): Korthikanti's 5. A fused kernel (FlashAttention) keeps none of them: only its output (among
+// the 32) and a log-sum-exp of 4 a s b / t bytes (under 0.1 % of the layer for h >= 1024, neglected),
+// and regenerates its dropout mask from the RNG state. (The table assumes a * head_dim = h and a 4h
+// GeLU MLP.)
+// The last stage also keeps, for the micro-batch at the loss, the inputs of the final norm and of the
+// output projection: 4 s b h, / t with sequence parallelism.
 //
 // Micro-batches in flight on stage i (0-based) of pp, m micro-batches per step, v virtual stages:
 //   no pipeline 1; GPipe m; 1F1B min(pp - i, m) (the warm-up of stage i runs pp - i - 1 forwards
 //   ahead); interleaved 1F1B min(2 (pp - i - 1) + (v - 1) pp + 1, m v) model chunks of L / (pp v)
 //   layers, i.e. that many / v micro-batches of the stage's L / pp layers (Megatron-LM's warm-up; on
 //   the first stage pp (1 + (pp - 1) / (pp v)), Korthikanti et al. section 4.2.3).
-// The last stage also keeps the fp32 logits of the loss for one micro-batch: 4 s b V / t bytes.
+//
+// The moments of the step (MemoryPhase) and what is alive at each, besides W + O + buffers + workspace:
+//   loss (last stage)  G_fwd + activations + logits, where logits = c s b V / t with c the
+//                      training.cross_entropy recipe's bytes per logit (memory_recipe.cpp: 6 for
+//                      Megatron's vocab-parallel loss, 12 for PyTorch's cross_entropy of fp32 logits)
+//   backward           G_fwd + activations + the first backward layer's working set: the GeLU backward
+//                      holds its incoming gradient and the one it produces (2 x 2 s b f / t, f the MLP
+//                      width) beside the layer's output gradient (2 s b h, / t with sequence
+//                      parallelism); with full recompute also the layer's recomputed activations (the
+//                      recompute-none bytes of one layer); on the last stage, with a per-step grad
+//                      buffer, also the output projection's 16-bit gradient (w V h / t: with tied
+//                      embeddings it waits in autograd's input buffer for the embedding's contribution;
+//                      Megatron-LM's persistent buffer comes with --gradient-accumulation-fusion, on by
+//                      default, whose weight-gradient GEMMs accumulate straight into the fp32 buffer)
+//   optimizer          G (every main gradient) + on the first stage the last gradient the backward
+//                      produces, the word embedding's 16-bit gradient (w V h / t), before it is added to
+//                      its main gradient; fused Adam updates in place (no temporaries)
+// G_fwd, the main gradients alive before the last backward pass: G when the grad buffer is persistent
+// (Megatron-LM) or when earlier micro-batches of the step have accumulated into it, else 0 (PyTorch
+// eager, one micro-batch: gradients are allocated in the backward pass and freed after the step).
+// The peak is the largest of the stage's moments; its lines are that moment's.
 //
 // Communication buffers: 2 gradient buckets in flight (bucket of effective_bucket_size_params
 // parameters, at most the stage's, times the gradient bytes) when dp > 1; with pp > 1 a send and a
 // receive buffer of one micro-batch's activations, 2 s b h e bytes (/ t with sequence parallelism).
-// Framework overhead: 1 GiB assumed for the CUDA context, cuBLAS/NCCL workspaces and allocator
-// fragmentation (PyTorch's context alone is 0.3-0.5 GiB on Hopper).
+// Workspace: cuBLAS keeps one workspace per (handle, stream), allocated through PyTorch's caching
+// allocator; handles are per thread and the backward pass runs on autograd's device thread, so a step
+// holds two. Size: 32 MiB on Hopper and later (PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp,
+// getChosenWorkspaceSize: ":4096:8" on sm90, the size the cuBLAS documentation recommends for
+// cublasSetWorkspace on Hopper; cuBLASLt shares it by default, TORCH_CUBLASLT_UNIFIED_WORKSPACE),
+// 4096 KiB x 2 + 16 KiB x 8 = 8.125 MiB before. "Hopper and later" is read as having an fp8 tensor
+// path (which also counts the L4, Ada, as Hopper: 48 MiB too much there).
+// Together these lines are the allocated peak (torch.cuda.max_memory_allocated): h100-device's 12 rows
+// within 0.7 % (median 0.1 %), nothing fitted (tests/cpp/sim/hardware_memory_model_test.cpp).
 //
-// peak = weights + gradients + optimizer + activations + buffers + overhead; fits = peak <= capacity.
+// Beyond what the framework allocates:
+//   allocator reserve  = r / (1 - r) x the stage's largest dynamic memory (activations + logits +
+//                        transients over the moments), r = 0.15: PyTorch's caching allocator keeps freed
+//                        blocks cached, and the step's tensors of many sizes leave a fraction of the
+//                        reserved memory unusable. Assumed from GMLake (Guo et al., ASPLOS 2024: its
+//                        stitching allocator removes 15 % fragmentation on average, up to 33 %, over
+//                        PyTorch's on eight LLM trainings on A100 80GB); model state, allocated once,
+//                        does not fragment. Not measured by h100-device (which records the allocated peak).
+//   CUDA context       400 MiB: the driver's state and the kernels loaded lazily (CUDA >= 11.7), about
+//                      400 MB in PyTorch (pytorch/pytorch#109888, ptrblck, 2023; 300-500 MB in #107667).
+// reserved = allocated + reserve (torch.cuda.max_memory_reserved); peak = reserved + context (the
+// process's use of the GPU, what nvidia-smi shows); fits = peak <= capacity.
 #include "sim/hardware/memory_model.hpp"
 
 #include <algorithm>
 
 #include "sim/core/units.hpp"
+#include "workloads/memory_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
@@ -54,21 +101,159 @@
 namespace clustersim {
 namespace {
 
-constexpr double kFrameworkOverheadBytes = 1.0 * units::kGiB;
-constexpr double kLogitsBytesPerElement = 4.0;  // fp32 logits for the loss
+constexpr double kActivationBytes = 2.0;      // 16-bit activations and their gradients
+constexpr double kFragmentedFraction = 0.15;  // of the reserved dynamic memory (GMLake)
+constexpr double kCudaContextBytes = 400.0 * units::kMiB;
+constexpr double kWorkspacesPerStep = 2.0;  // forward thread + autograd's backward thread
+constexpr double kHopperWorkspaceBytes = 32.0 * units::kMiB;
+constexpr double kOlderWorkspaceBytes = (4096.0 * 2 + 16.0 * 8) * 1024.0;
+
+struct PhaseName {
+  MemoryPhase phase;
+  const char* name;
+};
+constexpr PhaseName kPhaseNames[] = {
+    {MemoryPhase::loss, "loss"}, {MemoryPhase::backward, "backward"}, {MemoryPhase::optimizer, "optimizer"}};
+
+double workspace_bytes(const GpuSpec& gpu) {
+  return kWorkspacesPerStep * (gpu.tensor_fp8_flops > 0 ? kHopperWorkspaceBytes : kOlderWorkspaceBytes);
+}
+
+// What one stage holds whatever the moment, and the sizes its moments are built from.
+struct StageTerms {
+  double parameters = 0.0;
+  double in_flight = 0.0;
+  double weights = 0.0, gradients = 0.0, optimizer = 0.0;
+  double gradients_before_backward = 0.0;  // G_fwd
+  double layer_activations = 0.0;          // every in-flight micro-batch's layers
+  double head_activations = 0.0;           // last stage: the final norm's and output projection's inputs
+  double logits = 0.0;                     // last stage: the loss at its peak
+  double layer_backward = 0.0;             // one layer's backward working set
+  double output_gradient = 0.0;            // last stage: the output projection's 16-bit gradient
+  double embedding_gradient = 0.0;         // first stage: the word embedding's 16-bit gradient
+  double buffers = 0.0;
+  bool last = false;
+};
+
+StageTerms stage_terms(const WorkloadSpec& spec, int i) {
+  const ModelSpec& m = spec.model;
+  const ParallelismSpec& p = spec.parallelism;
+  const TrainingSpec& t = spec.training;
+  const double dp = std::max(p.dp, 1), tp = p.tp;
+  const double s = double(m.seq_len) / p.cp, b = t.micro_batch, h = m.hidden, V = m.vocab, f = m.ffn_hidden;
+  const double sp_split = p.sequence_parallel ? tp : 1.0;
+  const ParameterStateBytes per_param = parameter_state_bytes(t);
+  const AttentionKernel attention = t.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::fused;
+
+  StageTerms x;
+  x.last = i == p.pp - 1;
+  x.parameters = stage_parameters(spec, i);
+  x.in_flight = micro_batches_in_flight(spec, i);
+  x.weights = x.parameters * per_param.weights / (p.zero_stage >= 3 ? dp : 1.0);
+  x.gradients = x.parameters * per_param.gradients / (p.zero_stage >= 2 ? dp : 1.0);
+  x.optimizer = x.parameters * per_param.optimizer / (p.zero_stage >= 1 ? dp : 1.0);
+  const bool accumulated = grad_buffer_recipe(t.grad_buffer).persistent || spec.micro_batches() > 1;
+  x.gradients_before_backward = accumulated ? x.gradients : 0.0;
+  x.layer_activations = layer_activation_bytes(spec, attention) * stage_layers(m, p, i) * x.in_flight;
+  const double vocab_shard = V * h / tp;
+  if (x.last) {
+    x.head_activations = 2.0 * kActivationBytes * s * b * h / sp_split;
+    x.logits = cross_entropy_recipe(t.cross_entropy).peak_bytes_per_logit * s * b * V / tp;
+    if (!grad_buffer_recipe(t.grad_buffer).persistent) x.output_gradient = per_param.weights * vocab_shard;
+  }
+  if (i == 0) x.embedding_gradient = per_param.weights * vocab_shard;
+  x.layer_backward = 2.0 * kActivationBytes * s * b * f / tp + kActivationBytes * s * b * h / sp_split;
+  if (t.recompute == "full") x.layer_backward += layer_activation_bytes(spec, attention, "none");
+
+  if (p.dp > 1) {
+    const double bucket = std::min(double(p.effective_bucket_size_params()), x.parameters);
+    x.buffers += 2.0 * bucket * per_param.gradients;
+  }
+  if (p.pp > 1) x.buffers += 2.0 * s * b * h * bytes_per_element(t.precision) / sp_split;
+  return x;
+}
+
+// The lines of stage terms `x` at moment `phase` (without the lines beyond the allocated peak).
+MemoryFootprint lines_at(const StageTerms& x, MemoryPhase phase) {
+  MemoryFootprint f;
+  f.phase = phase;
+  f.parameters = x.parameters;
+  f.micro_batches_in_flight = x.in_flight;
+  f.weights_bytes = x.weights;
+  f.optimizer_bytes = x.optimizer;
+  f.communication_buffers_bytes = x.buffers;
+  switch (phase) {
+    case MemoryPhase::loss:
+      f.gradients_bytes = x.gradients_before_backward;
+      f.activations_bytes = x.layer_activations + x.head_activations;
+      f.logits_bytes = x.logits;
+      break;
+    case MemoryPhase::backward:
+      f.gradients_bytes = x.gradients_before_backward;
+      f.activations_bytes = x.layer_activations + x.head_activations;
+      f.transient_bytes = x.layer_backward + x.output_gradient;
+      break;
+    case MemoryPhase::optimizer:
+      f.gradients_bytes = x.gradients;
+      f.transient_bytes = x.embedding_gradient;
+      break;
+  }
+  return f;
+}
+
+double dynamic_bytes(const MemoryFootprint& f) {
+  return f.activations_bytes + f.logits_bytes + f.transient_bytes;
+}
+
+// Completes `f` (the lines of one moment) with the workspace, the sum, the lines beyond it and the fit.
+void complete(MemoryFootprint& f, const GpuSpec& gpu, double largest_dynamic_bytes) {
+  f.workspace_bytes = workspace_bytes(gpu);
+  f.allocated_bytes = f.weights_bytes + f.gradients_bytes + f.optimizer_bytes + f.activations_bytes + f.logits_bytes +
+                      f.transient_bytes + f.communication_buffers_bytes + f.workspace_bytes;
+  f.allocator_reserve_bytes = kFragmentedFraction / (1.0 - kFragmentedFraction) * largest_dynamic_bytes;
+  f.cuda_context_bytes = kCudaContextBytes;
+  f.framework_overhead_bytes = f.workspace_bytes + f.allocator_reserve_bytes + f.cuda_context_bytes;
+  f.reserved_bytes = f.allocated_bytes + f.allocator_reserve_bytes;
+  f.peak_bytes = f.reserved_bytes + f.cuda_context_bytes;
+  f.capacity_bytes = gpu.hbm_capacity_bytes;
+  f.fits = f.peak_bytes <= f.capacity_bytes;
+}
+
+std::vector<MemoryPhase> phases_of(const StageTerms& x) {
+  if (x.last) return {MemoryPhase::loss, MemoryPhase::backward, MemoryPhase::optimizer};
+  return {MemoryPhase::backward, MemoryPhase::optimizer};
+}
+
+double largest_dynamic(const StageTerms& x) {
+  double largest = 0.0;
+  for (MemoryPhase phase : phases_of(x))
+    largest = std::max(largest, dynamic_bytes(lines_at(x, phase)));
+  return largest;
+}
 
 }  // namespace
 
-double layer_activation_bytes(const WorkloadSpec& spec, AttentionKernel attention) {
+const char* to_string(MemoryPhase p) {
+  for (const auto& n : kPhaseNames)
+    if (n.phase == p) return n.name;
+  return "?";
+}
+
+double layer_activation_bytes(const WorkloadSpec& spec, AttentionKernel attention, const std::string& recompute) {
   const ModelSpec& m = spec.model;
   const ParallelismSpec& p = spec.parallelism;
   const double s = double(m.seq_len) / p.cp, b = spec.training.micro_batch, h = m.hidden, a = m.heads, t = p.tp;
   const double sbh = s * b * h;
-  const std::string& recompute = spec.training.recompute;
+  const double masks = spec.training.dropout > 0.0 ? 2.0 : 0.0;  // 1-byte dropout masks, s b h each
   if (recompute == "full") return 2.0 * sbh / (p.sequence_parallel ? t : 1.0);
-  const double linear = p.sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t;
+  const double linear = p.sequence_parallel ? (32.0 + masks) / t : 8.0 + masks + 24.0 / t;
   if (recompute == "selective" || attention == AttentionKernel::fused) return sbh * linear;
-  return sbh * (linear + 5.0 * a * s / (h * t));
+  const double per_score = spec.training.dropout > 0.0 ? 5.0 : 2.0;
+  return sbh * (linear + per_score * a * s / (h * t));
+}
+
+double layer_activation_bytes(const WorkloadSpec& spec, AttentionKernel attention) {
+  return layer_activation_bytes(spec, attention, spec.training.recompute);
 }
 
 double micro_batches_in_flight(const WorkloadSpec& spec, int stage) {
@@ -88,41 +273,27 @@ double stage_parameters(const WorkloadSpec& spec, int stage) {
   return stage_rank_parameters(spec, stage).total();
 }
 
-std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec, const GpuSpec& gpu) {
-  const ModelSpec& m = spec.model;
-  const ParallelismSpec& p = spec.parallelism;
-  const double dp = std::max(p.dp, 1);
-  const ParameterStateBytes per_param = parameter_state_bytes(spec.training);
-  const double s = double(m.seq_len) / p.cp, b = spec.training.micro_batch;
-  const double per_layer_bytes = layer_activation_bytes(
-      spec, spec.training.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::fused);
-  const double logits = kLogitsBytesPerElement * s * b * m.vocab / p.tp;
+MemoryFootprint memory_at_phase(const WorkloadSpec& spec, const GpuSpec& gpu, int stage, MemoryPhase phase) {
+  const StageTerms x = stage_terms(spec, stage);
+  MemoryFootprint f = lines_at(x, phase);
+  f.stage = stage;
+  complete(f, gpu, largest_dynamic(x));
+  return f;
+}
 
+std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec, const GpuSpec& gpu) {
   std::vector<MemoryFootprint> stages;
-  for (int i = 0; i < p.pp; ++i) {
-    MemoryFootprint f;
-    f.stage = i;
-    f.parameters = stage_parameters(spec, i);
-    f.weights_bytes = f.parameters * per_param.weights / (p.zero_stage >= 3 ? dp : 1.0);
-    f.gradients_bytes = f.parameters * per_param.gradients / (p.zero_stage >= 2 ? dp : 1.0);
-    f.optimizer_bytes = f.parameters * per_param.optimizer / (p.zero_stage >= 1 ? dp : 1.0);
-    f.micro_batches_in_flight = micro_batches_in_flight(spec, i);
-    f.activations_bytes =
-        per_layer_bytes * stage_layers(m, p, i) * f.micro_batches_in_flight + (i == p.pp - 1 ? logits : 0.0);
-    if (p.dp > 1) {
-      const double bucket = std::min(double(p.effective_bucket_size_params()), f.parameters);
-      f.communication_buffers_bytes += 2.0 * bucket * per_param.gradients;
+  for (int i = 0; i < spec.parallelism.pp; ++i) {
+    const StageTerms x = stage_terms(spec, i);
+    const double largest = largest_dynamic(x);
+    MemoryFootprint peak;
+    for (MemoryPhase phase : phases_of(x)) {
+      MemoryFootprint f = lines_at(x, phase);
+      f.stage = i;
+      complete(f, gpu, largest);
+      if (peak.allocated_bytes == 0.0 || f.allocated_bytes > peak.allocated_bytes) peak = f;
     }
-    if (p.pp > 1) {
-      const double activation = s * b * m.hidden * bytes_per_element(spec.training.precision);
-      f.communication_buffers_bytes += 2.0 * activation / (p.sequence_parallel ? p.tp : 1);
-    }
-    f.framework_overhead_bytes = kFrameworkOverheadBytes;
-    f.peak_bytes = f.weights_bytes + f.gradients_bytes + f.optimizer_bytes + f.activations_bytes +
-                   f.communication_buffers_bytes + f.framework_overhead_bytes;
-    f.capacity_bytes = gpu.hbm_capacity_bytes;
-    f.fits = f.peak_bytes <= f.capacity_bytes;
-    stages.push_back(f);
+    stages.push_back(peak);
   }
   return stages;
 }

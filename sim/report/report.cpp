@@ -209,7 +209,15 @@ std::string Report::to_json(int indent) const {
                  {"optimizer_bytes", memory.optimizer_bytes},
                  {"activations_bytes", memory.activations_bytes},
                  {"communication_buffers_bytes", memory.communication_buffers_bytes},
-                 {"framework_overhead_bytes", memory.framework_overhead_bytes}};
+                 {"framework_overhead_bytes", memory.framework_overhead_bytes},
+                 {"peak_phase", memory.peak_phase},
+                 {"logits_bytes", memory.logits_bytes},
+                 {"transient_bytes", memory.transient_bytes},
+                 {"workspace_bytes", memory.workspace_bytes},
+                 {"allocated_peak_bytes", memory.allocated_peak_bytes},
+                 {"allocator_reserve_bytes", memory.allocator_reserve_bytes},
+                 {"reserved_peak_bytes", memory.reserved_peak_bytes},
+                 {"cuda_context_bytes", memory.cuda_context_bytes}};
   j["power"] = power ? power_json(*power)
                      : Json{{"gpu_avg_w", nullptr}, {"cluster_avg_kw", nullptr}, {"energy_per_step_j", nullptr}};
   j["cost"] = cost ? cost_json(*cost)
@@ -285,6 +293,14 @@ Report Report::from_json(const std::string& text) {
   r.memory.activations_bytes = number_or_nan(m, "activations_bytes");
   r.memory.communication_buffers_bytes = number_or_nan(m, "communication_buffers_bytes");
   r.memory.framework_overhead_bytes = number_or_nan(m, "framework_overhead_bytes");
+  r.memory.peak_phase = m.at("peak_phase").is_null() ? std::string() : m.at("peak_phase").get<std::string>();
+  r.memory.logits_bytes = number_or_nan(m, "logits_bytes");
+  r.memory.transient_bytes = number_or_nan(m, "transient_bytes");
+  r.memory.workspace_bytes = number_or_nan(m, "workspace_bytes");
+  r.memory.allocated_peak_bytes = number_or_nan(m, "allocated_peak_bytes");
+  r.memory.allocator_reserve_bytes = number_or_nan(m, "allocator_reserve_bytes");
+  r.memory.reserved_peak_bytes = number_or_nan(m, "reserved_peak_bytes");
+  r.memory.cuda_context_bytes = number_or_nan(m, "cuda_context_bytes");
   const auto& p = j.at("power");
   if (!p.at("gpu_avg_w").is_null()) r.power = power_from_json(p);
   const auto& c = j.at("cost");
@@ -404,10 +420,16 @@ std::string Report::to_text() const {
       o << "    split unknown (" << unknown_reason("memory.weights_bytes") << ")\n";
     o << "\n";
   } else {
+    if (!memory.peak_phase.empty())
+      o << "    at the " << memory.peak_phase << " peak: allocated " << gigabytes(memory.allocated_peak_bytes)
+        << ", reserved " << gigabytes(memory.reserved_peak_bytes) << ", + CUDA context "
+        << gigabytes(memory.cuda_context_bytes) << "\n";
     o << "    weights " << gigabytes(memory.weights_bytes) << ", gradients " << gigabytes(memory.gradients_bytes)
       << ", optimizer " << gigabytes(memory.optimizer_bytes) << ", activations " << gigabytes(memory.activations_bytes)
-      << ",\n    communication buffers " << gigabytes(memory.communication_buffers_bytes) << ", framework "
-      << gigabytes(memory.framework_overhead_bytes) << "\n\n";
+      << ",\n    logits " << gigabytes(memory.logits_bytes) << ", transient " << gigabytes(memory.transient_bytes)
+      << ", communication buffers " << gigabytes(memory.communication_buffers_bytes) << ", workspace "
+      << gigabytes(memory.workspace_bytes) << ", allocator reserve " << gigabytes(memory.allocator_reserve_bytes)
+      << "\n\n";
   }
 
   if (!links.empty()) {

@@ -43,13 +43,24 @@ struct LinkStats {
   std::vector<LinkUser> users;  // who put the bytes there, most first
 };
 
+// Memory per GPU at the peak (sim/hardware/memory_model.cpp): the lines the framework allocates sum to
+// allocated_peak_bytes (torch.cuda.max_memory_allocated); + allocator_reserve_bytes = reserved_peak_bytes
+// (max_memory_reserved); + cuda_context_bytes = peak_bytes_per_gpu (the process's use of the GPU).
 struct MemoryStats {
+  std::string peak_phase;  // when the peak is reached: loss, backward, optimizer ("" for a trace)
   double weights_bytes = 0.0;
   double gradients_bytes = 0.0;
   double optimizer_bytes = 0.0;
   double activations_bytes = 0.0;
+  double logits_bytes = 0.0;
+  double transient_bytes = 0.0;
   double communication_buffers_bytes = 0.0;
-  double framework_overhead_bytes = 0.0;
+  double workspace_bytes = 0.0;
+  double allocated_peak_bytes = 0.0;
+  double allocator_reserve_bytes = 0.0;
+  double reserved_peak_bytes = 0.0;
+  double cuda_context_bytes = 0.0;
+  double framework_overhead_bytes = 0.0;  // workspace + allocator reserve + CUDA context
   double peak_bytes_per_gpu = 0.0;
   double capacity_bytes = 0.0;
   bool fits = true;

@@ -91,6 +91,7 @@ struct Mapping {
   std::string dataset;
   std::string gpus_field;
   std::string measured_field;
+  std::string peak_memory_field;                            // empty: no peak memory measured
   std::vector<std::pair<std::string, std::string>> fields;  // workload key -> row field
   std::map<std::string, nlohmann::json> row_fields;         // id -> {key: value}
   nlohmann::json workload_template;
@@ -138,6 +139,13 @@ ValidationCase map_row(const RowSource& rows, std::size_t row, const Mapping& m,
     return *v;
   };
   c.measured = required(m.measured_field, d.metric->summary);
+  if (!m.peak_memory_field.empty()) {
+    if (const auto v = rows.number(row, m.peak_memory_field)) {
+      if (!(*v > 0))
+        throw SpecError(rows.file(), rows.where(row, m.peak_memory_field), "expected a positive peak memory");
+      c.measured_peak_bytes = *v * d.peak_memory_unit->bytes;
+    }
+  }
   const double gpus = required(m.gpus_field, "GPU count");
   if (gpus != std::floor(gpus))
     throw SpecError(rows.file(), rows.where(row, m.gpus_field), "expected an integer GPU count");
@@ -249,6 +257,18 @@ ValidationDataset load_validation_dataset(std::string_view name_or_path, std::si
   if (std::string_view(d.metric->name) == "tflops_per_gpu")
     d.flops = find_flops_formula(measured.choice("flops", formula_names));
   measured.finish();
+  if (auto peak = r.optional_object("peak_memory")) {
+    std::vector<std::string> count_names, unit_names;
+    for (const auto& x : peak_memory_counts())
+      count_names.emplace_back(x.name);
+    for (const auto& x : memory_units())
+      unit_names.emplace_back(x.name);
+    m.peak_memory_field = peak->string("field");
+    rows->check_field(m.peak_memory_field, doc.file, "/peak_memory/field");
+    d.peak_memory_unit = find_memory_unit(peak->choice("unit", unit_names));
+    d.peak_memory = find_peak_memory_count(peak->choice("counts", count_names));
+    peak->finish();
+  }
   m.gpus_field = r.string("gpus");
   rows->check_field(m.gpus_field, doc.file, "/gpus");
 

@@ -9,6 +9,8 @@
 //   data {path, format}           the measurements (path relative to the description; row_source.hpp)
 //   select [ids]                  optional: only these records
 //   measured {metric, field, flops}  the measured figure (validation_metric.hpp) and where it is
+//   peak_memory {field, unit, counts}  optional: the row's measured peak memory per GPU, its unit and
+//                                 which bytes it counts (validation_metric.hpp), compared as well
 //   gpus                          the field holding the GPU count
 //   fields {"model.layers": F}    workload spec keys (dotted) taken from the row's fields
 //   row_fields {id: {key: value}}  per-record additions (figures the record lacks, with their source)
@@ -40,8 +42,9 @@ struct ValidationCase {
   std::string id;     // record id ("0818", "e2e-0012")
   std::string label;  // the configuration in one line: "L30 h3072 a32 s2048 | gb512 mb8 | tp1 pp1 dp64"
   int gpus = 0;
-  double measured = 0.0;        // in the dataset's metric
-  double flops_per_step = 0.0;  // by the dataset's flops formula (0 when it has none)
+  double measured = 0.0;             // in the dataset's metric
+  double flops_per_step = 0.0;       // by the dataset's flops formula (0 when it has none)
+  double measured_peak_bytes = 0.0;  // the measured peak memory per GPU; 0: the row has none
   std::optional<ClusterSpec> cluster;
   std::optional<WorkloadSpec> workload;
   std::string unsupported;  // non-empty: why the row has no valid specs (then cluster/workload may be empty)
@@ -55,10 +58,12 @@ struct ValidationDataset {
   std::string file;       // the description file (a source-tree path when compiled in)
   std::string data_file;  // the data file it names
   const ValidationMetric* metric = nullptr;
-  const FlopsFormula* flops = nullptr;  // nullptr: the metric needs none
-  std::string cluster;                  // the cluster spec it starts from, and how nodes are set
-  std::string workload_template;        // compact JSON
-  std::vector<std::string> mapping;     // the field mapping and derived rules, one line each
+  const FlopsFormula* flops = nullptr;           // nullptr: the metric needs none
+  const PeakMemoryCount* peak_memory = nullptr;  // nullptr: no peak memory measured
+  const MemoryUnit* peak_memory_unit = nullptr;
+  std::string cluster;               // the cluster spec it starts from, and how nodes are set
+  std::string workload_template;     // compact JSON
+  std::vector<std::string> mapping;  // the field mapping and derived rules, one line each
   std::vector<std::string> assumptions;
   std::size_t total_rows = 0;  // rows in the dataset (before --limit)
   std::vector<ValidationCase> cases;

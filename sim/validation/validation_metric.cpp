@@ -29,6 +29,22 @@ constexpr ValidationMetric kMetrics[] = {
      }},
 };
 
+constexpr PeakMemoryCount kPeakMemoryCounts[] = {
+    {"allocated", "allocated by the framework (torch.cuda.max_memory_allocated; no CUDA context, no allocator reserve)",
+     [](const MemoryStats& m) { return m.allocated_peak_bytes; }},
+    {"reserved", "reserved by the caching allocator (torch.cuda.max_memory_reserved; no CUDA context)",
+     [](const MemoryStats& m) { return m.reserved_peak_bytes; }},
+    {"device", "used on the GPU by the process, CUDA context included (nvidia-smi)",
+     [](const MemoryStats& m) { return m.peak_bytes_per_gpu; }},
+};
+
+constexpr MemoryUnit kMemoryUnits[] = {
+    {"GiB", 1073741824.0},
+    {"GB", 1e9},
+    {"MiB", 1048576.0},
+    {"bytes", 1.0},
+};
+
 template <class T>
 const T* find_by_name(std::span<const T> table, std::string_view name) {
   const auto it = std::find_if(table.begin(), table.end(), [&](const T& e) { return name == e.name; });
@@ -51,6 +67,22 @@ std::span<const ValidationMetric> validation_metrics() {
 
 const ValidationMetric* find_validation_metric(std::string_view name) {
   return find_by_name(validation_metrics(), name);
+}
+
+std::span<const PeakMemoryCount> peak_memory_counts() {
+  return kPeakMemoryCounts;
+}
+
+const PeakMemoryCount* find_peak_memory_count(std::string_view name) {
+  return find_by_name(peak_memory_counts(), name);
+}
+
+std::span<const MemoryUnit> memory_units() {
+  return kMemoryUnits;
+}
+
+const MemoryUnit* find_memory_unit(std::string_view name) {
+  return find_by_name(memory_units(), name);
 }
 
 }  // namespace clustersim

@@ -13,9 +13,19 @@
 //   narayanan2021_recompute  96 B s L h^2 (1 + s/(6h) + V/(16 L h)): Narayanan et al. 2021, appendix,
 //                            the formula of the 2021 Megatron-LM README table (counts the
 //                            full-recompute forward pass)
+//
+// Peak memory (optional, a description's "peak_memory"): a dataset may also give each row's measured
+// peak memory per GPU; it is compared with the report's line that counts the same bytes (registry,
+// "peak_memory.counts"):
+//   allocated  what the framework's allocator handed out (torch.cuda.max_memory_allocated): the
+//              report's memory.allocated_peak_bytes
+//   reserved   what the allocator held (torch.cuda.max_memory_reserved): memory.reserved_peak_bytes
+//   device     the process's use of the GPU, with the CUDA context (nvidia-smi): memory.peak_bytes_per_gpu
+// in a unit of the memory-unit registry ("peak_memory.unit": GiB, GB, MiB, bytes).
 #include <span>
 #include <string_view>
 
+#include "sim/report/report.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace clustersim {
@@ -34,9 +44,24 @@ struct ValidationMetric {
   double (*from_step)(double step_time_s, int gpus, double flops_per_step);
 };
 
+struct PeakMemoryCount {
+  const char* name;
+  const char* summary;
+  double (*bytes)(const MemoryStats& memory);  // the report line counting the same bytes
+};
+
+struct MemoryUnit {
+  const char* name;
+  double bytes;
+};
+
 std::span<const FlopsFormula> flops_formulas();
 const FlopsFormula* find_flops_formula(std::string_view name);
 std::span<const ValidationMetric> validation_metrics();
 const ValidationMetric* find_validation_metric(std::string_view name);
+std::span<const PeakMemoryCount> peak_memory_counts();
+const PeakMemoryCount* find_peak_memory_count(std::string_view name);
+std::span<const MemoryUnit> memory_units();
+const MemoryUnit* find_memory_unit(std::string_view name);
 
 }  // namespace clustersim

@@ -33,6 +33,20 @@ std::string reason_kind(const std::string& reason) {
   return kind;
 }
 
+nlohmann::ordered_json errors_json(const ErrorSummary& e) {
+  return {{"rows", e.count},
+          {"mape", e.mape},
+          {"median_abs_error", e.median_abs},
+          {"p90_abs_error", e.p90_abs},
+          {"max_abs_error", e.max_abs},
+          {"bias", e.bias}};
+}
+
+std::string errors_text(const ErrorSummary& e) {
+  return "MAPE " + percent(e.mape) + ", median |error| " + percent(e.median_abs) + ", p90 |error| " +
+         percent(e.p90_abs) + ", max |error| " + percent(e.max_abs) + ", bias (mean error) " + percent(e.bias);
+}
+
 nlohmann::ordered_json summary_json(const ValidationSummary& s) {
   return {{"rows", s.rows},
           {"simulated", s.simulated},
@@ -43,7 +57,9 @@ nlohmann::ordered_json summary_json(const ValidationSummary& s) {
           {"median_abs_error", s.errors.median_abs},
           {"p90_abs_error", s.errors.p90_abs},
           {"max_abs_error", s.errors.max_abs},
-          {"bias", s.errors.bias}};
+          {"bias", s.errors.bias},
+          {"peak_memory",
+           s.peak_memory_errors.count > 0 ? errors_json(s.peak_memory_errors) : nlohmann::ordered_json(nullptr)}};
 }
 
 }  // namespace
@@ -58,6 +74,9 @@ std::string validation_to_text(const ValidationDataset& d, const ValidationResul
          (d.cases.size() < d.total_rows ? format("; the first %zu replayed)", d.cases.size()) : std::string(")")) +
          "\n";
   out += "# metric: " + std::string(d.metric->summary) + "; error = (predicted - measured) / measured\n";
+  if (d.peak_memory != nullptr)
+    out += "# peak memory per GPU: " + std::string(d.peak_memory->summary) + ", in " + d.peak_memory_unit->name +
+           "; error = (predicted - measured) / measured\n";
   if (d.flops != nullptr) out += "# flops per step: " + std::string(d.flops->name) + ": " + d.flops->summary + "\n";
   out += "# fidelity: " + options.fidelity + "\n";
   out += "# cluster: " + d.cluster + "\n";
@@ -70,9 +89,13 @@ std::string validation_to_text(const ValidationDataset& d, const ValidationResul
     out += "#   - " + a + "\n";
   out += "#\n";
   const std::string unit = d.metric->unit;
-  out += format("# %-9s %-52s %6s %11s %11s %8s\n", "id", "configuration", "GPUs", "measured", "predicted", "error");
-  out += format("# %-9s %-52s %6s %11s %11s %8s\n", "", "", "", ("(" + unit + ")").c_str(), ("(" + unit + ")").c_str(),
-                "");
+  const bool peak = d.peak_memory != nullptr;
+  const std::string peak_unit = peak ? "(" + std::string(d.peak_memory_unit->name) + ")" : "";
+  out += format("# %-9s %-52s %6s %11s %11s %8s", "id", "configuration", "GPUs", "measured", "predicted", "error") +
+         (peak ? format(" %11s %11s %8s", "peak meas.", "peak pred.", "error") : std::string()) + "\n";
+  out +=
+      format("# %-9s %-52s %6s %11s %11s %8s", "", "", "", ("(" + unit + ")").c_str(), ("(" + unit + ")").c_str(), "") +
+      (peak ? format(" %11s %11s %8s", peak_unit.c_str(), peak_unit.c_str(), "") : std::string()) + "\n";
   std::map<std::string, std::size_t> reasons;
   for (std::size_t i = 0; i < d.cases.size(); ++i) {
     const ValidationCase& c = d.cases[i];
@@ -80,6 +103,9 @@ std::string validation_to_text(const ValidationDataset& d, const ValidationResul
     std::string line = format("  %-9s %-52s %6d %11.2f ", c.id.c_str(), c.label.c_str(), c.gpus, c.measured);
     if (r.status == RowStatus::simulated) {
       line += format("%11.2f %8s", r.predicted, percent(r.error).c_str());
+      if (r.has_peak_memory)
+        line += format(" %11.2f %11.2f %8s", c.measured_peak_bytes / d.peak_memory_unit->bytes,
+                       r.predicted_peak_bytes / d.peak_memory_unit->bytes, percent(r.peak_memory_error).c_str());
       if (!r.fits) line += "  (memory model: does not fit)";
     } else {
       line += format("%11s %8s  %s: ", "-", "-", to_string(r.status)) + first_line(r.reason);
@@ -94,9 +120,10 @@ std::string validation_to_text(const ValidationDataset& d, const ValidationResul
   if (s.not_fitting > 0) out += format(" (%zu simulated rows do not fit in memory by the model)", s.not_fitting);
   out += "\n";
   if (s.simulated > 0) {
-    out += "#   error over the " + std::to_string(s.simulated) + " simulated rows: MAPE " + percent(s.errors.mape) +
-           ", median |error| " + percent(s.errors.median_abs) + ", p90 |error| " + percent(s.errors.p90_abs) +
-           ", max |error| " + percent(s.errors.max_abs) + ", bias (mean error) " + percent(s.errors.bias) + "\n";
+    out += "#   error over the " + std::to_string(s.simulated) + " simulated rows: " + errors_text(s.errors) + "\n";
+    if (s.peak_memory_errors.count > 0)
+      out += "#   peak memory error over the " + std::to_string(s.peak_memory_errors.count) +
+             " simulated rows that measured it: " + errors_text(s.peak_memory_errors) + "\n";
   } else {
     out += "#   no row simulated: no error statistics\n";
   }
@@ -117,6 +144,9 @@ std::string validation_to_json(const ValidationDataset& d, const ValidationResul
   j["metric"] = d.metric->name;
   j["unit"] = d.metric->unit;
   j["flops"] = d.flops != nullptr ? nlohmann::ordered_json(d.flops->name) : nlohmann::ordered_json(nullptr);
+  j["peak_memory"] = d.peak_memory != nullptr
+                         ? nlohmann::ordered_json{{"counts", d.peak_memory->name}, {"unit", d.peak_memory_unit->name}}
+                         : nlohmann::ordered_json(nullptr);
   j["fidelity"] = options.fidelity;
   j["cluster"] = d.cluster;
   j["workload_template"] = nlohmann::ordered_json::parse(d.workload_template);
@@ -139,6 +169,12 @@ std::string validation_to_json(const ValidationDataset& d, const ValidationResul
     row["step_time_s"] = simulated ? nlohmann::ordered_json(r.step_time_s) : nlohmann::ordered_json(nullptr);
     row["fits"] = simulated ? nlohmann::ordered_json(r.fits) : nlohmann::ordered_json(nullptr);
     row["reason"] = r.reason;
+    const bool peak = simulated && r.has_peak_memory;
+    row["measured_peak_memory_bytes"] =
+        c.measured_peak_bytes > 0 ? nlohmann::ordered_json(c.measured_peak_bytes) : nlohmann::ordered_json(nullptr);
+    row["predicted_peak_memory_bytes"] =
+        peak ? nlohmann::ordered_json(r.predicted_peak_bytes) : nlohmann::ordered_json(nullptr);
+    row["peak_memory_error"] = peak ? nlohmann::ordered_json(r.peak_memory_error) : nlohmann::ordered_json(nullptr);
     rows.push_back(std::move(row));
   }
   j["rows"] = std::move(rows);

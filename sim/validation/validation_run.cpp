@@ -25,6 +25,11 @@ RowResult replay_case(const ValidationDataset& d, const ValidationCase& c, const
     r.fits = report.memory.fits;
     r.predicted = d.metric->from_step(report.step_time_s, c.gpus, c.flops_per_step);
     r.error = (r.predicted - r.measured) / r.measured;
+    if (d.peak_memory != nullptr && c.measured_peak_bytes > 0) {
+      r.has_peak_memory = true;
+      r.predicted_peak_bytes = d.peak_memory->bytes(report.memory);
+      r.peak_memory_error = (r.predicted_peak_bytes - c.measured_peak_bytes) / c.measured_peak_bytes;
+    }
   } catch (const SpecError& e) {
     r.status = RowStatus::unsupported;
     r.reason = (e.json_path().empty() ? "" : e.json_path() + ": ") + e.message();
@@ -52,12 +57,13 @@ const char* to_string(RowStatus s) {
 ValidationSummary summarize(const std::vector<RowResult>& rows) {
   ValidationSummary s;
   s.rows = rows.size();
-  std::vector<double> errors;
+  std::vector<double> errors, peak_errors;
   for (const auto& r : rows) {
     switch (r.status) {
       case RowStatus::simulated:
         ++s.simulated;
         errors.push_back(r.error);
+        if (r.has_peak_memory) peak_errors.push_back(r.peak_memory_error);
         if (!r.fits) ++s.not_fitting;
         break;
       case RowStatus::unsupported:
@@ -69,6 +75,7 @@ ValidationSummary summarize(const std::vector<RowResult>& rows) {
     }
   }
   s.errors = summarize_errors(errors);
+  s.peak_memory_errors = summarize_errors(peak_errors);
   return s;
 }
 

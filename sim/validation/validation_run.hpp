@@ -26,6 +26,11 @@ struct RowResult {
   double error = 0.0;      // (predicted - measured) / measured
   double step_time_s = 0.0;
   bool fits = true;  // the simulator's memory model says the configuration fits the GPU
+  // With a measured peak memory (ValidationCase::measured_peak_bytes > 0) and a simulated row: the
+  // report's line that counts the same bytes, and its error.
+  bool has_peak_memory = false;
+  double predicted_peak_bytes = 0.0;
+  double peak_memory_error = 0.0;
   std::string reason;
 };
 
@@ -34,8 +39,9 @@ struct ValidationSummary {
   std::size_t simulated = 0;
   std::size_t unsupported = 0;
   std::size_t failed = 0;
-  std::size_t not_fitting = 0;  // simulated rows the memory model says do not fit
-  ErrorSummary errors;          // over the simulated rows
+  std::size_t not_fitting = 0;      // simulated rows the memory model says do not fit
+  ErrorSummary errors;              // over the simulated rows
+  ErrorSummary peak_memory_errors;  // over the simulated rows with a measured peak memory
 };
 
 struct ValidationOptions {

@@ -106,6 +106,25 @@ def test_validate_returns_rows_and_a_summary() -> None:
     assert info.value.file == "--fidelity"
 
 
+def test_validate_h100_device_compares_step_time_and_the_allocated_peak() -> None:
+    rows, summary = cs.validate("h100-device", fidelity="analytical", limit=3, jobs=2)
+    assert list(rows.columns) == list(VALIDATION_COLUMNS) and len(rows) == 3
+    assert summary["peak_memory"] == {"counts": "allocated", "unit": "GiB"}
+    # The first row, gpt-350m micro-batch 1: 7.37 GiB measured (torch.cuda.max_memory_allocated).
+    first = rows.iloc[0]
+    assert first["id"] == "gpt-350m-mb1-gb1" and first["status"] == "simulated"
+    assert first["measured_peak_memory_bytes"] == pytest.approx(7.37 * 2**30, rel=1e-12)
+    errors = (rows["predicted_peak_memory_bytes"] - rows["measured_peak_memory_bytes"]) / rows["measured_peak_memory_bytes"]
+    assert (rows["peak_memory_error"] == errors).all()
+    assert rows["peak_memory_error"].abs().max() < 0.01  # the memory model is within 1 % on these rows
+    peak = summary["peak_memory_errors"]
+    assert peak["rows"] == 3 and peak["max_abs_error"] == pytest.approx(errors.abs().max(), rel=1e-12)
+    # A dataset without peak memory has none.
+    rows, summary = cs.validate("vtrain-multi", fidelity="analytical", limit=1)
+    assert summary["peak_memory"] is None and summary["peak_memory_errors"] is None
+    assert rows["measured_peak_memory_bytes"].isna().all()
+
+
 def _data() -> Path:
     if not (SHARED_DATA / "vidur").is_dir():
         pytest.skip(f"the reference data is not at {SHARED_DATA}")

@@ -73,9 +73,15 @@ def test_links_table_utilization_is_bytes_over_capacity(report: cs.Report) -> No
 
 def test_memory_adds_up_and_fits(report: cs.Report) -> None:
     m = report.memory
-    parts = (m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes
-             + m.communication_buffers_bytes + m.framework_overhead_bytes)
-    assert m.peak_bytes_per_gpu == pytest.approx(parts, rel=1e-9)
+    allocated = (m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes + m.logits_bytes
+                 + m.transient_bytes + m.communication_buffers_bytes + m.workspace_bytes)
+    assert m.allocated_peak_bytes == pytest.approx(allocated, rel=1e-12)
+    assert m.reserved_peak_bytes == pytest.approx(m.allocated_peak_bytes + m.allocator_reserve_bytes, rel=1e-12)
+    assert m.peak_bytes_per_gpu == pytest.approx(m.reserved_peak_bytes + m.cuda_context_bytes, rel=1e-12)
+    assert m.framework_overhead_bytes == pytest.approx(
+        m.workspace_bytes + m.allocator_reserve_bytes + m.cuda_context_bytes, rel=1e-12)
+    assert m.peak_phase in ("loss", "backward", "optimizer")
+    assert m.cuda_context_bytes == 400 * 2**20 and m.allocator_reserve_bytes > 0
     assert m.fits and report.fits and m.peak_bytes_per_gpu < m.capacity_bytes
 
 def test_power_and_cost_follow_from_the_step(report: cs.Report) -> None:

@@ -57,7 +57,11 @@ def _section(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
 
 @dataclasses.dataclass(frozen=True)
 class Memory:
-    """Memory per GPU, in bytes, against the GPU's capacity."""
+    """Memory per GPU, in bytes, at the moment of the step when it peaks (``peak_phase``: ``loss``,
+    ``backward`` or ``optimizer``), against the GPU's capacity. The lines the framework allocates
+    (weights to workspace) sum to ``allocated_peak_bytes`` (torch.cuda.max_memory_allocated);
+    ``reserved_peak_bytes`` adds the caching allocator's reserve, ``peak_bytes_per_gpu`` also the CUDA
+    context. ``framework_overhead_bytes`` = workspace + allocator reserve + CUDA context."""
 
     weights_bytes: float = 0.0
     gradients_bytes: float = 0.0
@@ -68,6 +72,14 @@ class Memory:
     peak_bytes_per_gpu: float = 0.0
     capacity_bytes: float = 0.0
     fits: bool = True
+    peak_phase: str = ""
+    logits_bytes: float = 0.0
+    transient_bytes: float = 0.0
+    workspace_bytes: float = 0.0
+    allocated_peak_bytes: float = 0.0
+    allocator_reserve_bytes: float = 0.0
+    reserved_peak_bytes: float = 0.0
+    cuda_context_bytes: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)

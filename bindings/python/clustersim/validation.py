@@ -24,7 +24,7 @@ __all__ = ["validate", "validation_datasets", "Validation", "VALIDATION_COLUMNS"
 
 # The columns of Validation.rows, in order (the stable keys of the command's JSON rows).
 VALIDATION_COLUMNS = ("id", "config", "gpus", "status", "measured", "predicted", "error", "step_time_s", "fits",
-                      "reason")
+                      "reason", "measured_peak_memory_bytes", "predicted_peak_memory_bytes", "peak_memory_error")
 
 
 class Validation(NamedTuple):
@@ -37,7 +37,11 @@ class Validation(NamedTuple):
     ``mape`` (mean |error|), ``median_abs_error``, ``p90_abs_error``, ``max_abs_error``, ``bias`` (mean
     signed error: > 0 over-predicts) over the simulated rows; and what the dataset is: ``dataset``,
     ``title``, ``source``, ``license``, ``metric``, ``unit``, ``fidelity``, ``total_rows``,
-    ``mapping`` and ``assumptions`` (lists of lines), ``text`` (the command's table).
+    ``mapping`` and ``assumptions`` (lists of lines), ``text`` (the command's table). A dataset that
+    also measured the peak memory per GPU (``summary["peak_memory"]``: which bytes it counts and its
+    unit) fills ``measured_peak_memory_bytes``, ``predicted_peak_memory_bytes`` (the report's line
+    counting the same bytes) and ``peak_memory_error``, and ``summary["peak_memory_errors"]`` holds
+    their statistics (``None`` otherwise).
     """
 
     rows: "pd.DataFrame"
@@ -75,9 +79,11 @@ def validate(
     rows = pd.DataFrame(data.pop("rows"), columns=list(VALIDATION_COLUMNS))
     rows["gpus"] = rows["gpus"].astype("Int64")
     rows["fits"] = rows["fits"].astype("boolean")
-    for column in ("measured", "predicted", "error", "step_time_s"):
+    for column in ("measured", "predicted", "error", "step_time_s", "measured_peak_memory_bytes",
+                   "predicted_peak_memory_bytes", "peak_memory_error"):
         rows[column] = rows[column].astype(float)
     summary: Dict[str, Any] = dict(data.pop("summary"))
+    summary["peak_memory_errors"] = summary.pop("peak_memory", None)  # the dataset's "peak_memory" says what it counts
     summary.update(data)
     summary["text"] = text
     return Validation(rows, summary)

@@ -81,7 +81,7 @@ TEST(ValidationSummary, CountsEveryStatusButSummarizesOnlySimulatedRows) {
 
 TEST(ValidationDatasets, RegistryNamesTheShippedDatasets) {
   const auto names = validation_dataset_names();
-  for (const char* n : {"megatron-a100-2021", "megatron-h100-2024", "vtrain-multi", "vtrain-single"})
+  for (const char* n : {"h100-device", "megatron-a100-2021", "megatron-h100-2024", "vtrain-multi", "vtrain-single"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 
@@ -239,6 +239,76 @@ TEST(ValidationDatasets, MissingMeasurementIsAnError) {
       [&] { load_validation_dataset(write_temp("nomeasure.json", testing::tiny_dataset_description(csv))); });
   EXPECT_EQ(e.file(), csv);
   EXPECT_EQ(e.json_path(), "row 2/column time (ms)");
+}
+
+TEST(ValidationDatasets, H100DeviceRowsAreOneH100RunningPyTorchEager) {
+  const ValidationDataset d = load_validation_dataset("h100-device");
+  ASSERT_EQ(d.cases.size(), 12u);
+  EXPECT_STREQ(d.metric->name, "iteration_time_ms");
+  ASSERT_NE(d.peak_memory, nullptr);
+  EXPECT_STREQ(d.peak_memory->name, "allocated");
+  EXPECT_STREQ(d.peak_memory_unit->name, "GiB");
+  // gpt-2.7b, micro-batch 2 (32 layers, h 2560, 32 heads): 175.2 ms and 47.06 GiB.
+  const ValidationCase& c = case_with_id(d, "gpt-2.7b-mb2-gb2");
+  EXPECT_EQ(c.gpus, 1);
+  EXPECT_DOUBLE_EQ(c.measured, 175.2);
+  EXPECT_DOUBLE_EQ(c.measured_peak_bytes, 47.06 * 1073741824.0);
+  ASSERT_TRUE(c.workload && c.cluster) << c.unsupported;
+  EXPECT_EQ(c.workload->model.layers, 32);
+  EXPECT_EQ(c.workload->model.heads, 32);
+  EXPECT_EQ(c.workload->model.ffn_hidden, 10240);
+  EXPECT_EQ(c.workload->model.vocab, 50304);
+  EXPECT_EQ(c.workload->training.micro_batch, 2);
+  EXPECT_EQ(c.workload->training.grad_buffer, "per_step");
+  EXPECT_EQ(c.workload->training.cross_entropy, "eager");
+  EXPECT_EQ(c.workload->training.recompute, "none");
+  EXPECT_EQ(c.cluster->gpu_count(), 1);
+  EXPECT_EQ(case_with_id(d, "gpt-1.3b-mb8-gb8-full").workload->training.recompute, "full");
+  EXPECT_EQ(case_with_id(d, "gpt-1.3b-mb2-gb16").workload->training.global_batch, 16);
+}
+
+TEST(ValidationSummary, PeakMemoryErrorsOverTheRowsThatMeasuredIt) {
+  std::vector<RowResult> rows(3);
+  for (auto& r : rows)
+    r.status = RowStatus::simulated;
+  rows[0].has_peak_memory = true;
+  rows[0].peak_memory_error = 0.02;
+  rows[1].has_peak_memory = true;
+  rows[1].peak_memory_error = -0.04;
+  rows[2].peak_memory_error = 9.0;  // not measured: ignored
+  const ValidationSummary s = summarize(rows);
+  EXPECT_EQ(s.peak_memory_errors.count, 2u);
+  EXPECT_NEAR(s.peak_memory_errors.mape, 0.03, 1e-12);
+  EXPECT_NEAR(s.peak_memory_errors.bias, -0.01, 1e-12);
+  EXPECT_EQ(summarize({}).peak_memory_errors.count, 0u);
+}
+
+TEST(ValidationDatasets, BadPeakMemoryNamesTheJsonPathAndTheAllowedValues) {
+  const std::string csv = write_temp("peak.csv",
+                                     "gpus,layers,hidden,heads,batch,tp,dp,time (ms),peak\n"
+                                     "8,2,1024,16,32,1,8,100,-3\n");
+  {
+    const std::string desc = write_temp(
+        "bad_counts.json", testing::tiny_dataset_description(
+                               csv, R"(, "peak_memory": {"field": "peak", "unit": "GiB", "counts": "nvidia"})"));
+    const SpecError e = spec_error_of([&] { load_validation_dataset(desc); });
+    EXPECT_EQ(e.json_path(), "/peak_memory/counts");
+    EXPECT_NE(e.message().find("allocated"), std::string::npos) << e.message();
+  }
+  {
+    const std::string desc = write_temp(
+        "bad_unit.json", testing::tiny_dataset_description(
+                             csv, R"(, "peak_memory": {"field": "peak", "unit": "GiBs", "counts": "device"})"));
+    EXPECT_EQ(spec_error_of([&] { load_validation_dataset(desc); }).json_path(), "/peak_memory/unit");
+  }
+  {
+    const std::string desc = write_temp(
+        "neg_peak.json", testing::tiny_dataset_description(
+                             csv, R"(, "peak_memory": {"field": "peak", "unit": "GiB", "counts": "device"})"));
+    const SpecError e = spec_error_of([&] { load_validation_dataset(desc); });
+    EXPECT_EQ(e.file(), csv);
+    EXPECT_EQ(e.json_path(), "row 2/column peak");
+  }
 }
 
 TEST(ValidationDatasets, BadDescriptionsNameTheJsonPath) {

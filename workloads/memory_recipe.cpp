@@ -1,0 +1,87 @@
+// Framework allocation recipes for the memory model (sim/hardware/memory_model.cpp).
+//
+// training.grad_buffer, the lifetime of the fp32 main gradients (4 bytes per parameter):
+//   persistent  Megatron-LM / Megatron-Core DistributedDataParallel: one contiguous fp32 buffer of
+//               every parameter's main gradient, allocated when the model is wrapped, zeroed each step
+//               and never freed (megatron/core/distributed/param_and_grad_buffer.py); the gradient
+//               buckets are views into it.
+//   per_step    a PyTorch eager loop (and FSDP2): each parameter's fp32 main gradient is allocated when
+//               its first gradient of the step arrives in the backward pass and freed by
+//               optimizer.zero_grad(set_to_none=True) after the optimizer step (PyTorch's default
+//               since 2.0). With one micro-batch per step no gradient exists before the backward pass;
+//               with gradient accumulation the first micro-batch's gradients stay alive through the
+//               others (h100-device: 1.3B, micro-batch 2: 25.56 GiB for one micro-batch, 30.47 GiB for
+//               8 = 4 bytes x 1.316e9 parameters = 4.90 GiB more).
+//
+// training.cross_entropy, the bytes per logit element (s b V / t of them) alive at the loss's peak:
+//   vocab_parallel  6  Megatron-Core's vocab-parallel cross entropy
+//                      (megatron/core/tensor_parallel/cross_entropy.py): the 16-bit logits (2) are cast
+//                      to fp32 (4) while still referenced by the model's forward; the softmax is computed
+//                      in place in the fp32 copy, saved, and turned into the gradient in place; the
+//                      backward of the cast adds the 16-bit gradient (2): 6 bytes at both moments.
+//   eager           12 torch.nn.functional.cross_entropy(logits.float(), target): log_softmax saves its
+//                      fp32 output (4, aten derivatives.yaml: _log_softmax_backward_data uses `result`);
+//                      in the backward pass nll_loss returns a dense fp32 gradient for it (4) and
+//                      log_softmax's backward produces the fp32 gradient of the logits (4) before either
+//                      input is freed: 12. The forward holds at most 10 (16-bit logits 2, fp32 copy 4,
+//                      log-softmax output 4). Matches h100-device: peak - model state - 32 s b h L
+//                      activations = 12.2-13.0 bytes per logit element on the 8 rows whose peak is the
+//                      loss (the rest: the output head's inputs and the cuBLAS workspaces).
+#include "workloads/memory_recipe.hpp"
+
+#include <algorithm>
+
+namespace clustersim {
+namespace {
+
+constexpr GradBufferRecipe kGradBuffers[] = {
+    {"persistent", "one contiguous fp32 buffer allocated before the first step (Megatron-LM DDP)", true},
+    {"per_step", "allocated during the backward pass, freed after the optimizer step (PyTorch eager)", false},
+};
+
+constexpr CrossEntropyRecipe kCrossEntropies[] = {
+    {"vocab_parallel", "Megatron-Core's vocab-parallel cross entropy: fp32 softmax, gradient in place", 6.0},
+    {"eager", "PyTorch F.cross_entropy on fp32 logits: log-softmax output, its gradient, the logits' gradient", 12.0},
+};
+
+template <class T>
+std::vector<std::string> names_of(std::span<const T> table) {
+  std::vector<std::string> names;
+  for (const auto& e : table)
+    names.emplace_back(e.name);
+  return names;
+}
+
+template <class T>
+const T& find_or_first(std::span<const T> table, std::string_view name) {
+  const auto it = std::find_if(table.begin(), table.end(), [&](const T& e) { return name == e.name; });
+  return it == table.end() ? table.front() : *it;  // the parser accepts only the names of the table
+}
+
+}  // namespace
+
+std::span<const GradBufferRecipe> grad_buffer_recipes() {
+  return kGradBuffers;
+}
+
+std::vector<std::string> grad_buffer_names() {
+  return names_of(grad_buffer_recipes());
+}
+
+const GradBufferRecipe& grad_buffer_recipe(std::string_view name) {
+  return find_or_first(grad_buffer_recipes(), name);
+}
+
+std::span<const CrossEntropyRecipe> cross_entropy_recipes() {
+  return kCrossEntropies;
+}
+
+std::vector<std::string> cross_entropy_names() {
+  return names_of(cross_entropy_recipes());
+}
+
+const CrossEntropyRecipe& cross_entropy_recipe(std::string_view name) {
+  return find_or_first(cross_entropy_recipes(), name);
+}
+
+}  // namespace clustersim

@@ -1,0 +1,35 @@
+#pragma once
+// How a training framework allocates the memory that lives only part of a step: the fp32 main
+// gradients (training.grad_buffer) and the loss over the vocabulary (training.cross_entropy). Two
+// registries, by the names the workload keys take; equations and sources in memory_recipe.cpp.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace clustersim {
+
+struct GradBufferRecipe {
+  const char* name;
+  const char* summary;
+  // true: allocated once before the first step and alive all step; false: each parameter's main
+  // gradient is allocated at its first gradient of the step and freed after the optimizer step.
+  bool persistent;
+};
+
+struct CrossEntropyRecipe {
+  const char* name;
+  const char* summary;
+  double peak_bytes_per_logit;  // bytes alive at the loss's peak per logit element (s b V / t of them)
+};
+
+std::span<const GradBufferRecipe> grad_buffer_recipes();
+std::vector<std::string> grad_buffer_names();
+// The recipe called `name`: one of grad_buffer_names() (the workload parser checks it).
+const GradBufferRecipe& grad_buffer_recipe(std::string_view name);
+
+std::span<const CrossEntropyRecipe> cross_entropy_recipes();
+std::vector<std::string> cross_entropy_names();
+const CrossEntropyRecipe& cross_entropy_recipe(std::string_view name);
+
+}  // namespace clustersim
