@@ -16,6 +16,7 @@
 #include "sim/power/power_model.hpp"
 #include "sim/replay/replay_engine.hpp"
 #include "sim/report/timeline.hpp"
+#include "sim/validation/error_bars.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/topology_metrics.hpp"
 #include "workloads/trace_format.hpp"
@@ -220,6 +221,9 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.power = compute_power(power_inputs(cluster, metrics, gpu, graph, result, tokens));
   report.cost =
       compute_cost(cost_inputs(cluster, metrics, gpu, result.step_time_s, tokens, report.power->cluster_avg_kw));
+  // Error bars (sim/validation/error_bars.hpp): from the shipped residuals of the nearest validation runs.
+  report.step_time_interval =
+      step_time_interval(prediction_features(gpu.id, workload, gpus), report.step_time_s, shipped_residuals());
   return report;
 }
 

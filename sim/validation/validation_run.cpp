@@ -25,6 +25,8 @@ RowResult replay_case(const ValidationDataset& d, const ValidationCase& c, const
     r.fits = report.memory.fits;
     r.predicted = d.metric->from_step(report.step_time_s, c.gpus, c.flops_per_step);
     r.error = (r.predicted - r.measured) / r.measured;
+    r.step_time_error = step_time_error(*d.metric, r.error);
+    r.features = prediction_features(report.run.gpu, *c.workload, c.gpus);
   } catch (const SpecError& e) {
     r.status = RowStatus::unsupported;
     r.reason = (e.json_path().empty() ? "" : e.json_path() + ": ") + e.message();

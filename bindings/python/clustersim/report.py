@@ -264,6 +264,20 @@ class Report:
         return float(self._data["step_time_s"])
 
     @property
+    def step_time_interval_s(self) -> Optional[Tuple[float, float]]:
+        """Where the measured step time is expected (lo, hi), seconds: from the validation errors of the
+        runs nearest to this one (docs/validation.md, "Error bars"); None without residuals."""
+        interval = self._data.get("step_time_interval_s")
+        return None if interval is None else (float(interval[0]), float(interval[1]))
+
+    @property
+    def step_time_interval_basis(self) -> Optional[Dict[str, Any]]:
+        """What the interval was derived from: ``rows`` (validation rows), ``datasets`` (name -> rows),
+        ``mean_distance``, ``max_distance``, the neighbours' step-time error percentiles, ``widening``
+        and the ``rule``; None without residuals."""
+        return self._data.get("step_time_interval_basis")
+
+    @property
     def tokens_per_s(self) -> float:
         """Training throughput: global batch x sequence length / step time."""
         return float(self._data["tokens_per_s"])
