@@ -83,7 +83,7 @@ TEST(ValidationDatasets, RegistryNamesTheShippedDatasets) {
   const auto names = validation_dataset_names();
   for (const char* n : {"megatron-a100-2021", "megatron-h100-2024", "vtrain-multi", "vtrain-single",
                         "korthikanti2022-a100", "llmfoundry-a100-40gb", "llmfoundry-a100-80gb", "llmfoundry-h100",
-                        "nemo-h100-fp8-2024", "nemo-h100-long-sequence"})
+                        "nemo-h100-fp8-2024", "nemo-h100-long-sequence", "torchtitan-h100"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 
@@ -232,6 +232,26 @@ TEST(ValidationDatasets, NemoRowsCarryTheirModelShapeAndSchedule) {
   ASSERT_TRUE(m.workload) << m.unsupported;
   EXPECT_EQ(m.workload->model.seq_len, 1048576);
   EXPECT_EQ(m.workload->parallelism.cp, 32);
+}
+
+TEST(ValidationDatasets, TorchtitanRowsRunOnTheTablesH100) {
+  const ValidationDataset d = load_validation_dataset("torchtitan-h100");
+  EXPECT_EQ(d.cases.size(), 9u);
+  // tt-0001: Table 1, FSDP, 8 GPUs, global batch 16 x 8192 tokens at 5,762 TPS/GPU = 2.8435 s.
+  const ValidationCase& c = case_with_id(d, "tt-0001");
+  ASSERT_TRUE(c.workload && c.cluster) << c.unsupported;
+  EXPECT_NEAR(c.measured, 16.0 * 8192 / (5762.0 * 8), 1e-4);
+  EXPECT_EQ(c.workload->parallelism.zero_stage, 3);
+  EXPECT_EQ(c.workload->model.kv_heads, 8);
+  EXPECT_EQ(c.workload->training.recompute, "selective");
+  EXPECT_FALSE(c.cluster->gpu_inline_json.empty());  // the 96 GB HBM2e variant of the catalogue H100
+  // tt-0009: Table 4, FSDP 32 x TP 8 with sequence parallelism, fp8, full recompute.
+  const ValidationCase& t = case_with_id(d, "tt-0009");
+  ASSERT_TRUE(t.workload) << t.unsupported;
+  EXPECT_EQ(t.workload->parallelism.tp, 8);
+  EXPECT_TRUE(t.workload->parallelism.sequence_parallel);
+  EXPECT_EQ(t.workload->training.precision, Precision::fp8);
+  EXPECT_EQ(t.cluster->nodes, 32);
 }
 
 TEST(ValidationDatasets, RowsTheSpecsRefuseAreUnsupportedNotErrors) {
