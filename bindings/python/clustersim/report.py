@@ -1,6 +1,7 @@
 """Report: what one simulation found (DESIGN.md, "Report", stable keys).
 
-Scalars are attributes (``step_time_s``, ``tokens_per_s``, ``tflops_per_gpu``, ``mfu``); sections are
+Scalars are attributes (``step_time_s``, ``tokens_per_s``, ``tflops_per_gpu``, ``mfu``; the error bar
+``step_time_interval_s`` with its ``step_time_interval_basis``); sections are
 small frozen dataclasses (``memory``, ``power``, ``cost``, ``provenance``, ``run``); the tables are
 pandas DataFrames (``breakdown``, ``communication``, ``links``, ``power_by_device``,
 ``power_by_gpu_class``, ``bill_of_materials``, and ``timeline()`` when the simulation recorded one).
