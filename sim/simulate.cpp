@@ -17,6 +17,7 @@
 #include "sim/power/power_model.hpp"
 #include "sim/replay/replay_engine.hpp"
 #include "sim/report/timeline.hpp"
+#include "sim/validation/error_bars.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/topology_metrics.hpp"
 #include "workloads/trace_format.hpp"
@@ -292,6 +293,9 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
     report.mark_unknown("power.energy_per_token_j", report.unknown_reason("tokens_per_s"));
     report.mark_unknown("cost.usd_per_million_tokens", report.unknown_reason("tokens_per_s"));
   }
+  // Error bars (sim/validation/error_bars.hpp): from the shipped residuals of the nearest validation runs.
+  report.step_time_interval =
+      step_time_interval(prediction_features(gpu.id, workload, gpus), report.step_time_s, shipped_residuals());
   return report;
 }
 

@@ -77,16 +77,22 @@ std::span<const Command> commands() {
        "                   their held-out measurements and on a second split (fit on tensor-parallel\n"
        "                   degree 1, test on 2, 4, 8)\n",
        &run_calibrate},
-      {"validate", "replay published training runs (vTrain, Megatron-LM tables); per-row and summary error",
+      {"validate", "replay published training runs (vTrain, Megatron, NeMo, llm-foundry); error, error bars",
        "usage: clustersim validate DATASET... [--fidelity flow|analytical] [--jobs N] [--limit N]\n"
-       "                           [--json] [--out results.json]\n\n"
-       "  DATASET          vtrain-multi, vtrain-single, megatron-a100-2021, megatron-h100-2024, all,\n"
-       "                   or a dataset description file (calibration/validation/README.md)\n"
+       "                           [--json] [--out results.json] [--residuals residuals.json]\n"
+       "       clustersim validate --coverage [--json]\n\n"
+       "  DATASET          a shipped dataset (vtrain-multi, megatron-h100-2024, llmfoundry-h100, ...:\n"
+       "                   docs/validation.md lists them; an unknown name prints them), all, or a\n"
+       "                   dataset description file (calibration/validation/README.md)\n"
        "  --fidelity F     network model: flow (default) or analytical\n"
        "  --jobs N         simulations at once, each in its own process (default 2)\n"
        "  --limit N        only the first N rows of each dataset (quick runs)\n"
        "  --json           print only the results JSON: per row measured, predicted, error; summary\n"
        "  --out FILE       also write the results JSON to FILE\n"
+       "  --residuals FILE write the residual file of the error bars (calibration/validation/residuals.json:\n"
+       "                   per simulated row its features and step-time error)\n"
+       "  --coverage       how often the error bars of the shipped residuals contain the measured step\n"
+       "                   time, per dataset, leaving out the row (and, second, its whole dataset)\n"
        "  error = (predicted - measured) / measured; rows the simulator refuses are listed as\n"
        "  unsupported with the reason and left out of the statistics (MAPE, median, p90, max, bias).\n",
        &run_validate},

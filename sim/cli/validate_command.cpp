@@ -7,6 +7,7 @@
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/validation/error_bars.hpp"
 #include "sim/validation/validation_report.hpp"
 
 namespace clustersim::cli {
@@ -23,10 +24,67 @@ int positive_integer(const std::optional<std::string>& text, const std::string& 
   throw UsageError("option --" + option + " expects a positive integer, got '" + *text + "'");
 }
 
+void write_file(const std::string& path, const std::string& text, std::string_view what) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw SpecError(path, "", "cannot write the " + std::string(what));
+  f << text;
+}
+
+// --coverage: how often the error bars of the shipped residuals contain the measurement, per dataset,
+// leave-one-out (a row's own residual is never its neighbour) and leave-one-dataset-out.
+int print_coverage(bool json) {
+  const ResidualTable table = shipped_residuals();
+  if (table.rows.empty()) throw SpecError("calibration/validation/residuals.json", "", "no residuals compiled in");
+  const auto by_row = leave_one_out_coverage(table, false);
+  const auto by_dataset = leave_one_out_coverage(table, true);
+  if (json) {
+    nlohmann::ordered_json j = {{"residuals", table.file},
+                                {"generated_by", table.generated_by},
+                                {"fidelity", table.fidelity},
+                                {"datasets", nlohmann::ordered_json::array()}};
+    for (std::size_t i = 0; i < by_row.size(); ++i)
+      j["datasets"].push_back({{"dataset", by_row[i].dataset},
+                               {"rows", by_row[i].rows},
+                               {"coverage", by_row[i].coverage},
+                               {"median_width", by_row[i].median_width},
+                               {"median_distance", by_row[i].median_distance},
+                               {"coverage_dataset_left_out", by_dataset[i].coverage},
+                               {"median_width_dataset_left_out", by_dataset[i].median_width},
+                               {"median_distance_dataset_left_out", by_dataset[i].median_distance}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  char line[256];
+  std::cout << "# error bars: coverage of the measured step time, per dataset (" << table.file << ", "
+            << table.rows.size() << " rows, " << table.fidelity << " fidelity)\n"
+            << "# leave one row out: the row's own residual is not among its neighbours; leave its dataset out: no row "
+               "of its dataset is\n"
+            << "# width = median (hi - lo) / predicted; distance = median of the neighbours' mean feature distance\n";
+  std::snprintf(line, sizeof line, "# %-26s %5s | %9s %7s %8s | %9s %7s %8s\n", "dataset", "rows", "coverage", "width",
+                "distance", "coverage", "width", "distance");
+  std::cout << line;
+  std::snprintf(line, sizeof line, "# %-26s %5s | %-26s | %-26s\n", "", "", "leave one row out",
+                "leave its dataset out");
+  std::cout << line;
+  for (std::size_t i = 0; i < by_row.size(); ++i) {
+    const auto& r = by_row[i];
+    const auto& d = by_dataset[i];
+    std::snprintf(line, sizeof line, "  %-26s %5zu | %8.1f%% %6.1f%% %8.2f | %8.1f%% %6.1f%% %8.2f\n",
+                  r.dataset.c_str(), r.rows, 100 * r.coverage, 100 * r.median_width, r.median_distance,
+                  100 * d.coverage, 100 * d.median_width, d.median_distance);
+    std::cout << line;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_validate(const std::vector<std::string>& args) {
-  const Arguments a(args, {"fidelity", "jobs", "limit", "out"}, {"json"});
+  const Arguments a(args, {"fidelity", "jobs", "limit", "out", "residuals"}, {"json", "coverage"});
+  if (a.flag("coverage")) {
+    if (!a.positional().empty()) throw UsageError("--coverage reads the shipped residuals: name no dataset");
+    return print_coverage(a.flag("json"));
+  }
   if (a.positional().empty()) throw UsageError("name a dataset (or all)");
   std::vector<std::string> datasets;
   for (const std::string& p : a.positional()) {
@@ -48,18 +106,24 @@ int run_validate(const std::vector<std::string>& args) {
     loaded.push_back(load_validation_dataset(name, limit));
 
   nlohmann::ordered_json all = {{"fidelity", options.fidelity}, {"datasets", nlohmann::ordered_json::array()}};
+  ResidualTable residuals;
+  residuals.fidelity = options.fidelity;
+  residuals.generated_by = "clustersim validate";
+  for (const std::string& arg : args)
+    residuals.generated_by += " " + arg;
   for (std::size_t i = 0; i < loaded.size(); ++i) {
     const ValidationResult result = run_validation(loaded[i], options);
+    for (std::size_t k = 0; k < result.rows.size(); ++k)
+      if (result.rows[k].status == RowStatus::simulated)
+        residuals.rows.push_back({loaded[i].name, loaded[i].cases[k].id, loaded[i].stack, result.rows[k].features,
+                                  result.rows[k].step_time_error});
     all["datasets"].push_back(nlohmann::ordered_json::parse(validation_to_json(loaded[i], result, options, -1)));
     if (!a.flag("json"))
       std::cout << (i > 0 ? "\n" : "") << validation_to_text(loaded[i], result, options) << std::flush;
   }
   const std::string json = all.dump(2);
-  if (const auto out = a.value("out")) {
-    std::ofstream f(*out, std::ios::binary);
-    if (!f) throw SpecError(*out, "", "cannot write the validation results file");
-    f << json << "\n";
-  }
+  if (const auto out = a.value("out")) write_file(*out, json + "\n", "validation results file");
+  if (const auto out = a.value("residuals")) write_file(*out, residuals_to_json(residuals), "residual file");
   if (a.flag("json")) std::cout << json << "\n";
   return 0;
 }

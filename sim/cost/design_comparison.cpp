@@ -63,6 +63,17 @@ DesignComparison compare_designs(std::string workload, double tokens, std::vecto
     r.train_time_s = steps * rep.step_time_s;
     r.train_cost_usd = rep.cost ? steps * rep.cost->usd_per_step : 0.0;
     r.train_energy_kwh = rep.power ? steps * rep.power->energy_per_step_j / 3.6e6 : 0.0;
+    if (rep.step_time_interval) {
+      r.train_time_lo_s = steps * rep.step_time_interval->lo_s;
+      r.train_time_hi_s = steps * rep.step_time_interval->hi_s;
+    }
+  }
+  for (DesignRow& r : rows) {
+    if (!r.train_time_lo_s) continue;
+    for (const DesignRow& other : rows)
+      if (&other != &r && other.train_time_lo_s && *other.train_time_lo_s <= *r.train_time_hi_s &&
+          *r.train_time_lo_s <= *other.train_time_hi_s)
+        r.within_error_of.push_back(other.design);
   }
   c.pareto_among = any_fits ? "designs that fit in memory" : "all designs (none fits in memory)";
   const auto candidate = [&](const DesignRow& r) {
@@ -89,7 +100,7 @@ std::string comparison_to_text(const DesignComparison& c) {
   }();
   o << cell("design", name_width, true) << cell("GPUs", 6) << cell("step", 11) << cell("tokens/s", 11) << cell("MFU", 7)
     << cell("fits", 6) << cell("avg kW", 9) << cell("J/token", 9) << cell("capex", 10) << cell("$/M tok", 9)
-    << cell("train time", 12) << cell("train cost", 12) << "  pareto\n";
+    << cell("train time", 12) << cell("likely", 15) << cell("train cost", 12) << "  pareto\n";
   for (const DesignRow& r : c.rows) {
     o << cell(r.design, name_width, true);
     if (!r.report) {
@@ -104,10 +115,21 @@ std::string comparison_to_text(const DesignComparison& c) {
       << cell(rep.memory.fits ? "yes" : "no", 6) << cell(fmt("%.0f", kw), 9) << cell(fmt("%.3f", j_per_token), 9)
       << cell(rep.cost ? money(rep.cost->capex_usd) : "-", 10)
       << cell(rep.cost ? fmt("%.3f", rep.cost->usd_per_million_tokens) : "-", 9) << cell(duration(r.train_time_s), 12)
+      << cell(r.train_time_lo_s ? duration(*r.train_time_lo_s) + "-" + duration(*r.train_time_hi_s) : "-", 15)
       << cell(money(r.train_cost_usd), 12) << "  " << (r.pareto ? "*" : "") << "\n";
   }
+  std::string overlaps;
+  for (std::size_t i = 0; i < c.rows.size(); ++i)
+    for (const std::string& other : c.rows[i].within_error_of)
+      for (std::size_t k = i + 1; k < c.rows.size(); ++k)
+        if (c.rows[k].design == other) overlaps += "\n    " + c.rows[i].design + " and " + other;
+  if (!overlaps.empty())
+    o << "\n  Within the model's error of each other (their training-time intervals overlap: which is faster is "
+         "not known):"
+      << overlaps << "\n";
   o << "\n  avg kW: facility power (PUE included); J/token: facility energy per token; capex: GPU servers,\n"
        "  NICs, switches, cables and optics; $/M tok: amortized capex + energy per million tokens;\n"
+       "  likely: the training time's interval, from the validation errors of the runs nearest to each design;\n"
        "  train time/cost: "
     << fmt("%.3g", c.tokens) << " tokens at the simulated step; * Pareto-optimal (time vs cost) among "
     << c.pareto_among << ".\n";
@@ -126,20 +148,25 @@ std::string comparison_to_json(const DesignComparison& c, int indent) {
       continue;
     }
     const Report& rep = *r.report;
-    Json d = {{"design", r.design},
-              {"pareto", r.pareto},
-              {"gpus", rep.run.gpus},
-              {"step_time_s", rep.step_time_s},
-              {"tokens_per_s", rep.tokens_per_s},
-              {"mfu", rep.mfu},
-              {"fits", rep.memory.fits},
-              {"cluster_avg_kw", rep.power ? rep.power->cluster_avg_kw : 0.0},
-              {"energy_per_token_j", rep.power ? rep.power->energy_per_token_j : 0.0},
-              {"capex_usd", rep.cost ? rep.cost->capex_usd : 0.0},
-              {"usd_per_million_tokens", rep.cost ? rep.cost->usd_per_million_tokens : 0.0},
-              {"train_time_s", r.train_time_s},
-              {"train_cost_usd", r.train_cost_usd},
-              {"train_energy_kwh", r.train_energy_kwh}};
+    Json d = {
+        {"design", r.design},
+        {"pareto", r.pareto},
+        {"gpus", rep.run.gpus},
+        {"step_time_s", rep.step_time_s},
+        {"tokens_per_s", rep.tokens_per_s},
+        {"mfu", rep.mfu},
+        {"fits", rep.memory.fits},
+        {"cluster_avg_kw", rep.power ? rep.power->cluster_avg_kw : 0.0},
+        {"energy_per_token_j", rep.power ? rep.power->energy_per_token_j : 0.0},
+        {"capex_usd", rep.cost ? rep.cost->capex_usd : 0.0},
+        {"usd_per_million_tokens", rep.cost ? rep.cost->usd_per_million_tokens : 0.0},
+        {"train_time_s", r.train_time_s},
+        {"train_cost_usd", r.train_cost_usd},
+        {"train_energy_kwh", r.train_energy_kwh},
+        {"step_time_interval_s",
+         rep.step_time_interval ? Json{rep.step_time_interval->lo_s, rep.step_time_interval->hi_s} : Json(nullptr)},
+        {"train_time_interval_s", r.train_time_lo_s ? Json{*r.train_time_lo_s, *r.train_time_hi_s} : Json(nullptr)},
+        {"within_error_of", r.within_error_of}};
     d["report"] = Json::parse(rep.to_json(-1));
     designs.push_back(std::move(d));
   }

@@ -5,6 +5,11 @@
 // (time to train, cost to train): no other design is at least as fast and as cheap and better in one.
 // Designs whose model does not fit in GPU memory cannot train: the Pareto front is taken among the
 // designs that fit, or among all when none does (the comparison says which).
+// Error bars: each design's training time carries the interval of its step time (the report's
+// step_time_interval_s, from the validation residuals of the nearest runs); two designs whose
+// intervals overlap are "within the model's error" of each other: the simulator cannot say which
+// one is faster. (Conservative: the errors of two similar designs are correlated, so their
+// difference is usually known better than either.)
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +25,9 @@ struct DesignRow {
   double train_time_s = 0.0;
   double train_cost_usd = 0.0;
   double train_energy_kwh = 0.0;
+  std::optional<double> train_time_lo_s;  // the step-time interval scaled to the run; none without one
+  std::optional<double> train_time_hi_s;
+  std::vector<std::string> within_error_of;  // designs whose training-time intervals overlap this one's
   bool pareto = false;
 };
 

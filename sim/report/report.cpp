@@ -164,11 +164,50 @@ CostStats cost_from_json(const Json& c) {
   return s;
 }
 
+Json interval_basis_json(const StepTimeInterval& i) {
+  Json datasets = Json::object();
+  for (const auto& d : i.datasets)
+    datasets[d.dataset] = d.rows;
+  return {{"rows", i.rows},
+          {"datasets", datasets},
+          {"mean_distance", i.mean_distance},
+          {"max_distance", i.max_distance},
+          {"step_time_error_p5", i.error_p5},
+          {"step_time_error_p50", i.error_p50},
+          {"step_time_error_p95", i.error_p95},
+          {"widening", i.widening},
+          {"rule", i.rule}};
+}
+
+StepTimeInterval interval_from_json(const Json& range, const Json& b) {
+  StepTimeInterval i;
+  i.lo_s = range.at(0).get<double>();
+  i.hi_s = range.at(1).get<double>();
+  i.rows = b.at("rows").get<int>();
+  for (const auto& [name, rows] : b.at("datasets").items())
+    i.datasets.push_back({name, rows.get<int>()});
+  i.mean_distance = b.at("mean_distance").get<double>();
+  i.max_distance = b.at("max_distance").get<double>();
+  i.error_p5 = b.at("step_time_error_p5").get<double>();
+  i.error_p50 = b.at("step_time_error_p50").get<double>();
+  i.error_p95 = b.at("step_time_error_p95").get<double>();
+  i.widening = b.at("widening").get<double>();
+  i.rule = b.at("rule").get<std::string>();
+  return i;
+}
+
 }  // namespace
 
 std::string Report::to_json(int indent) const {
   Json j;
   j["step_time_s"] = step_time_s;
+  if (step_time_interval) {
+    j["step_time_interval_s"] = {step_time_interval->lo_s, step_time_interval->hi_s};
+    j["step_time_interval_basis"] = interval_basis_json(*step_time_interval);
+  } else {
+    j["step_time_interval_s"] = nullptr;
+    j["step_time_interval_basis"] = nullptr;
+  }
   j["tokens_per_s"] = tokens_per_s;
   j["tflops_per_gpu"] = tflops_per_gpu;
   j["mfu"] = mfu;
@@ -259,6 +298,8 @@ Report Report::from_json(const std::string& text) {
   const Json j = Json::parse(text);
   Report r;
   r.step_time_s = j.at("step_time_s").get<double>();
+  if (j.contains("step_time_interval_s") && !j.at("step_time_interval_s").is_null())
+    r.step_time_interval = interval_from_json(j.at("step_time_interval_s"), j.at("step_time_interval_basis"));
   r.tokens_per_s = number_or_nan(j, "tokens_per_s");
   r.tflops_per_gpu = number_or_nan(j, "tflops_per_gpu");
   r.mfu = number_or_nan(j, "mfu");
@@ -376,6 +417,11 @@ std::string Report::to_text() const {
   }
 
   o << "  Step time          " << seconds(step) << "\n";
+  if (step_time_interval) {
+    const StepTimeInterval& i = *step_time_interval;
+    o << "  Likely measured    " << seconds(i.lo_s) << " to " << seconds(i.hi_s) << " (from the errors of the "
+      << i.rows << " validation runs nearest to this one, mean distance " << fmt("%.2f", i.mean_distance) << ")\n";
+  }
   o << "  Throughput         "
     << known_or(tokens_per_s, fmt("%.0f", tokens_per_s) + " tokens/s", unknown_reason("tokens_per_s")) << "\n";
   o << "  Model flops        "

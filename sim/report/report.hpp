@@ -125,6 +125,28 @@ struct CostStats {
   std::vector<CostLine> bill_of_materials;
 };
 
+// Where the measured step time is expected, given the prediction: from the validation residuals of
+// the runs nearest to this one (sim/validation/error_bars.hpp; docs/validation.md, "Error bars").
+struct IntervalNeighbours {
+  std::string dataset;
+  int rows = 0;
+};
+struct StepTimeInterval {
+  double lo_s = 0.0;
+  double hi_s = 0.0;
+  // The basis: how many validation rows, from which datasets, how far (feature distance), the
+  // quantiles of their step-time errors, the widening applied for the distance, and the rule.
+  int rows = 0;
+  std::vector<IntervalNeighbours> datasets;  // most rows first
+  double mean_distance = 0.0;
+  double max_distance = 0.0;
+  double error_p5 = 0.0;  // step-time errors (predicted - measured) / measured of the neighbours
+  double error_p50 = 0.0;
+  double error_p95 = 0.0;
+  double widening = 1.0;
+  std::string rule;
+};
+
 struct Provenance {
   std::string fidelity;                   // "flow"
   std::string network;                    // what computed transfer times
@@ -164,6 +186,7 @@ struct UnknownFigure {
 
 struct Report {
   double step_time_s = 0.0;
+  std::optional<StepTimeInterval> step_time_interval;  // none when no residuals are available
   double tokens_per_s = 0.0;
   double tflops_per_gpu = 0.0;  // model flops (no recompute) per second per GPU, in TFLOP/s
   double mfu = 0.0;             // model flops utilization: tflops_per_gpu / dense peak of the dtype

@@ -224,6 +224,7 @@ ValidationDataset load_validation_dataset(std::string_view name_or_path, std::si
   d.title = r.optional_string("title").value_or("");
   d.source = r.string("source");
   d.license = r.optional_string("license").value_or("");
+  d.stack = r.optional_string("stack").value_or("");
   if (r.has("assumptions")) {
     const nlohmann::json& assumptions = r.array("assumptions");
     for (std::size_t i = 0; i < assumptions.size(); ++i) {

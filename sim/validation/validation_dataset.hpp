@@ -6,6 +6,8 @@
 // by name; or any file given by path) that names its data file and says, as data, everything the
 // mapping assumes:
 //   name, title, source, license   where the figures come from
+//   stack                         the training software that was measured (megatron-deepspeed, nemo,
+//                                 llm-foundry, ...): named in the residuals of the error bars
 //   data {path, format}           the measurements (path relative to the description; row_source.hpp)
 //   select [ids]                  optional: only these records
 //   measured {metric, field, flops}  the measured figure (validation_metric.hpp) and where it is
@@ -55,6 +57,7 @@ struct ValidationDataset {
   std::string title;
   std::string source;
   std::string license;
+  std::string stack;      // the measured training software ("" when the description does not say)
   std::string file;       // the description file (a source-tree path when compiled in)
   std::string data_file;  // the data file it names
   const ValidationMetric* metric = nullptr;

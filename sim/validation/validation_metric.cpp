@@ -21,9 +21,10 @@ constexpr FlopsFormula kFlopsFormulas[] = {
 };
 
 constexpr ValidationMetric kMetrics[] = {
-    {"iteration_time_ms", "ms", "iteration time in ms",
+    {"iteration_time_ms", "ms", "iteration time in ms", true,
      [](double step_time_s, int, double) { return step_time_s * 1e3; }},
-    {"tflops_per_gpu", "TFLOP/s", "TFLOP/s per GPU (the source's flops per step / step time / GPUs)",
+    {"iteration_time_s", "s", "iteration time in s", true, [](double step_time_s, int, double) { return step_time_s; }},
+    {"tflops_per_gpu", "TFLOP/s", "TFLOP/s per GPU (the source's flops per step / step time / GPUs)", false,
      [](double step_time_s, int gpus, double flops) {
        return step_time_s > 0 && gpus > 0 ? flops / step_time_s / gpus / 1e12 : 0.0;
      }},
@@ -52,6 +53,10 @@ const T* find_by_name(std::span<const T> table, std::string_view name) {
 }
 
 }  // namespace
+
+double step_time_error(const ValidationMetric& metric, double error) {
+  return metric.proportional_to_time ? error : 1.0 / (1.0 + error) - 1.0;
+}
 
 std::span<const FlopsFormula> flops_formulas() {
   return kFlopsFormulas;

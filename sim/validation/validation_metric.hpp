@@ -3,6 +3,7 @@
 //
 // Metrics (registry, by the name a dataset description uses in "measured.metric"):
 //   iteration_time_ms  the step time, in milliseconds
+//   iteration_time_s   the step time, in seconds
 //   tflops_per_gpu     the source's flops per step / (step time x GPUs), in TFLOP/s. The flops are
 //                      counted with the SOURCE's formula (a flops formula below), so that a predicted
 //                      throughput is comparable with the published one whatever convention it used.
@@ -38,8 +39,9 @@ struct FlopsFormula {
 
 struct ValidationMetric {
   const char* name;
-  const char* unit;     // printed after the figures
-  const char* summary;  // one line for the command's header
+  const char* unit;           // printed after the figures
+  const char* summary;        // one line for the command's header
+  bool proportional_to_time;  // true: the metric grows with the step time; false: with its inverse (throughput)
   // The metric of a simulated step: `step_time_s` on `gpus` GPUs doing `flops_per_step` (source formula).
   double (*from_step)(double step_time_s, int gpus, double flops_per_step);
 };
@@ -54,6 +56,10 @@ struct MemoryUnit {
   const char* name;
   double bytes;
 };
+// The step-time error of a row whose metric error is `error` = (predicted - measured) / measured:
+// the same for a time metric; for a throughput metric m ~ 1 / t, t_pred / t_meas = m_meas / m_pred,
+// so the step-time error is 1 / (1 + error) - 1.
+double step_time_error(const ValidationMetric& metric, double error);
 
 std::span<const FlopsFormula> flops_formulas();
 const FlopsFormula* find_flops_formula(std::string_view name);

@@ -140,6 +140,7 @@ std::string validation_to_json(const ValidationDataset& d, const ValidationResul
   j["title"] = d.title;
   j["source"] = d.source;
   j["license"] = d.license;
+  j["stack"] = d.stack;
   j["data_file"] = d.data_file;
   j["metric"] = d.metric->name;
   j["unit"] = d.metric->unit;
@@ -167,6 +168,13 @@ std::string validation_to_json(const ValidationDataset& d, const ValidationResul
     row["predicted"] = simulated ? nlohmann::ordered_json(r.predicted) : nlohmann::ordered_json(nullptr);
     row["error"] = simulated ? nlohmann::ordered_json(r.error) : nlohmann::ordered_json(nullptr);
     row["step_time_s"] = simulated ? nlohmann::ordered_json(r.step_time_s) : nlohmann::ordered_json(nullptr);
+    row["step_time_error"] = simulated ? nlohmann::ordered_json(r.step_time_error) : nlohmann::ordered_json(nullptr);
+    row["features"] = simulated ? nlohmann::ordered_json{{"gpu", r.features.gpu},
+                                                         {"generation", r.features.generation},
+                                                         {"precision", r.features.precision},
+                                                         {"sharding", r.features.sharding},
+                                                         {"gpus", r.features.gpus}}
+                                : nlohmann::ordered_json(nullptr);
     row["fits"] = simulated ? nlohmann::ordered_json(r.fits) : nlohmann::ordered_json(nullptr);
     row["reason"] = r.reason;
     const bool peak = simulated && r.has_peak_memory;

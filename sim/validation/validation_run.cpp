@@ -30,6 +30,8 @@ RowResult replay_case(const ValidationDataset& d, const ValidationCase& c, const
       r.predicted_peak_bytes = d.peak_memory->bytes(report.memory);
       r.peak_memory_error = (r.predicted_peak_bytes - c.measured_peak_bytes) / c.measured_peak_bytes;
     }
+    r.step_time_error = step_time_error(*d.metric, r.error);
+    r.features = prediction_features(report.run.gpu, *c.workload, c.gpus);
   } catch (const SpecError& e) {
     r.status = RowStatus::unsupported;
     r.reason = (e.json_path().empty() ? "" : e.json_path() + ": ") + e.message();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/validation/error_summary.hpp"
+#include "sim/validation/prediction_features.hpp"
 #include "sim/validation/validation_dataset.hpp"
 
 namespace clustersim {
@@ -21,9 +22,11 @@ const char* to_string(RowStatus s);
 
 struct RowResult {
   RowStatus status = RowStatus::unsupported;
-  double measured = 0.0;   // in the dataset's metric
-  double predicted = 0.0;  // in the dataset's metric
-  double error = 0.0;      // (predicted - measured) / measured
+  double measured = 0.0;         // in the dataset's metric
+  double predicted = 0.0;        // in the dataset's metric
+  double error = 0.0;            // (predicted - measured) / measured
+  double step_time_error = 0.0;  // (predicted - measured) / measured of the step time (validation_metric.hpp)
+  PredictionFeatures features;   // of the simulated run (the residuals of the error bars)
   double step_time_s = 0.0;
   bool fits = true;  // the simulator's memory model says the configuration fits the GPU
   // With a measured peak memory (ValidationCase::measured_peak_bytes > 0) and a simulated row: the

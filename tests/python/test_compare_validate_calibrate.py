@@ -55,6 +55,29 @@ def test_compare_has_one_row_per_design_and_a_pareto_column(table: "object", wor
     assert len(ax.texts) == 3
 
 
+def test_compare_carries_each_designs_interval_and_which_are_within_the_models_error(
+        table: "object", workload: cs.Workload) -> None:
+    df = table
+    reports = df.attrs["reports"]
+    steps = 2e12 / workload.tokens_per_step
+    for row in df.itertuples():
+        lo, hi = row.step_time_interval_s
+        assert (lo, hi) == reports[row.design].step_time_interval_s
+        assert 0 < lo < hi
+        # The training-time interval is the step's, times the steps of the run.
+        assert row.train_time_interval_s == pytest.approx((steps * lo, steps * hi), rel=1e-9)
+        # Overlap is symmetric and follows from the intervals.
+        for other in df.itertuples():
+            if other.design == row.design:
+                continue
+            olo, ohi = other.train_time_interval_s
+            overlap = olo <= row.train_time_interval_s[1] and row.train_time_interval_s[0] <= ohi
+            assert (other.design in row.within_error_of) == overlap
+    basis = reports[DESIGNS[0]].step_time_interval_basis
+    assert basis["rows"] >= 20 and sum(basis["datasets"].values()) == basis["rows"]
+    assert basis["widening"] == pytest.approx(1 + basis["mean_distance"])
+
+
 def test_compare_agrees_with_the_command(cli: Optional[str], table: "object") -> None:
     if cli is None:
         pytest.skip("the clustersim command is not built (set CLUSTERSIM_CLI)")

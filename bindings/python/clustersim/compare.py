@@ -41,6 +41,9 @@ COMPARE_COLUMNS: Tuple[str, ...] = (
     "train_time_s",
     "train_cost_usd",
     "train_energy_kwh",
+    "step_time_interval_s",
+    "train_time_interval_s",
+    "within_error_of",
     "pareto",
     "error",
 )
@@ -78,8 +81,11 @@ def compare(
     Columns (:data:`COMPARE_COLUMNS`, those of ``clustersim compare``): ``design``, ``gpus``,
     ``step_time_s``, ``tokens_per_s``, ``mfu``, ``fits``, ``cluster_avg_kw`` (facility, PUE
     included), ``energy_per_token_j``, ``capex_usd``, ``usd_per_million_tokens``, ``train_time_s``,
-    ``train_cost_usd``, ``train_energy_kwh`` (the whole run), ``pareto`` (bool) and ``error`` (None, or
-    why the simulation failed). ``df.attrs``: ``workload``, ``tokens``, ``pareto_among``, ``text`` (the
+    ``train_cost_usd``, ``train_energy_kwh`` (the whole run), ``step_time_interval_s`` and
+    ``train_time_interval_s`` ((lo, hi) where the measured time is expected, from the validation errors
+    of the nearest runs), ``within_error_of`` (the designs whose training-time intervals overlap this
+    one's: which is faster is within the model's error), ``pareto`` (bool) and ``error`` (None, or why
+    the simulation failed). ``df.attrs``: ``workload``, ``tokens``, ``pareto_among``, ``text`` (the
     command's table) and ``reports`` (design -> :class:`~clustersim.Report`).
 
     Every spec is validated before any simulation runs: bad input raises SpecError; a simulation that
@@ -125,6 +131,9 @@ def compare(
         report = design.pop("report", None)
         if report is not None:
             reports[design["design"]] = Report(report)
+        for key in ("step_time_interval_s", "train_time_interval_s"):
+            if design.get(key) is not None:
+                design[key] = tuple(design[key])
         rows.append({"error": None, **design})
     df = pd.DataFrame(rows, columns=list(COMPARE_COLUMNS))
     df["fits"] = df["fits"].astype("boolean")

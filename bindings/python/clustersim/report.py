@@ -1,6 +1,7 @@
 """Report: what one simulation found (DESIGN.md, "Report", stable keys).
 
-Scalars are attributes (``step_time_s``, ``tokens_per_s``, ``tflops_per_gpu``, ``mfu``); sections are
+Scalars are attributes (``step_time_s``, ``tokens_per_s``, ``tflops_per_gpu``, ``mfu``; the error bar
+``step_time_interval_s`` with its ``step_time_interval_basis``); sections are
 small frozen dataclasses (``memory``, ``power``, ``cost``, ``provenance``, ``run``); the tables are
 pandas DataFrames (``breakdown``, ``communication``, ``links``, ``power_by_device``,
 ``power_by_gpu_class``, ``bill_of_materials``, and ``timeline()`` when the simulation recorded one).
@@ -280,6 +281,20 @@ class Report:
     def step_time_s(self) -> float:
         """Simulated time of one training step, seconds (slowest rank, first kernel to optimizer end)."""
         return float(self._data["step_time_s"])
+
+    @property
+    def step_time_interval_s(self) -> Optional[Tuple[float, float]]:
+        """Where the measured step time is expected (lo, hi), seconds: from the validation errors of the
+        runs nearest to this one (docs/validation.md, "Error bars"); None without residuals."""
+        interval = self._data.get("step_time_interval_s")
+        return None if interval is None else (float(interval[0]), float(interval[1]))
+
+    @property
+    def step_time_interval_basis(self) -> Optional[Dict[str, Any]]:
+        """What the interval was derived from: ``rows`` (validation rows), ``datasets`` (name -> rows),
+        ``mean_distance``, ``max_distance``, the neighbours' step-time error percentiles, ``widening``
+        and the ``rule``; None without residuals."""
+        return self._data.get("step_time_interval_basis")
 
     @property
     def tokens_per_s(self) -> float:

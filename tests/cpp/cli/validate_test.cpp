@@ -60,6 +60,44 @@ TEST(ValidateCli, JsonHasEveryRowAndTheSummary) {
     EXPECT_TRUE(s[k].is_number()) << k;
 }
 
+TEST(ValidateCli, ResidualsFileHoldsEverySimulatedRowWithItsFeatures) {
+  const std::string out = testing::temp_path("validate_residuals.json");
+  const auto r = run_cli("validate korthikanti2022-a100 --limit 2 --fidelity analytical --json --residuals " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto results = nlohmann::json::parse(r.out);
+  const auto residuals = nlohmann::json::parse(testing::read_file(out));
+  EXPECT_EQ(residuals["fidelity"], "analytical");
+  ASSERT_EQ(residuals["rows"].size(), 2u);
+  const auto& row = residuals["rows"][0];
+  const auto& result = results["datasets"][0]["rows"][0];
+  EXPECT_EQ(row["dataset"], "korthikanti2022-a100");
+  EXPECT_EQ(row["id"], "e2e-0020");
+  EXPECT_EQ(row["stack"], "megatron-lm");
+  EXPECT_EQ(row["gpu"], "a100-sxm4-80gb");
+  EXPECT_EQ(row["generation"], "ampere");
+  EXPECT_EQ(row["precision"], "fp16");
+  EXPECT_EQ(row["sharding"], "megatron");
+  EXPECT_EQ(row["gpus"], 8);
+  // An iteration-time dataset: the step-time error is the row's error (rounded to 1e-6 in the file).
+  EXPECT_NEAR(row["step_time_error"].get<double>(), result["error"].get<double>(), 1e-6);
+  EXPECT_NEAR(result["step_time_error"].get<double>(), result["error"].get<double>(), 1e-12);
+}
+
+TEST(ValidateCli, CoverageListsEveryShippedDataset) {
+  const auto r = run_cli("validate --coverage --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j["datasets"].size(), 10u);
+  for (const auto& d : j["datasets"]) {
+    EXPECT_GE(d["coverage"].get<double>(), 0.8) << d["dataset"];
+    EXPECT_LE(d["coverage"].get<double>(), 1.0) << d["dataset"];
+    EXPECT_GT(d["rows"].get<int>(), 0);
+  }
+  EXPECT_EQ(run_cli("validate --coverage vtrain-multi").status, 2);
+  const auto text = run_cli("validate --coverage");
+  EXPECT_NE(text.out.find("leave one row out"), std::string::npos) << text.out;
+}
+
 TEST(ValidateCli, UnsupportedRowsAreListedNotFatal) {
   const std::string csv =
       write_temp("validate_refused.csv", std::string(testing::kTinyDatasetHeader) + "3,2,1024,16,3,3,1,100\n");

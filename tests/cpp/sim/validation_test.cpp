@@ -81,7 +81,9 @@ TEST(ValidationSummary, CountsEveryStatusButSummarizesOnlySimulatedRows) {
 
 TEST(ValidationDatasets, RegistryNamesTheShippedDatasets) {
   const auto names = validation_dataset_names();
-  for (const char* n : {"h100-device", "megatron-a100-2021", "megatron-h100-2024", "vtrain-multi", "vtrain-single"})
+  for (const char* n : {"h100-device", "megatron-a100-2021", "megatron-h100-2024", "vtrain-multi", "vtrain-single",
+                        "korthikanti2022-a100", "llmfoundry-a100-40gb", "llmfoundry-a100-80gb", "llmfoundry-h100",
+                        "nemo-h100-fp8-2024", "nemo-h100-long-sequence", "torchtitan-h100"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 
@@ -189,6 +191,67 @@ TEST(ValidationDatasets, MegatronH100RowsTurnOnSequenceParallelismWithTp) {
   EXPECT_TRUE(tp2.workload->parallelism.sequence_parallel);
   EXPECT_TRUE(tp2.workload->parallelism.tp_comm_overlap);
   EXPECT_EQ(tp2.workload->parallelism.tp, 2);
+}
+
+TEST(ValidationDatasets, LlmFoundryRowsAreFsdpOverEveryGpu) {
+  const ValidationDataset d = load_validation_dataset("llmfoundry-a100-40gb");
+  EXPECT_EQ(d.stack, "llm-foundry");
+  EXPECT_EQ(std::string(d.metric->name), "iteration_time_s");
+  // e2e-0335: MPT-125m, seq 1024, 8 A100 40GB, gb 1248, mb 52, FULL_SHARD, PURE bf16, 1.0772 s.
+  const ValidationCase& c = case_with_id(d, "e2e-0335");
+  ASSERT_TRUE(c.workload && c.cluster) << c.unsupported;
+  EXPECT_DOUBLE_EQ(c.measured, 1.0772);
+  EXPECT_EQ(c.cluster->gpu_id, "a100-sxm4-40gb");
+  EXPECT_EQ(c.cluster->nodes, 1);
+  EXPECT_EQ(c.workload->parallelism.zero_stage, 3);
+  EXPECT_EQ(c.workload->parallelism.dp, 8);
+  EXPECT_EQ(c.workload->training.micro_batch, 52);
+  EXPECT_EQ(c.workload->training.precision, Precision::bf16);
+  EXPECT_EQ(c.workload->model.ffn_hidden, 3072);
+  const ValidationDataset h = load_validation_dataset("llmfoundry-h100");
+  int fp8 = 0;
+  for (const auto& x : h.cases)
+    if (x.workload && x.workload->training.precision == Precision::fp8) ++fp8;
+  EXPECT_EQ(fp8, 7);  // the table 'H100 80GB FP8'
+}
+
+TEST(ValidationDatasets, NemoRowsCarryTheirModelShapeAndSchedule) {
+  const ValidationDataset d = load_validation_dataset("nemo-h100-fp8-2024");
+  EXPECT_EQ(d.cases.size(), 12u);
+  // e2e-0343: Llama 2 70B (GQA, 8 KV heads), tp4 pp4 vp20 on 64 H100 in fp8.
+  const ValidationCase& c = case_with_id(d, "e2e-0343");
+  ASSERT_TRUE(c.workload && c.cluster) << c.unsupported;
+  EXPECT_EQ(c.workload->model.layers, 80);
+  EXPECT_EQ(c.workload->model.kv_heads, 8);
+  EXPECT_EQ(c.workload->training.precision, Precision::fp8);
+  EXPECT_EQ(c.workload->parallelism.virtual_stages, 20);
+  EXPECT_TRUE(c.workload->parallelism.sequence_parallel);
+  EXPECT_EQ(c.cluster->nodes, 8);
+  const ValidationDataset l = load_validation_dataset("nemo-h100-long-sequence");
+  const ValidationCase& m = case_with_id(l, "e2e-0365");  // 1M tokens: seq_len_k 1024
+  ASSERT_TRUE(m.workload) << m.unsupported;
+  EXPECT_EQ(m.workload->model.seq_len, 1048576);
+  EXPECT_EQ(m.workload->parallelism.cp, 32);
+}
+
+TEST(ValidationDatasets, TorchtitanRowsRunOnTheTablesH100) {
+  const ValidationDataset d = load_validation_dataset("torchtitan-h100");
+  EXPECT_EQ(d.cases.size(), 9u);
+  // tt-0001: Table 1, FSDP, 8 GPUs, global batch 16 x 8192 tokens at 5,762 TPS/GPU = 2.8435 s.
+  const ValidationCase& c = case_with_id(d, "tt-0001");
+  ASSERT_TRUE(c.workload && c.cluster) << c.unsupported;
+  EXPECT_NEAR(c.measured, 16.0 * 8192 / (5762.0 * 8), 1e-4);
+  EXPECT_EQ(c.workload->parallelism.zero_stage, 3);
+  EXPECT_EQ(c.workload->model.kv_heads, 8);
+  EXPECT_EQ(c.workload->training.recompute, "selective");
+  EXPECT_FALSE(c.cluster->gpu_inline_json.empty());  // the 96 GB HBM2e variant of the catalogue H100
+  // tt-0009: Table 4, FSDP 32 x TP 8 with sequence parallelism, fp8, full recompute.
+  const ValidationCase& t = case_with_id(d, "tt-0009");
+  ASSERT_TRUE(t.workload) << t.unsupported;
+  EXPECT_EQ(t.workload->parallelism.tp, 8);
+  EXPECT_TRUE(t.workload->parallelism.sequence_parallel);
+  EXPECT_EQ(t.workload->training.precision, Precision::fp8);
+  EXPECT_EQ(t.cluster->nodes, 32);
 }
 
 TEST(ValidationDatasets, RowsTheSpecsRefuseAreUnsupportedNotErrors) {

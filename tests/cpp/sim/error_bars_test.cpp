@@ -1,0 +1,239 @@
+// Error bars (sim/validation/error_bars.hpp): the feature distance, the interval's hand-worked
+// quantiles, its widening far from the validation data, leave-one-out coverage (a row's own residual
+// is never its neighbour) and the coverage of the shipped residuals per dataset.
+#include "sim/validation/error_bars.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../spec_error_of.hpp"
+#include "sim/cost/design_comparison.hpp"
+#include "sim/validation/error_summary.hpp"
+#include "sim/validation/validation_metric.hpp"
+
+namespace clustersim {
+namespace {
+
+using testing::spec_error_of;
+
+PredictionFeatures features(std::string gpu, std::string precision, std::string sharding, int gpus) {
+  PredictionFeatures f;
+  f.gpu = gpu;
+  f.generation = gpu_generation(gpu);
+  f.precision = std::move(precision);
+  f.sharding = std::move(sharding);
+  f.gpus = gpus;
+  return f;
+}
+
+ResidualRow row(std::string dataset, std::string id, PredictionFeatures f, double step_time_error) {
+  return {std::move(dataset), std::move(id), "", std::move(f), step_time_error};
+}
+
+TEST(PredictionFeatures, GenerationFromTheCatalogueId) {
+  EXPECT_EQ(gpu_generation("a100-sxm4-40gb"), "ampere");
+  EXPECT_EQ(gpu_generation("h100-sxm5-80gb"), "hopper");
+  EXPECT_EQ(gpu_generation("h200-sxm-141gb"), "hopper");
+  EXPECT_EQ(gpu_generation("b200"), "blackwell");
+  EXPECT_EQ(gpu_generation("my-asic"), "my-asic");  // unknown: its own generation
+}
+
+TEST(ErrorBars, DistanceIsTheDocumentedWeightedSum) {
+  const auto a = features("a100-sxm4-80gb", "fp16", "megatron", 64);
+  EXPECT_DOUBLE_EQ(feature_distance(a, a), 0.0);
+  // fp16 vs bf16: 0.25; 64 -> 256 GPUs: two doublings x 0.25.
+  EXPECT_DOUBLE_EQ(feature_distance(a, features("a100-sxm4-40gb", "bf16", "megatron", 256)), 0.25 + 0.5);
+  // generation 1 + precision (16-bit vs fp8) 1 + sharding 1 + 64 -> 1024 GPUs: 4 doublings x 0.25.
+  EXPECT_DOUBLE_EQ(feature_distance(a, features("h100-sxm5-80gb", "fp8", "fsdp", 1024)), 1.0 + 1.0 + 1.0 + 1.0);
+  EXPECT_DOUBLE_EQ(feature_distance(features("h100-sxm5-80gb", "fp8", "fsdp", 1024), a), 4.0);  // symmetric
+}
+
+// 21 rows at distance 0 whose ln(measured / predicted) are -0.10, -0.09, ..., +0.10: the 5th
+// percentile sits at position 0.05 x 20 = 1 (-0.09), the median at -0.00, the 95th at 19 (+0.09).
+ResidualTable evenly_spread_table(const PredictionFeatures& f) {
+  ResidualTable t;
+  for (int i = 0; i <= 20; ++i) {
+    const double l = -0.10 + 0.01 * i;                                        // ln(t_meas / t_pred)
+    t.rows.push_back(row("even", std::to_string(i), f, std::exp(-l) - 1.0));  // e = t_pred / t_meas - 1
+  }
+  return t;
+}
+
+TEST(ErrorBars, IntervalIsTheNeighboursPercentilesAroundThePrediction) {
+  const auto f = features("a100-sxm4-80gb", "bf16", "megatron", 64);
+  const ResidualTable t = evenly_spread_table(f);
+  const auto i = step_time_interval(f, 2.0, t);
+  ASSERT_TRUE(i);
+  EXPECT_EQ(i->rows, 21);  // 20 nearest, and the 21st as near as the 20th (ties kept)
+  EXPECT_DOUBLE_EQ(i->mean_distance, 0.0);
+  EXPECT_DOUBLE_EQ(i->widening, 1.0);
+  // [2 exp(-0.09 - 0.01), 2 exp(0.09 + 0.01)]: percentiles plus the 1 % floor.
+  EXPECT_NEAR(i->lo_s, 2.0 * std::exp(-0.10), 1e-12);
+  EXPECT_NEAR(i->hi_s, 2.0 * std::exp(0.10), 1e-12);
+  ASSERT_EQ(i->datasets.size(), 1u);
+  EXPECT_EQ(i->datasets[0].dataset, "even");
+  EXPECT_EQ(i->datasets[0].rows, 21);
+  // A measurement 5 % slower than predicted (l = ln 1.05 = 0.049) is inside; 15 % is not.
+  EXPECT_LT(2.0 * 1.05, i->hi_s);
+  EXPECT_GT(2.0 * 1.15, i->hi_s);
+}
+
+TEST(ErrorBars, IntervalWidensOnDataFarFromTheFit) {
+  const auto near = features("a100-sxm4-80gb", "bf16", "megatron", 64);
+  const ResidualTable t = evenly_spread_table(near);
+  // Another generation (distance 1): the percentiles' spread counts twice (w = 1 + 1).
+  const auto far = step_time_interval(features("h100-sxm5-80gb", "bf16", "megatron", 64), 2.0, t);
+  ASSERT_TRUE(far);
+  EXPECT_DOUBLE_EQ(far->mean_distance, 1.0);
+  EXPECT_DOUBLE_EQ(far->widening, 2.0);
+  EXPECT_NEAR(far->lo_s, 2.0 * std::exp(-0.09 * 2 - 0.01), 1e-12);
+  EXPECT_NEAR(far->hi_s, 2.0 * std::exp(0.09 * 2 + 0.01), 1e-12);
+  // Farther still (generation, precision, sharding, 16x the GPUs): w = 5.
+  const auto farther = step_time_interval(features("b200", "fp8", "fsdp", 1024), 2.0, t);
+  ASSERT_TRUE(farther);
+  EXPECT_DOUBLE_EQ(farther->widening, 5.0);
+  EXPECT_GT(farther->hi_s - farther->lo_s, far->hi_s - far->lo_s);
+}
+
+TEST(ErrorBars, ShippedResidualsGiveWiderIntervalsAwayFromTheValidatedRuns) {
+  const ResidualTable t = shipped_residuals();
+  ASSERT_GT(t.rows.size(), 1000u);
+  // Among vTrain's A100 runs (fp16, Megatron, 64 GPUs) against a B200 fp8 FSDP run on 8,192 GPUs,
+  // which no validation row resembles.
+  const auto among = step_time_interval(features("a100-sxm4-80gb", "fp16", "megatron", 64), 1.0, t);
+  const auto away = step_time_interval(features("b200", "fp8", "fsdp", 8192), 1.0, t);
+  ASSERT_TRUE(among && away);
+  EXPECT_LT(among->mean_distance, 0.1);
+  EXPECT_GT(away->mean_distance, 1.5);
+  EXPECT_GT(away->hi_s - away->lo_s, 1.5 * (among->hi_s - among->lo_s));
+}
+
+TEST(ErrorBars, LeaveOneOutNeverUsesTheRowItself) {
+  // One row predicted exactly (a), one 50 % too fast (b: e = -1/3, measured 1.5 x predicted).
+  const auto f = features("h100-sxm5-80gb", "bf16", "megatron", 8);
+  ResidualTable t;
+  t.rows = {row("a", "0", f, 0.0), row("b", "1", f, 1.0 / 1.5 - 1.0)};
+  // With its own residual a row's interval always holds it (here: the 1 % floor around l = 0).
+  ResidualTable alone;
+  alone.rows = {t.rows[0]};
+  const auto own = step_time_interval(f, 1.0, alone);
+  ASSERT_TRUE(own);
+  EXPECT_NEAR(own->lo_s, std::exp(-0.01), 1e-12);
+  EXPECT_NEAR(own->hi_s, std::exp(0.01), 1e-12);
+  // Excluding row 0, its neighbour is row 1 only: ln 1.5 +- 1 %.
+  ResidualExclusion exclude;
+  exclude.row = &t.rows[0];
+  const auto without = step_time_interval(f, 1.0, t, exclude);
+  ASSERT_TRUE(without);
+  EXPECT_EQ(without->rows, 1);
+  EXPECT_NEAR(without->lo_s, 1.5 * std::exp(-0.01), 1e-12);
+  EXPECT_NEAR(without->hi_s, 1.5 * std::exp(0.01), 1e-12);
+  // So leave-one-out covers neither row: each sees only the other.
+  const auto coverage = leave_one_out_coverage(t);
+  ASSERT_EQ(coverage.size(), 2u);
+  EXPECT_EQ(coverage[0].dataset, "a");
+  EXPECT_EQ(coverage[0].rows, 1u);
+  EXPECT_EQ(coverage[0].covered, 0u);
+  EXPECT_EQ(coverage[1].covered, 0u);
+  // Leaving the whole dataset out, a's rows see only b's.
+  const auto by_dataset = leave_one_out_coverage(t, true);
+  EXPECT_EQ(by_dataset[0].rows, 1u);
+  EXPECT_EQ(by_dataset[0].covered, 0u);
+}
+
+TEST(ErrorBars, ShippedResidualsCoverAtLeast80PercentOfEveryDatasetLeaveOneOut) {
+  const ResidualTable t = shipped_residuals();
+  const auto coverage = leave_one_out_coverage(t);
+  ASSERT_GE(coverage.size(), 10u);
+  for (const auto& c : coverage) {
+    EXPECT_GE(c.coverage, 0.80) << c.dataset << ": " << c.covered << " of " << c.rows;
+    EXPECT_GT(c.median_width, 0.0) << c.dataset;
+  }
+}
+
+TEST(ErrorBars, ResidualFileRoundTripsAndBadRowsNameTheirPath) {
+  const auto f = features("a100-sxm4-80gb", "fp16", "megatron", 64);
+  ResidualTable t;
+  t.generated_by = "test";
+  t.fidelity = "analytical";
+  t.rows = {row("d", "0001", f, -0.125), row("d", "0002", f, 0.25)};
+  const ResidualTable back = parse_residuals(residuals_to_json(t), "r.json");
+  ASSERT_EQ(back.rows.size(), 2u);
+  EXPECT_EQ(back.rows[1].id, "0002");
+  EXPECT_EQ(back.rows[1].features.generation, "ampere");
+  EXPECT_DOUBLE_EQ(back.rows[0].step_time_error, -0.125);
+
+  const SpecError e = spec_error_of([] {
+    parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
+        "generation": "blackwell", "precision": "fp8", "sharding": "zero", "gpus": 8, "step_time_error": 0.1}]})",
+                    "r.json");
+  });
+  EXPECT_EQ(e.file(), "r.json");
+  EXPECT_EQ(e.json_path(), "/rows/0/sharding");
+  EXPECT_NE(e.message().find("fsdp"), std::string::npos) << e.message();
+  // An error of -1 or less would mean a zero or negative predicted time.
+  const SpecError neg = spec_error_of([] {
+    parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
+        "generation": "blackwell", "precision": "fp8", "sharding": "fsdp", "gpus": 8, "step_time_error": -1}]})",
+                    "r.json");
+  });
+  EXPECT_EQ(neg.json_path(), "/rows/0/step_time_error");
+}
+
+TEST(ErrorBars, ThroughputErrorsBecomeStepTimeErrors) {
+  // 25 % too many TFLOP/s predicted = the step predicted in 1 / 1.25 of the measured time: -20 %.
+  EXPECT_DOUBLE_EQ(step_time_error(*find_validation_metric("tflops_per_gpu"), 0.25), -0.2);
+  EXPECT_DOUBLE_EQ(step_time_error(*find_validation_metric("iteration_time_ms"), 0.25), 0.25);
+  EXPECT_DOUBLE_EQ(step_time_error(*find_validation_metric("iteration_time_s"), -0.1), -0.1);
+}
+
+Report report_with_interval(double step_s, double lo_s, double hi_s) {
+  Report r;
+  r.step_time_s = step_s;
+  r.tokens_per_s = 1000.0 / step_s;  // 1000 tokens per step
+  r.step_time_interval = StepTimeInterval{};
+  r.step_time_interval->lo_s = lo_s;
+  r.step_time_interval->hi_s = hi_s;
+  return r;
+}
+
+TEST(ErrorBars, CompareSaysWhichDesignsAreWithinTheModelsErrorOfEachOther) {
+  // 1e6 tokens = 1000 steps. a: 1.0 s [0.9, 1.2]; b: 1.1 s [1.0, 1.3] overlaps a; c: 2.0 s [1.8, 2.4] neither.
+  std::vector<DesignRow> rows(3);
+  rows[0].design = "a";
+  rows[0].report = report_with_interval(1.0, 0.9, 1.2);
+  rows[1].design = "b";
+  rows[1].report = report_with_interval(1.1, 1.0, 1.3);
+  rows[2].design = "c";
+  rows[2].report = report_with_interval(2.0, 1.8, 2.4);
+  const DesignComparison c = compare_designs("w", 1e6, rows);
+  EXPECT_NEAR(*c.rows[0].train_time_lo_s, 900.0, 1e-9);
+  EXPECT_NEAR(*c.rows[0].train_time_hi_s, 1200.0, 1e-9);
+  EXPECT_EQ(c.rows[0].within_error_of, std::vector<std::string>{"b"});
+  EXPECT_EQ(c.rows[1].within_error_of, std::vector<std::string>{"a"});
+  EXPECT_TRUE(c.rows[2].within_error_of.empty());
+  EXPECT_NE(comparison_to_text(c).find("a and b"), std::string::npos) << comparison_to_text(c);
+  EXPECT_NE(comparison_to_json(c).find("\"within_error_of\""), std::string::npos);
+}
+
+TEST(ErrorBars, ReportJsonCarriesTheIntervalAndItsBasis) {
+  Report r = report_with_interval(1.0, 0.8, 1.3);
+  r.step_time_interval->rows = 20;
+  r.step_time_interval->datasets = {{"vtrain-multi", 15}, {"megatron-a100-2021", 5}};
+  r.step_time_interval->mean_distance = 0.3;
+  r.step_time_interval->rule = "rule";
+  const Report back = Report::from_json(r.to_json());
+  ASSERT_TRUE(back.step_time_interval);
+  EXPECT_DOUBLE_EQ(back.step_time_interval->lo_s, 0.8);
+  EXPECT_DOUBLE_EQ(back.step_time_interval->hi_s, 1.3);
+  ASSERT_EQ(back.step_time_interval->datasets.size(), 2u);
+  EXPECT_EQ(back.step_time_interval->datasets[0].dataset, "vtrain-multi");
+  EXPECT_EQ(back.step_time_interval->datasets[0].rows, 15);
+  EXPECT_NE(r.to_json().find("\"step_time_interval_s\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim
