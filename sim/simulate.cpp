@@ -12,6 +12,7 @@
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/memory_model.hpp"
+#include "sim/hardware/precision_support.hpp"
 #include "sim/network/network_backend.hpp"
 #include "sim/power/power_model.hpp"
 #include "sim/replay/replay_engine.hpp"
@@ -139,6 +140,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   WorkloadSpec workload = workload_spec;
   const bool trace = workload.is_trace();
   if (!trace) resolve_parallelism(workload, cluster_spec.gpu_count());
+  check_precision_support(workload, gpu);
   // A trace has no model description: its memory footprint is unknown (reported as 0, fits).
   MemoryFootprint memory;
   memory.capacity_bytes = gpu.hbm_capacity_bytes;

@@ -9,8 +9,9 @@
 // output, MLP down) are replicated on every tp rank.
 // Per parameter (training_state.hpp): mixed precision keeps 2-byte weights, 4-byte fp32 main grads and
 // 12 bytes of Adam state (fp32 master weights, two moments; SGD: master + momentum = 8); fp32 training
-// 4 / 4 / 8 (SGD 4). ZeRO divides by dp: stage 1 the optimizer state, stage 2 also the gradients,
-// stage 3 also the weights (Rajbhandari et al. 2020).
+// 4 / 4 / 8 (SGD 4). fp8 adds to the weights the quantized copies of the linear layers' weights
+// (fp8_weight_copy_bytes per parameter of QKV, attention output, MLP up and down; not sharded by ZeRO). ZeRO divides by
+// dp: stage 1 the optimizer state, stage 2 also the gradients, stage 3 also the weights (Rajbhandari et al. 2020).
 //
 // Activations stored for the backward pass, per layer and micro-batch, 16-bit activations (Korthikanti
 // et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", Table 2; s sequence per
@@ -47,6 +48,7 @@
 #include <algorithm>
 
 #include "sim/core/units.hpp"
+#include "workloads/fp8_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
@@ -97,13 +99,16 @@ std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec,
   const double per_layer_bytes = layer_activation_bytes(
       spec, spec.training.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::fused);
   const double logits = kLogitsBytesPerElement * s * b * m.vocab / p.tp;
+  const LayerParameterGroups layer = rank_layer_parameter_groups(m, p);
+  const double linear_parameters = layer.qkv + layer.attention_out + layer.mlp_up + layer.mlp_down;
 
   std::vector<MemoryFootprint> stages;
   for (int i = 0; i < p.pp; ++i) {
     MemoryFootprint f;
     f.stage = i;
     f.parameters = stage_parameters(spec, i);
-    f.weights_bytes = f.parameters * per_param.weights / (p.zero_stage >= 3 ? dp : 1.0);
+    f.weights_bytes = f.parameters * per_param.weights / (p.zero_stage >= 3 ? dp : 1.0) +
+                      linear_parameters * stage_layers(m, p, i) * fp8_weight_copy_bytes(spec.training);
     f.gradients_bytes = f.parameters * per_param.gradients / (p.zero_stage >= 2 ? dp : 1.0);
     f.optimizer_bytes = f.parameters * per_param.optimizer / (p.zero_stage >= 1 ? dp : 1.0);
     f.micro_batches_in_flight = micro_batches_in_flight(spec, i);
@@ -114,7 +119,7 @@ std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec,
       f.communication_buffers_bytes += 2.0 * bucket * per_param.gradients;
     }
     if (p.pp > 1) {
-      const double activation = s * b * m.hidden * bytes_per_element(spec.training.precision);
+      const double activation = s * b * m.hidden * bytes_per_element(activation_precision(spec.training));
       f.communication_buffers_bytes += 2.0 * activation / (p.sequence_parallel ? p.tp : 1);
     }
     f.framework_overhead_bytes = kFrameworkOverheadBytes;
