@@ -19,6 +19,7 @@
 #include "sim/report/timeline.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/topology_metrics.hpp"
+#include "workloads/fp8_recipe.hpp"
 #include "workloads/trace_format.hpp"
 #include "workloads/transformer_generator.hpp"
 #include "workloads/transformer_math.hpp"
@@ -195,6 +196,12 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.provenance.fidelity = backend->fidelity();
   report.provenance.network = backend->description() + "; network profile '" + profile.name + "'";
   report.provenance.calibration = calibration.description;
+  if (!trace && workload.training.precision == Precision::fp8) {
+    const Fp8RecipeInfo& recipe = fp8_recipe_info(workload.training.fp8_recipe);
+    report.provenance.calibration +=
+        "; fp8 recipe " + std::string(recipe.name) +
+        (recipe.datasheet_only ? " (GEMM rate from the datasheet peak, not measured)" : "");
+  }
   if (calibration.applied) report.provenance.extrapolated = kernels_outside_fitted_domain(*calibration.applied, graph);
   report.run.cluster = cluster_spec.name;
   report.run.workload = workload.name;
