@@ -13,6 +13,7 @@
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/memory_model.hpp"
+#include "sim/hardware/precision_support.hpp"
 #include "sim/network/network_backend.hpp"
 #include "sim/power/power_model.hpp"
 #include "sim/replay/replay_engine.hpp"
@@ -20,6 +21,7 @@
 #include "sim/validation/error_bars.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/topology_metrics.hpp"
+#include "workloads/fp8_recipe.hpp"
 #include "workloads/trace_format.hpp"
 #include "workloads/transformer_generator.hpp"
 #include "workloads/transformer_math.hpp"
@@ -211,6 +213,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   WorkloadSpec workload = workload_spec;
   const bool trace = workload.is_trace();
   if (!trace) resolve_parallelism(workload, cluster_spec.gpu_count());
+  check_precision_support(workload, gpu);
   // A trace has no model description: its memory footprint is what the trace records, if anything.
   MemoryFootprint memory;
   memory.capacity_bytes = gpu.hbm_capacity_bytes;
@@ -259,6 +262,12 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.provenance.network = backend->description() + "; network profile '" + profile.name + "'";
   report.provenance.calibration = calibration.description;
   report.provenance.derived_defaults = cluster_spec.derived_defaults.items;
+  if (!trace && workload.training.precision == Precision::fp8) {
+    const Fp8RecipeInfo& recipe = fp8_recipe_info(workload.training.fp8_recipe);
+    report.provenance.calibration +=
+        "; fp8 recipe " + std::string(recipe.name) +
+        (recipe.datasheet_only ? " (GEMM rate from the datasheet peak, not measured)" : "");
+  }
   if (calibration.applied) report.provenance.extrapolated = kernels_outside_fitted_domain(*calibration.applied, graph);
   report.run.cluster = cluster_spec.name;
   report.run.workload = workload.name;

@@ -10,6 +10,12 @@
 //   optimizer   4 bytes  fp32 master weights + 4 bytes per moment (Adam: m and v; SGD: momentum)
 // Full precision (fp32, tf32): weights 4, gradients 4, optimizer 4 bytes per moment (no master copy).
 //
+// fp8 (Transformer Engine, fp8_recipe.cpp): the linear layers keep, besides their 16-bit weights, the
+// quantized weight and its transpose (TE's fp8 weight workspaces, reused by every micro-batch and by
+// the backward's dgrad): quantized_copies_bytes per parameter, 2 for delayed and current scaling,
+// 2 x (1 + 1/32) for mxfp8, 2 x (0.5 + 1/16) for nvfp4. Other parameters (embeddings, norms, the
+// output layer, the router) have none.
+//
 // One fused optimizer step per parameter reads the gradient (4), reads and writes the fp32 weights
 // (master or only copy: 8) and every moment (8 each), and in mixed precision writes the 16-bit copy
 // (2): Adam 30 bytes (28 in fp32), SGD with momentum 22 (20). Flops: Adam ~12 per parameter (moment
@@ -17,6 +23,8 @@
 #include "workloads/training_state.hpp"
 
 #include <string_view>
+
+#include "workloads/fp8_recipe.hpp"
 
 namespace clustersim {
 namespace {
@@ -54,6 +62,10 @@ ParameterStateBytes parameter_state_bytes(const TrainingSpec& t) {
   b.gradients = kFp32Bytes;
   b.optimizer = (mixed_precision(t) ? kFp32Bytes : 0.0) + o.moments * kFp32Bytes;
   return b;
+}
+
+double fp8_weight_copy_bytes(const TrainingSpec& t) {
+  return t.precision == Precision::fp8 ? quantized_copies_bytes(t.fp8_recipe) : 0.0;
 }
 
 OptimizerStepCost optimizer_step_cost(const TrainingSpec& t) {

@@ -14,6 +14,10 @@ struct ParameterStateBytes {
 };
 ParameterStateBytes parameter_state_bytes(const TrainingSpec& t);
 
+// Bytes per parameter of a linear layer's quantized weight copies under fp8 (the row-wise and the
+// column-wise copy with their scales, kept between micro-batches); 0 for other precisions.
+double fp8_weight_copy_bytes(const TrainingSpec& t);
+
 // One optimizer step, per parameter: bytes read and written, and vector flops.
 struct OptimizerStepCost {
   double bytes = 0.0;

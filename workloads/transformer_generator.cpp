@@ -59,6 +59,23 @@
 // attention, a dropout kernel over the s x s probabilities (flash attention fuses it). Fused
 // attention backward = 2.5 x the forward flops (FlashAttention-2's backward recomputes
 // QK^T and the softmax and runs five matmuls to the forward's two: Dao 2023).
+// fp8 (training.precision "fp8", Transformer Engine; recipes and sources in fp8_recipe.cpp): the
+// linear layers' GEMMs (QKV, attention output, MLP up and down, the experts; forward, dgrad and wgrad)
+// run in the recipe's dtype, reading quantized operands (element + block-scale bytes) and writing
+// bf16: bytes = (mk + kn) x (element + scale) + mn x 2. Everything else stays bf16 (the output layer,
+// the router, attention, norms, activations, collectives; e = 2). Per linear layer, each bf16 tensor
+// an fp8 GEMM reads is quantized once by a cast-transpose kernel (elementwise, "<gemm>.cast_*"):
+//   cast_input   X,  tokens x in   (the local shard: with sequence parallelism TE casts before the
+//                                   all-gather), every forward (and recompute) pass
+//   cast_weight  W,  in x out      first micro-batch of the step with fp8_weight_cache (else every
+//                                   forward and recompute pass)
+//   cast_grad    dY, tokens x out  every backward pass
+// reading 2 bytes and writing quantized_copies_bytes per element (row-wise + column-wise copies).
+// current and nvfp4: an amax kernel ("<gemm>.amax_*") reads the tensor (2 bytes per element) before
+// its cast. delayed: one "fp8.scale_update" kernel after each forward and backward unit, reading and
+// writing the amax history (kAmaxHistory fp32) of 3 tensor slots per GEMM (forward) or 2 (backward).
+// Not modelled: TE's fusions of the cast into the preceding LayerNorm / activation kernels and the fp8
+// all-gathers of sequence parallelism, the amax all-reduce of delayed scaling.
 // MoE: tokens routed to top_k experts without dropping; the experts' GEMMs as one grouped GEMM of
 // T x top_k x load_imbalance rows (the busiest rank); wgrad a batch of one GEMM per local expert.
 // Vocabulary-parallel cross-entropy (tp > 1): three all-reduces of one fp32 per token (max, target
@@ -73,6 +90,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "workloads/fp8_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
@@ -109,6 +127,13 @@ constexpr double kTokenIdBytes = 4.0;
 constexpr double kMaskBytes = 1.0;  // a dropout mask element (uint8, as PyTorch keeps it)
 // FlashAttention-2 backward flops relative to its forward (see the top of the file).
 constexpr double kAttentionBackwardFactor = 2.5;
+// fp8 delayed scaling: amax history length (NeMo's fp8_amax_history_len 1024) and the tensor slots
+// Transformer Engine keeps per GEMM in the forward (input, weight, output) and backward (output and
+// input gradients).
+constexpr double kAmaxHistory = 1024.0;
+constexpr double kForwardFp8Slots = 3.0;
+constexpr double kBackwardFp8Slots = 2.0;
+constexpr double kLinearLayersPerLayer = 4.0;  // QKV, attention output, MLP up, MLP down
 // Vocabulary-parallel cross-entropy: all-reduces of one fp32 per token.
 constexpr int kCrossEntropyAllReduces = 3;
 
@@ -148,8 +173,10 @@ class StageBuilder {
         ops_(ops),
         comms_(comms),
         stage_(stage),
-        precision_(spec.training.precision),
-        e_(bytes_per_element(spec.training.precision)),
+        precision_(activation_precision(spec.training)),
+        e_(bytes_per_element(activation_precision(spec.training))),
+        fp8_(spec.training.precision == Precision::fp8),
+        fp8_gemm_precision_(linear_gemm_precision(spec.training)),
         grad_bytes_(parameter_state_bytes(spec.training).gradients),
         weight_bytes_(parameter_state_bytes(spec.training).weights),
         act_(activation_info(spec.model)),
@@ -179,7 +206,7 @@ class StageBuilder {
          pipeline_schedule(p_.pipeline_schedule, p_.pp, stage_, micro_batches, p_.virtual_stages)) {
       const int chunk = u.chunk * p_.pp + stage_;
       if (u.forward)
-        forward_unit(chunk);
+        forward_unit(chunk, u.micro_batch);
       else
         backward_unit(chunk, u.micro_batch + 1 == micro_batches);
     }
@@ -203,7 +230,7 @@ class StageBuilder {
     ComputeOp op;
     op.name = name;
     op.kernel = kernel;
-    op.precision = precision_;
+    op.precision = fp8_gemms_ && kernel == KernelClass::gemm ? fp8_gemm_precision_ : precision_;
     op.flops = flops;
     op.bytes = bytes;
     op.m = m;
@@ -256,10 +283,59 @@ class StageBuilder {
 
   // C[m x n] = A[m x k] B[k x n], `batch` times. `flops` overrides 2mnk*batch when the shape is a
   // rounded description of a grouped GEMM.
+  // Inside a linear layer's scope under fp8 (LinearScope), the GEMM runs in the recipe's dtype.
   OpId gemm(const std::string& name, double m, double n, double k, double batch = 1.0, double flops = -1.0) {
     const double f = flops >= 0.0 ? flops : 2.0 * m * n * k * batch;
-    const double bytes = (m * k + k * n + m * n) * batch * e_;
+    if (!fp8_gemms_) {
+      const double bytes = (m * k + k * n + m * n) * batch * e_;
+      return compute(name, KernelClass::gemm, f, bytes, u32(m), u32(n), u32(k), u32(batch));
+    }
+    const Fp8RecipeInfo& r = fp8_recipe_info(spec_.training.fp8_recipe);
+    const double operand = bytes_per_element(r.gemm_precision) + r.scale_bytes_per_element;
+    const double bytes = ((m * k + k * n) * operand + m * n * e_) * batch;
     return compute(name, KernelClass::gemm, f, bytes, u32(m), u32(n), u32(k), u32(batch));
+  }
+
+  // --- fp8 (Transformer Engine): see the top of the file ------------------------------------------
+  // While alive, the GEMMs appended are a linear layer's: fp8 ones under fp8.
+  class LinearScope {
+   public:
+    explicit LinearScope(StageBuilder& b) : b_(b) { b_.fp8_gemms_ = b_.fp8_; }
+    ~LinearScope() { b_.fp8_gemms_ = false; }
+    LinearScope(const LinearScope&) = delete;
+    LinearScope& operator=(const LinearScope&) = delete;
+
+   private:
+    StageBuilder& b_;
+  };
+
+  // Quantizes a bf16 tensor of `elements` for fp8 GEMMs: [amax pass], cast-transpose.
+  void quantize(const std::string& gemm, const char* tensor, double elements) {
+    const Fp8RecipeInfo& r = fp8_recipe_info(spec_.training.fp8_recipe);
+    if (r.amax_pass) compute(gemm + ".amax_" + tensor, KernelClass::elementwise, elements, elements * e_);
+    compute(gemm + ".cast_" + tensor, KernelClass::elementwise, 2.0 * elements,
+            elements * (e_ + quantized_copies_bytes(spec_.training.fp8_recipe)));
+  }
+
+  // A linear layer's forward: quantize its input (and its weight when not cached), then its GEMMs.
+  [[nodiscard]] LinearScope linear_forward(const std::string& gemm, double input_elements, double weight_elements) {
+    if (fp8_) {
+      quantize(gemm, "input", input_elements);
+      if (cast_weights_) quantize(gemm, "weight", weight_elements);
+    }
+    return LinearScope(*this);
+  }
+  // A linear layer's backward: quantize the output's gradient, then its dgrad and wgrad GEMMs.
+  [[nodiscard]] LinearScope linear_backward(const std::string& what, double grad_elements) {
+    if (fp8_) quantize("bwd." + what, "grad", grad_elements);
+    return LinearScope(*this);
+  }
+
+  // Delayed scaling: the amax-history and scale update after a forward or backward unit of `layers`.
+  void fp8_scale_update(const char* name, int layers, double slots) {
+    if (!fp8_ || !fp8_recipe_info(spec_.training.fp8_recipe).scale_update || layers == 0) return;
+    const double entries = layers * kLinearLayersPerLayer * slots * kAmaxHistory;
+    compute(name, KernelClass::elementwise, entries, 2.0 * entries * kFp32Bytes);
   }
 
   OpId norm(const std::string& name, bool backward, double tokens) {
@@ -404,9 +480,15 @@ class StageBuilder {
   // --- the layers -------------------------------------------------------------------------------
   void forward_layer(const std::string& phase) {
     norm(phase + ".ln1", false, T_sp_);
-    gathered_gemm(phase + ".tp.all_gather", phase + ".qkv", T_, q_ + 2.0 * kv_, h_);
+    {
+      const LinearScope fp8 = linear_forward(phase + ".qkv", double(T_sp_) * h_, double(h_) * (q_ + 2.0 * kv_));
+      gathered_gemm(phase + ".tp.all_gather", phase + ".qkv", T_, q_ + 2.0 * kv_, h_);
+    }
     attention_core(phase, false);
-    scattered_gemm(phase + ".attn_out", phase + ".tp.attn_out", T_, h_, q_);
+    {
+      const LinearScope fp8 = linear_forward(phase + ".attn_out", double(T_) * q_, double(q_) * h_);
+      scattered_gemm(phase + ".attn_out", phase + ".tp.attn_out", T_, h_, q_);
+    }
     residual(phase + ".residual1");
     norm(phase + ".ln2", false, T_sp_);
     if (moe_) {
@@ -416,16 +498,30 @@ class StageBuilder {
                           double(expert_tokens_) * h_ * e_);
     }
     if (moe_) {
-      gemm(phase + ".mlp_up", expert_tokens_, act_.inputs * f_, h_);
+      const double experts = local_experts_;
+      {
+        const LinearScope fp8 =
+            linear_forward(phase + ".mlp_up", double(expert_tokens_) * h_, experts * h_ * act_.inputs * f_);
+        gemm(phase + ".mlp_up", expert_tokens_, act_.inputs * f_, h_);
+      }
       activation(phase + ".activation", false);
-      gemm(phase + ".mlp_down", expert_tokens_, h_, f_);
+      {
+        const LinearScope fp8 = linear_forward(phase + ".mlp_down", double(expert_tokens_) * f_, experts * f_ * h_);
+        gemm(phase + ".mlp_down", expert_tokens_, h_, f_);
+      }
       blocking_collective(phase + ".ep.combine", CollectiveKind::all_to_all, comms_.ep,
                           double(expert_tokens_) * h_ * e_);
       tp_forward_exit(phase + ".tp.mlp_down");
     } else {
-      gathered_gemm(phase + ".tp.all_gather", phase + ".mlp_up", T_, act_.inputs * f_, h_);
+      {
+        const LinearScope fp8 = linear_forward(phase + ".mlp_up", double(T_sp_) * h_, double(h_) * act_.inputs * f_);
+        gathered_gemm(phase + ".tp.all_gather", phase + ".mlp_up", T_, act_.inputs * f_, h_);
+      }
       activation(phase + ".activation", false);
-      scattered_gemm(phase + ".mlp_down", phase + ".tp.mlp_down", T_, h_, f_);
+      {
+        const LinearScope fp8 = linear_forward(phase + ".mlp_down", double(T_) * f_, double(f_) * h_);
+        scattered_gemm(phase + ".mlp_down", phase + ".tp.mlp_down", T_, h_, f_);
+      }
     }
     residual(phase + ".residual2");
   }
@@ -461,8 +557,21 @@ class StageBuilder {
     return gemm("bwd." + what + ".wgrad", k, n, m);
   }
 
+  // The backward of a linear layer (its output's gradient dY is T x n on this rank; with sequence
+  // parallelism a row-parallel layer's arrives as T_sp x n before its all-gather).
+  OpId fp8_column_parallel_backward(const std::string& what, double m, double n, double k) {
+    const LinearScope fp8 = linear_backward(what, m * n);
+    return column_parallel_backward(what, m, n, k);
+  }
+  OpId fp8_row_parallel_backward(const std::string& what, double m, double n, double k) {
+    const LinearScope fp8 = linear_backward(what, double(T_sp_) / T_ * m * n);
+    return row_parallel_backward(what, m, n, k);
+  }
+
   void backward_layer() {
     const std::string& recompute = spec_.training.recompute;
+    // the recompute pass casts the weights again only when they are not cached
+    cast_weights_ = !spec_.training.fp8_weight_cache;
     if (recompute == "full") forward_layer("recompute");
     residual("bwd.residual2");
     if (moe_) {
@@ -471,14 +580,20 @@ class StageBuilder {
       // wgrad per local expert: dW_e = X_e^T dY_e with expert_tokens / local experts tokens each
       const double experts = local_experts_;
       const double per_expert = std::ceil(double(expert_tokens_) / experts);
-      gemm("bwd.mlp_down.dgrad", expert_tokens_, f_, h_);
-      grads(groups_.mlp_down, true,
-            gemm("bwd.mlp_down.wgrad", f_, h_, per_expert, experts, 2.0 * double(expert_tokens_) * f_ * h_));
+      {
+        const LinearScope fp8 = linear_backward("mlp_down", double(expert_tokens_) * h_);
+        gemm("bwd.mlp_down.dgrad", expert_tokens_, f_, h_);
+        grads(groups_.mlp_down, true,
+              gemm("bwd.mlp_down.wgrad", f_, h_, per_expert, experts, 2.0 * double(expert_tokens_) * f_ * h_));
+      }
       activation("bwd.activation", true);
-      gemm("bwd.mlp_up.dgrad", expert_tokens_, h_, act_.inputs * f_);
-      grads(groups_.mlp_up, true,
-            gemm("bwd.mlp_up.wgrad", h_, act_.inputs * f_, per_expert, experts,
-                 2.0 * double(expert_tokens_) * h_ * act_.inputs * f_));
+      {
+        const LinearScope fp8 = linear_backward("mlp_up", double(expert_tokens_) * act_.inputs * f_);
+        gemm("bwd.mlp_up.dgrad", expert_tokens_, h_, act_.inputs * f_);
+        grads(groups_.mlp_up, true,
+              gemm("bwd.mlp_up.wgrad", h_, act_.inputs * f_, per_expert, experts,
+                   2.0 * double(expert_tokens_) * h_ * act_.inputs * f_));
+      }
       blocking_collective("bwd.ep.dispatch", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
       gemm("bwd.router.dgrad", T_, h_, m_.moe.experts);
       grads(groups_.router, false, gemm("bwd.router.wgrad", h_, m_.moe.experts, T_));
@@ -487,16 +602,16 @@ class StageBuilder {
                             p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
                             comms_.tp, double(T_) * h_ * e_);
     } else {
-      grads(groups_.mlp_down, false, row_parallel_backward("mlp_down", T_, h_, f_));
+      grads(groups_.mlp_down, false, fp8_row_parallel_backward("mlp_down", T_, h_, f_));
       activation("bwd.activation", true);
-      grads(groups_.mlp_up, false, column_parallel_backward("mlp_up", T_, act_.inputs * f_, h_));
+      grads(groups_.mlp_up, false, fp8_column_parallel_backward("mlp_up", T_, act_.inputs * f_, h_));
     }
     grads(groups_.norms / 2.0, false, norm("bwd.ln2", true, T_sp_));
     residual("bwd.residual1");
-    grads(groups_.attention_out, false, row_parallel_backward("attn_out", T_, h_, q_));
+    grads(groups_.attention_out, false, fp8_row_parallel_backward("attn_out", T_, h_, q_));
     if (recompute == "selective") attention("recompute.attention", false, s_, double(s_) * p_.cp);
     attention_core("bwd", true);
-    grads(groups_.qkv, false, column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
+    grads(groups_.qkv, false, fp8_column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
     grads(groups_.norms / 2.0, false, norm("bwd.ln1", true, T_sp_));
   }
 
@@ -553,7 +668,8 @@ class StageBuilder {
     return per_layer;
   }
 
-  void forward_unit(int chunk) {
+  void forward_unit(int chunk, int micro_batch) {
+    cast_weights_ = micro_batch == 0 || !spec_.training.fp8_weight_cache;
     if (chunk > 0 && p_.pp > 1) receive_from_stage("pp.recv_activation", -1, kActivationTag, kRecvForwardStream);
     std::vector<OpId> prefetched;
     if (prefetch_params() && gathered_chunks_.insert(chunk).second) prefetched = prefetch_chunk_weights(chunk);
@@ -570,6 +686,7 @@ class StageBuilder {
       if (!prefetched.empty()) extra_deps_.push_back(prefetched[static_cast<std::size_t>(l)]);
       forward_layer("fwd");
     }
+    fp8_scale_update("fwd.fp8.scale_update", chunk_layers(m_, p_, chunk), kForwardFp8Slots);
     if (chunk + 1 == chunks_) {
       norm("fwd.final_norm", false, T_sp_);
       tp_forward_entry("fwd.tp.all_gather");
@@ -602,6 +719,7 @@ class StageBuilder {
       gather_layer_weights();
       backward_layer();
     }
+    fp8_scale_update("bwd.fp8.scale_update", chunk_layers(m_, p_, chunk), kBackwardFp8Slots);
     if (chunk == 0) {
       if (t_ > 1 && p_.sequence_parallel)
         blocking_collective("bwd.tp.embedding", CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_);
@@ -717,8 +835,12 @@ class StageBuilder {
   OpTable& ops_;
   Communicators comms_;
   int stage_;
-  Precision precision_;
-  double e_;  // bytes per element of the compute precision
+  Precision precision_;  // of everything but fp8 GEMMs
+  double e_;             // bytes per element of precision_
+  bool fp8_;             // training.precision fp8: the linear layers' GEMMs in fp8_gemm_precision_
+  Precision fp8_gemm_precision_;
+  bool fp8_gemms_ = false;    // a LinearScope is alive
+  bool cast_weights_ = true;  // the linear layers being emitted cast their weights
   double grad_bytes_, weight_bytes_;
   const ActivationInfo& act_;
   LayerParameterGroups groups_;  // one rank's share

@@ -12,6 +12,7 @@
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
 #include "workloads/memory_recipe.hpp"
+#include "workloads/fp8_recipe.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/trace_format.hpp"
 
@@ -22,15 +23,20 @@ std::span<const Resource> workload_preset_resources();  // generated from worklo
 
 namespace {
 
-// The precisions: name in specs and bytes of one element of the compute dtype.
+// The dtypes: name, bytes of one element, whether `training.precision` accepts it, and whether it is
+// an 8-bit or narrower float.
 struct PrecisionInfo {
   Precision precision;
   const char* name;
   double bytes;
+  bool training;
+  bool low;
 };
 constexpr PrecisionInfo kPrecisions[] = {
-    {Precision::fp32, "fp32", 4.0}, {Precision::tf32, "tf32", 4.0}, {Precision::fp16, "fp16", 2.0},
-    {Precision::bf16, "bf16", 2.0}, {Precision::fp8, "fp8", 1.0},
+    {Precision::fp32, "fp32", 4.0, true, false},   {Precision::tf32, "tf32", 4.0, true, false},
+    {Precision::fp16, "fp16", 2.0, true, false},   {Precision::bf16, "bf16", 2.0, true, false},
+    {Precision::fp8, "fp8", 1.0, true, true},      {Precision::mxfp8, "mxfp8", 1.0, false, true},
+    {Precision::nvfp4, "nvfp4", 0.5, false, true},
 };
 
 const PrecisionInfo& info(Precision p) {
@@ -43,7 +49,7 @@ const PrecisionInfo& info(Precision p) {
 std::vector<std::string> precision_names() {
   std::vector<std::string> names;
   for (const auto& i : kPrecisions)
-    names.emplace_back(i.name);
+    if (i.training) names.emplace_back(i.name);
   return names;
 }
 
@@ -113,6 +119,12 @@ TrainingSpec parse_training(JsonReader r) {
   t.global_batch = r.integer("global_batch", 1);
   t.micro_batch = positive_int_or(r, "micro_batch", 1);
   t.precision = precision_from_name(r.choice_or("precision", precision_names(), "bf16"));
+  for (const char* key : {"fp8_recipe", "fp8_weight_cache"})
+    if (r.has(key) && t.precision != Precision::fp8)
+      r.fail(key,
+             std::string(key) + " applies to precision \"fp8\" only, got precision \"" + to_string(t.precision) + "\"");
+  t.fp8_recipe = fp8_recipe_from_name(r.choice_or("fp8_recipe", fp8_recipe_names(), "delayed"));
+  t.fp8_weight_cache = r.boolean_or("fp8_weight_cache", true);
   t.recompute = r.choice_or("recompute", kRecompute, "none");
   t.optimizer = r.choice_or("optimizer", kOptimizers, "adam");
   t.attention = r.choice_or("attention", kAttention, "flash");
@@ -218,6 +230,17 @@ double bytes_per_element(Precision p) {
   return info(p).bytes;
 }
 
+bool low_precision(Precision p) {
+  return info(p).low;
+}
+
+std::vector<Precision> training_precisions() {
+  std::vector<Precision> out;
+  for (const auto& i : kPrecisions)
+    if (i.training) out.push_back(i.precision);
+  return out;
+}
+
 std::int64_t ParallelismSpec::effective_bucket_size_params() const {
   if (bucket_size_params > 0) return bucket_size_params;
   // Megatron-LM (DistributedDataParallel): bucket_size = max(40000000, 1000000 * data_parallel_size).
@@ -280,6 +303,10 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
       {"dropout", t.dropout},           {"host_op_us", t.host_op_us}};
   j["training"]["grad_buffer"] = t.grad_buffer;
   j["training"]["cross_entropy"] = t.cross_entropy;
+  if (t.precision == Precision::fp8) {
+    j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
+    j["training"]["fp8_weight_cache"] = t.fp8_weight_cache;
+  }
 
   nlohmann::ordered_json par;
   par["tp"] = p.tp;

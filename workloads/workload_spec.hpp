@@ -8,10 +8,20 @@
 
 namespace clustersim {
 
-enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
+// The dtypes of kernels. fp32 ... fp8 are also training precisions (`training.precision`); mxfp8 and
+// nvfp4 are the block-scaled GEMM dtypes of the Blackwell fp8 recipes (workloads/fp8_recipe.hpp).
+enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, mxfp8, nvfp4 };
 const char* to_string(Precision p);
-// Bytes of one element of the compute dtype (tf32 is stored as fp32; fp8 as one byte).
+// Bytes of one element of the dtype (tf32 is stored as fp32; fp8 and mxfp8 as one byte, nvfp4 as
+// half a byte; block scales not included).
 double bytes_per_element(Precision p);
+// True for the 8-bit and narrower float dtypes (fp8, mxfp8, nvfp4).
+bool low_precision(Precision p);
+// The values of training.precision.
+std::vector<Precision> training_precisions();
+
+// How fp8 training scales its tensors (Transformer Engine's recipes; workloads/fp8_recipe.hpp).
+enum class Fp8Recipe : std::uint8_t { delayed, current, mxfp8, nvfp4 };
 
 struct MoeSpec {
   int experts = 0;  // 0: dense model
@@ -49,6 +59,10 @@ struct TrainingSpec {
   std::int64_t global_batch = 0;  // sequences per step
   int micro_batch = 1;            // sequences per micro-batch per data-parallel rank
   Precision precision = Precision::bf16;
+  // precision fp8 only: the scaling recipe, and whether the fp8 copies of the weights are cast once
+  // per step and reused by every micro-batch (Transformer Engine's is_first_microbatch caching).
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  bool fp8_weight_cache = true;
   std::string recompute = "none";  // none | selective | full
   std::string optimizer = "adam";  // adam | sgd
   // flash: one fused kernel per attention (FlashAttention-2); unfused: Megatron-LM's original path,

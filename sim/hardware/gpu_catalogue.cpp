@@ -4,7 +4,7 @@
 // and may start from a catalogue entry with "base": "<id>"). Units are in the key names and converted
 // to SI (GpuSpec) here and nowhere else:
 //   id, name                         strings (a catalogue file's id is its file name)
-//   tensor_{fp32,tf32,fp16,bf16,fp8}_tflops, vector_fp32_tflops      dense peaks, 1e12 flop/s
+//   tensor_{fp32,tf32,fp16,bf16,fp8,mxfp8,nvfp4}_tflops, vector_fp32_tflops   dense peaks, 1e12 flop/s
 //   sm_count, boost_clock_MHz
 //   hbm_capacity_MiB (as nvidia-smi reports it) or hbm_capacity_GB (decimal, datasheets)
 //   hbm_bandwidth_GBps, l2_MiB, l2_bandwidth_GBps
@@ -68,6 +68,8 @@ constexpr NumberField kNumberFields[] = {
     {"tensor_fp16_tflops", &GpuSpec::tensor_fp16_flops, units::kTFLOPs, Range::non_negative},
     {"tensor_bf16_tflops", &GpuSpec::tensor_bf16_flops, units::kTFLOPs, Range::non_negative},
     {"tensor_fp8_tflops", &GpuSpec::tensor_fp8_flops, units::kTFLOPs, Range::non_negative},
+    {"tensor_mxfp8_tflops", &GpuSpec::tensor_mxfp8_flops, units::kTFLOPs, Range::non_negative},
+    {"tensor_nvfp4_tflops", &GpuSpec::tensor_nvfp4_flops, units::kTFLOPs, Range::non_negative},
     {"vector_fp32_tflops", &GpuSpec::vector_fp32_flops, units::kTFLOPs, Range::positive},
     {"boost_clock_MHz", &GpuSpec::boost_clock_hz, 1e6, Range::non_negative},
     {"hbm_capacity_MiB", &GpuSpec::hbm_capacity_bytes, units::kMiB, Range::positive},

@@ -10,9 +10,10 @@ struct TensorPeak {
   double GpuSpec::*flops;
 };
 constexpr TensorPeak kTensorPeaks[] = {
-    {Precision::fp32, &GpuSpec::tensor_fp32_flops}, {Precision::tf32, &GpuSpec::tensor_tf32_flops},
-    {Precision::fp16, &GpuSpec::tensor_fp16_flops}, {Precision::bf16, &GpuSpec::tensor_bf16_flops},
-    {Precision::fp8, &GpuSpec::tensor_fp8_flops},
+    {Precision::fp32, &GpuSpec::tensor_fp32_flops},   {Precision::tf32, &GpuSpec::tensor_tf32_flops},
+    {Precision::fp16, &GpuSpec::tensor_fp16_flops},   {Precision::bf16, &GpuSpec::tensor_bf16_flops},
+    {Precision::fp8, &GpuSpec::tensor_fp8_flops},     {Precision::mxfp8, &GpuSpec::tensor_mxfp8_flops},
+    {Precision::nvfp4, &GpuSpec::tensor_nvfp4_flops},
 };
 
 double tensor_peak(const GpuSpec& gpu, Precision p) {

@@ -17,8 +17,10 @@ struct GpuSpec {
   double tensor_tf32_flops = 0.0;
   double tensor_fp16_flops = 0.0;
   double tensor_bf16_flops = 0.0;
-  double tensor_fp8_flops = 0.0;   // 0: not supported
-  double vector_fp32_flops = 0.0;  // CUDA cores
+  double tensor_fp8_flops = 0.0;    // 0: not supported
+  double tensor_mxfp8_flops = 0.0;  // block-scaled fp8 (OCP MXFP8, Blackwell); 0: not supported
+  double tensor_nvfp4_flops = 0.0;  // block-scaled fp4 (NVFP4, Blackwell); 0: not supported
+  double vector_fp32_flops = 0.0;   // CUDA cores
 
   int sm_count = 0;
   double boost_clock_hz = 0.0;
@@ -36,7 +38,7 @@ struct GpuSpec {
   double kernel_launch_s = 2e-6;     // fixed time of a memory-bound kernel (launch, ramp-up, tail)
   double gemm_launch_s = 4e-6;       // fixed time of a GEMM or fused-attention kernel
   double gemm_max_efficiency = 0.8;  // fraction of the tensor peak a large, well-shaped GEMM reaches
-  double gemm_fp8_efficiency = 0.0;  // the same for fp8 GEMMs; 0: gemm_max_efficiency
+  double gemm_fp8_efficiency = 0.0;  // the same for fp8 (and mxfp8, nvfp4) GEMMs; 0: gemm_max_efficiency
   // GEMM output tile of one thread block (one SM at a time): the largest tile the library uses.
   int gemm_tile_m = 128;
   int gemm_tile_n = 128;

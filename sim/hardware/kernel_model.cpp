@@ -19,7 +19,7 @@
 //               k_half  = gemm_k_half * peak(dtype) / peak_16bit  (a per-tile fixed cost besides the
 //                         store of C below: prologue, pipeline fill; in time it is the same, in k it
 //                         scales with the dtype's rate)
-//               E       = gemm_fp8_efficiency for fp8 when set, else gemm_max_efficiency
+//               E       = gemm_fp8_efficiency for fp8, mxfp8, nvfp4 when set, else gemm_max_efficiency
 //               t_compute = min over tiles of flops * quant / (peak(dtype) * eff)
 //             The operands stream in while the tensor cores work (a pipelined main loop), but the
 //             epilogue's store of the C tile follows its main loop: a 128 x 256 tile holds an SM's
@@ -69,7 +69,7 @@ double ceil_div(double a, double b) {
 }
 
 double gemm_efficiency(const GpuSpec& gpu, Precision p) {
-  if (p == Precision::fp8 && gpu.gemm_fp8_efficiency > 0.0) return gpu.gemm_fp8_efficiency;
+  if (low_precision(p) && gpu.gemm_fp8_efficiency > 0.0) return gpu.gemm_fp8_efficiency;
   return gpu.gemm_max_efficiency;
 }
 
@@ -99,7 +99,7 @@ double gemm_compute_s(const GpuSpec& gpu, const ComputeOp& op) {
 // The bytes of C the epilogue stores (0 for an op without a shape: its bytes all overlap).
 double gemm_output_bytes(const ComputeOp& op) {
   if (op.m == 0 || op.n == 0 || op.k == 0) return 0.0;
-  // C is written in 32 bits for fp32 / tf32, else in 16 (fp8 GEMMs write bf16)
+  // C is written in 32 bits for fp32 / tf32, else in 16 (fp8, mxfp8, nvfp4 GEMMs write bf16)
   const double element_bytes = op.precision == Precision::fp32 || op.precision == Precision::tf32 ? 4.0 : 2.0;
   const double c = double(op.m) * double(op.n) * std::max<std::uint32_t>(op.batch, 1) * element_bytes;
   return std::clamp(c, 0.0, std::max(op.bytes, 0.0));
@@ -204,7 +204,7 @@ std::string_view kernel_role(const ComputeOp& op) {
 
 std::string_view efficiency_parameter(const ComputeOp& op) {
   if (op.kernel == KernelClass::gemm)
-    return op.precision == Precision::fp8 ? "gemm_fp8_efficiency" : "gemm_max_efficiency";
+    return low_precision(op.precision) ? "gemm_fp8_efficiency" : "gemm_max_efficiency";
   if (op.kernel == KernelClass::attention) return "attention_efficiency";
   const MemoryRole* r = memory_role(op);
   return r != nullptr ? r->efficiency_key : "memory_efficiency";

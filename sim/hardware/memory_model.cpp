@@ -10,9 +10,11 @@
 // output, MLP down) are replicated on every tp rank. P = the stage's parameters per GPU.
 // Per parameter (training_state.hpp): mixed precision keeps 2-byte weights, 4-byte fp32 main grads and
 // 12 bytes of Adam state (fp32 master weights, two moments; SGD: master + momentum = 8); fp32 training
-// 4 / 4 / 8 (SGD 4). ZeRO divides by dp: stage 1 the optimizer state, stage 2 also the gradients,
-// stage 3 also the weights (Rajbhandari et al. 2020):
-//   W = P w / (dp if zero >= 3),  O = P o / (dp if zero >= 1),  G = P g / (dp if zero >= 2)
+// 4 / 4 / 8 (SGD 4). fp8 adds to the weights the quantized copies of the linear layers' weights
+// (fp8_weight_copy_bytes per parameter of QKV, attention output, MLP up and down; not sharded by ZeRO).
+// ZeRO divides by dp: stage 1 the optimizer state, stage 2 also the gradients, stage 3 also the
+// weights (Rajbhandari et al. 2020):
+//   W = P w / (dp if zero >= 3) + P_linear c_fp8,  O = P o / (dp if zero >= 1),  G = P g / (dp if zero >= 2)
 //
 // Activations stored for the backward pass, per layer and micro-batch, 16-bit activations (Korthikanti
 // et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", section 4.1 and Table 2;
@@ -93,6 +95,7 @@
 #include <algorithm>
 
 #include "sim/core/units.hpp"
+#include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/training_state.hpp"
@@ -149,7 +152,10 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   x.last = i == p.pp - 1;
   x.parameters = stage_parameters(spec, i);
   x.in_flight = micro_batches_in_flight(spec, i);
-  x.weights = x.parameters * per_param.weights / (p.zero_stage >= 3 ? dp : 1.0);
+  const LayerParameterGroups layer = rank_layer_parameter_groups(m, p);
+  const double linear_parameters = layer.qkv + layer.attention_out + layer.mlp_up + layer.mlp_down;
+  x.weights = x.parameters * per_param.weights / (p.zero_stage >= 3 ? dp : 1.0) +
+              linear_parameters * stage_layers(m, p, i) * fp8_weight_copy_bytes(t);
   x.gradients = x.parameters * per_param.gradients / (p.zero_stage >= 2 ? dp : 1.0);
   x.optimizer = x.parameters * per_param.optimizer / (p.zero_stage >= 1 ? dp : 1.0);
   const bool accumulated = grad_buffer_recipe(t.grad_buffer).persistent || spec.micro_batches() > 1;
@@ -169,7 +175,7 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
     const double bucket = std::min(double(p.effective_bucket_size_params()), x.parameters);
     x.buffers += 2.0 * bucket * per_param.gradients;
   }
-  if (p.pp > 1) x.buffers += 2.0 * s * b * h * bytes_per_element(t.precision) / sp_split;
+  if (p.pp > 1) x.buffers += 2.0 * s * b * h * bytes_per_element(activation_precision(t)) / sp_split;
   return x;
 }
 

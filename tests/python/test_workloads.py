@@ -54,6 +54,21 @@ def test_a_slow_host_makes_small_kernels_wait() -> None:
     assert b.sum() == pytest.approx(slow.step_time_s, rel=1e-9)
 
 
+def test_fp8_recipe_keywords_and_the_gpu_check() -> None:
+    cluster = cs.Cluster.preset("dgx-h100", nodes=1)
+    w = small(dp=8, precision="fp8", fp8_recipe="current", fp8_weight_cache=False)
+    assert (w.training["fp8_recipe"], w.training["fp8_weight_cache"]) == ("current", False)
+    r = cs.simulate(cluster, w, fidelity="analytical")
+    assert "fp8 recipe current" in r.provenance.calibration
+    # At hidden 1024 the GEMMs are short: the amax passes and casts of every tensor (weights too, every
+    # micro-batch) cost more than fp8 saves, and the step is slower than bf16 (fp8 pays off on wide layers).
+    bf16 = cs.simulate(cluster, small(dp=8), fidelity="analytical")
+    assert bf16.step_time_s < r.step_time_s < 1.5 * bf16.step_time_s
+    with pytest.raises(cs.SpecError) as info:  # Hopper has no block-scaled (MX) tensor cores
+        cs.simulate(cluster, small(dp=8, precision="fp8", fp8_recipe="mxfp8"), fidelity="analytical")
+    assert info.value.json_path == "/training/fp8_recipe" and "expected one of delayed, current" in str(info.value)
+
+
 def test_moe_keywords_and_expert_parallelism() -> None:
     w = small(experts=8, top_k=2, expert_ffn_hidden=2048, load_imbalance=1.2, ep=2)
     assert w.model["moe"]["experts"] == 8 and w.model["moe"]["expert_ffn_hidden"] == 2048

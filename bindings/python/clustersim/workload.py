@@ -73,6 +73,8 @@ class Workload(_Spec):
         attention: Optional[str] = None,
         dropout: Optional[float] = None,
         host_op_us: Optional[float] = None,
+        fp8_recipe: Optional[str] = None,
+        fp8_weight_cache: Optional[bool] = None,
         tp: int = 1,
         pp: int = 1,
         dp: Optional[int] = None,
@@ -94,7 +96,8 @@ class Workload(_Spec):
         ``ffn_hidden`` defaults to 4 x ``hidden``, ``kv_heads`` to ``heads`` (multi-head attention),
         ``dp`` to the GPU count divided by tp x pp x cp (resolved against the cluster when simulated).
         ``attention`` (``flash`` / ``unfused``), ``dropout`` and ``host_op_us`` (CPU time to issue one
-        op, microseconds) go to ``training``; ``expert_ffn_hidden``,
+        op, microseconds), ``fp8_recipe`` (``delayed`` / ``current`` / ``mxfp8`` / ``nvfp4``) and
+        ``fp8_weight_cache`` (both for ``precision="fp8"`` only) go to ``training``; ``expert_ffn_hidden``,
         ``capacity_factor``, ``load_imbalance`` go to ``model.moe``; ``bucket_size_params``, ``order``
         (rank placement, innermost first, e.g. ``"tp-cp-ep-dp-pp"``), ``tp_comm_overlap`` and
         ``overlap_param_gather`` to ``parallelism``. None leaves the core's default. Units: sequences
@@ -140,7 +143,8 @@ class Workload(_Spec):
                 "precision": precision,
                 "recompute": recompute,
                 "optimizer": optimizer,
-                **_given({"attention": attention, "dropout": dropout, "host_op_us": host_op_us}),
+                **_given({"attention": attention, "dropout": dropout, "host_op_us": host_op_us,
+                          "fp8_recipe": fp8_recipe, "fp8_weight_cache": fp8_weight_cache}),
             },
             "parallelism": parallelism,
         }

@@ -1,0 +1,36 @@
+#pragma once
+// fp8 training as Transformer Engine runs it (training.precision "fp8"): which recipe scales the
+// tensors of the linear layers' GEMMs, and what its quantized copies cost. Sources in fp8_recipe.cpp.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/workload_spec.hpp"
+
+namespace clustersim {
+
+struct Fp8RecipeInfo {
+  Fp8Recipe recipe;
+  std::string_view name;           // the spec's value of training.fp8_recipe
+  Precision gemm_precision;        // dtype of the GEMM operands: the tensor-core path the GPU must have
+  double scale_bytes_per_element;  // block scales stored with each quantized element (0: one scale per tensor)
+  bool amax_pass;                  // each tensor is read once by an amax kernel before its cast (current scaling)
+  bool scale_update;               // one amax-history and scale update kernel after each forward and backward (delayed)
+  bool datasheet_only;             // its GEMM rate is the datasheet peak times the fp8 efficiency: not measured yet
+};
+
+const Fp8RecipeInfo& fp8_recipe_info(Fp8Recipe recipe);
+const char* to_string(Fp8Recipe recipe);
+std::vector<std::string> fp8_recipe_names();
+Fp8Recipe fp8_recipe_from_name(const std::string& name);  // a name of fp8_recipe_names()
+
+// Bytes written per element of a bf16 tensor that a cast kernel quantizes: the row-wise and the
+// column-wise (transposed) copy, with their block scales.
+double quantized_copies_bytes(Fp8Recipe recipe);
+
+// The dtype of the linear layers' GEMMs (the recipe's under fp8, else the training precision), and of
+// everything else: activations, attention, norms, communication (bf16 under fp8).
+Precision linear_gemm_precision(const TrainingSpec& t);
+Precision activation_precision(const TrainingSpec& t);
+
+}  // namespace clustersim
