@@ -44,6 +44,7 @@ std::string resolve(const std::string& argument, const std::string& data_dir) {
   if (std::filesystem::exists(path)) return argument;
   const std::filesystem::path in_data = std::filesystem::path(data_dir) / path;
   if (std::filesystem::exists(in_data)) return in_data.string() + selector;
+  if (is_compiled_in_measurement_file(path)) return argument;  // calibration/power_cap/ (README there)
   throw SpecError(path, "",
                   "no such measurement file (nor in the reference data folder " + data_dir + "; pass --data DIR)");
 }

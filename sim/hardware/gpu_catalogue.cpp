@@ -16,7 +16,10 @@
 //   memory_efficiency, activation_efficiency, normalization_efficiency, rope_efficiency,
 //   embedding_efficiency, l2_reuse                                    fractions in [0, 1]
 //   gemm_tile_m, gemm_tile_n, gemm_k_half, gemm_tile_exponent         GEMM tiles and efficiency curve
+//   gemm_alignment_exponent                                           efficiency of unaligned operand rows
 //   row_bandwidth_GBps                                                one thread block's bandwidth
+//   clock under the power cap (power_capped_clock.cpp): tensor_boost_W (power of a fully busy tensor
+//   path at the boost clock, uncapped; 0: not modelled), clock_power_exponent, power_response_us
 //   sources: {"<key>": "where the figure comes from"}
 // Catalogue entries give a source for every non-zero figure (checked by the tests). Inline figures
 // without a source are recorded as given in the cluster spec, at their JSON path.
@@ -88,6 +91,7 @@ constexpr NumberField kNumberFields[] = {
     {"gemm_k_half", &GpuSpec::gemm_k_half, 1.0, Range::non_negative},
     {"gemm_tile_exponent", &GpuSpec::gemm_tile_exponent, 1.0, Range::non_negative},
     {"gemm_memory_efficiency", &GpuSpec::gemm_memory_efficiency, 1.0, Range::fraction},
+    {"gemm_alignment_exponent", &GpuSpec::gemm_alignment_exponent, 1.0, Range::non_negative},
     {"attention_efficiency", &GpuSpec::attention_efficiency, 1.0, Range::fraction},
     {"memory_efficiency", &GpuSpec::memory_efficiency, 1.0, Range::fraction},
     {"activation_efficiency", &GpuSpec::activation_efficiency, 1.0, Range::fraction},
@@ -96,6 +100,9 @@ constexpr NumberField kNumberFields[] = {
     {"embedding_efficiency", &GpuSpec::embedding_efficiency, 1.0, Range::fraction},
     {"row_bandwidth_GBps", &GpuSpec::row_bandwidth_Bps, units::kGBpsToBps, Range::non_negative},
     {"l2_reuse", &GpuSpec::l2_reuse, 1.0, Range::fraction},
+    {"tensor_boost_W", &GpuSpec::tensor_boost_w, 1.0, Range::non_negative},
+    {"clock_power_exponent", &GpuSpec::clock_power_exponent, 1.0, Range::positive},
+    {"power_response_us", &GpuSpec::power_response_s, units::kUsToS, Range::non_negative},
 };
 
 struct IntField {

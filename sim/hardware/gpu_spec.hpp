@@ -45,7 +45,9 @@ struct GpuSpec {
   double gemm_tile_exponent = 0.25;     // efficiency of smaller tiles (kernel_model.cpp)
   double gemm_k_half = 64.0;            // inner dimension (16-bit) at which a GEMM reaches half efficiency
   double gemm_memory_efficiency = 0.8;  // fraction of HBM bandwidth a memory-bound GEMM streams at
-  double attention_efficiency = 0.6;    // fraction of tensor peak of fused attention
+  // Efficiency of a GEMM whose operand rows are not a multiple of 16 bytes: (load width / 16)^this.
+  double gemm_alignment_exponent = 0.0;
+  double attention_efficiency = 0.6;  // fraction of tensor peak of fused attention
   // Fractions of HBM bandwidth reached by memory-bound kernels, by what they do.
   double memory_efficiency = 0.85;         // streaming: residual adds, copies, optimizer, loss
   double activation_efficiency = 0.85;     // activation functions (gelu, swiglu)
@@ -54,6 +56,13 @@ struct GpuSpec {
   double embedding_efficiency = 0.85;      // embedding lookup (gather) and its backward
   double row_bandwidth_Bps = 0.0;          // bandwidth of one thread block of a row-wise kernel; 0: unlimited
   double l2_reuse = 0.0;                   // fraction of a kernel's bytes served by L2 when they fit in it
+
+  // Clock under the power cap (power_capped_clock.cpp): what a fully busy tensor path would draw at
+  // the boost clock without a cap (0: not modelled, the boost clock holds), how steeply power rises
+  // with the clock, and how fast the power controller brings the clock down to what tdp_w allows.
+  double tensor_boost_w = 0.0;
+  double clock_power_exponent = 3.0;
+  double power_response_s = 0.0;
 
   // catalogue key ("tensor_bf16_tflops", with its unit) -> where the figure comes from
   std::map<std::string, std::string> sources;

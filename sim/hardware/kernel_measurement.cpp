@@ -41,6 +41,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <span>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,7 @@
 #include "sim/core/csv_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
 
 namespace clustersim {
@@ -507,6 +509,21 @@ ComputeOp KernelMeasurement::op() const {
   return o;
 }
 
+namespace resources_detail {
+std::span<const Resource> calibration_measurement_resources();  // generated from calibration/power_cap/*.json
+}  // namespace resources_detail
+
+namespace {
+
+const Resource* compiled_in_measurement_file(std::string_view path) {
+  for (const Resource& r : resources_detail::calibration_measurement_resources()) {
+    if (path == r.path) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::string gpu_id_for_device(std::string_view device_name) {
   for (const auto& d : kDeviceNames) {
     const bool all = std::all_of(d.fragments.begin(), d.fragments.end(),
@@ -516,12 +533,18 @@ std::string gpu_id_for_device(std::string_view device_name) {
   return "";
 }
 
+bool is_compiled_in_measurement_file(const std::string& path) {
+  return compiled_in_measurement_file(path) != nullptr;
+}
+
 MeasurementSet read_measurements(const std::string& path_and_selector) {
   const auto hash = path_and_selector.find('#');
   const std::string path = path_and_selector.substr(0, hash);
   const Selector selector =
       hash == std::string::npos ? Selector{} : Selector(std::string_view(path_and_selector).substr(hash + 1), path);
-  const std::string text = read_text_file(path, "measurement file");
+  const Resource* compiled_in = std::filesystem::exists(path) ? nullptr : compiled_in_measurement_file(path);
+  const std::string text =
+      compiled_in != nullptr ? std::string(compiled_in->text) : read_text_file(path, "measurement file");
   for (const auto& f : kFormats) {
     if (f.detect(text)) return f.read(path, text, selector);
   }

@@ -45,7 +45,11 @@ struct MeasurementSet {
 
 // Reads one measurement file (format detected from its content). Throws SpecError naming the file
 // and the JSON path ("/measurements/3/time_s") or CSV cell ("row 17/column num_tokens") of a bad value.
+// A path that names no file but a measurement file compiled into the library (calibration/power_cap/,
+// by its path in the source tree: "calibration/power_cap/h100-device-gemm.json") reads that file.
 MeasurementSet read_measurements(const std::string& path);
+// True when `path` (without a "#..." selector) names a measurement file compiled into the library.
+bool is_compiled_in_measurement_file(const std::string& path);
 
 // The catalogue id for a device name ("NVIDIA H100 80GB HBM3" -> "h100-sxm5-80gb"); "" when the
 // catalogue has no such GPU.

@@ -15,6 +15,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
+#include "sim/hardware/power_capped_clock.hpp"
 
 namespace clustersim {
 namespace resources_detail {
@@ -70,6 +71,15 @@ DevicePower device_power(const nlohmann::json& e, double wanted_Gbps) {
           e.at("source").get<std::string>() + speed_note(wanted_Gbps, e.at("speed_Gbps").get<double>())};
 }
 
+// Power of a sustained large GEMM (the tensor cores busy gemm_max_efficiency of the cycles) at the
+// clock the power cap allows: the same rule that sets the kernels' clock (power_capped_clock.cpp).
+double capped_tensor_w(const GpuSpec& gpu) {
+  return capped_clock(gpu, gpu.gemm_max_efficiency, 1.0).sustained_power_w;
+}
+
+constexpr const char* kCappedTensorSource =
+    "; tensor_w: a sustained large GEMM at the clock the power cap allows (sim/hardware/power_capped_clock.cpp)";
+
 }  // namespace
 
 GpuPowerModel gpu_power_model(const GpuSpec& gpu) {
@@ -82,20 +92,26 @@ GpuPowerModel gpu_power_model(const GpuSpec& gpu) {
     m.tdp_w = reader.number("tdp_w", NumberRange::positive());
     m.idle_w = reader.number("idle_w", NumberRange::non_negative());
     m.waiting_w = reader.number("waiting_w", NumberRange::non_negative());
-    m.tensor_w = reader.number("tensor_w", NumberRange::non_negative());
+    // A GPU whose clock under the power cap is modelled takes its tensor power from that model.
+    if (models_power_cap(gpu)) {
+      reader.accept("tensor_w");
+      m.tensor_w = capped_tensor_w(gpu);
+    } else {
+      m.tensor_w = reader.number("tensor_w", NumberRange::non_negative());
+    }
     m.vector_w = reader.number("vector_w", NumberRange::non_negative());
     m.communication_w = reader.number("communication_w", NumberRange::non_negative());
     m.overlap_communication_w = reader.number("overlap_communication_w", NumberRange::non_negative());
     m.host_w_per_gpu = reader.number("host_w_per_gpu", NumberRange::non_negative());
     reader.accept("sources");
     reader.finish();
-    m.source = r->path;
+    m.source = std::string(r->path) + (models_power_cap(gpu) ? kCappedTensorSource : "");
     return m;
   }
   m.tdp_w = gpu.tdp_w;
   m.idle_w = gpu.idle_w;
   m.waiting_w = kWaitingPerIdle * gpu.idle_w;
-  m.tensor_w = kTensorPerTdp * gpu.tdp_w;
+  m.tensor_w = models_power_cap(gpu) ? capped_tensor_w(gpu) : kTensorPerTdp * gpu.tdp_w;
   m.vector_w = kVectorPerTdp * gpu.tdp_w;
   m.communication_w = kCommunicationPerTdp * gpu.tdp_w;
   m.overlap_communication_w = kOverlapPerTdp * gpu.tdp_w;

@@ -104,12 +104,31 @@ TEST(GpuCatalogue, InlineObjectWithoutBase) {
   EXPECT_DOUBLE_EQ(g.gemm_max_efficiency, 0.8);  // GpuSpec's default
 }
 
+TEST(GpuCatalogue, PowerCapFieldsReadInTheirUnits) {
+  const GpuSpec g = parse_gpu_spec(
+      R"({"base": "h100-sxm5-80gb", "tensor_boost_W": 1800, "clock_power_exponent": 2.5, "power_response_us": 500})",
+      "c.json", "/gpu");
+  EXPECT_DOUBLE_EQ(g.tensor_boost_w, 1800.0);
+  EXPECT_DOUBLE_EQ(g.clock_power_exponent, 2.5);
+  EXPECT_DOUBLE_EQ(g.power_response_s, 500e-6);
+  // The catalogue's H100 prior (the calibration profile replaces tensor_boost_W with its fit).
+  const GpuSpec h100 = find_gpu("h100-sxm5-80gb", "t", "");
+  EXPECT_DOUBLE_EQ(h100.tensor_boost_w, 1500.0);
+  EXPECT_DOUBLE_EQ(h100.power_response_s, 1e-3);
+  EXPECT_DOUBLE_EQ(h100.gemm_alignment_exponent, 0.5);
+}
+
 TEST(GpuCatalogue, BadInlineFieldsNameTheirPath) {
   auto path_of = [](const char* text) { return error_of([&] { parse_gpu_spec(text, "c.json", "/gpu"); }).json_path(); };
   EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "memory_efficiency": 1.5})"), "/gpu/memory_efficiency");
   EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "sm_count": "many"})"), "/gpu/sm_count");
   EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "hbm_bandwidth_GBps": -1})"), "/gpu/hbm_bandwidth_GBps");
   EXPECT_EQ(path_of(R"({"base": "b300"})"), "/gpu/base");
+  // The clock under the power cap and the alignment penalty: positive / non-negative figures.
+  EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "tensor_boost_W": -700})"), "/gpu/tensor_boost_W");
+  EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "clock_power_exponent": 0})"), "/gpu/clock_power_exponent");
+  EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "power_response_us": -1})"), "/gpu/power_response_us");
+  EXPECT_EQ(path_of(R"({"base": "h100-sxm5-80gb", "gemm_alignment_exponent": -0.5})"), "/gpu/gemm_alignment_exponent");
   EXPECT_EQ(path_of(R"({"vector_fp32_tflops": 10, "sm_count": 10, "hbm_bandwidth_GBps": 100})"),
             "/gpu/hbm_capacity_MiB");
   EXPECT_EQ(path_of(R"({"sm_count": 10, "hbm_capacity_GB": 1, "hbm_bandwidth_GBps": 100})"), "/gpu/vector_fp32_tflops");

@@ -3,6 +3,10 @@
 // tile exponent 0.25, gemm_max_efficiency 0.80, gemm_k_half 64, GEMM memory streaming at 0.88 of
 // 3350 GB/s, 4 us per GEMM and 2 us per memory-bound kernel, 50 MiB of L2 at 8237 GB/s. A GEMM's
 // store of C (m n x 2 bytes) follows its main loop: t = 4 us + max(compute, A + B bytes / bw) + C / bw.
+// These cases hold the boost clock (tensor_boost_W = 0: no power cap); the clock under the cap has
+// its own tests (hardware_power_capped_clock_test.cpp).
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "sim/hardware/gpu_catalogue.hpp"
@@ -12,7 +16,9 @@ namespace clustersim {
 namespace {
 
 GpuSpec h100() {
-  return find_gpu("h100-sxm5-80gb", "test", "");
+  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
+  g.tensor_boost_w = 0.0;
+  return g;
 }
 
 ComputeOp gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
@@ -141,6 +147,60 @@ TEST(KernelModel, BatchedGemmQuantizesTilesTimesBatch) {
   // 1.22636 / 1.375 = 0.89190 of the single-tile time.
   const double single = kernel_time(g, a).time_s - 4e-6;
   EXPECT_NEAR((kernel_time(h100(), a).time_s - 4e-6) / single, 1.03125 / 0.840896 / 1.375, 1e-5);
+}
+
+TEST(KernelModel, ASkinnyGemmWithALongKSplitsKAcrossTheSms) {
+  // Only 256x128 tiles (tile exponent 10), k_half 0. 256 x 512 x 65536: 4 output tiles on 132 SMs.
+  // Split into s slices of k: 4 s tiles, one wave while 4 s <= 132, quant = 132 / (4 s); s <= 16
+  // (and k / 16 = 4096 >= 256). The fp32 partials cost 2 s x 256 x 512 x 4 bytes / (3350e9 x 0.88).
+  //   s = 16: compute 2 x 256 x 512 x 65536 x 132 / 64 / (989.4e12 x 0.80) = 44.766 us, reduction
+  //           16.777 MB / 2948 GB/s = 5.691 us: 50.457 us, the least (s = 8: 89.533 + 2.846 us).
+  // The operands (256 + 512) x 65536 x 2 bytes take 34.147 us, under the main loop; the store of C
+  // 256 x 512 x 2 bytes 0.089 us: t = 4 + 44.766 + 5.691 + 0.089 = 54.546 us, where one slice per tile
+  // would take 4 + 716.3 + 0.089 us.
+  GpuSpec g = h100();
+  g.gemm_tile_exponent = 10.0;
+  g.gemm_k_half = 0.0;
+  const ComputeOp op = gemm(256, 512, 65536);
+  const double bw = 3350e9 * 0.88;
+  const double main_s = op.flops * 132.0 / 64.0 / (989.4e12 * 0.80);
+  const double split_s = 2.0 * 16 * 256 * 512 * 4.0 / bw;
+  const double store_s = 256.0 * 512 * 2.0 / bw;
+  EXPECT_NEAR(main_s, 44.766e-6, 0.001e-6);
+  EXPECT_NEAR(split_s, 5.691e-6, 0.001e-6);
+  const KernelTime t = kernel_time(g, op);
+  EXPECT_NEAR(t.time_s, 4e-6 + main_s + split_s + store_s, 1e-12);
+  EXPECT_TRUE(t.compute_bound);
+  // A shape that fills the SMs without splitting does not split: 132 tiles, as OneTileMoreThanTheSms.
+  EXPECT_NEAR(kernel_time(g, gemm(3072, 1408, 16384)).time_s,
+              4e-6 + 2.0 * 3072 * 1408 * 16384 / (989.4e12 * 0.80) + 3072.0 * 1408 * 2 / bw, 1e-12);
+}
+
+TEST(KernelModel, OperandRowsNotAMultipleOf16BytesCostTheAlignmentPenalty) {
+  // Only 256x128 tiles, k_half 0, 8192 x 8192 x k bf16: compute bound, 16 waves (quant 1.03125).
+  // k = 4096: rows of 8192 bytes, 16-byte loads. k = 4100: 8200 bytes, 8-byte loads: efficiency x
+  // (8/16)^0.5. k = 4098: 4-byte loads, x (4/16)^0.5 = 0.5. k = 4095: 8190 bytes, 2-byte loads,
+  // x (2/16)^0.5.
+  GpuSpec g = h100();
+  g.gemm_tile_exponent = 10.0;
+  g.gemm_k_half = 0.0;
+  EXPECT_DOUBLE_EQ(g.gemm_alignment_exponent, 0.5);
+  const double bw = 3350e9 * 0.88, store_s = 8192.0 * 8192 * 2 / bw;
+  auto main_s = [&](std::uint32_t k, double align) {
+    return 2.0 * 8192 * 8192 * k * 1.03125 / (989.4e12 * 0.80 * align);
+  };
+  EXPECT_NEAR(kernel_time(g, gemm(8192, 8192, 4096)).time_s, 4e-6 + main_s(4096, 1.0) + store_s, 1e-12);
+  EXPECT_NEAR(kernel_time(g, gemm(8192, 8192, 4100)).time_s, 4e-6 + main_s(4100, std::sqrt(0.5)) + store_s, 1e-12);
+  EXPECT_NEAR(kernel_time(g, gemm(8192, 8192, 4098)).time_s, 4e-6 + main_s(4098, 0.5) + store_s, 1e-12);
+  EXPECT_NEAR(kernel_time(g, gemm(8192, 8192, 4095)).time_s, 4e-6 + main_s(4095, std::sqrt(0.125)) + store_s, 1e-12);
+  // fp8 operands are 1 byte: k = 4104 rows are 4104 bytes, 8-byte loads; k = 4112 is aligned.
+  ComputeOp fp8 = gemm(8192, 8192, 4104), fp8_aligned = gemm(8192, 8192, 4112);
+  fp8.precision = fp8_aligned.precision = Precision::fp8;
+  const double t8 = kernel_time(g, fp8).time_s, t8_aligned = kernel_time(g, fp8_aligned).time_s;
+  EXPECT_GT(t8 / t8_aligned, 1.3);  // ~1/0.707 on the main loop, less the store of C and 8 fewer k
+  // An unpadded vocabulary: the data-gradient GEMM of a 50257-entry output layer reads rows of 50257
+  // bf16 (2-byte loads); padded to 50304 (a multiple of 64) the rows are 16-byte aligned.
+  EXPECT_GT(kernel_time(g, gemm(8192, 4096, 50257)).time_s / kernel_time(g, gemm(8192, 4096, 50304)).time_s, 2.5);
 }
 
 TEST(KernelModel, Fp8GemmUsesItsOwnEfficiencyAndAScaledKHalf) {

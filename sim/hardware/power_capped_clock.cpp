@@ -1,0 +1,73 @@
+// The clock of a tensor-core kernel under the power cap. SI units (W, s); clocks as fractions of the
+// boost clock (GpuSpec::boost_clock_hz, the clock behind the datasheet's tensor peaks).
+//
+// Power of the GPU with its tensor cores busy a fraction u of the cycles at clock fraction phi
+// (CMOS dynamic power C V^2 f with the voltage rising with the clock over the DVFS range):
+//   P(u, phi) = idle_w + (tensor_boost_w - idle_w) * u * phi^clock_power_exponent
+// tensor_boost_w is what a fully busy tensor path would draw at the boost clock without a cap.
+// The power controller holds P at most at tdp_w: the clock a kernel sustains is
+//   phi_cap = min(1, ((tdp_w - idle_w) / ((tensor_boost_w - idle_w) * u)) ^ (1 / clock_power_exponent))
+// and P(u, phi_cap) = min(P(u, 1), tdp_w).
+// A kernel starts at the boost clock (the clock recovers while the GPU runs lower-power kernels or
+// waits) and the controller brings it to phi_cap with time constant tau = power_response_s:
+//   phi(t) = phi_cap + (1 - phi_cap) exp(-t / tau)
+// The kernel's cycles are fixed (its compute time at the boost clock, t_b), so its duration T solves
+//   phi_cap T + (1 - phi_cap) tau (1 - exp(-T / tau)) = t_b        (tau = 0: T = t_b / phi_cap)
+// and its mean clock is t_b / T: a short kernel runs near the boost clock, a long one at phi_cap.
+// The utilization u is the kernel's: flops / (peak(dtype) * t_b) for a compute-bound kernel, the
+// same over its memory time otherwise (the kernel model computes it).
+// Only the sustained power enters the step's energy (sim/power): the short excursion above the TDP at
+// a kernel's start is not counted.
+#include "sim/hardware/power_capped_clock.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace clustersim {
+namespace {
+
+constexpr int kNewtonIterations = 60;
+
+// Duration T of a kernel of t_b boost-clock seconds: phi_cap T + (1 - phi_cap) tau (1 - e^(-T/tau)) = t_b.
+// g(T) is increasing and concave: Newton from T = t_b (where g <= 0) rises monotonically to the root.
+double throttled_duration_s(double t_b, double phi_cap, double tau) {
+  if (phi_cap >= 1.0) return t_b;
+  if (tau <= 0.0) return t_b / phi_cap;
+  double t = t_b;
+  for (int i = 0; i < kNewtonIterations; ++i) {
+    const double decay = std::exp(-t / tau);
+    const double g = phi_cap * t + (1.0 - phi_cap) * tau * (1.0 - decay) - t_b;
+    const double slope = phi_cap + (1.0 - phi_cap) * decay;
+    const double next = t - g / slope;
+    if (!(next > t)) break;
+    t = std::min(next, t_b / phi_cap);
+  }
+  return t;
+}
+
+}  // namespace
+
+bool models_power_cap(const GpuSpec& gpu) {
+  return gpu.tensor_boost_w > 0.0 && gpu.tdp_w > gpu.idle_w && gpu.clock_power_exponent > 0.0;
+}
+
+double tensor_power_w(const GpuSpec& gpu, double utilization, double clock_fraction) {
+  const double u = std::clamp(utilization, 0.0, 1.0);
+  return gpu.idle_w + (gpu.tensor_boost_w - gpu.idle_w) * u * std::pow(clock_fraction, gpu.clock_power_exponent);
+}
+
+CappedClock capped_clock(const GpuSpec& gpu, double utilization, double boost_compute_s) {
+  CappedClock c;
+  c.duration_s = boost_compute_s;
+  if (!models_power_cap(gpu)) return c;
+  const double u = std::clamp(utilization, 0.0, 1.0);
+  const double dynamic_w = (gpu.tensor_boost_w - gpu.idle_w) * u;
+  if (dynamic_w > gpu.tdp_w - gpu.idle_w)
+    c.sustained_fraction = std::pow((gpu.tdp_w - gpu.idle_w) / dynamic_w, 1.0 / gpu.clock_power_exponent);
+  c.sustained_power_w = tensor_power_w(gpu, u, c.sustained_fraction);
+  c.duration_s = throttled_duration_s(boost_compute_s, c.sustained_fraction, gpu.power_response_s);
+  c.mean_fraction = c.duration_s > 0.0 ? boost_compute_s / c.duration_s : 1.0;
+  return c;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,28 @@
+#pragma once
+// The SM clock of a tensor-core kernel under the GPU's power cap (TDP): the power the kernel would
+// draw at the boost clock, the clock the cap allows it to sustain, and the mean clock over a kernel
+// that starts at boost and settles to that clock. Equations at the top of power_capped_clock.cpp.
+#include "sim/hardware/gpu_spec.hpp"
+
+namespace clustersim {
+
+struct CappedClock {
+  double sustained_fraction = 1.0;  // clock the TDP allows in steady state, / boost clock (<= 1)
+  double mean_fraction = 1.0;       // mean clock over the kernel, / boost clock
+  double duration_s = 0.0;          // the kernel's compute time at that clock
+  double sustained_power_w = 0.0;   // the GPU's power at the sustained clock (<= tdp_w)
+};
+
+// True when the GPU's catalogue entry models the clock under the cap (tensor_boost_W > 0).
+bool models_power_cap(const GpuSpec& gpu);
+
+// Power (W) of the GPU running its tensor cores at `utilization` (the fraction of tensor-core issue
+// cycles busy, in [0, 1]) at clock `clock_fraction` of the boost clock.
+double tensor_power_w(const GpuSpec& gpu, double utilization, double clock_fraction);
+
+// The clock of a tensor-core kernel whose compute part takes `boost_compute_s` at the boost clock
+// with the tensor cores busy `utilization` of the cycles. A GPU without a power-cap model keeps the
+// boost clock.
+CappedClock capped_clock(const GpuSpec& gpu, double utilization, double boost_compute_s);
+
+}  // namespace clustersim
