@@ -383,6 +383,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("metric") = "time",
         "Per measurement: (the model's time in seconds, its error as kernel_accuracy counts it).");
   m.def("calibration_profiles", &calibration_profile_names, "GPU ids of the compiled-in calibration profiles.");
+  m.def("is_compiled_in_measurement_file", &is_compiled_in_measurement_file, py::arg("path"),
+        "True for a measurement file the library carries (calibration/power_cap/), readable from any folder.");
   m.def("calibration_profile", &shipped_profile, py::arg("gpu"),
         "The compiled-in calibration profile of a GPU, as JSON.");
   m.def(

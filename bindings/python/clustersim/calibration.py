@@ -68,7 +68,7 @@ def _resolve(argument: PathLike, data_dir: Optional[PathLike]) -> str:
     argument = os.fspath(argument)
     folder = os.fspath(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
     path, hash_, selector = argument.partition("#")
-    if os.path.exists(path):
+    if os.path.exists(path) or _core.is_compiled_in_measurement_file(path):
         return argument
     in_data = os.path.join(folder, path)
     if os.path.exists(in_data):
