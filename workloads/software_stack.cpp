@@ -156,8 +156,7 @@ StackProfile find_software_stack(std::string_view id, const std::string& file, c
     std::string known;
     for (const auto& s : software_stack_ids())
       known += (known.empty() ? "" : ", ") + s;
-    throw SpecError(file, json_path,
-                    "unknown software stack \"" + std::string(id) + "\"; expected one of " + known);
+    throw SpecError(file, json_path, "unknown software stack \"" + std::string(id) + "\"; expected one of " + known);
   }
   const SpecDocument doc = parse_spec_text(entry->text, entry->path);
   StackProfile s = parse_stack(JsonReader(doc.json, doc.file));

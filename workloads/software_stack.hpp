@@ -54,8 +54,7 @@ inline constexpr std::string_view kDefaultStack = "megatron-core";
 std::vector<std::string> software_stack_ids();
 // The profile `id`. Throws SpecError(file, json_path, "unknown software stack ...; expected one of
 // ...") naming the spec that asked for it.
-StackProfile find_software_stack(std::string_view id, const std::string& file = "",
-                                 const std::string& json_path = "");
+StackProfile find_software_stack(std::string_view id, const std::string& file = "", const std::string& json_path = "");
 // The workload keys a profile's "defaults" may set (dotted paths).
 std::vector<std::string> stack_default_keys();
 

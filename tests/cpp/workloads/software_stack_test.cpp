@@ -100,7 +100,9 @@ TEST(SoftwareStack, AProfileSetsDefaultsThatExplicitKeysOverride) {
 TEST(SoftwareStack, OverridesNameTheStackToo) {
   const WorkloadSpec w = load_workload_spec("gpt3-1.3b", {{"training.stack", "jax-xla"}});
   EXPECT_EQ(w.training.stack, "jax-xla");
-  EXPECT_EQ(w.parallelism.zero_stage, 3);
+  // The stack's defaults fill what the preset leaves out; the preset's explicit zero_stage 0 wins.
+  EXPECT_TRUE(w.parallelism.overlap_param_gather);
+  EXPECT_EQ(w.parallelism.zero_stage, 0);
 }
 
 TEST(SoftwareStack, AnUnknownStackIsRefusedAtItsPathWithTheAllowedValues) {
@@ -139,7 +141,8 @@ StackProfile fusions(bool on, OptimizerKernels optimizer) {
 }
 
 TEST(SoftwareStack, AStackWithoutFusedKernelsLaunchesMoreOps) {
-  // GPT with biases, unfused attention, dropout 0.1, full recompute, dp 1: 2 micro-batches x 2 layers.
+  // GPT with biases, unfused attention, dropout 0.1, full recompute, dp 1: global batch 8 / micro-batch 2
+  // = 4 micro-batches x 2 layers.
   nlohmann::json j = small_workload();
   j["training"]["stack"] = "megatron-deepspeed";
   j["training"]["recompute"] = "full";
@@ -152,16 +155,16 @@ TEST(SoftwareStack, AStackWithoutFusedKernelsLaunchesMoreOps) {
   // Per layer forward (run twice: forward and recompute): bias before the activation (1), bias and
   // dropout before each of the two residual adds (4), scale and mask around the softmax (2) = 7.
   // Per layer backward: dropout before each residual (2), mask and scale after the softmax (2) = 4.
-  // 2 micro-batches x 2 layers x (2 x 7 + 4) = 72 more compute ops.
+  // 4 micro-batches x 2 layers x (2 x 7 + 4) = 144 more compute ops.
   // Optimizer: 2 layers x 12 tensors + word and position embeddings + final norm weight and bias =
   // 28 kernels instead of 1: 27 more.
-  EXPECT_EQ(count(u, "fwd.activation.bias"), 4u);
-  EXPECT_EQ(count(u, "recompute.activation.bias"), 4u);
-  EXPECT_EQ(count(u, "fwd.residual1.dropout"), 4u);
-  EXPECT_EQ(count(u, "bwd.attention.mask"), 4u);
+  EXPECT_EQ(count(u, "fwd.activation.bias"), 8u);
+  EXPECT_EQ(count(u, "recompute.activation.bias"), 8u);
+  EXPECT_EQ(count(u, "fwd.residual1.dropout"), 8u);
+  EXPECT_EQ(count(u, "bwd.attention.mask"), 8u);
   EXPECT_EQ(count(u, "optimizer.adam"), 28u);
   EXPECT_EQ(count(f, "optimizer.adam"), 1u);
-  EXPECT_EQ(count_kind(u, OpKind::compute), count_kind(f, OpKind::compute) + 72 + 27);
+  EXPECT_EQ(count_kind(u, OpKind::compute), count_kind(f, OpKind::compute) + 144 + 27);
   // The unfused step moves more bytes and the same flops of GEMMs and attention.
   double fused_bytes = 0.0, unfused_bytes = 0.0, fused_adam = 0.0, unfused_adam = 0.0;
   for (OpId i = 0; i < f.size(); ++i) {
@@ -183,8 +186,10 @@ TEST(SoftwareStack, BlockingPipelineSendsHoldTheComputeStream) {
   resolve_parallelism(w, 2);
   StackProfile blocking = find_software_stack("megatron-core");
   blocking.pipeline_p2p = PipelineP2P::blocking;
-  for (const auto& [stack, waits] : {std::pair{find_software_stack("megatron-core"), false}, std::pair{blocking, true}}) {
-    const OpTable& ops = generate_transformer_training(w, 2, stack).classes().at(0).ops;
+  for (const auto& [stack, waits] :
+       {std::pair{find_software_stack("megatron-core"), false}, std::pair{blocking, true}}) {
+    const ExecutionGraph g = generate_transformer_training(w, 2, stack);
+    const OpTable& ops = g.classes().at(0).ops;
     std::size_t sends = 0, waited = 0;
     for (OpId i = 0; i < ops.size(); ++i) {
       if (ops.name(i) == "pp.send_activation") ++sends;
@@ -200,10 +205,15 @@ TEST(SoftwareStack, FixedStepCostsFollowTheProfile) {
   nlohmann::json j = small_workload();
   WorkloadSpec w = parse(j);
   resolve_parallelism(w, 2);  // dp 2: 2 micro-batches per rank
-  StackProfile none = find_software_stack("megatron-core");
+  // Megatron-DeepSpeed's profile has both fixed costs; the same profile without them has neither.
+  const StackProfile both = find_software_stack("megatron-deepspeed");
+  ASSERT_TRUE(both.grad_norm);
+  ASSERT_TRUE(both.loss_all_reduce_per_micro_batch);
+  StackProfile none = both;
   none.grad_norm = false;
   none.loss_all_reduce_per_micro_batch = false;
-  const OpTable& with = generate_transformer_training(w, 2).classes().at(0).ops;
+  const ExecutionGraph gw = generate_transformer_training(w, 2, both);
+  const OpTable& with = gw.classes().at(0).ops;
   const ExecutionGraph g = generate_transformer_training(w, 2, none);
   const OpTable& without = g.classes().at(0).ops;
   EXPECT_EQ(count(with, "fwd.dp.loss_all_reduce"), 2u);
