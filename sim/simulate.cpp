@@ -22,6 +22,7 @@
 #include "topologies/cluster.hpp"
 #include "topologies/topology_metrics.hpp"
 #include "workloads/fp8_recipe.hpp"
+#include "workloads/software_stack.hpp"
 #include "workloads/trace_format.hpp"
 #include "workloads/transformer_generator.hpp"
 #include "workloads/transformer_math.hpp"
@@ -286,6 +287,15 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.run.model_flops_per_step = flops;
   report.run.peak_flops_per_gpu = peak;
   report.run.precision = to_string(workload.training.precision);
+  if (!trace) {
+    const StackProfile stack = find_software_stack(workload.training.effective_stack(), workload.source_file,
+                                                   "/training/stack");
+    report.run.stack = stack.id;
+    report.provenance.stack = stack.id + " (" + stack.name + "; " +
+                              (workload.training.stack.empty() ? "the default: the workload names no training.stack"
+                                                               : "training.stack") +
+                              "); profile workloads/stacks/" + stack.id + ".json, every value with its source";
+  }
   report.run.ops_simulated = static_cast<std::int64_t>(graph.op_count());
   report.run.transfers_simulated = static_cast<std::int64_t>(result.transfers);
   if (trace) report.run.trace = workload.trace.format + " " + workload.trace.path;

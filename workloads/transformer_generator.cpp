@@ -80,6 +80,29 @@
 // T x top_k x load_imbalance rows (the busiest rank); wgrad a batch of one GEMM per local expert.
 // Vocabulary-parallel cross-entropy (tp > 1): three all-reduces of one fp32 per token (max, target
 // logit, sum of exponentials).
+//
+// The software stack (training.stack, software_stack.hpp; each choice sourced in its profile):
+//   fused.bias_activation false (models with biases): a bias-add kernel before the activation, reading
+//     and writing its T x f inputs (Megatron without --bias-gelu-fusion); the backward is unchanged
+//     (the bias gradient is a reduction either way).
+//   fused.bias_dropout_add false: the residual add no longer carries the dropout mask; instead a bias
+//     add (models with biases: reads and writes T x h) and a dropout kernel (dropout > 0: reads x,
+//     writes y and the one-byte mask) run before it; backward, a dropout kernel (reads the gradient
+//     and the mask, writes the gradient) before the residual's.
+//   fused.masked_softmax false (unfused attention): scale, mask and softmax as three kernels over the
+//     s x s scores (each reads and writes them); backward: softmax, mask and scale backward likewise.
+//   optimizer_kernels per_tensor: the optimizer step as one kernel per parameter tensor of the rank
+//     (its share of the shard's bytes and flops): 12 tensors per GPT layer (weight and bias of QKV,
+//     projection, MLP up and down, and of two LayerNorms), 6 per Llama layer (no biases, RMSNorm),
+//     2 more per MoE expert and 1 for the router; the embeddings, final norm and output layer add
+//     theirs on the first and last stage.
+//   pipeline_p2p blocking: the compute stream waits for each send to complete, and a receive is
+//     posted only when the compute stream reaches it (torch.distributed send/recv).
+//   step.grad_norm: before the optimizer, one pass over the rank's fp32 gradients (its shard with
+//     ZeRO; reads 4 bytes and does 2 flops per parameter) and an all-reduce of one fp32 over tp and,
+//     with ZeRO >= 1, over dp (the norm of a sharded gradient).
+//   step.loss_all_reduce per_micro_batch: after each loss, an all-reduce of two fp32 (loss and token
+//     count) over dp on the compute stream (Megatron's loss_func).
 #include "workloads/transformer_generator.hpp"
 
 #include <algorithm>
@@ -92,6 +115,7 @@
 #include "sim/core/error.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
+#include "workloads/software_stack.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/training_state.hpp"
@@ -136,6 +160,14 @@ constexpr double kBackwardFp8Slots = 2.0;
 constexpr double kLinearLayersPerLayer = 4.0;  // QKV, attention output, MLP up, MLP down
 // Vocabulary-parallel cross-entropy: all-reduces of one fp32 per token.
 constexpr int kCrossEntropyAllReduces = 3;
+// Megatron's loss_func reduces the loss and the token count over dp: two fp32.
+constexpr double kLossReportBytes = 2.0 * kFp32Bytes;
+// Global gradient norm: one fp32 reduced; per parameter it reads the fp32 gradient, 2 flops.
+constexpr double kGradNormFlopsPerParameter = 2.0;
+// Parameter tensors (optimizer_kernels per_tensor; see the top of the file).
+constexpr double kGptLayerTensors = 12.0;
+constexpr double kLlamaLayerTensors = 6.0;
+constexpr double kTensorsPerExpert = 2.0;
 
 // Streams (see the top of the file).
 constexpr std::uint8_t kGradStream = 1;
@@ -166,8 +198,10 @@ std::uint32_t u32(double v) {
 
 class StageBuilder {
  public:
-  StageBuilder(const WorkloadSpec& spec, OpTable& ops, const Communicators& comms, int stage)
+  StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, OpTable& ops, const Communicators& comms,
+               int stage)
       : spec_(spec),
+        stack_(stack),
         m_(spec.model),
         p_(spec.parallelism),
         ops_(ops),
@@ -198,6 +232,7 @@ class StageBuilder {
     expert_tokens_ = moe_ ? u32(std::ceil(double(T_) * m_.moe.top_k * m_.moe.load_imbalance)) : T_;
     local_experts_ = moe_ ? m_.moe.experts / p_.ep : 0;
     chunks_ = model_chunks(p_);
+    biases_ = !llama_style(m_);
   }
 
   void build() {
@@ -346,15 +381,27 @@ class StageBuilder {
 
   // Residual add; with dropout, Megatron's fused bias-dropout-add also writes (forward) or reads
   // (backward) a one-byte mask per element.
-  OpId residual(const std::string& name) {
+  // Unfused (stack without bias-dropout-add fusion): bias add and dropout kernels before a plain add
+  // in the forward, a dropout backward kernel before it in the backward.
+  OpId residual(const std::string& name, bool backward) {
     const double elements = double(T_sp_) * h_;
-    const double mask = spec_.training.dropout > 0.0 ? elements * kMaskBytes : 0.0;
+    const bool dropout = spec_.training.dropout > 0.0;
+    if (!stack_.fused.bias_dropout_add) {
+      if (!backward && biases_)
+        compute(name + ".bias", KernelClass::elementwise, kResidualFlopsPerElement * elements, 2.0 * elements * e_);
+      if (dropout)
+        compute(name + ".dropout", KernelClass::elementwise, elements, elements * (2.0 * e_ + kMaskBytes));
+      return compute(name, KernelClass::elementwise, kResidualFlopsPerElement * elements, 3.0 * elements * e_);
+    }
+    const double mask = dropout ? elements * kMaskBytes : 0.0;
     return compute(name, KernelClass::elementwise, kResidualFlopsPerElement * elements, 3.0 * elements * e_ + mask);
   }
 
   OpId activation(const std::string& name, bool backward) {
     const double out = double(expert_tokens_) * f_;
     const double in = act_.inputs * out;
+    if (!backward && biases_ && !stack_.fused.bias_activation)
+      compute(name + ".bias", KernelClass::elementwise, in, 2.0 * in * e_);
     const double bytes = backward ? (2.0 * in + out) * e_ : (in + out) * e_;
     return compute(name, KernelClass::elementwise, act_.flops_per_element * out, bytes);
   }
@@ -384,6 +431,10 @@ class StageBuilder {
     const double scores = heads * q_tokens * kv_tokens;
     if (!backward) {
       gemm(name + ".scores", q_tokens, kv_tokens, d_, heads);
+      if (!stack_.fused.masked_softmax) {
+        compute(name + ".scale", KernelClass::elementwise, scores, 2.0 * scores * e_);
+        compute(name + ".mask", KernelClass::elementwise, scores, 2.0 * scores * e_);
+      }
       compute(name + ".softmax", KernelClass::elementwise, 5.0 * scores, 2.0 * scores * e_);
       // attention dropout: reads P, writes the dropped P and its mask
       if (spec_.training.dropout > 0.0)
@@ -396,6 +447,10 @@ class StageBuilder {
     if (spec_.training.dropout > 0.0)
       compute(name + ".dropout", KernelClass::elementwise, scores, scores * (2.0 * e_ + kMaskBytes));
     compute(name + ".softmax", KernelClass::elementwise, 4.0 * scores, 3.0 * scores * e_);
+    if (!stack_.fused.masked_softmax) {
+      compute(name + ".mask", KernelClass::elementwise, scores, 2.0 * scores * e_);
+      compute(name + ".scale", KernelClass::elementwise, scores, 2.0 * scores * e_);
+    }
     gemm(name + ".scores.qgrad", q_tokens, d_, kv_tokens, heads);         // dQ
     return gemm(name + ".scores.kgrad", kv_tokens, d_, q_tokens, heads);  // dK
   }
@@ -489,7 +544,7 @@ class StageBuilder {
       const LinearScope fp8 = linear_forward(phase + ".attn_out", double(T_) * q_, double(q_) * h_);
       scattered_gemm(phase + ".attn_out", phase + ".tp.attn_out", T_, h_, q_);
     }
-    residual(phase + ".residual1");
+    residual(phase + ".residual1", false);
     norm(phase + ".ln2", false, T_sp_);
     if (moe_) {
       tp_forward_entry(phase + ".tp.all_gather");
@@ -523,7 +578,7 @@ class StageBuilder {
         scattered_gemm(phase + ".mlp_down", phase + ".tp.mlp_down", T_, h_, f_);
       }
     }
-    residual(phase + ".residual2");
+    residual(phase + ".residual2", false);
   }
 
   // dgrad dX = dY W^T (m x k, inner n), wgrad dW = X^T dY (k x n, inner m). With sequence parallelism
@@ -573,7 +628,7 @@ class StageBuilder {
     // the recompute pass casts the weights again only when they are not cached
     cast_weights_ = !spec_.training.fp8_weight_cache;
     if (recompute == "full") forward_layer("recompute");
-    residual("bwd.residual2");
+    residual("bwd.residual2", true);
     if (moe_) {
       blocking_collective("bwd.ep.combine", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
       tp_forward_entry("bwd.tp.all_gather_grad");
@@ -607,7 +662,7 @@ class StageBuilder {
       grads(groups_.mlp_up, false, fp8_column_parallel_backward("mlp_up", T_, act_.inputs * f_, h_));
     }
     grads(groups_.norms / 2.0, false, norm("bwd.ln2", true, T_sp_));
-    residual("bwd.residual1");
+    residual("bwd.residual1", true);
     grads(groups_.attention_out, false, fp8_row_parallel_backward("attn_out", T_, h_, q_));
     if (recompute == "selective") attention("recompute.attention", false, s_, double(s_) * p_.cp);
     attention_core("bwd", true);
@@ -621,10 +676,21 @@ class StageBuilder {
   bool scatter_gather() const { return t_ > 1 && !p_.sequence_parallel; }
   double stage_activation_bytes() const { return double(T_sp_) * h_ * e_ / (scatter_gather() ? t_ : 1); }
 
+  bool blocking_p2p() const { return stack_.pipeline_p2p == PipelineP2P::blocking; }
+
+  // Blocking: posted when the compute stream gets there; otherwise posted ahead.
   void receive_from_stage(const char* name, int offset, std::uint32_t tag, std::uint8_t stream) {
-    extra_deps_.push_back(p2p(name, OpKind::recv, comms_.pp, offset, tag, stage_activation_bytes(), stream, {}));
+    std::vector<OpId> posted;
+    if (blocking_p2p() && have_last_) posted.push_back(last_);
+    extra_deps_.push_back(p2p(name, OpKind::recv, comms_.pp, offset, tag, stage_activation_bytes(), stream, posted));
     if (scatter_gather())
       blocking_collective("pp.tp.all_gather_received", CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_);
+  }
+
+  // Blocking: the compute stream's next op waits until the send has completed.
+  void send_to_stage(const char* name, int offset, std::uint32_t tag, std::uint8_t stream) {
+    const OpId sent = p2p(name, OpKind::send, comms_.pp, offset, tag, stage_activation_bytes(), stream, {last_});
+    if (blocking_p2p()) extra_deps_.push_back(sent);
   }
 
   // ZeRO 1/2 with overlap_param_gather: the previous step's weight all-gathers, issued at the start of
@@ -698,9 +764,10 @@ class StageBuilder {
       if (t_ > 1)
         for (int i = 0; i < kCrossEntropyAllReduces; ++i)
           blocking_collective("fwd.tp.cross_entropy", CollectiveKind::all_reduce, comms_.tp, double(T_) * kFp32Bytes);
+      if (stack_.loss_all_reduce_per_micro_batch)
+        blocking_collective("fwd.dp.loss_all_reduce", CollectiveKind::all_reduce, comms_.dp, kLossReportBytes);
     } else if (p_.pp > 1) {
-      p2p("pp.send_activation", OpKind::send, comms_.pp, +1, kActivationTag, stage_activation_bytes(),
-          kSendForwardStream, {last_});
+      send_to_stage("pp.send_activation", +1, kActivationTag, kSendForwardStream);
     }
   }
 
@@ -730,8 +797,7 @@ class StageBuilder {
             compute("bwd.embedding", KernelClass::embedding, tables * elements,
                     elements * e_ + tables * 2.0 * elements * kFp32Bytes));
     } else if (p_.pp > 1) {
-      p2p("pp.send_gradient", OpKind::send, comms_.pp, -1, kGradientTag, stage_activation_bytes(), kSendBackwardStream,
-          {last_});
+      send_to_stage("pp.send_gradient", -1, kGradientTag, kSendBackwardStream);
     }
     // Each model chunk's buckets are its own: the chunk's last gradients close its last buckets.
     if (grads_final_)
@@ -807,16 +873,34 @@ class StageBuilder {
     const double dp_cp = double(p_.dp) * p_.cp;
     const double shard = p_.zero_stage >= 1 ? params.dense / dp_cp + params.expert / (dp_cp / p_.ep) : params.total();
     const OptimizerStepCost cost = optimizer_step_cost(spec_.training);
+    extra_deps_.insert(extra_deps_.end(), reductions_.begin(), reductions_.end());
+    if (stack_.grad_norm) {
+      ComputeOp norm_op;
+      norm_op.name = "optimizer.grad_norm";
+      norm_op.kernel = KernelClass::optimizer;
+      norm_op.precision = Precision::fp32;
+      norm_op.flops = shard * kGradNormFlopsPerParameter;
+      norm_op.bytes = shard * grad_bytes_;
+      norm_op.stream = kComputeStream;
+      last_ = ops_.add_compute(norm_op, take_deps());
+      have_last_ = true;
+      blocking_collective("optimizer.grad_norm.tp", CollectiveKind::all_reduce, comms_.tp, kFp32Bytes);
+      if (p_.zero_stage >= 1) blocking_collective("optimizer.grad_norm.dp", CollectiveKind::all_reduce, comms_.dp, kFp32Bytes);
+    }
+    // One multi-tensor kernel, or one kernel per parameter tensor (optimizer_kernels).
+    const double kernels = stack_.optimizer_kernels == OptimizerKernels::per_tensor ? parameter_tensors() : 1.0;
     ComputeOp op;
     const std::string name = "optimizer." + spec_.training.optimizer;
     op.name = name;
     op.kernel = KernelClass::optimizer;
     op.precision = Precision::fp32;
-    op.flops = shard * cost.flops;
-    op.bytes = shard * cost.bytes;
+    op.flops = shard * cost.flops / kernels;
+    op.bytes = shard * cost.bytes / kernels;
     op.stream = kComputeStream;
-    extra_deps_.insert(extra_deps_.end(), reductions_.begin(), reductions_.end());
-    last_ = ops_.add_compute(op, take_deps());
+    for (int i = 0; i < static_cast<int>(kernels); ++i) {
+      last_ = ops_.add_compute(op, take_deps());
+      have_last_ = true;
+    }
     // ZeRO 1 and 2: every rank updated its shard; gather the updated weights (with
     // overlap_param_gather, during the next step's forward: issued at the start of this one).
     if ((p_.zero_stage == 1 || p_.zero_stage == 2) && !prefetch_params()) {
@@ -829,7 +913,21 @@ class StageBuilder {
     }
   }
 
+  // Parameter tensors of this stage's ranks (see the top of the file).
+  double parameter_tensors() const {
+    double per_layer = llama_style(m_) ? kLlamaLayerTensors : kGptLayerTensors;
+    if (moe_) per_layer += 1.0 + kTensorsPerExpert * (double(local_experts_) - 1.0);  // router, more experts
+    double layers = 0.0;
+    for (int c = 0; c < chunks_; ++c)
+      if (c % p_.pp == stage_) layers += chunk_layers(m_, p_, c);
+    double tensors = per_layer * layers;
+    if (stage_ == 0) tensors += embedding_.position > 0.0 ? 2.0 : 1.0;
+    if (stage_ == p_.pp - 1) tensors += (biases_ ? 2.0 : 1.0) + (head_parameters() > embedding_.final_norm ? 1.0 : 0.0);
+    return tensors;
+  }
+
   const WorkloadSpec& spec_;
+  const StackProfile& stack_;
   const ModelSpec& m_;
   const ParallelismSpec& p_;
   OpTable& ops_;
@@ -851,6 +949,7 @@ class StageBuilder {
   std::uint32_t expert_tokens_ = 0, local_experts_ = 0;
   int chunks_ = 1;
   bool moe_ = false;
+  bool biases_ = true;  // GPT-style layers have biases; Llama-style (swiglu) none
 
   OpId last_ = 0;
   bool have_last_ = false;
@@ -871,6 +970,12 @@ std::uint16_t add(ExecutionGraph& graph, const char* name, std::vector<std::vect
 }  // namespace
 
 ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world_size) {
+  return generate_transformer_training(spec, world_size,
+                                       find_software_stack(spec.training.effective_stack(), spec.source_file,
+                                                           "/training/stack"));
+}
+
+ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world_size, const StackProfile& stack) {
   const ParallelismSpec& p = spec.parallelism;
   if (p.dp <= 0 || std::int64_t{p.tp} * p.pp * p.cp * p.dp != world_size)
     throw SimulationError("generate_transformer_training: the workload's parallelism is not resolved for " +
@@ -897,7 +1002,7 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
   for (int stage = 0; stage < p.pp; ++stage) {
     RankClass& cls =
         graph.add_class(p.pp == 1 ? "all ranks" : "stage " + std::to_string(stage), layout.stage_ranks(stage));
-    StageBuilder(spec, cls.ops, comms, stage).build();
+    StageBuilder(spec, stack, cls.ops, comms, stage).build();
   }
   return graph;
 }

@@ -116,6 +116,7 @@ ModelSpec parse_model(JsonReader r) {
 
 TrainingSpec parse_training(JsonReader r) {
   TrainingSpec t;
+  if (r.has("stack")) t.stack = r.choice("stack", software_stack_ids());
   t.global_batch = r.integer("global_batch", 1);
   t.micro_batch = positive_int_or(r, "micro_batch", 1);
   t.precision = precision_from_name(r.choice_or("precision", precision_names(), "bf16"));
@@ -193,7 +194,27 @@ TraceSpec parse_trace(JsonReader r, const std::string& file) {
   return t;
 }
 
-WorkloadSpec parse_document(const nlohmann::json& json, const std::string& file) {
+// The workload with the keys its software stack sets (training.stack, or the default stack) filled in
+// where the workload does not give them: the stack's profile is a set of defaults, explicit keys win.
+nlohmann::json with_stack_defaults(const nlohmann::json& json, const std::string& file) {
+  if (!json.is_object() || json.contains("trace") || !json.contains("training") || !json["training"].is_object())
+    return json;  // parse_document reports what is wrong
+  JsonReader training(json["training"], file, "/training");
+  const std::string id = training.choice_or("stack", software_stack_ids(), std::string(kDefaultStack));
+  const StackProfile stack = find_software_stack(id, file, "/training/stack");
+  nlohmann::json out = json;
+  for (const auto& [path, value] : stack.defaults) {
+    const auto dot = path.find('.');
+    nlohmann::json& section = out[path.substr(0, dot)];
+    if (section.is_null()) section = nlohmann::json::object();
+    const std::string key = path.substr(dot + 1);
+    if (section.is_object() && !section.contains(key)) section[key] = nlohmann::json::parse(value);
+  }
+  return out;
+}
+
+WorkloadSpec parse_document(const nlohmann::json& original, const std::string& file) {
+  const nlohmann::json json = with_stack_defaults(original, file);
   JsonReader root(json, file);
   WorkloadSpec spec;
   spec.source_file = file;
@@ -297,10 +318,12 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
                   {"load_imbalance", m.moe.load_imbalance}};
   j["model"] = std::move(model);
 
-  j["training"] = {
+  j["training"] = nlohmann::ordered_json::object();
+  if (!t.stack.empty()) j["training"]["stack"] = t.stack;
+  j["training"].update(nlohmann::ordered_json{
       {"global_batch", t.global_batch}, {"micro_batch", t.micro_batch}, {"precision", to_string(t.precision)},
       {"recompute", t.recompute},       {"optimizer", t.optimizer},     {"attention", t.attention},
-      {"dropout", t.dropout},           {"host_op_us", t.host_op_us}};
+      {"dropout", t.dropout},           {"host_op_us", t.host_op_us}});
   j["training"]["grad_buffer"] = t.grad_buffer;
   j["training"]["cross_entropy"] = t.cross_entropy;
   if (t.precision == Precision::fp8) {

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "workloads/software_stack.hpp"
+
 namespace clustersim {
 
 // The dtypes of kernels. fp32 ... fp8 are also training precisions (`training.precision`); mxfp8 and
@@ -56,6 +58,10 @@ struct ModelSpec {
 };
 
 struct TrainingSpec {
+  // The software stack that runs the step (workloads/stacks/<id>.json, software_stack.hpp); empty:
+  // not given, the default stack (kDefaultStack). Its profile fills in the keys below that it sets
+  // (attention, dropout, host_op_us, the overlaps, zero_stage) unless the workload gives them.
+  std::string stack;
   std::int64_t global_batch = 0;  // sequences per step
   int micro_batch = 1;            // sequences per micro-batch per data-parallel rank
   Precision precision = Precision::bf16;
@@ -81,6 +87,8 @@ struct TrainingSpec {
   // main gradients (persistent | per_step) and the loss over the vocabulary (vocab_parallel | eager).
   std::string grad_buffer = "persistent";
   std::string cross_entropy = "vocab_parallel";
+
+  std::string effective_stack() const { return stack.empty() ? std::string(kDefaultStack) : stack; }
 
   friend bool operator==(const TrainingSpec&, const TrainingSpec&) = default;
 };

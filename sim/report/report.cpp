@@ -267,6 +267,7 @@ std::string Report::to_json(int indent) const {
   j["provenance"] = {{"fidelity", provenance.fidelity},
                      {"network", provenance.network},
                      {"calibration", provenance.calibration},
+                     {"stack", provenance.stack},
                      {"extrapolated", provenance.extrapolated},
                      {"derived_defaults", derived_defaults_json(provenance.derived_defaults)}};
   j["run"] = {{"cluster", run.cluster},
@@ -282,6 +283,7 @@ std::string Report::to_json(int indent) const {
               {"model_flops_per_step", run.model_flops_per_step},
               {"peak_flops_per_gpu", run.peak_flops_per_gpu},
               {"precision", run.precision},
+              {"stack", run.stack},
               {"ops_simulated", run.ops_simulated},
               {"trace", run.trace},
               {"transfers_simulated", run.transfers_simulated}};
@@ -350,6 +352,7 @@ Report Report::from_json(const std::string& text) {
   r.provenance = {pv.at("fidelity").get<std::string>(),
                   pv.at("network").get<std::string>(),
                   pv.at("calibration").get<std::string>(),
+                  pv.value("stack", std::string()),
                   pv.at("extrapolated").get<std::vector<std::string>>(),
                   {}};
   if (const auto d = pv.find("derived_defaults"); d != pv.end()) {
@@ -376,6 +379,7 @@ Report Report::from_json(const std::string& text) {
   r.run.model_flops_per_step = number_or_nan(run, "model_flops_per_step");
   r.run.peak_flops_per_gpu = run.at("peak_flops_per_gpu").get<double>();
   r.run.precision = run.at("precision").get<std::string>();
+  r.run.stack = run.value("stack", std::string());
   r.run.ops_simulated = run.at("ops_simulated").get<std::int64_t>();
   r.run.transfers_simulated = run.at("transfers_simulated").get<std::int64_t>();
   r.run.trace = run.value("trace", std::string());
@@ -411,7 +415,8 @@ std::string Report::to_text() const {
     o << "trace " << run.trace << "\n\n";
   } else {
     o << "parallelism tp=" << run.tp << " pp=" << run.pp << " dp=" << run.dp << " cp=" << run.cp << " ep=" << run.ep
-      << ";  " << fmt("%.2f", run.parameters / 1e9) << " B parameters, " << run.precision << "\n";
+      << ";  " << fmt("%.2f", run.parameters / 1e9) << " B parameters, " << run.precision
+      << (run.stack.empty() ? "" : ", stack " + run.stack) << "\n";
     o << "  global batch " << run.global_batch << " sequences x " << run.seq_len << " tokens, " << run.micro_batches
       << " micro-batches per rank\n\n";
   }
@@ -520,6 +525,7 @@ std::string Report::to_text() const {
   }
   o << "  Fidelity           " << provenance.fidelity << ": " << provenance.network << "\n";
   o << "  GPU model          " << provenance.calibration << "\n";
+  if (!provenance.stack.empty()) o << "  Software stack     " << provenance.stack << "\n";
   for (const DerivedDefault& d : provenance.derived_defaults)
     o << "  Derived default    " << d.key << " = " << d.value << ": " << d.why << "\n";
   o << "  Simulated          " << run.ops_simulated << " ops, " << run.transfers_simulated << " network flows\n";

@@ -151,6 +151,7 @@ struct Provenance {
   std::string fidelity;                   // "flow"
   std::string network;                    // what computed transfer times
   std::string calibration;                // which GPU parameters were used
+  std::string stack;                      // the software stack assumed and where its profile comes from
   std::vector<std::string> extrapolated;  // models used outside their fitted domain
   // Values the cluster spec left out and the reader derived from the hardware (key, value, why).
   std::vector<DerivedDefault> derived_defaults;
@@ -170,6 +171,7 @@ struct RunInfo {
   double model_flops_per_step = 0.0;
   double peak_flops_per_gpu = 0.0;
   std::string precision;
+  std::string stack;                     // training.stack (the default stack's id when not given); "" for a trace
   std::int64_t ops_simulated = 0;        // ops of the execution graph (each rank class once)
   std::int64_t transfers_simulated = 0;  // point-to-point flows handed to the network backend
   std::string trace;                     // "FORMAT PATH" when the workload is a trace, else empty

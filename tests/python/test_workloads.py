@@ -157,3 +157,16 @@ def test_power_and_cost_details_beyond_the_stable_keys() -> None:
     assert list(bom.columns[:5]) == ["item", "count", "unit_usd", "total_usd", "source"]
     assert bom["total_usd"].sum() == pytest.approx(c.capex_usd, rel=1e-9)
     assert "gpu_server" in set(bom["item"]) and c.tco_usd > c.capex_usd
+
+
+def test_the_report_names_the_stack_and_an_unknown_stack_is_a_spec_error() -> None:
+    cluster = cs.Cluster.preset("dgx-h100", nodes=1)
+    default = cs.simulate(cluster, small(dp=8), fidelity="analytical")
+    old = cs.simulate(cluster, small(dp=8, stack="megatron-deepspeed"), fidelity="analytical")
+    assert default.run.stack == "megatron-core" and "the default" in default.provenance.stack
+    assert old.run.stack == "megatron-deepspeed" and "workloads/stacks/megatron-deepspeed.json" in old.provenance.stack
+    # The older stack (unfused kernels, per-tensor Adam, eager host) launches more ops and is slower.
+    assert old.run.ops_simulated > default.run.ops_simulated
+    assert old.step_time_s > default.step_time_s
+    with pytest.raises(cs.SpecError, match="/training/stack"):
+        cs.simulate(cluster, small(dp=8, stack="not-a-stack"), fidelity="analytical")

@@ -123,6 +123,7 @@ class Provenance:
     fidelity: str = ""
     network: str = ""
     calibration: str = ""
+    stack: str = ""  # the software stack assumed, and where its profile comes from
     extrapolated: Tuple[str, ...] = ()
 
 
@@ -147,6 +148,7 @@ class RunInfo:
     model_flops_per_step: float = 0.0
     peak_flops_per_gpu: float = 0.0
     precision: str = ""
+    stack: str = ""  # training.stack (the default stack when the workload names none); "" for a trace
     ops_simulated: int = 0
     transfers_simulated: int = 0
     trace: str = ""  # "FORMAT PATH" when the workload was a trace

@@ -70,6 +70,7 @@ class Workload(_Spec):
         precision: str = "bf16",
         recompute: str = "none",
         optimizer: str = "adam",
+        stack: Optional[str] = None,
         attention: Optional[str] = None,
         dropout: Optional[float] = None,
         host_op_us: Optional[float] = None,
@@ -83,8 +84,8 @@ class Workload(_Spec):
         sequence_parallel: bool = False,
         pipeline_schedule: str = "1f1b",
         virtual_stages: int = 1,
-        zero_stage: int = 0,
-        overlap_grad_reduce: bool = True,
+        zero_stage: Optional[int] = None,
+        overlap_grad_reduce: Optional[bool] = None,
         bucket_size_params: Optional[int] = None,
         order: Optional[str] = None,
         tp_comm_overlap: Optional[bool] = None,
@@ -95,9 +96,12 @@ class Workload(_Spec):
 
         ``ffn_hidden`` defaults to 4 x ``hidden``, ``kv_heads`` to ``heads`` (multi-head attention),
         ``dp`` to the GPU count divided by tp x pp x cp (resolved against the cluster when simulated).
-        ``attention`` (``flash`` / ``unfused``), ``dropout`` and ``host_op_us`` (CPU time to issue one
-        op, microseconds), ``fp8_recipe`` (``delayed`` / ``current`` / ``mxfp8`` / ``nvfp4``) and
-        ``fp8_weight_cache`` (both for ``precision="fp8"`` only) go to ``training``; ``expert_ffn_hidden``,
+        ``stack`` (the software stack: ``megatron-core``, the default, ``megatron-deepspeed``,
+        ``pytorch-fsdp2``, ``jax-xla``), ``attention`` (``flash`` / ``unfused``), ``dropout`` and
+        ``host_op_us`` (CPU time to issue one op, microseconds), ``fp8_recipe`` (``delayed`` / ``current`` /
+        ``mxfp8`` / ``nvfp4``) and ``fp8_weight_cache`` (both for ``precision="fp8"`` only) go to ``training``;
+        the stack's profile sets attention, dropout, host_op_us, the overlaps and ``zero_stage`` unless they
+        are given; ``expert_ffn_hidden``,
         ``capacity_factor``, ``load_imbalance`` go to ``model.moe``; ``bucket_size_params``, ``order``
         (rank placement, innermost first, e.g. ``"tp-cp-ep-dp-pp"``), ``tp_comm_overlap`` and
         ``overlap_param_gather`` to ``parallelism``. None leaves the core's default. Units: sequences
@@ -129,9 +133,7 @@ class Workload(_Spec):
             "sequence_parallel": sequence_parallel,
             "pipeline_schedule": pipeline_schedule,
             "virtual_stages": virtual_stages,
-            "zero_stage": zero_stage,
-            "overlap_grad_reduce": overlap_grad_reduce,
-            **_given({"dp": dp, "bucket_size_params": bucket_size_params, "order": order,
+            **_given({"dp": dp, "zero_stage": zero_stage, "overlap_grad_reduce": overlap_grad_reduce, "bucket_size_params": bucket_size_params, "order": order,
                       "tp_comm_overlap": tp_comm_overlap, "overlap_param_gather": overlap_param_gather}),
         }
         spec: Dict[str, Any] = {
@@ -143,7 +145,7 @@ class Workload(_Spec):
                 "precision": precision,
                 "recompute": recompute,
                 "optimizer": optimizer,
-                **_given({"attention": attention, "dropout": dropout, "host_op_us": host_op_us,
+                **_given({"stack": stack, "attention": attention, "dropout": dropout, "host_op_us": host_op_us,
                           "fp8_recipe": fp8_recipe, "fp8_weight_cache": fp8_weight_cache}),
             },
             "parallelism": parallelism,

@@ -73,8 +73,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_activation", "", "model.activation=relu9", "/model/activation"},
         BadCase{"kv_heads_not_dividing", "", "model.kv_heads=5", "/model/kv_heads"},
         BadCase{"batch_not_divisible", "", "training.global_batch=33", "/training/global_batch"},
-        BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism/dp"}),
+        BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism/dp"},
+        BadCase{"unknown_stack", "", "training.stack=megatron-lm-1999", "/training/stack"}),
     [](const ::testing::TestParamInfo<BadCase>& param_info) { return std::string(param_info.param.name); });
+
+TEST(CliBadInput, AnUnknownStackListsTheKnownStacks) {
+  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
+  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
+  expect_refused("simulate --cluster " + cluster + " --workload " + workload + " --set workload.training.stack=tf1",
+                 workload + ": /training/stack: expected one of jax-xla, megatron-core, megatron-deepspeed, "
+                            "pytorch-fsdp2, got \"tf1\"");
+}
 
 TEST(CliBadInput, MalformedJsonNamesLineAndColumn) {
   const std::string cluster = write_temp("malformed.json", "{\n  \"nodes\": 2,\n  \"gpu\": \n}");

@@ -114,6 +114,29 @@ TEST(CliSimulate, TextSummaryExplainsTheNumbers) {
   }
 }
 
+TEST(CliSimulate, TheReportNamesTheStackAndWhereItsProfileComesFrom) {
+  // Not named: the default stack, and the report says it is the default.
+  const auto d = simulate_json(kSmallRun);
+  EXPECT_EQ(d["run"]["stack"], "megatron-core");
+  const std::string why = d["provenance"]["stack"];
+  EXPECT_NE(why.find("Megatron-Core with Transformer Engine"), std::string::npos) << why;
+  EXPECT_NE(why.find("the default"), std::string::npos) << why;
+  EXPECT_NE(why.find("workloads/stacks/megatron-core.json"), std::string::npos) << why;
+  // Named: the older stack, slower on the same step (unfused attention, dropout, 80 us of host time
+  // per op, the gradient all-reduce after the backward).
+  const auto old = simulate_json(kSmallRun + " --set workload.training.stack=megatron-deepspeed");
+  EXPECT_EQ(old["run"]["stack"], "megatron-deepspeed");
+  EXPECT_EQ(old["provenance"]["stack"].get<std::string>().find("the default"), std::string::npos);
+  EXPECT_GT(old["step_time_s"].get<double>(), d["step_time_s"].get<double>());
+  EXPECT_GT(old["breakdown"]["host_wait_s"].get<double>(), 0.0);
+  const auto r = run_cli(kSmallRun + " --set workload.training.stack=megatron-deepspeed");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("stack megatron-deepspeed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Software stack     megatron-deepspeed (Megatron-DeepSpeed; training.stack)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CliSimulate, PresetsAreListed) {
   const auto r = run_cli("presets --json");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -1,0 +1,229 @@
+// Software stacks (training.stack): the registry and its sources, the spec key (defaults the workload
+// may override, unknown names refused at their path), and the generator honouring a profile: fused
+// and unfused kernels counted by hand, blocking pipeline sends, the fixed per-step costs.
+#include "workloads/software_stack.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/error.hpp"
+#include "workloads/transformer_generator.hpp"
+#include "workloads/workload_spec.hpp"
+
+namespace clustersim {
+namespace {
+
+nlohmann::json small_workload() {
+  return nlohmann::json::parse(R"({
+    "name": "small",
+    "model": {"layers": 2, "hidden": 256, "heads": 4, "ffn_hidden": 1024, "seq_len": 128, "vocab": 1000,
+              "tied_embeddings": true},
+    "training": {"global_batch": 8, "micro_batch": 2}
+  })");
+}
+
+WorkloadSpec parse(const nlohmann::json& j) {
+  return parse_workload_spec(j.dump(), "w.json");
+}
+
+std::size_t count(const OpTable& ops, std::string_view name) {
+  std::size_t n = 0;
+  for (OpId i = 0; i < ops.size(); ++i)
+    n += ops.name(i) == name ? 1 : 0;
+  return n;
+}
+
+std::size_t count_kind(const OpTable& ops, OpKind kind) {
+  std::size_t n = 0;
+  for (OpId i = 0; i < ops.size(); ++i)
+    n += ops.kind(i) == kind ? 1 : 0;
+  return n;
+}
+
+TEST(SoftwareStack, EveryProfileLoadsWithASourceForEveryValue) {
+  const auto ids = software_stack_ids();
+  for (const char* id : {"megatron-core", "megatron-deepspeed", "pytorch-fsdp2", "jax-xla"})
+    EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+  for (const auto& id : ids) {
+    const StackProfile s = find_software_stack(id);
+    EXPECT_EQ(s.id, id);
+    EXPECT_FALSE(s.name.empty());
+    // defaults + 3 fusions + optimizer_kernels + pipeline_p2p + 2 step costs, each with its source
+    EXPECT_EQ(s.sources.size(), s.defaults.size() + 7) << id;
+    for (const auto& [key, source] : s.sources)
+      EXPECT_GT(source.size(), 20u) << id << " " << key;
+    // Every default is a valid workload value: a workload naming the stack parses.
+    nlohmann::json j = small_workload();
+    j["training"]["stack"] = id;
+    EXPECT_EQ(parse(j).training.stack, id);
+  }
+}
+
+TEST(SoftwareStack, TheDefaultStackIsMegatronCoreAndKeepsTheBuiltInDefaults) {
+  const WorkloadSpec w = parse(small_workload());
+  EXPECT_EQ(w.training.stack, "");
+  EXPECT_EQ(w.training.effective_stack(), "megatron-core");
+  EXPECT_EQ(w.training.attention, "flash");
+  EXPECT_EQ(w.training.dropout, 0.0);
+  EXPECT_EQ(w.training.host_op_us, 0.0);
+  EXPECT_TRUE(w.parallelism.overlap_grad_reduce);
+  EXPECT_FALSE(w.parallelism.overlap_param_gather);
+  EXPECT_FALSE(w.parallelism.tp_comm_overlap);
+  EXPECT_EQ(w.parallelism.zero_stage, 0);
+}
+
+TEST(SoftwareStack, AProfileSetsDefaultsThatExplicitKeysOverride) {
+  nlohmann::json j = small_workload();
+  j["training"]["stack"] = "megatron-deepspeed";
+  const WorkloadSpec old = parse(j);
+  EXPECT_EQ(old.training.attention, "unfused");
+  EXPECT_EQ(old.training.dropout, 0.1);
+  EXPECT_EQ(old.training.host_op_us, 80.0);
+  EXPECT_FALSE(old.parallelism.overlap_grad_reduce);
+
+  j["training"]["attention"] = "flash";
+  j["parallelism"] = {{"overlap_grad_reduce", true}};
+  const WorkloadSpec given = parse(j);
+  EXPECT_EQ(given.training.attention, "flash");
+  EXPECT_TRUE(given.parallelism.overlap_grad_reduce);
+  EXPECT_EQ(given.training.dropout, 0.1);  // still the stack's
+
+  j = small_workload();
+  j["training"]["stack"] = "pytorch-fsdp2";
+  EXPECT_EQ(parse(j).parallelism.zero_stage, 3);
+  j["parallelism"] = {{"zero_stage", 1}};
+  EXPECT_EQ(parse(j).parallelism.zero_stage, 1);
+}
+
+TEST(SoftwareStack, OverridesNameTheStackToo) {
+  const WorkloadSpec w = load_workload_spec("gpt3-1.3b", {{"training.stack", "jax-xla"}});
+  EXPECT_EQ(w.training.stack, "jax-xla");
+  // The stack's defaults fill what the preset leaves out; the preset's explicit zero_stage 0 wins.
+  EXPECT_TRUE(w.parallelism.overlap_param_gather);
+  EXPECT_EQ(w.parallelism.zero_stage, 0);
+}
+
+TEST(SoftwareStack, AnUnknownStackIsRefusedAtItsPathWithTheAllowedValues) {
+  nlohmann::json j = small_workload();
+  j["training"]["stack"] = "megatron-lm-1999";
+  try {
+    parse(j);
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file(), "w.json");
+    EXPECT_EQ(e.json_path(), "/training/stack");
+    for (const auto& id : software_stack_ids())
+      EXPECT_NE(e.message().find(id), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("megatron-lm-1999"), std::string::npos);
+  }
+  j["training"]["stack"] = 3;
+  EXPECT_THROW(parse(j), SpecError);
+  EXPECT_THROW(find_software_stack("nope", "x.json", "/training/stack"), SpecError);
+}
+
+TEST(SoftwareStack, TheSpecRoundTripsWithItsStack) {
+  nlohmann::json j = small_workload();
+  j["training"]["stack"] = "pytorch-fsdp2";
+  const WorkloadSpec w = parse(j);
+  EXPECT_EQ(parse_workload_spec(workload_spec_to_json(w), "w.json"), w);
+  const WorkloadSpec d = parse(small_workload());
+  EXPECT_EQ(parse_workload_spec(workload_spec_to_json(d), "w.json"), d);
+}
+
+// The same profile with every fusion on or off (everything else as megatron-deepspeed).
+StackProfile fusions(bool on, OptimizerKernels optimizer) {
+  StackProfile s = find_software_stack("megatron-deepspeed");
+  s.fused = {on, on, on};
+  s.optimizer_kernels = optimizer;
+  return s;
+}
+
+TEST(SoftwareStack, AStackWithoutFusedKernelsLaunchesMoreOps) {
+  // GPT with biases, unfused attention, dropout 0.1, full recompute, dp 1: global batch 8 / micro-batch 2
+  // = 4 micro-batches x 2 layers.
+  nlohmann::json j = small_workload();
+  j["training"]["stack"] = "megatron-deepspeed";
+  j["training"]["recompute"] = "full";
+  WorkloadSpec w = parse(j);
+  resolve_parallelism(w, 1);
+  const ExecutionGraph fused = generate_transformer_training(w, 1, fusions(true, OptimizerKernels::multi_tensor));
+  const ExecutionGraph unfused = generate_transformer_training(w, 1, fusions(false, OptimizerKernels::per_tensor));
+  const OpTable& f = fused.classes().at(0).ops;
+  const OpTable& u = unfused.classes().at(0).ops;
+  // Per layer forward (run twice: forward and recompute): bias before the activation (1), bias and
+  // dropout before each of the two residual adds (4), scale and mask around the softmax (2) = 7.
+  // Per layer backward: dropout before each residual (2), mask and scale after the softmax (2) = 4.
+  // 4 micro-batches x 2 layers x (2 x 7 + 4) = 144 more compute ops.
+  // Optimizer: 2 layers x 12 tensors + word and position embeddings + final norm weight and bias =
+  // 28 kernels instead of 1: 27 more.
+  EXPECT_EQ(count(u, "fwd.activation.bias"), 8u);
+  EXPECT_EQ(count(u, "recompute.activation.bias"), 8u);
+  EXPECT_EQ(count(u, "fwd.residual1.dropout"), 8u);
+  EXPECT_EQ(count(u, "bwd.attention.mask"), 8u);
+  EXPECT_EQ(count(u, "optimizer.adam"), 28u);
+  EXPECT_EQ(count(f, "optimizer.adam"), 1u);
+  EXPECT_EQ(count_kind(u, OpKind::compute), count_kind(f, OpKind::compute) + 144 + 27);
+  // The unfused step moves more bytes and the same flops of GEMMs and attention.
+  double fused_bytes = 0.0, unfused_bytes = 0.0, fused_adam = 0.0, unfused_adam = 0.0;
+  for (OpId i = 0; i < f.size(); ++i) {
+    fused_bytes += f.bytes(i);
+    if (f.name(i) == "optimizer.adam") fused_adam += f.bytes(i);
+  }
+  for (OpId i = 0; i < u.size(); ++i) {
+    unfused_bytes += u.bytes(i);
+    if (u.name(i) == "optimizer.adam") unfused_adam += u.bytes(i);
+  }
+  EXPECT_GT(unfused_bytes, fused_bytes);
+  EXPECT_NEAR(unfused_adam, fused_adam, 1e-9 * fused_adam);  // the same update, split over tensors
+}
+
+TEST(SoftwareStack, BlockingPipelineSendsHoldTheComputeStream) {
+  nlohmann::json j = small_workload();
+  j["parallelism"] = {{"pp", 2}};
+  WorkloadSpec w = parse(j);
+  resolve_parallelism(w, 2);
+  StackProfile blocking = find_software_stack("megatron-core");
+  blocking.pipeline_p2p = PipelineP2P::blocking;
+  for (const auto& [stack, waits] :
+       {std::pair{find_software_stack("megatron-core"), false}, std::pair{blocking, true}}) {
+    const ExecutionGraph g = generate_transformer_training(w, 2, stack);
+    const OpTable& ops = g.classes().at(0).ops;
+    std::size_t sends = 0, waited = 0;
+    for (OpId i = 0; i < ops.size(); ++i) {
+      if (ops.name(i) == "pp.send_activation") ++sends;
+      for (OpId d : ops.deps(i))
+        if (ops.kind(i) == OpKind::compute && ops.name(d) == "pp.send_activation") ++waited;
+    }
+    EXPECT_EQ(sends, 4u);  // stage 0 sends each of its 4 micro-batches forward
+    EXPECT_EQ(waited, waits ? 4u : 0u);
+  }
+}
+
+TEST(SoftwareStack, FixedStepCostsFollowTheProfile) {
+  nlohmann::json j = small_workload();
+  WorkloadSpec w = parse(j);
+  resolve_parallelism(w, 2);  // dp 2: 2 micro-batches per rank
+  // Megatron-DeepSpeed's profile has both fixed costs; the same profile without them has neither.
+  const StackProfile both = find_software_stack("megatron-deepspeed");
+  ASSERT_TRUE(both.grad_norm);
+  ASSERT_TRUE(both.loss_all_reduce_per_micro_batch);
+  StackProfile none = both;
+  none.grad_norm = false;
+  none.loss_all_reduce_per_micro_batch = false;
+  const ExecutionGraph gw = generate_transformer_training(w, 2, both);
+  const OpTable& with = gw.classes().at(0).ops;
+  const ExecutionGraph g = generate_transformer_training(w, 2, none);
+  const OpTable& without = g.classes().at(0).ops;
+  EXPECT_EQ(count(with, "fwd.dp.loss_all_reduce"), 2u);
+  EXPECT_EQ(count(without, "fwd.dp.loss_all_reduce"), 0u);
+  ASSERT_EQ(count(with, "optimizer.grad_norm"), 1u);
+  EXPECT_EQ(count(without, "optimizer.grad_norm"), 0u);
+  // The norm reads the rank's fp32 gradients: 1,868,800 parameters x 4 bytes (no ZeRO).
+  for (OpId i = 0; i < with.size(); ++i)
+    if (with.name(i) == "optimizer.grad_norm") EXPECT_DOUBLE_EQ(with.bytes(i), 1'868'800.0 * 4.0);
+}
+
+}  // namespace
+}  // namespace clustersim

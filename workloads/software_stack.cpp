@@ -1,0 +1,168 @@
+// The software-stack registry: workloads/stacks/<id>.json, compiled into the library.
+//
+// File format (workloads/stacks/README.md):
+//   id, name, description                 strings (id = the file name)
+//   defaults {"<workload key>": value}    keys of stack_default_keys(), set unless the workload gives them
+//   fused {bias_activation, bias_dropout_add, masked_softmax}        booleans
+//   optimizer_kernels                     "multi_tensor" | "per_tensor"
+//   pipeline_p2p                          "overlapped" | "blocking"
+//   step {grad_norm, loss_all_reduce}     boolean; "per_micro_batch" | "none"
+//   sources {"<value path>": "where it comes from"}: one for every value above, by its path
+//     ("training.host_op_us", "fused.bias_activation", "optimizer_kernels", "step.grad_norm");
+//     a missing or extra source is an error of the stack file.
+#include "workloads/software_stack.hpp"
+
+#include <set>
+#include <span>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/resources.hpp"
+#include "sim/core/spec_document.hpp"
+
+namespace clustersim {
+namespace resources_detail {
+std::span<const Resource> software_stack_resources();  // generated from workloads/stacks/*.json
+}  // namespace resources_detail
+
+namespace {
+
+// Workload keys a stack may default: the framework's choices, not the user's model or layout.
+const std::vector<std::string> kDefaultKeys = {
+    "training.attention",
+    "training.dropout",
+    "training.host_op_us",
+    "parallelism.overlap_grad_reduce",
+    "parallelism.overlap_param_gather",
+    "parallelism.tp_comm_overlap",
+    "parallelism.zero_stage",
+};
+
+struct FusionField {
+  const char* key;
+  bool StackFusions::*member;
+};
+constexpr FusionField kFusions[] = {
+    {"bias_activation", &StackFusions::bias_activation},
+    {"bias_dropout_add", &StackFusions::bias_dropout_add},
+    {"masked_softmax", &StackFusions::masked_softmax},
+};
+
+struct OptimizerKernelsName {
+  OptimizerKernels value;
+  const char* name;
+};
+constexpr OptimizerKernelsName kOptimizerKernels[] = {
+    {OptimizerKernels::multi_tensor, "multi_tensor"},
+    {OptimizerKernels::per_tensor, "per_tensor"},
+};
+
+struct PipelineP2PName {
+  PipelineP2P value;
+  const char* name;
+};
+constexpr PipelineP2PName kPipelineP2P[] = {
+    {PipelineP2P::overlapped, "overlapped"},
+    {PipelineP2P::blocking, "blocking"},
+};
+
+const std::vector<std::string> kLossAllReduce = {"per_micro_batch", "none"};
+
+template <typename Table>
+std::vector<std::string> names_of(const Table& table) {
+  std::vector<std::string> names;
+  for (const auto& e : table)
+    names.emplace_back(e.name);
+  return names;
+}
+
+template <typename Table>
+auto value_of(const Table& table, const std::string& name) {
+  for (const auto& e : table)
+    if (name == e.name) return e.value;
+  return table[0].value;  // unreachable: the name was checked against names_of(table)
+}
+
+StackProfile parse_stack(JsonReader r) {
+  StackProfile s;
+  std::set<std::string> values;  // paths of the values read: each needs a source
+  s.id = r.string("id");
+  s.name = r.string("name");
+  s.description = r.string("description");
+
+  JsonReader defaults = r.object("defaults");
+  for (const auto& [key, value] : r.raw("defaults").items()) {
+    bool known = false;
+    for (const auto& k : kDefaultKeys)
+      known = known || k == key;
+    if (!known) {
+      std::string allowed;
+      for (const auto& k : kDefaultKeys)
+        allowed += (allowed.empty() ? "" : ", ") + k;
+      defaults.fail(key, "a stack may set only these workload keys: " + allowed);
+    }
+    defaults.accept(key);
+    s.defaults.emplace_back(key, value.dump());
+    values.insert(key);
+  }
+  defaults.finish();
+
+  JsonReader fused = r.object("fused");
+  for (const auto& f : kFusions) {
+    s.fused.*f.member = fused.boolean(f.key);
+    values.insert(std::string("fused.") + f.key);
+  }
+  fused.finish();
+
+  s.optimizer_kernels = value_of(kOptimizerKernels, r.choice("optimizer_kernels", names_of(kOptimizerKernels)));
+  values.insert("optimizer_kernels");
+  s.pipeline_p2p = value_of(kPipelineP2P, r.choice("pipeline_p2p", names_of(kPipelineP2P)));
+  values.insert("pipeline_p2p");
+
+  JsonReader step = r.object("step");
+  s.grad_norm = step.boolean("grad_norm");
+  s.loss_all_reduce_per_micro_batch = step.choice("loss_all_reduce", kLossAllReduce) == "per_micro_batch";
+  values.insert("step.grad_norm");
+  values.insert("step.loss_all_reduce");
+  step.finish();
+
+  JsonReader sources = r.object("sources");
+  for (const auto& [key, text] : r.raw("sources").items()) {
+    if (values.count(key) == 0) sources.fail(key, "a source for a value the stack does not set");
+    s.sources[key] = sources.string(key);
+  }
+  for (const auto& v : values)
+    if (s.sources.count(v) == 0) r.fail("sources", "every value needs a source; missing: \"" + v + "\"");
+  sources.finish();
+  r.finish();
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> software_stack_ids() {
+  return resource_names(resources_detail::software_stack_resources());
+}
+
+std::vector<std::string> stack_default_keys() {
+  return kDefaultKeys;
+}
+
+StackProfile find_software_stack(std::string_view id, const std::string& file, const std::string& json_path) {
+  const Resource* entry = find_resource(resources_detail::software_stack_resources(), id);
+  if (entry == nullptr) {
+    std::string known;
+    for (const auto& s : software_stack_ids())
+      known += (known.empty() ? "" : ", ") + s;
+    throw SpecError(file, json_path, "unknown software stack \"" + std::string(id) + "\"; expected one of " + known);
+  }
+  const SpecDocument doc = parse_spec_text(entry->text, entry->path);
+  StackProfile s = parse_stack(JsonReader(doc.json, doc.file));
+  if (s.id != entry->name)
+    throw SpecError(doc.file, "/id", "the id '" + s.id + "' differs from the file name '" + entry->name + "'");
+  return s;
+}
+
+}  // namespace clustersim

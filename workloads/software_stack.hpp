@@ -1,0 +1,61 @@
+#pragma once
+// Software stacks (training.stack): the framework that runs the training step and what it does,
+// read from workloads/stacks/<id>.json (compiled into the library). A profile sets the defaults of
+// workload keys (an explicit key of the workload still wins) and how the generator builds the step:
+// which kernels are fused, how the optimizer and the pipeline sends are issued, the fixed costs of
+// a step. Every value carries its source. Format: workloads/stacks/README.md.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace clustersim {
+
+// The pipeline's point-to-point transfers: overlapped (sent on their own streams while the compute
+// stream goes on: batched isend/irecv overlapped with compute) or blocking (the compute stream waits
+// until the send has completed, as with torch.distributed send / isend + wait).
+enum class PipelineP2P : std::uint8_t { overlapped, blocking };
+// The optimizer step: one multi-tensor kernel over the rank's parameters (apex / Transformer Engine
+// FusedAdam, PyTorch foreach/fused Adam, an XLA fusion) or one launch per parameter tensor.
+enum class OptimizerKernels : std::uint8_t { multi_tensor, per_tensor };
+
+struct StackFusions {
+  bool bias_activation = true;   // bias add fused into the activation (Megatron's bias-gelu fusion)
+  bool bias_dropout_add = true;  // bias, dropout and residual add in one kernel
+  bool masked_softmax = true;    // unfused attention: scale, mask and softmax in one kernel
+
+  friend bool operator==(const StackFusions&, const StackFusions&) = default;
+};
+
+struct StackProfile {
+  std::string id;           // file stem: "megatron-core"
+  std::string name;         // "Megatron-Core with Transformer Engine"
+  std::string description;  // one line: what the stack is, which versions
+  // Workload keys the stack sets unless the workload gives them, as (dotted path, JSON text).
+  std::vector<std::pair<std::string, std::string>> defaults;
+  StackFusions fused;
+  OptimizerKernels optimizer_kernels = OptimizerKernels::multi_tensor;
+  PipelineP2P pipeline_p2p = PipelineP2P::overlapped;
+  // Fixed per-step costs: the global gradient norm for clipping (one pass over the rank's fp32
+  // gradients before the optimizer), and the loss averaged over the data-parallel group after every
+  // micro-batch's forward (an all-reduce of one fp32, on the compute stream).
+  bool grad_norm = true;
+  bool loss_all_reduce_per_micro_batch = false;
+  std::map<std::string, std::string> sources;  // value path ("fused.bias_activation") -> source
+
+  friend bool operator==(const StackProfile&, const StackProfile&) = default;
+};
+
+// The stack a workload runs when it names none: the one users most likely mean.
+inline constexpr std::string_view kDefaultStack = "megatron-core";
+
+std::vector<std::string> software_stack_ids();
+// The profile `id`. Throws SpecError(file, json_path, "unknown software stack ...; expected one of
+// ...") naming the spec that asked for it.
+StackProfile find_software_stack(std::string_view id, const std::string& file = "", const std::string& json_path = "");
+// The workload keys a profile's "defaults" may set (dotted paths).
+std::vector<std::string> stack_default_keys();
+
+}  // namespace clustersim
