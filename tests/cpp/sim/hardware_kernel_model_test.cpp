@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim_test_support.hpp"
+
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
 
@@ -21,17 +23,7 @@ GpuSpec h100() {
   return g;
 }
 
-ComputeOp gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
-  ComputeOp op;
-  op.kernel = KernelClass::gemm;
-  op.precision = Precision::bf16;
-  op.m = m;
-  op.n = n;
-  op.k = k;
-  op.flops = 2.0 * m * n * k;
-  op.bytes = (double(m) * k + double(k) * n + double(m) * n) * 2.0;
-  return op;
-}
+using testing::gemm;
 
 ComputeOp memory_op(KernelClass kernel, const char* name, double bytes, std::uint32_t rows = 0) {
   ComputeOp op;

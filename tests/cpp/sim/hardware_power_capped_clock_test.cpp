@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim_test_support.hpp"
+
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
@@ -29,17 +31,7 @@ GpuSpec capped_gpu(double response_s) {
   return g;
 }
 
-ComputeOp gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
-  ComputeOp op;
-  op.kernel = KernelClass::gemm;
-  op.precision = Precision::bf16;
-  op.m = m;
-  op.n = n;
-  op.k = k;
-  op.flops = 2.0 * m * n * k;
-  op.bytes = (double(m) * k + double(k) * n + double(m) * n) * 2.0;
-  return op;
-}
+using testing::gemm;
 
 double tflops(const GpuSpec& g, const ComputeOp& op) {
   return op.flops / kernel_time(g, op).time_s / 1e12;

@@ -17,6 +17,19 @@
 
 namespace clustersim::testing {
 
+// A bf16 GEMM C[m x n] = A[m x k] B[k x n]: its flops and the bytes of A, B and C.
+inline ComputeOp gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  ComputeOp op;
+  op.kernel = KernelClass::gemm;
+  op.precision = Precision::bf16;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.flops = 2.0 * m * n * k;
+  op.bytes = (double(m) * k + double(k) * n + double(m) * n) * 2.0;
+  return op;
+}
+
 // Runs `f` in a child process and returns the doubles it produced.
 inline std::vector<double> in_child(const std::function<std::vector<double>()>& f) {
   const std::string out = run_in_child_process([&] {
