@@ -11,7 +11,7 @@ and prints the error on the source left out:
    out, vtrain-single's value is refitted by the same grid and criterion on the other dataset that
    carries it (vtrain-multi), and vtrain-single is predicted with it. Every other dataset took part in
    no fit: its left-out error is its validation error, measured here.
-2. GPU kernel timings (Vidur's operator tables, ../shared/data/vidur/compute): per GPU, the shipped
+2. GPU kernel timings (Vidur's operator tables, calibration/data/vidur/compute): per GPU, the shipped
    profile is fitted on Llama-2-7B and checked on Llama-2-70B (calibration/fit_profiles.sh); the other
    direction is fitted on 70B and checked on 7B.
 3. nccl-tests tables (calibration/network/datasets.json, grouped by source: vtrain, vidur, published):
@@ -37,7 +37,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, ".."))
 DATASETS = os.path.join(REPO, "calibration", "validation", "datasets")
-SHARED = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))
+DATA = os.path.join(REPO, "calibration", "data")  # calibration/data/README.md
 
 # What the shipped fits used (docs/validation.md, calibration/fit_profiles.sh).
 HOST_OP_GRID_US = [10 * i for i in range(11)]
@@ -140,7 +140,7 @@ def kernels(cli, tmp):
     results = []
     for gpu, (small, large, extra) in KERNEL_FITS.items():
         for fit, left_out in ((small, large), (large, small)):
-            text = run([cli, "calibrate", "--gpu", gpu, fit, *extra, "--held-out", left_out, "--data", SHARED,
+            text = run([cli, "calibrate", "--gpu", gpu, fit, *extra, "--held-out", left_out, "--data", DATA,
                         "--out", os.path.join(tmp, f"{gpu}.json")])
             rows, median, p90 = held_out_all(text)
             results.append({"source": left_out, "kind": "kernel", "refit": f"{gpu} profile fitted on {fit}",
@@ -149,7 +149,7 @@ def kernels(cli, tmp):
                   f"p90 {100 * p90:5.1f} %  (fitted on {os.path.basename(os.path.dirname(fit))})", flush=True)
         # The published figures the fit uses (attention, fp8 GEMMs), left out: fitted on Vidur's 7B only.
         for record in extra:
-            text = run([cli, "calibrate", "--gpu", gpu, small, "--held-out", record, "--data", SHARED,
+            text = run([cli, "calibrate", "--gpu", gpu, small, "--held-out", record, "--data", DATA,
                         "--out", os.path.join(tmp, f"{gpu}.json")])
             sections = [(m.group(1), int(m.group(2)), float(m.group(3)) / 100)
                         for m in HELD_OUT_LINE.finditer(text[text.find("held out"):])]
@@ -180,7 +180,7 @@ def network(cli, tmp):
             json.dump(d, f)
         out_dir = os.path.join(tmp, f"profiles-{profile}-{group}")
         os.makedirs(out_dir, exist_ok=True)
-        proc = subprocess.run([cli, "calibrate-network", "--datasets", path, "--data-dir", SHARED, "--out-dir", out_dir,
+        proc = subprocess.run([cli, "calibrate-network", "--datasets", path, "--data-dir", DATA, "--out-dir", out_dir,
                                "--profile", profile], capture_output=True, text=True)
         if proc.returncode != 0:
             results.append({"source": f"{profile}: {group} tables", "kind": "network", "refit": "cannot fit without them",

@@ -1,11 +1,12 @@
 #!/bin/sh
-# Refits the shipped calibration profiles from the reference data (../shared/data): the Llama-2-7B
+# Refits the shipped calibration profiles from the measurements in calibration/data: the Llama-2-7B
 # operator tables of Vidur for the GEMM and memory-bound families, the published FlashAttention-2
 # figure for attention and (H100) the published cuBLASLt fp8 table for the fp8 GEMM efficiency and
 # the measured H100's sustained bf16 GEMMs (calibration/power_cap/) for the clock under the power cap.
 # Llama-2-70B's tables, the other published GEMM tables, the measured H100's fp16 GEMM and the STREAM
 # figures are held out.
-# Usage: calibration/fit_profiles.sh [path/to/clustersim]   (from the repository root)
+# Usage: calibration/fit_profiles.sh [path/to/clustersim]   (from the repository root: calibrate's
+# default --data is calibration/data, relative to the working directory)
 set -e
 clustersim=${1:-build/bin/clustersim}
 $clustersim calibrate --gpu a100-sxm4-80gb \

@@ -7,7 +7,8 @@
 //
 // MEASUREMENTS are files in the formats of sim/hardware/kernel_measurement.hpp (clustersim measurement
 // JSON, Vidur mlp.csv, published microbench.json), optionally with a "#id..id" record selector. A path
-// that does not exist as given is looked up in --data (default ../shared/data, the reference data);
+// that does not exist as given is looked up in --data (default calibration/data, the measurements shipped
+// with the repository: calibration/data/README.md);
 // the profile records the paths as given.
 #include <filesystem>
 #include <fstream>
@@ -30,7 +31,8 @@
 namespace clustersim::cli {
 namespace {
 
-constexpr const char* kDefaultDataDir = "../shared/data";
+// Relative to the working directory, as calibrate-network's defaults: run from the repository root.
+constexpr const char* kDefaultDataDir = "calibration/data";
 
 // Published GEMM-table records are compared by throughput (TFLOP/s), everything else by time.
 bool is_gemm_table(const KernelMeasurement& m) {

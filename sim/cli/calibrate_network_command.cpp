@@ -49,7 +49,7 @@ int run_calibrate_network(const std::vector<std::string>& args) {
   const Arguments a(args, {"datasets", "data-dir", "out-dir", "min-bytes", "fidelity", "profile"}, {"check"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const std::string datasets = a.value("datasets").value_or("calibration/network/datasets.json");
-  const std::string data_dir = a.value("data-dir").value_or("../shared/data");
+  const std::string data_dir = a.value("data-dir").value_or("calibration/data");
   const double min_bytes = parse_byte_size(a.value("min-bytes").value_or("1048576"), "--min-bytes");
   const NetworkDatasets data = load_network_datasets(datasets, data_dir);
   const std::optional<std::string> only = a.value("profile");

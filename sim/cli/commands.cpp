@@ -54,7 +54,7 @@ std::span<const Command> commands() {
        &run_collective},
       {"calibrate-network", "fit the network profile to nccl-tests tables; report held-out errors",
        "usage: clustersim calibrate-network [--datasets calibration/network/datasets.json]\n"
-       "                                    [--data-dir ../shared/data] [--out-dir sim/network/profiles]\n"
+       "                                    [--data-dir calibration/data] [--out-dir sim/network/profiles]\n"
        "                                    [--min-bytes 1048576] [--profile P]\n"
        "       clustersim calibrate-network --check [--fidelity flow] [--profile P]\n\n"
        "  For each profile of the dataset file (one per GPU generation), fits NVLink efficiency and\n"
@@ -72,7 +72,7 @@ std::span<const Command> commands() {
        "  --gpu ID         the catalogue GPU (default: the one the measurements name)\n"
        "  --out FILE       write the calibration profile (default: print it)\n"
        "  --held-out FILE  measurements kept out of the fit: their error is printed and recorded\n"
-       "  --data DIR       where relative measurement paths are looked up (default ../shared/data)\n"
+       "  --data DIR       where relative measurement paths are looked up (default calibration/data)\n"
        "  --report         per-operator error of the compiled-in profiles (calibration/profiles) on\n"
        "                   their held-out measurements and on a second split (fit on tensor-parallel\n"
        "                   degree 1, test on 2, 4, 8)\n",

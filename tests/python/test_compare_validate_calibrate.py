@@ -17,7 +17,7 @@ from clustersim.compare import COMPARE_COLUMNS
 from clustersim.validation import VALIDATION_COLUMNS
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_DATA = REPO.parent / "shared" / "data"  # the reference data, as the C++ tests find it
+DATA = REPO / "calibration" / "data"  # the measurements shipped with the repository, as the C++ tests find them
 DESIGNS = ["dgx-h100-superpod", "hgx-h100-roce", "dgx-a100-superpod"]
 
 
@@ -149,9 +149,8 @@ def test_validate_h100_device_compares_step_time_and_the_allocated_peak() -> Non
 
 
 def _data() -> Path:
-    if not (SHARED_DATA / "vidur").is_dir():
-        pytest.skip(f"the reference data is not at {SHARED_DATA}")
-    return SHARED_DATA
+    assert (DATA / "vidur").is_dir(), f"the measurements are not at {DATA}"
+    return DATA
 
 
 def _same_fit(a: object, b: object) -> bool:
@@ -171,10 +170,10 @@ def test_calibrate_round_trip_reproduces_the_shipped_profile(tmp_path: Path,
     shipped = cs.calibration_profile("h100-sxm5-80gb")
     path = tmp_path / "h100.json"
     # Fitting the shipped profile's own measurements as calibration/fit_profiles.sh does (from the
-    # repository, data in ../shared/data, recorded in each value's source) gives the shipped profile back.
+    # repository, data in calibration/data, recorded in each value's source) gives the shipped profile back.
     monkeypatch.chdir(REPO)
     profile = cs.calibrate(shipped["fitted_on"], gpu="h100-sxm5-80gb", held_out=shipped["held_out"],
-                           description=shipped["description"], data_dir="../shared/data", out=path)
+                           description=shipped["description"], data_dir="calibration/data", out=path)
     # The same fit: equal to the shipped profile but for the optimizer's last digits (about 1e-9
     # relative), which vary with the CPU's floating point.
     assert _same_fit(profile, shipped)

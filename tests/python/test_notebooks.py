@@ -11,16 +11,12 @@ import clustersim
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-# Notebooks that read the reference measurements next to the repository (../shared/data).
-NEEDS_REFERENCE_DATA = {"calibration"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_and_its_assertions_hold(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The kernel imports the clustersim this test imported (an installed one or build/python), even
     # when PYTHONPATH was relative: the kernel runs in notebooks/.
-    if path.stem in NEEDS_REFERENCE_DATA and not (REPO.parent / "shared" / "data" / "vidur").is_dir():
-        pytest.skip(f"{path.name} reads the reference data, which is not at {REPO.parent / 'shared' / 'data'}")
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(clustersim.__file__)))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
     nbformat = pytest.importorskip("nbformat")

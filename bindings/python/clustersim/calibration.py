@@ -5,7 +5,8 @@ Measurement files are those the command reads (sim/hardware/kernel_measurement.h
 measurement JSON written by the CUDA microbenchmarks of calibration/microbench, Vidur's per-operator
 ``mlp.csv`` tables and the published records of ``microbench.json``; ``PATH#micro-0001..micro-0008``
 keeps only the listed records. A path that does not exist as given is looked up in ``data_dir``
-(default, as the command's ``--data``: ``../shared/data``, the reference data). The fit and the error
+(default, as the command's ``--data``: ``calibration/data``, relative to the working directory: the
+measurements shipped with the repository, calibration/data/README.md). The fit and the error
 statistics are the C++ core's (kernel_fit, kernel_accuracy), the same as the command's.
 
 A profile is a dict: the JSON of calibration/profiles/<gpu>.json (``gpu``, ``description``,
@@ -35,7 +36,7 @@ __all__ = [
     "DEFAULT_DATA_DIR",
 ]
 
-DEFAULT_DATA_DIR = "../shared/data"  # the command's --data default
+DEFAULT_DATA_DIR = "calibration/data"  # the command's --data default
 _GEMM_TABLES = ("gemm", "gemm_max_achievable", "grouped_gemm")  # compared by throughput, as the command does
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -81,8 +81,9 @@ TEST(CliBadInput, AnUnknownStackListsTheKnownStacks) {
   const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
   const std::string workload = write_temp("good_workload.json", kGoodWorkload);
   expect_refused("simulate --cluster " + cluster + " --workload " + workload + " --set workload.training.stack=tf1",
-                 workload + ": /training/stack: expected one of jax-xla, megatron-core, megatron-deepspeed, "
-                            "pytorch-fsdp2, got \"tf1\"");
+                 workload +
+                     ": /training/stack: expected one of jax-xla, megatron-core, megatron-deepspeed, "
+                     "pytorch-fsdp2, got \"tf1\"");
 }
 
 TEST(CliBadInput, MalformedJsonNamesLineAndColumn) {
@@ -129,10 +130,9 @@ TEST(CliBadInput, BadSizesAndFactorsAreRefused) {
   expect_refused(sweep + "--min-bytes 2M", "error: --max-bytes 1M: must be at least --min-bytes");
   expect_refused(sweep + "--min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes like 8, 64K, 8M or 1G");
   expect_refused("calibrate-network --check --min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes");
-  if (std::filesystem::exists(std::filesystem::path(CLUSTERSIM_SHARED_DATA) / "vidur"))
-    expect_refused(std::string("calibrate-network --check --profile nccl-z100 --datasets ") + CLUSTERSIM_SOURCE_DIR +
-                       "/calibration/network/datasets.json --data-dir " + CLUSTERSIM_SHARED_DATA,
-                   "error: --profile nccl-z100: expected a profile of");
+  expect_refused(std::string("calibrate-network --check --profile nccl-z100 --datasets ") + CLUSTERSIM_SOURCE_DIR +
+                     "/calibration/network/datasets.json --data-dir " + CLUSTERSIM_DATA_DIR,
+                 "error: --profile nccl-z100: expected a profile of");
 }
 
 // An algorithm the group cannot run is refused, naming the option and the communicator; never a

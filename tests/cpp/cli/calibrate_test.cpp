@@ -88,8 +88,7 @@ TEST(CalibrateCli, RefusesAMalformedMeasurementFileWithThePath) {
 // calibrate-network --check: the shipped network profile against its nccl-tests tables; --profile
 // keeps one. Its summary line meets issue 5's target (median |error| <= 10 % from 1 MiB).
 TEST(CalibrateCli, ChecksOneNetworkProfileAgainstItsTables) {
-  const std::filesystem::path data(CLUSTERSIM_SHARED_DATA);
-  if (!std::filesystem::exists(data / "vidur")) GTEST_SKIP() << "no reference data at " << data;
+  const std::filesystem::path data(CLUSTERSIM_DATA_DIR);
   const std::string source(CLUSTERSIM_SOURCE_DIR);
   const auto r = run_cli("calibrate-network --check --fidelity analytical --profile nccl-h100 --datasets " + source +
                          "/calibration/network/datasets.json --data-dir " + data.string());
@@ -113,8 +112,7 @@ TEST(CalibrateCli, ChecksOneNetworkProfileAgainstItsTables) {
 }
 
 TEST(CalibrateCli, ReportsTheHeldOutErrorOfTheShippedProfiles) {
-  const std::filesystem::path data(CLUSTERSIM_SHARED_DATA);
-  if (!std::filesystem::exists(data / "vidur")) GTEST_SKIP() << "no reference data at " << data;
+  const std::filesystem::path data(CLUSTERSIM_DATA_DIR);
   const auto r = run_cli("calibrate --report --json --data " + data.string());
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);

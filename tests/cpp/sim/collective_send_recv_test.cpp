@@ -87,15 +87,14 @@ TEST(CollectiveSendRecv, RefusesSendingToItself) {
   EXPECT_FALSE(is_send_recv_op("all_reduce"));
 }
 
-// Vidur's NCCL send/recv between 2 GPUs of one DGX node (shared/data/vidur/network/*_dgx/send_recv.csv,
+// Vidur's NCCL send/recv between 2 GPUs of one DGX node (calibration/data/vidur/network/*_dgx/send_recv.csv,
 // devices_per_node = 2, median of the repetitions), sizes >= 32 MiB, against the shipped profile of the
 // GPU (its NVLink efficiency was fitted to all-reduce tables, not to these): median |error| <= 10 %,
 // 90th percentile <= 20 % (single rows stray up to 40 %: the measurements jump between neighbouring sizes). The 2-node
 // rows (devices_per_node = 1) are left out: Vidur does not say which NICs carried them (H100: 35 GB/s, 70 % of one 400
 // Gb/s NIC; A100: 7.8 GB/s), so no cluster spec fits them.
 TEST(CollectiveSendRecv, IntraNodeMatchesVidurMeasurements) {
-  const std::filesystem::path data = std::filesystem::path(CLUSTERSIM_SHARED_DATA) / "vidur/network";
-  if (!std::filesystem::exists(data)) GTEST_SKIP() << "no reference data at " << data;
+  const std::filesystem::path data = std::filesystem::path(CLUSTERSIM_DATA_DIR) / "vidur/network";
   const std::pair<const char*, const char*> systems[] = {{"a100_dgx", "dgx-a100-superpod"},
                                                          {"h100_dgx", "dgx-h100-superpod"}};
   for (const auto& [dir, preset] : systems) {

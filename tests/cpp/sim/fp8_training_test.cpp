@@ -245,9 +245,9 @@ TEST(Fp8Training, Fp8IsFasterThanBf16ByTheGemmSpeedUpLessTheCastTraffic) {
   }
 }
 
-// h100-device (/work/shared/data/h100-device/measurements.json, measured by the clustersim project on
+// h100-device (calibration/validation/data/h100_device.json, measured by the clustersim project on
 // one H100 SXM5 80GB, 2026-11-24, cuBLASLt square GEMMs): bf16 8192^3 725 TFLOP/s, fp8 1235-1290.
-// Azure's cuBLASLt table (published/microbench.json micro-0022, H100 80GB): fp8 8192^3 1290.1.
+// Azure's cuBLASLt table (calibration/data/published/microbench.json micro-0022, H100 80GB): fp8 8192^3 1290.1.
 // The calibrated model's fp8 rate at 8192^3 is within 6 % of the top of the measured range, and its
 // fp8 / bf16 ratio is 1.6-1.8, not the datasheet's 2 (the bf16 side of the measurement runs at the
 // power-capped clock, which the kernel model does not have: its ratio is at the low end).
