@@ -33,7 +33,7 @@
 // all-gather (multimem store: S/G up, S down) together put on each GPU port what a node's NVLS
 // all-reduce puts there, so the intra-node stage is that all-reduce's flows (S per GPU). Checked
 // against NVIDIA's published peak bus bandwidth of DGX H100 nodes with SHARP, 480 GB/s (GTC24 S62129,
-// ../shared/data/published/collectives.json coll-0026): run sequentially, the stages gave 200-210.
+// calibration/data/published/collectives.json coll-0026): run sequentially, the stages gave 200-210.
 #include "sim/collectives/hierarchical_algorithm.hpp"
 
 #include "sim/collectives/ring_algorithm.hpp"

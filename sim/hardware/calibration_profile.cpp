@@ -17,7 +17,7 @@
 //       }, ...
 //     }
 //   }
-// File paths in fitted_on / held_out are relative to the reference-data folder (../shared/data) and
+// File paths in fitted_on / held_out are relative to the measurement folder (calibration/data) and
 // may end in "#<selector>" (kernel_measurement.hpp).
 #include "sim/hardware/calibration_profile.hpp"
 

@@ -23,7 +23,7 @@
 //   The GPU is the path's directory name (a100 -> a100-sxm4-80gb, h100 -> h100-sxm5-80gb), the group
 //   the model's directory name ("Llama-2-7b-hf").
 //
-// published microbench.json (../shared/data/published): an array of records with "id", "kind", "gpu":
+// published microbench.json (calibration/data/published): an array of records with "id", "kind", "gpu":
 //   gemm, gemm_max_achievable, grouped_gemm   M, N, K (groups: batch), dtype, tflops: time = flops /
 //       tflops; fp8 GEMMs read 1-byte operands and write bf16 (2 bytes), others use the dtype's size.
 //   attention_kernel "Flash Attention 2.0"    head dimension, batch and sequence length from "notes";

@@ -4,7 +4,7 @@
 //   - clustersim measurement JSON ("format": "clustersim-measurements/1"), written by the CUDA
 //     microbenchmarks of calibration/microbench (documented in calibration/README.md);
 //   - Vidur's per-operator tables (vidur/compute/<gpu>/<model>/mlp.csv);
-//   - the published records of ../shared/data/published/microbench.json (GEMM tables,
+//   - the published records of calibration/data/published/microbench.json (GEMM tables,
 //     FlashAttention, STREAM bandwidth).
 // A path may end in "#SELECTOR" to keep only the records whose id is listed: "#micro-0001..micro-0008"
 // (an inclusive range of ids), "#micro-0015", or a comma-separated list of both.

@@ -6,8 +6,8 @@
 // built-in zones cannot express multi-NIC rail-optimized nodes and route fat-trees without either). Concurrent
 // transfers share every link of their routes by max-min fairness, solved by SimGrid's LMM solver.
 //
-// Configuration (../shared/SIMGRID.md): network/model:CM02 and network/crosstraffic:0, so that a flow
-// gets exactly its max-min share (the default LV08 adds TCP effects NVLink and InfiniBand do not have).
+// Configuration (docs/architecture.md, "Network backends"): network/model:CM02 and network/crosstraffic:0, so that a
+// flow gets exactly its max-min share (the default LV08 adds TCP effects NVLink and InfiniBand do not have).
 // network/optim:Full re-solves the whole system at each event; the default Lazy keeps per-link
 // bookkeeping whose cost grows with the square of a route's length (a pipelined unit's route joins
 // thousands of links): Full is faster on our runs (GPT-3 175B on 1,024 GPUs 3.2 s -> 2.5 s) and

@@ -1,7 +1,7 @@
 #pragma once
 // NetworkBackend: the clock and the network of one simulation.
 //
-// The replay engine is written once against this interface (DESIGN.md: "two fidelities, one replay
+// The replay engine is written once against this interface (docs/architecture.md: "two fidelities, one replay
 // semantics"): it schedules callbacks at simulated times and starts groups of point-to-point
 // transfers whose completion it waits for. A backend decides how long transfers take:
 //   flow       SimGrid's max-min bandwidth sharing over every link of every route (real contention).

@@ -498,7 +498,7 @@ NetworkCalibration calibrate_network(const std::vector<CollectiveTable>& all_tab
   if (ib.source == "ideal")
     ib = {380.0 / 400.0,
           "assumed: NVIDIA's DGX H100 figure of 380 GB/s all-reduce bus bandwidth over 8 x 400 Gb/s "
-          "(shared/data published/collectives.json coll-0025); no table to fit",
+          "(calibration/data/published/collectives.json coll-0025); no table to fit",
           "multi-node collectives", 0.0};
   for (LinkTechnology t : {LinkTechnology::pcie, LinkTechnology::ethernet}) {
     auto& e = p.of(t).bandwidth_efficiency;
