@@ -1,4 +1,4 @@
-// Parsing and validation of the cluster spec (DESIGN.md, "Cluster spec"). Every value is read through
+// Parsing and validation of the cluster spec (docs/architecture.md, "Cluster spec"). Every value is read through
 // JsonReader, so a bad value is reported with the file, its JSON pointer and what was expected, and
 // every object is closed with finish() so that unknown keys (typos) are refused.
 #include "topologies/cluster_spec.hpp"

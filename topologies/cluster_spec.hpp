@@ -1,5 +1,5 @@
 #pragma once
-// The cluster spec of DESIGN.md (stable keys, plus the extensions documented in docs/specs.md),
+// The cluster spec of docs/architecture.md (stable keys, plus the extensions documented in docs/specs.md),
 // parsed and validated. Units are those of the keys.
 #include <cstdint>
 #include <optional>

@@ -3,7 +3,7 @@
 //
 // Ranks that do identical work on identical hardware form a RankClass and are stored (and replayed)
 // once; their collectives still involve every member rank, so the traffic of all of them loads the
-// network (DESIGN.md, "Scale"). Ops are stored as a struct of arrays with CSR dependencies so that a
+// network (docs/architecture.md, "Scale"). Ops are stored as a struct of arrays with CSR dependencies so that a
 // graph of 10^7 ops fits in memory.
 //
 // Semantics the replay engine implements:

@@ -1,5 +1,5 @@
 #pragma once
-// The workload spec of DESIGN.md (stable keys), parsed and validated.
+// The workload spec of docs/architecture.md (stable keys), parsed and validated.
 #include <cstdint>
 #include <string>
 #include <string_view>

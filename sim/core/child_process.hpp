@@ -2,10 +2,9 @@
 // Runs a function in a forked child process and returns its result.
 //
 // SimGrid's engine is a process-wide singleton that cannot be restarted, so every simulation that
-// touches it runs in a child (DESIGN.md). This also keeps the caller (a Jupyter kernel, a sweep
-// driver) alive when a simulation crashes: a SpecError or SimulationError thrown in the child is
-// rethrown in the parent with the same message; a child killed by a signal becomes a SimulationError
-// naming the signal.
+// touches it runs in a child (docs/architecture.md, "Child processes"). This also keeps the caller (a Jupyter kernel, a
+// sweep driver) alive when a simulation crashes: a SpecError or SimulationError thrown in the child is rethrown in the
+// parent with the same message; a child killed by a signal becomes a SimulationError naming the signal.
 #include <functional>
 #include <string>
 

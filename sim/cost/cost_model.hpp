@@ -1,5 +1,5 @@
 #pragma once
-// Cost of a cluster design and of a training step (DESIGN.md, "Cost"; docs/power_and_cost.md).
+// Cost of a cluster design and of a training step (docs/architecture.md, "Cost"; docs/power_and_cost.md).
 //
 //   capex            = sum of the bill of materials (count x unit price) + other_capex_usd
 //   amortized $/h    = capex / (amortization_years x 8,766 h)

@@ -1,5 +1,5 @@
 #pragma once
-// Power and energy of one step of the whole cluster (DESIGN.md, "Power"; docs/power_and_cost.md).
+// Power and energy of one step of the whole cluster (docs/architecture.md, "Power"; docs/power_and_cost.md).
 //
 // IT energy = sum over GPU rank classes of ranks x gpu_energy_j (sim/power/gpu_energy.hpp)
 //           + sum over the other devices of count x (static_w + (max_w - static_w) x busy) x T

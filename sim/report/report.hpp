@@ -1,5 +1,5 @@
 #pragma once
-// The report of one simulation (DESIGN.md, "Report", stable keys), its JSON form and a readable text
+// The report of one simulation (docs/architecture.md, "Report", stable keys), its JSON form and a readable text
 // summary. Times in seconds, sizes in bytes, power in watts, money in US dollars.
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-"""Cluster: the hardware side of a simulation (DESIGN.md, "Cluster spec").
+"""Cluster: the hardware side of a simulation (docs/architecture.md, "Cluster spec").
 
 A cluster spec names the GPU (a catalogue id or an inline object), the nodes (GPUs, the scale-up
 domain, NICs) and the fabric that joins them. Make one from a preset, a JSON file, a dictionary or

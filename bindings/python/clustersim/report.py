@@ -1,4 +1,4 @@
-"""Report: what one simulation found (DESIGN.md, "Report", stable keys).
+"""Report: what one simulation found (docs/architecture.md, "Report", stable keys).
 
 Scalars are attributes (``step_time_s``, ``tokens_per_s``, ``tflops_per_gpu``, ``mfu``; the error bar
 ``step_time_interval_s`` with its ``step_time_interval_basis``); sections are
@@ -267,7 +267,7 @@ class Report:
             return cls(json.load(f), trace)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The report as a dictionary (a copy), keyed as DESIGN.md's stable report keys."""
+        """The report as a dictionary (a copy), keyed as docs/architecture.md's stable report keys."""
         return copy.deepcopy(self._data)
 
     def to_json(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, *, indent: Optional[int] = 2) -> str:

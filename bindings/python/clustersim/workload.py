@@ -1,4 +1,4 @@
-"""Workload: the training job of a simulation (DESIGN.md, "Workload spec").
+"""Workload: the training job of a simulation (docs/architecture.md, "Workload spec").
 
 A workload spec is a transformer model, how it is trained (global batch, micro-batch, precision,
 recompute) and how it is parallelized (tp, pp, cp, ep, dp, ZeRO, the pipeline schedule, ...). Make one

@@ -19,7 +19,7 @@ SpecError error_of(const std::function<void()>& f) {
   return testing::spec_error_of(f);
 }
 
-// DESIGN.md's workload example, data-parallel only (the layout this milestone simulates).
+// docs/architecture.md's workload example, data-parallel only (the layout this milestone simulates).
 nlohmann::json valid_spec() {
   return nlohmann::json::parse(R"({
     "name": "gpt-small",
