@@ -241,7 +241,8 @@ std::vector<std::pair<double, double>> kernel_predictions(const std::string& gpu
   out.reserve(measurements.size());
   for (std::size_t i = 0; i < measurements.size(); ++i) {
     const std::span<const KernelMeasurement> one(&measurements[i], 1);
-    out.emplace_back(kernel_time(gpu, measurements[i].op()).time_s, kernel_accuracy(gpu, one, m).all.median_error);
+    out.emplace_back(kernel_time(gpu, measurements[i].op(), measurements[i].timing).time_s,
+                     kernel_accuracy(gpu, one, m).all.median_error);
   }
   return out;
 }
