@@ -225,10 +225,13 @@ MeasurementSet read_own(const std::string& file, const std::string& text, const 
     if (auto f = e.optional_number("flops", NumberRange::non_negative())) mm.flops = *f;
     if (auto b = e.optional_number("bytes", NumberRange::non_negative())) mm.bytes = *b;
     const std::string role = e.optional_string("role").value_or(kind);
-    const std::string timing = e.optional_string("timing").value_or("per_call");
-    if (timing != "per_call" && timing != "kernel_duration")
-      e.fail("timing", "expected \"per_call\" or \"kernel_duration\", got \"" + timing + "\"");
-    mm.timing = timing == "kernel_duration" ? KernelTiming::kernel_duration : KernelTiming::per_call;
+    if (auto timing = e.optional_string("timing")) {
+      const auto* named = std::find_if(std::begin(kKernelTimings), std::end(kKernelTimings),
+                                       [&](KernelTiming t) { return to_string(t) == *timing; });
+      if (named == std::end(kKernelTimings))
+        e.fail("timing", "expected \"per_call\" or \"kernel_duration\", got \"" + *timing + "\"");
+      mm.timing = *named;
+    }
     for (const char* key : {"library", "algorithm", "layout", "note"})
       e.accept(key);
     e.finish();

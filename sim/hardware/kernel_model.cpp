@@ -294,6 +294,10 @@ double fixed_s(const GpuSpec& gpu, const KernelModel& model, KernelTiming timing
 
 }  // namespace
 
+std::string_view to_string(KernelTiming timing) {
+  return timing == KernelTiming::kernel_duration ? "kernel_duration" : "per_call";
+}
+
 std::string_view kernel_role(const ComputeOp& op) {
   if (op.kernel == KernelClass::gemm) return "gemm";
   if (op.kernel == KernelClass::attention) return "attention";

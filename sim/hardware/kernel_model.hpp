@@ -23,6 +23,9 @@ struct KernelTime {
 // simulator uses. kernel_duration: a profiler's kernel duration (from the kernel's start on the GPU
 // to its end; DeepGEMM's bench_kineto): the library's host-side work per call is outside it.
 enum class KernelTiming { per_call, kernel_duration };
+constexpr KernelTiming kKernelTimings[] = {KernelTiming::per_call, KernelTiming::kernel_duration};
+// "per_call", "kernel_duration": the names measurement files use.
+std::string_view to_string(KernelTiming timing);
 
 KernelTime kernel_time(const GpuSpec& gpu, const ComputeOp& op, KernelTiming timing = KernelTiming::per_call);
 
