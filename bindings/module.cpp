@@ -241,7 +241,8 @@ std::vector<std::pair<double, double>> kernel_predictions(const std::string& gpu
   out.reserve(measurements.size());
   for (std::size_t i = 0; i < measurements.size(); ++i) {
     const std::span<const KernelMeasurement> one(&measurements[i], 1);
-    out.emplace_back(kernel_time(gpu, measurements[i].op()).time_s, kernel_accuracy(gpu, one, m).all.median_error);
+    out.emplace_back(kernel_time(gpu, measurements[i].op(), measurements[i].timing).time_s,
+                     kernel_accuracy(gpu, one, m).all.median_error);
   }
   return out;
 }
@@ -369,7 +370,8 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("file", &KernelMeasurement::file)
       .def_readonly("source", &KernelMeasurement::source)
       .def_readonly("group", &KernelMeasurement::group)
-      .def_readonly("tp", &KernelMeasurement::tp);
+      .def_readonly("tp", &KernelMeasurement::tp)
+      .def_property_readonly("timing", [](const KernelMeasurement& k) { return std::string(to_string(k.timing)); });
   m.def("read_measurements", &read_measurement_file, py::arg("path"),
         "Reads one measurement file (PATH or PATH#SELECTOR): (kernel measurements, notes on what was skipped).");
   m.def("fit_profile", &fit_profile, py::arg("gpu"), py::arg("measurements"), py::arg("fitted_on"), py::arg("held_out"),

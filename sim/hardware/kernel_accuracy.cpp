@@ -34,7 +34,7 @@ AccuracySummary kernel_accuracy(const GpuSpec& gpu, std::span<const KernelMeasur
   std::vector<std::vector<double>> errors;
   std::vector<double> all;
   for (const auto& m : measurements) {
-    const double t = kernel_time(gpu, m.op()).time_s;
+    const double t = kernel_time(gpu, m.op(), m.timing).time_s;
     const double e = metric == ErrorMetric::time ? t / m.time_s - 1.0 : m.time_s / t - 1.0;
     auto it = std::find(order.begin(), order.end(), m.operation);
     if (it == order.end()) {

@@ -96,7 +96,7 @@ class LeastSquares {
     Eigen::VectorXd r(Eigen::Index(family_.data.size()));
     for (std::size_t i = 0; i < family_.data.size(); ++i) {
       const KernelMeasurement& m = *family_.data[i];
-      const double t = kernel_time(g, m.op()).time_s;
+      const double t = kernel_time(g, m.op(), m.timing).time_s;
       r[Eigen::Index(i)] = std::isfinite(t) && t > 0.0 ? std::log(t / m.time_s) : 1e3;
     }
     return r;
@@ -155,7 +155,7 @@ FitResidual residual_of(const GpuSpec& gpu, const std::vector<const KernelMeasur
   std::vector<double> abs_errors;
   double squares = 0.0;
   for (const KernelMeasurement* m : data) {
-    const double t = kernel_time(gpu, m->op()).time_s;
+    const double t = kernel_time(gpu, m->op(), m->timing).time_s;
     squares += std::pow(std::log(t / m->time_s), 2);
     abs_errors.push_back(std::abs(t / m->time_s - 1.0));
   }

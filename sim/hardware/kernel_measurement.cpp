@@ -3,7 +3,7 @@
 //
 // clustersim-measurements/1 (calibration/README.md): {"format", "benchmark", "device": {"name", ...},
 //   "measurements": [{"kernel", "dtype", "m", "n", "k", "batch", "rows", "role", "flops", "bytes",
-//   "time_s", "repetitions", "id"}]}. kernel is a KernelClass name, "launch" (an empty kernel: its
+//   "time_s", "repetitions", "id", "timing"}]}. kernel is a KernelClass name, "launch" (an empty kernel: its
 //   time is the fixed cost) or "collective" (for the network fit, skipped here). A GEMM's flops
 //   default to 2 m n k batch and its bytes to (m k + k n + m n) batch x element size.
 //
@@ -26,6 +26,7 @@
 // published microbench.json (calibration/data/published): an array of records with "id", "kind", "gpu":
 //   gemm, gemm_max_achievable, grouped_gemm   M, N, K (groups: batch), dtype, tflops: time = flops /
 //       tflops; fp8 GEMMs read 1-byte operands and write bf16 (2 bytes), others use the dtype's size.
+//       Timed per call, except the libraries of kKernelDurationLibraries (kernel durations).
 //   attention_kernel "Flash Attention 2.0"    head dimension, batch and sequence length from "notes";
 //       heads = 2048 / head dimension (flash-attention's benchmark: model dimension 2048); forward,
 //       non-causal: flops 4 b s^2 heads d, fp16.
@@ -131,6 +132,19 @@ class Selector {
   std::vector<std::pair<std::string, std::string>> ranges_;
 };
 
+// Published GEMM tables timed as kernel durations by a profiler, by the start of the record's
+// "library": DeepGEMM's tests time its kernels with bench_kineto (torch.profiler kernel durations;
+// deepseek-ai/DeepGEMM tests/test_core.py). The others are per-call times: cuBLASLt benchmark loops,
+// mamf-finder's torch.matmul loops (mean of 100 calls, CUDA events).
+constexpr std::string_view kKernelDurationLibraries[] = {"DeepGEMM"};
+
+KernelTiming published_timing(std::string_view library) {
+  for (std::string_view l : kKernelDurationLibraries) {
+    if (library.starts_with(l)) return KernelTiming::kernel_duration;
+  }
+  return KernelTiming::per_call;
+}
+
 KernelMeasurement gemm_measurement(double m, double n, double k, double batch, Precision p) {
   KernelMeasurement g;
   g.kernel = KernelClass::gemm;
@@ -211,6 +225,13 @@ MeasurementSet read_own(const std::string& file, const std::string& text, const 
     if (auto f = e.optional_number("flops", NumberRange::non_negative())) mm.flops = *f;
     if (auto b = e.optional_number("bytes", NumberRange::non_negative())) mm.bytes = *b;
     const std::string role = e.optional_string("role").value_or(kind);
+    if (auto timing = e.optional_string("timing")) {
+      const auto* named = std::find_if(std::begin(kKernelTimings), std::end(kKernelTimings),
+                                       [&](KernelTiming t) { return to_string(t) == *timing; });
+      if (named == std::end(kKernelTimings))
+        e.fail("timing", "expected \"per_call\" or \"kernel_duration\", got \"" + *timing + "\"");
+      mm.timing = *named;
+    }
     for (const char* key : {"library", "algorithm", "layout", "note"})
       e.accept(key);
     e.finish();
@@ -425,6 +446,7 @@ MeasurementSet read_published(const std::string& file, const std::string& text, 
       k.time_s = k.flops / (r.number("tflops", NumberRange::positive()) * 1e12);
       k.operation = kind;
       k.name = "published.gemm";
+      k.timing = published_timing(rec.value("library", ""));
     } else if (attention) {
       const std::string notes = r.string("notes");
       const auto d = note_number(notes, "head dimension of ([0-9]+)");

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/hardware/kernel_model.hpp"
 #include "workloads/execution_graph.hpp"
 
 namespace clustersim {
@@ -32,6 +33,7 @@ struct KernelMeasurement {
   std::string source;   // "path:row 17" (17th data row), "path#micro-0015", "path/measurements/3"
   std::string group;    // the source's grouping, for held-out splits: Vidur's model, "" otherwise
   int tp = 0;           // tensor-parallel degree of the shape (Vidur), 0 otherwise
+  KernelTiming timing = KernelTiming::per_call;  // how the source took the time (kernel_model.hpp)
 
   // The kernel description (its name is a view into this measurement).
   ComputeOp op() const;

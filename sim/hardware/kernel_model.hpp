@@ -18,7 +18,16 @@ struct KernelTime {
   bool compute_bound = false;  // true when the compute term dominates the memory term
 };
 
-KernelTime kernel_time(const GpuSpec& gpu, const ComputeOp& op);
+// How a kernel's time is taken. per_call: the time one call adds to a stream of ops, as a framework
+// or a benchmark times it (CUDA events around the call, or a loop's time per call): what the
+// simulator uses. kernel_duration: a profiler's kernel duration (from the kernel's start on the GPU
+// to its end; DeepGEMM's bench_kineto): the library's host-side work per call is outside it.
+enum class KernelTiming { per_call, kernel_duration };
+constexpr KernelTiming kKernelTimings[] = {KernelTiming::per_call, KernelTiming::kernel_duration};
+// "per_call", "kernel_duration": the names measurement files use.
+std::string_view to_string(KernelTiming timing);
+
+KernelTime kernel_time(const GpuSpec& gpu, const ComputeOp& op, KernelTiming timing = KernelTiming::per_call);
 
 // What the kernel does, as the model tells kernels apart: "gemm", "attention", and for memory-bound
 // kernels "activation", "rope", "elementwise", "normalization", "embedding", "optimizer", "loss" (by

@@ -207,6 +207,22 @@ def test_kernel_errors_per_measurement_agree_with_the_summary() -> None:
     assert pooled["median_abs_error"] == pytest.approx(gemm["error"].abs().median(), rel=1e-12)
 
 
+def test_kernel_durations_leave_out_the_gemm_librarys_host_side_cost(tmp_path: Path) -> None:
+    # The same GEMM record, once from DeepGEMM (a profiler's kernel duration) and once from cuBLASLt
+    # (per call): the predicted kernel duration is shorter by gemm_launch_us - kernel_launch_us.
+    record = {"kind": "gemm", "gpu": "NVIDIA H800 (SXM)", "dtype": "fp8", "M": 64, "N": 7168, "K": 2048, "tflops": 295}
+    path = tmp_path / "microbench.json"
+    path.write_text(json.dumps([dict(record, id="micro-0001", library="DeepGEMM (JIT, Hopper wgmma)"),
+                                dict(record, id="micro-0002", library="cuBLASLt")]))
+    kernels = cs.read_measurements(path)
+    assert list(kernels["timing"]) == ["kernel_duration", "per_call"]
+    errors = cs.kernel_errors("h100-sxm5-80gb", [path])
+    parameters = cs.calibration_profile("h100-sxm5-80gb")["parameters"]
+    host_side_s = (parameters["gemm_launch_us"]["value"] - parameters["kernel_launch_us"]["value"]) * 1e-6
+    assert host_side_s > 2e-6  # the shipped H100 profile: 4.5 us against 1.5 us
+    assert errors["predicted_s"].iloc[1] - errors["predicted_s"].iloc[0] == pytest.approx(host_side_s, rel=1e-9)
+
+
 def test_calibration_errors_name_the_file() -> None:
     with pytest.raises(cs.SpecError, match="no such measurement file"):
         cs.calibrate(["no/such/file.json"], gpu="h100-sxm5-80gb", data_dir=os.devnull)

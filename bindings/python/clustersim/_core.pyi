@@ -65,6 +65,7 @@ class KernelMeasurement:
     source: str
     group: str
     tp: int
+    timing: str  # "per_call" or "kernel_duration" (a profiler's kernel duration, e.g. DeepGEMM's tables)
 
 def read_measurements(path: str) -> Tuple[List[KernelMeasurement], List[str]]: ...
 def fit_profile(

@@ -110,7 +110,8 @@ def read_measurements(measurements: Union[PathLike, Sequence[PathLike]], *, gpu:
     """The kernel measurements of some files as a DataFrame, one row per kernel: ``gpu``,
     ``operation`` (as the source names it), ``name`` (the op's role for the model), ``kernel``,
     ``precision``, ``m``, ``n``, ``k``, ``batch``, ``flops``, ``bytes``, ``time_s``, ``repetitions``,
-    ``group``, ``tp``, ``source`` (file and record). ``df.attrs["notes"]``: what was skipped."""
+    ``group``, ``tp``, ``source`` (file and record), ``timing`` (``per_call``, or ``kernel_duration`` for a
+    profiler's kernel durations such as DeepGEMM's tables). ``df.attrs["notes"]``: what was skipped."""
     kernels, notes, _ = _load(_arguments(measurements), data_dir, gpu)
     df = _measurement_frame(kernels)
     df.attrs["notes"] = notes
@@ -118,7 +119,7 @@ def read_measurements(measurements: Union[PathLike, Sequence[PathLike]], *, gpu:
 
 
 _MEASUREMENT_FIELDS = ("gpu", "operation", "name", "kernel", "precision", "m", "n", "k", "batch", "flops", "bytes",
-                       "time_s", "repetitions", "group", "tp", "source")
+                       "time_s", "repetitions", "group", "tp", "source", "timing")
 
 
 def _measurement_frame(kernels: Sequence[Any]) -> "pd.DataFrame":

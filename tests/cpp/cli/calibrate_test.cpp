@@ -123,6 +123,12 @@ TEST(CalibrateCli, ReportsTheHeldOutErrorOfTheShippedProfiles) {
     EXPECT_LE(all["median_abs_error"].get<double>(), 0.10) << p["profile"];
     EXPECT_LE(all["p90_abs_error"].get<double>(), 0.25) << p["profile"];
     EXPECT_TRUE(p.contains("tp_split_kernel_time"));
+    // Issue 16 item 1: the published per-shape GEMM tables held out of the fit (A100: Azure's
+    // cuBLASLt fp16 table and mamf-finder, 3.8 %; H100: DeepGEMM's fp8 tables, mamf-finder and the
+    // measured fp16 8192^3, 6.5 %) within 8 % median.
+    const auto& tables = p["held_out_gemm_tflops"]["all"];
+    EXPECT_GE(tables["count"].get<int>(), 9) << p["profile"];
+    EXPECT_LE(tables["median_abs_error"].get<double>(), 0.08) << p["profile"];
   }
   const auto text = run_cli("calibrate --report --gpu h100-sxm5-80gb --data " + data.string());
   ASSERT_EQ(text.status, 0) << text.err;

@@ -186,6 +186,34 @@ TEST(KernelMeasurement, PublishedRecords) {
   EXPECT_EQ(a.k, 64u);
   EXPECT_DOUBLE_EQ(a.flops, 4.0 * 2 * 8192.0 * 8192 * 32 * 64);
   EXPECT_EQ(read_measurements(path + "#micro-0002..micro-0003").kernels.size(), 1u);
+  EXPECT_EQ(g.timing, KernelTiming::per_call);  // no library named: a time per call
+}
+
+TEST(KernelMeasurement, DeepGemmTablesAreKernelDurations) {
+  // DeepGEMM's tests time its kernels with a profiler (bench_kineto); cuBLASLt tables are per call.
+  const char* records = R"json([
+    {"id": "micro-0001", "kind": "gemm", "gpu": "NVIDIA H800 (SXM)",
+     "dtype": "fp8 e4m3 in (1x128/128x128 block scaling), bf16 out", "library": "DeepGEMM (JIT, Hopper wgmma)",
+     "M": 64, "N": 2112, "K": 7168, "tflops": 206},
+    {"id": "micro-0002", "kind": "gemm", "gpu": "NVIDIA H100 80GB HBM3", "dtype": "fp8", "library": "cuBLASLt",
+     "M": 1024, "N": 1024, "K": 1024, "tflops": 274.1}
+  ])json";
+  const MeasurementSet s = read_measurements(write("deepgemm.json", records));
+  ASSERT_EQ(s.kernels.size(), 2u);
+  EXPECT_EQ(s.kernels[0].gpu, "h100-sxm5-80gb");
+  EXPECT_EQ(s.kernels[0].timing, KernelTiming::kernel_duration);
+  EXPECT_EQ(s.kernels[1].timing, KernelTiming::per_call);
+  // the own format: "timing" per record, per_call by default, anything else refused with its path
+  std::string own = kOwnFile;
+  own.replace(own.find("\"library\": \"cublasLt\""), 21, "\"timing\": \"kernel_duration\"");
+  const MeasurementSet o = read_measurements(write("own_timing.json", own));
+  EXPECT_EQ(o.kernels[0].timing, KernelTiming::kernel_duration);
+  EXPECT_EQ(o.kernels[1].timing, KernelTiming::per_call);
+  std::string bad = kOwnFile;
+  bad.replace(bad.find("\"library\": \"cublasLt\""), 21, "\"timing\": \"wall\"");
+  const SpecError e = error_of([&] { read_measurements(write("bad_timing.json", bad)); });
+  EXPECT_EQ(e.json_path(), "/measurements/0/timing");
+  EXPECT_NE(std::string(e.what()).find("expected \"per_call\" or \"kernel_duration\""), std::string::npos) << e.what();
 }
 
 TEST(KernelMeasurement, DeviceNamesMapToCatalogueIds) {

@@ -9,10 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "sim_test_support.hpp"
-
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
+#include "sim_test_support.hpp"
 
 namespace clustersim {
 namespace {
@@ -139,6 +138,56 @@ TEST(KernelModel, BatchedGemmQuantizesTilesTimesBatch) {
   // 1.22636 / 1.375 = 0.89190 of the single-tile time.
   const double single = kernel_time(g, a).time_s - 4e-6;
   EXPECT_NEAR((kernel_time(h100(), a).time_s - 4e-6) / single, 1.03125 / 0.840896 / 1.375, 1e-5);
+}
+
+// The library's tile choice: the (tm, tn) of least waves * tile time, by the formula of
+// kernel_model.cpp. Compute term only (no bytes, no fixed cost, k_half 0), tile exponent 0.5, so a
+// tile's efficiency is ((1/tm + 1/tn) / (1/256 + 1/128))^-0.5: 1 for 256x128 or 128x256, 0.86603 for
+// 128x128, 0.70711 for 128x64; t = flops * quant / (989.4e12 * 0.80 * tile).
+GpuSpec tile_choice_gpu() {
+  GpuSpec g = h100();
+  g.gemm_k_half = 0.0;
+  g.gemm_tile_exponent = 0.5;
+  g.gemm_launch_s = 0.0;
+  return g;
+}
+
+ComputeOp compute_only(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  ComputeOp op = gemm(m, n, k);
+  op.bytes = 0.0;
+  return op;
+}
+
+TEST(KernelModel, TileChoiceTakesTheLargeTileWhenItNeedsFewerWaves) {
+  // 2048 x 2048: 256x128 tiles are 8 * 16 = 128 tiles, one wave on 132 SMs, quant 132 / 128 = 1.03125;
+  // 128x128 tiles are 256 tiles, two waves, the same quant 1.03125 at efficiency 0.86603; every smaller
+  // tile has quant >= 1 at a lower efficiency, and split-K (128 tiles x 2 < 2 x 132) only adds its
+  // reduction. So the 256x128 (or 128x256) tile: t = flops * 1.03125 / (989.4e12 * 0.80).
+  const ComputeOp op = compute_only(2048, 2048, 4096);
+  EXPECT_NEAR(kernel_time(tile_choice_gpu(), op).time_s, op.flops * 1.03125 / (989.4e12 * 0.80), 1e-12);
+}
+
+TEST(KernelModel, TileChoiceTakesTheSmallerTileWhenTheLargeOneWastesAWave) {
+  // 2304 x 2048: 256x128 tiles are 9 * 16 = 144 tiles, two waves (264 tile slots for 144): quant
+  // 2 * 132 / 144 = 1.83333. 128x128 tiles are 288, three waves: quant 3 * 132 / 288 = 1.375, time
+  // 1.375 / 0.86603 = 1.58771 against 1.83333; 128x64 (576 tiles, 5 waves: quant 1.14583 / 0.70711 =
+  // 1.62046) and 64x64 (1152 tiles, 9 waves: quant 1.03125 / 0.61237 = 1.68404) are slower.
+  const ComputeOp op = compute_only(2304, 2048, 4096);
+  EXPECT_NEAR(kernel_time(tile_choice_gpu(), op).time_s, op.flops * 1.375 / std::sqrt(0.75) / (989.4e12 * 0.80), 1e-12);
+}
+
+TEST(KernelModel, AKernelDurationLeavesOutTheLibrarysHostSideCost) {
+  // A profiler's kernel duration pays kernel_launch_s (2 us) as its fixed time, not gemm_launch_s
+  // (4 us): the same GEMM is 2 us shorter. A memory-bound kernel's fixed time is kernel_launch_s
+  // either way; with gemm_launch_s below kernel_launch_s the GEMM keeps its own.
+  GpuSpec g = h100();
+  const ComputeOp op = gemm(64, 7168, 2048);
+  const double per_call = kernel_time(g, op).time_s;
+  EXPECT_NEAR(kernel_time(g, op, KernelTiming::kernel_duration).time_s, per_call - 2e-6, 1e-15);
+  const ComputeOp copy = memory_op(KernelClass::elementwise, "copy", 1e9);
+  EXPECT_DOUBLE_EQ(kernel_time(g, copy, KernelTiming::kernel_duration).time_s, kernel_time(g, copy).time_s);
+  g.gemm_launch_s = 1e-6;
+  EXPECT_DOUBLE_EQ(kernel_time(g, op, KernelTiming::kernel_duration).time_s, kernel_time(g, op).time_s);
 }
 
 TEST(KernelModel, ASkinnyGemmWithALongKSplitsKAcrossTheSms) {
