@@ -16,6 +16,7 @@
 #include "sim/hardware/precision_support.hpp"
 #include "sim/network/network_backend.hpp"
 #include "sim/power/power_model.hpp"
+#include "sim/power/step_clock.hpp"
 #include "sim/replay/replay_engine.hpp"
 #include "sim/report/timeline.hpp"
 #include "sim/validation/error_bars.hpp"
@@ -29,6 +30,9 @@
 
 namespace clustersim {
 namespace {
+
+// The backend whose replays solve the clock under the power cap: the fastest, and repeatable in one process.
+constexpr const char* kClockSolverFidelity = "analytical";
 
 constexpr std::size_t kLinksReported = 20;
 
@@ -227,14 +231,33 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
                     "the trace has " + std::to_string(graph.world_size()) + " ranks but the cluster has " +
                         std::to_string(cluster.gpu_count()) + " GPUs");
 
-  auto backend = backend_entry.make(cluster, profile);
   ReplayOptions replay_options;
   replay_options.collective_algorithm = options.collective_algorithm;
   replay_options.algorithm_by_communicator = options.algorithm_by_communicator;
   replay_options.network_profile = profile;
   replay_options.host_op_s = trace ? 0.0 : workload.training.host_op_us * 1e-6;
   if (!options.timeline_path.empty()) replay_options.timeline_classes = options.timeline_classes;
-  const ReplayResult result = replay(graph, cluster, gpu, *backend, replay_options);
+
+  const ModelSpec& model = workload.model;
+  const double sequences = static_cast<double>(workload.training.global_batch);
+  // A trace has no model: its flops are the compute ops' (recomputation included), its tokens what the
+  // trace records (unknown when it records none).
+  const double tokens = trace ? graph.tokens_per_step().value_or(0.0) : sequences * model.seq_len;
+  const TopologyMetrics metrics = compute_metrics(cluster);
+  // The clock of the tensor kernels is solved with the step's mean power (sim/power/step_clock.hpp) by
+  // replaying the step on the analytical backend, a fresh one each time (a backend keeps its clock;
+  // SimGrid's engine, behind the flow backend, runs once per process). Another backend then replays
+  // the step once, at that clock; for the analytical one the solver's last replay is the step.
+  const NetworkBackendEntry* solver_entry = find_network_backend(kClockSolverFidelity);
+  if (solver_entry == nullptr) throw SimulationError("the clock solver's network backend is not registered");
+  ReplayResult result;
+  const StepClock clock = solve_step_clock(gpu, [&](const GpuSpec& g) {
+    const auto solver_backend = solver_entry->make(cluster, profile);
+    result = replay(graph, cluster, g, *solver_backend, replay_options);
+    return power_inputs(cluster, metrics, g, graph, result, tokens);
+  });
+  const auto backend = backend_entry.make(cluster, profile);
+  if (&backend_entry != solver_entry) result = replay(graph, cluster, gpu, *backend, replay_options);
   if (!options.timeline_path.empty()) {
     std::ofstream f(options.timeline_path, std::ios::binary);
     if (!f) throw SpecError(options.timeline_path, "", "cannot write the timeline file");
@@ -242,11 +265,6 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   }
 
   Report report;
-  const ModelSpec& model = workload.model;
-  const double sequences = static_cast<double>(workload.training.global_batch);
-  // A trace has no model: its flops are the compute ops' (recomputation included), its tokens what the
-  // trace records (unknown when it records none).
-  const double tokens = trace ? graph.tokens_per_step().value_or(0.0) : sequences * model.seq_len;
   const double flops = trace ? executed_flops(graph) : training_flops_per_step(model, sequences);
   const double peak = gpu.peak_flops(workload.training.precision);
   const int gpus = cluster.gpu_count();
@@ -302,8 +320,11 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   if (trace) mark_what_the_trace_lacks(graph, flops, report);
 
   // Power and cost (sim/power, sim/cost): device counts from the built topology, GPU activity from the replay.
-  const TopologyMetrics metrics = compute_metrics(cluster);
   report.power = compute_power(power_inputs(cluster, metrics, gpu, graph, result, tokens));
+  report.power->tensor_power_budget_w = clock.tensor_power_budget_w;
+  report.power->gemm_clock_MHz = clock.gemm_clock_MHz;
+  report.power->tensor_duty_cycle = clock.tensor_duty_cycle;
+  report.power->clock_basis = clock.basis;
   report.cost =
       compute_cost(cost_inputs(cluster, metrics, gpu, result.step_time_s, tokens, report.power->cluster_avg_kw));
   if (!report.unknown_reason("tokens_per_s").empty()) {

@@ -63,6 +63,10 @@ struct GpuSpec {
   double tensor_boost_w = 0.0;
   double clock_power_exponent = 3.0;
   double power_response_s = 0.0;
+  // Not a catalogue figure: the power the tensor-core kernels may draw while they run, set per step
+  // by the step clock (sim/power/step_clock.cpp) so that the step's mean power is at most tdp_w.
+  // 0: tdp_w itself, the budget of a sustained load (a GEMM loop, the calibration measurements).
+  double tensor_power_budget_w = 0.0;
 
   // catalogue key ("tensor_bf16_tflops", with its unit) -> where the figure comes from
   std::map<std::string, std::string> sources;

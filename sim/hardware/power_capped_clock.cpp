@@ -5,9 +5,13 @@
 // (CMOS dynamic power C V^2 f with the voltage rising with the clock over the DVFS range):
 //   P(u, phi) = idle_w + (tensor_boost_w - idle_w) * u * phi^clock_power_exponent
 // tensor_boost_w is what a fully busy tensor path would draw at the boost clock without a cap.
-// The power controller holds P at most at tdp_w: the clock a kernel sustains is
-//   phi_cap = min(1, ((tdp_w - idle_w) / ((tensor_boost_w - idle_w) * u)) ^ (1 / clock_power_exponent))
-// and P(u, phi_cap) = min(P(u, 1), tdp_w).
+// The power controller holds P at most at the tensor power budget B: the clock a kernel sustains is
+//   phi_cap = min(1, ((B - idle_w) / ((tensor_boost_w - idle_w) * u)) ^ (1 / clock_power_exponent))
+// and P(u, phi_cap) = min(P(u, 1), B). B = tdp_w for a sustained load (a loop of GEMMs: the
+// calibration measurements); in a training step the controller caps the power averaged over its
+// window, and the step's lower-power phases (memory-bound kernels, communication, waiting) leave the
+// tensor kernels more: B = (tdp_w T - E_rest) / t_tensor, solved with the step
+// (sim/power/step_clock.cpp) and handed in as GpuSpec::tensor_power_budget_w.
 // A kernel starts at the boost clock (the clock recovers while the GPU runs lower-power kernels or
 // waits) and the controller brings it to phi_cap with time constant tau = power_response_s:
 //   phi(t) = phi_cap + (1 - phi_cap) exp(-t / tau)
@@ -51,6 +55,10 @@ bool models_power_cap(const GpuSpec& gpu) {
   return gpu.tensor_boost_w > 0.0 && gpu.tdp_w > gpu.idle_w && gpu.clock_power_exponent > 0.0;
 }
 
+double tensor_power_budget_w(const GpuSpec& gpu) {
+  return gpu.tensor_power_budget_w > 0.0 ? gpu.tensor_power_budget_w : gpu.tdp_w;
+}
+
 double tensor_power_w(const GpuSpec& gpu, double utilization, double clock_fraction) {
   const double u = std::clamp(utilization, 0.0, 1.0);
   return gpu.idle_w + (gpu.tensor_boost_w - gpu.idle_w) * u * std::pow(clock_fraction, gpu.clock_power_exponent);
@@ -62,8 +70,8 @@ CappedClock capped_clock(const GpuSpec& gpu, double utilization, double boost_co
   if (!models_power_cap(gpu)) return c;
   const double u = std::clamp(utilization, 0.0, 1.0);
   const double dynamic_w = (gpu.tensor_boost_w - gpu.idle_w) * u;
-  if (dynamic_w > gpu.tdp_w - gpu.idle_w)
-    c.sustained_fraction = std::pow((gpu.tdp_w - gpu.idle_w) / dynamic_w, 1.0 / gpu.clock_power_exponent);
+  const double headroom_w = std::max(0.0, tensor_power_budget_w(gpu) - gpu.idle_w);
+  if (dynamic_w > headroom_w) c.sustained_fraction = std::pow(headroom_w / dynamic_w, 1.0 / gpu.clock_power_exponent);
   c.sustained_power_w = tensor_power_w(gpu, u, c.sustained_fraction);
   c.duration_s = throttled_duration_s(boost_compute_s, c.sustained_fraction, gpu.power_response_s);
   c.mean_fraction = c.duration_s > 0.0 ? boost_compute_s / c.duration_s : 1.0;

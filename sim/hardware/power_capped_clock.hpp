@@ -1,20 +1,25 @@
 #pragma once
 // The SM clock of a tensor-core kernel under the GPU's power cap (TDP): the power the kernel would
-// draw at the boost clock, the clock the cap allows it to sustain, and the mean clock over a kernel
-// that starts at boost and settles to that clock. Equations at the top of power_capped_clock.cpp.
+// draw at the boost clock, the clock the tensor power budget allows it to sustain (the TDP for a
+// sustained load; more in a step whose other phases draw less: sim/power/step_clock.hpp), and the
+// mean clock over a kernel that starts at boost and settles to that clock. Equations at the top of
+// power_capped_clock.cpp.
 #include "sim/hardware/gpu_spec.hpp"
 
 namespace clustersim {
 
 struct CappedClock {
-  double sustained_fraction = 1.0;  // clock the TDP allows in steady state, / boost clock (<= 1)
+  double sustained_fraction = 1.0;  // clock the power budget allows in steady state, / boost clock (<= 1)
   double mean_fraction = 1.0;       // mean clock over the kernel, / boost clock
   double duration_s = 0.0;          // the kernel's compute time at that clock
-  double sustained_power_w = 0.0;   // the GPU's power at the sustained clock (<= tdp_w)
+  double sustained_power_w = 0.0;   // the GPU's power at the sustained clock (<= the power budget)
 };
 
 // True when the GPU's catalogue entry models the clock under the cap (tensor_boost_W > 0).
 bool models_power_cap(const GpuSpec& gpu);
+
+// The power (W) tensor-core kernels may draw: GpuSpec::tensor_power_budget_w, or the TDP when unset.
+double tensor_power_budget_w(const GpuSpec& gpu);
 
 // Power (W) of the GPU running its tensor cores at `utilization` (the fraction of tensor-core issue
 // cycles busy, in [0, 1]) at clock `clock_fraction` of the boost clock.

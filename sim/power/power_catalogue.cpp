@@ -71,14 +71,16 @@ DevicePower device_power(const nlohmann::json& e, double wanted_Gbps) {
           e.at("source").get<std::string>() + speed_note(wanted_Gbps, e.at("speed_Gbps").get<double>())};
 }
 
-// Power of a sustained large GEMM (the tensor cores busy gemm_max_efficiency of the cycles) at the
-// clock the power cap allows: the same rule that sets the kernels' clock (power_capped_clock.cpp).
+// Power of a large GEMM (the tensor cores busy gemm_max_efficiency of the cycles) at the clock the
+// GPU's tensor power budget allows (the TDP in a sustained loop; the step's budget in a simulated
+// step: sim/power/step_clock.cpp): the same rule that sets the kernels' clock (power_capped_clock.cpp).
 double capped_tensor_w(const GpuSpec& gpu) {
   return capped_clock(gpu, gpu.gemm_max_efficiency, 1.0).sustained_power_w;
 }
 
 constexpr const char* kCappedTensorSource =
-    "; tensor_w: a sustained large GEMM at the clock the power cap allows (sim/hardware/power_capped_clock.cpp)";
+    "; tensor_w: a large GEMM at the clock its power budget allows (sim/hardware/power_capped_clock.cpp, "
+    "sim/power/step_clock.cpp)";
 
 }  // namespace
 

@@ -77,6 +77,10 @@ Json power_json(const PowerStats& p) {
           {"peak_kw", p.peak_kw},
           {"energy_per_token_j", p.energy_per_token_j},
           {"pue", p.pue},
+          {"tensor_power_budget_w", p.tensor_power_budget_w},
+          {"gemm_clock_MHz", p.gemm_clock_MHz},
+          {"tensor_duty_cycle", p.tensor_duty_cycle},
+          {"clock_basis", p.clock_basis},
           {"by_device", devices},
           {"gpu_classes", classes}};
 }
@@ -108,6 +112,10 @@ PowerStats power_from_json(const Json& p) {
   s.peak_kw = number_or_zero(p, "peak_kw");
   s.energy_per_token_j = p.contains("energy_per_token_j") ? number_or_nan(p, "energy_per_token_j") : 0.0;
   s.pue = number_or_zero(p, "pue");
+  s.tensor_power_budget_w = number_or_zero(p, "tensor_power_budget_w");
+  s.gemm_clock_MHz = number_or_zero(p, "gemm_clock_MHz");
+  s.tensor_duty_cycle = number_or_zero(p, "tensor_duty_cycle");
+  s.clock_basis = p.value("clock_basis", std::string());
   if (p.contains("by_device"))
     for (const auto& d : p.at("by_device"))
       s.by_device.push_back({d.at("device").get<std::string>(), d.at("count").get<double>(),
@@ -501,6 +509,10 @@ std::string Report::to_text() const {
       << fmt("%.2f", power->pue) << "; IT " << fmt("%.1f kW", power->it_avg_kw)
       << "), peak <= " << fmt("%.1f kW", power->peak_kw) << ";  GPU " << fmt("%.0f W", power->gpu_avg_w)
       << " average\n";
+    if (power->gemm_clock_MHz > 0)
+      o << "  GPU clock          " << fmt("%.0f MHz", power->gemm_clock_MHz) << " for large GEMMs, tensor kernels "
+        << fmt("%.0f W", power->tensor_power_budget_w) << " while they run, "
+        << fmt("%.0f %%", 100 * power->tensor_duty_cycle) << " of the step (power.clock_basis)\n";
     o << "  Energy             " << fmt("%.1f kJ", power->energy_per_step_j / 1e3) << " per step, "
       << known_or(power->energy_per_token_j, fmt("%.3f J", power->energy_per_token_j) + " per token",
                   unknown_reason("power.energy_per_token_j"))

@@ -98,6 +98,13 @@ struct PowerStats {
   double peak_kw = 0.0;            // facility; every GPU at the highest-power activity it had in the step
   double energy_per_token_j = 0.0;
   double pue = 1.0;
+  // The clock of the tensor-core kernels under the power cap (sim/power/step_clock.hpp): the power
+  // they may draw while they run, the clock a large GEMM settles at, the fraction of the step the
+  // limiting GPU class spends in them, and how the clock was set.
+  double tensor_power_budget_w = 0.0;
+  double gemm_clock_MHz = 0.0;
+  double tensor_duty_cycle = 0.0;
+  std::string clock_basis;
   std::vector<DeviceEnergy> by_device;      // sums to energy_per_step_j
   std::vector<GpuClassEnergy> gpu_classes;  // sums to the "gpu" entry of by_device
 };

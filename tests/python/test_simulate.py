@@ -89,6 +89,15 @@ def test_power_and_cost_follow_from_the_step(report: cs.Report) -> None:
     assert report.power.energy_per_step_j == pytest.approx(report.power.cluster_avg_kw * 1e3 * report.step_time_s,
                                                            rel=1e-6)
     assert report.power.gpu_avg_w > 0
+    # the clock under the power cap, set by the step's mean power (docs/power_and_cost.md): the H100's
+    # large GEMMs between the sustained clock of a GEMM loop and the 1830 MHz boost clock, and no GPU
+    # class above the 700 W TDP on average (0.5 %: the clock is solved on analytical replays, this
+    # report's step is the flow backend's, which agrees with them to about 0.2 %)
+    assert 0 < report.power.tensor_duty_cycle < 1
+    assert report.power.tensor_power_budget_w >= 700
+    assert 0 < report.power.gemm_clock_MHz <= 1830
+    assert "step-averaged power" in report.power.clock_basis
+    assert all(w <= 700 * 1.005 for w in report.power_by_gpu_class["avg_w_per_gpu"])
     assert report.cost.usd_per_step == pytest.approx(report.cost.usd_per_hour * report.step_time_s / 3600, rel=1e-6)
     assert report.cost.capex_usd > 0
 

@@ -49,7 +49,10 @@ def test_a_slow_host_makes_small_kernels_wait() -> None:
     assert slow.step_time_s > 5 * fast.step_time_s
     assert slow.step_time_s >= slow.run.ops_simulated * 1e-3  # one class: every op issued 1 ms apart
     b, f = slow.breakdown["time_s"], fast.breakdown["time_s"]
-    assert b["compute"] == pytest.approx(f["compute"], rel=1e-9)  # the same kernels ...
+    # the same kernels, at the clock the step's mean power allows (docs/power_and_cost.md): the GPU of
+    # the slow host waits most of its step, so its clock is the same or higher ...
+    assert slow.power.gemm_clock_MHz >= fast.power.gemm_clock_MHz
+    assert f["compute"] * 0.99 < b["compute"] <= f["compute"] * (1 + 1e-9)
     assert f["host_wait"] == 0.0 and b["host_wait"] > 0.8 * slow.step_time_s  # ... waiting for the host
     assert b.sum() == pytest.approx(slow.step_time_s, rel=1e-9)
 

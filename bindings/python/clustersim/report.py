@@ -87,7 +87,9 @@ class Memory:
 class Power:
     """Average power and energy of one step (watts, kilowatts, joules). Facility figures include the
     PUE, ``it_avg_kw`` does not; ``peak_kw`` is the facility power with every GPU at the highest-power
-    activity it had in the step. Per device kind: :attr:`Report.power_by_device`."""
+    activity it had in the step. The clock under the power cap: ``gemm_clock_MHz`` (a large GEMM's),
+    ``tensor_power_budget_w`` (what tensor kernels may draw while they run), ``tensor_duty_cycle`` (their
+    share of the step) and ``clock_basis`` (how it was set). Per device kind: :attr:`Report.power_by_device`."""
 
     gpu_avg_w: float = 0.0
     cluster_avg_kw: float = 0.0
@@ -96,6 +98,10 @@ class Power:
     peak_kw: float = 0.0
     energy_per_token_j: float = 0.0
     pue: float = 1.0
+    tensor_power_budget_w: float = 0.0
+    gemm_clock_MHz: float = 0.0
+    tensor_duty_cycle: float = 0.0
+    clock_basis: str = ""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -83,8 +83,12 @@ TEST(CliSimulate, StepTimeLiesBetweenComputeAndComputePlusCommunication) {
   EXPECT_GT(communication, 0.0);
   EXPECT_GE(step, pure_compute * (1 - 1e-9));
   EXPECT_LE(step, (pure_compute + communication) * (1 + 1e-9));
-  // The rank computes exactly what the single GPU computes.
-  EXPECT_NEAR(dp["breakdown"]["compute_s"].get<double>(), pure_compute, 1e-9 * pure_compute);
+  // The rank computes what the single GPU computes, at the clock its step's mean power allows
+  // (sim/power/step_clock.hpp): its collectives lower its duty cycle, so its clock is the single
+  // GPU's or higher and its compute time the same or up to a few per mille shorter.
+  EXPECT_GE(dp["power"]["gemm_clock_MHz"].get<double>(), single["power"]["gemm_clock_MHz"].get<double>());
+  EXPECT_LE(dp["breakdown"]["compute_s"].get<double>(), pure_compute * (1 + 1e-9));
+  EXPECT_GT(dp["breakdown"]["compute_s"].get<double>(), pure_compute * 0.99);
   // The breakdown adds up to the step.
   const auto& b = dp["breakdown"];
   EXPECT_NEAR(b["compute_s"].get<double>() + b["exposed_communication_s"].get<double>() +
