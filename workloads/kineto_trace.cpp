@@ -16,11 +16,13 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -167,9 +169,17 @@ struct RankTrace {
   std::vector<CpuOp> c10d_ops;                                        // "c10d::<collective>" dispatcher ops
   std::vector<CpuOp> cpu_ops;                                         // aten ops with Input Dims
   std::unordered_map<std::int64_t, std::size_t> cpu_by_external_id;   // index into cpu_ops
-  std::vector<CpuOp> steps;                                           // ProfilerStep#N
+  std::vector<CpuOp> gemm_ops;              // the aten ops whose "Input Dims" give a GEMM shape (is_gemm_op)
+  std::vector<CpuOp> steps;                 // ProfilerStep#N
   std::optional<double> peak_memory_bytes;  // the largest "Total Reserved" of a GPU [memory] event
 };
+
+// The aten ops whose "Input Dims" give the shape of the GEMM they launch (describe_gemm).
+bool is_gemm_op(const std::string& name) {
+  static constexpr std::string_view kNames[] = {"aten::mm",      "aten::addmm",  "aten::bmm",
+                                                "aten::baddbmm", "aten::linear", "aten::matmul"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
 
 std::string event_path(std::size_t i) {
   return "/traceEvents/" + std::to_string(i);
@@ -312,9 +322,12 @@ RankTrace read_rank_file(const std::string& file) {
         t.nccl_ops.push_back(op);
       } else if (name.rfind("c10d::", 0) == 0) {
         t.c10d_ops.push_back(op);
-      } else if (args != nullptr && args->contains("Input Dims") && ext) {
-        t.cpu_by_external_id[*ext] = t.cpu_ops.size();
-        t.cpu_ops.push_back(op);
+      } else if (args != nullptr && args->contains("Input Dims")) {
+        if (is_gemm_op(name)) t.gemm_ops.push_back(op);
+        if (ext) {
+          t.cpu_by_external_id[*ext] = t.cpu_ops.size();
+          t.cpu_ops.push_back(op);
+        }
       }
     } else {
       GpuEvent g;
@@ -754,18 +767,39 @@ class KinetoImporter {
     return c;
   }
 
-  // GEMM flops and shape from the aten op that launched a kernel.
-  static void describe_gemm(const RankTrace& t, const GpuEvent& g, ComputeOp& op) {
-    if (!g.external_id) return;
-    const auto it = t.cpu_by_external_id.find(*g.external_id);
-    if (it == t.cpu_by_external_id.end()) return;
-    const CpuOp& cpu = t.cpu_ops[it->second];
+  // The aten GEMM op that launched a kernel: the op with the kernel's External id (PyTorch >= 2.1 links
+  // them so), else the innermost GEMM op enclosing the launch on its thread (older traces give the
+  // kernel its correlation id as "External id", which names no CPU op). Null when none did.
+  static const CpuOp* gemm_op_of(const RankTrace& t, const GpuEvent& g) {
+    if (g.external_id)
+      if (const auto it = t.cpu_by_external_id.find(*g.external_id); it != t.cpu_by_external_id.end())
+        if (is_gemm_op(t.cpu_ops[it->second].name)) return &t.cpu_ops[it->second];
+    if (g.launch_tid.empty()) return nullptr;  // no launch event in the trace: nothing encloses it
+    return innermost(t.gemm_ops, g.launch_tid, g.launch_ts);
+  }
+
+  // GEMM flops and shape from the aten op that launched the kernel (its "Input Dims").
+  static void describe_gemm(const CpuOp& cpu, const GpuEvent& g, ComputeOp& op) {
     const json& dims = (*cpu.args)["Input Dims"];
     const auto dim = [&](std::size_t input, std::size_t axis) -> std::int64_t {
       if (!dims.is_array() || input >= dims.size() || !dims[input].is_array() || axis >= dims[input].size() ||
           !dims[input][axis].is_number_integer())
         return -1;
       return dims[input][axis].get<std::int64_t>();
+    };
+    const auto rank_of = [&](std::size_t input) -> std::size_t {
+      return input < dims.size() && dims[input].is_array() ? dims[input].size() : 0;
+    };
+    // The product of an input's leading dimensions (all but its last `keep`): the rows of a batched
+    // activation [b, s, h] that linear / matmul fold into one GEMM.
+    const auto leading = [&](std::size_t input, std::size_t keep) -> std::int64_t {
+      std::int64_t p = 1;
+      for (std::size_t a = 0; a + keep < rank_of(input); ++a) {
+        const std::int64_t d = dim(input, a);
+        if (d < 0 || (d > 0 && p > std::numeric_limits<std::int64_t>::max() / d)) return -1;
+        p *= d;
+      }
+      return p;
     };
     std::int64_t b = 1, m = -1, n = -1, k = -1;
     if (cpu.name == "aten::mm") {
@@ -776,6 +810,14 @@ class KinetoImporter {
       b = dim(0, 0), m = dim(0, 1), k = dim(0, 2), n = dim(1, 2);
     } else if (cpu.name == "aten::baddbmm") {
       b = dim(1, 0), m = dim(1, 1), k = dim(1, 2), n = dim(2, 2);
+    } else if (cpu.name == "aten::linear" && rank_of(0) >= 1 && rank_of(1) == 2) {
+      // y = x W^T: x [..., in], W [out, in].
+      m = leading(0, 1), k = dim(0, rank_of(0) - 1), n = dim(1, 0);
+      if (dim(1, 1) != k) return;
+    } else if (cpu.name == "aten::matmul" && rank_of(0) >= 2 && rank_of(1) == 2) {
+      // x [..., m', k] @ W [k, n]: one GEMM of the folded rows.
+      m = leading(0, 1), k = dim(0, rank_of(0) - 1), n = dim(1, 1);
+      if (dim(1, 0) != k) return;
     } else {
       return;
     }
@@ -827,6 +869,21 @@ class KinetoImporter {
       sources[i] = source_of(t, t.gpu[i]);
       if (const CpuOp* op = comm_op_of(t, t.gpu[i])) owned.insert(op->index);
       if (sources[i].nccl_op != nullptr) owned.insert(sources[i].nccl_op->index);
+    }
+    // A GEMM op's shape describes one of its kernels, its longest (the GEMM itself, not a split-K
+    // reduction or a layout copy it also launched): its flops are counted once.
+    std::vector<const CpuOp*> gemm_of(t.gpu.size(), nullptr);
+    {
+      std::map<const CpuOp*, std::size_t> longest;
+      for (std::size_t i = 0; i < t.gpu.size(); ++i) {
+        if (t.gpu[i].nccl || t.gpu[i].memcpy) continue;
+        const CpuOp* op = gemm_op_of(t, t.gpu[i]);
+        if (op == nullptr) continue;
+        const auto [it, fresh] = longest.try_emplace(op, i);
+        if (!fresh && t.gpu[i].dur > t.gpu[it->second].dur) it->second = i;
+      }
+      for (const auto& [op, i] : longest)
+        gemm_of[i] = op;
     }
     // Per NCCL kernel, the launch time of the previous NCCL kernel launched on its thread.
     std::vector<double> previous_launch(t.gpu.size(), -std::numeric_limits<double>::infinity());
@@ -949,7 +1006,7 @@ class KinetoImporter {
         op.kernel = g.memcpy ? KernelClass::elementwise : kernel_class_from_name(g.name);
         op.precision = precision_from_name(g.name, Precision::bf16);
         if (g.memcpy) op.bytes = static_cast<double>(std::max<std::int64_t>(0, int_arg(g.args, "bytes").value_or(0)));
-        if (!g.memcpy) describe_gemm(t, g, op);
+        if (gemm_of[i] != nullptr) describe_gemm(*gemm_of[i], g, op);
         op.duration_s = std::max(g.dur, 1e-3) * 1e-6;  // a 0 µs record stays measured (1 ns)
         ops_of[i].push_back(ops.add_compute(op, deps));
         event_of_op.push_back(g.index);

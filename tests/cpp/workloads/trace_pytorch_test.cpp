@@ -436,5 +436,92 @@ TEST(PytorchTrace, GzipTracesAreReadAndATruncatedOneIsRefused) {
   EXPECT_NE(e.message().find("truncated"), std::string::npos) << e.message();
 }
 
+// PARAM's DLRM example: a complete 8-rank world (PyTorch 2.0 era, V100s), every rank captured on its
+// own clock (their ProfilerStep#10 begin up to 7.5 ms apart). NCCL kernels have no metadata; the
+// "nccl:" record functions give the kind and size.
+TEST(PytorchTrace, ARealEightRankWorldMeetsAtTheSameCollectives) {
+  const ExecutionGraph g = read_pytorch_trace(corpus("param_dlrm_8r"));
+  ASSERT_EQ(g.world_size(), 8);
+  ASSERT_EQ(g.classes().size(), 8u);
+  // Every rank, in GPU order: the "nccl:" record function's "Input Dims" x "Input type" size.
+  const std::vector<std::pair<CollectiveKind, double>> expected = {
+      {CollectiveKind::all_to_all, 6144 * 4.0},   {CollectiveKind::all_to_all, 24 * 8.0},
+      {CollectiveKind::all_to_all, 384 * 4.0},    {CollectiveKind::all_to_all, 3392 * 4.0},
+      {CollectiveKind::all_reduce, 394241 * 4.0}, {CollectiveKind::all_to_all, 6144 * 4.0},
+      {CollectiveKind::all_reduce, 112 * 4.0},    {CollectiveKind::all_reduce, 226960 * 4.0}};
+  for (const RankClass& c : g.classes()) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::pair<CollectiveKind, double>> got;
+    for (OpId i = 0; i < c.ops.size(); ++i)
+      if (c.ops.kind(i) == OpKind::collective) got.emplace_back(c.ops.collective(i), c.ops.bytes(i));
+    EXPECT_EQ(got, expected);
+  }
+}
+
+// Traces whose kernels do not name their aten op (PARAM's DLRM gives a kernel its correlation id as
+// "External id"): the GEMM shape comes from the innermost aten::bmm / mm / addmm enclosing the launch.
+TEST(PytorchTrace, GemmShapesComeFromTheOpEnclosingTheLaunch) {
+  const ExecutionGraph g = read_pytorch_trace(corpus("param_dlrm_8r"));
+  // Rank 0's first batched GEMM: aten::bmm of [16, 27, 16] x [16, 16, 27] (the feature interaction),
+  // kernel volta_sgemm_128x32_tn, 10 us.
+  const OpTable& ops = g.classes()[0].ops;
+  OpId bmm = ops.size();
+  for (OpId i = 0; i < ops.size() && bmm == ops.size(); ++i)
+    if (ops.name(i) == "volta_sgemm_128x32_tn") bmm = i;
+  ASSERT_LT(bmm, ops.size());
+  EXPECT_EQ(ops.kernel(bmm), KernelClass::gemm);
+  EXPECT_EQ(ops.precision(bmm), Precision::fp32);
+  EXPECT_EQ(ops.batch(bmm), 16u);
+  EXPECT_EQ(ops.m(bmm), 27u);
+  EXPECT_EQ(ops.k(bmm), 16u);
+  EXPECT_EQ(ops.n(bmm), 27u);
+  EXPECT_EQ(ops.flops(bmm), 2.0 * 16 * 27 * 27 * 16);
+  EXPECT_DOUBLE_EQ(ops.duration_s(bmm), 10e-6);
+}
+
+// A GEMM op that launches several kernels (addmm: a bias broadcast, then the GEMM) counts its flops
+// once, on its longest kernel. HTA's MI250 trace: addmm [5, 128] x [128, 128] and mm [128, 5] x [5, 128].
+TEST(PytorchTrace, AGemmOpsFlopsAreCountedOnce) {
+  const ExecutionGraph g = read_pytorch_trace(corpus("hta_mi250_rocm.json.gz"));
+  const OpTable& ops = g.classes()[0].ops;
+  double flops = 0.0;
+  std::size_t gemms = 0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.kind(i) != OpKind::compute) continue;
+    flops += ops.flops(i);
+    if (ops.flops(i) > 0.0) {
+      ++gemms;
+      EXPECT_EQ(ops.kernel(i), KernelClass::gemm) << ops.name(i);
+      EXPECT_EQ(ops.name(i).rfind("Cijk_", 0), 0u) << ops.name(i);  // rocBLAS/Tensile GEMM kernels
+    }
+  }
+  EXPECT_EQ(gemms, 2u);
+  EXPECT_EQ(flops, 2.0 * 5 * 128 * 128 + 2.0 * 128 * 5 * 128);
+}
+
+// aten::linear and aten::matmul fold an activation's leading dimensions into the GEMM's rows.
+TEST(PytorchTrace, LinearAndMatmulShapesFoldTheLeadingDimensions) {
+  const auto gemm_under = [](const std::string& op, const std::string& dims) {
+    const std::string file = rank_file(
+        0, 1,
+        {cpu("cpu_op", op, 0, 50, R"("Input Dims": )" + dims + R"(, "Input type": ["c10::BFloat16", "c10::BFloat16"])"),
+         launch(10, 1), kernel(20, 30, 7, "sm90_xmma_gemm_bf16bf16_bf16f32", corr(1))});
+    const ExecutionGraph g = read_pytorch_trace(write_ranks("gemm_" + op.substr(6), {file}));
+    return g.classes()[0].ops.compute_op(0);
+  };
+  const ComputeOp linear = gemm_under("aten::linear", "[[4, 2048, 4096], [11008, 4096], []]");
+  EXPECT_EQ(linear.m, 4u * 2048);
+  EXPECT_EQ(linear.k, 4096u);
+  EXPECT_EQ(linear.n, 11008u);
+  EXPECT_EQ(linear.flops, 2.0 * 4 * 2048 * 4096 * 11008);
+  EXPECT_EQ(linear.precision, Precision::bf16);
+  const ComputeOp matmul = gemm_under("aten::matmul", "[[2, 8, 64], [64, 32]]");
+  EXPECT_EQ(matmul.m, 16u);
+  EXPECT_EQ(matmul.k, 64u);
+  EXPECT_EQ(matmul.n, 32u);
+  // Shapes that do not multiply are no GEMM.
+  EXPECT_EQ(gemm_under("aten::linear", "[[4, 4096], [11008, 1024]]").flops, 0.0);
+}
+
 }  // namespace
 }  // namespace clustersim
