@@ -197,7 +197,9 @@ struct EventCounter : json::json_sax_t {
   bool boolean(bool) override { return true; }
   bool number_integer(json::number_integer_t) override { return true; }
   bool number_unsigned(json::number_unsigned_t) override { return true; }
-  bool number_float(json::number_float_t, const json::string_t&) override { return true; }
+  bool number_float(json::number_float_t x, const json::string_t&) override {
+    return std::isfinite(x);  // a number beyond a double (1e400) stops the parse there, as the DOM parser does
+  }
   bool string(json::string_t&) override { return true; }
   bool binary(json::binary_t&) override { return true; }
   bool key(json::string_t& k) override {
@@ -230,6 +232,11 @@ struct EventCounter : json::json_sax_t {
 json parse_trace_json(const std::string& text, const std::string& file) {
   try {
     return json::parse(text);
+  } catch (const json::out_of_range& e) {
+    EventCounter counter;
+    json::sax_parse(text, &counter);
+    throw SpecError(file, counter.events_depth > 0 ? event_path(counter.events_done) : "",
+                    std::string("a number beyond the range of a double (") + e.what() + ")");
   } catch (const json::parse_error& e) {
     EventCounter counter;
     json::sax_parse(text, &counter);

@@ -395,6 +395,15 @@ TEST(PytorchTrace, ATruncatedFileIsRefusedAtTheEventItStopsIn) {
   EXPECT_NE(e.message().find("truncated"), std::string::npos) << e.message();
 }
 
+TEST(PytorchTrace, ANumberBeyondADoubleIsRefusedAtItsEvent) {
+  const SpecError e =
+      refusal("overflow", {rank_file(0, 1,
+                                     {kernel(0, 1, 7, "k"), kernel(1, 1, 7, "k"),
+                                      R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": 1})"})});
+  EXPECT_EQ(e.json_path(), "/traceEvents/2");
+  EXPECT_NE(e.message().find("beyond the range of a double"), std::string::npos) << e.message();
+}
+
 TEST(PytorchTrace, AllocatorEventsGiveThePeakMemoryPerGpu) {
   // profile_memory=True: "[memory]" instant events with the caching allocator's totals per device
   // (Device Id -1 is host memory). The peak is the largest GPU "Total Reserved" of any rank.
