@@ -91,7 +91,7 @@ def test_a_bad_timeline_path_is_a_spec_error(small: cs.Workload, tmp_path: Path)
     with pytest.raises(cs.SpecError) as info:
         cs.simulate(cs.Cluster.preset("dgx-h100"), small, fidelity="analytical",
                     timeline=tmp_path / "no" / "such" / "dir" / "t.json")
-    assert info.value.message == "cannot write the timeline file"
+    assert info.value.message == "cannot write the timeline file: No such file or directory"
 
 
 def test_plot_timeline_draws_a_row_per_class_and_stream(dp_report: cs.Report) -> None:
