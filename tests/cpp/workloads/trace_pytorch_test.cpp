@@ -8,9 +8,11 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "../spec_error_of.hpp"
 #include "trace_test_support.hpp"
+#include "workloads/trace_files.hpp"
 #include "workloads/trace_format.hpp"
 
 namespace clustersim {
@@ -530,6 +532,40 @@ TEST(PytorchTrace, LinearAndMatmulShapesFoldTheLeadingDimensions) {
   EXPECT_EQ(matmul.n, 32u);
   // Shapes that do not multiply are no GEMM.
   EXPECT_EQ(gemm_under("aten::linear", "[[4, 4096], [11008, 1024]]").flops, 0.0);
+}
+
+// A contradictory real world: PARAM's DLRM with rank 5's last all-reduce kernel removed (as if its
+// capture had stopped early) is refused at rank 0's all-reduce that rank 5 lacks.
+TEST(PytorchTrace, ARealWorldWithARankCutShortIsRefusedAtTheEventWhereTheyPart) {
+  // The index of a rank file's last all-reduce kernel.
+  const auto last_all_reduce = [](const nlohmann::json& events) {
+    std::size_t last = events.size();
+    for (std::size_t i = 0; i < events.size(); ++i)
+      if (events[i].value("cat", "") == "kernel" && events[i].value("name", "").rfind("ncclKernel_AllReduce", 0) == 0 &&
+          (last == events.size() || events[i]["ts"].get<double>() > events[last]["ts"].get<double>()))
+        last = i;
+    return last;
+  };
+  const std::string dir = testing::temp_dir("dlrm_cut_short");
+  std::size_t rank0_event = 0;
+  for (int r = 0; r < 8; ++r) {
+    const std::string name = "/rank" + std::to_string(r) + ".json";
+    nlohmann::json doc = nlohmann::json::parse(read_trace_bytes(corpus("param_dlrm_8r" + name + ".gz"), "test"));
+    auto& events = doc["traceEvents"];
+    const std::size_t last = last_all_reduce(events);
+    ASSERT_LT(last, events.size());
+    if (r == 0) rank0_event = last;
+    if (r == 5) events.erase(last);
+    testing::write_file(dir + name, doc.dump());
+  }
+  const SpecError e = spec_error_of([&] { read_pytorch_trace(dir); });
+  EXPECT_EQ(e.file(), dir + "/rank0.json") << e.message();
+  EXPECT_EQ(e.json_path(), "/traceEvents/" + std::to_string(rank0_event)) << e.message();
+  // Its 8th collective: the 226960-float gradient all-reduce.
+  EXPECT_NE(e.message().find("rank 0's collective #8 of process group 'world' (all_reduce of 907840 bytes) has no "
+                             "counterpart in rank 5's trace"),
+            std::string::npos)
+      << e.message();
 }
 
 }  // namespace
