@@ -170,6 +170,7 @@ struct RankTrace {
   std::vector<CpuOp> cpu_ops;                                         // aten ops with Input Dims
   std::unordered_map<std::int64_t, std::size_t> cpu_by_external_id;   // index into cpu_ops
   std::vector<CpuOp> gemm_ops;              // the aten ops whose "Input Dims" give a GEMM shape (is_gemm_op)
+  std::set<std::size_t> outer_gemm_ops;     // the events of those that enclose another (linear around addmm)
   std::vector<CpuOp> steps;                 // ProfilerStep#N
   std::optional<double> peak_memory_bytes;  // the largest "Total Reserved" of a GPU [memory] event
 };
@@ -364,6 +365,20 @@ RankTrace read_rank_file(const std::string& file) {
     }
   }
   std::stable_sort(t.gpu.begin(), t.gpu.end(), [](const GpuEvent& a, const GpuEvent& b) { return a.ts < b.ts; });
+  // A GEMM op that encloses another on its thread (aten::linear -> aten::matmul -> aten::mm) launches its
+  // GEMM through it: only the innermost describes kernels, so that the GEMM counts once.
+  std::vector<const CpuOp*> gemms;
+  for (const auto& op : t.gemm_ops)
+    gemms.push_back(&op);
+  std::stable_sort(gemms.begin(), gemms.end(),
+                   [](const CpuOp* a, const CpuOp* b) { return std::tie(a->tid, a->ts) < std::tie(b->tid, b->ts); });
+  for (std::size_t i = 0; i < gemms.size(); ++i)
+    for (std::size_t j = i + 1;
+         j < gemms.size() && gemms[j]->tid == gemms[i]->tid && gemms[j]->ts <= gemms[i]->ts + gemms[i]->dur; ++j)
+      if (gemms[j]->ts + gemms[j]->dur <= gemms[i]->ts + gemms[i]->dur) {
+        t.outer_gemm_ops.insert(gemms[i]->index);
+        break;
+      }
   return t;
 }
 
@@ -777,12 +792,16 @@ class KinetoImporter {
   // The aten GEMM op that launched a kernel: the op with the kernel's External id (PyTorch >= 2.1 links
   // them so), else the innermost GEMM op enclosing the launch on its thread (older traces give the
   // kernel its correlation id as "External id", which names no CPU op). Null when none did.
+  // A GEMM op that encloses another describes none (its GEMM is the inner op's; what it launches
+  // itself, a layout copy, is no GEMM).
   static const CpuOp* gemm_op_of(const RankTrace& t, const GpuEvent& g) {
+    const CpuOp* op = nullptr;
     if (g.external_id)
       if (const auto it = t.cpu_by_external_id.find(*g.external_id); it != t.cpu_by_external_id.end())
-        if (is_gemm_op(t.cpu_ops[it->second].name)) return &t.cpu_ops[it->second];
-    if (g.launch_tid.empty()) return nullptr;  // no launch event in the trace: nothing encloses it
-    return innermost(t.gemm_ops, g.launch_tid, g.launch_ts);
+        if (is_gemm_op(t.cpu_ops[it->second].name)) op = &t.cpu_ops[it->second];
+    if (op == nullptr && !g.launch_tid.empty())  // without a launch event in the trace nothing encloses it
+      op = innermost(t.gemm_ops, g.launch_tid, g.launch_ts);
+    return op != nullptr && !t.outer_gemm_ops.count(op->index) ? op : nullptr;
   }
 
   // GEMM flops and shape from the aten op that launched the kernel (its "Input Dims").

@@ -534,6 +534,26 @@ TEST(PytorchTrace, LinearAndMatmulShapesFoldTheLeadingDimensions) {
   EXPECT_EQ(gemm_under("aten::linear", "[[4, 4096], [11008, 1024]]").flops, 0.0);
 }
 
+// Nested GEMM ops (linear -> matmul -> mm): the innermost describes the GEMM kernel; a layout copy
+// that matmul launches outside mm is no GEMM, and the GEMM's flops count once.
+TEST(PytorchTrace, NestedGemmOpsCountTheirGemmOnce) {
+  const std::string bf16 = R"(, "Input type": ["c10::BFloat16", "c10::BFloat16"])";
+  const std::string file =
+      rank_file(0, 1,
+                {cpu("cpu_op", "aten::linear", 0, 100, R"("Input Dims": [[2, 8, 64], [32, 64], []])" + bf16),
+                 cpu("cpu_op", "aten::matmul", 5, 90, R"("Input Dims": [[2, 8, 64], [64, 32]])" + bf16), launch(10, 1),
+                 cpu("cpu_op", "aten::mm", 20, 60, R"("Input Dims": [[16, 64], [64, 32]])" + bf16), launch(30, 2),
+                 kernel(40, 3, 7, "void at::native::elementwise_kernel<128, 2>", corr(1)),
+                 kernel(50, 30, 7, "sm90_xmma_gemm_bf16bf16_bf16f32", corr(2))});
+  const ExecutionGraph g = read_pytorch_trace(write_ranks("nested_gemm", {file}));
+  const OpTable& ops = g.classes()[0].ops;
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops.flops(0), 0.0);
+  EXPECT_EQ(ops.kernel(0), KernelClass::elementwise);
+  EXPECT_EQ(ops.flops(1), 2.0 * 16 * 64 * 32);
+  EXPECT_EQ(ops.m(1), 16u);
+}
+
 // A contradictory real world: PARAM's DLRM with rank 5's last all-reduce kernel removed (as if its
 // capture had stopped early) is refused at rank 0's all-reduce that rank 5 lacks.
 TEST(PytorchTrace, ARealWorldWithARankCutShortIsRefusedAtTheEventWhereTheyPart) {
