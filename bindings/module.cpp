@@ -27,6 +27,7 @@
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/core/spec_document.hpp"
 #include "sim/cost/design_comparison.hpp"
 #include "sim/hardware/calibration_profile.hpp"
@@ -395,6 +396,14 @@ PYBIND11_MODULE(_core, m) {
         return calibration_profile_to_json(parse_calibration_profile(text, file));
       },
       py::arg("text"), py::arg("file"), "Validates a calibration profile's JSON: the profile as calibrate writes it.");
+  m.def(
+      "write_output_file",
+      [](const std::string& path, const std::string& text, const std::string& what) {
+        write_output_file(path, text, what);
+      },
+      py::arg("path"), py::arg("text"), py::arg("what"),
+      "Writes an output file whole or not at all (a temporary beside it, renamed over it); SpecError when it "
+      "cannot be written.");
   m.def("_crash_in_child", &crash_in_child, py::arg("signal_number"),
         "Test hook: a child process that dies of `signal_number` (the parent raises SimulationError).");
 }

@@ -1,7 +1,6 @@
 #include "sim/simulate.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -9,6 +8,7 @@
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/cost/cost_model.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
@@ -259,9 +259,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   const auto backend = backend_entry.make(cluster, profile);
   if (&backend_entry != solver_entry) result = replay(graph, cluster, gpu, *backend, replay_options);
   if (!options.timeline_path.empty()) {
-    std::ofstream f(options.timeline_path, std::ios::binary);
-    if (!f) throw SpecError(options.timeline_path, "", "cannot write the timeline file");
-    f << timeline_to_chrome_json(graph, result) << "\n";
+    write_output_file(options.timeline_path, timeline_to_chrome_json(graph, result) + "\n", "timeline file");
   }
 
   Report report;
@@ -306,13 +304,13 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.run.peak_flops_per_gpu = peak;
   report.run.precision = to_string(workload.training.precision);
   if (!trace) {
-    const StackProfile stack = find_software_stack(workload.training.effective_stack(), workload.source_file,
-                                                   "/training/stack");
+    const StackProfile stack =
+        find_software_stack(workload.training.effective_stack(), workload.source_file, "/training/stack");
     report.run.stack = stack.id;
-    report.provenance.stack = stack.id + " (" + stack.name + "; " +
-                              (workload.training.stack.empty() ? "the default: the workload names no training.stack"
-                                                               : "training.stack") +
-                              "); profile workloads/stacks/" + stack.id + ".json, every value with its source";
+    report.provenance.stack =
+        stack.id + " (" + stack.name + "; " +
+        (workload.training.stack.empty() ? "the default: the workload names no training.stack" : "training.stack") +
+        "); profile workloads/stacks/" + stack.id + ".json, every value with its source";
   }
   report.run.ops_simulated = static_cast<std::int64_t>(graph.op_count());
   report.run.transfers_simulated = static_cast<std::int64_t>(result.transfers);

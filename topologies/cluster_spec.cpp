@@ -39,6 +39,19 @@ bool contains(const std::vector<std::string>& items, std::string_view s) {
 
 constexpr std::int64_t k_int_max = std::numeric_limits<int>::max();
 
+// Plausibility bounds of the spec's figures. They are not model figures: they refuse unit mistakes
+// and values so large that the step's power, energy or time would overflow to infinity (a report
+// cannot hold it) or so small that a transfer would take longer than the age of the universe.
+constexpr double kMaxDeviceW = 1e5;      // one device (a GPU, a switch, a host share): 100 kW
+constexpr double kMaxPue = 10.0;         // data centres run 1.1 to 2
+constexpr double kMaxUsdPerKwh = 1e3;    // electricity
+constexpr double kMinLinkGbps = 1e-3;    // 1 Mb/s
+constexpr double kMaxLinkGbps = 1e6;     // 1 Pb/s per NIC or link
+constexpr double kMinPcieGBps = 1e-3;    // 1 MB/s
+constexpr double kMaxPcieGBps = 1e5;     // 100 TB/s per PCIe link
+constexpr double kMaxScaleUpGBps = 1e5;  // 100 TB/s per GPU (NVLink 5: 900 GB/s)
+constexpr double kMaxLatencyUs = 1e6;    // one second per hop
+
 // An optional integer >= min that must fit in an int.
 int int_or(JsonReader& r, std::string_view key, int fallback, int min) {
   const std::int64_t v = r.integer_or(key, fallback, min);
@@ -106,15 +119,15 @@ ScaleUpSpec parse_scale_up(JsonReader r, const std::string& gpu_id, DerivedDefau
     s.bandwidth_GBps =
         r.number_or("bandwidth_GBps",
                     from_generation("bandwidth_GBps", generation->bandwidth_GBps, "per-GPU bandwidth per direction"),
-                    NumberRange::positive());
+                    NumberRange::between(kMinPcieGBps, kMaxScaleUpGBps));
   else if (s.type == "none")
-    s.bandwidth_GBps = r.number_or("bandwidth_GBps", 0.0, NumberRange::positive());
+    s.bandwidth_GBps = r.number_or("bandwidth_GBps", 0.0, NumberRange::between(kMinPcieGBps, kMaxScaleUpGBps));
   else
-    s.bandwidth_GBps = r.number("bandwidth_GBps", NumberRange::positive());
+    s.bandwidth_GBps = r.number("bandwidth_GBps", NumberRange::between(kMinPcieGBps, kMaxScaleUpGBps));
   s.latency_us = r.number_or(
       "latency_us",
       generation ? from_generation("latency_us", generation->latency_us, "GPU-to-GPU latency (assumed)") : s.latency_us,
-      NumberRange::non_negative());
+      NumberRange::between(0.0, kMaxLatencyUs));
   if (r.has("domain_gpus") && s.type != "nvswitch")
     r.fail("domain_gpus", "only scale_up type nvswitch has NVLink domains across nodes, this one is " + s.type);
   s.domain_gpus = int_or(r, "domain_gpus", s.domain_gpus, 1);
@@ -127,8 +140,10 @@ NodeSpec parse_node(JsonReader r, const std::string& gpu_id, DerivedDefaults& de
   n.gpus = int_or(r, "gpus", n.gpus, 1);
   n.scale_up = parse_scale_up(r.object("scale_up"), gpu_id, derived);
   n.nics = int_or(r, "nics", n.nics, 0);
-  n.nic_bandwidth_Gbps = r.number_or("nic_bandwidth_Gbps", n.nic_bandwidth_Gbps, NumberRange::positive());
-  n.pcie_bandwidth_GBps = r.number_or("pcie_bandwidth_GBps", n.pcie_bandwidth_GBps, NumberRange::positive());
+  n.nic_bandwidth_Gbps =
+      r.number_or("nic_bandwidth_Gbps", n.nic_bandwidth_Gbps, NumberRange::between(kMinLinkGbps, kMaxLinkGbps));
+  n.pcie_bandwidth_GBps =
+      r.number_or("pcie_bandwidth_GBps", n.pcie_bandwidth_GBps, NumberRange::between(kMinPcieGBps, kMaxPcieGBps));
   n.pcie_switches = int_or(r, "pcie_switches", n.pcie_switches, 0);
   r.finish();
   return n;
@@ -226,8 +241,8 @@ std::vector<GraphLinkSpec> parse_graph_links(JsonReader& r, const FabricSpec& f,
     l.src = e.string("src");
     l.dst = e.string("dst");
     if (l.src == l.dst) e.fail("dst", "expected a device other than the source, got \"" + l.dst + "\" twice");
-    l.bandwidth_Gbps = e.number_or("bandwidth_Gbps", default_Gbps, NumberRange::positive());
-    l.latency_us = e.number_or("latency_us", f.link_latency_us, NumberRange::non_negative());
+    l.bandwidth_Gbps = e.number_or("bandwidth_Gbps", default_Gbps, NumberRange::between(kMinLinkGbps, kMaxLinkGbps));
+    l.latency_us = e.number_or("latency_us", f.link_latency_us, NumberRange::between(0.0, kMaxLatencyUs));
     l.technology = e.choice_or("technology", {"nvlink", "pcie", "infiniband", "ethernet"}, f.technology);
     l.duplex = e.boolean_or("duplex", l.duplex);
     e.finish();
@@ -286,7 +301,7 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node, DerivedDefaults& der
   f.rail_optimized = r.boolean_or("rail_optimized", f.type == "rail_optimized");
   if (f.type == "rail_optimized" && !f.rail_optimized)
     r.fail("rail_optimized", "fabric type rail_optimized is always rail-optimized, got false");
-  f.link_latency_us = r.number_or("link_latency_us", f.link_latency_us, NumberRange::non_negative());
+  f.link_latency_us = r.number_or("link_latency_us", f.link_latency_us, NumberRange::between(0.0, kMaxLatencyUs));
   parse_transport(r, f, derived);
   f.sharp = r.boolean_or("sharp", false);
   if (f.sharp && f.technology != "infiniband")
@@ -303,7 +318,8 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node, DerivedDefaults& der
   f.spine_radix = int_or(r, "spine_radix", f.spine_radix, 2);
   f.spines = int_or(r, "spines", f.spines, 1);
   if (f.type == "torus") f.dims = parse_dims(r);
-  if (r.has("link_bandwidth_Gbps")) f.link_bandwidth_Gbps = r.number("link_bandwidth_Gbps", NumberRange::positive());
+  if (r.has("link_bandwidth_Gbps"))
+    f.link_bandwidth_Gbps = r.number("link_bandwidth_Gbps", NumberRange::between(kMinLinkGbps, kMaxLinkGbps));
   if (f.type == "dragonfly") {
     f.groups = required_int(r, "groups", 2, "the number of dragonfly groups, >= 2");
     f.routers_per_group = required_int(r, "routers_per_group", 1, "routers in each dragonfly group, >= 1");
@@ -317,36 +333,41 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node, DerivedDefaults& der
   return f;
 }
 
-// An optional non-negative figure (a power in watts or a price in dollars).
-std::optional<double> optional_figure(JsonReader& r, std::string_view key) {
+// An optional power in watts of one device.
+std::optional<double> optional_watts(JsonReader& r, std::string_view key) {
+  return r.optional_number(key, NumberRange::between(0.0, kMaxDeviceW));
+}
+
+// An optional price in dollars.
+std::optional<double> optional_price(JsonReader& r, std::string_view key) {
   return r.optional_number(key, NumberRange::non_negative());
 }
 
 PowerSpec parse_power(JsonReader r) {
   PowerSpec p;
-  p.pue = r.number_or("pue", p.pue, NumberRange::at_least(1.0));
-  p.gpu_tensor_w = optional_figure(r, "gpu_tensor_w");
-  p.gpu_vector_w = optional_figure(r, "gpu_vector_w");
-  p.gpu_communication_w = optional_figure(r, "gpu_communication_w");
-  p.gpu_overlap_communication_w = optional_figure(r, "gpu_overlap_communication_w");
-  p.gpu_waiting_w = optional_figure(r, "gpu_waiting_w");
-  p.host_w_per_gpu = optional_figure(r, "host_w_per_gpu");
-  p.nvswitch_chip_w = optional_figure(r, "nvswitch_chip_w");
-  p.nic_w = optional_figure(r, "nic_w");
-  p.switch_w = optional_figure(r, "switch_w");
-  p.transceiver_w = optional_figure(r, "transceiver_w");
+  p.pue = r.number_or("pue", p.pue, NumberRange::between(1.0, kMaxPue));
+  p.gpu_tensor_w = optional_watts(r, "gpu_tensor_w");
+  p.gpu_vector_w = optional_watts(r, "gpu_vector_w");
+  p.gpu_communication_w = optional_watts(r, "gpu_communication_w");
+  p.gpu_overlap_communication_w = optional_watts(r, "gpu_overlap_communication_w");
+  p.gpu_waiting_w = optional_watts(r, "gpu_waiting_w");
+  p.host_w_per_gpu = optional_watts(r, "host_w_per_gpu");
+  p.nvswitch_chip_w = optional_watts(r, "nvswitch_chip_w");
+  p.nic_w = optional_watts(r, "nic_w");
+  p.switch_w = optional_watts(r, "switch_w");
+  p.transceiver_w = optional_watts(r, "transceiver_w");
   r.finish();
   return p;
 }
 
 PriceOverrides parse_prices(JsonReader r) {
   PriceOverrides p;
-  p.server_usd_per_gpu = optional_figure(r, "server_usd_per_gpu");
-  p.nic_usd = optional_figure(r, "nic_usd");
-  p.switch_usd_per_port = optional_figure(r, "switch_usd_per_port");
-  p.copper_cable_usd = optional_figure(r, "copper_cable_usd");
-  p.optical_cable_usd = optional_figure(r, "optical_cable_usd");
-  p.transceiver_usd = optional_figure(r, "transceiver_usd");
+  p.server_usd_per_gpu = optional_price(r, "server_usd_per_gpu");
+  p.nic_usd = optional_price(r, "nic_usd");
+  p.switch_usd_per_port = optional_price(r, "switch_usd_per_port");
+  p.copper_cable_usd = optional_price(r, "copper_cable_usd");
+  p.optical_cable_usd = optional_price(r, "optical_cable_usd");
+  p.transceiver_usd = optional_price(r, "transceiver_usd");
   r.finish();
   return p;
 }
@@ -354,7 +375,7 @@ PriceOverrides parse_prices(JsonReader r) {
 CostSpec parse_cost(JsonReader r) {
   CostSpec c;
   c.electricity_usd_per_kwh =
-      r.number_or("electricity_usd_per_kwh", c.electricity_usd_per_kwh, NumberRange::non_negative());
+      r.number_or("electricity_usd_per_kwh", c.electricity_usd_per_kwh, NumberRange::between(0.0, kMaxUsdPerKwh));
   c.amortization_years = r.number_or("amortization_years", c.amortization_years, NumberRange::positive());
   c.operations_usd_per_year =
       r.number_or("operations_usd_per_year", c.operations_usd_per_year, NumberRange::non_negative());

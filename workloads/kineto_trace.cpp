@@ -16,11 +16,13 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -167,9 +169,18 @@ struct RankTrace {
   std::vector<CpuOp> c10d_ops;                                        // "c10d::<collective>" dispatcher ops
   std::vector<CpuOp> cpu_ops;                                         // aten ops with Input Dims
   std::unordered_map<std::int64_t, std::size_t> cpu_by_external_id;   // index into cpu_ops
-  std::vector<CpuOp> steps;                                           // ProfilerStep#N
+  std::vector<CpuOp> gemm_ops;              // the aten ops whose "Input Dims" give a GEMM shape (is_gemm_op)
+  std::set<std::size_t> outer_gemm_ops;     // the events of those that enclose another (linear around addmm)
+  std::vector<CpuOp> steps;                 // ProfilerStep#N
   std::optional<double> peak_memory_bytes;  // the largest "Total Reserved" of a GPU [memory] event
 };
+
+// The aten ops whose "Input Dims" give the shape of the GEMM they launch (describe_gemm).
+bool is_gemm_op(const std::string& name) {
+  static constexpr std::string_view kNames[] = {"aten::mm",      "aten::addmm",  "aten::bmm",
+                                                "aten::baddbmm", "aten::linear", "aten::matmul"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
 
 std::string event_path(std::size_t i) {
   return "/traceEvents/" + std::to_string(i);
@@ -187,7 +198,9 @@ struct EventCounter : json::json_sax_t {
   bool boolean(bool) override { return true; }
   bool number_integer(json::number_integer_t) override { return true; }
   bool number_unsigned(json::number_unsigned_t) override { return true; }
-  bool number_float(json::number_float_t, const json::string_t&) override { return true; }
+  bool number_float(json::number_float_t x, const json::string_t&) override {
+    return std::isfinite(x);  // a number beyond a double (1e400) stops the parse there, as the DOM parser does
+  }
   bool string(json::string_t&) override { return true; }
   bool binary(json::binary_t&) override { return true; }
   bool key(json::string_t& k) override {
@@ -220,6 +233,11 @@ struct EventCounter : json::json_sax_t {
 json parse_trace_json(const std::string& text, const std::string& file) {
   try {
     return json::parse(text);
+  } catch (const json::out_of_range& e) {
+    EventCounter counter;
+    json::sax_parse(text, &counter);
+    throw SpecError(file, counter.events_depth > 0 ? event_path(counter.events_done) : "",
+                    std::string("a number beyond the range of a double (") + e.what() + ")");
   } catch (const json::parse_error& e) {
     EventCounter counter;
     json::sax_parse(text, &counter);
@@ -312,9 +330,12 @@ RankTrace read_rank_file(const std::string& file) {
         t.nccl_ops.push_back(op);
       } else if (name.rfind("c10d::", 0) == 0) {
         t.c10d_ops.push_back(op);
-      } else if (args != nullptr && args->contains("Input Dims") && ext) {
-        t.cpu_by_external_id[*ext] = t.cpu_ops.size();
-        t.cpu_ops.push_back(op);
+      } else if (args != nullptr && args->contains("Input Dims")) {
+        if (is_gemm_op(name)) t.gemm_ops.push_back(op);
+        if (ext) {
+          t.cpu_by_external_id[*ext] = t.cpu_ops.size();
+          t.cpu_ops.push_back(op);
+        }
       }
     } else {
       GpuEvent g;
@@ -344,6 +365,20 @@ RankTrace read_rank_file(const std::string& file) {
     }
   }
   std::stable_sort(t.gpu.begin(), t.gpu.end(), [](const GpuEvent& a, const GpuEvent& b) { return a.ts < b.ts; });
+  // A GEMM op that encloses another on its thread (aten::linear -> aten::matmul -> aten::mm) launches its
+  // GEMM through it: only the innermost describes kernels, so that the GEMM counts once.
+  std::vector<const CpuOp*> gemms;
+  for (const auto& op : t.gemm_ops)
+    gemms.push_back(&op);
+  std::stable_sort(gemms.begin(), gemms.end(),
+                   [](const CpuOp* a, const CpuOp* b) { return std::tie(a->tid, a->ts) < std::tie(b->tid, b->ts); });
+  for (std::size_t i = 0; i < gemms.size(); ++i)
+    for (std::size_t j = i + 1;
+         j < gemms.size() && gemms[j]->tid == gemms[i]->tid && gemms[j]->ts <= gemms[i]->ts + gemms[i]->dur; ++j)
+      if (gemms[j]->ts + gemms[j]->dur <= gemms[i]->ts + gemms[i]->dur) {
+        t.outer_gemm_ops.insert(gemms[i]->index);
+        break;
+      }
   return t;
 }
 
@@ -754,18 +789,43 @@ class KinetoImporter {
     return c;
   }
 
-  // GEMM flops and shape from the aten op that launched a kernel.
-  static void describe_gemm(const RankTrace& t, const GpuEvent& g, ComputeOp& op) {
-    if (!g.external_id) return;
-    const auto it = t.cpu_by_external_id.find(*g.external_id);
-    if (it == t.cpu_by_external_id.end()) return;
-    const CpuOp& cpu = t.cpu_ops[it->second];
+  // The aten GEMM op that launched a kernel: the op with the kernel's External id (PyTorch >= 2.1 links
+  // them so), else the innermost GEMM op enclosing the launch on its thread (older traces give the
+  // kernel its correlation id as "External id", which names no CPU op). Null when none did.
+  // A GEMM op that encloses another describes none (its GEMM is the inner op's; what it launches
+  // itself, a layout copy, is no GEMM).
+  static const CpuOp* gemm_op_of(const RankTrace& t, const GpuEvent& g) {
+    const CpuOp* op = nullptr;
+    if (g.external_id)
+      if (const auto it = t.cpu_by_external_id.find(*g.external_id); it != t.cpu_by_external_id.end())
+        if (is_gemm_op(t.cpu_ops[it->second].name)) op = &t.cpu_ops[it->second];
+    if (op == nullptr && !g.launch_tid.empty())  // without a launch event in the trace nothing encloses it
+      op = innermost(t.gemm_ops, g.launch_tid, g.launch_ts);
+    return op != nullptr && !t.outer_gemm_ops.count(op->index) ? op : nullptr;
+  }
+
+  // GEMM flops and shape from the aten op that launched the kernel (its "Input Dims").
+  static void describe_gemm(const CpuOp& cpu, const GpuEvent& g, ComputeOp& op) {
     const json& dims = (*cpu.args)["Input Dims"];
     const auto dim = [&](std::size_t input, std::size_t axis) -> std::int64_t {
       if (!dims.is_array() || input >= dims.size() || !dims[input].is_array() || axis >= dims[input].size() ||
           !dims[input][axis].is_number_integer())
         return -1;
       return dims[input][axis].get<std::int64_t>();
+    };
+    const auto rank_of = [&](std::size_t input) -> std::size_t {
+      return input < dims.size() && dims[input].is_array() ? dims[input].size() : 0;
+    };
+    // The product of an input's leading dimensions (all but its last `keep`): the rows of a batched
+    // activation [b, s, h] that linear / matmul fold into one GEMM.
+    const auto leading = [&](std::size_t input, std::size_t keep) -> std::int64_t {
+      std::int64_t p = 1;
+      for (std::size_t a = 0; a + keep < rank_of(input); ++a) {
+        const std::int64_t d = dim(input, a);
+        if (d < 0 || (d > 0 && p > std::numeric_limits<std::int64_t>::max() / d)) return -1;
+        p *= d;
+      }
+      return p;
     };
     std::int64_t b = 1, m = -1, n = -1, k = -1;
     if (cpu.name == "aten::mm") {
@@ -776,6 +836,14 @@ class KinetoImporter {
       b = dim(0, 0), m = dim(0, 1), k = dim(0, 2), n = dim(1, 2);
     } else if (cpu.name == "aten::baddbmm") {
       b = dim(1, 0), m = dim(1, 1), k = dim(1, 2), n = dim(2, 2);
+    } else if (cpu.name == "aten::linear" && rank_of(0) >= 1 && rank_of(1) == 2) {
+      // y = x W^T: x [..., in], W [out, in].
+      m = leading(0, 1), k = dim(0, rank_of(0) - 1), n = dim(1, 0);
+      if (dim(1, 1) != k) return;
+    } else if (cpu.name == "aten::matmul" && rank_of(0) >= 2 && rank_of(1) == 2) {
+      // x [..., m', k] @ W [k, n]: one GEMM of the folded rows.
+      m = leading(0, 1), k = dim(0, rank_of(0) - 1), n = dim(1, 1);
+      if (dim(1, 0) != k) return;
     } else {
       return;
     }
@@ -827,6 +895,21 @@ class KinetoImporter {
       sources[i] = source_of(t, t.gpu[i]);
       if (const CpuOp* op = comm_op_of(t, t.gpu[i])) owned.insert(op->index);
       if (sources[i].nccl_op != nullptr) owned.insert(sources[i].nccl_op->index);
+    }
+    // A GEMM op's shape describes one of its kernels, its longest (the GEMM itself, not a split-K
+    // reduction or a layout copy it also launched): its flops are counted once.
+    std::vector<const CpuOp*> gemm_of(t.gpu.size(), nullptr);
+    {
+      std::map<const CpuOp*, std::size_t> longest;
+      for (std::size_t i = 0; i < t.gpu.size(); ++i) {
+        if (t.gpu[i].nccl || t.gpu[i].memcpy) continue;
+        const CpuOp* op = gemm_op_of(t, t.gpu[i]);
+        if (op == nullptr) continue;
+        const auto [it, fresh] = longest.try_emplace(op, i);
+        if (!fresh && t.gpu[i].dur > t.gpu[it->second].dur) it->second = i;
+      }
+      for (const auto& [op, i] : longest)
+        gemm_of[i] = op;
     }
     // Per NCCL kernel, the launch time of the previous NCCL kernel launched on its thread.
     std::vector<double> previous_launch(t.gpu.size(), -std::numeric_limits<double>::infinity());
@@ -949,7 +1032,7 @@ class KinetoImporter {
         op.kernel = g.memcpy ? KernelClass::elementwise : kernel_class_from_name(g.name);
         op.precision = precision_from_name(g.name, Precision::bf16);
         if (g.memcpy) op.bytes = static_cast<double>(std::max<std::int64_t>(0, int_arg(g.args, "bytes").value_or(0)));
-        if (!g.memcpy) describe_gemm(t, g, op);
+        if (gemm_of[i] != nullptr) describe_gemm(*gemm_of[i], g, op);
         op.duration_s = std::max(g.dur, 1e-3) * 1e-6;  // a 0 µs record stays measured (1 ns)
         ops_of[i].push_back(ops.add_compute(op, deps));
         event_of_op.push_back(g.index);

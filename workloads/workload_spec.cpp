@@ -11,8 +11,8 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
-#include "workloads/memory_recipe.hpp"
 #include "workloads/fp8_recipe.hpp"
+#include "workloads/memory_recipe.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/trace_format.hpp"
 
@@ -130,7 +130,9 @@ TrainingSpec parse_training(JsonReader r) {
   t.optimizer = r.choice_or("optimizer", kOptimizers, "adam");
   t.attention = r.choice_or("attention", kAttention, "flash");
   t.dropout = r.number_or("dropout", 0.0, NumberRange::between(0.0, 0.99));
-  t.host_op_us = r.number_or("host_op_us", 0.0, NumberRange::non_negative());
+  // Up to one second per op: fitted values are tens of microseconds (docs/validation.md); a larger
+  // one is a unit mistake, and an unbounded one overflows the step's time to infinity.
+  t.host_op_us = r.number_or("host_op_us", 0.0, NumberRange::between(0.0, 1e6));
   t.grad_buffer = r.choice_or("grad_buffer", grad_buffer_names(), "persistent");
   t.cross_entropy = r.choice_or("cross_entropy", cross_entropy_names(), "vocab_parallel");
   if (t.global_batch % t.micro_batch != 0)
@@ -320,10 +322,14 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
 
   j["training"] = nlohmann::ordered_json::object();
   if (!t.stack.empty()) j["training"]["stack"] = t.stack;
-  j["training"].update(nlohmann::ordered_json{
-      {"global_batch", t.global_batch}, {"micro_batch", t.micro_batch}, {"precision", to_string(t.precision)},
-      {"recompute", t.recompute},       {"optimizer", t.optimizer},     {"attention", t.attention},
-      {"dropout", t.dropout},           {"host_op_us", t.host_op_us}});
+  j["training"].update(nlohmann::ordered_json{{"global_batch", t.global_batch},
+                                              {"micro_batch", t.micro_batch},
+                                              {"precision", to_string(t.precision)},
+                                              {"recompute", t.recompute},
+                                              {"optimizer", t.optimizer},
+                                              {"attention", t.attention},
+                                              {"dropout", t.dropout},
+                                              {"host_op_us", t.host_op_us}});
   j["training"]["grad_buffer"] = t.grad_buffer;
   j["training"]["cross_entropy"] = t.cross_entropy;
   if (t.precision == Precision::fp8) {

@@ -11,7 +11,6 @@
 // with the repository: calibration/data/README.md);
 // the profile records the paths as given.
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <set>
@@ -22,6 +21,7 @@
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_accuracy.hpp"
@@ -166,9 +166,7 @@ int run_fit(const Arguments& a) {
       print_table(o, "held out, GEMM TFLOP/s |error|:", kernel_accuracy(fitted, tables, ErrorMetric::throughput));
   }
   if (auto out = a.value("out")) {
-    std::ofstream f(*out);
-    if (!f) throw SpecError(*out, "", "cannot write the profile");
-    f << json;
+    write_output_file(*out, json, "profile");
     o << "wrote " << *out << "\n";
   } else {
     std::cout << json;

@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -9,6 +8,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/network/network_calibration.hpp"
 
 namespace clustersim::cli {
@@ -82,9 +82,7 @@ int run_calibrate_network(const std::vector<std::string>& args) {
     const std::string json = network_profile_to_json(c.profile);
     if (const auto dir = a.value("out-dir")) {
       const std::string path = *dir + "/" + base.name + ".json";
-      std::ofstream f(path, std::ios::binary);
-      if (!f) throw SpecError(path, "", "cannot write the profile");
-      f << json << "\n";
+      write_output_file(path, json + "\n", "profile");
       std::printf("wrote %s\n", path.c_str());
     } else {
       std::printf("%s\n", json.c_str());

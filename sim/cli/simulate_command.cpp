@@ -1,4 +1,3 @@
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
@@ -6,6 +5,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/cli/overrides.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/simulate.hpp"
 
 namespace clustersim::cli {
@@ -45,9 +45,7 @@ int run_simulate(const std::vector<std::string>& args) {
   const Report report = simulate(cluster, workload, options);
   const std::string json = report.to_json(2);
   if (const auto out = a.value("out")) {
-    std::ofstream f(*out, std::ios::binary);
-    if (!f) throw SpecError(*out, "", "cannot write the report file");
-    f << json << "\n";
+    write_output_file(*out, json + "\n", "report file");
   }
   if (a.flag("json")) {
     std::cout << json << "\n";

@@ -2,7 +2,6 @@
 //   info C [--json] [--set k=v ...]          counts, bisection, diameter, hops, oversubscription
 //   export C --format simgrid|dot|json [--out FILE] [--set k=v ...]
 // C is a cluster spec file or preset name. Bad input (spec or usage) exits with status 2.
-#include <fstream>
 #include <iostream>
 #include <span>
 #include <string_view>
@@ -11,6 +10,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/cli/overrides.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/topology_export.hpp"
 #include "topologies/topology_metrics.hpp"
@@ -54,9 +54,7 @@ int run_export(const std::vector<std::string>& args) {
   const Cluster cluster = Cluster::build(load_spec(a));
   const std::string text = format->write(cluster);
   if (const auto out = a.value("out")) {
-    std::ofstream f(*out, std::ios::binary);
-    if (!f) throw SpecError(*out, "", "cannot write the export file");
-    f << text;
+    write_output_file(*out, text, "export file");
   } else {
     std::cout << text;
   }

@@ -1,5 +1,4 @@
 // clustersim validate: replays published measurements (validation datasets) and prints the error.
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +6,7 @@
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/validation/error_bars.hpp"
 #include "sim/validation/validation_report.hpp"
 
@@ -22,12 +22,6 @@ int positive_integer(const std::optional<std::string>& text, const std::string& 
   } catch (const std::logic_error&) {
   }
   throw UsageError("option --" + option + " expects a positive integer, got '" + *text + "'");
-}
-
-void write_file(const std::string& path, const std::string& text, std::string_view what) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw SpecError(path, "", "cannot write the " + std::string(what));
-  f << text;
 }
 
 // --coverage: how often the error bars of the shipped residuals contain the measurement, per dataset,
@@ -122,8 +116,8 @@ int run_validate(const std::vector<std::string>& args) {
       std::cout << (i > 0 ? "\n" : "") << validation_to_text(loaded[i], result, options) << std::flush;
   }
   const std::string json = all.dump(2);
-  if (const auto out = a.value("out")) write_file(*out, json + "\n", "validation results file");
-  if (const auto out = a.value("residuals")) write_file(*out, residuals_to_json(residuals), "residual file");
+  if (const auto out = a.value("out")) write_output_file(*out, json + "\n", "validation results file");
+  if (const auto out = a.value("residuals")) write_output_file(*out, residuals_to_json(residuals), "residual file");
   if (a.flag("json")) std::cout << json << "\n";
   return 0;
 }

@@ -48,6 +48,18 @@ SpecDocument parse_spec_text(std::string_view text, std::string file) {
     const std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
     const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
     throw SpecError(std::move(file), "", "malformed JSON at " + line_column(text, offset) + ": " + reason);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond a double (1e400): nlohmann names the literal but not where it is.
+    std::string what = e.what();
+    const auto open = what.find('\'');
+    const auto close = what.rfind('\'');
+    const std::string literal =
+        open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+    const std::size_t at = literal.empty() ? std::string_view::npos : text.find(literal);
+    throw SpecError(std::move(file), "",
+                    "malformed JSON" + (at == std::string_view::npos ? std::string() : " at " + line_column(text, at)) +
+                        ": the number " + (literal.empty() ? std::string("there") : literal) +
+                        " is beyond the range of a double (about 1.8e308)");
   }
 }
 

@@ -91,7 +91,7 @@ def test_a_bad_timeline_path_is_a_spec_error(small: cs.Workload, tmp_path: Path)
     with pytest.raises(cs.SpecError) as info:
         cs.simulate(cs.Cluster.preset("dgx-h100"), small, fidelity="analytical",
                     timeline=tmp_path / "no" / "such" / "dir" / "t.json")
-    assert info.value.message == "cannot write the timeline file"
+    assert info.value.message == "cannot write the timeline file: No such file or directory"
 
 
 def test_plot_timeline_draws_a_row_per_class_and_stream(dp_report: cs.Report) -> None:
@@ -101,3 +101,18 @@ def test_plot_timeline_draws_a_row_per_class_and_stream(dp_report: cs.Report) ->
     assert len(labels) == len(t.groupby(["rank_class", "stream"], observed=True))
     assert any("compute" in label for label in labels)
     assert ax.get_xlim() == (0.0, dp_report.step_time_s)
+
+
+def test_output_files_are_written_whole_or_not_at_all(dp_report: cs.Report, tmp_path: Path) -> None:
+    # The Python writers share the CLI's helper: a temporary beside the target, renamed over it.
+    target = tmp_path / "report.json"
+    target.write_text("previous contents")
+    dp_report.to_json(target)
+    assert json.loads(target.read_text())["step_time_s"] == dp_report.step_time_s
+    dp_report.save_timeline(tmp_path / "step.json")
+    assert "traceEvents" in json.loads((tmp_path / "step.json").read_text())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "step.json"]  # no temporary left
+    with pytest.raises(cs.SpecError) as info:
+        dp_report.to_json(tmp_path)  # a directory in the way
+    assert info.value.message == "cannot write the report file: it is a directory"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "step.json"]

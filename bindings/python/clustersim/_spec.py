@@ -13,6 +13,8 @@ import json
 import os
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union
 
+from . import _core
+
 __all__ = ["PathLike", "flatten_overrides", "override_text"]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -189,8 +191,7 @@ class _Spec:
         """The spec as JSON text; also written to ``path`` when given. ``from_json`` reads it back."""
         text = json.dumps(self._data, indent=indent)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text + "\n")
+            _core.write_output_file(os.fspath(path), text + "\n", "spec file")
         return text
 
     def __eq__(self, other: object) -> bool:

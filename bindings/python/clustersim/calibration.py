@@ -154,8 +154,7 @@ def calibrate(
     text = _core.fit_profile(gpu_id, kernels, [os.fspath(a) for a in arguments], [os.fspath(h) for h in held_out],
                              description or "")
     if out is not None:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
+        _core.write_output_file(os.fspath(out), text, "profile")
     return json.loads(text)  # type: ignore[no-any-return]
 
 

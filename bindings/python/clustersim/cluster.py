@@ -91,8 +91,7 @@ class Cluster(_Spec):
             raise ValueError(f"unknown format {format!r} (formats: {', '.join(formats)})")
         text = str(_core.topology_export(*self._as_core(), format))
         if path is not None:
-            with open(os.fspath(path), "w", encoding="utf-8") as f:
-                f.write(text)
+            _core.write_output_file(os.fspath(path), text, "export file")
         return text
 
     def __repr__(self) -> str:

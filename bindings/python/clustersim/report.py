@@ -280,8 +280,7 @@ class Report:
         """The report as JSON text; also written to ``path`` when given."""
         text = json.dumps(self._data, indent=indent)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text + "\n")
+            _core.write_output_file(os.fspath(path), text + "\n", "report file")
         return text
 
     # -- scalars and sections -----------------------------------------------------------------------
@@ -466,8 +465,7 @@ class Report:
     def save_timeline(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the timeline's trace to ``path``: open it in ui.perfetto.dev or chrome://tracing."""
         text = self._require_timeline()
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text if text.endswith("\n") else text + "\n")
+        _core.write_output_file(os.fspath(path), text if text.endswith("\n") else text + "\n", "timeline file")
 
     # -- display ------------------------------------------------------------------------------------
     def summary(self) -> str:

@@ -1,5 +1,8 @@
 // Bad input: exit status 2 and a message naming the file, the JSON path and what was expected.
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -86,9 +89,80 @@ TEST(CliBadInput, AnUnknownStackListsTheKnownStacks) {
                      "pytorch-fsdp2, got \"tf1\"");
 }
 
+// The keys added with the software stacks, fp8, the memory recipes, fabric transports, PCIe and
+// power caps, given huge, tiny, negative, out-of-range (1e400 reads as the string it is) and
+// wrong-type values: each is refused with exit 2, the file, the JSON path and what was expected;
+// never a crash, an internal error or a step of 1e300 seconds.
+struct ExtremeCase {
+  std::string set;            // "cluster.<key>=<value>" or "workload.<key>=<value>"
+  std::string expected_path;  // the JSON path named
+  std::string also = "";      // another override the case needs (e.g. precision fp8)
+};
+
+TEST(CliBadInput, NewKeysRefuseHugeTinyNegativeAndWrongTypeValues) {
+  const std::string cluster = write_temp("extreme_cluster.json", kGoodCluster);
+  const std::string workload = write_temp("extreme_workload.json", kGoodWorkload);
+  const std::string fp8 = "workload.training.precision=fp8";
+  std::vector<ExtremeCase> cases;
+  const auto each = [&](const std::string& key, const std::string& path, std::vector<std::string> values,
+                        const std::string& also = "") {
+    for (const auto& v : values)
+      cases.push_back({key + "=" + v, path, also});
+  };
+  each("workload.training.stack", "/training/stack", {"7", "true", "[]", "\"\""});
+  each("workload.training.fp8_recipe", "/training/fp8_recipe", {"\"fp9\"", "3", "true", "{}"}, fp8);
+  each("workload.training.fp8_weight_cache", "/training/fp8_weight_cache", {"\"yes\"", "1", "[]"}, fp8);
+  each("workload.training.grad_buffer", "/training/grad_buffer", {"\"sometimes\"", "1", "false"});
+  each("workload.training.cross_entropy", "/training/cross_entropy", {"\"fused9\"", "2.5", "{}"});
+  each("workload.training.host_op_us", "/training/host_op_us", {"-1", "1e308", "1e400", "\"fast\"", "true"});
+  each("cluster.fabric.transport", "/fabric/transport", {"\"carrier-pigeon\"", "7", "[]"});
+  each("cluster.node.nics", "/node/nics", {"-1", "1e30", "2.5", "\"eight\"", "true"});
+  each("cluster.node.pcie_bandwidth_GBps", "/node/pcie_bandwidth_GBps",
+       {"-1", "0", "1e308", "1e-300", "1e400", "\"x\""});
+  each("cluster.node.pcie_switches", "/node/pcie_switches", {"-1", "1e30", "0.5", "\"x\""});
+  each("cluster.node.nic_bandwidth_Gbps", "/node/nic_bandwidth_Gbps", {"1e308", "1e-300", "-1e400"});
+  each("cluster.node.scale_up.bandwidth_GBps", "/node/scale_up/bandwidth_GBps", {"1e308", "1e-300"});
+  each("cluster.node.scale_up.latency_us", "/node/scale_up/latency_us", {"1e308", "-1"});
+  each("cluster.fabric.link_latency_us", "/fabric/link_latency_us", {"1e308"});
+  each("cluster.power.pue", "/power/pue", {"1e308", "0.5", "\"x\""});
+  each("cluster.power.gpu_tensor_w", "/power/gpu_tensor_w", {"-1", "1e308", "1e30", "\"x\""});
+  each("cluster.power.host_w_per_gpu", "/power/host_w_per_gpu", {"1e308"});
+  each("cluster.power.switch_w", "/power/switch_w", {"1e308"});
+  each("cluster.cost.electricity_usd_per_kwh", "/cost/electricity_usd_per_kwh", {"1e308", "-1"});
+  // The GPU's power-cap keys (an inline GPU on a catalogue base).
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{{"tdp_W", "-1"},
+                                                                                   {"tdp_W", "\"x\""},
+                                                                                   {"tensor_boost_W", "-5"},
+                                                                                   {"clock_power_exponent", "0"},
+                                                                                   {"clock_power_exponent", "[]"},
+                                                                                   {"power_response_us", "-1"}})
+    cases.push_back({"cluster.gpu={\"base\": \"h100-sxm5-80gb\", \"" + key + "\": " + value + "}", "/gpu/" + key});
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.set);
+    std::string args =
+        "simulate --fidelity analytical --cluster " + cluster + " --workload " + workload + " --set '" + c.set + "'";
+    if (!c.also.empty()) args += " --set " + c.also;
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    const std::string file = c.set.rfind("cluster.", 0) == 0 ? cluster : workload;
+    EXPECT_NE(r.err.find(file + ": " + c.expected_path + ": "), std::string::npos) << r.err;
+    EXPECT_TRUE(r.err.find("expected") != std::string::npos || r.err.find("one of") != std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
 TEST(CliBadInput, MalformedJsonNamesLineAndColumn) {
   const std::string cluster = write_temp("malformed.json", "{\n  \"nodes\": 2,\n  \"gpu\": \n}");
   expect_refused("simulate --cluster " + cluster + " --workload gpt3-1.3b", "malformed JSON at line 4, column 1");
+}
+
+TEST(CliBadInput, ANumberBeyondADoubleIsMalformedJsonWithItsPosition) {
+  const std::string cluster = write_temp("overflow.json", "{\n  \"name\": \"x\",\n  \"nodes\": 1e400\n}");
+  expect_refused("simulate --cluster " + cluster + " --workload gpt3-1.3b",
+                 cluster +
+                     ": (document): malformed JSON at line 3, column 12: the number 1e400 is beyond the range "
+                     "of a double");
 }
 
 TEST(CliBadInput, MissingFileIsRefused) {

@@ -173,7 +173,7 @@ TEST(CliTrace, AStepIsCutFromTheWorkloadSpec) {
       << r.err;
 }
 
-// The real traces of workloads/traces/corpus (HTA's, PyTorch 1.12 to 2.2): each replays, or is refused
+// The real traces of workloads/traces/corpus (HTA's and PARAM's, PyTorch 1.12 to 2.2): each replays, or is refused
 // as bad input naming the event and what is missing. Issue 17's target: at least 90 % replay.
 TEST(CliTrace, TheRealPytorchTraceCorpusReplays) {
   const std::pair<const char*, int> corpus[] = {{"hta_ddp_nccl_rank0.json.gz", 2},
@@ -185,7 +185,8 @@ TEST(CliTrace, TheRealPytorchTraceCorpusReplays) {
                                                 {"hta_alexnet_1gpu.json.gz", 1},
                                                 {"hta_event_sync_multistream.json.gz", 1},
                                                 {"hta_triton.json.gz", 1},
-                                                {"hta_mi250_rocm.json.gz", 1}};
+                                                {"hta_mi250_rocm.json.gz", 1},
+                                                {"param_dlrm_8r", 8}};
   int replayed = 0;
   for (const auto& [file, gpus] : corpus) {
     SCOPED_TRACE(file);
@@ -203,6 +204,23 @@ TEST(CliTrace, TheRealPytorchTraceCorpusReplays) {
     }
   }
   EXPECT_GE(replayed * 10, 9 * static_cast<int>(std::size(corpus)));
+}
+
+// Item 7: a trace with GEMM shapes (record_shapes=True) gives model flops and MFU derived from them,
+// not "unknown". PARAM's DLRM: rank 0 alone runs 24 GEMM kernels launched by aten::mm / addmm / bmm.
+TEST(CliTrace, ModelFlopsAndMfuAreDerivedFromTheGemmShapesOfARealTrace) {
+  const auto j = simulate(trace_workload("dlrm_flops", "pytorch", trace_dir("corpus/param_dlrm_8r")), 8);
+  ASSERT_TRUE(j.contains("mfu"));
+  EXPECT_FALSE(j["unknown"].contains("mfu"));
+  EXPECT_FALSE(j["unknown"].contains("run.model_flops_per_step"));
+  const double flops = j["run"]["model_flops_per_step"].get<double>();
+  EXPECT_GT(flops, 0.0);
+  // MFU is the flops per GPU per second over the H100's peak at the traced precision (fp32 GEMMs
+  // here): tflops_per_gpu / peak, as for a generated workload.
+  EXPECT_NEAR(j["tflops_per_gpu"].get<double>() * 1e12, flops / 8 / j["step_time_s"].get<double>(),
+              1e-9 * flops / 8 / j["step_time_s"].get<double>());
+  EXPECT_GT(j["mfu"].get<double>(), 0.0);
+  EXPECT_LT(j["mfu"].get<double>(), 1.0);
 }
 
 }  // namespace

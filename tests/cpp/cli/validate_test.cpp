@@ -1,6 +1,11 @@
 // clustersim validate end to end: a quick run prints the header, the rows and the summary; --json is
 // machine-readable; bad datasets exit with status 2 and name the file and the row or JSON path.
 // Predicted figures are not asserted (they move with the models; see bench/bench_validation.py).
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -58,6 +63,41 @@ TEST(ValidateCli, JsonHasEveryRowAndTheSummary) {
   EXPECT_EQ(s["simulated"].get<int>() + s["unsupported"].get<int>() + s["failed"].get<int>(), 3);
   for (const char* k : {"mape", "median_abs_error", "p90_abs_error", "max_abs_error", "bias"})
     EXPECT_TRUE(s[k].is_number()) << k;
+}
+
+// --residuals (like every output file) is written whole or not at all: to a temporary file beside
+// the target, renamed over it once complete. A target that cannot be written is bad input (exit 2)
+// and leaves what was there untouched; a success leaves no temporary behind.
+TEST(ValidateCli, ResidualsFileIsReplacedWholeOrNotAtAll) {
+  namespace fs = std::filesystem;
+  const fs::path dir = testing::temp_path("validate_atomic_dir");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string out = (dir / "residuals.json").string();
+  std::ofstream(out) << "previous contents";
+  const std::string validate = "validate korthikanti2022-a100 --limit 1 --fidelity analytical --residuals ";
+  auto r = run_cli(validate + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(testing::read_file(out))["rows"].size(), 1u);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"residuals.json"});
+  // A directory in the way, and a directory that does not exist: refused, nothing written.
+  r = run_cli(validate + dir.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(dir.string() + ": (document): cannot write the residual file: it is a directory"),
+            std::string::npos)
+      << r.err;
+  r = run_cli(validate + (dir / "missing" / "residuals.json").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("missing/residuals.json: (document): cannot write the residual file"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+  names.clear();
+  for (const auto& e : fs::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"residuals.json"});
 }
 
 TEST(ValidateCli, ResidualsFileHoldsEverySimulatedRowWithItsFeatures) {

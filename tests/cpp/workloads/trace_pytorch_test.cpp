@@ -8,9 +8,11 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "../spec_error_of.hpp"
 #include "trace_test_support.hpp"
+#include "workloads/trace_files.hpp"
 #include "workloads/trace_format.hpp"
 
 namespace clustersim {
@@ -395,6 +397,15 @@ TEST(PytorchTrace, ATruncatedFileIsRefusedAtTheEventItStopsIn) {
   EXPECT_NE(e.message().find("truncated"), std::string::npos) << e.message();
 }
 
+TEST(PytorchTrace, ANumberBeyondADoubleIsRefusedAtItsEvent) {
+  const SpecError e =
+      refusal("overflow", {rank_file(0, 1,
+                                     {kernel(0, 1, 7, "k"), kernel(1, 1, 7, "k"),
+                                      R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": 1})"})});
+  EXPECT_EQ(e.json_path(), "/traceEvents/2");
+  EXPECT_NE(e.message().find("beyond the range of a double"), std::string::npos) << e.message();
+}
+
 TEST(PytorchTrace, AllocatorEventsGiveThePeakMemoryPerGpu) {
   // profile_memory=True: "[memory]" instant events with the caching allocator's totals per device
   // (Device Id -1 is host memory). The peak is the largest GPU "Total Reserved" of any rank.
@@ -434,6 +445,147 @@ TEST(PytorchTrace, GzipTracesAreReadAndATruncatedOneIsRefused) {
   testing::write_file(dir + "/rank0.json.gz", bytes.substr(0, bytes.size() / 2));
   const SpecError e = spec_error_of([&] { read_pytorch_trace(dir); });
   EXPECT_NE(e.message().find("truncated"), std::string::npos) << e.message();
+}
+
+// PARAM's DLRM example: a complete 8-rank world (PyTorch 2.0 era, V100s), every rank captured on its
+// own clock (their ProfilerStep#10 begin up to 7.5 ms apart). NCCL kernels have no metadata; the
+// "nccl:" record functions give the kind and size.
+TEST(PytorchTrace, ARealEightRankWorldMeetsAtTheSameCollectives) {
+  const ExecutionGraph g = read_pytorch_trace(corpus("param_dlrm_8r"));
+  ASSERT_EQ(g.world_size(), 8);
+  ASSERT_EQ(g.classes().size(), 8u);
+  // Every rank, in GPU order: the "nccl:" record function's "Input Dims" x "Input type" size.
+  const std::vector<std::pair<CollectiveKind, double>> expected = {
+      {CollectiveKind::all_to_all, 6144 * 4.0},   {CollectiveKind::all_to_all, 24 * 8.0},
+      {CollectiveKind::all_to_all, 384 * 4.0},    {CollectiveKind::all_to_all, 3392 * 4.0},
+      {CollectiveKind::all_reduce, 394241 * 4.0}, {CollectiveKind::all_to_all, 6144 * 4.0},
+      {CollectiveKind::all_reduce, 112 * 4.0},    {CollectiveKind::all_reduce, 226960 * 4.0}};
+  for (const RankClass& c : g.classes()) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::pair<CollectiveKind, double>> got;
+    for (OpId i = 0; i < c.ops.size(); ++i)
+      if (c.ops.kind(i) == OpKind::collective) got.emplace_back(c.ops.collective(i), c.ops.bytes(i));
+    EXPECT_EQ(got, expected);
+  }
+}
+
+// Traces whose kernels do not name their aten op (PARAM's DLRM gives a kernel its correlation id as
+// "External id"): the GEMM shape comes from the innermost aten::bmm / mm / addmm enclosing the launch.
+TEST(PytorchTrace, GemmShapesComeFromTheOpEnclosingTheLaunch) {
+  const ExecutionGraph g = read_pytorch_trace(corpus("param_dlrm_8r"));
+  // Rank 0's first batched GEMM: aten::bmm of [16, 27, 16] x [16, 16, 27] (the feature interaction),
+  // kernel volta_sgemm_128x32_tn, 10 us.
+  const OpTable& ops = g.classes()[0].ops;
+  OpId bmm = ops.size();
+  for (OpId i = 0; i < ops.size() && bmm == ops.size(); ++i)
+    if (ops.name(i) == "volta_sgemm_128x32_tn") bmm = i;
+  ASSERT_LT(bmm, ops.size());
+  EXPECT_EQ(ops.kernel(bmm), KernelClass::gemm);
+  EXPECT_EQ(ops.precision(bmm), Precision::fp32);
+  EXPECT_EQ(ops.batch(bmm), 16u);
+  EXPECT_EQ(ops.m(bmm), 27u);
+  EXPECT_EQ(ops.k(bmm), 16u);
+  EXPECT_EQ(ops.n(bmm), 27u);
+  EXPECT_EQ(ops.flops(bmm), 2.0 * 16 * 27 * 27 * 16);
+  EXPECT_DOUBLE_EQ(ops.duration_s(bmm), 10e-6);
+}
+
+// A GEMM op that launches several kernels (addmm: a bias broadcast, then the GEMM) counts its flops
+// once, on its longest kernel. HTA's MI250 trace: addmm [5, 128] x [128, 128] and mm [128, 5] x [5, 128].
+TEST(PytorchTrace, AGemmOpsFlopsAreCountedOnce) {
+  const ExecutionGraph g = read_pytorch_trace(corpus("hta_mi250_rocm.json.gz"));
+  const OpTable& ops = g.classes()[0].ops;
+  double flops = 0.0;
+  std::size_t gemms = 0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.kind(i) != OpKind::compute) continue;
+    flops += ops.flops(i);
+    if (ops.flops(i) > 0.0) {
+      ++gemms;
+      EXPECT_EQ(ops.kernel(i), KernelClass::gemm) << ops.name(i);
+      EXPECT_EQ(ops.name(i).rfind("Cijk_", 0), 0u) << ops.name(i);  // rocBLAS/Tensile GEMM kernels
+    }
+  }
+  EXPECT_EQ(gemms, 2u);
+  EXPECT_EQ(flops, 2.0 * 5 * 128 * 128 + 2.0 * 128 * 5 * 128);
+}
+
+// aten::linear and aten::matmul fold an activation's leading dimensions into the GEMM's rows.
+TEST(PytorchTrace, LinearAndMatmulShapesFoldTheLeadingDimensions) {
+  const auto gemm_under = [](const std::string& op, const std::string& dims) {
+    const std::string file = rank_file(
+        0, 1,
+        {cpu("cpu_op", op, 0, 50, R"("Input Dims": )" + dims + R"(, "Input type": ["c10::BFloat16", "c10::BFloat16"])"),
+         launch(10, 1), kernel(20, 30, 7, "sm90_xmma_gemm_bf16bf16_bf16f32", corr(1))});
+    const ExecutionGraph g = read_pytorch_trace(write_ranks("gemm_" + op.substr(6), {file}));
+    return g.classes()[0].ops.compute_op(0);
+  };
+  const ComputeOp linear = gemm_under("aten::linear", "[[4, 2048, 4096], [11008, 4096], []]");
+  EXPECT_EQ(linear.m, 4u * 2048);
+  EXPECT_EQ(linear.k, 4096u);
+  EXPECT_EQ(linear.n, 11008u);
+  EXPECT_EQ(linear.flops, 2.0 * 4 * 2048 * 4096 * 11008);
+  EXPECT_EQ(linear.precision, Precision::bf16);
+  const ComputeOp matmul = gemm_under("aten::matmul", "[[2, 8, 64], [64, 32]]");
+  EXPECT_EQ(matmul.m, 16u);
+  EXPECT_EQ(matmul.k, 64u);
+  EXPECT_EQ(matmul.n, 32u);
+  // Shapes that do not multiply are no GEMM.
+  EXPECT_EQ(gemm_under("aten::linear", "[[4, 4096], [11008, 1024]]").flops, 0.0);
+}
+
+// Nested GEMM ops (linear -> matmul -> mm): the innermost describes the GEMM kernel; a layout copy
+// that matmul launches outside mm is no GEMM, and the GEMM's flops count once.
+TEST(PytorchTrace, NestedGemmOpsCountTheirGemmOnce) {
+  const std::string bf16 = R"(, "Input type": ["c10::BFloat16", "c10::BFloat16"])";
+  const std::string file =
+      rank_file(0, 1,
+                {cpu("cpu_op", "aten::linear", 0, 100, R"("Input Dims": [[2, 8, 64], [32, 64], []])" + bf16),
+                 cpu("cpu_op", "aten::matmul", 5, 90, R"("Input Dims": [[2, 8, 64], [64, 32]])" + bf16), launch(10, 1),
+                 cpu("cpu_op", "aten::mm", 20, 60, R"("Input Dims": [[16, 64], [64, 32]])" + bf16), launch(30, 2),
+                 kernel(40, 3, 7, "void at::native::elementwise_kernel<128, 2>", corr(1)),
+                 kernel(50, 30, 7, "sm90_xmma_gemm_bf16bf16_bf16f32", corr(2))});
+  const ExecutionGraph g = read_pytorch_trace(write_ranks("nested_gemm", {file}));
+  const OpTable& ops = g.classes()[0].ops;
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops.flops(0), 0.0);
+  EXPECT_EQ(ops.kernel(0), KernelClass::elementwise);
+  EXPECT_EQ(ops.flops(1), 2.0 * 16 * 64 * 32);
+  EXPECT_EQ(ops.m(1), 16u);
+}
+
+// A contradictory real world: PARAM's DLRM with rank 5's last all-reduce kernel removed (as if its
+// capture had stopped early) is refused at rank 0's all-reduce that rank 5 lacks.
+TEST(PytorchTrace, ARealWorldWithARankCutShortIsRefusedAtTheEventWhereTheyPart) {
+  // The index of a rank file's last all-reduce kernel.
+  const auto last_all_reduce = [](const nlohmann::json& events) {
+    std::size_t last = events.size();
+    for (std::size_t i = 0; i < events.size(); ++i)
+      if (events[i].value("cat", "") == "kernel" && events[i].value("name", "").rfind("ncclKernel_AllReduce", 0) == 0 &&
+          (last == events.size() || events[i]["ts"].get<double>() > events[last]["ts"].get<double>()))
+        last = i;
+    return last;
+  };
+  const std::string dir = testing::temp_dir("dlrm_cut_short");
+  std::size_t rank0_event = 0;
+  for (int r = 0; r < 8; ++r) {
+    const std::string name = "/rank" + std::to_string(r) + ".json";
+    nlohmann::json doc = nlohmann::json::parse(read_trace_bytes(corpus("param_dlrm_8r" + name + ".gz"), "test"));
+    auto& events = doc["traceEvents"];
+    const std::size_t last = last_all_reduce(events);
+    ASSERT_LT(last, events.size());
+    if (r == 0) rank0_event = last;
+    if (r == 5) events.erase(last);
+    testing::write_file(dir + name, doc.dump());
+  }
+  const SpecError e = spec_error_of([&] { read_pytorch_trace(dir); });
+  EXPECT_EQ(e.file(), dir + "/rank0.json") << e.message();
+  EXPECT_EQ(e.json_path(), "/traceEvents/" + std::to_string(rank0_event)) << e.message();
+  // Its 8th collective: the 226960-float gradient all-reduce.
+  EXPECT_NE(e.message().find("rank 0's collective #8 of process group 'world' (all_reduce of 907840 bytes) has no "
+                             "counterpart in rank 5's trace"),
+            std::string::npos)
+      << e.message();
 }
 
 }  // namespace
