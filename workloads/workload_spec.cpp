@@ -11,8 +11,8 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
-#include "workloads/memory_recipe.hpp"
 #include "workloads/fp8_recipe.hpp"
+#include "workloads/memory_recipe.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/trace_format.hpp"
 
@@ -116,7 +116,7 @@ ModelSpec parse_model(JsonReader r) {
 
 TrainingSpec parse_training(JsonReader r) {
   TrainingSpec t;
-  if (r.has("stack")) t.stack = r.choice("stack", software_stack_ids());
+  if (r.has("stack")) t.stack = resolve_stack_reference(r.string("stack"), r.file(), r.path_of("stack"));
   t.global_batch = r.integer("global_batch", 1);
   t.micro_batch = positive_int_or(r, "micro_batch", 1);
   t.precision = precision_from_name(r.choice_or("precision", precision_names(), "bf16"));
@@ -200,7 +200,9 @@ nlohmann::json with_stack_defaults(const nlohmann::json& json, const std::string
   if (!json.is_object() || json.contains("trace") || !json.contains("training") || !json["training"].is_object())
     return json;  // parse_document reports what is wrong
   JsonReader training(json["training"], file, "/training");
-  const std::string id = training.choice_or("stack", software_stack_ids(), std::string(kDefaultStack));
+  const std::string id = training.has("stack")
+                             ? resolve_stack_reference(training.string("stack"), file, training.path_of("stack"))
+                             : std::string(kDefaultStack);
   const StackProfile stack = find_software_stack(id, file, "/training/stack");
   nlohmann::json out = json;
   for (const auto& [path, value] : stack.defaults) {
@@ -320,10 +322,14 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
 
   j["training"] = nlohmann::ordered_json::object();
   if (!t.stack.empty()) j["training"]["stack"] = t.stack;
-  j["training"].update(nlohmann::ordered_json{
-      {"global_batch", t.global_batch}, {"micro_batch", t.micro_batch}, {"precision", to_string(t.precision)},
-      {"recompute", t.recompute},       {"optimizer", t.optimizer},     {"attention", t.attention},
-      {"dropout", t.dropout},           {"host_op_us", t.host_op_us}});
+  j["training"].update(nlohmann::ordered_json{{"global_batch", t.global_batch},
+                                              {"micro_batch", t.micro_batch},
+                                              {"precision", to_string(t.precision)},
+                                              {"recompute", t.recompute},
+                                              {"optimizer", t.optimizer},
+                                              {"attention", t.attention},
+                                              {"dropout", t.dropout},
+                                              {"host_op_us", t.host_op_us}});
   j["training"]["grad_buffer"] = t.grad_buffer;
   j["training"]["cross_entropy"] = t.cross_entropy;
   if (t.precision == Precision::fp8) {
