@@ -10,8 +10,9 @@
 //     pooled one). A class with no time on either side is not fitted (1).
 //  3. Host cost per op: a kernel is starved when the GPU waited for its launch (the previous kernel of
 //     its stream had ended by the time the launch call returned, and the kernel started within
-//     kStarvedUs after). Over the starved kernels, the mean CPU time between a launch and the one
-//     before it is the host's time per launched kernel; scaled by launches / generated ops (the
+//     kStarvedUs after). Over the starved kernels, the median CPU time between a launch and the one
+//     before it is the host's time per launched kernel (the median: a long pause that starves one
+//     kernel is not a cost of every op; it goes to the fixed cost of step 5); scaled by launches / generated ops (the
 //     host time of a step conserved), it is training.host_op_us: the replay issues op k of a rank at
 //     (k + 1) x host_op (ReplayOptions::host_op_s). No starved kernel: 0 (the GPU never waited).
 //  4. Overlap: the part of the NCCL kernels' time during which a compute kernel ran on another stream,
@@ -160,16 +161,21 @@ RunMeasure measure(const ClusterSpec& cluster, const GpuSpec& gpu, const TracedR
     if (it != stream_end.end()) previous_end[i] = it->second;
     stream_end[kernels[i].stream] = kernels[i].start_us + kernels[i].duration_us;
   }
-  double gaps_us = 0.0;
+  std::vector<double> gaps_us;
   for (std::size_t j = 1; j < launched.size(); ++j) {
     const TimelineKernel& k = kernels[launched[j]];
     const double returned = *k.launch_start_us + *k.launch_duration_us;
-    if (previous_end[launched[j]] <= returned && k.start_us - returned <= kStarvedUs) {
-      ++f.starved;
-      gaps_us += *k.launch_start_us - *kernels[launched[j - 1]].launch_start_us;
-    }
+    if (previous_end[launched[j]] <= returned && k.start_us - returned <= kStarvedUs)
+      gaps_us.push_back(*k.launch_start_us - *kernels[launched[j - 1]].launch_start_us);
   }
-  f.launch_gap_s = f.starved > 0 ? gaps_us / static_cast<double>(f.starved) * 1e-6 : 0.0;
+  f.starved = gaps_us.size();
+  if (!gaps_us.empty()) {
+    // The median: a long host pause (data loading, a synchronization, garbage collection) starves one
+    // kernel without being a cost of every op; it is left to the fixed per-step cost.
+    std::sort(gaps_us.begin(), gaps_us.end());
+    const std::size_t n = gaps_us.size();
+    f.launch_gap_s = (n % 2 == 1 ? gaps_us[n / 2] : 0.5 * (gaps_us[n / 2 - 1] + gaps_us[n / 2])) * 1e-6;
+  }
 
   // Overlap: NCCL kernel time during which some compute kernel of another stream ran.
   std::map<std::int64_t, std::vector<std::pair<double, double>>> compute;  // per stream
@@ -257,10 +263,12 @@ StackFit fit_stack_from_traces(const ClusterSpec& cluster, std::span<const Trace
     fit.classes.push_back(cf);
   }
 
-  // Host: the starved kernels' launch gaps, per generated op, weighted by the starved kernels.
+  // Host: each trace's median starved launch gap, per generated op, weighted by its starved kernels.
   double host_sum = 0.0;
   std::size_t starved = 0, launches = 0;
+  std::string gaps;
   for (const auto& r : measured) {
+    if (r.fit.starved > 0) gaps += (gaps.empty() ? "" : ", ") + fmt(r.fit.launch_gap_s * 1e6) + " us";
     const double per_op =
         r.fit.launch_gap_s * static_cast<double>(r.fit.launches) / static_cast<double>(r.fit.model_ops);
     host_sum += per_op * static_cast<double>(r.fit.starved);
@@ -270,10 +278,13 @@ StackFit fit_stack_from_traces(const ClusterSpec& cluster, std::span<const Trace
   fit.host_op_s = starved > 0 ? host_sum / static_cast<double>(starved) : 0.0;
   set_default(p, "training.host_op_us", json_number(fit.host_op_s * 1e6));
   p.sources["training.host_op_us"] =
-      starved > 0 ? "fitted from " + traces + ": " + std::to_string(starved) + " of " + std::to_string(launches) +
-                        " kernel launches starved the GPU; their mean launch gap scaled by launches / generated ops"
-                  : "fitted from " + traces + ": none of " + std::to_string(launches) +
-                        " kernel launches starved the GPU (the host kept ahead): 0";
+      starved > 0
+          ? "fitted from " + traces + ": " + std::to_string(starved) + " of " + std::to_string(launches) +
+                " kernel launches starved the GPU; the median CPU time between a starved kernel's launch and the "
+                "launch before it (" +
+                gaps + "), times launches / generated ops"
+          : "fitted from " + traces + ": none of " + std::to_string(launches) +
+                " kernel launches starved the GPU (the host kept ahead): 0";
 
   // Overlap seen: recorded, not inferred (a step with one gradient bucket, or a host-bound one, shows
   // none even where the stack overlaps), next to the stack's own overlap setting.

@@ -115,3 +115,39 @@ def test_bad_traces_exit_2_naming_the_file(cli: Optional[str], tmp_path: Path) -
     # A workload with a trace instead of a model: the workload file and its path.
     r = _cli_error(cli, small, REPO / "workloads" / "traces" / "pytorch_dp2_a100.workload.json")
     assert r.returncode == 2 and "/trace" in r.stderr, r.stderr
+
+
+def test_a_real_trace_gives_a_sane_stable_profile() -> None:
+    """HTA's DDP trace (rank 0 of 2, A100, a convolutional network: workloads/traces/corpus/README.md),
+    fitted against a stand-in 2-GPU transformer workload: real profiler output (launch events matched by
+    correlation id, NCCL kernels on their own stream, memcpy activities) through the whole fit. No
+    public transformer trace was found, so this checks the plumbing and the closed forms on real data,
+    not the accuracy of the stand-in's values."""
+    corpus = REPO / "workloads" / "traces" / "corpus" / "hta_ddp_nccl_rank0.json.gz"
+    cluster = cs.Cluster.preset("dgx-a100-superpod", nodes=1).updated({"node.gpus": 2})
+    workload = {"name": "stand-in", "model": {"type": "transformer", "layers": 4, "hidden": 1024, "heads": 8,
+                                              "ffn_hidden": 4096, "seq_len": 1024, "vocab": 32000},
+                "training": {"global_batch": 4, "micro_batch": 1, "precision": "bf16"},
+                "parallelism": {"tp": 1, "pp": 1, "dp": 2}}
+    first = cs.calibrate_from_trace(corpus, workload, cluster, id="hta-ddp")
+    again = cs.calibrate_from_trace(corpus, workload, cluster, id="hta-ddp")
+    assert json.dumps(first) == json.dumps(again)  # deterministic
+    fit, profile = first["fit"], first["profile"]
+    run = fit["runs"][0]
+    # Counted in the file by hand (python: the "kernel" events launched inside ProfilerStep#6).
+    assert run["step"] == "ProfilerStep#6"
+    assert run["compute_kernels"] + run["communication_kernels"] == 900 and run["communication_kernels"] == 7
+    assert run["launches"] == 900 and 0 < run["starved_launches"] < 900
+    # Sane: every fitted factor finite and within 1e-3..1e3 (a stand-in workload), host time per launch
+    # between 1 us and 1 ms, the fixed cost within the step, and the fit closing the step exactly.
+    for c in fit["classes"]:
+        assert (1e-3 < c["scale"] < 1e3) if c["fitted"] else c["scale"] == 1.0
+        if c["fitted"]:
+            assert profile["kernel_time_scale"][c["kernel_class"]] == c["scale"]
+    assert 1e-6 < run["launch_gap_s"] < 1e-3
+    assert fit["host_op_s"] == pytest.approx(run["launch_gap_s"] * run["launches"] / run["model_ops"], rel=1e-12)
+    assert profile["defaults"]["training.host_op_us"] == pytest.approx(fit["host_op_s"] * 1e6, rel=1e-12)
+    assert 0.0 <= fit["step_fixed_s"] < run["measured_step_s"]
+    assert run["fitted_step_s"] == pytest.approx(run["measured_step_s"], rel=1e-9)
+    assert 0.0 < fit["communication_overlapped_fraction"] < 1.0
+    assert "hta_ddp_nccl_rank0" in profile["sources"]["kernel_time_scale.gemm"]
