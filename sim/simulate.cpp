@@ -306,9 +306,9 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
     const std::string given = options.stack                     ? "given to the simulation"
                               : workload.training.stack.empty() ? "the default: the workload names no training.stack"
                                                                 : "training.stack";
-    const std::string file = is_stack_file(workload.training.stack) && !options.stack
-                                 ? workload.training.stack
-                                 : "workloads/stacks/" + stack->id + ".json";
+    const std::string file = options.stack                            ? "in memory"
+                             : is_stack_file(workload.training.stack) ? workload.training.stack
+                                                                      : "workloads/stacks/" + stack->id + ".json";
     report.run.stack = stack->id;
     report.provenance.stack =
         stack->id + " (" + stack->name + "; " + given + "); profile " + file + ", every value with its source";
