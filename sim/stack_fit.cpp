@@ -315,6 +315,7 @@ StackFit fit_stack_from_traces(const ClusterSpec& cluster, std::span<const Trace
     }
     return simulate(cluster, w, o).step_time_s;
   };
+  p.step_fixed_s = 0.0;  // the workload's stack may itself be a measured profile with a fixed cost
   double fixed_sum = 0.0;
   std::vector<double> unfixed;
   for (auto& r : measured) {

@@ -85,6 +85,14 @@ def test_the_cli_writes_a_stable_profile_that_training_stack_uses(cli: Optional[
     report = cs.simulate(CLUSTER, str(tmp / "w.json"), fidelity="analytical")
     assert report.run.stack == "fitted"
     assert report.step_time_s == pytest.approx(synthetic["step_s"], rel=1e-6)
+    # Refitting with the workload naming the fitted profile gives it back: the factors are relative to
+    # the kernel model, not to the workload's stack, and its fixed cost is not counted twice.
+    refit = cs.calibrate_from_trace(synthetic["trace"], str(tmp / "w.json"), CLUSTER, id="fitted")["profile"]
+    first = json.loads(outs[0])
+    for k, v in first["kernel_time_scale"].items():
+        assert refit["kernel_time_scale"][k] == pytest.approx(v, rel=1e-9), k
+    assert refit["step"]["fixed_s"] == pytest.approx(first["step"]["fixed_s"], rel=1e-9)
+    assert refit["defaults"]["training.host_op_us"] == pytest.approx(first["defaults"]["training.host_op_us"], rel=1e-9)
 
 
 def _cli_error(cli: str, trace: Path, workload: Path) -> subprocess.CompletedProcess:
