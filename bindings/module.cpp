@@ -39,11 +39,13 @@
 #include "sim/network/network_backend.hpp"
 #include "sim/report/report.hpp"
 #include "sim/simulate.hpp"
+#include "sim/stack_fit.hpp"
 #include "sim/validation/validation_report.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/cluster_spec.hpp"
 #include "topologies/topology_export.hpp"
 #include "topologies/topology_metrics.hpp"
+#include "workloads/kernel_timeline.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace py = pybind11;
@@ -209,6 +211,30 @@ std::string fit_profile(const std::string& gpu_id, const std::vector<KernelMeasu
       description.empty() ? "kernel-model parameters of " + base.name + " fitted by clustersim calibrate" : description;
   py::gil_scoped_release release;
   return calibration_profile_to_json(fit_kernel_model(base, measurements, options));
+}
+
+// calibrate --from-trace: (the stack profile's JSON, the fit's JSON), as the command writes them.
+std::pair<std::string, std::string> fit_stack(const std::string& cluster_text, const std::string& cluster_file,
+                                              const std::vector<std::string>& traces,
+                                              const std::vector<std::pair<std::string, std::string>>& workloads,
+                                              const std::string& step, const std::string& id, const std::string& name,
+                                              const std::string& fidelity) {
+  const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
+  if (traces.size() != workloads.size())
+    throw SpecError("from_trace", "",
+                    "one workload per trace: " + std::to_string(traces.size()) + " traces, " +
+                        std::to_string(workloads.size()) + " workloads");
+  std::vector<TracedRun> runs;
+  for (std::size_t i = 0; i < traces.size(); ++i)
+    runs.push_back(
+        {read_kernel_timeline(traces[i], step), parse_workload_spec(workloads[i].first, workloads[i].second)});
+  StackFitOptions options;
+  if (!id.empty()) options.id = id;
+  options.name = name;
+  if (!fidelity.empty()) options.fidelity = fidelity;
+  py::gil_scoped_release release;
+  const StackFit fit = fit_stack_from_traces(cluster, runs, options);
+  return {software_stack_to_json(fit.profile), stack_fit_to_json(fit)};
 }
 
 ErrorMetric error_metric(const std::string& name) {
@@ -378,6 +404,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("fit_profile", &fit_profile, py::arg("gpu"), py::arg("measurements"), py::arg("fitted_on"), py::arg("held_out"),
         py::arg("description") = "",
         "Fits the kernel model of catalogue GPU `gpu` to the measurements: the calibration profile's JSON.");
+  m.def("fit_stack", &fit_stack, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("traces"),
+        py::arg("workloads"), py::arg("step") = "last", py::arg("id") = "", py::arg("name") = "",
+        py::arg("fidelity") = "",
+        "calibrate --from-trace: fits a software-stack profile to PyTorch profiler traces, each with its "
+        "(workload JSON, file); returns (profile JSON, fit JSON).");
   m.def("kernel_accuracy", &accuracy, py::arg("gpu"), py::arg("profile_json"), py::arg("measurements"),
         py::arg("metric") = "time",
         "The kernel model's error per operation, then 'all': [(operation, count, median |e|, p90 |e|, median e)].\n"

@@ -205,6 +205,12 @@ void mark_what_the_trace_lacks(const ExecutionGraph& graph, double flops, Report
 
 }  // namespace
 
+GpuSpec simulated_gpu(const ClusterSpec& cluster) {
+  GpuSpec gpu = resolve_gpu(cluster);
+  apply_calibration_profile(gpu);
+  return gpu;
+}
+
 Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadSpec& workload_spec,
                                 const SimulationOptions& options) {
   const NetworkBackendEntry& backend_entry = resolve_backend(options.fidelity);
@@ -224,8 +230,13 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   memory.capacity_bytes = gpu.hbm_capacity_bytes;
   if (!trace) memory = estimate_memory(workload, gpu);
   const Cluster cluster = Cluster::build(cluster_spec);
+  const std::optional<StackProfile> stack =
+      trace ? std::nullopt
+            : std::optional<StackProfile>(options.stack ? *options.stack
+                                                        : find_software_stack(workload.training.effective_stack(),
+                                                                              workload.source_file, "/training/stack"));
   const ExecutionGraph graph =
-      trace ? read_trace(workload.trace) : generate_transformer_training(workload, cluster.gpu_count());
+      trace ? read_trace(workload.trace) : generate_transformer_training(workload, cluster.gpu_count(), *stack);
   if (graph.world_size() != cluster.gpu_count())
     throw SpecError(workload.source_file, "/trace/path",
                     "the trace has " + std::to_string(graph.world_size()) + " ranks but the cluster has " +
@@ -236,6 +247,10 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   replay_options.algorithm_by_communicator = options.algorithm_by_communicator;
   replay_options.network_profile = profile;
   replay_options.host_op_s = trace ? 0.0 : workload.training.host_op_us * 1e-6;
+  if (stack) {
+    replay_options.step_fixed_s = stack->step_fixed_s;
+    replay_options.kernel_time_scale = stack->kernel_time_scale;
+  }
   if (!options.timeline_path.empty()) replay_options.timeline_classes = options.timeline_classes;
 
   const ModelSpec& model = workload.model;
@@ -303,14 +318,16 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.run.model_flops_per_step = flops;
   report.run.peak_flops_per_gpu = peak;
   report.run.precision = to_string(workload.training.precision);
-  if (!trace) {
-    const StackProfile stack =
-        find_software_stack(workload.training.effective_stack(), workload.source_file, "/training/stack");
-    report.run.stack = stack.id;
+  if (stack) {
+    const std::string given = options.stack                     ? "given to the simulation"
+                              : workload.training.stack.empty() ? "the default: the workload names no training.stack"
+                                                                : "training.stack";
+    const std::string file = options.stack                            ? "in memory"
+                             : is_stack_file(workload.training.stack) ? workload.training.stack
+                                                                      : "workloads/stacks/" + stack->id + ".json";
+    report.run.stack = stack->id;
     report.provenance.stack =
-        stack.id + " (" + stack.name + "; " +
-        (workload.training.stack.empty() ? "the default: the workload names no training.stack" : "training.stack") +
-        "); profile workloads/stacks/" + stack.id + ".json, every value with its source";
+        stack->id + " (" + stack->name + "; " + given + "); profile " + file + ", every value with its source";
   }
   report.run.ops_simulated = static_cast<std::int64_t>(graph.op_count());
   report.run.transfers_simulated = static_cast<std::int64_t>(result.transfers);

@@ -1,8 +1,10 @@
 #pragma once
 // The top of the simulator: specs in, report out.
 #include <map>
+#include <optional>
 #include <string>
 
+#include "sim/hardware/gpu_spec.hpp"
 #include "sim/report/report.hpp"
 #include "topologies/cluster_spec.hpp"
 #include "workloads/workload_spec.hpp"
@@ -19,7 +21,14 @@ struct SimulationOptions {
   std::string timeline_path;
   // Rank classes (pipeline stages) in the timeline, evenly spaced; each stands for its ranks.
   std::size_t timeline_classes = 64;
+  // Runs the step with this stack profile instead of the one training.stack names (its defaults are
+  // not applied: they are the workload's keys). calibrate --from-trace times its fit with it.
+  std::optional<StackProfile> stack;
 };
+
+// The cluster's GPU as simulate() times its kernels: the catalogue entry (or the inline spec) with
+// its compiled-in calibration profile applied.
+GpuSpec simulated_gpu(const ClusterSpec& cluster);
 
 // Simulates one training step of `workload` on `cluster`, in a child process (SimGrid's engine
 // cannot be restarted in a process). Throws SpecError for bad input (file + JSON path) and

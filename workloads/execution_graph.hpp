@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "workloads/kernel_class.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace clustersim {
@@ -34,12 +35,9 @@ namespace clustersim {
 using OpId = std::uint32_t;
 
 enum class OpKind : std::uint8_t { compute, collective, send, recv };
-// What the kernel-time model sees of a compute op.
-enum class KernelClass : std::uint8_t { gemm, attention, elementwise, normalization, optimizer, embedding, loss };
 enum class CollectiveKind : std::uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce };
 
 const char* to_string(OpKind k);
-const char* to_string(KernelClass k);
 const char* to_string(CollectiveKind k);
 
 // Streams by convention: 0 compute; communication streams from 1.

@@ -33,6 +33,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/spec_document.hpp"
 #include "workloads/kernel_names.hpp"
+#include "workloads/kernel_timeline.hpp"
 #include "workloads/trace_files.hpp"
 #include "workloads/trace_format.hpp"
 #include "workloads/trace_groups.hpp"
@@ -127,7 +128,8 @@ struct GpuEvent {
   std::optional<std::int64_t> correlation, external_id;
   const json* args = nullptr;
   bool nccl = false;
-  double launch_ts = 0.0;  // CPU time of its launch (its GPU start when the launch is not in the trace)
+  double launch_ts = 0.0;            // CPU time of its launch (its GPU start when the launch is not in the trace)
+  std::optional<double> launch_dur;  // the launch call's duration; unset when the launch is not in the trace
   std::string launch_tid;
 };
 
@@ -288,6 +290,7 @@ RankTrace read_rank_file(const std::string& file) {
   }
 
   std::unordered_map<std::int64_t, std::pair<double, std::string>> launches;  // correlation -> (ts, tid)
+  std::unordered_map<std::int64_t, double> launch_durations;                  // correlation -> dur
   for (std::size_t i = 0; i < events->size(); ++i) {
     const json& e = (*events)[i];
     if (!e.is_object()) throw SpecError(file, event_path(i), "expected an event object, got " + describe_json(e));
@@ -317,7 +320,10 @@ RankTrace read_rank_file(const std::string& file) {
     const std::string name = r.string("name");
     const std::string tid = e.contains("tid") ? e["tid"].dump() : "";
     if (runtime) {
-      if (const auto c = int_arg(args, "correlation")) launches[*c] = {ts, tid};
+      if (const auto c = int_arg(args, "correlation")) {
+        launches[*c] = {ts, tid};
+        launch_durations[*c] = dur;
+      }
     } else if (cpu) {
       CpuOp op{i, name, ts, dur, tid, args};
       const auto ext = int_arg(args, "External id");
@@ -361,6 +367,7 @@ RankTrace read_rank_file(const std::string& file) {
       if (const auto it = launches.find(*g.correlation); it != launches.end()) {
         g.launch_ts = it->second.first;
         g.launch_tid = it->second.second;
+        g.launch_dur = launch_durations[*g.correlation];
       }
     }
   }
@@ -1147,6 +1154,46 @@ ExecutionGraph read_pytorch_trace(const std::string& path) {
 
 ExecutionGraph read_pytorch_trace_step(const std::string& path, const std::string& step) {
   return KinetoImporter(path, step).run();
+}
+
+KernelTimeline read_kernel_timeline(const std::string& path, const std::string& step) {
+  RankTrace t = read_rank_file(path);
+  KernelTimeline out;
+  out.file = path;
+  const CpuOp* chosen = nullptr;
+  if (!t.steps.empty() || step != "last") {
+    cut_step(t, step);  // refuses a missing step, or any step number of a trace without steps
+    for (const auto& s : t.steps)
+      if (step == "last" ? chosen == nullptr || s.ts > chosen->ts : step_number(s.name) == std::stoll(step))
+        chosen = &s;
+  }
+  if (t.gpu.empty())
+    throw SpecError(path, "/traceEvents",
+                    "no GPU kernel events (\"cat\": \"kernel\") " +
+                        (chosen ? "launched inside " + chosen->name : std::string("in the trace")) +
+                        ": record the step with torch.profiler's ProfilerActivity.CUDA");
+  double first = std::numeric_limits<double>::infinity(), last = -first;
+  for (const auto& g : t.gpu) {
+    TimelineKernel k;
+    k.name = g.name;
+    k.memcpy = g.memcpy;
+    k.communication = !g.memcpy && (g.nccl || g.name.rfind("rccl", 0) == 0);
+    k.kernel = kernel_class_from_name(g.name);
+    k.stream = g.stream;
+    k.start_us = g.ts;
+    k.duration_us = g.dur;
+    if (g.launch_dur) {
+      k.launch_start_us = g.launch_ts;
+      k.launch_duration_us = *g.launch_dur;
+    }
+    first = std::min(first, g.launch_ts);
+    last = std::max(last, g.ts + g.dur);
+    out.kernels.push_back(std::move(k));
+  }
+  out.step = chosen ? chosen->name : "";
+  out.step_start_us = chosen ? chosen->ts : first;
+  out.step_end_us = chosen ? std::max(chosen->ts + chosen->dur, last) : last;
+  return out;
 }
 
 }  // namespace clustersim

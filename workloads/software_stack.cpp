@@ -7,13 +7,21 @@
 //   optimizer_kernels                     "multi_tensor" | "per_tensor"
 //   pipeline_p2p                          "overlapped" | "blocking"
 //   step {grad_norm, loss_all_reduce}     boolean; "per_micro_batch" | "none"
+//   step.fixed_s                          optional: a fixed host cost per step, seconds >= 0
+//   kernel_time_scale {"<class>": x}      optional: the kernel model's time of a class times x > 0
+//                                          (classes: gemm, attention, elementwise, normalization,
+//                                          optimizer, embedding, loss; a class not given: 1)
 //   sources {"<value path>": "where it comes from"}: one for every value above, by its path
 //     ("training.host_op_us", "fused.bias_activation", "optimizer_kernels", "step.grad_norm");
 //     a missing or extra source is an error of the stack file.
 #include "workloads/software_stack.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <span>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -126,7 +134,21 @@ StackProfile parse_stack(JsonReader r) {
   s.loss_all_reduce_per_micro_batch = step.choice("loss_all_reduce", kLossAllReduce) == "per_micro_batch";
   values.insert("step.grad_norm");
   values.insert("step.loss_all_reduce");
+  if (auto fixed = step.optional_number("fixed_s", NumberRange::non_negative())) {
+    s.step_fixed_s = *fixed;
+    values.insert("step.fixed_s");
+  }
   step.finish();
+
+  if (auto scale = r.optional_object("kernel_time_scale")) {
+    for (KernelClass k : kKernelClasses) {
+      if (auto x = scale->optional_number(to_string(k), NumberRange::positive())) {
+        s.kernel_time_scale[static_cast<std::size_t>(k)] = *x;
+        values.insert(std::string("kernel_time_scale.") + to_string(k));
+      }
+    }
+    scale->finish();
+  }
 
   JsonReader sources = r.object("sources");
   for (const auto& [key, text] : r.raw("sources").items()) {
@@ -150,19 +172,93 @@ std::vector<std::string> stack_default_keys() {
   return kDefaultKeys;
 }
 
+bool is_stack_file(std::string_view reference) {
+  return reference.size() > 5 && reference.substr(reference.size() - 5) == ".json";
+}
+
+std::string resolve_stack_reference(const std::string& reference, const std::string& file,
+                                    const std::string& json_path) {
+  if (!is_stack_file(reference)) {
+    const std::vector<std::string> ids = software_stack_ids();
+    if (std::find(ids.begin(), ids.end(), reference) == ids.end()) {
+      std::string known;
+      for (const auto& id : ids)
+        known += (known.empty() ? "" : ", ") + id;
+      throw SpecError(file, json_path,
+                      "expected one of " + known + ", got \"" + reference +
+                          "\" (or the path of a stack profile file ending in .json, relative to this spec)");
+    }
+    return reference;
+  }
+  // Absolute, so that a spec written back (workload_spec_to_json) and read from elsewhere names the same file.
+  const std::filesystem::path p(reference);
+  const std::filesystem::path resolved =
+      p.is_absolute() || file.empty() ? p : std::filesystem::path(file).parent_path() / p;
+  return std::filesystem::absolute(resolved).lexically_normal().string();
+}
+
 StackProfile find_software_stack(std::string_view id, const std::string& file, const std::string& json_path) {
+  if (is_stack_file(id)) {
+    const std::string path(id);
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw SpecError(file, json_path,
+                      "cannot read the software stack profile file \"" + path +
+                          "\" (a path ending in .json is resolved relative to the spec's directory)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    const SpecDocument doc = parse_spec_text(text.str(), path);
+    return parse_stack(JsonReader(doc.json, doc.file));
+  }
   const Resource* entry = find_resource(resources_detail::software_stack_resources(), id);
   if (entry == nullptr) {
     std::string known;
     for (const auto& s : software_stack_ids())
       known += (known.empty() ? "" : ", ") + s;
-    throw SpecError(file, json_path, "unknown software stack \"" + std::string(id) + "\"; expected one of " + known);
+    throw SpecError(file, json_path,
+                    "unknown software stack \"" + std::string(id) + "\"; expected one of " + known +
+                        ", or the path of a stack profile file ending in .json");
   }
   const SpecDocument doc = parse_spec_text(entry->text, entry->path);
   StackProfile s = parse_stack(JsonReader(doc.json, doc.file));
   if (s.id != entry->name)
     throw SpecError(doc.file, "/id", "the id '" + s.id + "' differs from the file name '" + entry->name + "'");
   return s;
+}
+
+std::string software_stack_to_json(const StackProfile& s) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["id"] = s.id;
+  j["name"] = s.name;
+  j["description"] = s.description;
+  Json defaults = Json::object();
+  for (const auto& [key, value] : s.defaults)
+    defaults[key] = Json::parse(value);
+  j["defaults"] = defaults;
+  Json fused = Json::object();
+  for (const auto& f : kFusions)
+    fused[f.key] = s.fused.*f.member;
+  j["fused"] = fused;
+  for (const auto& e : kOptimizerKernels)
+    if (e.value == s.optimizer_kernels) j["optimizer_kernels"] = e.name;
+  for (const auto& e : kPipelineP2P)
+    if (e.value == s.pipeline_p2p) j["pipeline_p2p"] = e.name;
+  Json step = {{"grad_norm", s.grad_norm},
+               {"loss_all_reduce", s.loss_all_reduce_per_micro_batch ? "per_micro_batch" : "none"}};
+  if (s.sources.count("step.fixed_s") != 0) step["fixed_s"] = s.step_fixed_s;
+  j["step"] = step;
+  Json scale = Json::object();
+  for (KernelClass k : kKernelClasses) {
+    const std::string key = std::string("kernel_time_scale.") + to_string(k);
+    if (s.sources.count(key) != 0) scale[to_string(k)] = s.kernel_time_scale[static_cast<std::size_t>(k)];
+  }
+  if (!scale.empty()) j["kernel_time_scale"] = scale;
+  Json sources = Json::object();
+  for (const auto& [key, text] : s.sources)
+    sources[key] = text;
+  j["sources"] = sources;
+  return j.dump(2) + "\n";
 }
 
 }  // namespace clustersim

@@ -4,12 +4,15 @@
 // workload keys (an explicit key of the workload still wins) and how the generator builds the step:
 // which kernels are fused, how the optimizer and the pipeline sends are issued, the fixed costs of
 // a step. Every value carries its source. Format: workloads/stacks/README.md.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "workloads/kernel_class.hpp"
 
 namespace clustersim {
 
@@ -43,6 +46,12 @@ struct StackProfile {
   // micro-batch's forward (an all-reduce of one fp32, on the compute stream).
   bool grad_norm = true;
   bool loss_all_reduce_per_micro_batch = false;
+  // Measured stacks (clustersim calibrate --from-trace; absent from the built-in profiles: 1 and 0):
+  // the kernel model's time of every kernel of a class is multiplied by its class's factor, indexed by
+  // KernelClass (gemm, attention, elementwise, normalization, optimizer, embedding, loss); and a
+  // fixed host cost before a step's first op (data loading, the optimizer's host work, seconds).
+  std::array<double, kKernelClassCount> kernel_time_scale = {1, 1, 1, 1, 1, 1, 1};
+  double step_fixed_s = 0.0;
   std::map<std::string, std::string> sources;  // value path ("fused.bias_activation") -> source
 
   friend bool operator==(const StackProfile&, const StackProfile&) = default;
@@ -52,9 +61,21 @@ struct StackProfile {
 inline constexpr std::string_view kDefaultStack = "megatron-core";
 
 std::vector<std::string> software_stack_ids();
-// The profile `id`. Throws SpecError(file, json_path, "unknown software stack ...; expected one of
-// ...") naming the spec that asked for it.
+// A training.stack value names a profile file rather than a built-in id when it ends with ".json".
+bool is_stack_file(std::string_view reference);
+// training.stack as the spec `file` gives it: a built-in id as it is; a file path resolved relative to
+// the directory of `file` and made absolute. Throws SpecError(file, json_path, ...) for an
+// unknown id.
+std::string resolve_stack_reference(const std::string& reference, const std::string& file,
+                                    const std::string& json_path);
+// The profile `id`: a built-in id, or (is_stack_file) the path of a profile file in the same format
+// (as resolve_stack_reference returns it). Throws SpecError(file, json_path, "unknown software stack
+// ...; expected one of ...") naming the spec that asked for it, or SpecError(profile file, JSON path,
+// ...) for a bad profile file.
 StackProfile find_software_stack(std::string_view id, const std::string& file = "", const std::string& json_path = "");
+// The profile as canonical JSON text (the format of workloads/stacks/*.json; deterministic bytes),
+// which find_software_stack reads back equal.
+std::string software_stack_to_json(const StackProfile& stack);
 // The workload keys a profile's "defaults" may set (dotted paths).
 std::vector<std::string> stack_default_keys();
 

@@ -116,7 +116,7 @@ ModelSpec parse_model(JsonReader r) {
 
 TrainingSpec parse_training(JsonReader r) {
   TrainingSpec t;
-  if (r.has("stack")) t.stack = r.choice("stack", software_stack_ids());
+  if (r.has("stack")) t.stack = resolve_stack_reference(r.string("stack"), r.file(), r.path_of("stack"));
   t.global_batch = r.integer("global_batch", 1);
   t.micro_batch = positive_int_or(r, "micro_batch", 1);
   t.precision = precision_from_name(r.choice_or("precision", precision_names(), "bf16"));
@@ -202,7 +202,9 @@ nlohmann::json with_stack_defaults(const nlohmann::json& json, const std::string
   if (!json.is_object() || json.contains("trace") || !json.contains("training") || !json["training"].is_object())
     return json;  // parse_document reports what is wrong
   JsonReader training(json["training"], file, "/training");
-  const std::string id = training.choice_or("stack", software_stack_ids(), std::string(kDefaultStack));
+  const std::string id = training.has("stack")
+                             ? resolve_stack_reference(training.string("stack"), file, training.path_of("stack"))
+                             : std::string(kDefaultStack);
   const StackProfile stack = find_software_stack(id, file, "/training/stack");
   nlohmann::json out = json;
   for (const auto& [path, value] : stack.defaults) {

@@ -4,12 +4,21 @@
 //   clustersim calibrate MEASUREMENTS... [--gpu ID] [--out profile.json] [--held-out FILE ...]
 //                        [--description TEXT] [--data DIR]
 //   clustersim calibrate --report [--gpu ID] [--data DIR] [--json]
+//   clustersim calibrate --from-trace TRACE --workload SPEC [--from-trace TRACE --workload SPEC ...]
+//                        --cluster CLUSTER [--step last|N] [--id ID] [--name TEXT] [--fidelity F]
+//                        [--out profile.json] [--json]
+//
+// --from-trace fits a software-stack profile (workloads/stacks/README.md) to PyTorch profiler traces of
+// one step of rank 0, each with the workload spec it ran (pairs in order), on the cluster they ran on
+// (sim/stack_fit.hpp); `training.stack: "profile.json"` then runs any workload with it.
 //
 // MEASUREMENTS are files in the formats of sim/hardware/kernel_measurement.hpp (clustersim measurement
 // JSON, Vidur mlp.csv, published microbench.json), optionally with a "#id..id" record selector. A path
 // that does not exist as given is looked up in --data (default calibration/data, the measurements shipped
 // with the repository: calibration/data/README.md);
 // the profile records the paths as given.
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -27,6 +36,8 @@
 #include "sim/hardware/kernel_accuracy.hpp"
 #include "sim/hardware/kernel_fit.hpp"
 #include "sim/hardware/kernel_measurement.hpp"
+#include "sim/stack_fit.hpp"
+#include "workloads/kernel_timeline.hpp"
 
 namespace clustersim::cli {
 namespace {
@@ -259,10 +270,87 @@ int run_report(const Arguments& a) {
   return 0;
 }
 
+std::string ms(double s) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(3) << s * 1e3;
+  return o.str();
+}
+
+int run_from_trace(const Arguments& a) {
+  if (!a.positional().empty()) throw UsageError("--from-trace takes no measurement files");
+  const std::vector<std::string> traces = a.values("from-trace");
+  const std::vector<std::string> workloads = a.values("workload");
+  if (workloads.size() != traces.size())
+    throw UsageError("give one --workload SPEC (the configuration the trace ran) for each --from-trace TRACE: " +
+                     std::to_string(traces.size()) + " traces, " + std::to_string(workloads.size()) + " workloads");
+  const ClusterSpec cluster = load_cluster_spec(a.required("cluster"));
+  const std::string step = a.value("step").value_or("last");
+  if (step != "last" && (step.empty() || !std::all_of(step.begin(), step.end(), [](char c) {
+                           return std::isdigit(static_cast<unsigned char>(c));
+                         })))
+    throw SpecError("--step", "", "expected a step number >= 0 (ProfilerStep#N) or \"last\", got \"" + step + "\"");
+  std::vector<TracedRun> runs;
+  for (std::size_t i = 0; i < traces.size(); ++i)
+    runs.push_back({read_kernel_timeline(traces[i], step), load_workload_spec(workloads[i])});
+  StackFitOptions options;
+  options.id = a.value("id").value_or(options.id);
+  options.name = a.value("name").value_or("");
+  options.fidelity = a.value("fidelity").value_or(options.fidelity);
+  const StackFit fit = fit_stack_from_traces(cluster, runs, options);
+  const std::string profile = software_stack_to_json(fit.profile);
+
+  if (a.flag("json")) {
+    std::cout << stack_fit_to_json(fit);
+  } else {
+    std::ostream& o = a.value("out") ? std::cout : std::cerr;
+    o << "calibrate --from-trace on " << cluster.name << ": stack profile '" << fit.profile.id << "'\n";
+    o << "  " << std::left << std::setw(15) << "kernel class" << std::right << std::setw(9) << "kernels" << std::setw(8)
+      << "ops" << std::setw(14) << "measured_ms" << std::setw(14) << "modelled_ms" << std::setw(10) << "scale"
+      << std::setw(10) << "residual"
+      << "\n";
+    for (const auto& c : fit.classes) {
+      o << "  " << std::left << std::setw(15) << to_string(c.kernel) << std::right << std::setw(9) << c.trace_kernels
+        << std::setw(8) << c.model_ops << std::setw(14) << ms(c.measured_s) << std::setw(14) << ms(c.modelled_s)
+        << std::setw(10) << (c.fitted ? std::to_string(c.scale).substr(0, 6) : std::string("-")) << std::setw(10)
+        << (c.fitted ? percent(c.residual) : std::string("-")) << "\n";
+    }
+    o << "  host per op: " << std::setprecision(4) << fit.host_op_s * 1e6
+      << " us; fixed per step: " << ms(fit.step_fixed_s) << " ms";
+    if (fit.communication_seen) o << "; NCCL time overlapped with compute: " << percent(fit.overlapped_fraction);
+    o << "\n";
+    for (const auto& r : fit.runs) {
+      o << "  " << r.trace << (r.step.empty() ? "" : " " + r.step) << ": measured " << ms(r.measured_step_s)
+        << " ms, built-in stack " << ms(r.builtin_step_s) << " ms ("
+        << percent(r.builtin_step_s / r.measured_step_s - 1.0) << "), fitted " << ms(r.fitted_step_s) << " ms ("
+        << percent(r.fitted_step_s / r.measured_step_s - 1.0) << ")\n";
+    }
+  }
+  if (auto out = a.value("out")) {
+    const std::string tmp = *out + ".tmp";
+    {
+      std::ofstream f(tmp, std::ios::binary);
+      if (!f) throw SpecError(*out, "", "cannot write the stack profile");
+      f << profile;
+      if (!f) throw SpecError(*out, "", "cannot write the stack profile");
+    }
+    std::filesystem::rename(tmp, *out);
+    if (!a.flag("json")) std::cout << "wrote " << *out << "\n";
+  } else if (!a.flag("json")) {
+    std::cout << profile;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_calibrate(const std::vector<std::string>& args) {
-  const Arguments a(args, {"gpu", "out", "held-out", "description", "data"}, {"report", "json"});
+  const Arguments a(args,
+                    {"gpu", "out", "held-out", "description", "data", "from-trace", "workload", "cluster", "step", "id",
+                     "name", "fidelity"},
+                    {"report", "json"});
+  if (!a.values("from-trace").empty()) return run_from_trace(a);
+  for (const char* o : {"workload", "cluster", "step", "id", "name", "fidelity"})
+    if (a.value(o)) throw UsageError(std::string("--") + o + " goes with --from-trace");
   return a.flag("report") ? run_report(a) : run_fit(a);
 }
 

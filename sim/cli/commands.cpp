@@ -63,7 +63,9 @@ std::span<const Command> commands() {
        "  of every table ('validate' tables were not used in the fit). --check evaluates the shipped\n"
        "  profiles instead. --profile P: that profile only (nccl-a100, nccl-h100).\n",
        &run_calibrate_network},
-      {"calibrate", "fit the GPU kernel model to measurements; --report: its error on held-out data",
+      {"calibrate",
+       "fit the GPU kernel model to measurements; --report: its error on held-out data; --from-trace: a "
+       "software-stack profile from PyTorch profiler traces",
        "usage: clustersim calibrate MEASUREMENTS... [--gpu ID] [--out profile.json] [--held-out FILE ...]\n"
        "                            [--description TEXT] [--data DIR]\n"
        "       clustersim calibrate --report [--gpu ID] [--data DIR] [--json]\n\n"
@@ -75,7 +77,17 @@ std::span<const Command> commands() {
        "  --data DIR       where relative measurement paths are looked up (default calibration/data)\n"
        "  --report         per-operator error of the compiled-in profiles (calibration/profiles) on\n"
        "                   their held-out measurements and on a second split (fit on tensor-parallel\n"
-       "                   degree 1, test on 2, 4, 8)\n",
+       "                   degree 1, test on 2, 4, 8)\n\n"
+       "       clustersim calibrate --from-trace TRACE --workload SPEC [--from-trace TRACE --workload SPEC ...]\n"
+       "                            --cluster CLUSTER [--step last|N] [--id ID] [--name TEXT]\n"
+       "                            [--fidelity analytical] [--out profile.json] [--json]\n\n"
+       "  --from-trace T   a PyTorch profiler (Kineto) trace of one training step of rank 0 (.json/.json.gz)\n"
+       "  --workload SPEC  the workload the trace ran (model, micro-batch, parallelism, training.stack), one\n"
+       "                   per trace, in order\n"
+       "  --cluster C      the cluster the traces were recorded on\n"
+       "  --step N         the ProfilerStep#N of every trace (default: the last one)\n"
+       "  --out FILE       write the fitted stack profile; training.stack: \"FILE\" uses it (default: print it)\n"
+       "  --json           print the fit (per kernel class, per trace) as JSON\n",
        &run_calibrate},
       {"validate", "replay published training runs (vTrain, Megatron, NeMo, llm-foundry); error, error bars",
        "usage: clustersim validate DATASET... [--fidelity flow|analytical] [--jobs N] [--limit N]\n"

@@ -239,8 +239,8 @@ class Replay {
     if (s.busy[stream] || s.head[stream] >= s.queue[stream].size()) return;
     const OpId op = s.queue[stream][s.head[stream]];
     if (s.remaining[op] != 0 || s.awaiting_host[stream]) return;
-    if (options_.host_op_s > 0.0) {
-      const double issued_s = static_cast<double>(op + 1) * options_.host_op_s;
+    if (options_.host_op_s > 0.0 || options_.step_fixed_s > 0.0) {
+      const double issued_s = options_.step_fixed_s + static_cast<double>(op + 1) * options_.host_op_s;
       if (issued_s > backend_.now_s()) {
         s.awaiting_host[stream] = 1;
         s.host_wait.emplace_back(backend_.now_s(), issued_s);
@@ -256,8 +256,10 @@ class Replay {
     const OpTable& ops = graph_.classes()[c].ops;
     if (ops.kind(op) == OpKind::compute) {
       const double measured = ops.duration_s(op);
-      const double duration = measured > 0.0 ? measured : kernel_time(gpu_, ops.compute_op(op)).time_s;
       const KernelClass kernel = ops.kernel(op);
+      const double duration = measured > 0.0 ? measured
+                                             : kernel_time(gpu_, ops.compute_op(op)).time_s *
+                                                   options_.kernel_time_scale[static_cast<std::size_t>(kernel)];
       (kernel == KernelClass::gemm || kernel == KernelClass::attention ? s.tensor_s : s.vector_s) += duration;
       backend_.schedule(backend_.now_s() + duration, [this, c, op] { finish(c, op); });
     } else if (ops.kind(op) == OpKind::collective) {

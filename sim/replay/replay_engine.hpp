@@ -7,6 +7,7 @@
 // matched in issue order), is planned by the collective algorithm, and its transfers go to the
 // backend. A graph that can make no more progress with ops left is a deadlock: replay() throws a
 // SimulationError saying which ranks wait on which op.
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ struct ReplayOptions {
   // Host issue time per op (training.host_op_us): op k of a rank (program order) cannot start before
   // (k + 1) x host_op_s, the moment its CPU thread has issued it. 0: ops start when ready.
   double host_op_s = 0.0;
+  // A fixed host cost before the step (the stack's step.fixed_s): no op starts before it, and op k
+  // not before step_fixed_s + (k + 1) x host_op_s.
+  double step_fixed_s = 0.0;
+  // The kernel model's time of a compute op is multiplied by its class's factor (the stack's
+  // kernel_time_scale, indexed by KernelClass); measured durations (traces) are kept as they are.
+  std::array<double, kKernelClassCount> kernel_time_scale = {1, 1, 1, 1, 1, 1, 1};
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
   std::size_t timeline_classes = 0;
 };

@@ -25,6 +25,7 @@ from .errors import SimulationError, SpecError  # first: the C++ module raises t
 from . import _core  # noqa: E402  (after the errors it refers to)
 from .calibration import (  # noqa: E402
     calibrate,
+    calibrate_from_trace,
     calibration_profile,
     calibration_profiles,
     calibration_report,
@@ -58,6 +59,7 @@ __all__ = [
     "Workload",
     "best",
     "calibrate",
+    "calibrate_from_trace",
     "calibration_profile",
     "calibration_profiles",
     "calibration_report",

@@ -72,6 +72,16 @@ def read_measurements(path: str) -> Tuple[List[KernelMeasurement], List[str]]: .
 def fit_profile(
     gpu: str, measurements: List[KernelMeasurement], fitted_on: List[str], held_out: List[str], description: str = ...
 ) -> str: ...
+def fit_stack(
+    cluster_json: str,
+    cluster_file: str,
+    traces: List[str],
+    workloads: List[Tuple[str, str]],
+    step: str = ...,
+    id: str = ...,
+    name: str = ...,
+    fidelity: str = ...,
+) -> Tuple[str, str]: ...
 def kernel_accuracy(
     gpu: str, profile_json: str, measurements: List[KernelMeasurement], metric: str = ...
 ) -> List[Tuple[str, int, float, float, float]]: ...

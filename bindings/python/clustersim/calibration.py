@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "calibrate",
+    "calibrate_from_trace",
     "calibration_profile",
     "calibration_profiles",
     "calibration_report",
@@ -129,16 +130,59 @@ def _measurement_frame(kernels: Sequence[Any]) -> "pd.DataFrame":
                         columns=list(_MEASUREMENT_FIELDS))
 
 
+def calibrate_from_trace(
+    traces: Union[PathLike, Sequence[PathLike]],
+    workloads: Any,
+    cluster: Any,
+    *,
+    step: Union[str, int] = "last",
+    id: str = "fitted",
+    name: Optional[str] = None,
+    fidelity: str = "analytical",
+    out: Optional[PathLike] = None,
+) -> Dict[str, Any]:
+    """A software-stack profile fitted to PyTorch profiler traces of the user's own stack (the command's
+    ``clustersim calibrate --from-trace``; the fit is the C++ core's, sim/stack_fit.hpp).
+
+    ``traces``: Kineto trace files (``.json``/``.json.gz``) of one training step of rank 0; ``workloads``:
+    the workload each ran (a :class:`~clustersim.Workload`, file, preset name or dict; one per trace,
+    or one for all); ``cluster``: the cluster they ran on. ``step``: the ProfilerStep number, or
+    ``"last"``. ``out``: also write the profile there; ``training.stack: "<that path>"`` then runs any
+    workload with it. Returns ``{"profile": the stack profile (workloads/stacks format), "fit": per
+    kernel class (measured, modelled, scale, residual) and per trace (launches, starved launches,
+    overlap, measured / built-in / fitted step time)}``. Raises SpecError naming the trace for one
+    without kernels or whose kernels cannot be of its workload.
+    """
+    from .cluster import Cluster
+    from .workload import Workload
+
+    paths = [os.fspath(traces)] if isinstance(traces, (str, os.PathLike)) else [os.fspath(t) for t in traces]
+    specs = list(workloads) if isinstance(workloads, (list, tuple)) else [workloads] * len(paths)
+    core_workloads = [Workload.coerce(w)._as_core() for w in specs]
+    profile, fit = _core.fit_stack(*Cluster.coerce(cluster)._as_core(), paths, core_workloads, str(step), id,
+                                   name or "", fidelity)
+    if out is not None:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(profile)
+    return {"profile": json.loads(profile), "fit": json.loads(fit)}
+
+
 def calibrate(
-    measurements: Union[PathLike, Sequence[PathLike]],
+    measurements: Union[PathLike, Sequence[PathLike], None] = None,
     *,
     gpu: Optional[str] = None,
     held_out: Sequence[PathLike] = (),
     description: Optional[str] = None,
     data_dir: Optional[PathLike] = None,
     out: Optional[PathLike] = None,
+    from_trace: Union[PathLike, Sequence[PathLike], None] = None,
+    workload: Any = None,
+    cluster: Any = None,
 ) -> Dict[str, Any]:
     """Fits the kernel model of a GPU to measured kernel times and returns the calibration profile.
+
+    With ``from_trace`` (PyTorch profiler traces), ``workload`` and ``cluster`` instead: the software-stack
+    profile fitted to the traces (:func:`calibrate_from_trace`'s ``"profile"``; ``out`` writes it).
 
     ``measurements``: measurement files (``PATH#SELECTOR`` allowed); only those of ``gpu`` (a catalogue
     id; None: the one GPU the files name) are used. ``held_out``: files kept out of the fit, recorded in
@@ -147,6 +191,12 @@ def calibrate(
     that was not used (other GPUs, collectives) is in :func:`read_measurements`'s ``attrs["notes"]``.
     Raises SpecError for a bad file (naming the JSON path or CSV cell) or when nothing can be fitted.
     """
+    if from_trace is not None:
+        if workload is None or cluster is None:
+            raise ValueError("from_trace needs the workload each trace ran and the cluster (workload=..., cluster=...)")
+        return calibrate_from_trace(from_trace, workload, cluster, out=out)["profile"]
+    if measurements is None:
+        raise ValueError("give the measurement files to fit (or from_trace=...)")
     arguments = _arguments(measurements)
     if not arguments:
         raise ValueError("give the measurement files to fit")

@@ -97,7 +97,8 @@ class Workload(_Spec):
         ``ffn_hidden`` defaults to 4 x ``hidden``, ``kv_heads`` to ``heads`` (multi-head attention),
         ``dp`` to the GPU count divided by tp x pp x cp (resolved against the cluster when simulated).
         ``stack`` (the software stack: ``megatron-core``, the default, ``megatron-deepspeed``,
-        ``pytorch-fsdp2``, ``jax-xla``), ``attention`` (``flash`` / ``unfused``), ``dropout`` and
+        ``pytorch-fsdp2``, ``jax-xla``, or the path of a stack profile file ending in ``.json``, such as
+        :func:`clustersim.calibrate_from_trace` writes), ``attention`` (``flash`` / ``unfused``), ``dropout`` and
         ``host_op_us`` (CPU time to issue one op, microseconds), ``fp8_recipe`` (``delayed`` / ``current`` /
         ``mxfp8`` / ``nvfp4``) and ``fp8_weight_cache`` (both for ``precision="fp8"`` only) go to ``training``;
         the stack's profile sets attention, dropout, host_op_us, the overlaps and ``zero_stage`` unless they

@@ -85,6 +85,36 @@ TEST(CalibrateCli, RefusesAMalformedMeasurementFileWithThePath) {
   EXPECT_NE(missing.err.find("no/such/file.csv"), std::string::npos) << missing.err;
 }
 
+// calibrate --from-trace refuses, with exit status 2, a trace without kernels (naming the file and the
+// step), a trace that cannot be of its workload (three GEMMs for a GPT step of hundreds of ops), and a
+// trace without its workload.
+TEST(CalibrateCli, FromTraceRefusesTracesThatCannotBeFitted) {
+  const std::string workload =
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/workloads/traces/synthetic/gpt-tp2-dp4.workload.json";
+  const std::string empty = write_temp("no_kernels.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 10}]})");
+  const auto none = run_cli("calibrate --from-trace " + empty + " --workload " + workload + " --cluster dgx-h100");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find(empty + ": /traceEvents: no GPU kernel events"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("ProfilerStep#3"), std::string::npos) << none.err;
+
+  std::string events;
+  for (int i = 0; i < 3; ++i)
+    events += std::string(i ? "," : "") + R"({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16", "pid": 0,
+      "tid": 7, "ts": )" +
+              std::to_string(10 * i) + R"(, "dur": 5, "args": {"stream": 7}})";
+  const std::string three = write_temp("three_gemms.json", "{\"traceEvents\": [" + events + "]}");
+  const auto wrong = run_cli("calibrate --from-trace " + three + " --workload " + workload + " --cluster dgx-h100");
+  EXPECT_EQ(wrong.status, 2);
+  EXPECT_NE(wrong.err.find(three + ": /traceEvents: the trace has 3 compute kernels"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("not of this workload"), std::string::npos) << wrong.err;
+
+  const auto unpaired = run_cli("calibrate --from-trace " + three + " --cluster dgx-h100");
+  EXPECT_EQ(unpaired.status, 2);
+  EXPECT_NE(unpaired.err.find("one --workload"), std::string::npos) << unpaired.err;
+}
+
 // calibrate-network --check: the shipped network profile against its nccl-tests tables; --profile
 // keeps one. Its summary line meets issue 5's target (median |error| <= 10 % from 1 MiB).
 TEST(CalibrateCli, ChecksOneNetworkProfileAgainstItsTables) {

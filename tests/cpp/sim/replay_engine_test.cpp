@@ -61,6 +61,32 @@ TEST(ReplayEngine, ComputeOpsOnOneStreamRunBackToBack) {
   EXPECT_DOUBLE_EQ(r[2], 0.0);
 }
 
+// A measured stack's kernel-class factors multiply the model's kernel times, and its fixed per-step
+// cost delays the first op: gemm t_g and elementwise t_e on one stream take f + 0.8 t_g + 1.6 t_e,
+// the first f waiting for the host.
+TEST(ReplayEngine, KernelClassScalesAndTheFixedStepCostAreAppliedExactly) {
+  const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
+  const double tg = kernel_time(gpu, testing::gemm(4096, 4096, 4096)).time_s;
+  const double te = kernel_time(gpu, elementwise("e", 1e9)).time_s;
+  const std::vector<double> r = testing::in_child([&] {
+    const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, 1, 1));
+    ExecutionGraph g(cluster.gpu_count());
+    auto& rc = g.add_class("all", iota(cluster.gpu_count()));
+    rc.ops.add_compute(testing::gemm(4096, 4096, 4096));
+    rc.ops.add_compute(elementwise("e", 1e9));
+    auto backend = make_flow_backend(cluster, ideal_network_profile());
+    ReplayOptions options;
+    options.kernel_time_scale[static_cast<std::size_t>(KernelClass::gemm)] = 0.8;
+    options.kernel_time_scale[static_cast<std::size_t>(KernelClass::elementwise)] = 1.6;
+    options.step_fixed_s = 0.002;
+    const ReplayResult result = replay(g, cluster, gpu, *backend, options);
+    return std::vector<double>{result.step_time_s, result.classes.at(0).compute_s, result.classes.at(0).host_wait_s};
+  });
+  EXPECT_NEAR(r[0], 0.002 + 0.8 * tg + 1.6 * te, 1e-12);
+  EXPECT_NEAR(r[1], 0.8 * tg + 1.6 * te, 1e-12);
+  EXPECT_NEAR(r[2], 0.002, 1e-12);
+}
+
 // The host issues op k at (k + 1) d. Kernels shorter than d wait for the host: N of them take N d + t
 // (the last one runs after its issue), the GPU idle in between. Kernels longer than d hide the host
 // after the first: d + N t.

@@ -3,10 +3,13 @@
 // and unfused kernels counted by hand, blocking pipeline sends, the fixed per-step costs.
 #include "workloads/software_stack.hpp"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "sim/core/error.hpp"
 #include "workloads/transformer_generator.hpp"
@@ -121,6 +124,66 @@ TEST(SoftwareStack, AnUnknownStackIsRefusedAtItsPathWithTheAllowedValues) {
   j["training"]["stack"] = 3;
   EXPECT_THROW(parse(j), SpecError);
   EXPECT_THROW(find_software_stack("nope", "x.json", "/training/stack"), SpecError);
+}
+
+// A measured profile (calibrate --from-trace writes them) is a file that training.stack names by a path
+// relative to the spec; it is written as canonical text that reads back equal, byte for byte.
+TEST(SoftwareStack, AProfileFileIsNamedByItsPathRelativeToTheSpec) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("clustersim_stack_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "profiles");
+  StackProfile mine = find_software_stack("megatron-deepspeed");
+  mine.id = "mine";
+  mine.kernel_time_scale[static_cast<std::size_t>(KernelClass::gemm)] = 0.8;
+  mine.sources["kernel_time_scale.gemm"] = "fitted in this test, by hand";
+  mine.step_fixed_s = 0.002;
+  mine.sources["step.fixed_s"] = "fitted in this test, by hand";
+  const std::string text = software_stack_to_json(mine);
+  const std::string profile = (dir / "profiles" / "mine.json").string();
+  std::ofstream(profile, std::ios::binary) << text;
+  const StackProfile back = find_software_stack(profile);
+  EXPECT_EQ(back, mine);
+  EXPECT_EQ(software_stack_to_json(back), text);
+
+  nlohmann::json j = small_workload();
+  j["training"]["stack"] = "profiles/mine.json";
+  const std::string spec = (dir / "w.json").string();
+  const WorkloadSpec w = parse_workload_spec(j.dump(), spec);
+  EXPECT_EQ(w.training.stack, profile);
+  EXPECT_EQ(w.training.host_op_us, 80.0);  // the profile's defaults apply (megatron-deepspeed's 80 us)
+  EXPECT_EQ(find_software_stack(w.training.effective_stack()).id, "mine");
+
+  j["training"]["stack"] = "profiles/nope.json";
+  try {
+    parse_workload_spec(j.dump(), spec);
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file(), spec);
+    EXPECT_EQ(e.json_path(), "/training/stack");
+    EXPECT_NE(e.message().find("nope.json"), std::string::npos) << e.message();
+  }
+  // A bad value of the profile file: the file and the value's path.
+  nlohmann::json bad = nlohmann::json::parse(text);
+  bad["kernel_time_scale"]["gemm"] = -1;
+  std::ofstream(profile, std::ios::binary) << bad.dump();
+  try {
+    find_software_stack(profile, spec, "/training/stack");
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file(), profile);
+    EXPECT_EQ(e.json_path(), "/kernel_time_scale/gemm");
+  }
+  bad = nlohmann::json::parse(text);
+  bad["sources"].erase("kernel_time_scale.gemm");
+  std::ofstream(profile, std::ios::binary) << bad.dump();
+  try {
+    find_software_stack(profile);
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.json_path(), "/sources");
+    EXPECT_NE(e.message().find("kernel_time_scale.gemm"), std::string::npos) << e.message();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SoftwareStack, TheSpecRoundTripsWithItsStack) {

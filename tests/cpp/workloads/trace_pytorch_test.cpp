@@ -13,6 +13,7 @@
 #include "../spec_error_of.hpp"
 #include "trace_test_support.hpp"
 #include "workloads/trace_files.hpp"
+#include "workloads/kernel_timeline.hpp"
 #include "workloads/trace_format.hpp"
 
 namespace clustersim {
@@ -586,6 +587,36 @@ TEST(PytorchTrace, ARealWorldWithARankCutShortIsRefusedAtTheEventWhereTheyPart) 
                              "counterpart in rank 5's trace"),
             std::string::npos)
       << e.message();
+}
+
+// The kernel timeline calibrate --from-trace reads: HTA's DDP rank 0, ProfilerStep#6 (counted in the
+// file by hand: 900 "kernel" events launched inside the step, 7 of them NCCL, each with its
+// cudaLaunchKernel; 358 memcpy/memset activities), in GPU start order.
+TEST(PytorchTrace, TheKernelTimelineOfAStepHasItsLaunches) {
+  const KernelTimeline t = read_kernel_timeline(corpus("hta_ddp_nccl_rank0.json.gz"));
+  EXPECT_EQ(t.step, "ProfilerStep#6");
+  std::size_t kernels = 0, nccl = 0, copies = 0, launched = 0;
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const TimelineKernel& k = t.kernels[i];
+    (k.memcpy ? copies : kernels) += 1;
+    nccl += k.communication ? 1 : 0;
+    launched += !k.memcpy && k.launch_start_us ? 1 : 0;
+    if (k.launch_start_us) {
+      EXPECT_LE(*k.launch_start_us, k.start_us);  // launched before it ran
+      EXPECT_GE(*k.launch_start_us, t.step_start_us);
+    }
+    if (i > 0) EXPECT_LE(t.kernels[i - 1].start_us, k.start_us);
+    EXPECT_LE(k.start_us + k.duration_us, t.step_end_us);
+  }
+  EXPECT_EQ(kernels, 900u);
+  EXPECT_EQ(nccl, 7u);
+  EXPECT_EQ(launched, 900u);
+  EXPECT_EQ(copies, 358u);
+  EXPECT_GT(t.step_s(), 0.1);
+  EXPECT_LT(t.step_s(), 1.0);
+  // A step the trace does not have: the file and what it has.
+  const SpecError e = spec_error_of([] { read_kernel_timeline(corpus("hta_ddp_nccl_rank0.json.gz"), "99"); });
+  EXPECT_NE(e.message().find("ProfilerStep#6"), std::string::npos) << e.message();
 }
 
 }  // namespace
