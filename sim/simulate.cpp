@@ -54,13 +54,14 @@ void check_algorithm(const std::string& name, const std::string& where) {
 }
 
 std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph, const ReplayResult& r) {
-  std::map<std::tuple<std::string, std::string, std::string>, CommunicationStats> by_key;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, CommunicationStats> by_key;
   for (const auto& rec : r.collectives) {
     const std::string group = graph.communicators()[rec.communicator].name;
-    auto& s = by_key[{group, to_string(rec.kind), rec.algorithm}];
+    auto& s = by_key[{group, to_string(rec.kind), rec.algorithm, rec.protocol}];
     s.group = group;
     s.collective = to_string(rec.kind);
     s.algorithm = rec.algorithm;
+    s.protocol = rec.protocol;
     s.bytes += rec.bytes;
     s.count += 1;
     s.time_s += rec.end_s - rec.start_s;
@@ -68,7 +69,7 @@ std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph,
   }
   for (const auto& [comm, rec] : r.p2p) {
     const std::string group = graph.communicators()[comm].name;
-    auto& s = by_key[{group, "send_recv", "p2p"}];
+    auto& s = by_key[{group, "send_recv", "p2p", ""}];
     s.group = group;
     s.collective = "send_recv";
     s.algorithm = "p2p";
@@ -288,13 +289,13 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.run.peak_flops_per_gpu = peak;
   report.run.precision = to_string(workload.training.precision);
   if (!trace) {
-    const StackProfile stack = find_software_stack(workload.training.effective_stack(), workload.source_file,
-                                                   "/training/stack");
+    const StackProfile stack =
+        find_software_stack(workload.training.effective_stack(), workload.source_file, "/training/stack");
     report.run.stack = stack.id;
-    report.provenance.stack = stack.id + " (" + stack.name + "; " +
-                              (workload.training.stack.empty() ? "the default: the workload names no training.stack"
-                                                               : "training.stack") +
-                              "); profile workloads/stacks/" + stack.id + ".json, every value with its source";
+    report.provenance.stack =
+        stack.id + " (" + stack.name + "; " +
+        (workload.training.stack.empty() ? "the default: the workload names no training.stack" : "training.stack") +
+        "); profile workloads/stacks/" + stack.id + ".json, every value with its source";
   }
   report.run.ops_simulated = static_cast<std::int64_t>(graph.op_count());
   report.run.transfers_simulated = static_cast<std::int64_t>(result.transfers);
