@@ -11,6 +11,7 @@
 #include "sim/collectives/halving_doubling_algorithm.hpp"
 #include "sim/collectives/hierarchical_algorithm.hpp"
 #include "sim/collectives/nccl_protocol.hpp"
+#include "sim/collectives/pat_algorithm.hpp"
 #include "sim/collectives/ring_algorithm.hpp"
 #include "sim/collectives/tree_algorithm.hpp"
 #include "sim/core/error.hpp"
@@ -34,6 +35,8 @@ CollectivePlan plan_with(const CollectiveAlgorithmEntry& a, const CollectiveCont
 // std::min(busBw*.92, nChannels*perChMaxTreeBw)`; 2.8 used .9. The per-channel cap (H100: 36-41 GB/s,
 // A100: 18-24 GB/s) does not bind on DGX systems, whose channels carry 12-25 GB/s each.
 constexpr double kTreeTunerBandwidthFactor = 0.92;
+// tuning.cc (2.23-2.27): `if (a == NCCL_ALGO_PAT) busBw *= .75;`.
+constexpr double kPatTunerBandwidthFactor = 0.75;
 
 // The protocols NCCL may run `a` with here, in NCCL's order (LL, LL128, Simple). Without the
 // profile's NCCL protocols: Simple only. NVLS, NVLS_TREE and CollNet run Simple only (tuning.cc skips
@@ -61,6 +64,7 @@ double protocol_latency_s(const CollectiveAlgorithmEntry& a, NcclProtocol p, con
                           const CollectiveRequest& request) {
   const std::string_view name = a.name;
   if (!ctx.profile.nccl_protocols || name == "nvls" || name == "sharp" || !nccl_models_latency(name)) return 0.0;
+  // PAT's formula is its whole latency in NCCL's model; its plan's steps already pay their hops.
   NcclLatencyInput in;
   in.kind = request.kind;
   in.ranks = static_cast<int>(request.ranks->size());
@@ -106,8 +110,9 @@ struct Candidate {
   double estimate = std::numeric_limits<double>::infinity();
 };
 
-// Plans `a` and rates it under every protocol it may run (the estimate: idle-fabric latency plus the
-// bandwidth part over the protocol's bandwidth fraction and the entry's tuner factor; a tree is rated
+// Plans `a` and rates it under every protocol it may run (the estimate: idle-fabric latency plus NCCL's
+// latency of the protocol plus the bandwidth part x the protocol's slowdown over the entry's tuner
+// factor; a tree is rated
 // with the ring's bandwidth when `ring_bandwidth_s` holds it). Keeps the protocol with the least
 // estimate (ties: NCCL's order). A ring stores its bandwidth part in `ring_bandwidth_s`.
 Candidate best_protocol(const CollectiveAlgorithmEntry& a, const CollectiveContext& ctx,
@@ -181,6 +186,10 @@ std::span<const CollectiveAlgorithmEntry> collective_algorithms() {
        "NVLS inside the nodes pipelined with a double binary tree per rail across them (NCCL's NVLS_TREE; no "
        "switch reduction needed)",
        true, &hierarchical_supports, &nvls_tree_infeasible, &plan_nvls_tree},
+      {"pat",
+       "NCCL's PAT: all-gather / reduce-scatter in log2(N) steps with one GPU per node (NCCL 2.23+; Bruck's "
+       "traffic)",
+       true, &pat_supports, &pat_infeasible, &plan_pat, kPatTunerBandwidthFactor},
       {"direct", "every pair at once (all-to-all, all-to-allv)", true, &direct_supports, nullptr, &plan_direct},
       {"halving_doubling", "recursive halving then doubling (MPI, Gloo): log2(N) steps, power-of-two groups", false,
        &halving_doubling_supports, &halving_doubling_infeasible, &plan_halving_doubling},

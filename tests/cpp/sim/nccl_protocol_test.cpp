@@ -206,5 +206,33 @@ TEST(NcclProtocols, ShippedProfilesFitTheScaleOfNcclsIntraNodeLatencies) {
   EXPECT_FALSE(ideal_network_profile().nccl_protocols);
 }
 
+// PAT (NCCL 2.23+) on 8 single-GPU nodes (NIC 50 GB/s, hop 1.2 us): Bruck's steps at distances 1, 2, 4
+// move 1, 2, 4 blocks of S/8, (N-1)/N S in all, and NCCL charges 8 + log2(8) x 14 / 3.5 + 2.8 x 8 =
+// 42.4 us: t = 7/8 S/B + 3 a + 42.4 us. The tuner takes it for small all-gathers (the ring pays
+// 8.4 + 7 x 14 us there) and the ring for large ones (NCCL rates PAT's bandwidth at 0.75).
+TEST(NcclProtocols, PatAllGatherMatchesItsClosedForm) {
+  const Cluster star = Cluster::build(testing::fat_tree_spec(8, 1, 1));
+  const NetworkProfile profile = ideal_with_protocols();
+  const auto ranks = iota_ranks(8);
+  const CollectiveContext ctx{star, profile};
+  for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+    const double s = 256e6;
+    const CollectivePlan pat = plan_collective("pat", ctx, {kind, &ranks, s});
+    EXPECT_EQ(pat.phases.size(), 3u);
+    const double expected = 7.0 / 8 * s / 50e9 + 3 * 1.2e-6 + 42.4e-6;
+    EXPECT_NEAR(idle_fabric_time_s(ctx, pat), expected, 1e-9 * expected);
+  }
+  EXPECT_EQ(plan_collective("auto", ctx, {CollectiveKind::all_gather, &ranks, 64e3}).algorithm, "pat");
+  EXPECT_EQ(plan_collective("auto", ctx, {CollectiveKind::all_gather, &ranks, 1e9}).algorithm, "ring");
+  // Two GPUs per node: NCCL does not enable PAT, and asking for it says why.
+  const Cluster pairs = Cluster::build(testing::fat_tree_spec(4, 2, 2));
+  EXPECT_NE(collective_infeasible("pat", {pairs, profile}, {CollectiveKind::all_gather, &ranks, 1e6})
+                .find("one GPU per node"),
+            std::string::npos);
+  // Without NCCL's protocol model (the ideal profile) PAT is not offered either.
+  EXPECT_FALSE(
+      collective_infeasible("pat", {star, ideal_network_profile()}, {CollectiveKind::all_gather, &ranks, 1e6}).empty());
+}
+
 }  // namespace
 }  // namespace clustersim
