@@ -142,7 +142,8 @@ std::string collective_rows_json(const std::vector<CollectiveSweepRow>& rows, in
                  {"algorithm", r.algorithm},
                  {"time_us", r.time_s * 1e6},
                  {"algbw_GBps", r.algbw_Bps / 1e9},
-                 {"busbw_GBps", r.busbw_Bps / 1e9}});
+                 {"busbw_GBps", r.busbw_Bps / 1e9},
+                 {"protocol", r.protocol}});
   }
   return j.dump(indent);
 }
@@ -238,6 +239,7 @@ std::vector<CollectiveSweepRow> run_collective_sweep_in_this_process(const Clust
     row.bytes = rec.bytes;
     row.count = static_cast<std::int64_t>(rec.bytes / o.element_bytes);
     row.algorithm = rec.algorithm;
+    row.protocol = rec.protocol;
     row.time_s = rec.end_s - rec.start_s;
     row.algbw_Bps = row.time_s > 0 ? row.bytes / row.time_s : 0.0;
     row.busbw_Bps = row.algbw_Bps * bus_factor(o.kind, static_cast<int>(o.ranks.size()));
@@ -257,13 +259,13 @@ std::vector<CollectiveSweepRow> simulate_collective_sweep(const ClusterSpec& clu
   const std::string text = run_in_child_process([&] {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : run_collective_sweep_in_this_process(cluster, options, profile))
-      j.push_back({r.bytes, r.count, r.algorithm, r.time_s, r.algbw_Bps, r.busbw_Bps});
+      j.push_back({r.bytes, r.count, r.algorithm, r.time_s, r.algbw_Bps, r.busbw_Bps, r.protocol});
     return j.dump();
   });
   std::vector<CollectiveSweepRow> rows;
   for (const auto& a : nlohmann::json::parse(text)) {
-    rows.push_back({a[0].get<double>(), a[1].get<std::int64_t>(), a[2].get<std::string>(), a[3].get<double>(),
-                    a[4].get<double>(), a[5].get<double>()});
+    rows.push_back({a[0].get<double>(), a[1].get<std::int64_t>(), a[2].get<std::string>(), a[6].get<std::string>(),
+                    a[3].get<double>(), a[4].get<double>(), a[5].get<double>()});
   }
   return rows;
 }

@@ -34,6 +34,7 @@ struct CollectiveSweepRow {
   double bytes = 0.0;
   std::int64_t count = 0;  // elements
   std::string algorithm;
+  std::string protocol;  // NCCL's wire protocol the simulator chose: LL, LL128, Simple ("" for send/recv)
   double time_s = 0.0;
   double algbw_Bps = 0.0;  // bytes / time
   double busbw_Bps = 0.0;  // algbw x the collective's bus factor (nccl-tests' PERFORMANCE.md)
@@ -73,7 +74,8 @@ struct CollectiveSweepRequest {
 CollectiveSweepOptions collective_sweep_options(const ClusterSpec& cluster, const CollectiveSweepRequest& request);
 
 // The rows as the CLI's --json prints them: [{size_bytes, count, type, algorithm, time_us,
-// algbw_GBps, busbw_GBps}, ...] (nccl-tests' columns, units in the names).
+// algbw_GBps, busbw_GBps, protocol}, ...] (nccl-tests' columns, units in the names; protocol: NCCL's wire
+// protocol the tuner chose, "" for send/recv).
 std::string collective_rows_json(const std::vector<CollectiveSweepRow>& rows, int indent = 2);
 
 // The network profile the sweep uses: options.network_profile, or for "auto" the one fitted on the

@@ -58,13 +58,14 @@ void check_algorithm(const std::string& name, const std::string& where) {
 }
 
 std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph, const ReplayResult& r) {
-  std::map<std::tuple<std::string, std::string, std::string>, CommunicationStats> by_key;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, CommunicationStats> by_key;
   for (const auto& rec : r.collectives) {
     const std::string group = graph.communicators()[rec.communicator].name;
-    auto& s = by_key[{group, to_string(rec.kind), rec.algorithm}];
+    auto& s = by_key[{group, to_string(rec.kind), rec.algorithm, rec.protocol}];
     s.group = group;
     s.collective = to_string(rec.kind);
     s.algorithm = rec.algorithm;
+    s.protocol = rec.protocol;
     s.bytes += rec.bytes;
     s.count += 1;
     s.time_s += rec.end_s - rec.start_s;
@@ -72,7 +73,7 @@ std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph,
   }
   for (const auto& [comm, rec] : r.p2p) {
     const std::string group = graph.communicators()[comm].name;
-    auto& s = by_key[{group, "send_recv", "p2p"}];
+    auto& s = by_key[{group, "send_recv", "p2p", ""}];
     s.group = group;
     s.collective = "send_recv";
     s.algorithm = "p2p";

@@ -26,24 +26,33 @@
 // 86 us there (the per-call latency, NVLS's two in-switch phases, the tree's steps), so the fit sits at
 // its bound, 0 (residual: the model is 16 % slow on those rows). It stays a field to fill in when an EFA
 // and an InfiniBand table of the same nodes can be compared.
+//
+// nccl_latency_us is what the transport's NCCL network plugin declares as its latency; NCCL's tuner
+// adds it to each network step of its latency model (src/graph/tuning.cc, `interLat +=
+// graphs[a]->latencyInter`, and once more for Simple, "flush extra latency"). NCCL's own InfiniBand
+// and RoCE transport declares none (src/transport/net_ib.cc, NCCL 2.27.7: `props->latency = 0; // Not
+// set`). The aws-ofi-nccl plugin declares 75 us on p5 and p5e (v1.16.3, src/platform-aws.cpp, the
+// platform table's `.latency = 75.0`; "empirical testing on P5 had shown that NCCL's internal tuner
+// choices work better with this value"; 35 us on p5en and later). Spectrum-X runs NCCL's IB transport
+// (0); Google's TCPXO plugin publishes none (0, assumed).
 #include "topologies/fabric_transport.hpp"
 
 namespace clustersim {
 namespace {
 
 constexpr FabricTransport k_transports[] = {
-    {"infiniband", "infiniband", "adaptive", 0.0, "InfiniBand RDMA, adaptive routing in the switches",
+    {"infiniband", "infiniband", "adaptive", 0.0, 0.0, "InfiniBand RDMA, adaptive routing in the switches",
      "NVIDIA Quantum-2 QM9700 datasheet (adaptive routing); ConnectX-7 datasheet"},
-    {"roce", "ethernet", "ecmp", 0.0, "RoCE v2, flows hashed onto equal-cost links (ECMP): flows collide",
+    {"roce", "ethernet", "ecmp", 0.0, 0.0, "RoCE v2, flows hashed onto equal-cost links (ECMP): flows collide",
      "RFC 2992 (ECMP); Gangidi et al., SIGCOMM 2024 (RoCE at Meta: ECMP collisions of collective traffic)"},
-    {"spectrum_x", "ethernet", "adaptive", 0.0,
+    {"spectrum_x", "ethernet", "adaptive", 0.0, 0.0,
      "RoCE on NVIDIA Spectrum-X: adaptive routing, reordering in the SuperNIC",
      "NVIDIA Spectrum-X Network Platform Architecture white paper (2023)"},
-    {"efa", "ethernet", "spray", 0.0,
+    {"efa", "ethernet", "spray", 0.0, 75.0,
      "AWS EFA (SRD): packets sprayed over many paths, no flow collisions; longer per-message path",
      "Shalev et al., IEEE Micro 2020 (SRD); message latency fitted to 2 x p5.48xlarge nccl-tests all_reduce, 8 B "
      "to 64 KiB (aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/README.md): 0, at its bound"},
-    {"tcpxo", "ethernet", "ecmp", 0.0, "Google GPUDirect-TCPXO (A3 Mega): TCP with GPU-direct DMA, flows hashed",
+    {"tcpxo", "ethernet", "ecmp", 0.0, 0.0, "Google GPUDirect-TCPXO (A3 Mega): TCP with GPU-direct DMA, flows hashed",
      "Google Cloud documentation, 'Maximize GPU network bandwidth in A3 Mega ... with GPUDirect-TCPXO'"},
 };
 

@@ -18,6 +18,10 @@ struct FabricTransport {
   // spread over all equal-cost links: no flow collides with another while a link is idle).
   std::string_view routing;
   double message_latency_us;  // added to every step that crosses the fabric (the NIC's transport stack)
+  // The network latency the transport's NCCL plugin declares (ncclNetProperties_t::latency, NCCL's
+  // graph->latencyInter): NCCL's latency model adds it to every network step, twice under the Simple
+  // protocol (the flush), sim/collectives/nccl_protocol.hpp.
+  double nccl_latency_us;
   std::string_view summary;
   std::string_view source;
 };

@@ -54,13 +54,14 @@ int run_collective(const std::vector<std::string>& args) {
               o.algorithm.c_str(), profile.c_str());
   for (const DerivedDefault& d : cluster.derived_defaults.items)
     std::printf("# derived default %s = %s: %s\n", d.key.c_str(), d.value.c_str(), d.why.c_str());
-  std::printf("#\n#%12s %13s %9s %7s %16s %11s %8s %8s\n", "size", "count", "type", "redop", "algorithm", "time",
-              "algbw", "busbw");
-  std::printf("#%12s %13s %9s %7s %16s %11s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+  std::printf("#\n#%12s %13s %9s %7s %16s %8s %11s %8s %8s\n", "size", "count", "type", "redop", "algorithm",
+              "protocol", "time", "algbw", "busbw");
+  std::printf("#%12s %13s %9s %7s %16s %8s %11s %8s %8s\n", "(B)", "(elements)", "", "", "", "", "(us)", "(GB/s)",
+              "(GB/s)");
   for (const auto& r : rows) {
-    std::printf(" %12.0f %13lld %9s %7s %16s %11.2f %8.2f %8.2f\n", r.bytes, static_cast<long long>(r.count), "float",
-                o.send_recv ? "none" : "sum", r.algorithm.c_str(), r.time_s * 1e6, r.algbw_Bps / 1e9,
-                r.busbw_Bps / 1e9);
+    std::printf(" %12.0f %13lld %9s %7s %16s %8s %11.2f %8.2f %8.2f\n", r.bytes, static_cast<long long>(r.count),
+                "float", o.send_recv ? "none" : "sum", r.algorithm.c_str(),
+                r.protocol.empty() ? "-" : r.protocol.c_str(), r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9);
   }
   return 0;
 }

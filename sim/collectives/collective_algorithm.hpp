@@ -14,6 +14,13 @@
 // inter-node edge carries S per direction against the ring's 2(N-1)/N S), so the ring wins every
 // size the tree does not win by latency. The selector rates the tree that way: its bandwidth part is
 // the ring's x N/(N-1) / 0.92; the simulation then runs the chosen plan as it is.
+//
+// Protocols: with a profile whose nccl_protocols is set (the shipped nccl-* profiles), each algorithm
+// is rated under every NCCL protocol it may run (nccl_protocol.hpp: LL, LL128, Simple; NVLS, NVLS_TREE
+// and SHARP run Simple only; LL128 needs NVLink inside the node): the protocol's bandwidth fraction
+// divides the bandwidth part, NCCL's latency table (baseLat + steps x hwLat) adds to the latency part,
+// and the least estimate wins, over (algorithm, protocol) pairs as NCCL's tuner does. An algorithm
+// asked for by name still gets its best protocol. The plan records the protocol (CollectivePlan).
 // The consequence, as in NCCL's model: a ring pays 2(N-1) steps of latency, a tree 2 log2(nodes);
 // across 2-4 nodes the ring wins at every size the tree does not win by latency, while across
 // hundreds of nodes the ring's steps cost milliseconds and the tree wins up to gigabytes (NCCL's own
@@ -21,6 +28,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/collectives/collective_plan.hpp"
 
@@ -59,6 +67,13 @@ std::string collective_infeasible(std::string_view name, const CollectiveContext
 // Plans `request` with the algorithm `name` ("auto" selects). Throws SimulationError naming the
 // reason when the algorithm does not exist or cannot run the request.
 CollectivePlan plan_collective(std::string_view name, const CollectiveContext& ctx, const CollectiveRequest& request);
+// The same with NCCL's protocol `protocol` ("LL", "LL128", "Simple") instead of the best one: what the
+// tuner would run had it chosen that pair. Throws SimulationError naming why when the algorithm cannot
+// run the request or that protocol (name "auto" is refused: name an algorithm).
+CollectivePlan plan_collective(std::string_view name, std::string_view protocol, const CollectiveContext& ctx,
+                               const CollectiveRequest& request);
+// The protocols `name` may run here, in NCCL's order (Simple only without the profile's nccl_protocols).
+std::vector<std::string> collective_protocols(std::string_view name, const CollectiveContext& ctx);
 // The feasible NCCL algorithm with the least estimated time for `request` (idle-fabric time with the
 // bandwidth part over the entry's tuner_bandwidth_factor); ties keep the registry order.
 std::string select_collective_algorithm(const CollectiveContext& ctx, const CollectiveRequest& request);

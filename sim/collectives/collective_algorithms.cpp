@@ -5,14 +5,18 @@
 #include <utility>
 #include <vector>
 
+#include "sim/collective_sweep.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/collectives/direct_algorithm.hpp"
 #include "sim/collectives/halving_doubling_algorithm.hpp"
 #include "sim/collectives/hierarchical_algorithm.hpp"
+#include "sim/collectives/nccl_protocol.hpp"
+#include "sim/collectives/pat_algorithm.hpp"
 #include "sim/collectives/ring_algorithm.hpp"
 #include "sim/collectives/tree_algorithm.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/cluster.hpp"
+#include "topologies/fabric_transport.hpp"
 
 namespace clustersim {
 
@@ -31,33 +35,133 @@ CollectivePlan plan_with(const CollectiveAlgorithmEntry& a, const CollectiveCont
 // std::min(busBw*.92, nChannels*perChMaxTreeBw)`; 2.8 used .9. The per-channel cap (H100: 36-41 GB/s,
 // A100: 18-24 GB/s) does not bind on DGX systems, whose channels carry 12-25 GB/s each.
 constexpr double kTreeTunerBandwidthFactor = 0.92;
+// tuning.cc (2.23-2.27): `if (a == NCCL_ALGO_PAT) busBw *= .75;`.
+constexpr double kPatTunerBandwidthFactor = 0.75;
+
+// The protocols NCCL may run `a` with here, in NCCL's order (LL, LL128, Simple). Without the
+// profile's NCCL protocols: Simple only. NVLS, NVLS_TREE and CollNet run Simple only (tuning.cc skips
+// the other protocols for NVLS and NVLSTree and gives CollNet's zero bandwidth); clustersim's direct
+// (point-to-point) plans are Simple. LL128 needs NVLink inside the node (tuning.cc: `pEnable &=
+// (graphs[a]->typeIntra <= PATH_NVB)`). LL and LL128 also need the network to deliver 8- and 128-byte
+// writes in order: InfiniBand and RoCE do, and so does EFA on p5 (aws-ofi-nccl v1.16.3 asks the EFA
+// endpoint for in-order aligned 128-byte writes and sets NCCL_PROTO=simple only where it is refused,
+// as on p4d/p4de; its own p5 tuner picks Tree/LL128 for 2-node all-reduces up to 30 MiB,
+// src/tuner/nccl_ofi_regions.cpp).
+std::vector<NcclProtocol> protocols_for(const CollectiveAlgorithmEntry& a, const CollectiveContext& ctx) {
+  const std::string_view name = a.name;
+  if (!ctx.profile.nccl_protocols || (name != "ring" && name != "tree")) return {NcclProtocol::simple};
+  const ClusterSpec& spec = ctx.cluster.spec();
+  if (spec.node.scale_up.type == "pcie") return {NcclProtocol::ll, NcclProtocol::simple};
+  return {NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple};
+}
+
+// NCCL's modelled latency of `a` under `p` for `request` (nccl_protocol.hpp), added to the plan's own
+// (wire, per-step and per-call) latencies, the intra-node part scaled by the profile's fitted
+// nccl_intra_latency_scale. The tuner rates with the same latencies the call then takes. NVLS and SHARP
+// plans already pay the profile's fitted in-switch latency, NCCL's 25 us NVLink step: they get nothing more, and
+// NVLS_TREE only its network steps.
+double protocol_latency_s(const CollectiveAlgorithmEntry& a, NcclProtocol p, const CollectiveContext& ctx,
+                          const CollectiveRequest& request) {
+  const std::string_view name = a.name;
+  if (!ctx.profile.nccl_protocols || name == "nvls" || name == "sharp" || !nccl_models_latency(name)) return 0.0;
+  // PAT's formula is its whole latency in NCCL's model; its plan's steps already pay their hops.
+  NcclLatencyInput in;
+  in.kind = request.kind;
+  in.ranks = static_cast<int>(request.ranks->size());
+  in.nodes = static_cast<int>(node_segments(ctx.cluster, *request.ranks).size());
+  in.intra = ctx.cluster.spec().node.scale_up.type == "pcie" ? NcclHardware::pci : NcclHardware::nvlink;
+  in.intra_scale = ctx.profile.nccl_intra_latency_scale.value;
+  if (in.nodes > 1)
+    if (const FabricTransport* t = find_fabric_transport(ctx.cluster.spec().fabric.transport_in_effect()))
+      in.net_latency_s = t->nccl_latency_us * 1e-6;
+  double s = nccl_latency_s(name, p, in);
+  if (name == "nvls_tree") s -= nccl_latency_s("nvls", p, {request.kind, in.ranks, 1, in.intra, 0.0, in.intra_scale});
+  return s;
+}
+
+// How many times longer the bytes of `a` take under `p` than under Simple (NCCL's bandwidth model,
+// nccl_protocol.hpp), given the Simple plan's bandwidth part (LL's cap is on bus bandwidth).
+double protocol_slowdown(const CollectiveAlgorithmEntry& a, NcclProtocol p, const CollectiveContext& ctx,
+                         const CollectiveRequest& request, double simple_bandwidth_s) {
+  if (!ctx.profile.nccl_protocols || p == NcclProtocol::simple) return 1.0;
+  const int n = static_cast<int>(request.ranks->size());
+  NcclBandwidthInput in;
+  in.nodes = static_cast<int>(node_segments(ctx.cluster, *request.ranks).size());
+  in.scale_up_generation = ctx.cluster.spec().node.scale_up.generation;
+  if (simple_bandwidth_s > 0.0)
+    in.simple_bus_bandwidth_Bps = bus_factor(request.kind, n) * request.bytes / simple_bandwidth_s;
+  return nccl_bandwidth_slowdown(a.name, p, in);
+}
+
+// `plan` (Simple) run with protocol `p`: its bytes on the wire take `slowdown` times longer (each
+// carries 1/slowdown payload bytes), and the last phase pays NCCL's latency of the protocol.
+void apply_protocol(CollectivePlan& plan, NcclProtocol p, double latency_s, double slowdown) {
+  plan.protocol = std::string(nccl_protocol(p).name);
+  if (plan.phases.empty()) return;
+  for (CollectivePhase& phase : plan.phases)
+    for (Transfer& t : phase.transfers)
+      t.bytes *= slowdown;
+  plan.phases.back().latency_s += latency_s;
+}
+
+// An algorithm's plan with its best protocol, and the tuner's estimate of its time.
+struct Candidate {
+  CollectivePlan plan;
+  double estimate = std::numeric_limits<double>::infinity();
+};
+
+// Plans `a` and rates it under every protocol it may run (the estimate: idle-fabric latency plus NCCL's
+// latency of the protocol plus the bandwidth part x the protocol's slowdown over the entry's tuner
+// factor; a tree is rated
+// with the ring's bandwidth when `ring_bandwidth_s` holds it). Keeps the protocol with the least
+// estimate (ties: NCCL's order). A ring stores its bandwidth part in `ring_bandwidth_s`.
+Candidate best_protocol(const CollectiveAlgorithmEntry& a, const CollectiveContext& ctx,
+                        const CollectiveRequest& request, std::optional<double>& ring_bandwidth_s) {
+  const double n = static_cast<double>(request.ranks->size());
+  Candidate c;
+  c.plan = plan_with(a, ctx, request);
+  double latency_s = 0.0, bandwidth_s = 0.0;
+  if (a.tuner_rates_like_ring && ring_bandwidth_s && n > 1) {
+    // Rated with the ring's bandwidth: only its latency is needed, no routing.
+    latency_s = idle_fabric_latency_s(ctx, c.plan);
+    bandwidth_s = *ring_bandwidth_s * n / (n - 1);
+  } else {
+    const IdleFabricTime t = idle_fabric_time_parts(ctx, c.plan);
+    if (std::string_view(a.name) == "ring") ring_bandwidth_s = t.bandwidth_s;
+    latency_s = t.latency_s;
+    bandwidth_s = t.bandwidth_s;
+  }
+  NcclProtocol best = NcclProtocol::simple;
+  double best_latency_s = 0.0, best_slowdown = 1.0;
+  for (NcclProtocol p : protocols_for(a, ctx)) {
+    const double extra_s = protocol_latency_s(a, p, ctx, request);
+    const double slowdown = protocol_slowdown(a, p, ctx, request, bandwidth_s);
+    const double estimate = latency_s + extra_s + bandwidth_s * slowdown / a.tuner_bandwidth_factor;
+    if (estimate < c.estimate) {
+      c.estimate = estimate;
+      best = p;
+      best_latency_s = extra_s;
+      best_slowdown = slowdown;
+    }
+  }
+  apply_protocol(c.plan, best, best_latency_s, best_slowdown);
+  return c;
+}
 
 // Plans `request` with every feasible NCCL algorithm; returns the one with the least estimated time.
 std::pair<const CollectiveAlgorithmEntry*, CollectivePlan> select_and_plan(const CollectiveContext& ctx,
                                                                            const CollectiveRequest& request) {
-  const double n = static_cast<double>(request.ranks->size());
   const CollectiveAlgorithmEntry* best = nullptr;
   CollectivePlan best_plan;
   double best_time = std::numeric_limits<double>::infinity();
   std::optional<double> ring_bandwidth_s;  // the registry lists the ring first
   for (const auto& a : collective_algorithms()) {
     if (!a.nccl || !collective_infeasible(a.name, ctx, request).empty()) continue;
-    CollectivePlan plan = plan_with(a, ctx, request);
-    const bool is_ring = std::string_view(a.name) == "ring";
-    const double latency_s = idle_fabric_latency_s(ctx, plan);
-    double estimate = 0.0;
-    if (a.tuner_rates_like_ring && ring_bandwidth_s && n > 1) {
-      // Rated with the ring's bandwidth: only its latency is needed, no routing.
-      estimate = latency_s + *ring_bandwidth_s * n / (n - 1) / a.tuner_bandwidth_factor;
-    } else {
-      const IdleFabricTime t = idle_fabric_time_parts(ctx, plan);
-      if (is_ring) ring_bandwidth_s = t.bandwidth_s;
-      estimate = t.latency_s + t.bandwidth_s / a.tuner_bandwidth_factor;
-    }
-    if (estimate < best_time) {  // ties keep the earlier entry (registry order)
-      best_time = estimate;
+    Candidate c = best_protocol(a, ctx, request, ring_bandwidth_s);
+    if (c.estimate < best_time) {  // ties keep the earlier entry (registry order)
+      best_time = c.estimate;
       best = &a;
-      best_plan = std::move(plan);
+      best_plan = std::move(c.plan);
     }
   }
   if (best == nullptr) throw SimulationError(std::string("no algorithm can run ") + to_string(request.kind));
@@ -82,6 +186,10 @@ std::span<const CollectiveAlgorithmEntry> collective_algorithms() {
        "NVLS inside the nodes pipelined with a double binary tree per rail across them (NCCL's NVLS_TREE; no "
        "switch reduction needed)",
        true, &hierarchical_supports, &nvls_tree_infeasible, &plan_nvls_tree},
+      {"pat",
+       "NCCL's PAT: all-gather / reduce-scatter in log2(N) steps with one GPU per node (NCCL 2.23+; Bruck's "
+       "traffic)",
+       true, &pat_supports, &pat_infeasible, &plan_pat, kPatTunerBandwidthFactor},
       {"direct", "every pair at once (all-to-all, all-to-allv)", true, &direct_supports, nullptr, &plan_direct},
       {"halving_doubling", "recursive halving then doubling (MPI, Gloo): log2(N) steps, power-of-two groups", false,
        &halving_doubling_supports, &halving_doubling_infeasible, &plan_halving_doubling},
@@ -179,7 +287,44 @@ CollectivePlan plan_collective(std::string_view name, const CollectiveContext& c
   if (name == kAutoAlgorithm) return select_and_plan(ctx, request).second;
   const std::string why = collective_infeasible(name, ctx, request);
   if (!why.empty()) throw SimulationError(why);
-  return plan_with(*find_collective_algorithm(name), ctx, request);
+  const CollectiveAlgorithmEntry& a = *find_collective_algorithm(name);
+  if (protocols_for(a, ctx).size() == 1) {  // no choice to rate: no routing
+    CollectivePlan plan = plan_with(a, ctx, request);
+    const NcclProtocol p = protocols_for(a, ctx).front();
+    apply_protocol(plan, p, protocol_latency_s(a, p, ctx, request), 1.0);
+    return plan;
+  }
+  std::optional<double> no_ring_rating;  // a named algorithm is rated on its own plan
+  return best_protocol(a, ctx, request, no_ring_rating).plan;
+}
+
+CollectivePlan plan_collective(std::string_view name, std::string_view protocol, const CollectiveContext& ctx,
+                               const CollectiveRequest& request) {
+  if (name == kAutoAlgorithm) throw SimulationError("a protocol is chosen for a named algorithm, not for auto");
+  const std::string why = collective_infeasible(name, ctx, request);
+  if (!why.empty()) throw SimulationError(why);
+  const CollectiveAlgorithmEntry& a = *find_collective_algorithm(name);
+  std::string known;
+  for (NcclProtocol p : protocols_for(a, ctx)) {
+    if (nccl_protocol(p).name == protocol) {
+      CollectivePlan plan = plan_with(a, ctx, request);
+      const double simple_bandwidth_s = p == NcclProtocol::ll ? idle_fabric_time_parts(ctx, plan).bandwidth_s : 0.0;
+      apply_protocol(plan, p, protocol_latency_s(a, p, ctx, request),
+                     protocol_slowdown(a, p, ctx, request, simple_bandwidth_s));
+      return plan;
+    }
+    known += std::string(known.empty() ? "" : ", ") + std::string(nccl_protocol(p).name);
+  }
+  throw SimulationError("the " + std::string(name) + " algorithm cannot run the " + std::string(protocol) +
+                        " protocol here (it can run: " + known + ")");
+}
+
+std::vector<std::string> collective_protocols(std::string_view name, const CollectiveContext& ctx) {
+  std::vector<std::string> out;
+  if (const CollectiveAlgorithmEntry* a = find_collective_algorithm(name))
+    for (NcclProtocol p : protocols_for(*a, ctx))
+      out.emplace_back(nccl_protocol(p).name);
+  return out;
 }
 
 }  // namespace clustersim

@@ -30,6 +30,9 @@ struct CollectivePlan {
   std::string algorithm;  // "ring", "tree", ...
   std::vector<CollectivePhase> phases;
   int channels = 1;  // parallel rings or trees (NCCL channels) the bytes were spread over
+  // NCCL's wire protocol (nccl_protocol.hpp: "LL", "LL128", "Simple"); its bandwidth share is in the
+  // transfers' bytes (bytes on the wire), its latency in the phases'.
+  std::string protocol = "Simple";
 
   double latency_s() const;
 };

@@ -297,6 +297,7 @@ NetworkDatasets load_network_datasets(const std::string& datasets_path, const st
     JsonReader pr = profiles.object(it.key());
     NetworkProfile p = ideal_network_profile();
     p.name = it.key();
+    p.nccl_protocols = true;  // the tables measured NCCL: its protocols are part of what is fitted
     p.description = pr.optional_string("description").value_or("");
     const auto& gpus = pr.array("gpus");
     for (const auto& g : gpus)
@@ -431,24 +432,31 @@ NetworkCalibration calibrate_network(const std::vector<CollectiveTable>& all_tab
   TechnologyProfile& nv = p.of(LinkTechnology::nvlink);
   if (!nvlink.empty()) {
     // NVLink efficiency, per-step latency and per-call latency from single-node rings.
+    // With NCCL's protocols, the scale of NCCL's intra-node latencies too (exp(x): positive).
     auto apply = [&](NetworkProfile& q, const std::vector<double>& x) {
       q.of(LinkTechnology::nvlink).bandwidth_efficiency.value = efficiency_of(x[0]);
       q.of(LinkTechnology::nvlink).step_latency_s.value = latency_of(x[1]);
       q.collective_latency_s.value = latency_of(x[2]);
+      if (x.size() > 3) q.nccl_intra_latency_scale.value = std::exp(x[3]);
     };
+    std::vector<double> x0{logit(0.8), std::log(1.0), std::log(10.0)};
+    if (p.nccl_protocols) x0.push_back(std::log(0.5));
     const auto x = nelder_mead(
         [&](const std::vector<double>& v) {
           NetworkProfile q = p;
           apply(q, v);
           return objective(nvlink, q);
         },
-        {logit(0.8), std::log(1.0), std::log(10.0)}, 0.5, 300);
+        x0, 0.5, 400);
     apply(p, x);
     const std::string src = "fit to " + ids(nvlink);
     const double res = rms_relative(nvlink, p, min_bytes);
     nv.bandwidth_efficiency = {nv.bandwidth_efficiency.value, src, "NVLink rings, " + domain, res};
     nv.step_latency_s = {nv.step_latency_s.value, src, "NVLink rings, " + domain, res};
     p.collective_latency_s = {p.collective_latency_s.value, src, "every collective call", res};
+    if (p.nccl_protocols)
+      p.nccl_intra_latency_scale = {p.nccl_intra_latency_scale.value, src,
+                                    "NCCL's base and NVLink/PCIe step latencies (src/graph/tuning.cc 2.27.7)", res};
   }
   if (!nvls.empty()) {
     // NVLS efficiency and per-phase latency from in-switch all-reduces (NVLink values held).

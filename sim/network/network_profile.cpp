@@ -54,10 +54,13 @@ NetworkProfile parse_network_profile(std::string_view json_text, const std::stri
       p.gpus.push_back(gpus[i].get<std::string>());
     }
   }
+  p.nccl_protocols = r.boolean_or("nccl_protocols", false);
   if (auto c = r.optional_object("collective_latency_s"))
     p.collective_latency_s = parse_fitted(*c, NumberRange::non_negative());
   if (auto c = r.optional_object("nvls_efficiency")) p.nvls_efficiency = parse_fitted(*c, {0.0, 1.0, true});
   if (auto c = r.optional_object("nvls_latency_s")) p.nvls_latency_s = parse_fitted(*c, NumberRange::non_negative());
+  if (auto c = r.optional_object("nccl_intra_latency_scale"))
+    p.nccl_intra_latency_scale = parse_fitted(*c, NumberRange::non_negative());
   if (auto techs = r.optional_object("technologies")) {
     for (LinkTechnology t : kTechnologies) {
       auto tr = techs->optional_object(to_string(t));
@@ -91,9 +94,11 @@ std::string network_profile_to_json(const NetworkProfile& p) {
   nlohmann::ordered_json j{{"name", p.name},
                            {"description", p.description},
                            {"gpus", p.gpus},
+                           {"nccl_protocols", p.nccl_protocols},
                            {"collective_latency_s", fitted_json(p.collective_latency_s)},
                            {"nvls_efficiency", fitted_json(p.nvls_efficiency)},
                            {"nvls_latency_s", fitted_json(p.nvls_latency_s)},
+                           {"nccl_intra_latency_scale", fitted_json(p.nccl_intra_latency_scale)},
                            {"technologies", techs}};
   return j.dump(2);
 }

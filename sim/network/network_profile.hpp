@@ -44,6 +44,15 @@ struct NetworkProfile {
   // synchronisation. A node's NVLS all-reduce is one phase; NCCL's tuner charges it 25 us on NVLink
   // (src/graph/tuning.cc, hwLat).
   FittedValue nvls_latency_s{0.0, "ideal", "", 0.0};
+  // Whether collectives run NCCL's wire protocols (sim/collectives/nccl_protocol.hpp): each call takes
+  // the LL, LL128 or Simple protocol with the least modelled time, paying that protocol's share of the
+  // link bandwidth and NCCL's own latency table on top of the latencies above. false (`ideal`): every
+  // collective moves its bytes at the full link rate with wire latencies only.
+  bool nccl_protocols = false;
+  // What NCCL's base and intra-node per-step latencies (nccl_protocol.hpp) are multiplied by: NCCL's
+  // table is a tuning model, and measured NVLink steps of recent nodes are faster than it says (fitted
+  // with the NVLink values; 1 when no table fits it).
+  FittedValue nccl_intra_latency_scale{1.0, "NCCL's table as it is", "", 0.0};
 
   const TechnologyProfile& of(LinkTechnology t) const { return technologies[static_cast<std::size_t>(t)]; }
   TechnologyProfile& of(LinkTechnology t) { return technologies[static_cast<std::size_t>(t)]; }

@@ -553,6 +553,7 @@ class Replay {
     const auto& plans = planned.plans;
     rec.algorithm = algorithm;
     rec.channels = plans.empty() ? 1 : plans.front()->channels;
+    rec.protocol = plans.empty() ? std::string("Simple") : plans.front()->protocol;
     records_.push_back(std::move(rec));
     if (!planned.closed_form_s.empty()) {
       ++planned.runs;  // its link bytes are counted once per run in result()

@@ -73,6 +73,7 @@ struct CollectiveRecord {
   std::uint16_t communicator = 0;
   CollectiveKind kind = CollectiveKind::all_reduce;
   std::string algorithm;
+  std::string protocol;  // NCCL's wire protocol of the plan: LL, LL128, Simple
   int channels = 1;
   double bytes = 0.0;    // per rank buffer size
   double start_s = 0.0;  // every rank has arrived

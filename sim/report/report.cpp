@@ -231,7 +231,8 @@ std::string Report::to_json(int indent) const {
                     {"bytes", c.bytes},
                     {"count", c.count},
                     {"time_s", c.time_s},
-                    {"exposed_s", c.exposed_s}});
+                    {"exposed_s", c.exposed_s},
+                    {"protocol", c.protocol}});
   }
   j["communication"] = comm;
   Json links_json = Json::array();
@@ -318,9 +319,9 @@ Report Report::from_json(const std::string& text) {
                  b.at("pipeline_bubble_s").get<double>(), b.value("host_wait_s", 0.0)};
   for (const auto& c : j.at("communication")) {
     r.communication.push_back({c.at("group").get<std::string>(), c.at("collective").get<std::string>(),
-                               c.at("algorithm").get<std::string>(), c.at("bytes").get<double>(),
-                               c.at("count").get<std::int64_t>(), c.at("time_s").get<double>(),
-                               c.at("exposed_s").get<double>()});
+                               c.at("algorithm").get<std::string>(), c.value("protocol", std::string()),
+                               c.at("bytes").get<double>(), c.at("count").get<std::int64_t>(),
+                               c.at("time_s").get<double>(), c.at("exposed_s").get<double>()});
   }
   for (const auto& l : j.at("links")) {
     LinkStats ls{l.at("id").get<std::string>(),
@@ -459,10 +460,10 @@ std::string Report::to_text() const {
 
   if (!communication.empty()) {
     o << "  Communication\n";
-    o << "    " << pad("group", 7) << pad("collective", 16) << pad("algorithm", 11) << lpad("calls", 6)
-      << lpad("bytes/call", 14) << lpad("total time", 14) << lpad("exposed", 13) << "\n";
+    o << "    " << pad("group", 7) << pad("collective", 16) << pad("algorithm", 11) << pad("protocol", 9)
+      << lpad("calls", 6) << lpad("bytes/call", 14) << lpad("total time", 14) << lpad("exposed", 13) << "\n";
     for (const auto& c : communication) {
-      o << "    " << pad(c.group, 7) << pad(c.collective, 16) << pad(c.algorithm, 11)
+      o << "    " << pad(c.group, 7) << pad(c.collective, 16) << pad(c.algorithm, 11) << pad(c.protocol, 9)
         << lpad(std::to_string(c.count), 6) << lpad(gigabytes(c.count ? c.bytes / static_cast<double>(c.count) : 0), 14)
         << lpad(seconds(c.time_s), 14) << lpad(seconds(c.exposed_s), 13) << "\n";
     }

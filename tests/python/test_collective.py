@@ -45,6 +45,16 @@ def test_rows_follow_nccl_tests_definitions(two_nodes: cs.Cluster) -> None:
     assert gather["busbw_GBps"][0] == pytest.approx(gather["algbw_GBps"][0] * 15 / 16, rel=1e-12)
 
 
+def test_the_protocol_nccl_would_run_is_named(two_nodes: cs.Cluster) -> None:
+    # Across 2 DGX H100 nodes (shipped H100 profile, NCCL's protocols): the ring's 8 B all-reduce runs
+    # LL (NCCL's 2.7 us network step against Simple's 14) and its 1 GiB all-reduce Simple (LL128
+    # would move 1/0.92 as long); send/recv names none.
+    df = cs.collective(two_nodes, "all_reduce", ranks="0-15", sizes=[8, GiB], fidelity="analytical", algorithm="ring")
+    assert list(df["protocol"]) == ["LL", "Simple"]
+    p2p = cs.collective(two_nodes, "send_recv", sizes=[1e6], peer_offset=8, fidelity="analytical")
+    assert list(p2p["protocol"]) == [""]
+
+
 def test_ranks_as_a_list_or_as_text_are_the_same_communicator(two_nodes: cs.Cluster) -> None:
     as_list = cs.collective(two_nodes, ranks=[0, 8, 1, 9], sizes=[1e6, 1e8], fidelity="analytical")
     as_text = cs.collective(two_nodes, ranks="0,8,1,9", sizes=[1e6, 1e8], fidelity="analytical")

@@ -28,6 +28,7 @@ COLLECTIVE_COLUMNS: Tuple[str, ...] = (
     "time_us",
     "algbw_GBps",
     "busbw_GBps",
+    "protocol",
 )
 
 Ranks = Union[None, str, Iterable[int]]
@@ -64,7 +65,8 @@ def collective(
     by ``step_factor``, as nccl-tests' ``-b -e -f``. ``fidelity``, ``algorithm`` (``auto``: the one
     NCCL would pick; the report names it), ``network_profile``: as :func:`clustersim.simulate`.
 
-    Columns: :data:`COLLECTIVE_COLUMNS`. ``busbw_GBps`` is ``algbw_GBps`` times nccl-tests' bus
+    Columns: :data:`COLLECTIVE_COLUMNS`; ``protocol`` is NCCL's wire protocol the tuner chose (LL,
+    LL128, Simple; empty for send_recv). ``busbw_GBps`` is ``algbw_GBps`` times nccl-tests' bus
     factor: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and all_to_all, 1 for
     broadcast, reduce and send_recv. Raises :class:`~clustersim.SpecError` for bad input (an unknown
     op, a rank out of range or twice, an algorithm the group cannot run) and

@@ -387,7 +387,7 @@ class Report:
     def communication(self) -> "pd.DataFrame":
         """Collectives per process group: ``group, collective, algorithm, bytes, count, time_s,
         exposed_s`` (summed over calls; ``exposed_s`` is the part not hidden behind compute), then
-        any column a newer report adds."""
+        any column a newer report adds (``protocol``: NCCL's wire protocol, LL, LL128 or Simple)."""
         columns = ["group", "collective", "algorithm", "bytes", "count", "time_s", "exposed_s"]
         return _table([dict(r) for r in self._data.get("communication") or []], columns)
 
