@@ -683,7 +683,14 @@ class StageBuilder {
     grads(groups_.norms / 2.0, false, norm("bwd.ln2", true, T_sp_));
     residual("bwd.residual1", true);
     grads(groups_.attention_out, false, fp8_row_parallel_backward("attn_out", T_, h_, q_));
-    if (recompute == "selective") attention("recompute.attention", false, s_, double(s_) * p_.cp);
+    // selective recompute: the attention forward again, as one kernel over the rank's queries; with
+    // context parallelism the load-balanced work of the ring (s / cp queries against s / 2 keys, dense)
+    if (recompute == "selective") {
+      if (p_.cp == 1)
+        attention("recompute.attention", false, s_, s_);
+      else
+        attention("recompute.attention", false, s_, double(s_) * p_.cp / 2.0, false);
+    }
     attention_core("bwd", true);
     grads(groups_.qkv, false, fp8_column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
     grads(groups_.norms / 2.0, false, norm("bwd.ln1", true, T_sp_));
