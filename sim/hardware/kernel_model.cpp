@@ -72,7 +72,7 @@
 //             tensor-core utilization of the clock under the power cap (as a GEMM's main loop).
 //             d_half, gamma, h_fwd, h_bwd, b_bwd, c_diag and alpha: fitted to FlashAttention-2's
 //             published H100 figures (calibration/attention/flash-attention-2-h100.json, from the
-//             FlashAttention-3 paper: 30 figures fitted, median |error| 0.9 %, max 3.4 %; causal head
+//             FlashAttention-3 paper: 30 figures fitted, median |error| 1.0 %, max 3.4 %; causal head
 //             dimension 256 and backward head dimension 64 held out, 9 figures: median 3.3 %, max
 //             5.0 %); attention_efficiency per GPU by the calibration profile (kernel_fit.cpp).
 //             An op without a shape: t_compute = flops / (peak(dtype) * attention_efficiency [* b_bwd]).
