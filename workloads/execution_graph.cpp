@@ -63,6 +63,7 @@ OpId OpTable::add_compute(const ComputeOp& op, std::span<const OpId> deps) {
   n_.push_back(op.n);
   k_.push_back(op.k);
   batch_.push_back(op.batch);
+  attention_.push_back(static_cast<std::uint8_t>((op.causal ? kCausal : 0) | (op.backward ? kBackward : 0)));
   collective_.push_back(CollectiveKind::all_reduce);
   communicator_.push_back(0);
   return id;
@@ -91,6 +92,7 @@ OpId OpTable::add_collective(const CollectiveOp& op, std::span<const OpId> deps)
   n_.push_back(0);
   k_.push_back(0);
   batch_.push_back(0);
+  attention_.push_back(0);
   collective_.push_back(op.collective);
   communicator_.push_back(op.communicator);
   return id;
@@ -108,6 +110,7 @@ OpId OpTable::add_p2p(const P2POp& op, std::span<const OpId> deps) {
   n_.push_back(op.tag);                                      // and n field
   k_.push_back(op.eager ? 1u : 0u);                          // and k field
   batch_.push_back(0);
+  attention_.push_back(0);
   collective_.push_back(CollectiveKind::all_reduce);
   communicator_.push_back(op.communicator);
   return id;
@@ -124,6 +127,8 @@ ComputeOp OpTable::compute_op(OpId i) const {
   op.n = n_[i];
   op.k = k_[i];
   op.batch = batch_[i];
+  op.causal = causal(i);
+  op.backward = backward(i);
   op.stream = stream_[i];
   op.duration_s = duration_s(i);
   return op;
@@ -131,7 +136,8 @@ ComputeOp OpTable::compute_op(OpId i) const {
 
 std::size_t OpTable::memory_bytes() const {
   const std::size_t per_op = sizeof(OpKind) + sizeof(std::uint8_t) + sizeof(std::uint32_t) * 6 + sizeof(KernelClass) +
-                             sizeof(Precision) + sizeof(double) * 2 + sizeof(CollectiveKind) + sizeof(std::uint16_t);
+                             sizeof(std::uint8_t) + sizeof(Precision) + sizeof(double) * 2 + sizeof(CollectiveKind) +
+                             sizeof(std::uint16_t);
   std::size_t names = 0;
   for (const auto& n : names_)
     names += n.capacity() + sizeof(std::string);

@@ -43,6 +43,11 @@ const char* to_string(CollectiveKind k);
 // Streams by convention: 0 compute; communication streams from 1.
 inline constexpr std::uint8_t kComputeStream = 0;
 
+// A fused attention kernel's backward flops relative to its forward: FlashAttention-2's backward
+// recomputes QK^T and the softmax and runs five matmuls to the forward's two (Dao 2023; flash-attention's
+// benchmarks count it so).
+inline constexpr double kAttentionBackwardFlopsFactor = 2.5;
+
 struct ComputeOp {
   std::string_view name;
   KernelClass kernel = KernelClass::elementwise;
@@ -51,6 +56,11 @@ struct ComputeOp {
   double bytes = 0.0;  // bytes moved to and from device memory (HBM)
   // GEMM shape, C[m x n] = A[m x k] * B[k x n], repeated `batch` times (gemm and attention kernels).
   std::uint32_t m = 0, n = 0, k = 0, batch = 1;
+  // Attention kernels: the causal mask (query i sees the keys up to its own position, aligned to the
+  // last query when n > m) and the backward pass (dQ, dK, dV). flops are the work the kernel does:
+  // 4 m n k batch forward, half of it with the causal mask, 2.5x in the backward.
+  bool causal = false;
+  bool backward = false;
   std::uint8_t stream = kComputeStream;
   // A measured duration (imported traces): > 0 is the op's time, used verbatim by the replay; 0 lets
   // the GPU model time the kernel from its description.
@@ -103,6 +113,8 @@ class OpTable {
   std::uint32_t n(OpId i) const { return n_[i]; }
   std::uint32_t k(OpId i) const { return k_[i]; }
   std::uint32_t batch(OpId i) const { return batch_[i]; }
+  bool causal(OpId i) const { return (attention_[i] & kCausal) != 0; }
+  bool backward(OpId i) const { return (attention_[i] & kBackward) != 0; }
   // Compute ops: the measured duration (ComputeOp::duration_s), 0 when the GPU model times the op.
   double duration_s(OpId i) const { return i < duration_s_.size() ? duration_s_[i] : 0.0; }
   // Collective ops: the all_to_allv's per-pair bytes (CollectiveOp::pair_bytes); null for any other.
@@ -131,6 +143,8 @@ class OpTable {
   std::vector<double> flops_;
   std::vector<double> bytes_;
   std::vector<std::uint32_t> m_, n_, k_, batch_;
+  static constexpr std::uint8_t kCausal = 1, kBackward = 2;
+  std::vector<std::uint8_t> attention_;  // compute ops: kCausal | kBackward
   std::vector<CollectiveKind> collective_;
   std::vector<std::uint16_t> communicator_;
   std::vector<std::uint32_t> dep_begin_{0};

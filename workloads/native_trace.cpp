@@ -74,6 +74,8 @@ ordered_json op_json(const ExecutionGraph& graph, const OpTable& ops, OpId i) {
         j["k"] = ops.k(i);
         j["batch"] = ops.batch(i);
       }
+      if (ops.causal(i)) j["causal"] = true;
+      if (ops.backward(i)) j["backward"] = true;
       if (ops.duration_s(i) != 0.0) j["duration_s"] = ops.duration_s(i);
       break;
     case OpKind::collective:
@@ -261,6 +263,8 @@ void read_op(JsonReader r, std::size_t index, OpTable& ops, const CommunicatorIn
       op.n = static_cast<std::uint32_t>(r.integer_or("n", 0, 0, kU32));
       op.k = static_cast<std::uint32_t>(r.integer_or("k", 0, 0, kU32));
       op.batch = static_cast<std::uint32_t>(r.integer_or("batch", 1, 0, kU32));
+      op.causal = r.boolean_or("causal", false);
+      op.backward = r.boolean_or("backward", false);
       op.duration_s = r.number_or("duration_s", 0.0, NumberRange::non_negative());
       r.finish();
       ops.add_compute(op, deps);

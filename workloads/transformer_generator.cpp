@@ -115,9 +115,9 @@
 #include "sim/core/error.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
-#include "workloads/software_stack.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
+#include "workloads/software_stack.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -149,8 +149,6 @@ constexpr double kLossFlopsPerElement = 5.0;
 constexpr double kFp32Bytes = 4.0;
 constexpr double kTokenIdBytes = 4.0;
 constexpr double kMaskBytes = 1.0;  // a dropout mask element (uint8, as PyTorch keeps it)
-// FlashAttention-2 backward flops relative to its forward (see the top of the file).
-constexpr double kAttentionBackwardFactor = 2.5;
 // fp8 delayed scaling: amax history length (NeMo's fp8_amax_history_len 1024) and the tensor slots
 // Transformer Engine keeps per GEMM in the forward (input, weight, output) and backward (output and
 // input gradients).
@@ -198,8 +196,7 @@ std::uint32_t u32(double v) {
 
 class StageBuilder {
  public:
-  StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, OpTable& ops, const Communicators& comms,
-               int stage)
+  StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, OpTable& ops, const Communicators& comms, int stage)
       : spec_(spec),
         stack_(stack),
         m_(spec.model),
@@ -262,7 +259,17 @@ class StageBuilder {
   // Appends an op to stream 0 after the previous one there, plus any pending extra dependencies.
   OpId compute(const std::string& name, KernelClass kernel, double flops, double bytes, std::uint32_t m = 0,
                std::uint32_t n = 0, std::uint32_t k = 0, std::uint32_t batch = 1) {
+    return compute(name, kernel, flops, bytes, {m, n, k, batch});
+  }
+  struct KernelShape {
+    std::uint32_t m = 0, n = 0, k = 0, batch = 1;
+    bool causal = false, backward = false;  // attention kernels (ComputeOp)
+  };
+  OpId compute(const std::string& name, KernelClass kernel, double flops, double bytes, const KernelShape& shape) {
+    const auto [m, n, k, batch, causal, backward] = shape;
     ComputeOp op;
+    op.causal = causal;
+    op.backward = backward;
     op.name = name;
     op.kernel = kernel;
     op.precision = fp8_gemms_ && kernel == KernelClass::gemm ? fp8_gemm_precision_ : precision_;
@@ -389,8 +396,7 @@ class StageBuilder {
     if (!stack_.fused.bias_dropout_add) {
       if (!backward && biases_)
         compute(name + ".bias", KernelClass::elementwise, kResidualFlopsPerElement * elements, 2.0 * elements * e_);
-      if (dropout)
-        compute(name + ".dropout", KernelClass::elementwise, elements, elements * (2.0 * e_ + kMaskBytes));
+      if (dropout) compute(name + ".dropout", KernelClass::elementwise, elements, elements * (2.0 * e_ + kMaskBytes));
       return compute(name, KernelClass::elementwise, kResidualFlopsPerElement * elements, 3.0 * elements * e_);
     }
     const double mask = dropout ? elements * kMaskBytes : 0.0;
@@ -407,19 +413,22 @@ class StageBuilder {
   }
 
   // Attention over `q_tokens` queries and `kv_tokens` keys per sequence: one fused kernel
-  // (FlashAttention), or Megatron's unfused path (unfused_attention).
-  OpId attention(const std::string& name, bool backward, double q_tokens, double kv_tokens) {
+  // (FlashAttention), or Megatron's unfused path (unfused_attention, which computes and masks the whole
+  // score matrix). `causal`: the decoder's mask; the fused kernel skips the masked tiles, so its flops
+  // are half of the dense 4 b q kv (a d) (kernel_model.cpp times the tiles it runs, diagonal included).
+  OpId attention(const std::string& name, bool backward, double q_tokens, double kv_tokens, bool causal = true) {
     if (spec_.training.attention == "unfused") return unfused_attention(name, backward, q_tokens, kv_tokens);
-    const double forward_flops = 4.0 * double(b_) * q_tokens * kv_tokens * q_;
+    const double forward_flops = 4.0 * double(b_) * q_tokens * kv_tokens * q_ * (causal ? 0.5 : 1.0);
     const double q_bytes = double(b_) * q_tokens * q_ * e_;
     const double kv_bytes = double(b_) * kv_tokens * 2.0 * kv_ * e_;
     const double out_bytes = q_bytes;
     const double lse_bytes = double(b_) * heads_ * q_tokens * kFp32Bytes;
-    const double flops = backward ? kAttentionBackwardFactor * forward_flops : forward_flops;
+    const double flops = backward ? kAttentionBackwardFlopsFactor * forward_flops : forward_flops;
     // backward reads Q, K, V, O, dO and the log-sum-exp, writes dQ, dK, dV
     const double bytes = backward ? 2.0 * (q_bytes + kv_bytes) + 2.0 * out_bytes + lse_bytes
                                   : q_bytes + kv_bytes + out_bytes + lse_bytes;
-    return compute(name, KernelClass::attention, flops, bytes, u32(q_tokens), u32(kv_tokens), d_, b_ * heads_);
+    return compute(name, KernelClass::attention, flops, bytes,
+                   {u32(q_tokens), u32(kv_tokens), d_, b_ * heads_, causal, backward});
   }
 
   // Megatron-LM's unfused attention: scores S = Q K^T as a batched GEMM (b x heads of q x kv, inner
@@ -457,7 +466,14 @@ class StageBuilder {
 
   // The attention core of one layer. With context parallelism, ring attention: cp steps, each on the
   // local queries and one rank's K/V block; the blocks travel to the next rank of the cp group while
-  // the current one is computed (forward: K and V; backward: K, V and their gradients).
+  // the current one is computed (forward: K and V; backward: K, V and their gradients). The causal
+  // mask is load-balanced as Megatron-Core / Transformer Engine do it (AttnFuncWithCP): the sequence
+  // is cut into 2 cp chunks and rank r holds chunks r and 2 cp - 1 - r, so step 0 (its own K/V) is a
+  // causal attention of its s / cp queries over its s / cp keys, and every other step a dense one of
+  // half the work: all queries over the first chunk of an earlier rank's block, or the second chunk
+  // of the queries over a later rank's whole block (both s / cp x s / (2 cp), the shape timed here).
+  // Every rank does the same work, s^2 / (2 cp) per head, as a causal attention over the whole
+  // sequence divided by cp.
   void attention_core(const std::string& phase, bool backward) {
     const int cp = p_.cp;
     if (cp == 1) {
@@ -472,7 +488,10 @@ class StageBuilder {
         p2p(phase + ".cp.send_kv", OpKind::send, comms_.cp, +1, tag, block_bytes, kContextSendStream, {have_block});
         have_block = p2p(phase + ".cp.recv_kv", OpKind::recv, comms_.cp, -1, tag, block_bytes, kContextRecvStream, {});
       }
-      attention(phase + ".attention", backward, s_, s_);
+      if (step == 0)
+        attention(phase + ".attention", backward, s_, s_);
+      else
+        attention(phase + ".attention", backward, s_, s_ / 2.0, false);
       if (step + 1 < cp) extra_deps_.push_back(have_block);
     }
   }
@@ -664,7 +683,14 @@ class StageBuilder {
     grads(groups_.norms / 2.0, false, norm("bwd.ln2", true, T_sp_));
     residual("bwd.residual1", true);
     grads(groups_.attention_out, false, fp8_row_parallel_backward("attn_out", T_, h_, q_));
-    if (recompute == "selective") attention("recompute.attention", false, s_, double(s_) * p_.cp);
+    // selective recompute: the attention forward again, as one kernel over the rank's queries; with
+    // context parallelism the load-balanced work of the ring (s / cp queries against s / 2 keys, dense)
+    if (recompute == "selective") {
+      if (p_.cp == 1)
+        attention("recompute.attention", false, s_, s_);
+      else
+        attention("recompute.attention", false, s_, double(s_) * p_.cp / 2.0, false);
+    }
     attention_core("bwd", true);
     grads(groups_.qkv, false, fp8_column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
     grads(groups_.norms / 2.0, false, norm("bwd.ln1", true, T_sp_));
@@ -885,7 +911,8 @@ class StageBuilder {
       last_ = ops_.add_compute(norm_op, take_deps());
       have_last_ = true;
       blocking_collective("optimizer.grad_norm.tp", CollectiveKind::all_reduce, comms_.tp, kFp32Bytes);
-      if (p_.zero_stage >= 1) blocking_collective("optimizer.grad_norm.dp", CollectiveKind::all_reduce, comms_.dp, kFp32Bytes);
+      if (p_.zero_stage >= 1)
+        blocking_collective("optimizer.grad_norm.dp", CollectiveKind::all_reduce, comms_.dp, kFp32Bytes);
     }
     // One multi-tensor kernel, or one kernel per parameter tensor (optimizer_kernels).
     const double kernels = stack_.optimizer_kernels == OptimizerKernels::per_tensor ? parameter_tensors() : 1.0;
@@ -970,9 +997,8 @@ std::uint16_t add(ExecutionGraph& graph, const char* name, std::vector<std::vect
 }  // namespace
 
 ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world_size) {
-  return generate_transformer_training(spec, world_size,
-                                       find_software_stack(spec.training.effective_stack(), spec.source_file,
-                                                           "/training/stack"));
+  return generate_transformer_training(
+      spec, world_size, find_software_stack(spec.training.effective_stack(), spec.source_file, "/training/stack"));
 }
 
 ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world_size, const StackProfile& stack) {

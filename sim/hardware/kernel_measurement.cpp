@@ -61,6 +61,7 @@ constexpr double kHalfBytes = 2.0;
 constexpr double kTokenIdBytes = 8.0;                 // int64 token ids (PyTorch's default)
 constexpr double kFlashAttentionModelDim = 2048.0;    // flash-attention's benchmark: heads * head_dim
 constexpr double kStreamNominalBytes = 1073741824.0;  // STREAM records give a bandwidth, not a size
+constexpr double kAttentionFlopsPerScore = 4.0;       // QK^T and PV: 2 d flops each per score
 
 // Device names to catalogue ids: the first row whose every fragment appears in the name wins; an
 // empty id means "not in the catalogue".
@@ -215,7 +216,10 @@ MeasurementSet read_own(const std::string& file, const std::string& text, const 
         mm.n = static_cast<std::uint32_t>(e.integer("n", 1, UINT32_MAX));
         mm.k = static_cast<std::uint32_t>(e.integer("k", 1, UINT32_MAX));
         mm.batch = static_cast<std::uint32_t>(e.integer_or("batch", 1, 1, UINT32_MAX));
-        mm.flops = 4.0 * mm.m * double(mm.n) * mm.k * mm.batch;
+        mm.causal = e.boolean_or("causal", false);
+        mm.backward = e.boolean_or("backward", false);
+        mm.flops = kAttentionFlopsPerScore * mm.m * double(mm.n) * mm.k * mm.batch * (mm.causal ? 0.5 : 1.0) *
+                   (mm.backward ? kAttentionBackwardFlopsFactor : 1.0);
         mm.bytes = 4.0 * mm.m * double(mm.k) * mm.batch * bytes_per_element(*precision);
       } else {
         mm.m = static_cast<std::uint32_t>(e.integer_or("rows", 0, 0, UINT32_MAX));
@@ -528,6 +532,8 @@ ComputeOp KernelMeasurement::op() const {
   o.n = n;
   o.k = k;
   o.batch = batch;
+  o.causal = causal;
+  o.backward = backward;
   return o;
 }
 

@@ -27,6 +27,7 @@ struct KernelMeasurement {
   double flops = 0.0;
   double bytes = 0.0;
   std::uint32_t m = 0, n = 0, k = 0, batch = 1;
+  bool causal = false, backward = false;  // attention (ComputeOp)
   double time_s = 0.0;
   int repetitions = 0;  // 0: not given by the source
   std::string file;     // the measurement file it was read from

@@ -46,13 +46,36 @@
 //             A and B), so it does not pay for 64 padded rows.
 //             An op without a shape (m, n or k = 0): t_compute = flops / (peak(dtype) * E) and the
 //             epilogue overlaps (t = fixed + max(t_compute, bytes / bw)).
-// attention   fused (FlashAttention-style) kernel, m query rows and n keys per (sequence, head), head
-//             dimension k, batch = sequences x heads; fixed = gemm_launch_s. One thread block per 128
-//             query rows of one head (FlashAttention-2's forward block):
-//               blocks = batch * ceil(m / 128), quant = ceil(blocks / sm_count) * sm_count / blocks
-//               t_compute = flops * quant / (peak(dtype) * attention_efficiency), at the capped clock as
-//                           a GEMM's main loop
-//             Causal masking is in the flops the op gives (half the score matrix is computed).
+// attention   fused FlashAttention-2 kernel, m query rows and n keys per (sequence, head), head dimension
+//             d = k, batch = sequences x heads; fixed = gemm_launch_s. FlashAttention-2 tiles the score
+//             matrix (flash-attention's launch templates; block shapes by head dimension in
+//             kFlashBlockShapes): the forward runs one thread block per R queries of one (sequence, head),
+//             looping over key tiles of C; the backward one block per C keys, looping over query tiles
+//             of R. A tile of R x C scores costs 4 R C d flops (forward; the backward's five matmuls and
+//             recomputed softmax: 2.5 x). Per SM, one tile takes
+//               tau   = 4 R C d [x 2.5 / b_bwd] / (peak(dtype) / sm_count * attention_efficiency * hd(d))
+//               hd(d) = (d / (d + d_half)) / (128 / (128 + d_half)) * (128 / d)^gamma for d > 128
+//                       (the softmax's work per score does not scale with d: small heads run below the
+//                       d = 128 rate; d = 256 takes smaller blocks; hd(128) = 1, so attention_efficiency
+//                       is the rate of head dimension 128 on long sequences)
+//             A block costs its tiles plus a fixed cost of h_fwd keys (forward: loading Q, the
+//             epilogue's O and log-sum-exp) or h_bwd queries (backward: dK, dV) in tile units.
+//             Dense (no mask): every block has ceil(n / C) tiles (forward); the blocks run in waves:
+//               t_compute = ceil(blocks / sm_count) * (tiles + h) * tau   (a short sequence underfills
+//                           the GPU by the wave quantization of its blocks)
+//             Causal mask (query i sees keys <= i + n - m): a block runs only the tiles that hold an
+//             unmasked score, about half of them; the ceil(R / C) tiles on the diagonal cost c_diag
+//             each (the mask is applied there), and the blocks differ in length, so the last ones to
+//             start leave SMs idle: with W the summed block lengths and L the longest,
+//               t_compute = max(W / sm_count + alpha * L, L) * tau
+//             The op's flops (4 m n d batch, halved when causal, 2.5 x in the backward) set only the
+//             tensor-core utilization of the clock under the power cap (as a GEMM's main loop).
+//             d_half, gamma, h_fwd, h_bwd, b_bwd, c_diag and alpha: fitted to FlashAttention-2's
+//             published H100 figures (calibration/attention/flash-attention-2-h100.json, from the
+//             FlashAttention-3 paper: 30 figures fitted, median |error| 1.0 %, max 3.4 %; causal head
+//             dimension 256 and backward head dimension 64 held out, 9 figures: median 3.3 %, max
+//             5.0 %); attention_efficiency per GPU by the calibration profile (kernel_fit.cpp).
+//             An op without a shape: t_compute = flops / (peak(dtype) * attention_efficiency [* b_bwd]).
 //             t_memory = bytes / (hbm_bandwidth_Bps * memory_efficiency).
 // memory-bound kernels (elementwise, normalization, embedding, optimizer, loss); fixed = kernel_launch_s.
 //               bw     = hbm_bandwidth_Bps * eff(role), and at most m * row_bandwidth_Bps when the op
@@ -81,6 +104,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string_view>
 
@@ -89,7 +113,30 @@
 namespace clustersim {
 namespace {
 
-constexpr double kAttentionQueryRows = 128.0;  // FlashAttention-2 forward: query rows per thread block
+// FlashAttention-2's thread-block shapes by head dimension (flash-attention csrc/flash_attn/src
+// flash_fwd_launch_template.h and flash_bwd_launch_template.h, the configurations an A100 / H100 takes
+// without dropout; head dimension 256 on H100: 64 x 64, two blocks per SM). The first row whose
+// head_dim_max is at least the op's head dimension applies (the last one beyond it).
+struct FlashBlockShape {
+  double head_dim_max;
+  double forward_rows, forward_cols;    // forward kBlockM x kBlockN: queries per block, keys per tile
+  double backward_rows, backward_cols;  // backward kBlockM x kBlockN: queries per tile, keys per block
+};
+constexpr FlashBlockShape kFlashBlockShapes[] = {
+    {64.0, 128.0, 128.0, 128.0, 128.0},
+    {128.0, 128.0, 64.0, 64.0, 128.0},
+    {256.0, 64.0, 64.0, 64.0, 64.0},
+};
+// The attention model's shape parameters (top of the file), fitted by bench/fit_attention_shape.py to
+// calibration/attention/flash-attention-2-h100.json (least squares on ln time).
+constexpr double kAttentionHeadDimHalf = 20.1;            // d_half: softmax work per score, in head dims
+constexpr double kAttentionWideHeadExponent = 0.279;      // gamma: d > 128 takes smaller blocks
+constexpr double kAttentionForwardBlockKeys = 91.9;       // h_fwd: a forward block's fixed cost, in keys
+constexpr double kAttentionBackwardBlockQueries = 273.7;  // h_bwd: a backward block's fixed cost, in queries
+constexpr double kAttentionBackwardEfficiency = 0.879;    // b_bwd: backward rate / forward rate
+constexpr double kAttentionDiagonalTileCost = 1.457;      // c_diag: a masked diagonal tile, in tiles
+constexpr double kAttentionCausalTail = 0.788;            // alpha: the idle tail of unequal causal blocks
+constexpr double kAttentionReferenceHeadDim = 128.0;      // hd(128) = 1
 constexpr double kTileSizes[] = {16.0, 32.0, 64.0, 128.0, 256.0};
 constexpr double kFullLoadBytes = 16.0;    // widest vector load (TMA / cp.async 16 B)
 constexpr double kSplitKMaxSlices = 16.0;  // split-K slices the library considers
@@ -207,18 +254,97 @@ KernelParts gemm_parts(const GpuSpec& gpu, const ComputeOp& op) {
   return p;
 }
 
+const FlashBlockShape& flash_block_shape(double head_dim) {
+  for (const auto& shape : kFlashBlockShapes)
+    if (head_dim <= shape.head_dim_max) return shape;
+  return kFlashBlockShapes[std::size(kFlashBlockShapes) - 1];
+}
+
+// hd(d): the rate of head dimension d relative to 128 (top of the file).
+double head_dim_factor(double d) {
+  const double h = kAttentionHeadDimHalf;
+  const double softmax = (d / (d + h)) / (kAttentionReferenceHeadDim / (kAttentionReferenceHeadDim + h));
+  return d > kAttentionReferenceHeadDim ? softmax * std::pow(kAttentionReferenceHeadDim / d, kAttentionWideHeadExponent)
+                                        : softmax;
+}
+
+// The tiles of one thread block and how many blocks there are, per (sequence, head).
+struct AttentionBlocks {
+  double count = 0.0;       // blocks per (sequence, head)
+  double tiles_sum = 0.0;   // tiles summed over those blocks (the fixed costs and diagonal extra included)
+  double tiles_max = 0.0;   // the longest block
+  double tile_flops = 0.0;  // flops of one tile
+};
+
+// Forward: blocks of R queries over key tiles of C; backward: blocks of C keys over query tiles of R.
+// With the causal mask (query i sees keys up to i + n - m) a block runs only its tiles with an unmasked
+// score; ceil(R / C) (forward) or ceil(C / R) (backward) of them lie on the diagonal and cost c_diag.
+AttentionBlocks attention_blocks(const ComputeOp& op) {
+  const FlashBlockShape& shape = flash_block_shape(op.k);
+  const double m = op.m, n = op.n, d = op.k;
+  const double offset = std::max(n - m, 0.0);  // keys every query sees besides its own prefix
+  AttentionBlocks b;
+  double fixed = 0.0, diagonal = 0.0;
+  if (!op.backward) {
+    const double rows = shape.forward_rows, cols = shape.forward_cols;
+    b.count = ceil_div(m, rows);
+    b.tile_flops = 4.0 * rows * cols * d;
+    fixed = kAttentionForwardBlockKeys / cols;
+    diagonal = std::max(1.0, std::ceil(rows / cols));
+    if (!op.causal) {
+      b.tiles_max = ceil_div(n, cols) + fixed;
+      b.tiles_sum = b.count * b.tiles_max;
+      return b;
+    }
+    for (double i = 0.0; i < b.count; ++i) {
+      const double tiles = ceil_div(std::min(n, offset + (i + 1.0) * rows), cols);
+      const double block = tiles + fixed + (kAttentionDiagonalTileCost - 1.0) * diagonal;
+      b.tiles_sum += block;
+      b.tiles_max = std::max(b.tiles_max, block);
+    }
+    return b;
+  }
+  const double rows = shape.backward_rows, cols = shape.backward_cols;
+  b.count = ceil_div(n, cols);
+  b.tile_flops = kAttentionBackwardFlopsFactor * 4.0 * rows * cols * d / kAttentionBackwardEfficiency;
+  fixed = kAttentionBackwardBlockQueries / rows;
+  diagonal = std::max(1.0, std::ceil(cols / rows));
+  if (!op.causal) {
+    b.tiles_max = ceil_div(m, rows) + fixed;
+    b.tiles_sum = b.count * b.tiles_max;
+    return b;
+  }
+  for (double j = 0.0; j < b.count; ++j) {
+    // the queries that see key j * C or a later one
+    const double tiles = ceil_div(m - std::max(0.0, j * cols - offset), rows);
+    const double block = tiles + fixed + (kAttentionDiagonalTileCost - 1.0) * diagonal;
+    b.tiles_sum += block;
+    b.tiles_max = std::max(b.tiles_max, block);
+  }
+  return b;
+}
+
+// Compute time at the boost clock (top of the file).
+double attention_boost_s(const GpuSpec& gpu, const ComputeOp& op) {
+  const double peak = gpu.peak_flops(op.precision);
+  if (op.m == 0 || op.n == 0 || op.k == 0)
+    return op.flops / (peak * gpu.attention_efficiency * (op.backward ? kAttentionBackwardEfficiency : 1.0));
+  const double sms = std::max(gpu.sm_count, 1);
+  const double sequences_heads = std::max<std::uint32_t>(op.batch, 1);
+  const AttentionBlocks b = attention_blocks(op);
+  const double tau = b.tile_flops * sms / (peak * gpu.attention_efficiency * head_dim_factor(op.k));
+  double tiles = 0.0;
+  if (!op.causal) {
+    tiles = ceil_div(b.count * sequences_heads, sms) * b.tiles_max;
+  } else {
+    tiles = std::max(b.tiles_sum * sequences_heads / sms + kAttentionCausalTail * b.tiles_max, b.tiles_max);
+  }
+  return tiles * tau;
+}
+
 KernelParts attention_parts(const GpuSpec& gpu, const ComputeOp& op) {
   KernelParts p;
-  if (op.flops > 0.0) {
-    double quant = 1.0;
-    if (op.m > 0) {
-      const double sms = std::max(gpu.sm_count, 1);
-      const double blocks = std::max<std::uint32_t>(op.batch, 1) * ceil_div(op.m, kAttentionQueryRows);
-      quant = ceil_div(blocks, sms) * sms / blocks;
-    }
-    p.compute_s =
-        at_capped_clock_s(gpu, op, op.flops * quant / (gpu.peak_flops(op.precision) * gpu.attention_efficiency));
-  }
+  if (op.flops > 0.0) p.compute_s = at_capped_clock_s(gpu, op, attention_boost_s(gpu, op));
   if (op.bytes > 0.0) p.memory_s = op.bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
   return p;
 }

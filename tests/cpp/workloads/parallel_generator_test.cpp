@@ -277,7 +277,7 @@ TEST(ParallelGenerator, ContextParallelRingAttentionPassesKeyValueBlocks) {
   const ExecutionGraph g = generate_transformer_training(s, world(s));
   const OpTable& ops = g.classes()[0].ops;
   const std::uint16_t cp = comm_index(g, "cp");
-  int sends = 0, attention = 0;
+  int sends = 0, attention = 0, causal_steps = 0;
   double attention_flops = 0.0;
   for (OpId i = 0; i < ops.size(); ++i) {
     if (ops.kind(i) == OpKind::send && ops.communicator(i) == cp && ops.tag(i) == 2) {
@@ -287,13 +287,25 @@ TEST(ParallelGenerator, ContextParallelRingAttentionPassesKeyValueBlocks) {
     if (ops.kind(i) == OpKind::compute && ops.name(i) == "fwd.attention") {
       ++attention;
       attention_flops += ops.flops(i);
+      // load-balanced causal ring (2 cp chunks): step 0 causal over the rank's own 64 x 64 block, the
+      // other steps dense over half a block, 64 queries x 32 keys
+      if (ops.causal(i)) {
+        ++causal_steps;
+        EXPECT_EQ(ops.n(i), 64u);
+      } else {
+        EXPECT_EQ(ops.n(i), 32u);
+      }
+      EXPECT_EQ(ops.m(i), 64u);
     }
   }
   const int mb = 8;
   EXPECT_EQ(sends, mb * 4 * 3);      // cp - 1 blocks passed on per layer
   EXPECT_EQ(attention, mb * 4 * 4);  // one block per ring step
-  // the rank's queries against every key: 4 * s_local * s * h per sequence and layer
-  EXPECT_DOUBLE_EQ(attention_flops, mb * 4 * 4.0 * 64 * 256 * 512);
+  EXPECT_EQ(causal_steps, mb * 4);   // the first step of each layer
+  // every rank does 1 / cp of the causal attention over the whole sequence: half of the rank's
+  // queries against every key, 4 * s_local * s * h / 2 per sequence and layer (64 x 64 / 2 + 3 x 64 x 32
+  // = 8192 = 64 x 256 / 2 scores per head)
+  EXPECT_DOUBLE_EQ(attention_flops, mb * 4 * 4.0 * 64 * 256 * 512 / 2.0);
   // gradients are reduced over dp x cp
   EXPECT_EQ(g.communicators()[comm_index(g, "dp")].groups.front().size(), 4u);
 }

@@ -68,6 +68,15 @@ ExecutionGraph every_field_graph() {
   // An all_to_allv over the groups of 2: bytes is the largest row sum.
   const std::vector<double> pairs{0.0, 1e-7, 3.0e9, 0.5};
   second.ops.add_collective({"ep.dispatch", CollectiveKind::all_to_all, dp, 3.0e9 + 0.5, 1, pairs});
+  ComputeOp causal_backward;  // an attention kernel's mask and pass
+  causal_backward.name = "bwd.attention";
+  causal_backward.kernel = KernelClass::attention;
+  causal_backward.m = causal_backward.n = 4096;
+  causal_backward.k = 128;
+  causal_backward.batch = 32;
+  causal_backward.causal = true;
+  causal_backward.backward = true;
+  second.ops.add_compute(causal_backward);
   for (auto kernel : {KernelClass::attention, KernelClass::elementwise, KernelClass::optimizer, KernelClass::embedding,
                       KernelClass::loss}) {
     ComputeOp op;
@@ -85,6 +94,8 @@ TEST(NativeTrace, EveryFieldRoundTripsExactly) {
   const ExecutionGraph back = parse_native_trace(text, "mem.json");
   expect_same_graph(g, back);
   EXPECT_EQ(write_native_trace(back), text);  // write -> read -> write: the same bytes
+  EXPECT_NE(text.find("\"causal\": true"), std::string::npos);
+  EXPECT_NE(text.find("\"backward\": true"), std::string::npos);
 }
 
 TEST(NativeTrace, GeneratedTrainingStepRoundTripsExactly) {

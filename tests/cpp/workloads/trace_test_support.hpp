@@ -67,6 +67,8 @@ inline void expect_same_graph(const ExecutionGraph& a, const ExecutionGraph& b) 
           EXPECT_EQ(x.ops.n(i), y.ops.n(i));
           EXPECT_EQ(x.ops.k(i), y.ops.k(i));
           EXPECT_EQ(x.ops.batch(i), y.ops.batch(i));
+          EXPECT_EQ(x.ops.causal(i), y.ops.causal(i));
+          EXPECT_EQ(x.ops.backward(i), y.ops.backward(i));
           EXPECT_EQ(x.ops.duration_s(i), y.ops.duration_s(i));
           break;
         case OpKind::collective:

@@ -131,17 +131,23 @@ TEST(TransformerGenerator, GemmFlopsEqualTwiceTheMatmulParametersPerToken) {
 }
 
 TEST(TransformerGenerator, AttentionFlopsAndShapes) {
-  // Forward 4 b s^2 h = 4 * 2 * 128^2 * 256 = 33,554,432; backward 2.5x (FlashAttention-2).
+  // Causal: the fused kernel computes half of the dense 4 b s^2 h = 4 * 2 * 128^2 * 256 = 33,554,432;
+  // backward 2.5x (FlashAttention-2).
   const ExecutionGraph graph = generate_transformer_training(small_gpt(2), 2);
   const OpTable& ops = ops_of(graph);
   const OpId fwd = last_named(ops, "fwd.attention");
   EXPECT_EQ(ops.kernel(fwd), KernelClass::attention);
-  EXPECT_DOUBLE_EQ(ops.flops(fwd), 33'554'432.0);
+  EXPECT_DOUBLE_EQ(ops.flops(fwd), 33'554'432.0 / 2.0);
   EXPECT_EQ(ops.m(fwd), 128u);
   EXPECT_EQ(ops.n(fwd), 128u);
   EXPECT_EQ(ops.k(fwd), 64u);     // head dim
   EXPECT_EQ(ops.batch(fwd), 8u);  // 2 sequences x 4 heads
-  EXPECT_DOUBLE_EQ(ops.flops(last_named(ops, "bwd.attention")), 2.5 * 33'554'432.0);
+  EXPECT_TRUE(ops.causal(fwd));
+  EXPECT_FALSE(ops.backward(fwd));
+  const OpId bwd = last_named(ops, "bwd.attention");
+  EXPECT_DOUBLE_EQ(ops.flops(bwd), 2.5 * 33'554'432.0 / 2.0);
+  EXPECT_TRUE(ops.causal(bwd));
+  EXPECT_TRUE(ops.backward(bwd));
 }
 
 TEST(TransformerGenerator, GemmBytesAreOperandsPlusResult) {
