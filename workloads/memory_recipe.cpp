@@ -27,6 +27,19 @@
 //                      log-softmax output 4). Matches h100-device: peak - model state - 32 s b h L
 //                      activations = 12.2-13.0 bytes per logit element on the 8 rows whose peak is the
 //                      loss (the rest: the output head's inputs and the cuBLAS workspaces).
+//   fused           4  flash_attn.losses.cross_entropy.CrossEntropyLoss (llm-foundry's default loss_fn
+//                      "fused_crossentropy", llmfoundry/models/mpt/modeling_mpt.py): one Triton kernel
+//                      reads the 16-bit logits and writes the loss and the log-sum-exp (s b floats),
+//                      saving the logits themselves (2); its backward writes the 16-bit gradient of the
+//                      logits into a new tensor (inplace_backward=False, 2): 4 bytes, no fp32 copy.
+//
+// training.selective_recompute, what recompute "selective" keeps of a layer (bytes in memory_model.cpp):
+//   attention_core  Megatron-LM --recompute-granularity selective (Korthikanti et al. 2022, section
+//                   4.2): everything but the core attention's a x s x s tensors, which are recomputed
+//   matmul_outputs  torchtitan's op-level selective activation checkpointing (selective_ac_option
+//                   "op", torchtitan/parallelisms/parallelize_llama.py _save_list and _custom_policy):
+//                   the layer's input, the output of every other matmul (the 1st, 3rd, ... in call
+//                   order) and of scaled_dot_product_attention; the rest is recomputed in the backward
 #include "workloads/memory_recipe.hpp"
 
 #include <algorithm>
@@ -42,6 +55,14 @@ constexpr GradBufferRecipe kGradBuffers[] = {
 constexpr CrossEntropyRecipe kCrossEntropies[] = {
     {"vocab_parallel", "Megatron-Core's vocab-parallel cross entropy: fp32 softmax, gradient in place", 6.0},
     {"eager", "PyTorch F.cross_entropy on fp32 logits: log-softmax output, its gradient, the logits' gradient", 12.0},
+    {"fused",
+     "a fused softmax cross entropy kernel (flash-attn's Triton CrossEntropyLoss): 16-bit logits and their gradient",
+     4.0},
+};
+
+constexpr SelectiveRecomputeRecipe kSelectiveRecomputes[] = {
+    {"attention_core", "Megatron-LM: keep everything but the core attention's scores, recompute them"},
+    {"matmul_outputs", "torchtitan op-level AC: keep the layer input, every other matmul's output and attention's"},
 };
 
 template <class T>
@@ -82,6 +103,14 @@ std::vector<std::string> cross_entropy_names() {
 
 const CrossEntropyRecipe& cross_entropy_recipe(std::string_view name) {
   return find_or_first(cross_entropy_recipes(), name);
+}
+
+std::span<const SelectiveRecomputeRecipe> selective_recompute_recipes() {
+  return kSelectiveRecomputes;
+}
+
+std::vector<std::string> selective_recompute_names() {
+  return names_of(selective_recompute_recipes());
 }
 
 }  // namespace clustersim

@@ -23,6 +23,12 @@ struct CrossEntropyRecipe {
   double peak_bytes_per_logit;  // bytes alive at the loss's peak per logit element (s b V / t of them)
 };
 
+// What training.recompute "selective" keeps of a layer for the backward pass (training.selective_recompute).
+struct SelectiveRecomputeRecipe {
+  const char* name;
+  const char* summary;
+};
+
 std::span<const GradBufferRecipe> grad_buffer_recipes();
 std::vector<std::string> grad_buffer_names();
 // The recipe called `name`: one of grad_buffer_names() (the workload parser checks it).
@@ -31,5 +37,8 @@ const GradBufferRecipe& grad_buffer_recipe(std::string_view name);
 std::span<const CrossEntropyRecipe> cross_entropy_recipes();
 std::vector<std::string> cross_entropy_names();
 const CrossEntropyRecipe& cross_entropy_recipe(std::string_view name);
+
+std::span<const SelectiveRecomputeRecipe> selective_recompute_recipes();
+std::vector<std::string> selective_recompute_names();
 
 }  // namespace clustersim
