@@ -12,6 +12,15 @@
 //               with gradient accumulation the first micro-batch's gradients stay alive through the
 //               others (h100-device: 1.3B, micro-batch 2: 25.56 GiB for one micro-batch, 30.47 GiB for
 //               8 = 4 bytes x 1.316e9 parameters = 4.90 GiB more).
+//   persistent_bf16  Megatron-Core's DistributedDataParallel with grad_reduce_in_fp32 = False: the same
+//               persistent buffer in the parameters' 16-bit dtype (2 bytes per parameter), reduced in
+//               bf16; the distributed optimizer casts its shard to fp32 for the step
+//               (_copy_model_grads_to_main_grads: 4 bytes per parameter / (dp x cp)). NeMo sets it from
+//               optim.grad_sync_dtype (megatron_base_model.py setup_mcore_distributed_parallel:
+//               grad_reduce_in_fp32 = grad_sync_dtype == 'fp32'), and NVIDIA's H100 fp8 recipes pass
+//               +training.model.optim.grad_sync_dtype=bf16 (NeMo-Framework-Launcher
+//               examples/training/gpt/h100/175b_fp8_16node.sh, llama/h100/llama3_8b_fp8.sh, ...).
+//               The generator reduces these gradients in 2 bytes (training_state.cpp).
 //
 // training.cross_entropy, the bytes per logit element (s b V / t of them) alive at the loss's peak:
 //   vocab_parallel  6  Megatron-Core's vocab-parallel cross entropy
@@ -48,8 +57,9 @@ namespace clustersim {
 namespace {
 
 constexpr GradBufferRecipe kGradBuffers[] = {
-    {"persistent", "one contiguous fp32 buffer allocated before the first step (Megatron-LM DDP)", true},
-    {"per_step", "allocated during the backward pass, freed after the optimizer step (PyTorch eager)", false},
+    {"persistent", "one contiguous fp32 buffer allocated before the first step (Megatron-LM DDP)", true, false},
+    {"per_step", "allocated during the backward pass, freed after the optimizer step (PyTorch eager)", false, false},
+    {"persistent_bf16", "Megatron-Core's buffer in the 16-bit parameter dtype (NeMo grad_sync_dtype bf16)", true, true},
 };
 
 constexpr CrossEntropyRecipe kCrossEntropies[] = {

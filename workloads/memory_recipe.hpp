@@ -15,6 +15,9 @@ struct GradBufferRecipe {
   // true: allocated once before the first step and alive all step; false: each parameter's main
   // gradient is allocated at its first gradient of the step and freed after the optimizer step.
   bool persistent;
+  // true: the buffer holds the gradients in the 16-bit parameter dtype (2 bytes in mixed precision),
+  // and the optimizer step makes an fp32 copy of its shard; false: fp32 main gradients (4 bytes).
+  bool parameter_dtype;
 };
 
 struct CrossEntropyRecipe {

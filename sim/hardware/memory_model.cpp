@@ -64,7 +64,8 @@
 //                      with tied embeddings it waits in autograd's input buffer for the embedding's contribution;
 //                      Megatron-LM's persistent buffer comes with --gradient-accumulation-fusion, on by
 //                      default, whose weight-gradient GEMMs accumulate straight into the fp32 buffer)
-//   optimizer          G (every main gradient) + on the first stage the last gradient the backward
+//   optimizer          G (every main gradient; with a 16-bit grad buffer also the optimizer's fp32
+//                      copy of its shard, 4 P / n with ZeRO >= 1) + on the first stage the last gradient the backward
 //                      produces, the word embedding's 16-bit gradient (w V h / t), before it is added to
 //                      its main gradient; fused Adam updates in place (no temporaries)
 // G_fwd, the main gradients alive before the last backward pass: G when the grad buffer is persistent
@@ -115,6 +116,7 @@ namespace clustersim {
 namespace {
 
 constexpr double kActivationBytes = 2.0;      // 16-bit activations and their gradients
+constexpr double kFp32Bytes = 4.0;            // the optimizer's fp32 copy of a 16-bit gradient shard
 constexpr double kFragmentedFraction = 0.15;  // of the reserved dynamic memory (GMLake)
 constexpr double kCudaContextBytes = 400.0 * units::kMiB;
 constexpr double kWorkspacesPerStep = 2.0;  // forward thread + autograd's backward thread
@@ -144,6 +146,7 @@ struct StageTerms {
   double layer_backward = 0.0;             // one layer's backward working set
   double output_gradient = 0.0;            // last stage: the output projection's 16-bit gradient
   double embedding_gradient = 0.0;         // first stage: the word embedding's 16-bit gradient
+  double main_gradient_shard = 0.0;        // 16-bit grad buffer: the optimizer's fp32 copy of its shard
   double buffers = 0.0;
   bool last = false;
 };
@@ -175,16 +178,20 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   // freed with them: it is counted with the gathered layers below.
   x.weights = x.parameters * per_param.weights / (zero3 ? shard : 1.0) +
               (zero3 ? 0.0 : linear_parameters * stage_layers(m, p, i) * fp8_weight_copy_bytes(t));
+  const GradBufferRecipe& grad_buffer = grad_buffer_recipe(t.grad_buffer);
   x.gradients = x.parameters * per_param.gradients / (p.zero_stage >= 2 ? shard : 1.0);
+  // A 16-bit buffer: the optimizer step works on an fp32 copy of the rank's shard of the gradients.
+  if (grad_buffer.parameter_dtype)
+    x.main_gradient_shard = x.parameters * kFp32Bytes / (p.zero_stage >= 1 ? shard : 1.0);
   x.optimizer = x.parameters * per_param.optimizer / (p.zero_stage >= 1 ? shard : 1.0);
-  const bool accumulated = grad_buffer_recipe(t.grad_buffer).persistent || spec.micro_batches() > 1;
+  const bool accumulated = grad_buffer.persistent || spec.micro_batches() > 1;
   x.gradients_before_backward = accumulated ? x.gradients : 0.0;
   x.layer_activations = layer_activation_bytes(spec, attention) * stage_layers(m, p, i) * x.in_flight;
   const double vocab_shard = V * h / tp;
   if (x.last) {
     x.head_activations = 2.0 * kActivationBytes * s * b * h / sp_split;
     x.logits = cross_entropy_recipe(t.cross_entropy).peak_bytes_per_logit * s * b * V / tp;
-    if (!grad_buffer_recipe(t.grad_buffer).persistent) x.output_gradient = per_param.weights * vocab_shard;
+    if (!grad_buffer.persistent) x.output_gradient = per_param.weights * vocab_shard;
   }
   if (i == 0) x.embedding_gradient = per_param.weights * vocab_shard;
   x.layer_backward = 2.0 * kActivationBytes * s * b * f / tp + kActivationBytes * s * b * h / sp_split;
@@ -227,7 +234,7 @@ MemoryFootprint lines_at(const StageTerms& x, MemoryPhase phase) {
       f.transient_bytes = x.layer_backward + x.output_gradient;
       break;
     case MemoryPhase::optimizer:
-      f.gradients_bytes = x.gradients;
+      f.gradients_bytes = x.gradients + x.main_gradient_shard;
       f.transient_bytes = x.embedding_gradient;
       break;
   }

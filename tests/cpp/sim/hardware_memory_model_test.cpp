@@ -473,6 +473,22 @@ TEST(MemoryModel, Zero3HoldsTwoGatheredLayersAndCastsFp8PerLayer) {
   EXPECT_GT(fp8_weight_copy_bytes(s.training), 0.0);
 }
 
+TEST(MemoryModel, SixteenBitGradBufferHalvesTheGradientsAndCopiesTheShardToFp32) {
+  // NeMo's grad_sync_dtype bf16 (Megatron-Core grad_reduce_in_fp32 = False): GPT-3 175B stage 0,
+  // 2,822,731,776 parameters: a 2-byte persistent buffer, 5,645,463,552 bytes, alive at every moment;
+  // at the optimizer step also the distributed optimizer's fp32 copy of its shard, 4 P / 16 =
+  // 705,682,944 bytes. The generator reduces 2 bytes per parameter (parameter_state_bytes).
+  WorkloadSpec s = gpt3_175b();
+  s.training.grad_buffer = "persistent_bf16";
+  EXPECT_DOUBLE_EQ(parameter_state_bytes(s.training).gradients, 2.0);
+  const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "t", "");
+  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::backward).gradients_bytes, 5'645'463'552.0);
+  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::optimizer).gradients_bytes,
+                   5'645'463'552.0 + 705'682'944.0);
+  s.training.grad_buffer = "persistent";
+  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::optimizer).gradients_bytes, 11'290'927'104.0);
+}
+
 TEST(MemoryModel, FusedCrossEntropyKeepsFourBytesPerLogit) {
   // flash-attn's Triton CrossEntropyLoss (llm-foundry's default): the 16-bit logits and their 16-bit
   // gradient, s b V x 4 bytes, a third of PyTorch's eager fp32 loss (12).
