@@ -544,6 +544,10 @@ TEST(MemoryModel, TorchtitanPublishedReservedPeaksWithinTolerance) {
   }
   for (const ValidationCase& c : d.cases)
     EXPECT_TRUE(row_footprint(d, c.id).fits) << c.id;
+  // The 32K-token FSDP row (tt-0005, full checkpointing, Float8): 80.7 GiB of the 89.4 GiB the 96 GB
+  // H100 has, a margin of 8.7 GiB (9.7 %) with the allocator reserve and the CUDA context counted.
+  const MemoryFootprint f = row_footprint(d, "tt-0005");
+  EXPECT_NEAR((f.capacity_bytes - f.peak_bytes) / f.capacity_bytes, 0.097, 0.005);
 }
 
 TEST(MemoryModel, H100DeviceMeasuredAllocatedPeaksWithinOnePercent) {
