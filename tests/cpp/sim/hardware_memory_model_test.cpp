@@ -483,8 +483,7 @@ TEST(MemoryModel, SixteenBitGradBufferHalvesTheGradientsAndCopiesTheShardToFp32)
   EXPECT_DOUBLE_EQ(parameter_state_bytes(s.training).gradients, 2.0);
   const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "t", "");
   EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::backward).gradients_bytes, 5'645'463'552.0);
-  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::optimizer).gradients_bytes,
-                   5'645'463'552.0 + 705'682'944.0);
+  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::optimizer).gradients_bytes, 5'645'463'552.0 + 705'682'944.0);
   s.training.grad_buffer = "persistent";
   EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::optimizer).gradients_bytes, 11'290'927'104.0);
 }
