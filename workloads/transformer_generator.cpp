@@ -35,7 +35,11 @@
 //     gradient before each column-parallel layer; with sp, an all-gather of the output's gradient after
 //     each row-parallel layer, the all-gather of the column-parallel input again for the wgrad and a
 //     reduce-scatter of its dgrad). recompute full: the layer's forward again first; selective: the
-//     attention core again.
+//     attention core again (Megatron), or with training.selective_recompute matmul_outputs
+//     (torchtitan's op-level policy, which keeps Q, V, attention's output, the gate or up and the down
+//     projection) the rest of the layer's forward first: the norms, K, the attention output projection,
+//     the SwiGLU up projection (the GeLU MLP: its down projection) and the activation; recomputed
+//     GEMMs on the local tokens, without the tensor-parallel collectives.
 //   gradients: grouped into buckets of bucket_size_params in the order backward produces them (a
 //     parameter tensor is never split), per model chunk; a bucket is reduced once its last gradient is
 //     final (the last micro-batch's backward; earlier micro-batches accumulate locally, Megatron's
@@ -115,9 +119,9 @@
 #include "sim/core/error.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
-#include "workloads/software_stack.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
+#include "workloads/software_stack.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -198,8 +202,7 @@ std::uint32_t u32(double v) {
 
 class StageBuilder {
  public:
-  StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, OpTable& ops, const Communicators& comms,
-               int stage)
+  StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, OpTable& ops, const Communicators& comms, int stage)
       : spec_(spec),
         stack_(stack),
         m_(spec.model),
@@ -389,8 +392,7 @@ class StageBuilder {
     if (!stack_.fused.bias_dropout_add) {
       if (!backward && biases_)
         compute(name + ".bias", KernelClass::elementwise, kResidualFlopsPerElement * elements, 2.0 * elements * e_);
-      if (dropout)
-        compute(name + ".dropout", KernelClass::elementwise, elements, elements * (2.0 * e_ + kMaskBytes));
+      if (dropout) compute(name + ".dropout", KernelClass::elementwise, elements, elements * (2.0 * e_ + kMaskBytes));
       return compute(name, KernelClass::elementwise, kResidualFlopsPerElement * elements, 3.0 * elements * e_);
     }
     const double mask = dropout ? elements * kMaskBytes : 0.0;
@@ -623,11 +625,36 @@ class StageBuilder {
     return row_parallel_backward(what, m, n, k);
   }
 
+  // torchtitan's op-level selective checkpointing: what its policy did not save, recomputed before the
+  // layer's backward (the 2nd, 4th and 6th matmul in call order, the norms and the activation).
+  void recompute_unsaved_ops() {
+    norm("recompute.ln1", false, T_sp_);
+    {
+      const LinearScope fp8 = linear_forward("recompute.k", double(T_) * h_, double(h_) * kv_);
+      gemm("recompute.k", T_, kv_, h_);
+    }
+    {
+      const LinearScope fp8 = linear_forward("recompute.attn_out", double(T_) * q_, double(q_) * h_);
+      gemm("recompute.attn_out", T_, h_, q_);
+    }
+    norm("recompute.ln2", false, T_sp_);
+    if (act_.inputs > 1.0) {  // gated MLP: gate (saved), up (recomputed), down (saved)
+      const LinearScope fp8 = linear_forward("recompute.mlp_up", double(T_) * h_, double(h_) * f_);
+      gemm("recompute.mlp_up", T_, f_, h_);
+    } else {  // up (saved), down (recomputed)
+      const LinearScope fp8 = linear_forward("recompute.mlp_down", double(T_) * f_, double(f_) * h_);
+      gemm("recompute.mlp_down", T_, h_, f_);
+    }
+    activation("recompute.activation", false);
+  }
+
   void backward_layer() {
     const std::string& recompute = spec_.training.recompute;
     // the recompute pass casts the weights again only when they are not cached
     cast_weights_ = !spec_.training.fp8_weight_cache;
+    const bool op_level = recompute == "selective" && spec_.training.selective_recompute == "matmul_outputs";
     if (recompute == "full") forward_layer("recompute");
+    if (op_level && !moe_) recompute_unsaved_ops();
     residual("bwd.residual2", true);
     if (moe_) {
       blocking_collective("bwd.ep.combine", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
@@ -664,7 +691,7 @@ class StageBuilder {
     grads(groups_.norms / 2.0, false, norm("bwd.ln2", true, T_sp_));
     residual("bwd.residual1", true);
     grads(groups_.attention_out, false, fp8_row_parallel_backward("attn_out", T_, h_, q_));
-    if (recompute == "selective") attention("recompute.attention", false, s_, double(s_) * p_.cp);
+    if (recompute == "selective" && !op_level) attention("recompute.attention", false, s_, double(s_) * p_.cp);
     attention_core("bwd", true);
     grads(groups_.qkv, false, fp8_column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
     grads(groups_.norms / 2.0, false, norm("bwd.ln1", true, T_sp_));
@@ -885,7 +912,8 @@ class StageBuilder {
       last_ = ops_.add_compute(norm_op, take_deps());
       have_last_ = true;
       blocking_collective("optimizer.grad_norm.tp", CollectiveKind::all_reduce, comms_.tp, kFp32Bytes);
-      if (p_.zero_stage >= 1) blocking_collective("optimizer.grad_norm.dp", CollectiveKind::all_reduce, comms_.dp, kFp32Bytes);
+      if (p_.zero_stage >= 1)
+        blocking_collective("optimizer.grad_norm.dp", CollectiveKind::all_reduce, comms_.dp, kFp32Bytes);
     }
     // One multi-tensor kernel, or one kernel per parameter tensor (optimizer_kernels).
     const double kernels = stack_.optimizer_kernels == OptimizerKernels::per_tensor ? parameter_tensors() : 1.0;
@@ -970,9 +998,8 @@ std::uint16_t add(ExecutionGraph& graph, const char* name, std::vector<std::vect
 }  // namespace
 
 ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world_size) {
-  return generate_transformer_training(spec, world_size,
-                                       find_software_stack(spec.training.effective_stack(), spec.source_file,
-                                                           "/training/stack"));
+  return generate_transformer_training(
+      spec, world_size, find_software_stack(spec.training.effective_stack(), spec.source_file, "/training/stack"));
 }
 
 ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world_size, const StackProfile& stack) {
