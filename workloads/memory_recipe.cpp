@@ -12,6 +12,15 @@
 //               with gradient accumulation the first micro-batch's gradients stay alive through the
 //               others (h100-device: 1.3B, micro-batch 2: 25.56 GiB for one micro-batch, 30.47 GiB for
 //               8 = 4 bytes x 1.316e9 parameters = 4.90 GiB more).
+//   persistent_bf16  Megatron-Core's DistributedDataParallel with grad_reduce_in_fp32 = False: the same
+//               persistent buffer in the parameters' 16-bit dtype (2 bytes per parameter), reduced in
+//               bf16; the distributed optimizer casts its shard to fp32 for the step
+//               (_copy_model_grads_to_main_grads: 4 bytes per parameter / (dp x cp)). NeMo sets it from
+//               optim.grad_sync_dtype (megatron_base_model.py setup_mcore_distributed_parallel:
+//               grad_reduce_in_fp32 = grad_sync_dtype == 'fp32'), and NVIDIA's H100 fp8 recipes pass
+//               +training.model.optim.grad_sync_dtype=bf16 (NeMo-Framework-Launcher
+//               examples/training/gpt/h100/175b_fp8_16node.sh, llama/h100/llama3_8b_fp8.sh, ...).
+//               The generator reduces these gradients in 2 bytes (training_state.cpp).
 //
 // training.cross_entropy, the bytes per logit element (s b V / t of them) alive at the loss's peak:
 //   vocab_parallel  6  Megatron-Core's vocab-parallel cross entropy
@@ -27,6 +36,19 @@
 //                      log-softmax output 4). Matches h100-device: peak - model state - 32 s b h L
 //                      activations = 12.2-13.0 bytes per logit element on the 8 rows whose peak is the
 //                      loss (the rest: the output head's inputs and the cuBLAS workspaces).
+//   fused           4  flash_attn.losses.cross_entropy.CrossEntropyLoss (llm-foundry's default loss_fn
+//                      "fused_crossentropy", llmfoundry/models/mpt/modeling_mpt.py): one Triton kernel
+//                      reads the 16-bit logits and writes the loss and the log-sum-exp (s b floats),
+//                      saving the logits themselves (2); its backward writes the 16-bit gradient of the
+//                      logits into a new tensor (inplace_backward=False, 2): 4 bytes, no fp32 copy.
+//
+// training.selective_recompute, what recompute "selective" keeps of a layer (bytes in memory_model.cpp):
+//   attention_core  Megatron-LM --recompute-granularity selective (Korthikanti et al. 2022, section
+//                   4.2): everything but the core attention's a x s x s tensors, which are recomputed
+//   matmul_outputs  torchtitan's op-level selective activation checkpointing (selective_ac_option
+//                   "op", torchtitan/parallelisms/parallelize_llama.py _save_list and _custom_policy):
+//                   the layer's input, the output of every other matmul (the 1st, 3rd, ... in call
+//                   order) and of scaled_dot_product_attention; the rest is recomputed in the backward
 #include "workloads/memory_recipe.hpp"
 
 #include <algorithm>
@@ -35,13 +57,22 @@ namespace clustersim {
 namespace {
 
 constexpr GradBufferRecipe kGradBuffers[] = {
-    {"persistent", "one contiguous fp32 buffer allocated before the first step (Megatron-LM DDP)", true},
-    {"per_step", "allocated during the backward pass, freed after the optimizer step (PyTorch eager)", false},
+    {"persistent", "one contiguous fp32 buffer allocated before the first step (Megatron-LM DDP)", true, false},
+    {"per_step", "allocated during the backward pass, freed after the optimizer step (PyTorch eager)", false, false},
+    {"persistent_bf16", "Megatron-Core's buffer in the 16-bit parameter dtype (NeMo grad_sync_dtype bf16)", true, true},
 };
 
 constexpr CrossEntropyRecipe kCrossEntropies[] = {
     {"vocab_parallel", "Megatron-Core's vocab-parallel cross entropy: fp32 softmax, gradient in place", 6.0},
     {"eager", "PyTorch F.cross_entropy on fp32 logits: log-softmax output, its gradient, the logits' gradient", 12.0},
+    {"fused",
+     "a fused softmax cross entropy kernel (flash-attn's Triton CrossEntropyLoss): 16-bit logits and their gradient",
+     4.0},
+};
+
+constexpr SelectiveRecomputeRecipe kSelectiveRecomputes[] = {
+    {"attention_core", "Megatron-LM: keep everything but the core attention's scores, recompute them"},
+    {"matmul_outputs", "torchtitan op-level AC: keep the layer input, every other matmul's output and attention's"},
 };
 
 template <class T>
@@ -82,6 +113,14 @@ std::vector<std::string> cross_entropy_names() {
 
 const CrossEntropyRecipe& cross_entropy_recipe(std::string_view name) {
   return find_or_first(cross_entropy_recipes(), name);
+}
+
+std::span<const SelectiveRecomputeRecipe> selective_recompute_recipes() {
+  return kSelectiveRecomputes;
+}
+
+std::vector<std::string> selective_recompute_names() {
+  return names_of(selective_recompute_recipes());
 }
 
 }  // namespace clustersim

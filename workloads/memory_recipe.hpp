@@ -15,12 +15,21 @@ struct GradBufferRecipe {
   // true: allocated once before the first step and alive all step; false: each parameter's main
   // gradient is allocated at its first gradient of the step and freed after the optimizer step.
   bool persistent;
+  // true: the buffer holds the gradients in the 16-bit parameter dtype (2 bytes in mixed precision),
+  // and the optimizer step makes an fp32 copy of its shard; false: fp32 main gradients (4 bytes).
+  bool parameter_dtype;
 };
 
 struct CrossEntropyRecipe {
   const char* name;
   const char* summary;
   double peak_bytes_per_logit;  // bytes alive at the loss's peak per logit element (s b V / t of them)
+};
+
+// What training.recompute "selective" keeps of a layer for the backward pass (training.selective_recompute).
+struct SelectiveRecomputeRecipe {
+  const char* name;
+  const char* summary;
 };
 
 std::span<const GradBufferRecipe> grad_buffer_recipes();
@@ -31,5 +40,8 @@ const GradBufferRecipe& grad_buffer_recipe(std::string_view name);
 std::span<const CrossEntropyRecipe> cross_entropy_recipes();
 std::vector<std::string> cross_entropy_names();
 const CrossEntropyRecipe& cross_entropy_recipe(std::string_view name);
+
+std::span<const SelectiveRecomputeRecipe> selective_recompute_recipes();
+std::vector<std::string> selective_recompute_names();
 
 }  // namespace clustersim

@@ -7,6 +7,8 @@
 //   gradients   4 bytes  fp32 "main grads": Megatron-LM accumulates gradients across micro-batches
 //                        and all-reduces them in fp32 for bf16 (accumulate_allreduce_grads_in_fp32);
 //                        we assume the same for fp16 and fp8. (ZeRO's paper counts 2-byte gradients.)
+//                        2 bytes with training.grad_buffer persistent_bf16 (Megatron-Core's
+//                        grad_reduce_in_fp32 = False: gradients kept and reduced in the 16-bit dtype)
 //   optimizer   4 bytes  fp32 master weights + 4 bytes per moment (Adam: m and v; SGD: momentum)
 // Full precision (fp32, tf32): weights 4, gradients 4, optimizer 4 bytes per moment (no master copy).
 //
@@ -25,6 +27,7 @@
 #include <string_view>
 
 #include "workloads/fp8_recipe.hpp"
+#include "workloads/memory_recipe.hpp"
 
 namespace clustersim {
 namespace {
@@ -59,7 +62,7 @@ ParameterStateBytes parameter_state_bytes(const TrainingSpec& t) {
   const OptimizerInfo& o = optimizer_info(t);
   ParameterStateBytes b;
   b.weights = mixed_precision(t) ? kHalfBytes : kFp32Bytes;
-  b.gradients = kFp32Bytes;
+  b.gradients = grad_buffer_recipe(t.grad_buffer).parameter_dtype ? b.weights : kFp32Bytes;
   b.optimizer = (mixed_precision(t) ? kFp32Bytes : 0.0) + o.moments * kFp32Bytes;
   return b;
 }

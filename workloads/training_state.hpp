@@ -9,7 +9,7 @@ namespace clustersim {
 // Bytes per parameter, before any ZeRO sharding.
 struct ParameterStateBytes {
   double weights = 0.0;    // the weights the kernels read (bf16/fp16 copy, or fp32)
-  double gradients = 0.0;  // the gradients accumulated and all-reduced (fp32 "main grads")
+  double gradients = 0.0;  // the gradients accumulated and all-reduced (fp32 "main grads", or 16-bit)
   double optimizer = 0.0;  // fp32 master weights (mixed precision) and the optimizer's moments
 };
 ParameterStateBytes parameter_state_bytes(const TrainingSpec& t);

@@ -35,7 +35,11 @@
 //     gradient before each column-parallel layer; with sp, an all-gather of the output's gradient after
 //     each row-parallel layer, the all-gather of the column-parallel input again for the wgrad and a
 //     reduce-scatter of its dgrad). recompute full: the layer's forward again first; selective: the
-//     attention core again.
+//     attention core again (Megatron), or with training.selective_recompute matmul_outputs
+//     (torchtitan's op-level policy, which keeps Q, V, attention's output, the gate or up and the down
+//     projection) the rest of the layer's forward first: the norms, K, the attention output projection,
+//     the SwiGLU up projection (the GeLU MLP: its down projection) and the activation; recomputed
+//     GEMMs on the local tokens, without the tensor-parallel collectives.
 //   gradients: grouped into buckets of bucket_size_params in the order backward produces them (a
 //     parameter tensor is never split), per model chunk; a bucket is reduced once its last gradient is
 //     final (the last micro-batch's backward; earlier micro-batches accumulate locally, Megatron's
@@ -642,11 +646,36 @@ class StageBuilder {
     return row_parallel_backward(what, m, n, k);
   }
 
+  // torchtitan's op-level selective checkpointing: what its policy did not save, recomputed before the
+  // layer's backward (the 2nd, 4th and 6th matmul in call order, the norms and the activation).
+  void recompute_unsaved_ops() {
+    norm("recompute.ln1", false, T_sp_);
+    {
+      const LinearScope fp8 = linear_forward("recompute.k", double(T_) * h_, double(h_) * kv_);
+      gemm("recompute.k", T_, kv_, h_);
+    }
+    {
+      const LinearScope fp8 = linear_forward("recompute.attn_out", double(T_) * q_, double(q_) * h_);
+      gemm("recompute.attn_out", T_, h_, q_);
+    }
+    norm("recompute.ln2", false, T_sp_);
+    if (act_.inputs > 1.0) {  // gated MLP: gate (saved), up (recomputed), down (saved)
+      const LinearScope fp8 = linear_forward("recompute.mlp_up", double(T_) * h_, double(h_) * f_);
+      gemm("recompute.mlp_up", T_, f_, h_);
+    } else {  // up (saved), down (recomputed)
+      const LinearScope fp8 = linear_forward("recompute.mlp_down", double(T_) * f_, double(f_) * h_);
+      gemm("recompute.mlp_down", T_, h_, f_);
+    }
+    activation("recompute.activation", false);
+  }
+
   void backward_layer() {
     const std::string& recompute = spec_.training.recompute;
     // the recompute pass casts the weights again only when they are not cached
     cast_weights_ = !spec_.training.fp8_weight_cache;
+    const bool op_level = recompute == "selective" && spec_.training.selective_recompute == "matmul_outputs";
     if (recompute == "full") forward_layer("recompute");
+    if (op_level && !moe_) recompute_unsaved_ops();
     residual("bwd.residual2", true);
     if (moe_) {
       blocking_collective("bwd.ep.combine", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
@@ -685,7 +714,7 @@ class StageBuilder {
     grads(groups_.attention_out, false, fp8_row_parallel_backward("attn_out", T_, h_, q_));
     // selective recompute: the attention forward again, as one kernel over the rank's queries; with
     // context parallelism the load-balanced work of the ring (s / cp queries against s / 2 keys, dense)
-    if (recompute == "selective") {
+    if (recompute == "selective" && !op_level) {
       if (p_.cp == 1)
         attention("recompute.attention", false, s_, s_);
       else

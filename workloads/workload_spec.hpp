@@ -86,6 +86,9 @@ struct TrainingSpec {
   // How the framework allocates what lives part of the step (workloads/memory_recipe.hpp): the fp32
   // main gradients (persistent | per_step) and the loss over the vocabulary (vocab_parallel | eager).
   std::string grad_buffer = "persistent";
+  // recompute "selective" only: what is kept of a layer (memory_recipe.hpp): attention_core
+  // (Megatron-LM) | matmul_outputs (torchtitan's op-level selective checkpointing). Memory only.
+  std::string selective_recompute = "attention_core";
   std::string cross_entropy = "vocab_parallel";
 
   std::string effective_stack() const { return stack.empty() ? std::string(kDefaultStack) : stack; }

@@ -12,9 +12,14 @@
 // 12 bytes of Adam state (fp32 master weights, two moments; SGD: master + momentum = 8); fp32 training
 // 4 / 4 / 8 (SGD 4). fp8 adds to the weights the quantized copies of the linear layers' weights
 // (fp8_weight_copy_bytes per parameter of QKV, attention output, MLP up and down; not sharded by ZeRO).
-// ZeRO divides by dp: stage 1 the optimizer state, stage 2 also the gradients, stage 3 also the
-// weights (Rajbhandari et al. 2020):
-//   W = P w / (dp if zero >= 3) + P_linear c_fp8,  O = P o / (dp if zero >= 1),  G = P g / (dp if zero >= 2)
+// ZeRO divides by the sharding group n = dp x cp (the context-parallel ranks hold the same parameters
+// and shard with the data-parallel ones): stage 1 the optimizer state, stage 2 also the gradients,
+// stage 3 also the weights (Rajbhandari et al. 2020, Figure 1: 2 + 2 + 12 bytes per parameter of
+// mixed-precision Adam become 2 + 2 + 12/n, 2 + (2 + 12)/n, (2 + 2 + 12)/n):
+//   W = P w / (n if zero >= 3) + (P_linear c_fp8 if zero < 3),  O = P o / (n if zero >= 1),
+//   G = P g / (n if zero >= 2)
+// Under ZeRO-3 (FSDP) the fp8 copies are cast from each layer's all-gathered weights and freed with
+// them (torchao Float8Linear under FSDP2): they are part of the gathered layers (buffers below).
 //
 // Activations stored for the backward pass, per layer and micro-batch, 16-bit activations (Korthikanti
 // et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", section 4.1 and Table 2;
@@ -25,6 +30,8 @@
 //             TP + sequence parallelism:    s b h ((32 + 2 d)/t + (2 + 3 d) a s / (h t))
 //   recompute selective: the same without the a s / h term (the core attention is recomputed)
 //   recompute full: 2 s b h (the layer's input), / t with sequence parallelism
+//   recompute selective with training.selective_recompute matmul_outputs (torchtitan): the layer's
+//     input, every other matmul's output and attention's output (matmul_outputs_bytes below)
 // The 34 of Korthikanti's table counts two dropout masks of s b h bytes each (after the attention
 // projection and after the MLP); without dropout they do not exist (32). The replicated part without
 // sequence parallelism is the two norms' inputs (4), the QKV and MLP-up inputs (4) and the masks; the
@@ -51,13 +58,14 @@
 //   backward           G_fwd + activations + the first backward layer's working set: the GeLU backward
 //                      holds its incoming gradient and the one it produces (2 x 2 s b f / t, f the MLP
 //                      width) beside the layer's output gradient (2 s b h, / t with sequence
-//                      parallelism); with full recompute also the layer's recomputed activations (the
-//                      recompute-none bytes of one layer); on the last stage, with a per-step grad
-//                      buffer, also the output projection's 16-bit gradient (w V h / t: with tied
-//                      embeddings it waits in autograd's input buffer for the embedding's contribution;
+//                      parallelism); with full recompute (or torchtitan's op-level selective one)
+//                      also the layer's recomputed activations (the recompute-none bytes of one layer); on the last
+//                      stage, with a per-step grad buffer, also the output projection's 16-bit gradient (w V h / t:
+//                      with tied embeddings it waits in autograd's input buffer for the embedding's contribution;
 //                      Megatron-LM's persistent buffer comes with --gradient-accumulation-fusion, on by
 //                      default, whose weight-gradient GEMMs accumulate straight into the fp32 buffer)
-//   optimizer          G (every main gradient) + on the first stage the last gradient the backward
+//   optimizer          G (every main gradient; with a 16-bit grad buffer also the optimizer's fp32
+//                      copy of its shard, 4 P / n with ZeRO >= 1) + on the first stage the last gradient the backward
 //                      produces, the word embedding's 16-bit gradient (w V h / t), before it is added to
 //                      its main gradient; fused Adam updates in place (no temporaries)
 // G_fwd, the main gradients alive before the last backward pass: G when the grad buffer is persistent
@@ -66,8 +74,11 @@
 // The peak is the largest of the stage's moments; its lines are that moment's.
 //
 // Communication buffers: 2 gradient buckets in flight (bucket of effective_bucket_size_params
-// parameters, at most the stage's, times the gradient bytes) when dp > 1; with pp > 1 a send and a
-// receive buffer of one micro-batch's activations, 2 s b h e bytes (/ t with sequence parallelism).
+// parameters, at most the stage's, times the gradient bytes) when dp x cp > 1; with pp > 1 a send and
+// a receive buffer of one micro-batch's activations, 2 s b h e bytes (/ t with sequence parallelism);
+// under ZeRO-3 the unsharded weights of two layers (the one computed and the one prefetched: FSDP's
+// rate limiter allows two all-gathers in flight, Zhao et al. 2023; FSDP2 prefetches one layer), each
+// with its fp8 copy in fp8 training: 2 (P_layer w + P_linear_layer c_fp8).
 // Workspace: cuBLAS keeps one workspace per (handle, stream), allocated through PyTorch's caching
 // allocator; handles are per thread and the backward pass runs on autograd's device thread, so a step
 // holds two. Size: 32 MiB on Hopper and later (PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp,
@@ -89,7 +100,9 @@
 //   CUDA context       400 MiB: the driver's state and the kernels loaded lazily (CUDA >= 11.7), about
 //                      400 MB in PyTorch (pytorch/pytorch#109888, ptrblck, 2023; 300-500 MB in #107667).
 // reserved = allocated + reserve (torch.cuda.max_memory_reserved); peak = reserved + context (the
-// process's use of the GPU, what nvidia-smi shows); fits = peak <= capacity.
+// process's use of the GPU, what nvidia-smi shows); fits = peak <= capacity. The reserved peak against
+// torchtitan's published max_memory_reserved (torchtitan-h100, 9 rows): median |error| 4.5 %, -4.9 %
+// to +9.8 % but for the 70B FSDP x TP row (-21 %); nothing fitted.
 #include "sim/hardware/memory_model.hpp"
 
 #include <algorithm>
@@ -105,6 +118,7 @@ namespace clustersim {
 namespace {
 
 constexpr double kActivationBytes = 2.0;      // 16-bit activations and their gradients
+constexpr double kFp32Bytes = 4.0;            // the optimizer's fp32 copy of a 16-bit gradient shard
 constexpr double kFragmentedFraction = 0.15;  // of the reserved dynamic memory (GMLake)
 constexpr double kCudaContextBytes = 400.0 * units::kMiB;
 constexpr double kWorkspacesPerStep = 2.0;  // forward thread + autograd's backward thread
@@ -134,6 +148,7 @@ struct StageTerms {
   double layer_backward = 0.0;             // one layer's backward working set
   double output_gradient = 0.0;            // last stage: the output projection's 16-bit gradient
   double embedding_gradient = 0.0;         // first stage: the word embedding's 16-bit gradient
+  double main_gradient_shard = 0.0;        // 16-bit grad buffer: the optimizer's fp32 copy of its shard
   double buffers = 0.0;
   bool last = false;
 };
@@ -143,6 +158,11 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   const ParallelismSpec& p = spec.parallelism;
   const TrainingSpec& t = spec.training;
   const double dp = std::max(p.dp, 1), tp = p.tp;
+  // ZeRO shards over the data-parallel ranks and the context-parallel ranks together: both hold the
+  // same parameters (Megatron-Core's distributed optimizer and gradient buffers use
+  // get_data_parallel_group(with_context_parallel=True); torchtitan applies fully_shard over its
+  // "dp_shard_cp" mesh).
+  const double shard = dp * p.cp;
   const double s = double(m.seq_len) / p.cp, b = t.micro_batch, h = m.hidden, V = m.vocab, f = m.ffn_hidden;
   const double sp_split = p.sequence_parallel ? tp : 1.0;
   const ParameterStateBytes per_param = parameter_state_bytes(t);
@@ -154,28 +174,44 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   x.in_flight = micro_batches_in_flight(spec, i);
   const LayerParameterGroups layer = rank_layer_parameter_groups(m, p);
   const double linear_parameters = layer.qkv + layer.attention_out + layer.mlp_up + layer.mlp_down;
-  x.weights = x.parameters * per_param.weights / (p.zero_stage >= 3 ? dp : 1.0) +
-              linear_parameters * stage_layers(m, p, i) * fp8_weight_copy_bytes(t);
-  x.gradients = x.parameters * per_param.gradients / (p.zero_stage >= 2 ? dp : 1.0);
-  x.optimizer = x.parameters * per_param.optimizer / (p.zero_stage >= 1 ? dp : 1.0);
-  const bool accumulated = grad_buffer_recipe(t.grad_buffer).persistent || spec.micro_batches() > 1;
+  const bool zero3 = p.zero_stage >= 3;
+  // The fp8 copies of the linear weights persist only where the 16-bit weights do (ZeRO < 3). Under
+  // ZeRO-3 (FSDP) each layer's fp8 copy is cast from its all-gathered weights in the forward pass and
+  // freed with them: it is counted with the gathered layers below.
+  x.weights = x.parameters * per_param.weights / (zero3 ? shard : 1.0) +
+              (zero3 ? 0.0 : linear_parameters * stage_layers(m, p, i) * fp8_weight_copy_bytes(t));
+  const GradBufferRecipe& grad_buffer = grad_buffer_recipe(t.grad_buffer);
+  x.gradients = x.parameters * per_param.gradients / (p.zero_stage >= 2 ? shard : 1.0);
+  // A 16-bit buffer: the optimizer step works on an fp32 copy of the rank's shard of the gradients.
+  if (grad_buffer.parameter_dtype)
+    x.main_gradient_shard = x.parameters * kFp32Bytes / (p.zero_stage >= 1 ? shard : 1.0);
+  x.optimizer = x.parameters * per_param.optimizer / (p.zero_stage >= 1 ? shard : 1.0);
+  const bool accumulated = grad_buffer.persistent || spec.micro_batches() > 1;
   x.gradients_before_backward = accumulated ? x.gradients : 0.0;
   x.layer_activations = layer_activation_bytes(spec, attention) * stage_layers(m, p, i) * x.in_flight;
   const double vocab_shard = V * h / tp;
   if (x.last) {
     x.head_activations = 2.0 * kActivationBytes * s * b * h / sp_split;
     x.logits = cross_entropy_recipe(t.cross_entropy).peak_bytes_per_logit * s * b * V / tp;
-    if (!grad_buffer_recipe(t.grad_buffer).persistent) x.output_gradient = per_param.weights * vocab_shard;
+    if (!grad_buffer.persistent) x.output_gradient = per_param.weights * vocab_shard;
   }
   if (i == 0) x.embedding_gradient = per_param.weights * vocab_shard;
   x.layer_backward = 2.0 * kActivationBytes * s * b * f / tp + kActivationBytes * s * b * h / sp_split;
-  if (t.recompute == "full") x.layer_backward += layer_activation_bytes(spec, attention, "none");
+  const bool recomputes_layer =
+      t.recompute == "full" || (t.recompute == "selective" && t.selective_recompute == "matmul_outputs");
+  if (recomputes_layer) x.layer_backward += layer_activation_bytes(spec, attention, "none");
 
-  if (p.dp > 1) {
+  if (shard > 1.0) {
     const double bucket = std::min(double(p.effective_bucket_size_params()), x.parameters);
     x.buffers += 2.0 * bucket * per_param.gradients;
   }
   if (p.pp > 1) x.buffers += 2.0 * s * b * h * bytes_per_element(activation_precision(t)) / sp_split;
+  if (zero3 && shard > 1.0) {
+    // The unsharded weights of the layer being computed and of the one prefetched (FSDP: at most two
+    // all-gathers in flight, Zhao et al. 2023 section 4.3 "rate limiter", FSDP2's one-layer prefetch),
+    // each with its fp8 copy in fp8 training.
+    x.buffers += 2.0 * (layer.sum() * per_param.weights + linear_parameters * fp8_weight_copy_bytes(t));
+  }
   return x;
 }
 
@@ -200,7 +236,7 @@ MemoryFootprint lines_at(const StageTerms& x, MemoryPhase phase) {
       f.transient_bytes = x.layer_backward + x.output_gradient;
       break;
     case MemoryPhase::optimizer:
-      f.gradients_bytes = x.gradients;
+      f.gradients_bytes = x.gradients + x.main_gradient_shard;
       f.transient_bytes = x.embedding_gradient;
       break;
   }
@@ -237,6 +273,30 @@ double largest_dynamic(const StageTerms& x) {
   return largest;
 }
 
+// torchtitan's op-level selective checkpointing (training.selective_recompute matmul_outputs): the
+// layer's input and, in call order, the outputs of the 1st, 3rd, 5th ... matmul (Q, K, V, attention
+// output, [gate,] up, down: Llama's separate projections) and scaled_dot_product_attention's output.
+// A row-parallel matmul's output is the full s b h partial sum; with sequence parallelism its
+// reduce-scatter output (in the save list too) is kept beside it. 16-bit, s b of each width:
+//   Llama 8B (t = 1): h + Q h + V h kv/a + attention h + gate f + down h = 2 s b (4.25 h + f) bytes.
+double matmul_outputs_bytes(const WorkloadSpec& spec) {
+  const ModelSpec& m = spec.model;
+  const ParallelismSpec& p = spec.parallelism;
+  const double t = p.tp, sp = p.sequence_parallel ? t : 1.0;
+  const double h = m.hidden, f = m.ffn_hidden;
+  const double q = double(m.heads) * m.effective_head_dim() / t;
+  const double kv = double(m.effective_kv_heads()) * m.effective_head_dim() / t;
+  const double row_parallel = h + (t > 1.0 && p.sequence_parallel ? h / t : 0.0);
+  std::vector<double> outputs = {q, kv, kv, row_parallel};  // Q, K, V, attention output projection
+  if (m.activation == "swiglu") outputs.push_back(f / t);   // gate
+  outputs.push_back(f / t);                                 // up
+  outputs.push_back(row_parallel);                          // down
+  double kept = h / sp + q;                                 // the layer's input, attention's output
+  for (std::size_t k = 0; k < outputs.size(); k += 2)
+    kept += outputs[k];
+  return kActivationBytes * double(m.seq_len) / p.cp * spec.training.micro_batch * kept;
+}
+
 }  // namespace
 
 const char* to_string(MemoryPhase p) {
@@ -252,6 +312,8 @@ double layer_activation_bytes(const WorkloadSpec& spec, AttentionKernel attentio
   const double sbh = s * b * h;
   const double masks = spec.training.dropout > 0.0 ? 2.0 : 0.0;  // 1-byte dropout masks, s b h each
   if (recompute == "full") return 2.0 * sbh / (p.sequence_parallel ? t : 1.0);
+  if (recompute == "selective" && spec.training.selective_recompute == "matmul_outputs")
+    return matmul_outputs_bytes(spec);
   const double linear = p.sequence_parallel ? (32.0 + masks) / t : 8.0 + masks + 24.0 / t;
   if (recompute == "selective" || attention == AttentionKernel::fused) return sbh * linear;
   const double per_score = spec.training.dropout > 0.0 ? 5.0 : 2.0;

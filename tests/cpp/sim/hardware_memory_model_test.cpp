@@ -5,6 +5,7 @@
 // measured peaks.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include "sim/hardware/memory_model.hpp"
 #include "sim/validation/error_summary.hpp"
 #include "sim/validation/validation_dataset.hpp"
+#include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
 namespace clustersim {
@@ -393,6 +395,158 @@ TEST(MemoryModel, ZeroPaperFigure1PerParameterBytes) {
     // The paper rounds to 0.1 GB: within 0.05 GB of 7.5e9 x its bytes per parameter.
     EXPECT_NEAR(7.5e9 * paper_per_parameter / 1e9, paper_gb[stage], 0.05) << "ZeRO stage " << stage;
   }
+}
+
+// Llama 3.1 8B as torchtitan trains it (Table 1 of its docs/performance.md): 32 layers, h 4096, 32
+// heads, 8 KV heads, SwiGLU 14336, vocabulary 128256 untied, sequence 8192, local batch 2, FSDP2 over
+// 8 H100s (ZeRO-3), selective op-level checkpointing, per-step gradients, eager fp32 cross entropy.
+WorkloadSpec torchtitan_llama8b() {
+  WorkloadSpec s;
+  s.model.layers = 32;
+  s.model.hidden = 4096;
+  s.model.heads = 32;
+  s.model.kv_heads = 8;
+  s.model.ffn_hidden = 14336;
+  s.model.activation = "swiglu";
+  s.model.seq_len = 8192;
+  s.model.vocab = 128256;
+  s.model.tied_embeddings = false;
+  s.training.global_batch = 16;
+  s.training.micro_batch = 2;
+  s.training.recompute = "selective";
+  s.training.selective_recompute = "matmul_outputs";
+  s.training.grad_buffer = "per_step";
+  s.training.cross_entropy = "eager";
+  s.parallelism.dp = 8;
+  s.parallelism.zero_stage = 3;
+  return s;
+}
+
+TEST(MemoryModel, TorchtitanOpLevelSelectiveKeepsEveryOtherMatmulHandWorked) {
+  // Per layer and micro-batch, 16-bit, s b = 16,384 tokens: the layer input (h), Q (1st matmul, h),
+  // V (3rd, h x 8/32 = 1024), attention's output (h), the SwiGLU gate (5th, f = 14336) and the down
+  // projection (7th, h): K, the attention output projection and the up projection are recomputed.
+  // 2 x 16,384 x (4 x 4096 + 1024 + 14336) = 1,040,187,392 bytes = 15.5 s b h, against Megatron's
+  // selective 32 s b h with flash attention.
+  WorkloadSpec s = torchtitan_llama8b();
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s, AttentionKernel::fused), 1'040'187'392.0);
+  s.training.selective_recompute = "attention_core";
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s, AttentionKernel::fused), 32.0 * 16384 * 4096);
+  // Tensor parallelism 2 with sequence parallelism: the input is split, the column-parallel outputs
+  // are split, the row-parallel down projection keeps its full partial sum plus its reduce-scatter.
+  s = torchtitan_llama8b();
+  s.parallelism.tp = 2;
+  s.parallelism.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s, AttentionKernel::fused),
+                   2.0 * 16384 * (2048 + 2048 + 512 + 2048 + 7168 + 4096 + 2048));
+}
+
+TEST(MemoryModel, ZeroShardsOverTheDataAndContextParallelRanks) {
+  // dp 8 x cp 2 shards Adam's 12 bytes per parameter 16 ways, like dp 16 (Megatron-Core's distributed
+  // optimizer and torchtitan's dp_shard_cp mesh both span the context-parallel ranks).
+  WorkloadSpec cp = gpt3_175b();
+  cp.parallelism.dp = 8;
+  cp.parallelism.cp = 2;
+  const GpuSpec gpu = find_gpu("a100-sxm4-80gb", "t", "");
+  EXPECT_DOUBLE_EQ(estimate_memory_per_stage(cp, gpu)[0].optimizer_bytes, 2'117'048'832.0);
+  cp.parallelism.zero_stage = 3;
+  EXPECT_DOUBLE_EQ(estimate_memory_per_stage(cp, gpu)[0].weights_bytes, 5'645'463'552.0 / 16);
+}
+
+TEST(MemoryModel, Zero3HoldsTwoGatheredLayersAndCastsFp8PerLayer) {
+  // FSDP: the unsharded 16-bit weights of two layers (the one computed, the one prefetched); in fp8
+  // training their fp8 copies too (cast from the gathered weights), and no persistent fp8 copy.
+  WorkloadSpec s = torchtitan_llama8b();
+  const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "t", "");
+  const LayerParameterGroups layer = layer_parameter_groups(s.model);
+  const double linear = layer.qkv + layer.attention_out + layer.mlp_up + layer.mlp_down;
+  const double total = total_parameters(s.model);
+  const double bucket = std::min(double(s.parallelism.effective_bucket_size_params()), total);
+  const MemoryFootprint bf16 = memory_at_phase(s, gpu, 0, MemoryPhase::loss);
+  EXPECT_DOUBLE_EQ(bf16.weights_bytes, 2.0 * total / 8);
+  EXPECT_DOUBLE_EQ(bf16.communication_buffers_bytes, 2.0 * bucket * 4.0 + 2.0 * layer.sum() * 2.0);
+  s.training.precision = Precision::fp8;
+  const MemoryFootprint fp8 = memory_at_phase(s, gpu, 0, MemoryPhase::loss);
+  EXPECT_DOUBLE_EQ(fp8.weights_bytes, bf16.weights_bytes);
+  EXPECT_DOUBLE_EQ(fp8.communication_buffers_bytes - bf16.communication_buffers_bytes,
+                   2.0 * linear * fp8_weight_copy_bytes(s.training));
+  EXPECT_GT(fp8_weight_copy_bytes(s.training), 0.0);
+}
+
+TEST(MemoryModel, SixteenBitGradBufferHalvesTheGradientsAndCopiesTheShardToFp32) {
+  // NeMo's grad_sync_dtype bf16 (Megatron-Core grad_reduce_in_fp32 = False): GPT-3 175B stage 0,
+  // 2,822,731,776 parameters: a 2-byte persistent buffer, 5,645,463,552 bytes, alive at every moment;
+  // at the optimizer step also the distributed optimizer's fp32 copy of its shard, 4 P / 16 =
+  // 705,682,944 bytes. The generator reduces 2 bytes per parameter (parameter_state_bytes).
+  WorkloadSpec s = gpt3_175b();
+  s.training.grad_buffer = "persistent_bf16";
+  EXPECT_DOUBLE_EQ(parameter_state_bytes(s.training).gradients, 2.0);
+  const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "t", "");
+  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::backward).gradients_bytes, 5'645'463'552.0);
+  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::optimizer).gradients_bytes, 5'645'463'552.0 + 705'682'944.0);
+  s.training.grad_buffer = "persistent";
+  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::optimizer).gradients_bytes, 11'290'927'104.0);
+}
+
+TEST(MemoryModel, FusedCrossEntropyKeepsFourBytesPerLogit) {
+  // flash-attn's Triton CrossEntropyLoss (llm-foundry's default): the 16-bit logits and their 16-bit
+  // gradient, s b V x 4 bytes, a third of PyTorch's eager fp32 loss (12).
+  WorkloadSpec s = eager_gpt(24, 1024, 4, 4, "none");
+  const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "t", "");
+  s.training.cross_entropy = "fused";
+  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::loss).logits_bytes, 4.0 * 2048 * 4 * 50304);
+  s.training.cross_entropy = "eager";
+  EXPECT_DOUBLE_EQ(memory_at_phase(s, gpu, 0, MemoryPhase::loss).logits_bytes, 12.0 * 2048 * 4 * 50304);
+}
+
+// The reserved peak of a validation row (what torchtitan publishes) and the row's footprint.
+MemoryFootprint row_footprint(const ValidationDataset& d, const std::string& id) {
+  for (const ValidationCase& c : d.cases) {
+    if (c.id != id) continue;
+    WorkloadSpec w = *c.workload;
+    resolve_parallelism(w, c.gpus);
+    const ClusterSpec& cluster = *c.cluster;
+    return estimate_memory(w, cluster.gpu_inline_json.empty()
+                                  ? find_gpu(cluster.gpu_id, "t", "")
+                                  : parse_gpu_spec(cluster.gpu_inline_json, cluster.source_file, "/gpu"));
+  }
+  ADD_FAILURE() << "no row " << id << " in " << d.name;
+  return {};
+}
+
+TEST(MemoryModel, LlmFoundryMpt13bThatRanOnFortyGigabytesFits) {
+  // llm-foundry's A100 40GB table: MPT-13B, sequence 8192, micro-batch 1, FULL_SHARD over 8 GPUs,
+  // activation checkpointing: it ran. Model state 18 bytes x 12.85e9 / 8, full-recompute layer inputs,
+  // the fused loss (4 bytes per logit): the device peak leaves at least 10 % of the 40 GiB free.
+  const MemoryFootprint f = row_footprint(load_validation_dataset("llmfoundry-a100-40gb"), "e2e-0263");
+  EXPECT_TRUE(f.fits);
+  EXPECT_DOUBLE_EQ(f.capacity_bytes, 40.0 * kGiB);
+  EXPECT_LT(f.peak_bytes, 0.9 * f.capacity_bytes);
+}
+
+TEST(MemoryModel, TorchtitanPublishedReservedPeaksWithinTolerance) {
+  // torchtitan's docs/performance.md Memory(GiB) (max_memory_reserved, the maximum over the GPUs):
+  // the model's reserved peak (allocated + allocator reserve) within 6 % on the full-checkpointing
+  // long-sequence rows (FSDP x CP, Table 2: -4.9 % .. -4.3 %) and the bf16 op-level selective rows
+  // (Tables 1 and 3: -4.6 %, +0.1 %); every run fits the 96 GB H100. Not asserted: the Float8 +
+  // torch.compile rows (+3.5 %, +9.8 %: compile's fusion saves memory the model does not know) and
+  // the 70B FSDP + TP row (-21 %).
+  const ValidationDataset d = load_validation_dataset("torchtitan-h100");
+  for (const char* id : {"tt-0001", "tt-0003", "tt-0005", "tt-0006", "tt-0007", "tt-0008"}) {
+    const ValidationCase* row = nullptr;
+    for (const ValidationCase& c : d.cases)
+      if (c.id == id) row = &c;
+    ASSERT_NE(row, nullptr) << id;
+    ASSERT_GT(row->measured_peak_bytes, 0.0) << id;
+    const MemoryFootprint f = row_footprint(d, id);
+    EXPECT_NEAR(f.reserved_bytes / row->measured_peak_bytes - 1.0, 0.0, 0.06) << id;
+  }
+  for (const ValidationCase& c : d.cases)
+    EXPECT_TRUE(row_footprint(d, c.id).fits) << c.id;
+  // The 32K-token FSDP row (tt-0005, full checkpointing, Float8): 80.7 GiB of the 89.4 GiB the 96 GB
+  // H100 has, a margin of 8.7 GiB (9.7 %) with the allocator reserve and the CUDA context counted.
+  const MemoryFootprint f = row_footprint(d, "tt-0005");
+  EXPECT_NEAR((f.capacity_bytes - f.peak_bytes) / f.capacity_bytes, 0.097, 0.005);
 }
 
 TEST(MemoryModel, H100DeviceMeasuredAllocatedPeaksWithinOnePercent) {

@@ -111,6 +111,30 @@ TEST(TransformerGenerator, RecomputationReRunsTheForward) {
   }
 }
 
+TEST(TransformerGenerator, TorchtitanOpLevelSelectiveRecomputesTheUnsavedMatmuls) {
+  // training.selective_recompute matmul_outputs keeps the 1st, 3rd, 5th, 7th matmul's output and
+  // attention's: before each layer's backward it recomputes the norms, K, the attention output
+  // projection, the SwiGLU up projection and the activation, and not the attention core.
+  WorkloadSpec spec = small_gpt(2);
+  spec.model.activation = "swiglu";
+  spec.model.ffn_hidden = 768;
+  spec.training.recompute = "selective";
+  spec.training.selective_recompute = "matmul_outputs";
+  const ExecutionGraph graph = generate_transformer_training(spec, 2);
+  const OpTable& ops = ops_of(graph);
+  EXPECT_EQ(count(ops, "recompute.attention"), 0u);
+  for (const char* name : {"recompute.ln1", "recompute.k", "recompute.attn_out", "recompute.ln2", "recompute.mlp_up",
+                           "recompute.activation"})
+    EXPECT_EQ(count(ops, name), 4u) << name;  // 2 layers x 2 micro-batches
+  // Recomputed GEMM flops per layer and micro-batch, 256 tokens, h 256, K 256 wide (4 heads, MHA),
+  // f 768: 2 x 256 x (256 x 256 + 256 x 256 + 256 x 768) = 2 x 256 x 327,680 = 167,772,160.
+  double recomputed = 0.0;
+  for (OpId i = 0; i < ops.size(); ++i)
+    if (ops.kind(i) == OpKind::compute && ops.kernel(i) == KernelClass::gemm && ops.name(i).starts_with("recompute."))
+      recomputed += ops.flops(i);
+  EXPECT_DOUBLE_EQ(recomputed, 4.0 * 167'772'160.0);
+}
+
 TEST(TransformerGenerator, GemmFlopsEqualTwiceTheMatmulParametersPerToken) {
   // Forward GEMMs of one micro-batch: 2 * tokens * (L * P_mm + V h) with P_mm = 12 h^2:
   // tokens 256, P_mm = 786,432, V h = 256,000: 2 * 256 * (1,572,864 + 256,000) = 936,378,368.
