@@ -2,7 +2,10 @@
 //
 // For each traced configuration (a trace of one step of rank 0 and the workload spec it ran):
 //  1. The step is generated for the workload (its own training.stack) and rank 0's class of ops is
-//     timed by the kernel model of the cluster's GPU (the one simulate() uses, calibration applied).
+//     timed by the kernel model of the cluster's GPU (the one simulate() uses, calibration applied), at
+//     the GEMM clock the step itself runs at: the clock follows the step's mean power under the cap
+//     (sim/power/step_clock.hpp), so steps 2 and 5 are repeated, each run re-timed at the tensor power
+//     budget its simulation with the profile so far found, until the budgets stop moving.
 //  2. Kernel classes: the trace's compute kernels are classed by name (kernel_names.hpp; NCCL/RCCL
 //     kernels and memcpy/memset activities left out) and their GPU time summed per class. Over all
 //     runs, scale[class] = sum of measured time / sum of modelled time (one ratio per class: a class
@@ -29,6 +32,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +48,7 @@ namespace {
 
 constexpr double kStarvedUs = 20.0;         // a starved kernel starts within this long after its launch returns
 constexpr double kKernelCountRatio = 10.0;  // trace compute kernels vs generated compute ops, at most
+constexpr int kClockPasses = 8;             // fit passes at most while the GEMM clock settles
 
 std::string fmt(double v, int digits = 4) {
   std::ostringstream o;
@@ -92,9 +97,20 @@ struct RunMeasure {
   std::array<std::size_t, kKernelClassCount> trace_kernels{}, model_ops{};
   WorkloadSpec workload;  // parallelism resolved
   StackProfile stack;     // the workload's own
+  // The generated step, kept alive: its ops' names are views into it. `ops` are rank 0's compute ops,
+  // re-timed at the clock each pass's step runs at.
+  std::shared_ptr<const ExecutionGraph> graph;
+  std::vector<ComputeOp> ops;
 };
 
-RunMeasure measure(const ClusterSpec& cluster, const GpuSpec& gpu, const TracedRun& run) {
+// Times the run's compute ops per class on `gpu` (its tensor-power budget sets the GEMM clock).
+void model(RunMeasure& m, const GpuSpec& gpu) {
+  m.modelled_s.fill(0.0);
+  for (const auto& op : m.ops)
+    m.modelled_s[static_cast<std::size_t>(op.kernel)] += kernel_time(gpu, op).time_s;
+}
+
+RunMeasure measure(const ClusterSpec& cluster, const TracedRun& run) {
   RunMeasure m;
   m.workload = run.workload;
   if (m.workload.is_trace())
@@ -103,8 +119,9 @@ RunMeasure measure(const ClusterSpec& cluster, const GpuSpec& gpu, const TracedR
                     "parallelism), not a trace workload");
   resolve_parallelism(m.workload, cluster.gpu_count());
   m.stack = find_software_stack(m.workload.training.effective_stack(), m.workload.source_file, "/training/stack");
-  const ExecutionGraph graph = generate_transformer_training(m.workload, cluster.gpu_count(), m.stack);
-  const OpTable& ops = rank0_class(graph).ops;
+  m.graph =
+      std::make_shared<const ExecutionGraph>(generate_transformer_training(m.workload, cluster.gpu_count(), m.stack));
+  const OpTable& ops = rank0_class(*m.graph).ops;
   RunFit& f = m.fit;
   f.trace = run.trace.file;
   f.step = run.trace.step;
@@ -112,7 +129,7 @@ RunMeasure measure(const ClusterSpec& cluster, const GpuSpec& gpu, const TracedR
   for (OpId i = 0; i < ops.size(); ++i) {
     if (ops.kind(i) != OpKind::compute) continue;
     const auto k = static_cast<std::size_t>(ops.kernel(i));
-    m.modelled_s[k] += kernel_time(gpu, ops.compute_op(i)).time_s;
+    m.ops.push_back(ops.compute_op(i));
     ++m.model_ops[k];
     ++f.model_compute_ops;
   }
@@ -223,7 +240,7 @@ StackFit fit_stack_from_traces(const ClusterSpec& cluster, std::span<const Trace
   const GpuSpec gpu = simulated_gpu(cluster);
   std::vector<RunMeasure> measured;
   for (const auto& run : runs)
-    measured.push_back(measure(cluster, gpu, run));
+    measured.push_back(measure(cluster, run));
   const std::string traces = file_list(measured);
 
   StackFit fit;
@@ -233,35 +250,6 @@ StackFit fit_stack_from_traces(const ClusterSpec& cluster, std::span<const Trace
   p.name = options.name.empty() ? options.id : options.name;
   p.description = "measured from " + traces + " by clustersim calibrate --from-trace on " + cluster.name + " (" +
                   gpu.id + "); the rest as in " + measured.front().stack.id;
-
-  // Kernel classes: pooled ratio per class, residual = the runs' spread around it.
-  std::size_t kernels_total = 0;
-  for (KernelClass k : kKernelClasses) {
-    const auto c = static_cast<std::size_t>(k);
-    KernelClassFit cf;
-    cf.kernel = k;
-    for (const auto& r : measured) {
-      cf.trace_kernels += r.trace_kernels[c];
-      cf.model_ops += r.model_ops[c];
-      cf.measured_s += r.measured_s[c];
-      cf.modelled_s += r.modelled_s[c];
-    }
-    kernels_total += cf.trace_kernels;
-    cf.fitted = cf.measured_s > 0.0 && cf.modelled_s > 0.0;
-    if (cf.fitted) {
-      cf.scale = cf.measured_s / cf.modelled_s;
-      for (const auto& r : measured)
-        if (r.measured_s[c] > 0.0 && r.modelled_s[c] > 0.0)
-          cf.residual = std::max(cf.residual, std::abs(r.measured_s[c] / r.modelled_s[c] / cf.scale - 1.0));
-      p.kernel_time_scale[c] = cf.scale;
-      p.sources[std::string("kernel_time_scale.") + to_string(k)] =
-          "fitted from " + traces + ": " + std::to_string(cf.trace_kernels) + " " + to_string(k) + " kernels, " +
-          fmt(cf.measured_s * 1e3) + " ms measured / " + fmt(cf.modelled_s * 1e3) + " ms modelled (" +
-          std::to_string(cf.model_ops) + " generated ops); residual " + percent(cf.residual) +
-          " (largest deviation of one trace's ratio from the pooled one)";
-    }
-    fit.classes.push_back(cf);
-  }
 
   // Host: each trace's median starved launch gap, per generated op, weighted by its starved kernels.
   double host_sum = 0.0;
@@ -286,6 +274,90 @@ StackFit fit_stack_from_traces(const ClusterSpec& cluster, std::span<const Trace
           : "fitted from " + traces + ": none of " + std::to_string(launches) +
                 " kernel launches starved the GPU (the host kept ahead): 0";
 
+  // A run simulated with the workload's own stack (nullptr) or a profile: its step and the tensor
+  // power budget its GEMMs ran at (the step-averaged power cap, sim/power/step_clock.hpp).
+  auto simulated = [&](const RunMeasure& r, const StackProfile* stack) {
+    SimulationOptions o;
+    o.fidelity = options.fidelity;
+    WorkloadSpec w = r.workload;
+    if (stack != nullptr) {
+      o.stack = *stack;
+      w.training.host_op_us = fit.host_op_s * 1e6;
+    }
+    const Report report = simulate(cluster, w, o);
+    return std::pair{report.step_time_s, report.power ? report.power->tensor_power_budget_w : 0.0};
+  };
+  for (auto& r : measured)
+    model(r, gpu);
+  // The GEMM clock depends on the step's mean power (sim/power/step_clock.hpp), so the kernels are timed
+  // at the clock the step simulated with the fitted profile runs at: start at the sustained clock, fit,
+  // simulate each run, re-time its ops at the budget its step found, and fit again until the budgets
+  // stop moving (a few passes; the budget only rises with idle time, so this settles).
+  std::size_t kernels_total = 0;
+  std::vector<double> budgets_w(measured.size(), -1.0);
+  for (int pass = 0; pass < kClockPasses; ++pass) {
+    // Kernel classes: pooled ratio per class, residual = the runs' spread around it.
+    kernels_total = 0;
+    fit.classes.clear();
+    for (KernelClass k : kKernelClasses) {
+      const auto c = static_cast<std::size_t>(k);
+      KernelClassFit cf;
+      cf.kernel = k;
+      for (const auto& r : measured) {
+        cf.trace_kernels += r.trace_kernels[c];
+        cf.model_ops += r.model_ops[c];
+        cf.measured_s += r.measured_s[c];
+        cf.modelled_s += r.modelled_s[c];
+      }
+      kernels_total += cf.trace_kernels;
+      cf.fitted = cf.measured_s > 0.0 && cf.modelled_s > 0.0;
+      if (cf.fitted) {
+        cf.scale = cf.measured_s / cf.modelled_s;
+        for (const auto& r : measured)
+          if (r.measured_s[c] > 0.0 && r.modelled_s[c] > 0.0)
+            cf.residual = std::max(cf.residual, std::abs(r.measured_s[c] / r.modelled_s[c] / cf.scale - 1.0));
+        p.kernel_time_scale[c] = cf.scale;
+        p.sources[std::string("kernel_time_scale.") + to_string(k)] =
+            "fitted from " + traces + ": " + std::to_string(cf.trace_kernels) + " " + to_string(k) + " kernels, " +
+            fmt(cf.measured_s * 1e3) + " ms measured / " + fmt(cf.modelled_s * 1e3) + " ms modelled (" +
+            std::to_string(cf.model_ops) + " generated ops); residual " + percent(cf.residual) +
+            " (largest deviation of one trace's ratio from the pooled one)";
+      }
+      fit.classes.push_back(cf);
+    }
+
+    p.step_fixed_s = 0.0;  // the workload's stack may itself be a measured profile with a fixed cost
+    double fixed_sum = 0.0;
+    std::vector<double> unfixed;
+    for (auto& r : measured) {
+      r.fit.builtin_step_s = simulated(r, nullptr).first;
+      unfixed.push_back(simulated(r, &p).first);
+      fixed_sum += r.fit.measured_step_s - unfixed.back();
+    }
+    fit.step_fixed_s = std::max(0.0, fixed_sum / static_cast<double>(measured.size()));
+    p.step_fixed_s = fit.step_fixed_s;
+    double worst = 0.0;
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      measured[i].fit.fitted_step_s = unfixed[i] + fit.step_fixed_s;  // the fixed cost delays every op alike
+      worst = std::max(worst, std::abs(measured[i].fit.fitted_step_s / measured[i].fit.measured_step_s - 1.0));
+    }
+    p.sources["step.fixed_s"] = "fitted from " + traces + " (" + std::to_string(kernels_total) +
+                                " compute kernels): mean of measured step - step simulated with the fitted values (" +
+                                options.fidelity + " fidelity), 0 when negative; residual " + percent(worst) +
+                                " (largest step-time error after the fit)";
+
+    bool moved = false;
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      p.step_fixed_s = fit.step_fixed_s;
+      const double budget_w = simulated(measured[i], &p).second;
+      moved = moved || std::abs(budget_w - budgets_w[i]) > 1e-9 * std::max(1.0, budget_w);
+      budgets_w[i] = budget_w;
+      GpuSpec at_clock = gpu;
+      at_clock.tensor_power_budget_w = budget_w;
+      model(measured[i], at_clock);
+    }
+    if (!moved) break;
+  }
   // Overlap seen: recorded, not inferred (a step with one gradient bucket, or a host-bound one, shows
   // none even where the stack overlaps), next to the stack's own overlap setting.
   double comm = 0.0, overlapped = 0.0;
@@ -304,36 +376,6 @@ StackFit fit_stack_from_traces(const ClusterSpec& cluster, std::span<const Trace
       p.sources["parallelism.overlap_grad_reduce"] += " [" + seen + "]";
   }
 
-  // Fixed per-step cost: measured - simulated with the profile so far.
-  auto simulated = [&](const RunMeasure& r, const StackProfile* stack) {
-    SimulationOptions o;
-    o.fidelity = options.fidelity;
-    WorkloadSpec w = r.workload;
-    if (stack != nullptr) {
-      o.stack = *stack;
-      w.training.host_op_us = fit.host_op_s * 1e6;
-    }
-    return simulate(cluster, w, o).step_time_s;
-  };
-  p.step_fixed_s = 0.0;  // the workload's stack may itself be a measured profile with a fixed cost
-  double fixed_sum = 0.0;
-  std::vector<double> unfixed;
-  for (auto& r : measured) {
-    r.fit.builtin_step_s = simulated(r, nullptr);
-    unfixed.push_back(simulated(r, &p));
-    fixed_sum += r.fit.measured_step_s - unfixed.back();
-  }
-  fit.step_fixed_s = std::max(0.0, fixed_sum / static_cast<double>(measured.size()));
-  p.step_fixed_s = fit.step_fixed_s;
-  double worst = 0.0;
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    measured[i].fit.fitted_step_s = unfixed[i] + fit.step_fixed_s;  // the fixed cost delays every op alike
-    worst = std::max(worst, std::abs(measured[i].fit.fitted_step_s / measured[i].fit.measured_step_s - 1.0));
-  }
-  p.sources["step.fixed_s"] = "fitted from " + traces + " (" + std::to_string(kernels_total) +
-                              " compute kernels): mean of measured step - step simulated with the fitted values (" +
-                              options.fidelity + " fidelity), 0 when negative; residual " + percent(worst) +
-                              " (largest step-time error after the fit)";
   for (auto& r : measured)
     fit.runs.push_back(r.fit);
   return fit;
