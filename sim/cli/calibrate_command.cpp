@@ -326,14 +326,7 @@ int run_from_trace(const Arguments& a) {
     }
   }
   if (auto out = a.value("out")) {
-    const std::string tmp = *out + ".tmp";
-    {
-      std::ofstream f(tmp, std::ios::binary);
-      if (!f) throw SpecError(*out, "", "cannot write the stack profile");
-      f << profile;
-      if (!f) throw SpecError(*out, "", "cannot write the stack profile");
-    }
-    std::filesystem::rename(tmp, *out);
+    write_output_file(*out, profile, "stack profile");
     if (!a.flag("json")) std::cout << "wrote " << *out << "\n";
   } else if (!a.flag("json")) {
     std::cout << profile;
