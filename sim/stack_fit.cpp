@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/intervals.hpp"
 #include "sim/hardware/kernel_model.hpp"
 #include "sim/simulate.hpp"
 #include "workloads/execution_graph.hpp"
@@ -66,29 +67,6 @@ const RankClass& rank0_class(const ExecutionGraph& graph) {
   for (const auto& c : graph.classes())
     if (std::find(c.ranks.begin(), c.ranks.end(), 0) != c.ranks.end()) return c;
   return graph.classes().front();  // unreachable: validate() puts every rank in a class
-}
-
-// The union length of `intervals` ([start, end) pairs) intersected with [a, b).
-double covered(const std::vector<std::pair<double, double>>& merged, double a, double b) {
-  double total = 0.0;
-  for (const auto& [s, e] : merged) {
-    if (s >= b) break;
-    total += std::max(0.0, std::min(e, b) - std::max(s, a));
-  }
-  return total;
-}
-
-std::vector<std::pair<double, double>> merge(std::vector<std::pair<double, double>> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<std::pair<double, double>> out;
-  for (const auto& i : v) {
-    if (!out.empty() && i.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, i.second);
-    } else {
-      out.push_back(i);
-    }
-  }
-  return out;
 }
 
 struct RunMeasure {
@@ -203,7 +181,8 @@ RunMeasure measure(const ClusterSpec& cluster, const TracedRun& run) {
     std::vector<std::pair<double, double>> others;
     for (const auto& [stream, v] : compute)
       if (stream != k.stream) others.insert(others.end(), v.begin(), v.end());
-    f.communication_overlapped_s += covered(merge(std::move(others)), k.start_us, k.start_us + k.duration_us) * 1e-6;
+    f.communication_overlapped_s +=
+        overlap_with(k.start_us, k.start_us + k.duration_us, merge_intervals(std::move(others))) * 1e-6;
   }
   f.measured_step_s = run.trace.step_s();
   return m;

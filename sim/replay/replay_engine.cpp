@@ -11,59 +11,12 @@
 
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/intervals.hpp"
 #include "sim/hardware/kernel_model.hpp"
 #include "topologies/cluster.hpp"
 
 namespace clustersim {
 namespace {
-
-using Interval = std::pair<double, double>;
-
-// Total length of the union of intervals (sorted in place).
-std::vector<Interval> merge_intervals(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-
-double total_length(const std::vector<Interval>& v) {
-  double t = 0.0;
-  for (const auto& iv : v)
-    t += iv.second - iv.first;
-  return t;
-}
-
-// Length of the intersection of two sorted, disjoint interval lists.
-double overlap_length(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  double t = 0.0;
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const double lo = std::max(a[i].first, b[j].first);
-    const double hi = std::min(a[i].second, b[j].second);
-    if (hi > lo) t += hi - lo;
-    if (a[i].second < b[j].second)
-      ++i;
-    else
-      ++j;
-  }
-  return t;
-}
-
-// Length of the intersection of [lo, hi] with a sorted, disjoint interval list (binary search).
-double overlap_with(double lo, double hi, const std::vector<Interval>& v) {
-  auto it = std::lower_bound(v.begin(), v.end(), lo, [](const Interval& iv, double t) { return iv.second < t; });
-  double t = 0.0;
-  for (; it != v.end() && it->first < hi; ++it)
-    t += std::max(0.0, std::min(hi, it->second) - std::max(lo, it->first));
-  return t;
-}
 
 class Replay {
  public:
