@@ -15,15 +15,12 @@
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_measurement.hpp"
 #include "sim/hardware/kernel_model.hpp"
+#include "sim_test_support.hpp"
 
 namespace clustersim {
 namespace {
 
-GpuSpec h100() {
-  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
-  g.tensor_boost_w = 0.0;
-  return g;
-}
+GpuSpec h100() { return testing::h100_at_sustained_clock(); }
 
 // b sequences x `heads` heads of s queries over s keys, head dimension d (Q, K, V, O bytes).
 ComputeOp attention(double s, double d, std::uint32_t heads, bool causal = false, bool backward = false) {

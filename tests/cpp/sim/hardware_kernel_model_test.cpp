@@ -16,11 +16,7 @@
 namespace clustersim {
 namespace {
 
-GpuSpec h100() {
-  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
-  g.tensor_boost_w = 0.0;
-  return g;
-}
+GpuSpec h100() { return testing::h100_at_sustained_clock(); }
 
 using testing::gemm;
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/core/child_process.hpp"
+#include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/gpu_spec.hpp"
 #include "sim/network/network_backend.hpp"
 #include "sim/network/network_profile.hpp"
@@ -16,6 +17,14 @@
 #include "workloads/execution_graph.hpp"
 
 namespace clustersim::testing {
+
+// The catalogue H100 SXM5 at its sustained clock (no tensor boost over the power cap): kernel-model
+// tests that check closed forms at one fixed clock.
+inline GpuSpec h100_at_sustained_clock() {
+  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
+  g.tensor_boost_w = 0.0;
+  return g;
+}
 
 // A bf16 GEMM C[m x n] = A[m x k] B[k x n]: its flops and the bytes of A, B and C.
 inline ComputeOp gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
