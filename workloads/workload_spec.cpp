@@ -23,6 +23,8 @@ std::span<const Resource> workload_preset_resources();  // generated from worklo
 
 namespace {
 
+constexpr std::int64_t kMaxMicroBatchesPerStep = std::int64_t{1} << 16;  // per rank (resolve_parallelism)
+
 // The dtypes: name, bytes of one element, whether `training.precision` accepts it, and whether it is
 // an 8-bit or narrower float.
 struct PrecisionInfo {
@@ -384,6 +386,14 @@ void resolve_parallelism(WorkloadSpec& spec, int gpu_count) {
     throw SpecError(file, "/training/global_batch",
                     "global_batch (" + str(spec.training.global_batch) + ") must be a multiple of micro_batch * dp = " +
                         str(spec.training.micro_batch) + " * " + str(p.dp) + " = " + str(per_step));
+  // Each micro-batch of a step is generated and replayed op by op: a bound keeps a mistyped batch from
+  // overflowing the generator's counters or exhausting memory (a realistic step has at most a few
+  // thousand per rank: 16 M tokens of 512-token sequences on one data-parallel rank are 32768).
+  if (spec.micro_batches() > kMaxMicroBatchesPerStep)
+    throw SpecError(file, "/training/global_batch",
+                    "global_batch (" + str(spec.training.global_batch) + ") gives " + str(spec.micro_batches()) +
+                        " micro-batches per rank per step (global_batch / (micro_batch * dp)); expected at most " +
+                        str(kMaxMicroBatchesPerStep));
   if (m.heads % p.tp != 0 || m.effective_kv_heads() % p.tp != 0)
     throw SpecError(file, "/parallelism/tp",
                     "tp (" + str(p.tp) + ") must divide heads (" + str(m.heads) + ") and kv_heads (" +

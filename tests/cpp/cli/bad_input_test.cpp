@@ -76,6 +76,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_activation", "", "model.activation=relu9", "/model/activation"},
         BadCase{"kv_heads_not_dividing", "", "model.kv_heads=5", "/model/kv_heads"},
         BadCase{"batch_not_divisible", "", "training.global_batch=33", "/training/global_batch"},
+        // 10^12 sequences: 10^12 / 8 micro-batches per rank overflowed the generator (MFU 2e13 %)
+        BadCase{"micro_batches_beyond_the_bound", "", "training.global_batch=1000000000000", "/training/global_batch"},
         BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism/dp"},
         BadCase{"unknown_stack", "", "training.stack=megatron-lm-1999", "/training/stack"}),
     [](const ::testing::TestParamInfo<BadCase>& param_info) { return std::string(param_info.param.name); });
