@@ -117,6 +117,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "workloads/attention_implementation.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
@@ -421,7 +422,8 @@ class StageBuilder {
   // score matrix). `causal`: the decoder's mask; the fused kernel skips the masked tiles, so its flops
   // are half of the dense 4 b q kv (a d) (kernel_model.cpp times the tiles it runs, diagonal included).
   OpId attention(const std::string& name, bool backward, double q_tokens, double kv_tokens, bool causal = true) {
-    if (spec_.training.attention == "unfused") return unfused_attention(name, backward, q_tokens, kv_tokens);
+    if (!find_attention_implementation(spec_.training.attention).fused)
+      return unfused_attention(name, backward, q_tokens, kv_tokens);
     const double forward_flops = 4.0 * double(b_) * q_tokens * kv_tokens * q_ * (causal ? 0.5 : 1.0);
     const double q_bytes = double(b_) * q_tokens * q_ * e_;
     const double kv_bytes = double(b_) * kv_tokens * 2.0 * kv_ * e_;

@@ -11,6 +11,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
+#include "workloads/attention_implementation.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
 #include "workloads/rank_layout.hpp"
@@ -65,7 +66,6 @@ Precision precision_from_name(const std::string& name) {
 const std::vector<std::string> kActivations = {"gelu", "swiglu", "squared_relu"};
 const std::vector<std::string> kRecompute = {"none", "selective", "full"};
 const std::vector<std::string> kOptimizers = {"adam", "sgd"};
-const std::vector<std::string> kAttention = {"flash", "unfused"};
 const std::vector<std::string> kSchedules = {"gpipe", "1f1b", "interleaved"};
 
 int positive_int(JsonReader& r, std::string_view key) {
@@ -130,7 +130,7 @@ TrainingSpec parse_training(JsonReader r) {
   t.fp8_weight_cache = r.boolean_or("fp8_weight_cache", true);
   t.recompute = r.choice_or("recompute", kRecompute, "none");
   t.optimizer = r.choice_or("optimizer", kOptimizers, "adam");
-  t.attention = r.choice_or("attention", kAttention, "flash");
+  t.attention = r.choice_or("attention", attention_implementation_names(), "flash");
   t.dropout = r.number_or("dropout", 0.0, NumberRange::between(0.0, 0.99));
   // Up to one second per op: fitted values are tens of microseconds (docs/validation.md); a larger
   // one is a unit mistake, and an unbounded one overflows the step's time to infinity.

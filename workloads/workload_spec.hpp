@@ -71,9 +71,11 @@ struct TrainingSpec {
   bool fp8_weight_cache = true;
   std::string recompute = "none";  // none | selective | full
   std::string optimizer = "adam";  // adam | sgd
-  // flash: one fused kernel per attention (FlashAttention-2); unfused: Megatron-LM's original path,
-  // a batched GEMM for the scores, a fused scale-mask-softmax over the s x s scores in memory, a
-  // batched GEMM for the weighted sum (what Megatron-DeepSpeed ran before flash attention).
+  // flash: one fused kernel per attention (FlashAttention-2); triton: the Triton FlashAttention kernel
+  // (llm-foundry's attn_impl "triton"), fused, slower (workloads/attention_implementation.hpp);
+  // unfused: Megatron-LM's original path, a batched GEMM for the scores, a fused scale-mask-softmax
+  // over the s x s scores in memory, a batched GEMM for the weighted sum (what Megatron-DeepSpeed ran
+  // before flash attention).
   std::string attention = "flash";
   // Dropout probability of the attention probabilities and the hidden states (0: off, as in current
   // LLM recipes; Megatron-LM's GPT default is 0.1). Costs memory traffic, not flops.

@@ -108,6 +108,7 @@
 #include <algorithm>
 
 #include "sim/core/units.hpp"
+#include "workloads/attention_implementation.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
@@ -166,7 +167,8 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   const double s = double(m.seq_len) / p.cp, b = t.micro_batch, h = m.hidden, V = m.vocab, f = m.ffn_hidden;
   const double sp_split = p.sequence_parallel ? tp : 1.0;
   const ParameterStateBytes per_param = parameter_state_bytes(t);
-  const AttentionKernel attention = t.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::fused;
+  const AttentionKernel attention =
+      find_attention_implementation(t.attention).fused ? AttentionKernel::fused : AttentionKernel::unfused;
 
   StageTerms x;
   x.last = i == p.pp - 1;
