@@ -513,7 +513,7 @@ class StageBuilder {
 
   // --- tensor-parallel communication overlapped with GEMMs (tp_comm_overlap) ---------------------
   // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers, needs sequence parallelism): an
-  // all-gather feeding a GEMM and a reduce-scatter fed by one are split into tp chunks, chunk i's
+  // all-gather feeding a GEMM (tp chunks) and a reduce-scatter fed by one (4 splits) are split, chunk i's
   // GEMM waiting only for chunk i's gather (or chunk i's scatter running while chunk i + 1 is
   // computed); in the backward, the input's all-gather runs during the dgrad GEMM and the dgrad's
   // reduce-scatter during the wgrad GEMM. Communication runs on stream 2; the SMs it borrows from
@@ -538,6 +538,12 @@ class StageBuilder {
     return g;
   }
 
+  // Transformer Engine's forward reduce-scatter overlap (proj_fprop, fc2_fprop: method "pipeline") splits
+  // the GEMM into num_splits = 4 chunks whatever tp is (transformer_engine/pytorch/module/base.py
+  // initialize_ub, v1.7-1.9: `num_splits=4 if method == "pipeline" else 0`; Megatron-LM passes no
+  // --tp-comm-overlap-cfg by default). The all-gathers (method "ring_exchange") take tp steps.
+  static constexpr std::uint32_t kReduceScatterSplits = 4;
+
   // A GEMM of m rows then [reduce-scatter or all-reduce of its output].
   OpId scattered_gemm(const std::string& name, const std::string& scatter, double m, double n, double k) {
     if (!overlap_tp()) {
@@ -545,9 +551,9 @@ class StageBuilder {
       tp_forward_exit(scatter);
       return g;
     }
-    const double chunks = t_;
+    const double chunks = kReduceScatterSplits;
     OpId g = 0, rs = 0;
-    for (std::uint32_t i = 0; i < t_; ++i) {
+    for (std::uint32_t i = 0; i < kReduceScatterSplits; ++i) {
       g = gemm(name, m / chunks, n, k);
       rs = collective(scatter, CollectiveKind::reduce_scatter, comms_.tp_overlap, double(T_) * h_ * e_ / chunks,
                       kTpStream, {g});

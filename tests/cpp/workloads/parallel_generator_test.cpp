@@ -426,8 +426,10 @@ TEST(ParallelGenerator, TensorParallelOverlapChunksTheSameWorkOntoAStream) {
   }
   for (CollectiveKind k : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
     EXPECT_DOUBLE_EQ(cb.at(k).second, ca.at(k).second);
-    // per layer two gathers and two scatters become 2 x tp chunks each (embedding and logits stay whole)
-    EXPECT_EQ(cb.at(k).first, ca.at(k).first + 8 * 4 * 2 * (2 - 1));
+    // per layer two gathers become tp chunks each, two scatters Transformer Engine's 4 splits each
+    // (embedding and logits stay whole)
+    const int chunks = k == CollectiveKind::all_gather ? 2 : 4;
+    EXPECT_EQ(cb.at(k).first, ca.at(k).first + 8 * 4 * 2 * (chunks - 1));
   }
   int on_tp_stream = 0;
   for (OpId i = 0; i < pb.size(); ++i)
