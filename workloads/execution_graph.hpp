@@ -160,6 +160,10 @@ class OpTable {
 struct Communicator {
   std::string name;                      // "dp", "tp", "pp", ...
   std::vector<std::vector<int>> groups;  // global ranks of each group, in ring order
+  // The group's collectives are copies into buffers the GPUs map from each other (Transformer Engine's
+  // userbuffers, Megatron-LM --tp-comm-overlap), not NCCL kernels: they pay neither NCCL's per-call
+  // launch latency nor its protocol latencies, only the plan's own per-step (link) latencies.
+  bool userbuffers = false;
 };
 
 struct RankClass {

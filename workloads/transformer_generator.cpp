@@ -193,6 +193,7 @@ constexpr std::uint16_t kNone = UINT16_MAX;
 
 struct Communicators {
   std::uint16_t tp = kNone, cp = kNone, ep = kNone, dp = kNone, edp = kNone, pp = kNone, embd = kNone;
+  std::uint16_t tp_overlap = kNone;  // the tp groups as TE userbuffers (tp_comm_overlap): Communicator::userbuffers
 };
 
 std::uint32_t u32(double v) {
@@ -514,7 +515,7 @@ class StageBuilder {
 
   // --- tensor-parallel communication overlapped with GEMMs (tp_comm_overlap) ---------------------
   // Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers, needs sequence parallelism): an
-  // all-gather feeding a GEMM and a reduce-scatter fed by one are split into tp chunks, chunk i's
+  // all-gather feeding a GEMM (tp chunks) and a reduce-scatter fed by one (4 splits) are split, chunk i's
   // GEMM waiting only for chunk i's gather (or chunk i's scatter running while chunk i + 1 is
   // computed); in the backward, the input's all-gather runs during the dgrad GEMM and the dgrad's
   // reduce-scatter during the wgrad GEMM. Communication runs on stream 2; the SMs it borrows from
@@ -531,13 +532,19 @@ class StageBuilder {
     std::vector<OpId> deps = take_deps();
     OpId g = 0;
     for (std::uint32_t i = 0; i < t_; ++i) {
-      const OpId ag = collective(gather, CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_ / chunks,
+      const OpId ag = collective(gather, CollectiveKind::all_gather, comms_.tp_overlap, double(T_) * h_ * e_ / chunks,
                                  kTpStream, i == 0 ? deps : std::vector<OpId>{});
       extra_deps_.push_back(ag);
       g = gemm(name, m / chunks, n, k);
     }
     return g;
   }
+
+  // Transformer Engine's forward reduce-scatter overlap (proj_fprop, fc2_fprop: method "pipeline") splits
+  // the GEMM into num_splits = 4 chunks whatever tp is (transformer_engine/pytorch/module/base.py
+  // initialize_ub, v1.7-1.9: `num_splits=4 if method == "pipeline" else 0`; Megatron-LM passes no
+  // --tp-comm-overlap-cfg by default). The all-gathers (method "ring_exchange") take tp steps.
+  static constexpr std::uint32_t kReduceScatterSplits = 4;
 
   // A GEMM of m rows then [reduce-scatter or all-reduce of its output].
   OpId scattered_gemm(const std::string& name, const std::string& scatter, double m, double n, double k) {
@@ -546,12 +553,12 @@ class StageBuilder {
       tp_forward_exit(scatter);
       return g;
     }
-    const double chunks = t_;
+    const double chunks = kReduceScatterSplits;
     OpId g = 0, rs = 0;
-    for (std::uint32_t i = 0; i < t_; ++i) {
+    for (std::uint32_t i = 0; i < kReduceScatterSplits; ++i) {
       g = gemm(name, m / chunks, n, k);
-      rs =
-          collective(scatter, CollectiveKind::reduce_scatter, comms_.tp, double(T_) * h_ * e_ / chunks, kTpStream, {g});
+      rs = collective(scatter, CollectiveKind::reduce_scatter, comms_.tp_overlap, double(T_) * h_ * e_ / chunks,
+                      kTpStream, {g});
     }
     extra_deps_.push_back(rs);  // the next op on the compute stream needs the scattered output
     return g;
@@ -612,11 +619,11 @@ class StageBuilder {
     if (overlap_tp()) {
       std::vector<OpId> before;
       if (have_last_) before.push_back(last_);
-      const OpId ag = collective("bwd.tp.all_gather_input", CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_,
-                                 kTpStream, before);
+      const OpId ag = collective("bwd.tp.all_gather_input", CollectiveKind::all_gather, comms_.tp_overlap,
+                                 double(T_) * h_ * e_, kTpStream, before);
       const OpId dgrad = gemm("bwd." + what + ".dgrad", m, k, n);
-      const OpId rs = collective("bwd.tp." + what, CollectiveKind::reduce_scatter, comms_.tp, double(T_) * h_ * e_,
-                                 kTpStream, {dgrad});
+      const OpId rs = collective("bwd.tp." + what, CollectiveKind::reduce_scatter, comms_.tp_overlap,
+                                 double(T_) * h_ * e_, kTpStream, {dgrad});
       extra_deps_.push_back(ag);
       const OpId wgrad = gemm("bwd." + what + ".wgrad", k, n, m);
       extra_deps_.push_back(rs);
@@ -1020,9 +1027,10 @@ class StageBuilder {
   std::vector<OpId> reductions_;
 };
 
-std::uint16_t add(ExecutionGraph& graph, const char* name, std::vector<std::vector<int>> groups) {
+std::uint16_t add(ExecutionGraph& graph, const char* name, std::vector<std::vector<int>> groups,
+                  bool userbuffers = false) {
   if (groups.empty() || groups.front().size() < 2) return kNone;
-  return graph.add_communicator(Communicator{name, std::move(groups)});
+  return graph.add_communicator(Communicator{name, std::move(groups), userbuffers});
 }
 
 }  // namespace
@@ -1042,6 +1050,12 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
   Communicators comms;
   using D = ParallelDim;
   comms.tp = add(graph, "tp", layout.groups({D::tp}));
+  // Megatron-LM --tp-comm-overlap runs the overlapped tp collectives through Transformer Engine's
+  // userbuffers (transformer_engine/common/comm_gemm_overlap: CUDA-IPC / multicast-mapped buffers the
+  // GPUs write into directly), not NCCL: the same groups, without NCCL's per-call latencies.
+  if (p.tp_comm_overlap && p.sequence_parallel && comms.tp != kNone) {
+    comms.tp_overlap = add(graph, "tp", layout.groups({D::tp}), /*userbuffers=*/true);
+  }
   comms.cp = add(graph, "cp", layout.groups({D::cp}));
   if (spec.model.moe.experts > 0) comms.ep = add(graph, "ep", layout.groups({D::ep}));
   comms.dp = add(graph, "dp", layout.groups({D::ep, D::edp, D::cp}));

@@ -22,7 +22,12 @@ class Replay {
  public:
   Replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
          const ReplayOptions& options)
-      : graph_(graph), cluster_(cluster), gpu_(gpu), backend_(backend), options_(options) {
+      : graph_(graph),
+        cluster_(cluster),
+        gpu_(gpu),
+        backend_(backend),
+        options_(options),
+        userbuffers_profile_(userbuffers_profile(options.network_profile)) {
     prepare();
   }
 
@@ -458,15 +463,17 @@ class Replay {
     auto it = planned_.find(key);
     if (it != planned_.end()) return it->second;
     PlannedCollective planned;
-    const CollectiveContext ctx{cluster_, options_.network_profile};
+    const CollectiveContext ctx{cluster_, profile_for(comm)};
     for (std::size_t g : cells_[comm][static_cast<std::size_t>(cell)].groups) {
       const auto& group = graph_.communicators()[comm].groups[g];
       CollectiveRequest req{p.kind, &group, p.bytes, p.pair_bytes};
       if (planned.algorithm.empty()) check_feasible(comm, ctx, req);
       // The first group's plan names the algorithm ("auto": the selector's choice, planned once);
       // the other groups of the communicator have the same shape and use the same algorithm.
-      planned.plans.push_back(std::make_shared<const CollectivePlan>(
-          plan_collective(planned.algorithm.empty() ? algorithm_for(comm) : planned.algorithm, ctx, req)));
+      CollectivePlan plan =
+          plan_collective(planned.algorithm.empty() ? algorithm_for(comm) : planned.algorithm, ctx, req);
+      if (graph_.communicators()[comm].userbuffers) plan.protocol = "userbuffers";
+      planned.plans.push_back(std::make_shared<const CollectivePlan>(std::move(plan)));
       if (planned.algorithm.empty()) planned.algorithm = planned.plans.back()->algorithm;
       std::vector<std::pair<int, double>> link_bytes;
       if (inside_switch_domain(*planned.plans.back(), link_bytes)) {
@@ -523,7 +530,7 @@ class Replay {
   void run_phase(std::uint16_t comm, std::shared_ptr<const CollectivePlan> plan, std::size_t phase,
                  std::function<void()> done) {
     if (phase == plan->phases.size()) {
-      backend_.schedule(backend_.now_s() + options_.network_profile.collective_latency_s.value, std::move(done));
+      backend_.schedule(backend_.now_s() + profile_for(comm).collective_latency_s.value, std::move(done));
       return;
     }
     const auto& transfers = plan->phases[phase].transfers;
@@ -662,11 +669,25 @@ class Replay {
     return r;
   }
 
+  // The network profile a communicator's collectives are planned and timed with: the options' (NCCL),
+  // or for userbuffers communicators (Communicator::userbuffers) the same links without NCCL's per-call
+  // launch latency and protocol latencies: a userbuffers chunk is a copy into a peer's mapped buffer
+  // and a flag (Transformer Engine comm_gemm_overlap), not an NCCL kernel.
+  static NetworkProfile userbuffers_profile(NetworkProfile p) {
+    p.collective_latency_s.value = 0.0;
+    p.nccl_protocols = false;
+    return p;
+  }
+  const NetworkProfile& profile_for(std::uint16_t comm) const {
+    return graph_.communicators()[comm].userbuffers ? userbuffers_profile_ : options_.network_profile;
+  }
+
   const ExecutionGraph& graph_;
   const Cluster& cluster_;
   const GpuSpec& gpu_;
   NetworkBackend& backend_;
   const ReplayOptions& options_;
+  const NetworkProfile userbuffers_profile_;
   struct Cell {
     int participants = 0;             // classes that must arrive
     std::vector<std::size_t> groups;  // indices into the communicator's groups

@@ -73,7 +73,8 @@ struct CollectiveRecord {
   std::uint16_t communicator = 0;
   CollectiveKind kind = CollectiveKind::all_reduce;
   std::string algorithm;
-  std::string protocol;  // NCCL's wire protocol of the plan: LL, LL128, Simple
+  std::string
+      protocol;  // NCCL's wire protocol of the plan: LL, LL128, Simple; "userbuffers" (Communicator::userbuffers)
   int channels = 1;
   double bytes = 0.0;    // per rank buffer size
   double start_s = 0.0;  // every rank has arrived

@@ -413,11 +413,23 @@ TEST(ParallelGenerator, TensorParallelOverlapChunksTheSameWorkOntoAStream) {
   const OpTable& pb = b.classes()[0].ops;
   EXPECT_DOUBLE_EQ(gemm_flops(pb), gemm_flops(pa));
   const auto ca = collectives(pa, comm_index(a, "tp"), "fwd.tp.");
-  const auto cb = collectives(pb, comm_index(b, "tp"), "fwd.tp.");
+  auto cb = collectives(pb, comm_index(b, "tp"), "fwd.tp.");
+  // The chunks run on the second "tp" communicator: the same groups as Transformer Engine userbuffers.
+  ASSERT_EQ(b.communicators().size(), a.communicators().size() + 1);
+  const auto ub = static_cast<std::uint16_t>(b.communicators().size() - 1);
+  EXPECT_EQ(b.communicators()[ub].name, "tp");
+  EXPECT_TRUE(b.communicators()[ub].userbuffers);
+  EXPECT_EQ(b.communicators()[ub].groups, b.communicators()[comm_index(b, "tp")].groups);
+  for (const auto& [k, c] : collectives(pb, ub, "fwd.tp.")) {
+    cb[k].first += c.first;
+    cb[k].second += c.second;
+  }
   for (CollectiveKind k : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
     EXPECT_DOUBLE_EQ(cb.at(k).second, ca.at(k).second);
-    // per layer two gathers and two scatters become 2 x tp chunks each (embedding and logits stay whole)
-    EXPECT_EQ(cb.at(k).first, ca.at(k).first + 8 * 4 * 2 * (2 - 1));
+    // per layer two gathers become tp chunks each, two scatters Transformer Engine's 4 splits each
+    // (embedding and logits stay whole)
+    const int chunks = k == CollectiveKind::all_gather ? 2 : 4;
+    EXPECT_EQ(cb.at(k).first, ca.at(k).first + 8 * 4 * 2 * (chunks - 1));
   }
   int on_tp_stream = 0;
   for (OpId i = 0; i < pb.size(); ++i)
