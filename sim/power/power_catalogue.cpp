@@ -108,6 +108,16 @@ GpuPowerModel gpu_power_model(const GpuSpec& gpu) {
     reader.accept("sources");
     reader.finish();
     m.source = std::string(r->path) + (models_power_cap(gpu) ? kCappedTensorSource : "");
+    // The power limit is the GPU's (GpuSpec::tdp_w): a cluster spec may set one below the catalogue's
+    // TDP (torchtitan's Grand Teton H100s ran at 500 W), and the step clock and the energy must hold
+    // the GPU to it. No activity draws more than the limit.
+    if (gpu.tdp_w > 0.0 && gpu.tdp_w != m.tdp_w) {
+      m.tdp_w = gpu.tdp_w;
+      for (double* w : {&m.waiting_w, &m.tensor_w, &m.vector_w, &m.communication_w})
+        *w = std::min(*w, m.tdp_w);
+      m.source += "; power limit " + std::to_string(static_cast<int>(std::lround(m.tdp_w))) +
+                  " W from the GPU spec (activities capped at it)";
+    }
     return m;
   }
   m.tdp_w = gpu.tdp_w;

@@ -97,6 +97,32 @@ TEST(StepClock, GemmLoopRunsAtTheSustainedClockAsTheCalibrationMeasurements) {
   EXPECT_DOUBLE_EQ(kernel_time(g, op).time_s, loop_kernel_s);
 }
 
+// A GPU run below its catalogue TDP (a cluster spec's tdp_W: torchtitan's H100s at 500 W) is held to
+// that limit: the power model's TDP is the spec's, no activity draws more, and a GEMM loop runs at
+// the sustained clock of 500 W, cbrt(430 / (1430 x 0.8)) of 1830 MHz (it used to take the 700 W of
+// the power catalogue: cbrt(630 / 1144), 15 % faster).
+TEST(StepClock, PowerLimitBelowTheCatalogueTdpHoldsTheGpuToIt) {
+  GpuSpec g = capped_gpu();
+  g.tdp_w = 500.0;
+  const GpuPowerModel p = gpu_power_model(g);
+  EXPECT_DOUBLE_EQ(p.tdp_w, 500.0);
+  for (double w : {p.waiting_w, p.tensor_w, p.vector_w, p.communication_w})
+    EXPECT_LE(w, 500.0);
+  EXPECT_NE(p.source.find("power limit 500 W"), std::string::npos) << p.source;
+  const ComputeOp op = testing::gemm(16384, 16384, 16384);
+  PowerInputs last;
+  const StepClock c = solve_step_clock(g, [&](const GpuSpec& gpu) {
+    last = step_of(gpu, 20 * kernel_time(gpu, op).time_s, 0.0);
+    return last;
+  });
+  EXPECT_NEAR(c.tensor_power_budget_w, 500.0, 1e-9);
+  EXPECT_NEAR(c.gemm_clock_MHz, std::cbrt(430.0 / 1144.0) * 1830.0, 1e-9);
+  EXPECT_LE(compute_power(last).gpu_avg_w, 500.0 + 1e-9);
+  // The catalogue's own TDP leaves the figures as the catalogue gives them.
+  EXPECT_DOUBLE_EQ(gpu_power_model(capped_gpu()).tdp_w, 700.0);
+  EXPECT_DOUBLE_EQ(gpu_power_model(capped_gpu()).vector_w, 450.0);
+}
+
 // A step whose tensor kernels take t_b seconds at the boost clock, then wait o seconds at 110 W
 // (tau = 0: tensor time t_b / phi). The model's fixed point: phi^3 = (B(phi) - 70) / (1430 x 0.8) with
 // B(phi) = 700 + (700 - 110) o phi / t_b, solved here by bisection.
