@@ -41,6 +41,7 @@
 #include "sim/core/intervals.hpp"
 #include "sim/hardware/kernel_model.hpp"
 #include "sim/simulate.hpp"
+#include "workloads/attention_implementation.hpp"
 #include "workloads/execution_graph.hpp"
 #include "workloads/transformer_generator.hpp"
 
@@ -82,10 +83,14 @@ struct RunMeasure {
 };
 
 // Times the run's compute ops per class on `gpu` (its tensor-power budget sets the GEMM clock).
+// A fused attention kernel other than FlashAttention-2 is timed as simulate() times it (the tile model
+// times the implementation's ratio), so the fitted factor is relative to what the simulation would do.
 void model(RunMeasure& m, const GpuSpec& gpu) {
   m.modelled_s.fill(0.0);
   for (const auto& op : m.ops)
     m.modelled_s[static_cast<std::size_t>(op.kernel)] += kernel_time(gpu, op).time_s;
+  m.modelled_s[static_cast<std::size_t>(KernelClass::attention)] *=
+      find_attention_implementation(m.workload.training.attention).time_vs_flash2;
 }
 
 RunMeasure measure(const ClusterSpec& cluster, const TracedRun& run) {

@@ -95,6 +95,26 @@ def test_the_cli_writes_a_stable_profile_that_training_stack_uses(cli: Optional[
     assert refit["defaults"]["training.host_op_us"] == pytest.approx(first["defaults"]["training.host_op_us"], rel=1e-9)
 
 
+def test_a_workload_with_another_attention_kernel_is_fitted_relative_to_it(synthetic: Dict[str, Any]) -> None:
+    """The same trace told it ran llm-foundry's Triton attention kernel (training.attention "triton",
+    1.8x FlashAttention-2's time in the model): the attention factor is relative to that kernel (the
+    truth's 1.3 / 1.8), the others are unchanged, and the fitted profile reproduces the step."""
+    tmp: Path = synthetic["tmp"]
+    workload = json.loads((SYNTHETIC / "gpt-tp2-dp4.workload.json").read_text())
+    workload["training"]["attention"] = "triton"
+    (tmp / "triton.json").write_text(json.dumps(workload))
+    result = cs.calibrate_from_trace(synthetic["trace"], str(tmp / "triton.json"), CLUSTER, id="triton-fit")
+    scales = result["profile"]["kernel_time_scale"]
+    ratio = 1.80  # the registry's Triton / FlashAttention-2 time (workloads/attention_implementation.cpp)
+    assert scales["attention"] == pytest.approx(TRUTH["kernel_time_scale"]["attention"] / ratio, rel=1e-6)
+    assert scales["gemm"] == pytest.approx(TRUTH["kernel_time_scale"]["gemm"], rel=1e-6)
+    (tmp / "triton-fit.json").write_text(json.dumps(result["profile"]))
+    workload["training"]["stack"] = "triton-fit.json"
+    (tmp / "triton-w.json").write_text(json.dumps(workload))
+    report = cs.simulate(CLUSTER, str(tmp / "triton-w.json"), fidelity="analytical")
+    assert report.step_time_s == pytest.approx(synthetic["step_s"], rel=1e-6)
+
+
 def _cli_error(cli: str, trace: Path, workload: Path) -> subprocess.CompletedProcess:
     return subprocess.run([cli, "calibrate", "--from-trace", str(trace), "--workload", str(workload), "--cluster",
                            CLUSTER], capture_output=True, text=True, timeout=120)
