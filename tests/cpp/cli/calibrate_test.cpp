@@ -132,9 +132,9 @@ TEST(CalibrateCli, ChecksOneNetworkProfileAgainstItsTables) {
   std::string role, median;
   int tables = 0, rows = 0;
   line >> role >> tables >> rows >> median;
-  // vidur x 3, h200 x 2, and the held-out p5 (EFA), ND H200 v5 and ND H100 v5 (NVLS) and OCI
-  // BM.GPU.H100.8 (RoCE, 2 nodes) tables
-  EXPECT_EQ(tables, 9);
+  // vidur x 3, h200 x 2, and the held-out p5 (EFA), ND H200 v5 and ND H100 v5 (NVLS), OCI
+  // BM.GPU.H100.8 (RoCE, 2 nodes) and Nebius H200 (InfiniBand, 2 nodes) tables
+  EXPECT_EQ(tables, 10);
   EXPECT_LE(std::stod(median), 10.0) << r.out;
   // Per system: each machine measured gets its line (the p5 pair, the ND H200 v5 and H100 v5 and
   // the OCI pair among them).
@@ -144,6 +144,7 @@ TEST(CalibrateCli, ChecksOneNetworkProfileAgainstItsTables) {
   EXPECT_NE(r.out.find("\n  azure-nd-h200-v5 ", per_system), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  azure-nd-h100-v5 ", per_system), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  oci-bm-gpu-h100-8 ", per_system), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  nebius-h200-ib ", per_system), std::string::npos) << r.out;
 }
 
 TEST(CalibrateCli, ReportsTheHeldOutErrorOfTheShippedProfiles) {
