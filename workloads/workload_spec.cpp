@@ -135,6 +135,7 @@ TrainingSpec parse_training(JsonReader r) {
   // Up to one second per op: fitted values are tens of microseconds (docs/validation.md); a larger
   // one is a unit mistake, and an unbounded one overflows the step's time to infinity.
   t.host_op_us = r.number_or("host_op_us", 0.0, NumberRange::between(0.0, 1e6));
+  t.torch_compile = r.boolean_or("torch_compile", false);
   t.grad_buffer = r.choice_or("grad_buffer", grad_buffer_names(), "persistent");
   t.cross_entropy = r.choice_or("cross_entropy", cross_entropy_names(), "vocab_parallel");
   t.selective_recompute = r.choice_or("selective_recompute", selective_recompute_names(), "attention_core");
@@ -338,6 +339,7 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
   j["training"]["grad_buffer"] = t.grad_buffer;
   j["training"]["cross_entropy"] = t.cross_entropy;
   j["training"]["selective_recompute"] = t.selective_recompute;
+  if (t.torch_compile) j["training"]["torch_compile"] = true;
   if (t.precision == Precision::fp8) {
     j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
     j["training"]["fp8_weight_cache"] = t.fp8_weight_cache;

@@ -85,6 +85,9 @@ struct TrainingSpec {
   // starts on the GPU before it is issued. 0: the host is never the bottleneck (CUDA graphs, or
   // kernels long enough to hide it). PyTorch eager with Megatron-style wrappers: tens of us.
   double host_op_us = 0.0;
+  // The model runs under a graph compiler (torch.compile): it fuses the elementwise ops a stack runs
+  // eagerly otherwise (the profile's fused.rmsnorm / fused.rope false no longer apply).
+  bool torch_compile = false;
   // How the framework allocates what lives part of the step (workloads/memory_recipe.hpp): the fp32
   // main gradients (persistent | per_step) and the loss over the vocabulary (vocab_parallel | eager).
   std::string grad_buffer = "persistent";
