@@ -4,6 +4,7 @@
 //   id, name, description                 strings (id = the file name)
 //   defaults {"<workload key>": value}    keys of stack_default_keys(), set unless the workload gives them
 //   fused {bias_activation, bias_dropout_add, masked_softmax}        booleans
+//   fused {rmsnorm, rope}                 optional booleans (default true: fused)
 //   optimizer_kernels                     "multi_tensor" | "per_tensor"
 //   pipeline_p2p                          "overlapped" | "blocking"
 //   step {grad_norm, loss_all_reduce}     boolean; "per_micro_batch" | "none"
@@ -54,11 +55,14 @@ const std::vector<std::string> kDefaultKeys = {
 struct FusionField {
   const char* key;
   bool StackFusions::*member;
+  bool required;  // optional keys default to fused (true)
 };
 constexpr FusionField kFusions[] = {
-    {"bias_activation", &StackFusions::bias_activation},
-    {"bias_dropout_add", &StackFusions::bias_dropout_add},
-    {"masked_softmax", &StackFusions::masked_softmax},
+    {"bias_activation", &StackFusions::bias_activation, true},
+    {"bias_dropout_add", &StackFusions::bias_dropout_add, true},
+    {"masked_softmax", &StackFusions::masked_softmax, true},
+    {"rmsnorm", &StackFusions::rmsnorm, false},
+    {"rope", &StackFusions::rope, false},
 };
 
 struct OptimizerKernelsName {
@@ -122,6 +126,7 @@ StackProfile parse_stack(JsonReader r) {
 
   JsonReader fused = r.object("fused");
   for (const auto& f : kFusions) {
+    if (!f.required && !fused.has(f.key)) continue;  // the default: fused, nothing to source
     s.fused.*f.member = fused.boolean(f.key);
     values.insert(std::string("fused.") + f.key);
   }
@@ -241,7 +246,8 @@ std::string software_stack_to_json(const StackProfile& s) {
   j["defaults"] = defaults;
   Json fused = Json::object();
   for (const auto& f : kFusions)
-    fused[f.key] = s.fused.*f.member;
+    if (f.required || !(s.fused.*f.member) || s.sources.count(std::string("fused.") + f.key) > 0)
+      fused[f.key] = s.fused.*f.member;
   j["fused"] = fused;
   for (const auto& e : kOptimizerKernels)
     if (e.value == s.optimizer_kernels) j["optimizer_kernels"] = e.name;

@@ -28,6 +28,9 @@ struct StackFusions {
   bool bias_activation = true;   // bias add fused into the activation (Megatron's bias-gelu fusion)
   bool bias_dropout_add = true;  // bias, dropout and residual add in one kernel
   bool masked_softmax = true;    // unfused attention: scale, mask and softmax in one kernel
+  // Llama-style models only (RMSNorm, rotary positions); optional in a profile, default fused.
+  bool rmsnorm = true;  // RMSNorm as one kernel; false: PyTorch eager ops (6 kernels forward)
+  bool rope = true;     // rotary embedding fused into the QKV path; false: eager complex multiply
 
   friend bool operator==(const StackFusions&, const StackFusions&) = default;
 };

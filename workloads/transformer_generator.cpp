@@ -118,6 +118,7 @@
 
 #include "sim/core/error.hpp"
 #include "workloads/attention_implementation.hpp"
+#include "workloads/eager_pytorch_ops.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
@@ -149,6 +150,8 @@ const ActivationInfo& activation_info(const ModelSpec& m) {
 }
 
 constexpr double kNormFlopsPerElement = 8.0;
+// Eager rotary embedding: a complex multiply, 6 flops per complex pair = 3 per element, plus 2 casts.
+constexpr double kRopeFlopsPerElement = 3.0;
 constexpr double kResidualFlopsPerElement = 1.0;
 constexpr double kLossFlopsPerElement = 5.0;
 constexpr double kFp32Bytes = 4.0;
@@ -236,6 +239,10 @@ class StageBuilder {
     local_experts_ = moe_ ? m_.moe.experts / p_.ep : 0;
     chunks_ = model_chunks(p_);
     biases_ = !llama_style(m_);
+    // torch.compile fuses the eager ops (Inductor generates one kernel per fusible chain)
+    const bool eager = !spec_.training.torch_compile;
+    eager_rmsnorm_ = eager && llama_style(m_) && !stack_.fused.rmsnorm;
+    eager_rope_ = eager && llama_style(m_) && !stack_.fused.rope;
   }
 
   void build() {
@@ -386,10 +393,29 @@ class StageBuilder {
     compute(name, KernelClass::elementwise, entries, 2.0 * entries * kFp32Bytes);
   }
 
+  // A fused norm kernel (normalization class), or with eager_rmsnorm_ PyTorch's eager ops as one op of
+  // the elementwise class (its kernels are generic elementwise and reduction kernels, not a norm
+  // kernel) carrying their bytes (workloads/eager_pytorch_ops.cpp).
   OpId norm(const std::string& name, bool backward, double tokens) {
     const double elements = tokens * h_;
+    if (eager_rmsnorm_) {
+      const double bytes =
+          backward ? eager_rmsnorm_backward_bytes_per_element(e_) : eager_rmsnorm_forward_bytes_per_element(e_);
+      return compute(name, KernelClass::elementwise, kNormFlopsPerElement * elements, bytes * elements);
+    }
     return compute(name, KernelClass::normalization, kNormFlopsPerElement * elements,
-                   (backward ? 3.0 : 2.0) * elements * e_);
+                   (backward ? 3.0 : 2.0) * e_ * elements);
+  }
+
+  // Eager rotary embedding (stack fused.rope false, Llama-style models) over this rank's q and k:
+  // one elementwise op carrying the eager kernels' bytes (eager_rope_bytes_per_element; named
+  // "eager_rope": generic elementwise kernels, not the fused rope kernel's role). Fused: no op (the
+  // rotation is not modelled as a kernel of its own, as before).
+  void rope(const std::string& phase, bool backward, double tokens) {
+    if (!eager_rope_) return;
+    const double elements = tokens * (q_ + kv_);
+    compute(phase + ".eager_rope", KernelClass::elementwise, kRopeFlopsPerElement * elements,
+            eager_rope_bytes_per_element(e_) * elements);
   }
 
   // Residual add; with dropout, Megatron's fused bias-dropout-add also writes (forward) or reads
@@ -571,6 +597,7 @@ class StageBuilder {
       const LinearScope fp8 = linear_forward(phase + ".qkv", double(T_sp_) * h_, double(h_) * (q_ + 2.0 * kv_));
       gathered_gemm(phase + ".tp.all_gather", phase + ".qkv", T_, q_ + 2.0 * kv_, h_);
     }
+    rope(phase, false, T_);
     attention_core(phase, false);
     {
       const LinearScope fp8 = linear_forward(phase + ".attn_out", double(T_) * q_, double(q_) * h_);
@@ -663,6 +690,7 @@ class StageBuilder {
       const LinearScope fp8 = linear_forward("recompute.k", double(T_) * h_, double(h_) * kv_);
       gemm("recompute.k", T_, kv_, h_);
     }
+    rope("recompute", false, T_);  // its q and k feed the attention backward
     {
       const LinearScope fp8 = linear_forward("recompute.attn_out", double(T_) * q_, double(q_) * h_);
       gemm("recompute.attn_out", T_, h_, q_);
@@ -730,6 +758,7 @@ class StageBuilder {
         attention("recompute.attention", false, s_, double(s_) * p_.cp / 2.0, false);
     }
     attention_core("bwd", true);
+    rope("bwd", true, T_);
     grads(groups_.qkv, false, fp8_column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
     grads(groups_.norms / 2.0, false, norm("bwd.ln1", true, T_sp_));
   }
@@ -1014,7 +1043,9 @@ class StageBuilder {
   std::uint32_t expert_tokens_ = 0, local_experts_ = 0;
   int chunks_ = 1;
   bool moe_ = false;
-  bool biases_ = true;  // GPT-style layers have biases; Llama-style (swiglu) none
+  bool biases_ = true;          // GPT-style layers have biases; Llama-style (swiglu) none
+  bool eager_rmsnorm_ = false;  // stack fused.rmsnorm false and a Llama-style model: PyTorch eager ops
+  bool eager_rope_ = false;     // stack fused.rope false and a Llama-style model
 
   OpId last_ = 0;
   bool have_last_ = false;

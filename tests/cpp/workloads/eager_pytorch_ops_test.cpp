@@ -1,0 +1,119 @@
+// Eager RMSNorm and rotary embedding (stack fused.rmsnorm / fused.rope false): the bytes per element
+// worked by hand from torchtitan's source, and the ops the generator emits for a Llama-style model
+// (and not for a GPT-style one).
+#include "workloads/eager_pytorch_ops.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "workloads/software_stack.hpp"
+#include "workloads/transformer_generator.hpp"
+
+namespace clustersim {
+namespace {
+
+TEST(EagerPytorchOps, RmsNormBytesByHandForBf16) {
+  // forward, bf16 x: float() 2+4, pow 4+4, mean 4, mul rsqrt 4+4, type_as 4+2, mul weight 2+2 = 36
+  EXPECT_DOUBLE_EQ(eager_rmsnorm_forward_bytes_per_element(2.0), 36.0);
+  // backward: weight 2+2 + 2+2+2 + 2 = 12, type_as 6, mul rsqrt 8 + 12 + 4 = 24, mean 4, pow 12,
+  // accumulate 12, float() 6 = 76
+  EXPECT_DOUBLE_EQ(eager_rmsnorm_backward_bytes_per_element(2.0), 76.0);
+  // T x h = 16384 x 4096 (torchtitan's 8B at micro-batch 2 x 8192): 2.416 GB forward, 5.100 GB backward
+  const double elements = 16384.0 * 4096.0;
+  EXPECT_DOUBLE_EQ(eager_rmsnorm_forward_bytes_per_element(2.0) * elements, 2415919104.0);
+  EXPECT_DOUBLE_EQ(eager_rmsnorm_backward_bytes_per_element(2.0) * elements, 5100273664.0);
+  // fp32 activations: every cast still moves its bytes: 4 x 4 + 28 and 8 x 4 + 60
+  EXPECT_DOUBLE_EQ(eager_rmsnorm_forward_bytes_per_element(4.0), 44.0);
+  EXPECT_DOUBLE_EQ(eager_rmsnorm_backward_bytes_per_element(4.0), 92.0);
+}
+
+TEST(EagerPytorchOps, RopeBytesByHandForBf16) {
+  // float() 2+4, complex multiply 4+4, type_as 4+2
+  EXPECT_DOUBLE_EQ(eager_rope_bytes_per_element(2.0), 20.0);
+}
+
+WorkloadSpec small_model(const std::string& activation) {
+  WorkloadSpec s;
+  s.name = "small";
+  s.model.layers = 2;
+  s.model.hidden = 256;
+  s.model.heads = 4;
+  s.model.kv_heads = 2;
+  s.model.ffn_hidden = 512;
+  s.model.seq_len = 128;
+  s.model.vocab = 1000;
+  s.model.activation = activation;
+  s.training.global_batch = 2;
+  s.training.micro_batch = 2;
+  s.parallelism.dp = 1;
+  return s;
+}
+
+struct Found {
+  int count = 0;
+  double bytes = 0.0;
+  KernelClass kernel = KernelClass::gemm;
+};
+Found find(const ExecutionGraph& g, const std::string& name) {
+  const OpTable& ops = g.classes().at(0).ops;
+  Found f;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.name(i) != name) continue;
+    ++f.count;
+    f.bytes = ops.bytes(i);
+    f.kernel = ops.kernel(i);
+  }
+  return f;
+}
+
+TEST(EagerPytorchOps, GeneratorEmitsEagerNormAndRopeForLlamaOnly) {
+  StackProfile eager = find_software_stack("pytorch-fsdp2");
+  ASSERT_FALSE(eager.fused.rmsnorm);
+  ASSERT_FALSE(eager.fused.rope);
+  StackProfile fused = eager;
+  fused.fused.rmsnorm = true;
+  fused.fused.rope = true;
+
+  const WorkloadSpec llama = small_model("swiglu");
+  const double T = 2.0 * 128.0;               // micro-batch x seq
+  const double qk = 4.0 * 64.0 + 2.0 * 64.0;  // q width + k width (2 KV heads of d 64)
+  const ExecutionGraph e = generate_transformer_training(llama, 1, eager);
+  const Found ln1 = find(e, "fwd.ln1");
+  EXPECT_EQ(ln1.count, 2);  // one per layer
+  EXPECT_EQ(ln1.kernel, KernelClass::elementwise);
+  EXPECT_DOUBLE_EQ(ln1.bytes, 36.0 * T * 256.0);
+  EXPECT_DOUBLE_EQ(find(e, "bwd.ln1").bytes, 76.0 * T * 256.0);
+  const Found rope = find(e, "fwd.eager_rope");
+  EXPECT_EQ(rope.count, 2);
+  EXPECT_DOUBLE_EQ(rope.bytes, 20.0 * T * qk);
+  EXPECT_EQ(find(e, "bwd.eager_rope").count, 2);
+
+  const ExecutionGraph f = generate_transformer_training(llama, 1, fused);
+  EXPECT_EQ(find(f, "fwd.ln1").kernel, KernelClass::normalization);
+  EXPECT_DOUBLE_EQ(find(f, "fwd.ln1").bytes, 2.0 * 2.0 * T * 256.0);  // read x, write y, bf16
+  EXPECT_EQ(find(f, "fwd.eager_rope").count, 0);
+
+  // torch.compile fuses them: the fused ops again
+  WorkloadSpec compiled = llama;
+  compiled.training.torch_compile = true;
+  const ExecutionGraph c = generate_transformer_training(compiled, 1, eager);
+  EXPECT_EQ(find(c, "fwd.ln1").kernel, KernelClass::normalization);
+  EXPECT_EQ(find(c, "fwd.eager_rope").count, 0);
+
+  // GPT-style (LayerNorm, learned positions, as llm-foundry's MPT): the flags do not apply
+  const ExecutionGraph g = generate_transformer_training(small_model("gelu"), 1, eager);
+  EXPECT_EQ(find(g, "fwd.ln1").kernel, KernelClass::normalization);
+  EXPECT_EQ(find(g, "fwd.eager_rope").count, 0);
+}
+
+TEST(EagerPytorchOps, StackProfileKeysAreOptionalAndDefaultFused) {
+  EXPECT_TRUE(find_software_stack("megatron-core").fused.rmsnorm);
+  EXPECT_TRUE(find_software_stack("megatron-core").fused.rope);
+  const StackProfile fsdp = find_software_stack("pytorch-fsdp2");
+  EXPECT_EQ(fsdp.sources.count("fused.rmsnorm"), 1u);
+  EXPECT_EQ(fsdp.sources.count("fused.rope"), 1u);
+}
+
+}  // namespace
+}  // namespace clustersim
