@@ -95,6 +95,10 @@
 //     and the mask, writes the gradient) before the residual's.
 //   fused.masked_softmax false (unfused attention): scale, mask and softmax as three kernels over the
 //     s x s scores (each reads and writes them); backward: softmax, mask and scale backward likewise.
+//   fused.rmsnorm false (Llama-style models, not training.torch_compile): each norm is PyTorch's eager
+//     RMSNorm, one elementwise-class op carrying its kernels' bytes (workloads/eager_pytorch_ops.cpp).
+//   fused.rope false (likewise): an "eager_rope" op over q and k after the QKV GEMM, in the op-level
+//     recompute and before the QKV backward (fused: the rotation is not a kernel of its own).
 //   optimizer_kernels per_tensor: the optimizer step as one kernel per parameter tensor of the rank
 //     (its share of the shard's bytes and flops): 12 tensors per GPT layer (weight and bias of QKV,
 //     projection, MLP up and down, and of two LayerNorms), 6 per Llama layer (no biases, RMSNorm),
