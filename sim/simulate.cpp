@@ -22,7 +22,6 @@
 #include "sim/validation/error_bars.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/topology_metrics.hpp"
-#include "workloads/attention_implementation.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/software_stack.hpp"
 #include "workloads/trace_format.hpp"
@@ -251,11 +250,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   replay_options.host_op_s = trace ? 0.0 : workload.training.host_op_us * 1e-6;
   if (stack) {
     replay_options.step_fixed_s = stack->step_fixed_s;
-    replay_options.kernel_time_scale = stack->kernel_time_scale;
-    // A fused attention kernel other than FlashAttention-2 (training.attention "triton"): the tile
-    // model's time times the implementation's published ratio (workloads/attention_implementation.hpp).
-    replay_options.kernel_time_scale[static_cast<std::size_t>(KernelClass::attention)] *=
-        find_attention_implementation(workload.training.attention).time_vs_flash2;
+    replay_options.kernel_time_scale = kernel_time_scales(*stack, workload.training.attention);
   }
   if (!options.timeline_path.empty()) replay_options.timeline_classes = options.timeline_classes;
 

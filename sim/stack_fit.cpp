@@ -41,7 +41,6 @@
 #include "sim/core/intervals.hpp"
 #include "sim/hardware/kernel_model.hpp"
 #include "sim/simulate.hpp"
-#include "workloads/attention_implementation.hpp"
 #include "workloads/execution_graph.hpp"
 #include "workloads/transformer_generator.hpp"
 
@@ -83,14 +82,18 @@ struct RunMeasure {
 };
 
 // Times the run's compute ops per class on `gpu` (its tensor-power budget sets the GEMM clock).
-// A fused attention kernel other than FlashAttention-2 is timed as simulate() times it (the tile model
-// times the implementation's ratio), so the fitted factor is relative to what the simulation would do.
+// Each class is timed as simulate() replays it before any measured factor: the kernel model times the
+// workload's implementation factors (kernel_time_scales of a stack with none; e.g. the Triton attention
+// kernel), so a fitted factor is relative to what the simulation would do.
 void model(RunMeasure& m, const GpuSpec& gpu) {
   m.modelled_s.fill(0.0);
   for (const auto& op : m.ops)
     m.modelled_s[static_cast<std::size_t>(op.kernel)] += kernel_time(gpu, op).time_s;
-  m.modelled_s[static_cast<std::size_t>(KernelClass::attention)] *=
-      find_attention_implementation(m.workload.training.attention).time_vs_flash2;
+  StackProfile unmeasured = m.stack;
+  unmeasured.kernel_time_scale.fill(1.0);
+  const auto scales = kernel_time_scales(unmeasured, m.workload.training.attention);
+  for (std::size_t c = 0; c < kKernelClassCount; ++c)
+    m.modelled_s[c] *= scales[c];
 }
 
 RunMeasure measure(const ClusterSpec& cluster, const TracedRun& run) {

@@ -30,6 +30,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
+#include "workloads/attention_implementation.hpp"
 
 namespace clustersim {
 namespace resources_detail {
@@ -268,6 +269,12 @@ std::string software_stack_to_json(const StackProfile& s) {
     sources[key] = text;
   j["sources"] = sources;
   return j.dump(2) + "\n";
+}
+
+std::array<double, kKernelClassCount> kernel_time_scales(const StackProfile& stack, std::string_view attention) {
+  std::array<double, kKernelClassCount> scales = stack.kernel_time_scale;
+  scales[static_cast<std::size_t>(KernelClass::attention)] *= find_attention_implementation(attention).time_vs_flash2;
+  return scales;
 }
 
 }  // namespace clustersim

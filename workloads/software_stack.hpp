@@ -60,6 +60,13 @@ struct StackProfile {
   friend bool operator==(const StackProfile&, const StackProfile&) = default;
 };
 
+// The factor the replay multiplies the kernel model's time of each kernel class by
+// (ReplayOptions::kernel_time_scale): the stack's measured ones, the attention class's also times the
+// workload's attention implementation's time over FlashAttention-2's (training.attention,
+// workloads/attention_implementation.hpp). The one place that rule is written: simulate() replays with
+// it and calibrate --from-trace fits relative to it.
+std::array<double, kKernelClassCount> kernel_time_scales(const StackProfile& stack, std::string_view attention);
+
 // The stack a workload runs when it names none: the one users most likely mean.
 inline constexpr std::string_view kDefaultStack = "megatron-core";
 
