@@ -22,6 +22,9 @@ struct FabricTransport {
   // graph->latencyInter): NCCL's latency model adds it to every network step, twice under the Simple
   // protocol (the flush), sim/collectives/nccl_protocol.hpp.
   double nccl_latency_us;
+  // The network step of the low-latency protocols (LL, LL128) as the plugin's own tuner models it, in
+  // place of nccl_latency_us under those protocols (Simple keeps the declared latency, twice).
+  double nccl_ll_latency_us;
   std::string_view summary;
   std::string_view source;
 };
