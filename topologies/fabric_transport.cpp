@@ -15,6 +15,8 @@
 //               (Shalev et al., "A Cloud-Optimized Transport Protocol for Elastic and Scalable HPC",
 //               IEEE Micro 40(6), 2020); its messages go through the libfabric provider and the
 //               aws-ofi-nccl plugin, a longer per-message path than verbs on InfiniBand.
+//   efa_v3      EFA on p5en and later (EFA v3, 16 x 200 Gb/s on p5en): SRD as above; aws-ofi-nccl
+//               tunes these platforms apart from p5/p5e (its figures below).
 //   tcpxo       Google GPUDirect-TCPXO (A3 Mega): TCP with the payload moved between GPU memory and the
 //               NIC by DMA, on Google's Ethernet data-centre fabric; flows are hashed onto paths (ECMP)
 //               (Google Cloud documentation, "Maximize GPU network bandwidth with GPUDirect-TCPXO").
@@ -46,8 +48,10 @@
 // (69 us for the tree's 2 log2(2) = 2 network steps plus the NVLink steps) bounds the physical step
 // below 35 us, which 20 fits and 75 does not. With 20 us under LL/LL128 the table's 1-8 MiB rows move
 // from 32-53 % slow to within 19 % (calibrate-network --check). Simple keeps the declared 75 us (twice):
-// its rows (>= 32 MiB) are bandwidth-bound and within 11 % with it. Other transports: the declared
-// latency.
+// its rows (>= 32 MiB) are bandwidth-bound and within 11 % with it. On p5en and later (efa_v3) the
+// plugin declares 35 us (src/platform-aws.cpp, platform "p-series", regex p5en.48xlarge and p6+) and its
+// tuner models 18 us (nccl_ofi_model.cpp, "P5en platform"); no published p5en table with its node count
+// checks them. Other transports: the declared latency.
 //
 // GPUDirect-TCPXO's network step, 28 us for every protocol (twice under Simple, as NCCL charges a
 // plugin's latency), is a fit: TCP through the host-assisted TCPXO stack (a receive data-path daemon,
@@ -79,6 +83,11 @@ constexpr FabricTransport k_transports[] = {
      "to 64 KiB (aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/README.md): 0, at its bound; "
      "NCCL latency: aws-ofi-nccl v1.16.3 src/platform-aws.cpp (declared, 75 us) and src/tuner/nccl_ofi_model.cpp "
      "(LL/LL128 network step, 20 us)"},
+    {"efa_v3", "ethernet", "spray", 0.0, 35.0, 18.0,
+     "AWS EFA v3 (p5en and later, SRD): packets sprayed over many paths, no flow collisions",
+     "Shalev et al., IEEE Micro 2020 (SRD); NCCL latency: aws-ofi-nccl v1.16.3 src/platform-aws.cpp ('p-series': "
+     "p5en and later, declared 35 us) and src/tuner/nccl_ofi_model.cpp ('P5en platform': LL/LL128 network step, 18 "
+     "us)"},
     {"tcpxo", "ethernet", "ecmp", 0.0, 28.0, 28.0,
      "Google GPUDirect-TCPXO (A3 Mega): TCP with GPU-direct DMA, host-assisted, flows hashed; 28 us per network step",
      "Google Cloud documentation, 'Maximize GPU network bandwidth in A3 Mega ... with GPUDirect-TCPXO'; NCCL "

@@ -1,6 +1,6 @@
 #pragma once
 // The transports a scale-out fabric runs (fabric.transport): InfiniBand, RoCE, NVIDIA Spectrum-X, AWS
-// EFA (SRD), Google GPUDirect-TCPXO. A transport says which link technology it runs on, how its
+// EFA (SRD; efa_v3 on p5en and later), Google GPUDirect-TCPXO. A transport says which link technology it runs on, how its
 // switches spread flows over equal-cost links (the default of fabric.routing) and what each message
 // costs beyond the wire, each with its source.
 #include <span>

@@ -219,6 +219,12 @@ TEST(NcclProtocols, EfaLowLatencyProtocolsTakeThePluginsModelledNetworkStep) {
   EXPECT_NEAR(extra_s(efa, "LL128"), 71.0e-6, 1e-12);
   EXPECT_NEAR(extra_s(efa, "Simple"), 336.4e-6, 1e-12);
   EXPECT_NEAR(extra_s(roce, "LL"), 16.8e-6, 1e-12);
+  // EFA v3 (p5en): the plugin declares 35 us and its tuner models 18 us per LL/LL128 step:
+  //   LL 6.8 + 2 x (5.0 + 18) = 52.8 us; Simple 8.4 + 2 x (14 + 2 x 35) = 176.4 us.
+  spec.fabric.transport = "efa_v3";
+  const Cluster efa_v3 = Cluster::build(spec);
+  EXPECT_NEAR(extra_s(efa_v3, "LL"), 52.8e-6, 1e-12);
+  EXPECT_NEAR(extra_s(efa_v3, "Simple"), 176.4e-6, 1e-12);
   // GPUDirect-TCPXO: its fitted 28 us per network step under every protocol, twice under Simple:
   //   LL 6.8 + 2 x (5.0 + 28) = 72.8 us; Simple 8.4 + 2 x (14 + 2 x 28) = 148.4 us.
   spec.fabric.transport = "tcpxo";
