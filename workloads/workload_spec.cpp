@@ -12,6 +12,7 @@
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
 #include "workloads/attention_implementation.hpp"
+#include "workloads/context_parallel_comm.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
 #include "workloads/rank_layout.hpp"
@@ -152,6 +153,7 @@ ParallelismSpec parse_parallelism(JsonReader r, const ModelSpec& model) {
   p.pp = positive_int_or(r, "pp", 1);
   p.dp = static_cast<int>(r.optional_integer("dp", 1, INT_MAX).value_or(0));
   p.cp = positive_int_or(r, "cp", 1);
+  p.cp_comm = r.choice_or("cp_comm", context_parallel_comm_names(), "ring");
   p.ep = positive_int_or(r, "ep", 1);
   p.sequence_parallel = r.boolean_or("sequence_parallel", false);
   p.pipeline_schedule = r.choice_or("pipeline_schedule", kSchedules, "1f1b");
@@ -350,6 +352,7 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
   par["pp"] = p.pp;
   if (p.dp > 0) par["dp"] = p.dp;  // 0: not given (resolved from the GPU count)
   par["cp"] = p.cp;
+  if (p.cp_comm != "ring") par["cp_comm"] = p.cp_comm;  // the default stays out of older specs' canonical text
   par["ep"] = p.ep;
   par["sequence_parallel"] = p.sequence_parallel;
   par["pipeline_schedule"] = p.pipeline_schedule;

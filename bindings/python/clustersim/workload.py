@@ -80,6 +80,7 @@ class Workload(_Spec):
         pp: int = 1,
         dp: Optional[int] = None,
         cp: int = 1,
+        cp_comm: Optional[str] = None,
         ep: int = 1,
         sequence_parallel: bool = False,
         pipeline_schedule: str = "1f1b",
@@ -100,10 +101,10 @@ class Workload(_Spec):
         ``pytorch-fsdp2``, ``jax-xla``, or the path of a stack profile file ending in ``.json``, such as
         :func:`clustersim.calibrate_from_trace` writes), ``attention`` (``flash`` / ``unfused``), ``dropout`` and
         ``host_op_us`` (CPU time to issue one op, microseconds), ``fp8_recipe`` (``delayed`` / ``current`` /
-        ``mxfp8`` / ``nvfp4``) and ``fp8_weight_cache`` (both for ``precision="fp8"`` only) go to ``training``;
+        ``mxfp8`` / ``nvfp4`` / ``tensorwise``) and ``fp8_weight_cache`` (both for ``precision="fp8"`` only) go to ``training``;
         the stack's profile sets attention, dropout, host_op_us, the overlaps and ``zero_stage`` unless they
         are given; ``expert_ffn_hidden``,
-        ``capacity_factor``, ``load_imbalance`` go to ``model.moe``; ``bucket_size_params``, ``order``
+        ``capacity_factor``, ``load_imbalance`` go to ``model.moe``; ``cp_comm`` (``ring`` / ``all_gather``), ``bucket_size_params``, ``order``
         (rank placement, innermost first, e.g. ``"tp-cp-ep-dp-pp"``), ``tp_comm_overlap`` and
         ``overlap_param_gather`` to ``parallelism``. None leaves the core's default. Units: sequences
         for batches, tokens for ``seq_len``. Bad values raise SpecError naming the JSON path
@@ -134,7 +135,7 @@ class Workload(_Spec):
             "sequence_parallel": sequence_parallel,
             "pipeline_schedule": pipeline_schedule,
             "virtual_stages": virtual_stages,
-            **_given({"dp": dp, "zero_stage": zero_stage, "overlap_grad_reduce": overlap_grad_reduce, "bucket_size_params": bucket_size_params, "order": order,
+            **_given({"dp": dp, "cp_comm": cp_comm, "zero_stage": zero_stage, "overlap_grad_reduce": overlap_grad_reduce, "bucket_size_params": bucket_size_params, "order": order,
                       "tp_comm_overlap": tp_comm_overlap, "overlap_param_gather": overlap_param_gather}),
         }
         spec: Dict[str, Any] = {
