@@ -62,6 +62,12 @@ int run_calibrate_network(const std::vector<std::string>& args) {
     }
     if (!found) throw SpecError("--profile " + *only, "", "expected a profile of " + datasets + ": " + known);
   }
+  if (const auto dir = a.value("out-dir")) {
+    std::vector<OutputPath> outputs;
+    for (const NetworkProfile& p : data.profiles)
+      if (!only || p.name == *only) outputs.push_back({*dir + "/" + p.name + ".json", "profile"});
+    check_output_paths(outputs, {datasets});
+  }
   if (a.value("fidelity") && !a.flag("check"))
     throw UsageError("--fidelity applies to --check (the fit itself runs the analytical backend)");
   for (const NetworkProfile& base : data.profiles) {
