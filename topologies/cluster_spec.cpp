@@ -55,7 +55,7 @@ constexpr double kMaxLatencyUs = 1e6;    // one second per hop
 constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // nodes * node.gpus (the graph's size)
 constexpr int kMaxPlanes = 64;                            // fabric.planes: NIC ports per NIC
 constexpr double kMaxItemUsd = 1e7;                       // one priced item (cost.prices)
-constexpr double kMaxClusterUsd = 1e13;  // other capex or yearly operations of one cluster
+constexpr double kMaxClusterUsd = 1e13;                   // other capex or yearly operations of one cluster
 constexpr double kMaxAmortizationYears = 100;
 
 // An optional integer >= min that must fit in an int.
