@@ -52,6 +52,12 @@ constexpr double kMaxPcieGBps = 1e5;     // 100 TB/s per PCIe link
 constexpr double kMaxScaleUpGBps = 1e5;  // 100 TB/s per GPU (NVLink 5: 900 GB/s)
 constexpr double kMaxLatencyUs = 1e6;    // one second per hop
 
+constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // nodes * node.gpus (the graph's size)
+constexpr int kMaxPlanes = 64;                            // fabric.planes: NIC ports per NIC
+constexpr double kMaxItemUsd = 1e7;                       // one priced item (cost.prices)
+constexpr double kMaxClusterUsd = 1e13;                   // other capex or yearly operations of one cluster
+constexpr double kMaxAmortizationYears = 100;
+
 // An optional integer >= min that must fit in an int.
 int int_or(JsonReader& r, std::string_view key, int fallback, int min) {
   const std::int64_t v = r.integer_or(key, fallback, min);
@@ -307,6 +313,9 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node, DerivedDefaults& der
   if (f.sharp && f.technology != "infiniband")
     r.fail("sharp", "in-network reduction (SHARP) needs an infiniband fabric, this one is " + f.technology);
   f.planes = int_or(r, "planes", f.planes, 1);
+  if (f.planes > kMaxPlanes)
+    r.fail("planes", "expected at most " + std::to_string(kMaxPlanes) + " planes (a NIC port per plane), got " +
+                         std::to_string(f.planes));
   if (f.planes > 1 && !has_planes(f.type)) {
     const std::string message = "fabric type " + f.type +
                                 " has no planes (only switched fabrics: fat_tree, "
@@ -338,9 +347,11 @@ std::optional<double> optional_watts(JsonReader& r, std::string_view key) {
   return r.optional_number(key, NumberRange::between(0.0, kMaxDeviceW));
 }
 
-// An optional price in dollars.
+// An optional price in dollars of one item (a GPU's share of a server, a NIC, a switch port, a cable):
+// at most 10 million (a server's share of a GPU costs about 3e4 $); 1e308 gave an infinite bill and
+// `null` in the report.
 std::optional<double> optional_price(JsonReader& r, std::string_view key) {
-  return r.optional_number(key, NumberRange::non_negative());
+  return r.optional_number(key, NumberRange::between(0.0, kMaxItemUsd));
 }
 
 PowerSpec parse_power(JsonReader r) {
@@ -376,10 +387,11 @@ CostSpec parse_cost(JsonReader r) {
   CostSpec c;
   c.electricity_usd_per_kwh =
       r.number_or("electricity_usd_per_kwh", c.electricity_usd_per_kwh, NumberRange::between(0.0, kMaxUsdPerKwh));
-  c.amortization_years = r.number_or("amortization_years", c.amortization_years, NumberRange::positive());
+  c.amortization_years =
+      r.number_or("amortization_years", c.amortization_years, NumberRange{0.0, kMaxAmortizationYears, true});
   c.operations_usd_per_year =
-      r.number_or("operations_usd_per_year", c.operations_usd_per_year, NumberRange::non_negative());
-  c.other_capex_usd = r.number_or("other_capex_usd", c.other_capex_usd, NumberRange::non_negative());
+      r.number_or("operations_usd_per_year", c.operations_usd_per_year, NumberRange::between(0.0, kMaxClusterUsd));
+  c.other_capex_usd = r.number_or("other_capex_usd", c.other_capex_usd, NumberRange::between(0.0, kMaxClusterUsd));
   if (auto prices = r.optional_object("prices")) c.prices = parse_prices(*prices);
   r.finish();
   return c;
@@ -423,9 +435,12 @@ ClusterSpec parse_cluster_json(const nlohmann::json& doc, const std::string& fil
   r.finish();
 
   // Cross-field rules.
-  if (static_cast<std::int64_t>(spec.nodes) * spec.node.gpus > k_int_max)
-    r.fail("nodes", "expected nodes * node.gpus to fit in an int, got " + std::to_string(spec.nodes) + " * " +
-                        std::to_string(spec.node.gpus));
+  // The graph holds every GPU, NIC, switch and link: beyond 2^20 GPUs it needs gigabytes (10^8 nodes
+  // ran into std::bad_alloc); the presets and validation datasets stay far below it.
+  if (static_cast<std::int64_t>(spec.nodes) * spec.node.gpus > kMaxGpus)
+    r.fail("nodes", "expected nodes * node.gpus <= " + std::to_string(kMaxGpus) + " GPUs, got " +
+                        std::to_string(spec.nodes) + " * " + std::to_string(spec.node.gpus) + " = " +
+                        std::to_string(static_cast<std::int64_t>(spec.nodes) * spec.node.gpus));
   if (spec.fabric.type == "single_node" && spec.nodes != 1)
     r.fail("nodes", "fabric type single_node requires nodes = 1, got " + std::to_string(spec.nodes));
   return spec;

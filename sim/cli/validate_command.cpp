@@ -89,6 +89,10 @@ int run_validate(const std::vector<std::string>& args) {
       datasets.push_back(p);
     }
   }
+  std::vector<OutputPath> outputs;
+  if (const auto out = a.value("out")) outputs.push_back({*out, "validation results file"});
+  if (const auto out = a.value("residuals")) outputs.push_back({*out, "residual file"});
+  check_output_paths(outputs, a.positional());
   ValidationOptions options;
   options.fidelity = a.value("fidelity").value_or(options.fidelity);
   options.jobs = positive_integer(a.value("jobs"), "jobs", options.jobs);

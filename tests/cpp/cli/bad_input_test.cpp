@@ -184,7 +184,7 @@ TEST(CliBadInput, ANumberBeyondADoubleIsMalformedJsonWithItsPosition) {
   const std::string cluster = write_temp("overflow.json", "{\n  \"name\": \"x\",\n  \"nodes\": 1e400\n}");
   expect_refused("simulate --cluster " + cluster + " --workload gpt3-1.3b",
                  cluster +
-                     ": (document): malformed JSON at line 3, column 12: the number 1e400 is beyond the range "
+                     ": /nodes: malformed JSON at line 3, column 12: the number 1e400 is beyond the range "
                      "of a double");
 }
 
