@@ -2,7 +2,6 @@
 # Refits the shipped calibration profiles from the measurements in calibration/data: the Llama-2-7B
 # operator tables of Vidur for the GEMM and memory-bound families, the published FlashAttention-2
 # figure for attention and (H100) the published cuBLASLt fp8 table for the fp8 GEMM efficiency and
-# the fp8 tensor path's power per cycle (tensor_fp8_power_ratio: its clock under the power cap), and
 # the measured H100's sustained bf16 GEMMs (calibration/power_cap/) for the clock under the power cap.
 # Llama-2-70B's tables, the other published GEMM tables, the measured H100's fp16 GEMM and the STREAM
 # figures are held out.

@@ -14,12 +14,7 @@
 //                  clock_power_exponent stays the catalogue's: with the boost power it is not
 //                  separable on kernel times.
 //   gemm (fp8)     gemm_fp8_efficiency (the shape parameters are the 16-bit fit's: a fp8 GEMM differs
-//                  by its rate, which k_half already scales with), at the catalogue's
-//                  tensor_fp8_power_ratio
-//   gemm fp8 clock where the catalogue models the clock under the power cap: tensor_fp8_power_ratio
-//                  (the fp8 tensor path's power per busy cycle / the 16-bit path's, the clock model's
-//                  only precision-dependent figure) on the fp8 GEMMs timed as sustained throughput,
-//                  tensor_boost_W and the fp8 efficiency as fitted before
+//                  by its rate, which k_half already scales with)
 //   attention      attention_efficiency
 //   memory-bound   kernel_launch_us, the efficiency of every role measured (memory_efficiency,
 //                  activation_efficiency, normalization_efficiency, rope_efficiency,
@@ -215,10 +210,6 @@ bool is_sustained_gemm16(const KernelMeasurement& m) {
 bool is_gemm8(const KernelMeasurement& m) {
   return m.kernel == KernelClass::gemm && m.precision == Precision::fp8;
 }
-bool is_sustained_gemm8(const KernelMeasurement& m) {
-  const std::string_view name = m.name;
-  return is_gemm8(m) && (name.starts_with("published.") || name.starts_with("bench."));
-}
 bool is_attention(const KernelMeasurement& m) {
   return m.kernel == KernelClass::attention;
 }
@@ -232,12 +223,8 @@ struct FamilyDefinition {
   bool (*member)(const KernelMeasurement&);
 };
 constexpr FamilyDefinition kFamilies[] = {
-    {"gemm", is_gemm16},
-    {"gemm clock", is_sustained_gemm16},
-    {"gemm fp8", is_gemm8},
-    {"gemm fp8 clock", is_sustained_gemm8},
-    {"attention", is_attention},
-    {"memory-bound", is_memory_bound},
+    {"gemm", is_gemm16},         {"gemm clock", is_sustained_gemm16}, {"gemm fp8", is_gemm8},
+    {"attention", is_attention}, {"memory-bound", is_memory_bound},
 };
 
 std::vector<FreeParameter> parameters_of(std::string_view family, const GpuSpec& base,
@@ -254,9 +241,6 @@ std::vector<FreeParameter> parameters_of(std::string_view family, const GpuSpec&
     p = {{"tensor_boost_W", Transform::positive}, {"power_response_us", Transform::positive}};
   } else if (family == "gemm fp8") {
     p = {{"gemm_fp8_efficiency", Transform::fraction}};
-  } else if (family == "gemm fp8 clock") {
-    if (!models_power_cap(base)) return p;
-    p = {{"tensor_fp8_power_ratio", Transform::positive}};
   } else if (family == "attention") {
     p = {{"attention_efficiency", Transform::fraction}};
   } else {
