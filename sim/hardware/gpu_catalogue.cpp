@@ -19,7 +19,8 @@
 //   gemm_alignment_exponent                                           efficiency of unaligned operand rows
 //   row_bandwidth_GBps                                                one thread block's bandwidth
 //   clock under the power cap (power_capped_clock.cpp): tensor_boost_W (power of a fully busy tensor
-//   path at the boost clock, uncapped; 0: not modelled), clock_power_exponent, power_response_us
+//   path at the boost clock, uncapped; 0: not modelled), tensor_fp8_power_ratio (the fp8 path's power
+//   per busy cycle / the 16-bit path's), clock_power_exponent, power_response_us
 //   sources: {"<key>": "where the figure comes from"}
 // Catalogue entries give a source for every non-zero figure (checked by the tests). Inline figures
 // without a source are recorded as given in the cluster spec, at their JSON path.
@@ -101,6 +102,7 @@ constexpr NumberField kNumberFields[] = {
     {"row_bandwidth_GBps", &GpuSpec::row_bandwidth_Bps, units::kGBpsToBps, Range::non_negative},
     {"l2_reuse", &GpuSpec::l2_reuse, 1.0, Range::fraction},
     {"tensor_boost_W", &GpuSpec::tensor_boost_w, 1.0, Range::non_negative},
+    {"tensor_fp8_power_ratio", &GpuSpec::tensor_fp8_power_ratio, 1.0, Range::positive},
     {"clock_power_exponent", &GpuSpec::clock_power_exponent, 1.0, Range::positive},
     {"power_response_us", &GpuSpec::power_response_s, units::kUsToS, Range::non_negative},
 };

@@ -61,6 +61,10 @@ struct GpuSpec {
   // the boost clock without a cap (0: not modelled, the boost clock holds), how steeply power rises
   // with the clock, and how fast the power controller brings the clock down to what tdp_w allows.
   double tensor_boost_w = 0.0;
+  // Power of the fp8 (mxfp8, nvfp4) tensor path fully busy at a clock, / the 16-bit path's at the same
+  // clock: the dynamic power per busy cycle by precision (energy per flop = this / the dtype's
+  // flop-per-cycle ratio). 1: as the 16-bit path (fp8 then spends half the energy per flop).
+  double tensor_fp8_power_ratio = 1.0;
   double clock_power_exponent = 3.0;
   double power_response_s = 0.0;
   // Not a catalogue figure: the power the tensor-core kernels may draw while they run, set per step

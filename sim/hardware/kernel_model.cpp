@@ -32,10 +32,12 @@
 //             t_compute = t_main at the clock the power cap allows (power_capped_clock.cpp): the main
 //             loop's cycles, with the tensor cores busy u = flops / (peak(dtype) * t_main), stretched by
 //             the clock falling from boost towards the sustained clock while the kernel runs.
-//             fp8 (mxfp8, nvfp4) GEMMs keep the boost clock: Azure's cuBLASLt fp8 table on H100 (microbench.json
-//             micro-0022..0024) rises from 8192^3 to 32768^3 (1290, 1377, 1382 TFLOP/s), no sign of
-//             the throttling its bf16 shows, and the fp8 fit leaves 3.9 % median with the boost clock
-//             against 6.9 % at the capped clock.
+//             The same rule for every precision: the kernel's power per busy cycle is its dtype's
+//             (power_capped_clock.cpp, tensor_fp8_power_ratio), so an fp8 GEMM, which spends less
+//             energy per flop, throttles less than a bf16 one at the same cap: on a 700 W H100 not at
+//             all (Azure's sustained fp8 table, microbench.json micro-0022..0024, rises with size by
+//             wave quantization alone: the ratio is the bound it sets), under a 500 W cap by what the
+//             same power model says.
 //             The operands stream in while the tensor cores work (a pipelined main loop), but the
 //             epilogue's store of the C tile follows its main loop: a 128 x 256 tile holds an SM's
 //             shared memory, so no other tile's main loop hides it. With bw = hbm_bandwidth_Bps *
@@ -181,9 +183,9 @@ double gemm_bandwidth_Bps(const GpuSpec& gpu) {
 // The compute time of a tensor-core kernel that takes `boost_s` at the boost clock: at the clock the
 // power cap allows (power_capped_clock.cpp), with the tensor cores busy flops / (peak * boost_s).
 double at_capped_clock_s(const GpuSpec& gpu, const ComputeOp& op, double boost_s) {
-  if (boost_s <= 0.0 || low_precision(op.precision)) return boost_s;  // fp8: the boost clock (above)
+  if (boost_s <= 0.0) return boost_s;
   const double utilization = op.flops / (gpu.peak_flops(op.precision) * boost_s);
-  return capped_clock(gpu, utilization, boost_s).duration_s;
+  return capped_clock(gpu, utilization, boost_s, op.precision).duration_s;
 }
 
 // The library's fastest (tile, split-K) at the boost clock: main-loop time and split-K reduction.

@@ -1,12 +1,19 @@
 // The clock of a tensor-core kernel under the power cap. SI units (W, s); clocks as fractions of the
 // boost clock (GpuSpec::boost_clock_hz, the clock behind the datasheet's tensor peaks).
 //
-// Power of the GPU with its tensor cores busy a fraction u of the cycles at clock fraction phi
-// (CMOS dynamic power C V^2 f with the voltage rising with the clock over the DVFS range):
-//   P(u, phi) = idle_w + (tensor_boost_w - idle_w) * u * phi^clock_power_exponent
-// tensor_boost_w is what a fully busy tensor path would draw at the boost clock without a cap.
+// Power of the GPU with its tensor cores of precision p busy a fraction u of the cycles at clock
+// fraction phi (CMOS dynamic power C V^2 f with the voltage rising with the clock over the DVFS range):
+//   P(u, phi) = idle_w + (tensor_boost_w - idle_w) * w(p) * u * phi^clock_power_exponent
+// tensor_boost_w is what a fully busy 16-bit tensor path would draw at the boost clock without a cap;
+// w(p) the power of the p path per busy cycle relative to it: 1 for bf16 / fp16 / tf32,
+// tensor_fp8_power_ratio for fp8 / mxfp8 / nvfp4. One rule for every precision: the dynamic energy
+// per flop at clock phi is (tensor_boost_w - idle_w) w(p) phi^(n-1) / peak(p) (peak at the boost
+// clock), so fp8, with twice the flops per cycle and half the operand bytes per flop, spends
+// w(fp8) / 2 of bf16's energy per flop. On the H100 w(fp8) = 0.41, the bound Azure's sustained
+// cuBLASLt fp8 table at 700 W sets (its source in sim/hardware/catalogue/h100-sxm5-80gb.json): the
+// table rises with size by wave quantization alone, so a sustained fp8 GEMM does not throttle at 700 W.
 // The power controller holds P at most at the tensor power budget B: the clock a kernel sustains is
-//   phi_cap = min(1, ((B - idle_w) / ((tensor_boost_w - idle_w) * u)) ^ (1 / clock_power_exponent))
+//   phi_cap = min(1, ((B - idle_w) / ((tensor_boost_w - idle_w) * w(p) * u)) ^ (1 / clock_power_exponent))
 // and P(u, phi_cap) = min(P(u, 1), B). B = tdp_w for a sustained load (a loop of GEMMs: the
 // calibration measurements); in a training step the controller caps the power averaged over its
 // window, and the step's lower-power phases (memory-bound kernels, communication, waiting) leave the
@@ -59,20 +66,25 @@ double tensor_power_budget_w(const GpuSpec& gpu) {
   return gpu.tensor_power_budget_w > 0.0 ? gpu.tensor_power_budget_w : gpu.tdp_w;
 }
 
-double tensor_power_w(const GpuSpec& gpu, double utilization, double clock_fraction) {
-  const double u = std::clamp(utilization, 0.0, 1.0);
-  return gpu.idle_w + (gpu.tensor_boost_w - gpu.idle_w) * u * std::pow(clock_fraction, gpu.clock_power_exponent);
+double tensor_power_weight(const GpuSpec& gpu, Precision precision) {
+  return low_precision(precision) ? gpu.tensor_fp8_power_ratio : 1.0;
 }
 
-CappedClock capped_clock(const GpuSpec& gpu, double utilization, double boost_compute_s) {
+double tensor_power_w(const GpuSpec& gpu, double utilization, double clock_fraction, Precision precision) {
+  const double u = std::clamp(utilization, 0.0, 1.0);
+  return gpu.idle_w + (gpu.tensor_boost_w - gpu.idle_w) * tensor_power_weight(gpu, precision) * u *
+                          std::pow(clock_fraction, gpu.clock_power_exponent);
+}
+
+CappedClock capped_clock(const GpuSpec& gpu, double utilization, double boost_compute_s, Precision precision) {
   CappedClock c;
   c.duration_s = boost_compute_s;
   if (!models_power_cap(gpu)) return c;
   const double u = std::clamp(utilization, 0.0, 1.0);
-  const double dynamic_w = (gpu.tensor_boost_w - gpu.idle_w) * u;
+  const double dynamic_w = (gpu.tensor_boost_w - gpu.idle_w) * tensor_power_weight(gpu, precision) * u;
   const double headroom_w = std::max(0.0, tensor_power_budget_w(gpu) - gpu.idle_w);
   if (dynamic_w > headroom_w) c.sustained_fraction = std::pow(headroom_w / dynamic_w, 1.0 / gpu.clock_power_exponent);
-  c.sustained_power_w = tensor_power_w(gpu, u, c.sustained_fraction);
+  c.sustained_power_w = tensor_power_w(gpu, u, c.sustained_fraction, precision);
   c.duration_s = throttled_duration_s(boost_compute_s, c.sustained_fraction, gpu.power_response_s);
   c.mean_fraction = c.duration_s > 0.0 ? boost_compute_s / c.duration_s : 1.0;
   return c;

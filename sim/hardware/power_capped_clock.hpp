@@ -21,13 +21,19 @@ bool models_power_cap(const GpuSpec& gpu);
 // The power (W) tensor-core kernels may draw: GpuSpec::tensor_power_budget_w, or the TDP when unset.
 double tensor_power_budget_w(const GpuSpec& gpu);
 
-// Power (W) of the GPU running its tensor cores at `utilization` (the fraction of tensor-core issue
-// cycles busy, in [0, 1]) at clock `clock_fraction` of the boost clock.
-double tensor_power_w(const GpuSpec& gpu, double utilization, double clock_fraction);
+// The power of the dtype's tensor path fully busy at a clock, / the 16-bit path's at that clock:
+// GpuSpec::tensor_fp8_power_ratio for fp8, mxfp8 and nvfp4, 1 for the 16-bit and tf32 paths.
+double tensor_power_weight(const GpuSpec& gpu, Precision precision);
 
-// The clock of a tensor-core kernel whose compute part takes `boost_compute_s` at the boost clock
-// with the tensor cores busy `utilization` of the cycles. A GPU without a power-cap model keeps the
-// boost clock.
-CappedClock capped_clock(const GpuSpec& gpu, double utilization, double boost_compute_s);
+// Power (W) of the GPU running its `precision` tensor cores at `utilization` (the fraction of
+// tensor-core issue cycles busy, in [0, 1]) at clock `clock_fraction` of the boost clock.
+double tensor_power_w(const GpuSpec& gpu, double utilization, double clock_fraction,
+                      Precision precision = Precision::bf16);
+
+// The clock of a `precision` tensor-core kernel whose compute part takes `boost_compute_s` at the
+// boost clock with the tensor cores busy `utilization` of the cycles. A GPU without a power-cap model
+// keeps the boost clock.
+CappedClock capped_clock(const GpuSpec& gpu, double utilization, double boost_compute_s,
+                         Precision precision = Precision::bf16);
 
 }  // namespace clustersim

@@ -7,8 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "sim_test_support.hpp"
-
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
@@ -16,6 +14,7 @@
 #include "sim/power/gpu_energy.hpp"
 #include "sim/power/power_catalogue.hpp"
 #include "sim/power/power_model.hpp"
+#include "sim_test_support.hpp"
 
 namespace clustersim {
 namespace {
@@ -140,6 +139,115 @@ TEST(PowerCappedClock, PowerModelAgreesWithTheClock) {
   const PowerStats s = compute_power(in);
   EXPECT_LE(s.gpu_avg_w, p.tdp_w + 1e-9);
   EXPECT_NEAR(s.gpu_avg_w, p.tdp_w, 1e-9);
+}
+
+// An fp8 GEMM C[m x n] = A[m x k] B[k x n]: fp8 operands (1 byte), bf16 output (Transformer Engine).
+ComputeOp gemm_fp8(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  ComputeOp op = gemm(m, n, k);
+  op.precision = Precision::fp8;
+  op.bytes = double(m) * k + double(k) * n + double(m) * n * 2.0;
+  return op;
+}
+
+// One rule for every precision: P = idle + (boost - idle) w(p) u phi^3, w(bf16) = 1,
+// w(fp8) = tensor_fp8_power_ratio. Hand-worked with idle 70 W, boost 1500 W (1430 W dynamic),
+// w(fp8) = 0.6, the tensor cores busy u = 0.75 of the cycles, at 700 W and at 500 W.
+TEST(PowerCappedClock, Fp8AndBf16SustainedClocksAt700And500W) {
+  GpuSpec g = capped_gpu(0.0);
+  g.tensor_fp8_power_ratio = 0.6;
+  EXPECT_DOUBLE_EQ(tensor_power_weight(g, Precision::bf16), 1.0);
+  EXPECT_DOUBLE_EQ(tensor_power_weight(g, Precision::fp16), 1.0);
+  EXPECT_DOUBLE_EQ(tensor_power_weight(g, Precision::fp8), 0.6);
+  // 700 W: bf16 phi^3 = 630 / (1430 x 0.75) = 630 / 1072.5 (phi 0.837); fp8 630 / (1430 x 0.6 x 0.75)
+  // = 630 / 643.5 (phi 0.993): fp8 barely throttles at 700 W.
+  EXPECT_NEAR(capped_clock(g, 0.75, 1e-3, Precision::bf16).sustained_fraction, std::cbrt(630.0 / 1072.5), 1e-12);
+  EXPECT_NEAR(capped_clock(g, 0.75, 1e-3, Precision::fp8).sustained_fraction, std::cbrt(630.0 / 643.5), 1e-12);
+  // 500 W: bf16 phi^3 = 430 / 1072.5 (phi 0.737); fp8 430 / 643.5 (phi 0.874).
+  GpuSpec g500 = g;
+  g500.tdp_w = 500.0;
+  const CappedClock bf16 = capped_clock(g500, 0.75, 1e-3, Precision::bf16);
+  const CappedClock fp8 = capped_clock(g500, 0.75, 1e-3, Precision::fp8);
+  EXPECT_NEAR(bf16.sustained_fraction, std::cbrt(430.0 / 1072.5), 1e-12);
+  EXPECT_NEAR(fp8.sustained_fraction, std::cbrt(430.0 / 643.5), 1e-12);
+  // tau = 0: the whole kernel runs at the sustained clock.
+  EXPECT_NEAR(fp8.duration_s, 1e-3 / std::cbrt(430.0 / 643.5), 1e-15);
+  // Both throttled kernels draw exactly the cap, by the power model at their sustained clock.
+  EXPECT_NEAR(fp8.sustained_power_w, 500.0, 1e-9);
+  EXPECT_NEAR(tensor_power_w(g500, 0.75, fp8.sustained_fraction, Precision::fp8), 500.0, 1e-9);
+  EXPECT_NEAR(bf16.sustained_power_w, 500.0, 1e-9);
+  // fp8 at u = 0.5 under 700 W: 70 + 1430 x 0.6 x 0.5 = 499 W, below the cap: the boost clock.
+  const CappedClock light = capped_clock(g, 0.5, 1e-3, Precision::fp8);
+  EXPECT_DOUBLE_EQ(light.sustained_fraction, 1.0);
+  EXPECT_NEAR(light.sustained_power_w, 499.0, 1e-9);
+  // Dynamic energy per flop at the boost clock: (boost - idle) w(p) / peak(p): fp8 (twice bf16's
+  // peak) spends 0.6 / 2 = 0.3 of bf16's.
+  const double bf16_j = (tensor_power_w(g, 1.0, 1.0, Precision::bf16) - 70.0) / g.peak_flops(Precision::bf16);
+  const double fp8_j = (tensor_power_w(g, 1.0, 1.0, Precision::fp8) - 70.0) / g.peak_flops(Precision::fp8);
+  EXPECT_NEAR(fp8_j / bf16_j, 0.6 * g.peak_flops(Precision::bf16) / g.peak_flops(Precision::fp8), 1e-12);
+  EXPECT_NEAR(g.peak_flops(Precision::fp8) / g.peak_flops(Precision::bf16), 2.0, 1e-3);
+}
+
+TEST(PowerCappedClock, KernelModelRunsFp8GemmsAtTheirCappedClock) {
+  // As bf16 (KernelModelRunsTheComputeTermAtTheCappedClock): the fp8 main loop stretched to the
+  // duration capped_clock gives at the fp8 power weight; no special case for the precision.
+  GpuSpec boost = capped_gpu(1e-3);
+  boost.tensor_boost_w = 0.0;
+  GpuSpec capped = capped_gpu(1e-3);
+  capped.tdp_w = 500.0;
+  capped.tensor_fp8_power_ratio = 0.6;
+  const ComputeOp op = gemm_fp8(16384, 16384, 16384);
+  const double epilogue_s = 16384.0 * 16384.0 * 2.0 / (capped.hbm_bandwidth_Bps * capped.gemm_memory_efficiency);
+  const double compute_boost_s = kernel_time(boost, op).time_s - capped.gemm_launch_s - epilogue_s;
+  const double u = op.flops / (capped.peak_flops(Precision::fp8) * compute_boost_s);
+  EXPECT_NEAR(kernel_time(capped, op).time_s,
+              capped.gemm_launch_s + capped_clock(capped, u, compute_boost_s, Precision::fp8).duration_s + epilogue_s,
+              1e-12);
+  // A lower fp8 power per cycle throttles fp8 less: the same GEMM at w = 1 takes longer.
+  GpuSpec heavier = capped;
+  heavier.tensor_fp8_power_ratio = 1.0;
+  EXPECT_GT(kernel_time(heavier, op).time_s, kernel_time(capped, op).time_s * 1.05);
+  EXPECT_GT(kernel_time(capped, op).time_s, kernel_time(boost, op).time_s * 1.05);
+}
+
+// The shipped H100 profile against Azure's sustained cuBLASLt fp8 table on a 700 W H100
+// (calibration/data/published/microbench.json micro-0022..0024: 8192^3 1290.1, 16384^3 1377.3,
+// 32768^3 1382.2 TFLOP/s), within 6 % (the boost-clock model's +4.1 / +2.5 / +5.0 %, unchanged: the
+// ratio is the bound below which a sustained fp8 GEMM does not throttle at 700 W); under a 500 W cap
+// (torchtitan's H100s) the sustained fp8 clock is the closed form of the same parameters, and a
+// sustained fp8 GEMM draws exactly the cap.
+TEST(PowerCappedClock, ShippedH100ProfileKeepsTheMeasuredFp8RatesAndThrottlesAt500W) {
+  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
+  apply_calibration_profile(g);
+  ASSERT_TRUE(models_power_cap(g));
+  EXPECT_NEAR(tflops(g, gemm_fp8(8192, 8192, 8192)), 1290.1, 0.06 * 1290.1);
+  EXPECT_NEAR(tflops(g, gemm_fp8(16384, 16384, 16384)), 1377.3, 0.06 * 1377.3);
+  EXPECT_NEAR(tflops(g, gemm_fp8(32768, 32768, 32768)), 1382.2, 0.06 * 1382.2);
+  // The bound: (tensor_boost - idle) w u <= 700 - 70 W at u = gemm_fp8_efficiency, met within 1 %
+  // (w = 0.41 against 630 / (2047.5 x 0.747) = 0.412).
+  const double bound = (g.tdp_w - g.idle_w) / ((g.tensor_boost_w - g.idle_w) * g.gemm_fp8_efficiency);
+  EXPECT_LE(g.tensor_fp8_power_ratio, bound);
+  EXPECT_GT(g.tensor_fp8_power_ratio, 0.99 * bound);
+  EXPECT_DOUBLE_EQ(capped_clock(g, g.gemm_fp8_efficiency, 1.0, Precision::fp8).sustained_fraction, 1.0);
+  // bf16 at its own efficiency throttles at 700 W: one rule, two energies per flop.
+  EXPECT_LT(capped_clock(g, g.gemm_max_efficiency, 1.0, Precision::bf16).sustained_fraction, 0.75);
+  GpuSpec g500 = g;
+  g500.tdp_w = 500.0;
+  const double u = g.gemm_fp8_efficiency;
+  const double dynamic_w = (g.tensor_boost_w - g.idle_w) * g.tensor_fp8_power_ratio * u;
+  const CappedClock c500 = capped_clock(g500, u, 1.0, Precision::fp8);
+  ASSERT_LT(c500.sustained_fraction, 1.0);
+  EXPECT_NEAR(c500.sustained_fraction, std::cbrt((500.0 - g.idle_w) / dynamic_w), 1e-12);
+  EXPECT_NEAR(c500.sustained_power_w, 500.0, 1e-9);
+  EXPECT_NEAR(tensor_power_w(g500, u, c500.sustained_fraction, Precision::fp8), 500.0, 1e-9);
+  // 500 W throttles fp8 (by ~12 %: phi^3 = 430 / 630), bf16 more (a higher energy per flop).
+  const CappedClock c700 = capped_clock(g, u, 1.0, Precision::fp8);
+  EXPECT_LT(c500.sustained_fraction, 0.9);
+  EXPECT_LT(c500.sustained_fraction, c700.sustained_fraction);
+  EXPECT_LT(capped_clock(g500, u, 1.0, Precision::bf16).sustained_fraction, c500.sustained_fraction);
+  // A long fp8 GEMM's rate falls with the clock: at 32768^3 (~50 ms, >> the controller's time
+  // constant) the 500 W / 700 W rate ratio is within 2 % of the sustained clocks' ratio.
+  const double ratio = tflops(g500, gemm_fp8(32768, 32768, 32768)) / tflops(g, gemm_fp8(32768, 32768, 32768));
+  EXPECT_NEAR(ratio, c500.sustained_fraction / c700.sustained_fraction, 0.02);
 }
 
 }  // namespace
