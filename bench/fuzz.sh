@@ -7,6 +7,7 @@
 #   bench/fuzz.sh                 10 minutes per target
 #   bench/fuzz.sh 2 fuzz_cluster_spec fuzz_kineto_trace
 #   FUZZ_BUILD_DIR=build-sanitize FUZZ_WORK_DIR=/tmp/fuzz bench/fuzz.sh 1
+#   FUZZ_NO_BUILD=1 ...           use the targets already built in FUZZ_BUILD_DIR
 #
 # Builds the targets first (the same configuration as .ci/sanitize: clang, ASan+UBSan, -O1). A new
 # finding's input belongs in tests/fuzz/corpus/<target>/ once fixed (a regression seed).
@@ -16,13 +17,16 @@ ROOT=$(pwd)
 MINUTES=${1:-10}
 shift || true
 BUILD_DIR=${FUZZ_BUILD_DIR:-$ROOT/build-sanitize}
+SECONDS_EACH=$(awk -v m="$MINUTES" 'BEGIN { printf "%d", m * 60 }')
 WORK=${FUZZ_WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/clustersim-fuzz.XXXXXX")}
 
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then
 cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
       -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_BUILD_PYTHON=OFF >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc 2>/dev/null || echo 2)" --target fuzz_targets >/dev/null
+fi
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -41,7 +45,7 @@ for name in "${targets[@]}"; do
   mkdir -p "$corpus" "$artifacts"
   cp -n "$ROOT/tests/fuzz/corpus/$name"/* "$corpus/" 2>/dev/null || true
   # -fork=1 keeps fuzzing after a finding (each finding saved; -ignore_crashes), within the time.
-  "$BUILD_DIR/fuzz/$name" -max_total_time=$((MINUTES * 60)) -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  "$BUILD_DIR/fuzz/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix="$artifacts/" \
     "$corpus" >"$WORK/$name/log" 2>&1 || true
   # fork mode's status lines: "#N: cov: C ft: F corp: K exec/s E oom/timeout/crash: a/b/c time: Ts"

@@ -7,7 +7,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   clustersim::fuzz::expect_only_spec_errors([&] {
-    const clustersim::ClusterSpec spec = clustersim::parse_cluster_spec(clustersim::fuzz::as_text(data, size), "fuzz.json");
+    const clustersim::ClusterSpec spec =
+        clustersim::parse_cluster_spec(clustersim::fuzz::as_text(data, size), "fuzz.json");
     (void)spec.gpu_count();
     (void)clustersim::cluster_spec_to_json(spec);
   });

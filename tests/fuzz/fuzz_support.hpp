@@ -5,8 +5,6 @@
 // UsageError): that is the expected outcome. Anything else that escapes (another exception, a crash,
 // a sanitizer report, a hang, memory past libFuzzer's -rss_limit_mb) is a finding: the exception is
 // printed and the process aborts, so libFuzzer saves the input as crash-*.
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
+
+#include <unistd.h>
 
 #include "sim/core/error.hpp"
 
