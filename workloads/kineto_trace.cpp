@@ -1061,8 +1061,11 @@ class KinetoImporter {
             id = ops.add_p2p(op, deps);
             if (op.stream != stream) join[g.stream].push_back(id);
           } else {
+            // The op holds a view of its name until add_collective interns it: the string must outlive
+            // the call (a temporary here was read after its end; found by fuzz_kineto_trace under ASan).
+            const std::string name = std::string("nccl:") + to_string(c.kind);
             CollectiveOp op;
-            op.name = std::string("nccl:") + to_string(c.kind);
+            op.name = name;
             op.collective = c.kind;
             op.stream = stream;
             op.communicator = comm;
