@@ -46,6 +46,7 @@
 #include "topologies/topology_export.hpp"
 #include "topologies/topology_metrics.hpp"
 #include "workloads/kernel_timeline.hpp"
+#include "workloads/workload_schema.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace py = pybind11;
@@ -367,6 +368,9 @@ PYBIND11_MODULE(_core, m) {
       "The CLI's text summary of a report given as JSON.");
   m.def("cluster_presets", &cluster_preset_names, "Names of the built-in cluster presets.");
   m.def("workload_presets", &workload_preset_names, "Names of the built-in workload presets.");
+  m.def("workload_schema", &workload_schema_json,
+        "The workload spec's keys as JSON text: [{path, section, key, type, stable, required, min, max, default,\n"
+        "default_doc, unit, choices, doc}] (workloads/workload_schema.hpp).");
   m.def("gpu_ids", &gpu_catalogue_ids, "Ids of the GPU catalogue entries.");
   m.def("fidelities", &fidelity_names, "Registered network backends (fidelity levels).");
   m.def("collective_algorithms", &algorithm_names, "Registered collective algorithms.");

@@ -1,0 +1,649 @@
+#include "workloads/workload_schema.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/json_reader.hpp"
+#include "workloads/attention_implementation.hpp"
+#include "workloads/fp8_recipe.hpp"
+#include "workloads/memory_recipe.hpp"
+#include "workloads/software_stack.hpp"
+#include "workloads/trace_format.hpp"
+#include "workloads/workload_schema_io.hpp"
+#include "workloads/workload_spec.hpp"
+
+namespace clustersim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+
+// -- values of the spec's structs as JSON ------------------------------------------------------------
+
+template <typename T>
+nlohmann::json encode(const T& v) {
+  return nlohmann::json(v);
+}
+nlohmann::json encode(Precision p) {
+  return to_string(p);
+}
+nlohmann::json encode(Fp8Recipe r) {
+  return to_string(r);
+}
+
+template <typename T>
+void decode(const nlohmann::json& v, T& out) {
+  out = v.get<T>();
+}
+void decode(const nlohmann::json& v, Precision& out) {
+  for (const Precision p : training_precisions())
+    if (v.get<std::string>() == to_string(p)) out = p;
+}
+void decode(const nlohmann::json& v, Fp8Recipe& out) {
+  out = fp8_recipe_from_name(v.get<std::string>());
+}
+
+// The member reached from the spec through a chain of member pointers (&WorkloadSpec::model,
+// &ModelSpec::moe, &MoeSpec::experts).
+template <auto First, auto... Rest, typename S>
+auto& member(S& s) {
+  if constexpr (sizeof...(Rest) == 0)
+    return s.*First;
+  else
+    return member<Rest...>(s.*First);
+}
+
+using Getter = nlohmann::json (*)(const WorkloadSpec&);
+using Setter = void (*)(WorkloadSpec&, const nlohmann::json&);
+// Reads the field itself when it needs more than its type and range (a file relative to the spec).
+using Reader = void (*)(JsonReader&, const WorkloadField&, WorkloadSpec&);
+// Why the field does not apply to this spec ("" when it does): given anyway, it is refused; written,
+// it is left out.
+using Applicability = std::string (*)(const WorkloadSpec&);
+
+template <auto... Members>
+nlohmann::json get_member(const WorkloadSpec& s) {
+  return encode(member<Members...>(s));
+}
+
+template <auto... Members>
+void set_member(WorkloadSpec& s, const nlohmann::json& v) {
+  decode(v, member<Members...>(s));
+}
+
+struct Row {
+  WorkloadField field;
+  Getter get;
+  Setter set;
+  std::string_view omitted_when = {};  // JSON text: the writer leaves the key out at this value
+  Reader read = nullptr;
+  Applicability applies = nullptr;
+};
+
+template <auto... Members>
+Row row(WorkloadField field, std::string_view omitted_when = {}) {
+  return Row{std::move(field), &get_member<Members...>, &set_member<Members...>, omitted_when};
+}
+
+std::vector<std::string> precision_choices() {
+  std::vector<std::string> out;
+  for (const Precision p : training_precisions())
+    out.emplace_back(to_string(p));
+  return out;
+}
+
+std::string fp8_only(const WorkloadSpec& s) {
+  if (s.training.precision == Precision::fp8) return "";
+  return std::string("applies to precision \"fp8\" only, got precision \"") + to_string(s.training.precision) + "\"";
+}
+
+void read_name(JsonReader& r, const WorkloadField&, WorkloadSpec& s) {
+  s.name = r.optional_string("name").value_or(std::filesystem::path(r.file()).stem().string());
+}
+
+void read_stack(JsonReader& r, const WorkloadField&, WorkloadSpec& s) {
+  if (r.has("stack")) s.training.stack = resolve_stack_reference(r.string("stack"), r.file(), r.path_of("stack"));
+}
+
+void read_trace_path(JsonReader& r, const WorkloadField&, WorkloadSpec& s) {
+  const std::string path = r.string("path");
+  const std::filesystem::path p(path);
+  s.trace.path =
+      p.is_absolute() || r.file().empty() ? path : (std::filesystem::path(r.file()).parent_path() / p).string();
+}
+
+void read_trace_step(JsonReader& r, const WorkloadField&, WorkloadSpec& s) {
+  if (!r.has("step")) return;
+  const nlohmann::json& step = r.raw("step");
+  if (step.is_number_integer() && step.get<std::int64_t>() >= 0) {
+    s.trace.step = std::to_string(step.get<std::int64_t>());
+  } else if (step.is_string() && step.get<std::string>() == "last") {
+    s.trace.step = "last";
+  } else {
+    r.fail("step", "expected a step number >= 0 (ProfilerStep#N) or \"last\", got " + describe_json(step));
+  }
+  if (find_trace_format(s.trace.format)->read_step == nullptr)
+    r.fail("step", "the " + s.trace.format + " trace format marks no training steps: remove \"step\"");
+}
+
+// The step as the spec writes it: "last", a number, or "" (the whole trace; left out).
+nlohmann::json get_trace_step(const WorkloadSpec& s) {
+  if (s.trace.step.empty() || s.trace.step == "last") return s.trace.step;
+  return std::stoll(s.trace.step);
+}
+
+void set_trace_step(WorkloadSpec& s, const nlohmann::json& v) {
+  s.trace.step = v.is_string() ? v.get<std::string>() : std::to_string(v.get<std::int64_t>());
+}
+
+std::vector<std::string> stack_choices() {
+  return software_stack_ids();
+}
+
+// A field of `type` at `path`; the builders below fill in the rest.
+WorkloadField field(std::string_view path, FieldType type, bool stable, std::string_view doc) {
+  WorkloadField f;
+  f.path = path;
+  f.type = type;
+  f.stable = stable;
+  f.doc = doc;
+  return f;
+}
+
+// An integer field >= 1 (the int members of the spec), required.
+WorkloadField count(std::string_view path, bool stable, std::string_view unit, std::string_view doc) {
+  WorkloadField f = field(path, FieldType::integer, stable, doc);
+  f.required = true;
+  f.min_integer = 1;
+  f.max_integer = INT_MAX;
+  f.unit = unit;
+  return f;
+}
+
+// An integer field in [min, max] with a default (JSON text) or a derived value (default_doc).
+WorkloadField integer(std::string_view path, bool stable, std::int64_t min, std::int64_t max,
+                      std::string_view default_json, std::string_view default_doc, std::string_view doc) {
+  WorkloadField f = field(path, FieldType::integer, stable, doc);
+  f.min_integer = min;
+  f.max_integer = max;
+  f.default_json = default_json;
+  f.default_doc = default_doc;
+  return f;
+}
+
+WorkloadField number(std::string_view path, bool stable, double min, double max, bool min_exclusive,
+                     std::string_view default_json, std::string_view unit, std::string_view doc) {
+  WorkloadField f = field(path, FieldType::number, stable, doc);
+  f.min_number = min;
+  f.max_number = max;
+  f.min_exclusive = min_exclusive;
+  f.default_json = default_json;
+  f.unit = unit;
+  return f;
+}
+
+WorkloadField boolean(std::string_view path, bool stable, std::string_view default_json, std::string_view doc) {
+  WorkloadField f = field(path, FieldType::boolean, stable, doc);
+  f.default_json = default_json;
+  return f;
+}
+
+WorkloadField choice(std::string_view path, bool stable, std::vector<std::string> (*choices)(),
+                     std::string_view default_json, std::string_view doc) {
+  WorkloadField f = field(path, FieldType::choice, stable, doc);
+  f.required = default_json.empty();
+  f.default_json = default_json;
+  f.choices = choices;
+  return f;
+}
+
+WorkloadField text(std::string_view path, bool stable, std::string_view default_json, std::string_view default_doc,
+                   std::string_view doc) {
+  WorkloadField f = field(path, FieldType::string, stable, doc);
+  f.required = default_json.empty() && default_doc.empty();
+  f.default_json = default_json;
+  f.default_doc = default_doc;
+  return f;
+}
+
+// `f` with its units and the docs' type column set.
+WorkloadField with_unit(WorkloadField f, std::string_view unit) {
+  f.unit = unit;
+  return f;
+}
+// A string field whose known values are `choices` (others accepted too: a stack profile's path).
+WorkloadField with_known_values(WorkloadField f, std::vector<std::string> (*choices)()) {
+  f.choices = choices;
+  return f;
+}
+WorkloadField required(WorkloadField f) {
+  f.required = true;
+  return f;
+}
+WorkloadField with_type_doc(WorkloadField f, std::string_view type_doc) {
+  f.type_doc = type_doc;
+  return f;
+}
+
+const std::vector<Row>& rows() {
+  using W = WorkloadSpec;
+  using M = ModelSpec;
+  using E = MoeSpec;
+  using T = TrainingSpec;
+  using P = ParallelismSpec;
+  using R = TraceSpec;
+  static const std::vector<Row> table = [] {
+    std::vector<Row> t;
+    auto add = [&t](Row r, Reader read = nullptr, Applicability applies = nullptr) {
+      r.read = read;
+      r.applies = applies;
+      t.push_back(std::move(r));
+    };
+    add(row<&W::name>(text("name", true, "", "the file's name without its extension", "")), &read_name);
+    add(row<&W::description>(text("description", false, "\"\"", "", "where the model shape comes from"), "\"\""));
+
+    // model
+    add(row<&W::model, &M::type>(choice(
+        "model.type", true, [] { return std::vector<std::string>{"transformer"}; }, "\"transformer\"", "")));
+    add(row<&W::model, &M::layers>(count("model.layers", true, "", "transformer layers")));
+    add(row<&W::model, &M::hidden>(count("model.hidden", true, "", "hidden size")));
+    add(row<&W::model, &M::heads>(count("model.heads", true, "", "attention heads")));
+    add(row<&W::model, &M::kv_heads>(
+        integer("model.kv_heads", true, 1, INT_MAX, "", "`heads`",
+                "key/value heads, dividing `heads`; fewer than heads: grouped-query attention"),
+        "0"));
+    add(row<&W::model, &M::head_dim>(integer("model.head_dim", false, 1, INT_MAX, "", "hidden / heads", ""), "0"));
+    add(row<&W::model, &M::ffn_hidden>(count("model.ffn_hidden", true, "", "MLP width")));
+    add(row<&W::model, &M::seq_len>(count("model.seq_len", true, "tokens", "sequence length")));
+    add(row<&W::model, &M::vocab>(count("model.vocab", true, "", "vocabulary size")));
+    add(row<&W::model, &M::activation>(choice(
+        "model.activation", true,
+        [] {
+          return std::vector<std::string>{"gelu", "swiglu", "squared_relu"};
+        },
+        "\"gelu\"", "swiglu: three MLP matrices")));
+    add(row<&W::model, &M::tied_embeddings>(
+        boolean("model.tied_embeddings", false, "false", "output projection shares the embedding")));
+    add(row<&W::model, &M::moe, &E::experts>(
+        integer("model.moe.experts", true, 0, INT_MAX, "0", "", "experts per MoE layer; 0: a dense model")));
+    add(row<&W::model, &M::moe, &E::top_k>(integer("model.moe.top_k", true, 0, INT_MAX, "0", "",
+                                                   "experts per token; at most `experts`, >= 1 with experts")));
+    add(row<&W::model, &M::moe, &E::expert_ffn_hidden>(
+        integer("model.moe.expert_ffn_hidden", true, 0, INT_MAX, "0", "", "an expert's MLP width; 0: `ffn_hidden`")));
+    add(row<&W::model, &M::moe, &E::capacity_factor>(
+        number("model.moe.capacity_factor", true, 0.0, kInf, true, "1.0", "", "")));
+    add(row<&W::model, &M::moe, &E::load_imbalance>(number(
+        "model.moe.load_imbalance", false, 1.0, kInf, false, "1.0", "",
+        "tokens of the busiest expert-parallel rank over the mean; every rank's all-to-alls and expert GEMMs wait "
+        "for it")));
+
+    // training
+    add(row<&W::training, &T::stack>(
+            with_type_doc(
+                with_known_values(
+                    text("training.stack", false, "", "`megatron-core`",
+                         "the software stack that runs the step (workloads/stacks/README.md; a path ending in `.json`, "
+                         "relative to the spec, names a profile file such as `clustersim calibrate --from-trace` "
+                         "writes, docs/traces.md): its profile sets `attention`, `dropout`, `host_op_us`, "
+                         "`grad_buffer`, `cross_entropy`, `selective_recompute`, `overlap_grad_reduce`, "
+                         "`overlap_param_gather`, `tp_comm_overlap` (and `zero_stage` for the FSDP stacks) unless the "
+                         "workload gives them, and says which kernels are fused, how the optimizer and the pipeline "
+                         "sends are issued and the fixed costs of a step (gradient norm, per-micro-batch loss "
+                         "all-reduce). Every value has a source in the profile; the report names the stack "
+                         "(`run.stack`, `provenance.stack`). The defaults in this table are the default stack's"),
+                    &stack_choices),
+                "`megatron-core` \\| `megatron-deepspeed` \\| `pytorch-fsdp2` \\| `jax-xla` \\| a profile "
+                "file `*.json`"),
+            "\"\""),
+        &read_stack);
+    add(row<&W::training, &T::global_batch>(with_unit(
+        required(
+            integer("training.global_batch", true, 1, kMaxInt64, "", "",
+                    "sequences per step; a multiple of micro_batch x dp, at most 65536 micro-batches per rank per step "
+                    "(global_batch / (micro_batch x dp))")),
+        "sequences")));
+    add(row<&W::training, &T::micro_batch>(with_unit(
+        integer("training.micro_batch", true, 1, INT_MAX, "1", "", "sequences per micro-batch per data-parallel rank"),
+        "sequences")));
+    add(row<&W::training, &T::precision>(choice("training.precision", true, &precision_choices, "\"bf16\"",
+                                                "mixed precision: fp32 master weights and optimizer state")));
+    add(row<&W::training, &T::recompute>(choice(
+        "training.recompute", true,
+        [] {
+          return std::vector<std::string>{"none", "selective", "full"};
+        },
+        "\"none\"", "activation recomputation")));
+    add(row<&W::training, &T::optimizer>(choice(
+        "training.optimizer", true,
+        [] {
+          return std::vector<std::string>{"adam", "sgd"};
+        },
+        "\"adam\"", "")));
+    add(row<&W::training, &T::attention>(choice(
+        "training.attention", false, &attention_implementation_names, "\"flash\"",
+        "flash: one fused kernel (FlashAttention-2: causal, the masked tiles skipped; timed by its thread blocks "
+        "and tiles, sim/hardware/kernel_model.cpp); triton: the Triton FlashAttention kernel (llm-foundry's "
+        "`attn_impl: triton`, MPT with ALiBi): the same fused kernel and memory at 1.80x FlashAttention-2's time "
+        "(Dao 2023, FlashAttention-2 sec. 4.1: 1.3-2.5x faster than FlashAttention in Triton; geometric middle; "
+        "workloads/attention_implementation.cpp); unfused: Megatron-LM's batched GEMMs around a scale-mask-softmax "
+        "over the s x s scores (runs before flash attention)")));
+    add(row<&W::training, &T::dropout>(
+        number("training.dropout", false, 0.0, 0.99, false, "0.0", "",
+               "dropout on the attention probabilities and hidden states: its masks and (unfused attention) a kernel "
+               "over the probabilities; Megatron-LM's GPT default is 0.1")));
+    // Up to one second per op: fitted values are tens of microseconds (docs/validation.md); a larger
+    // one is a unit mistake, and an unbounded one overflows the step's time to infinity.
+    add(row<&W::training, &T::host_op_us>(number(
+        "training.host_op_us", false, 0.0, 1e6, false, "0.0", "us",
+        "CPU time the framework spends issuing one op of the execution graph: a rank's host issues its ops in "
+        "program order, op k at (k + 1) x host_op_us, and none starts on the GPU earlier. Only small kernels "
+        "feel it (the report's `breakdown.host_wait_s`). Each op here stands for several eager-PyTorch kernels "
+        "(casts, bias adds, copies), so the value is larger than PyTorch's per-kernel dispatch: 80 fits "
+        "Megatron-DeepSpeed on A100 hosts (vTrain's single-node runs, docs/validation.md). 0: the host is never "
+        "the bottleneck (CUDA graphs). Every op costs the same, communication and the chunks of `tp_comm_overlap` "
+        "included, so the value fitted on plain Megatron-DeepSpeed graphs overstates hosts that issue those "
+        "chunks from C++ (Transformer Engine)")));
+    add(row<&W::training, &T::grad_buffer>(choice(
+        "training.grad_buffer", false, &grad_buffer_names, "\"persistent\"",
+        "the lifetime and dtype of the main gradients: `persistent`, Megatron-LM's DDP buffer allocated before "
+        "the first step (and its gradient-accumulation fusion: weight gradients accumulate straight into it); "
+        "`per_step`, PyTorch eager: each main gradient allocated in the backward pass, freed after the optimizer "
+        "step (with one micro-batch per step none exists before the backward pass); `persistent_bf16`, "
+        "Megatron-Core's buffer in the 16-bit parameter dtype (`grad_reduce_in_fp32` off, NeMo's "
+        "`grad_sync_dtype: bf16`): 2 bytes per parameter, reduced in bf16 (half the gradient reduce-scatter / "
+        "all-reduce bytes of the step), plus the optimizer's fp32 copy of its shard at the step")));
+    add(row<&W::training, &T::cross_entropy>(
+        choice("training.cross_entropy", false, &cross_entropy_names, "\"vocab_parallel\"",
+               "the loss over the vocabulary (memory only): Megatron-Core's vocab-parallel cross entropy keeps 6 bytes "
+               "per logit at its peak, PyTorch's `F.cross_entropy` of fp32 logits 12, a fused softmax-cross-entropy "
+               "kernel (flash-attn's Triton `CrossEntropyLoss`, llm-foundry's default) 4: the 16-bit logits and their "
+               "gradient (workloads/memory_recipe.cpp)")));
+    add(row<&W::training, &T::selective_recompute>(choice(
+        "training.selective_recompute", false, &selective_recompute_names, "\"attention_core\"",
+        "with `recompute` `selective`, what a layer keeps for the backward pass and so what it recomputes: "
+        "`attention_core`, Megatron-LM's selective recompute (everything but the core attention's s x s tensors; "
+        "the attention core is run again); `matmul_outputs`, torchtitan's op-level selective checkpointing (the "
+        "layer's input, every other matmul's output and the attention output are kept; the norms, K, the "
+        "attention output projection, the SwiGLU up projection (GeLU: the down projection) and the activation "
+        "run again before the layer's backward, and one layer's activations are rebuilt in memory)")));
+    add(row<&W::training, &T::torch_compile>(
+        boolean("training.torch_compile", false, "false",
+                "the model runs under `torch.compile`: its compiler fuses the ops the stack otherwise runs "
+                "eagerly (a profile's `fused.rmsnorm` / `fused.rope` false no longer apply; "
+                "workloads/stacks/README.md). torchtitan's Float8 rows ran compiled"),
+        "false"));
+    add(row<&W::training, &T::fp8_recipe>(choice(
+            "training.fp8_recipe", false, &fp8_recipe_names, "\"delayed\"",
+            "precision `fp8` only: Transformer Engine's scaling recipe. Only the linear layers' GEMMs (QKV, "
+            "attention output, MLP, experts; forward, dgrad, wgrad) run in fp8, each bf16 operand cast once per "
+            "tensor (cast-transpose kernels; `current` and `nvfp4` add an amax pass, `delayed` a scale update per "
+            "forward/backward unit); the rest stays bf16. The GPU must have the recipe's tensor cores (fp8: Hopper, "
+            "Ada, Blackwell; `mxfp8`, `nvfp4`: Blackwell, datasheet rates): else exit 2 at this path (or "
+            "`/training/precision`) with the values it runs")),
+        nullptr, &fp8_only);
+    add(row<&W::training, &T::fp8_weight_cache>(
+            boolean("training.fp8_weight_cache", false, "true",
+                    "precision `fp8` only: weights cast to fp8 on the first micro-batch of the step and reused (TE's "
+                    "`is_first_microbatch`); `false` casts them every forward")),
+        nullptr, &fp8_only);
+
+    // parallelism
+    add(row<&W::parallelism, &P::tp>(
+        integer("parallelism.tp", true, 1, INT_MAX, "1", "", "tensor-parallel degree (Megatron column/row split)")));
+    add(row<&W::parallelism, &P::pp>(integer("parallelism.pp", true, 1, INT_MAX, "1", "", "pipeline-parallel degree")));
+    add(row<&W::parallelism, &P::dp>(integer("parallelism.dp", true, 1, INT_MAX, "", "GPUs / (tp pp cp)",
+                                             "data-parallel degree: tp x pp x cp x dp must equal the GPUs"),
+                                     "0"));
+    add(row<&W::parallelism, &P::cp>(
+        integer("parallelism.cp", true, 1, INT_MAX, "1", "",
+                "context-parallel degree (ring attention, causal load-balanced over 2 cp chunks as Megatron-Core)")));
+    add(row<&W::parallelism, &P::ep>(integer("parallelism.ep", true, 1, INT_MAX, "1", "",
+                                             "expert-parallel degree (all-to-all; carved out of dp: ep must "
+                                             "divide dp)")));
+    add(row<&W::parallelism, &P::sequence_parallel>(
+        boolean("parallelism.sequence_parallel", true, "false",
+                "tensor-parallel all-reduces become all-gather + reduce-scatter; norms and residuals on T / tp "
+                "tokens")));
+    add(row<&W::parallelism, &P::pipeline_schedule>(choice(
+        "parallelism.pipeline_schedule", true,
+        [] {
+          return std::vector<std::string>{"gpipe", "1f1b", "interleaved"};
+        },
+        "\"1f1b\"", "interleaved needs pp >= 2, pp x virtual_stages <= layers and micro-batches a multiple of pp")));
+    add(row<&W::parallelism, &P::virtual_stages>(
+        integer("parallelism.virtual_stages", true, 1, INT_MAX, "1", "",
+                "model chunks per pipeline stage; > 1 needs pipeline_schedule `interleaved`")));
+    add(row<&W::parallelism, &P::zero_stage>(
+        integer("parallelism.zero_stage", true, 0, 3, "0", "",
+                "1, 2: gradients reduce-scattered, optimizer on the shard, weights all-gathered after it; 3: each "
+                "layer's weights all-gathered before its forward and backward")));
+    add(row<&W::parallelism, &P::overlap_grad_reduce>(
+        boolean("parallelism.overlap_grad_reduce", true, "true", "gradient all-reduce in buckets during backward")));
+    add(row<&W::parallelism, &P::overlap_param_gather>(
+        boolean("parallelism.overlap_param_gather", false, "false",
+                "ZeRO 1/2: the updated weights are all-gathered during the next step's forward, bucket by bucket "
+                "(Megatron's --overlap-param-gather), not after the optimizer")));
+    add(row<&W::parallelism, &P::bucket_size_params>(
+        with_unit(integer("parallelism.bucket_size_params", false, 1, kMaxInt64, "", "max(40e6, 1e6 x dp)",
+                          "gradient bucket size (Megatron-LM's default)"),
+                  "parameters"),
+        "0"));
+    add(row<&W::parallelism, &P::tp_comm_overlap>(boolean(
+        "parallelism.tp_comm_overlap", false, "false",
+        "tensor-parallel all-gathers and reduce-scatters overlapped with the GEMMs they feed or follow, the "
+        "gathers in tp chunks, the forward reduce-scatters in Transformer Engine's 4 splits (Megatron's "
+        "--tp-comm-overlap); needs `sequence_parallel`. The chunks are Transformer Engine userbuffers copies, not "
+        "NCCL calls: no NCCL per-call latency (docs/collectives.md; report rows `protocol: userbuffers`)")));
+    add(row<&W::parallelism, &P::order>(
+        text("parallelism.order", false, "\"tp-cp-ep-dp-pp\"", "",
+             "rank placement, innermost first (Megatron-LM's order); any permutation with `ep` right before "
+             "`dp`")));
+
+    // trace
+    add(row<&W::trace, &R::format>(
+        choice("trace.format", false, &trace_format_names, "",
+               "instead of model/training/parallelism: a recorded trace in this format (docs/traces.md)")));
+    add(row<&W::trace, &R::path>(text("trace.path", false, "", "",
+                                      "the trace file or folder, relative to the workload file; `{rank}` "
+                                      "stands for the rank (chakra)")),
+        &read_trace_path);
+    add(Row{with_type_doc(text("trace.step", false, "", "the whole trace",
+                               "the training step to keep (formats with step annotations: PyTorch's "
+                               "ProfilerStep#N): a step number, or `last`, each rank's last step"),
+                          "integer >= 0 \\| `last`"),
+            &get_trace_step, &set_trace_step, "\"\""},
+        &read_trace_step);
+    return t;
+  }();
+  return table;
+}
+
+nlohmann::json read_value(JsonReader& r, const WorkloadField& f) {
+  const std::string_view key = f.key();
+  const NumberRange range{f.min_number, f.max_number, f.min_exclusive};
+  if (!f.required && !r.has(key)) return nullptr;
+  switch (f.type) {
+    case FieldType::integer:
+      return r.integer(key, f.min_integer, f.max_integer);
+    case FieldType::number:
+      return r.number(key, range);
+    case FieldType::boolean:
+      return r.boolean(key);
+    case FieldType::string:
+      return r.string(key);
+    case FieldType::choice:
+      return r.choice(key, f.choices());
+  }
+  return nullptr;  // unreachable: every type is handled
+}
+
+std::string format_bound(double v) {
+  nlohmann::json j = v;
+  return j.dump();
+}
+
+std::string type_cell(const WorkloadField& f) {
+  std::string out;
+  if (!f.type_doc.empty()) {
+    out = std::string(f.type_doc);
+  } else {
+    switch (f.type) {
+      case FieldType::integer:
+        out = "integer";
+        if (f.max_integer == INT_MAX || f.max_integer == kMaxInt64)
+          out += " >= " + std::to_string(f.min_integer);
+        else
+          out += " " + std::to_string(f.min_integer) + " .. " + std::to_string(f.max_integer);
+        break;
+      case FieldType::number:
+        out = "number";
+        if (f.max_number == kInf)
+          out += std::string(f.min_exclusive ? " > " : " >= ") + format_bound(f.min_number);
+        else
+          out += " " + format_bound(f.min_number) + " .. " + format_bound(f.max_number);
+        break;
+      case FieldType::boolean:
+        out = "boolean";
+        break;
+      case FieldType::string:
+        out = "string";
+        break;
+      case FieldType::choice:
+        for (const auto& c : f.choices())
+          out += (out.empty() ? "`" : " \\| `") + c + "`";
+        break;
+    }
+  }
+  if (!f.unit.empty()) out += ", " + std::string(f.unit);
+  return out;
+}
+
+std::string default_cell(const WorkloadField& f) {
+  if (!f.default_doc.empty()) return std::string(f.default_doc);
+  if (f.required) return "required";
+  const nlohmann::json v = nlohmann::json::parse(f.default_json);
+  if (v.is_string()) return v.get<std::string>().empty() ? "\"\"" : "`" + v.get<std::string>() + "`";
+  return v.dump();
+}
+
+}  // namespace
+
+const char* to_string(FieldType type) {
+  switch (type) {
+    case FieldType::integer:
+      return "integer";
+    case FieldType::number:
+      return "number";
+    case FieldType::boolean:
+      return "boolean";
+    case FieldType::string:
+      return "string";
+    case FieldType::choice:
+      return "choice";
+  }
+  return "string";  // unreachable: every type is handled
+}
+
+std::string_view WorkloadField::key() const {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+std::string_view WorkloadField::section() const {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? std::string_view{} : path.substr(0, dot);
+}
+
+std::span<const WorkloadField> workload_schema() {
+  static const std::vector<WorkloadField> fields = [] {
+    std::vector<WorkloadField> out;
+    for (const Row& r : rows())
+      out.push_back(r.field);
+    return out;
+  }();
+  return fields;
+}
+
+const WorkloadField* find_workload_field(std::string_view path) {
+  for (const WorkloadField& f : workload_schema())
+    if (f.path == path) return &f;
+  return nullptr;
+}
+
+void read_workload_fields(JsonReader& r, std::string_view section, WorkloadSpec& spec) {
+  for (const Row& row : rows()) {
+    const WorkloadField& f = row.field;
+    if (f.section() != section) continue;
+    if (row.applies != nullptr && r.has(f.key())) {
+      const std::string why = row.applies(spec);
+      if (!why.empty()) r.fail(f.key(), std::string(f.key()) + " " + why);
+    }
+    if (row.read != nullptr) {
+      row.read(r, f, spec);
+      continue;
+    }
+    nlohmann::json v = read_value(r, f);
+    if (v.is_null()) {
+      if (f.default_json.empty()) continue;  // derived: the struct's 0 or "" says "not given"
+      v = nlohmann::json::parse(f.default_json);
+    }
+    row.set(spec, v);
+  }
+}
+
+void write_workload_fields(nlohmann::ordered_json& out, std::string_view section, const WorkloadSpec& spec) {
+  for (const Row& row : rows()) {
+    const WorkloadField& f = row.field;
+    if (f.section() != section) continue;
+    if (row.applies != nullptr && !row.applies(spec).empty()) continue;
+    const nlohmann::json v = row.get(spec);
+    if (!row.omitted_when.empty() && v == nlohmann::json::parse(row.omitted_when)) continue;
+    out[std::string(f.key())] = nlohmann::ordered_json::parse(v.dump());
+  }
+}
+
+std::string workload_schema_markdown() {
+  std::string out = "| key | type, unit | default | meaning |\n| --- | --- | --- | --- |\n";
+  for (const WorkloadField& f : workload_schema()) {
+    out += "| `" + std::string(f.path) + "`" + (f.stable ? " *stable*" : "") + " | " + type_cell(f) + " | " +
+           default_cell(f) + " |" + (f.doc.empty() ? std::string(" ") : " " + std::string(f.doc) + " ") + "|\n";
+  }
+  return out;
+}
+
+std::string workload_schema_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const WorkloadField& f : workload_schema()) {
+    nlohmann::ordered_json j;
+    j["path"] = f.path;
+    j["key"] = f.key();
+    j["section"] = f.section();
+    j["type"] = to_string(f.type);
+    j["stable"] = f.stable;
+    j["required"] = f.required;
+    if (f.type == FieldType::integer) {
+      j["min"] = f.min_integer;
+      j["max"] = f.max_integer;
+    } else if (f.type == FieldType::number) {
+      j["min"] = f.min_number;
+      j["max"] = f.max_number == kInf ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.max_number);
+      j["min_exclusive"] = f.min_exclusive;
+    }
+    j["default"] =
+        f.default_json.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json::parse(f.default_json);
+    j["default_doc"] = f.default_doc;
+    j["unit"] = f.unit;
+    j["choices"] = f.choices != nullptr ? f.choices() : std::vector<std::string>{};
+    j["doc"] = f.doc;
+    out.push_back(std::move(j));
+  }
+  return out.dump(2);
+}
+
+}  // namespace clustersim
