@@ -22,7 +22,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "sim/cli/overrides.hpp"
+#include "sim/api/simulation_request.hpp"
+#include "sim/api/spec_overrides.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/child_process.hpp"
@@ -92,25 +93,49 @@ SpecText parse_workload(const std::string& text, const std::string& file, const 
   return workload_text(parse_workload_spec(with_overrides(text, file, overrides), file));
 }
 
+// simulate()'s keyword options from Python: {fidelity, algorithm (a name, or {group: name} with "*"
+// for every other group), network_profile, timeline_path, timeline_classes}; None or absent: the
+// request's default. The request owns the defaults and checks (sim/api/simulation_request.hpp).
+SimulationRequest simulation_request(const py::dict& options) {
+  SimulationRequest r;
+  for (const auto& [key, value] : options) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "fidelity") {
+      r.fidelity = value.cast<std::string>();
+    } else if (name == "algorithm" && py::isinstance<py::str>(value)) {
+      r.algorithm = value.cast<std::string>();
+    } else if (name == "algorithm") {
+      for (const auto& [group, algorithm] : value.cast<std::map<std::string, std::string>>()) {
+        if (group == "*")
+          r.algorithm = algorithm;
+        else
+          r.algorithm_by_group[group] = algorithm;
+      }
+    } else if (name == "network_profile") {
+      r.network_profile = value.cast<std::string>();
+    } else if (name == "timeline_path") {
+      r.timeline_path = value.cast<std::string>();
+    } else if (name == "timeline_classes") {
+      r.timeline_classes = value.cast<std::int64_t>();
+    } else {
+      throw SpecError("simulate", "",
+                      "unknown option '" + name +
+                          "'; expected fidelity, algorithm, network_profile, timeline_path, timeline_classes");
+    }
+  }
+  return r;
+}
+
 // One simulation in a child process (the C++ simulate() forks); the GIL is released while it runs so
-// that other Python threads (a sweep's) go on. Empty strings keep SimulationOptions' defaults.
+// that other Python threads (a sweep's) go on.
 std::string simulate_json(const std::string& cluster_text, const std::string& cluster_file,
-                          const std::string& workload_text, const std::string& workload_file,
-                          const std::string& fidelity, const std::string& algorithm,
-                          const std::map<std::string, std::string>& algorithm_by_group,
-                          const std::string& network_profile, const std::string& timeline_path,
-                          std::size_t timeline_classes) {
+                          const std::string& workload_text, const std::string& workload_file, const py::dict& options) {
   const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
   const WorkloadSpec workload = parse_workload_spec(workload_text, workload_file);
-  SimulationOptions options;
-  if (!fidelity.empty()) options.fidelity = fidelity;
-  if (!algorithm.empty()) options.collective_algorithm = algorithm;
-  options.algorithm_by_communicator = algorithm_by_group;
-  if (!network_profile.empty()) options.network_profile = network_profile;
-  options.timeline_path = timeline_path;
-  if (timeline_classes > 0) options.timeline_classes = timeline_classes;
+  const SimulationOptions o = simulation_options(simulation_request(options));
   py::gil_scoped_release release;
-  return simulate(cluster, workload, options).to_json(-1);
+  return simulate(cluster, workload, o).to_json(-1);
 }
 
 // `clustersim collective --json`: simulated nccl-tests rows, in a child process, the GIL released.
@@ -275,19 +300,8 @@ std::vector<std::pair<double, double>> kernel_predictions(const std::string& gpu
   return out;
 }
 
-std::string shipped_profile(const std::string& gpu_id) {
-  const std::optional<CalibrationProfile> profile = find_calibration_profile(gpu_id);
-  if (!profile) {
-    std::string known;
-    for (const auto& n : calibration_profile_names())
-      known += (known.empty() ? "" : ", ") + n;
-    throw SpecError("--gpu", "", "no calibration profile for '" + gpu_id + "'; profiles: " + known);
-  }
-  return calibration_profile_to_json(*profile);
-}
-
 std::pair<Overrides, Overrides> split(const std::vector<std::string>& settings) {
-  auto s = cli::split_overrides(settings);
+  auto s = split_overrides(settings);
   return {std::move(s.cluster), std::move(s.workload)};
 }
 
@@ -346,12 +360,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("parse_workload", &parse_workload, py::arg("text"), py::arg("file"), py::arg("overrides") = Overrides{},
         "Parses workload spec JSON text, applies overrides, validates: (normalized JSON, file).");
   m.def("simulate", &simulate_json, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("workload_json"),
-        py::arg("workload_file"), py::arg("fidelity") = "", py::arg("algorithm") = "",
-        py::arg("algorithm_by_group") = std::map<std::string, std::string>{}, py::arg("network_profile") = "",
-        py::arg("timeline_path") = "", py::arg("timeline_classes") = 0,
+        py::arg("workload_file"), py::arg("options") = py::dict(),
         "Simulates one training step in a child process; returns the report as one-line JSON.\n"
-        "Empty fidelity / algorithm / network_profile: the core's defaults. A timeline_path: the step's\n"
-        "Chrome trace is written there (timeline_classes rank classes; 0: the core's default).");
+        "options: {fidelity, algorithm (a name or {group: name, '*': name}), network_profile, timeline_path,\n"
+        "timeline_classes}; absent or None: the core's defaults. A timeline_path: the step's Chrome trace is\n"
+        "written there.");
   m.def("collective", &collective_json, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("op"),
         py::arg("ranks"), py::arg("sizes"), py::arg("min_bytes"), py::arg("max_bytes"), py::arg("step_factor"),
         py::arg("peer_offset"), py::arg("fidelity"), py::arg("algorithm"), py::arg("network_profile"),
@@ -423,8 +436,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("calibration_profiles", &calibration_profile_names, "GPU ids of the compiled-in calibration profiles.");
   m.def("is_compiled_in_measurement_file", &is_compiled_in_measurement_file, py::arg("path"),
         "True for a measurement file the library carries (calibration/power_cap/), readable from any folder.");
-  m.def("calibration_profile", &shipped_profile, py::arg("gpu"),
-        "The compiled-in calibration profile of a GPU, as JSON.");
+  m.def(
+      "calibration_profile",
+      [](const std::string& gpu) { return calibration_profile_to_json(shipped_calibration_profile(gpu)); },
+      py::arg("gpu"), "The compiled-in calibration profile of a GPU, as JSON.");
   m.def(
       "parse_calibration_profile",
       [](const std::string& text, const std::string& file) {

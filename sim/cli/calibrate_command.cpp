@@ -257,14 +257,7 @@ int run_report(const Arguments& a) {
   }
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const auto& id : gpus) {
-    const std::optional<CalibrationProfile> profile = find_calibration_profile(id);
-    if (!profile) {
-      std::string known;
-      for (const auto& n : calibration_profile_names())
-        known += (known.empty() ? "" : ", ") + n;
-      throw SpecError("--gpu", "", "no calibration profile for '" + id + "'; profiles: " + known);
-    }
-    all.push_back(report_profile(*profile, data_dir, !a.flag("json")));
+    all.push_back(report_profile(shipped_calibration_profile(id), data_dir, !a.flag("json")));
   }
   if (a.flag("json")) std::cout << all.dump(2) << "\n";
   return 0;

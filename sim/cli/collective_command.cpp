@@ -2,9 +2,9 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "sim/api/spec_overrides.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/cli/overrides.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/core/error.hpp"
 

@@ -1,5 +1,5 @@
 # Type stub of the C++ module clustersim._core (bindings/module.cpp).
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 _Overrides = List[Tuple[str, str]]
 
@@ -12,12 +12,7 @@ def simulate(
     cluster_file: str,
     workload_json: str,
     workload_file: str,
-    fidelity: str = ...,
-    algorithm: str = ...,
-    algorithm_by_group: Dict[str, str] = ...,
-    network_profile: str = ...,
-    timeline_path: str = ...,
-    timeline_classes: int = ...,
+    options: Dict[str, Any] = ...,
 ) -> str: ...
 def collective(
     cluster_json: str,

@@ -65,7 +65,7 @@ def compare(
     clusters: Sequence[ClusterLike],
     *,
     tokens: float = 1e12,
-    fidelity: str = "flow",
+    fidelity: Optional[str] = None,
     algorithm: Algorithm = None,
     network_profile: Optional[str] = None,
     overrides: Optional[Mapping[str, Any]] = None,

@@ -1,0 +1,58 @@
+// The application layer's requests (sim/api): what both front ends fill in, with the defaults and
+// checks written once.
+#include <gtest/gtest.h>
+
+#include "../spec_error_of.hpp"
+#include "sim/api/simulation_request.hpp"
+#include "sim/api/spec_overrides.hpp"
+
+namespace clustersim {
+namespace {
+
+TEST(SimulationRequest, EmptyRequestTakesSimulateDefaults) {
+  const SimulationOptions o = simulation_options(SimulationRequest{});
+  const SimulationOptions defaults;
+  EXPECT_EQ(o.fidelity, "flow");
+  EXPECT_EQ(o.collective_algorithm, defaults.collective_algorithm);
+  EXPECT_EQ(o.network_profile, "auto");
+  EXPECT_EQ(o.timeline_path, "");
+  EXPECT_EQ(o.timeline_classes, 64u);
+  EXPECT_TRUE(o.algorithm_by_communicator.empty());
+}
+
+TEST(SimulationRequest, AlgorithmsForEveryGroupAndPerGroup) {
+  SimulationRequest r;
+  add_algorithm(r, "tree");
+  add_algorithm(r, "dp=ring");
+  add_algorithm(r, "tp=direct");
+  r.fidelity = "analytical";
+  r.timeline_classes = 8;
+  const SimulationOptions o = simulation_options(r);
+  EXPECT_EQ(o.collective_algorithm, "tree");
+  EXPECT_EQ(o.algorithm_by_communicator, (std::map<std::string, std::string>{{"dp", "ring"}, {"tp", "direct"}}));
+  EXPECT_EQ(o.fidelity, "analytical");
+  EXPECT_EQ(o.timeline_classes, 8u);
+}
+
+TEST(SimulationRequest, TimelineClassesMustBePositive) {
+  SimulationRequest r;
+  r.timeline_classes = 0;
+  const SpecError e = testing::spec_error_of([&] { simulation_options(r); });
+  EXPECT_EQ(e.file(), "--timeline-ranks");
+  EXPECT_NE(e.message().find("positive"), std::string::npos) << e.message();
+}
+
+TEST(SpecOverrides, FirstKeyDecidesTheSpecAndTheWorkloadSectionsComeFromItsSchema) {
+  const SplitOverrides s =
+      split_overrides({"nodes=4", "fabric.oversubscription=2", "training.micro_batch=2", "trace.step=3",
+                       "model.moe.experts=8", "workload.name=\"w\"", "cluster.name=\"c\""});
+  EXPECT_EQ(s.cluster, (Overrides{{"nodes", "4"}, {"fabric.oversubscription", "2"}, {"name", "\"c\""}}));
+  EXPECT_EQ(s.workload,
+            (WorkloadOverrides{
+                {"training.micro_batch", "2"}, {"trace.step", "3"}, {"model.moe.experts", "8"}, {"name", "\"w\""}}));
+  EXPECT_EQ(testing::spec_error_of([] { split_overrides({"name=x"}); }).file(), "--set name=x");
+  EXPECT_EQ(testing::spec_error_of([] { split_overrides({"moe.experts=8"}); }).file(), "--set moe.experts=8");
+}
+
+}  // namespace
+}  // namespace clustersim
