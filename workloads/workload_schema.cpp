@@ -146,89 +146,69 @@ std::vector<std::string> stack_choices() {
   return software_stack_ids();
 }
 
-// A field of `type` at `path`; the builders below fill in the rest.
-WorkloadField field(std::string_view path, FieldType type, bool stable, std::string_view doc) {
-  WorkloadField f;
-  f.path = path;
-  f.type = type;
-  f.stable = stable;
-  f.doc = doc;
-  return f;
-}
-
-// An integer field >= 1 (the int members of the spec), required.
-WorkloadField count(std::string_view path, bool stable, std::string_view unit, std::string_view doc) {
-  WorkloadField f = field(path, FieldType::integer, stable, doc);
-  f.required = true;
-  f.min_integer = 1;
-  f.max_integer = INT_MAX;
-  f.unit = unit;
-  return f;
-}
-
-// An integer field in [min, max] with a default (JSON text) or a derived value (default_doc).
-WorkloadField integer(std::string_view path, bool stable, std::int64_t min, std::int64_t max,
-                      std::string_view default_json, std::string_view default_doc, std::string_view doc) {
-  WorkloadField f = field(path, FieldType::integer, stable, doc);
-  f.min_integer = min;
-  f.max_integer = max;
-  f.default_json = default_json;
-  f.default_doc = default_doc;
-  return f;
-}
-
-WorkloadField number(std::string_view path, bool stable, double min, double max, bool min_exclusive,
-                     std::string_view default_json, std::string_view unit, std::string_view doc) {
-  WorkloadField f = field(path, FieldType::number, stable, doc);
-  f.min_number = min;
-  f.max_number = max;
-  f.min_exclusive = min_exclusive;
-  f.default_json = default_json;
-  f.unit = unit;
-  return f;
-}
-
-WorkloadField boolean(std::string_view path, bool stable, std::string_view default_json, std::string_view doc) {
-  WorkloadField f = field(path, FieldType::boolean, stable, doc);
-  f.default_json = default_json;
-  return f;
-}
-
-WorkloadField choice(std::string_view path, bool stable, std::vector<std::string> (*choices)(),
-                     std::string_view default_json, std::string_view doc) {
-  WorkloadField f = field(path, FieldType::choice, stable, doc);
-  f.required = default_json.empty();
-  f.default_json = default_json;
-  f.choices = choices;
-  return f;
-}
-
-WorkloadField text(std::string_view path, bool stable, std::string_view default_json, std::string_view default_doc,
-                   std::string_view doc) {
-  WorkloadField f = field(path, FieldType::string, stable, doc);
-  f.required = default_json.empty() && default_doc.empty();
-  f.default_json = default_json;
-  f.default_doc = default_doc;
-  return f;
-}
-
-// `f` with its units and the docs' type column set.
+// `f` with its unit, its values (choices, or the known values of a string), the docs' type column.
 WorkloadField with_unit(WorkloadField f, std::string_view unit) {
   f.unit = unit;
   return f;
 }
-// A string field whose known values are `choices` (others accepted too: a stack profile's path).
 WorkloadField with_known_values(WorkloadField f, std::vector<std::string> (*choices)()) {
   f.choices = choices;
-  return f;
-}
-WorkloadField required(WorkloadField f) {
-  f.required = true;
   return f;
 }
 WorkloadField with_type_doc(WorkloadField f, std::string_view type_doc) {
   f.type_doc = type_doc;
   return f;
+}
+
+// A field of `type` at `path` with its default (JSON text) or, for a value derived from other keys,
+// the docs' words for it; neither: required. The builders below add the range.
+WorkloadField field(std::string_view path, FieldType type, bool stable, std::string_view default_json,
+                    std::string_view default_doc, std::string_view doc) {
+  WorkloadField f;
+  f.path = path;
+  f.type = type;
+  f.stable = stable;
+  f.required = default_json.empty() && default_doc.empty();
+  f.default_json = default_json;
+  f.default_doc = default_doc;
+  f.doc = doc;
+  return f;
+}
+
+WorkloadField integer(std::string_view path, bool stable, std::int64_t min, std::int64_t max,
+                      std::string_view default_json, std::string_view default_doc, std::string_view doc) {
+  WorkloadField f = field(path, FieldType::integer, stable, default_json, default_doc, doc);
+  f.min_integer = min;
+  f.max_integer = max;
+  return f;
+}
+
+// A required integer field >= 1 (the int members of the spec).
+WorkloadField count(std::string_view path, bool stable, std::string_view unit, std::string_view doc) {
+  return with_unit(integer(path, stable, 1, INT_MAX, "", "", doc), unit);
+}
+
+WorkloadField number(std::string_view path, bool stable, NumberRange range, std::string_view default_json,
+                     std::string_view unit, std::string_view doc) {
+  WorkloadField f = with_unit(field(path, FieldType::number, stable, default_json, "", doc), unit);
+  f.min_number = range.min;
+  f.max_number = range.max;
+  f.min_exclusive = range.min_exclusive;
+  return f;
+}
+
+WorkloadField boolean(std::string_view path, bool stable, std::string_view default_json, std::string_view doc) {
+  return field(path, FieldType::boolean, stable, default_json, "", doc);
+}
+
+WorkloadField choice(std::string_view path, bool stable, std::vector<std::string> (*choices)(),
+                     std::string_view default_json, std::string_view doc) {
+  return with_known_values(field(path, FieldType::choice, stable, default_json, "", doc), choices);
+}
+
+WorkloadField text(std::string_view path, bool stable, std::string_view default_json, std::string_view default_doc,
+                   std::string_view doc) {
+  return field(path, FieldType::string, stable, default_json, default_doc, doc);
 }
 
 const std::vector<Row>& rows() {
@@ -277,9 +257,9 @@ const std::vector<Row>& rows() {
     add(row<&W::model, &M::moe, &E::expert_ffn_hidden>(
         integer("model.moe.expert_ffn_hidden", true, 0, INT_MAX, "0", "", "an expert's MLP width; 0: `ffn_hidden`")));
     add(row<&W::model, &M::moe, &E::capacity_factor>(
-        number("model.moe.capacity_factor", true, 0.0, kInf, true, "1.0", "", "")));
+        number("model.moe.capacity_factor", true, NumberRange::positive(), "1.0", "", "")));
     add(row<&W::model, &M::moe, &E::load_imbalance>(number(
-        "model.moe.load_imbalance", false, 1.0, kInf, false, "1.0", "",
+        "model.moe.load_imbalance", false, NumberRange::at_least(1.0), "1.0", "",
         "tokens of the busiest expert-parallel rank over the mean; every rank's all-to-alls and expert GEMMs wait "
         "for it")));
 
@@ -303,10 +283,9 @@ const std::vector<Row>& rows() {
             "\"\""),
         &read_stack);
     add(row<&W::training, &T::global_batch>(with_unit(
-        required(
-            integer("training.global_batch", true, 1, kMaxInt64, "", "",
-                    "sequences per step; a multiple of micro_batch x dp, at most 65536 micro-batches per rank per step "
-                    "(global_batch / (micro_batch x dp))")),
+        integer("training.global_batch", true, 1, kMaxInt64, "", "",
+                "sequences per step; a multiple of micro_batch x dp, at most 65536 micro-batches per rank per step "
+                "(global_batch / (micro_batch x dp))"),
         "sequences")));
     add(row<&W::training, &T::micro_batch>(with_unit(
         integer("training.micro_batch", true, 1, INT_MAX, "1", "", "sequences per micro-batch per data-parallel rank"),
@@ -334,13 +313,13 @@ const std::vector<Row>& rows() {
         "workloads/attention_implementation.cpp); unfused: Megatron-LM's batched GEMMs around a scale-mask-softmax "
         "over the s x s scores (runs before flash attention)")));
     add(row<&W::training, &T::dropout>(
-        number("training.dropout", false, 0.0, 0.99, false, "0.0", "",
+        number("training.dropout", false, NumberRange::between(0.0, 0.99), "0.0", "",
                "dropout on the attention probabilities and hidden states: its masks and (unfused attention) a kernel "
                "over the probabilities; Megatron-LM's GPT default is 0.1")));
     // Up to one second per op: fitted values are tens of microseconds (docs/validation.md); a larger
     // one is a unit mistake, and an unbounded one overflows the step's time to infinity.
     add(row<&W::training, &T::host_op_us>(number(
-        "training.host_op_us", false, 0.0, 1e6, false, "0.0", "us",
+        "training.host_op_us", false, NumberRange::between(0.0, 1e6), "0.0", "us",
         "CPU time the framework spends issuing one op of the execution graph: a rank's host issues its ops in "
         "program order, op k at (k + 1) x host_op_us, and none starts on the GPU earlier. Only small kernels "
         "feel it (the report's `breakdown.host_wait_s`). Each op here stands for several eager-PyTorch kernels "
@@ -535,19 +514,8 @@ std::string default_cell(const WorkloadField& f) {
 }  // namespace
 
 const char* to_string(FieldType type) {
-  switch (type) {
-    case FieldType::integer:
-      return "integer";
-    case FieldType::number:
-      return "number";
-    case FieldType::boolean:
-      return "boolean";
-    case FieldType::string:
-      return "string";
-    case FieldType::choice:
-      return "choice";
-  }
-  return "string";  // unreachable: every type is handled
+  constexpr const char* kNames[] = {"integer", "number", "boolean", "string", "choice"};  // FieldType's order
+  return kNames[static_cast<std::size_t>(type)];
 }
 
 std::string_view WorkloadField::key() const {

@@ -77,14 +77,11 @@ TEST(WorkloadSchema, DefaultsAreWhatTheReaderFillsIn) {
   // 33 keys with a default (model 3, moe 5, training 13, parallelism 12), less fp8_recipe and
   // fp8_weight_cache (not written without fp8) and torch_compile (written only when true).
   EXPECT_EQ(checked, 30);
-  WorkloadSpec expected;
-  expected.model.layers = 4;
-  expected.model.hidden = 256;
-  expected.model.heads = 4;
-  expected.model.ffn_hidden = 1024;
-  expected.model.seq_len = 128;
-  expected.model.vocab = 1000;
-  expected.training.global_batch = 8;
+  WorkloadSpec expected;  // the structs' initializers, with the spec's required values
+  for (const auto key : {&ModelSpec::layers, &ModelSpec::hidden, &ModelSpec::heads, &ModelSpec::ffn_hidden,
+                         &ModelSpec::seq_len, &ModelSpec::vocab})
+    expected.model.*key = s.model.*key;
+  expected.training.global_batch = s.training.global_batch;
   EXPECT_EQ(s.model, expected.model);
   EXPECT_EQ(s.parallelism, expected.parallelism);
   expected.training.stack = s.training.stack;  // the default stack's profile is applied as defaults
