@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/json_reader.hpp"
+#include "sim/core/spec_schema.hpp"
 #include "workloads/attention_implementation.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
@@ -19,76 +20,34 @@
 #include "workloads/workload_spec.hpp"
 
 namespace clustersim {
+
+// The enums of the workload spec are written by name.
+template <>
+struct FieldCodec<Precision> {
+  static nlohmann::json encode(Precision p) { return to_string(p); }
+  static void decode(const nlohmann::json& v, Precision& out) {
+    for (const Precision p : training_precisions())
+      if (v.get<std::string>() == to_string(p)) out = p;
+  }
+};
+
+template <>
+struct FieldCodec<Fp8Recipe> {
+  static nlohmann::json encode(Fp8Recipe r) { return to_string(r); }
+  static void decode(const nlohmann::json& v, Fp8Recipe& out) { out = fp8_recipe_from_name(v.get<std::string>()); }
+};
+
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
 // -- values of the spec's structs as JSON ------------------------------------------------------------
 
-template <typename T>
-nlohmann::json encode(const T& v) {
-  return nlohmann::json(v);
-}
-nlohmann::json encode(Precision p) {
-  return to_string(p);
-}
-nlohmann::json encode(Fp8Recipe r) {
-  return to_string(r);
-}
-
-template <typename T>
-void decode(const nlohmann::json& v, T& out) {
-  out = v.get<T>();
-}
-void decode(const nlohmann::json& v, Precision& out) {
-  for (const Precision p : training_precisions())
-    if (v.get<std::string>() == to_string(p)) out = p;
-}
-void decode(const nlohmann::json& v, Fp8Recipe& out) {
-  out = fp8_recipe_from_name(v.get<std::string>());
-}
-
-// The member reached from the spec through a chain of member pointers (&WorkloadSpec::model,
-// &ModelSpec::moe, &MoeSpec::experts).
-template <auto First, auto... Rest, typename S>
-auto& member(S& s) {
-  if constexpr (sizeof...(Rest) == 0)
-    return s.*First;
-  else
-    return member<Rest...>(s.*First);
-}
-
-using Getter = nlohmann::json (*)(const WorkloadSpec&);
-using Setter = void (*)(WorkloadSpec&, const nlohmann::json&);
-// Reads the field itself when it needs more than its type and range (a file relative to the spec).
-using Reader = void (*)(JsonReader&, const WorkloadField&, WorkloadSpec&);
-// Why the field does not apply to this spec ("" when it does): given anyway, it is refused; written,
-// it is left out.
-using Applicability = std::string (*)(const WorkloadSpec&);
+using Row = SchemaRow<WorkloadSpec>;
 
 template <auto... Members>
-nlohmann::json get_member(const WorkloadSpec& s) {
-  return encode(member<Members...>(s));
-}
-
-template <auto... Members>
-void set_member(WorkloadSpec& s, const nlohmann::json& v) {
-  decode(v, member<Members...>(s));
-}
-
-struct Row {
-  WorkloadField field;
-  Getter get;
-  Setter set;
-  std::string_view omitted_when = {};  // JSON text: the writer leaves the key out at this value
-  Reader read = nullptr;
-  Applicability applies = nullptr;
-};
-
-template <auto... Members>
-Row row(WorkloadField field, std::string_view omitted_when = {}) {
-  return Row{std::move(field), &get_member<Members...>, &set_member<Members...>, omitted_when};
+Row row(SpecField field, std::string_view omitted_when = {}) {
+  return schema_row<WorkloadSpec, Members...>(std::move(field), omitted_when);
 }
 
 std::vector<std::string> precision_choices() {
@@ -103,22 +62,22 @@ std::string fp8_only(const WorkloadSpec& s) {
   return std::string("applies to precision \"fp8\" only, got precision \"") + to_string(s.training.precision) + "\"";
 }
 
-void read_name(JsonReader& r, const WorkloadField&, WorkloadSpec& s) {
+void read_name(JsonReader& r, const SpecField&, WorkloadSpec& s) {
   s.name = r.optional_string("name").value_or(std::filesystem::path(r.file()).stem().string());
 }
 
-void read_stack(JsonReader& r, const WorkloadField&, WorkloadSpec& s) {
+void read_stack(JsonReader& r, const SpecField&, WorkloadSpec& s) {
   if (r.has("stack")) s.training.stack = resolve_stack_reference(r.string("stack"), r.file(), r.path_of("stack"));
 }
 
-void read_trace_path(JsonReader& r, const WorkloadField&, WorkloadSpec& s) {
+void read_trace_path(JsonReader& r, const SpecField&, WorkloadSpec& s) {
   const std::string path = r.string("path");
   const std::filesystem::path p(path);
   s.trace.path =
       p.is_absolute() || r.file().empty() ? path : (std::filesystem::path(r.file()).parent_path() / p).string();
 }
 
-void read_trace_step(JsonReader& r, const WorkloadField&, WorkloadSpec& s) {
+void read_trace_step(JsonReader& r, const SpecField&, WorkloadSpec& s) {
   if (!r.has("step")) return;
   const nlohmann::json& step = r.raw("step");
   if (step.is_number_integer() && step.get<std::int64_t>() >= 0) {
@@ -146,69 +105,34 @@ std::vector<std::string> stack_choices() {
   return software_stack_ids();
 }
 
-// `f` with its unit, its values (choices, or the known values of a string), the docs' type column.
-WorkloadField with_unit(WorkloadField f, std::string_view unit) {
-  f.unit = unit;
-  return f;
-}
-WorkloadField with_known_values(WorkloadField f, std::vector<std::string> (*choices)()) {
-  f.choices = choices;
-  return f;
-}
-WorkloadField with_type_doc(WorkloadField f, std::string_view type_doc) {
-  f.type_doc = type_doc;
-  return f;
-}
-
-// A field of `type` at `path` with its default (JSON text) or, for a value derived from other keys,
-// the docs' words for it; neither: required. The builders below add the range.
-WorkloadField field(std::string_view path, FieldType type, bool stable, std::string_view default_json,
-                    std::string_view default_doc, std::string_view doc) {
-  WorkloadField f;
-  f.path = path;
-  f.type = type;
-  f.stable = stable;
-  f.required = default_json.empty() && default_doc.empty();
-  f.default_json = default_json;
-  f.default_doc = default_doc;
-  f.doc = doc;
-  return f;
-}
-
-WorkloadField integer(std::string_view path, bool stable, std::int64_t min, std::int64_t max,
-                      std::string_view default_json, std::string_view default_doc, std::string_view doc) {
-  WorkloadField f = field(path, FieldType::integer, stable, default_json, default_doc, doc);
-  f.min_integer = min;
-  f.max_integer = max;
-  return f;
+// The workload's builders (sim/core/spec_schema.hpp has the generic ones).
+SpecField integer(std::string_view path, bool stable, std::int64_t min, std::int64_t max, std::string_view default_json,
+                  std::string_view default_doc, std::string_view doc) {
+  return integer_field(path, stable, min, max, default_json, default_doc, doc);
 }
 
 // A required integer field >= 1 (the int members of the spec).
-WorkloadField count(std::string_view path, bool stable, std::string_view unit, std::string_view doc) {
-  return with_unit(integer(path, stable, 1, INT_MAX, "", "", doc), unit);
+SpecField count(std::string_view path, bool stable, std::string_view unit, std::string_view doc) {
+  return with_unit(integer_field(path, stable, 1, INT_MAX, "", "", doc), unit);
 }
 
-WorkloadField number(std::string_view path, bool stable, NumberRange range, std::string_view default_json,
-                     std::string_view unit, std::string_view doc) {
-  WorkloadField f = with_unit(field(path, FieldType::number, stable, default_json, "", doc), unit);
-  f.min_number = range.min;
-  f.max_number = range.max;
-  f.min_exclusive = range.min_exclusive;
-  return f;
+SpecField number(std::string_view path, bool stable, NumberRange range, std::string_view default_json,
+                 std::string_view unit, std::string_view doc) {
+  return number_field(path, stable, range, default_json, "", unit, doc);
 }
 
-WorkloadField boolean(std::string_view path, bool stable, std::string_view default_json, std::string_view doc) {
-  return field(path, FieldType::boolean, stable, default_json, "", doc);
+SpecField boolean(std::string_view path, bool stable, std::string_view default_json, std::string_view doc) {
+  return spec_field(path, FieldType::boolean, stable, default_json, "", doc);
 }
 
-WorkloadField choice(std::string_view path, bool stable, std::vector<std::string> (*choices)(),
-                     std::string_view default_json, std::string_view doc) {
-  return with_known_values(field(path, FieldType::choice, stable, default_json, "", doc), choices);
+SpecField choice(std::string_view path, bool stable, std::vector<std::string> (*choices)(),
+                 std::string_view default_json, std::string_view doc) {
+  return with_known_values(spec_field(path, FieldType::choice, stable, default_json, "", doc), choices);
 }
 
-WorkloadField text(std::string_view path, bool stable, std::string_view default_json, std::string_view default_doc,
-                   std::string_view doc) {
-  return field(path, FieldType::string, stable, default_json, default_doc, doc);
+SpecField text(std::string_view path, bool stable, std::string_view default_json, std::string_view default_doc,
+               std::string_view doc) {
+  return spec_field(path, FieldType::string, stable, default_json, default_doc, doc);
 }
 
 const std::vector<Row>& rows() {
@@ -220,7 +144,7 @@ const std::vector<Row>& rows() {
   using R = TraceSpec;
   static const std::vector<Row> table = [] {
     std::vector<Row> t;
-    auto add = [&t](Row r, Reader read = nullptr, Applicability applies = nullptr) {
+    auto add = [&t](Row r, Row::Reader read = nullptr, Row::Applicability applies = nullptr) {
       r.read = read;
       r.applies = applies;
       t.push_back(std::move(r));
@@ -443,98 +367,10 @@ const std::vector<Row>& rows() {
   return table;
 }
 
-nlohmann::json read_value(JsonReader& r, const WorkloadField& f) {
-  const std::string_view key = f.key();
-  const NumberRange range{f.min_number, f.max_number, f.min_exclusive};
-  if (!f.required && !r.has(key)) return nullptr;
-  switch (f.type) {
-    case FieldType::integer:
-      return r.integer(key, f.min_integer, f.max_integer);
-    case FieldType::number:
-      return r.number(key, range);
-    case FieldType::boolean:
-      return r.boolean(key);
-    case FieldType::string:
-      return r.string(key);
-    case FieldType::choice:
-      return r.choice(key, f.choices());
-  }
-  return nullptr;  // unreachable: every type is handled
-}
-
-std::string format_bound(double v) {
-  nlohmann::json j = v;
-  return j.dump();
-}
-
-std::string type_cell(const WorkloadField& f) {
-  std::string out;
-  if (!f.type_doc.empty()) {
-    out = std::string(f.type_doc);
-  } else {
-    switch (f.type) {
-      case FieldType::integer:
-        out = "integer";
-        if (f.max_integer == INT_MAX || f.max_integer == kMaxInt64)
-          out += " >= " + std::to_string(f.min_integer);
-        else
-          out += " " + std::to_string(f.min_integer) + " .. " + std::to_string(f.max_integer);
-        break;
-      case FieldType::number:
-        out = "number";
-        if (f.max_number == kInf)
-          out += std::string(f.min_exclusive ? " > " : " >= ") + format_bound(f.min_number);
-        else
-          out += " " + format_bound(f.min_number) + " .. " + format_bound(f.max_number);
-        break;
-      case FieldType::boolean:
-        out = "boolean";
-        break;
-      case FieldType::string:
-        out = "string";
-        break;
-      case FieldType::choice:
-        for (const auto& c : f.choices())
-          out += (out.empty() ? "`" : " \\| `") + c + "`";
-        break;
-    }
-  }
-  if (!f.unit.empty()) out += ", " + std::string(f.unit);
-  return out;
-}
-
-std::string default_cell(const WorkloadField& f) {
-  if (!f.default_doc.empty()) return std::string(f.default_doc);
-  if (f.required) return "required";
-  const nlohmann::json v = nlohmann::json::parse(f.default_json);
-  if (v.is_string()) return v.get<std::string>().empty() ? "\"\"" : "`" + v.get<std::string>() + "`";
-  return v.dump();
-}
-
 }  // namespace
 
-const char* to_string(FieldType type) {
-  constexpr const char* kNames[] = {"integer", "number", "boolean", "string", "choice"};  // FieldType's order
-  return kNames[static_cast<std::size_t>(type)];
-}
-
-std::string_view WorkloadField::key() const {
-  const auto dot = path.rfind('.');
-  return dot == std::string_view::npos ? path : path.substr(dot + 1);
-}
-
-std::string_view WorkloadField::section() const {
-  const auto dot = path.rfind('.');
-  return dot == std::string_view::npos ? std::string_view{} : path.substr(0, dot);
-}
-
 std::span<const WorkloadField> workload_schema() {
-  static const std::vector<WorkloadField> fields = [] {
-    std::vector<WorkloadField> out;
-    for (const Row& r : rows())
-      out.push_back(r.field);
-    return out;
-  }();
+  static const std::vector<SpecField> fields = schema_fields<WorkloadSpec>(rows());
   return fields;
 }
 
@@ -545,73 +381,19 @@ const WorkloadField* find_workload_field(std::string_view path) {
 }
 
 void read_workload_fields(JsonReader& r, std::string_view section, WorkloadSpec& spec) {
-  for (const Row& row : rows()) {
-    const WorkloadField& f = row.field;
-    if (f.section() != section) continue;
-    if (row.applies != nullptr && r.has(f.key())) {
-      const std::string why = row.applies(spec);
-      if (!why.empty()) r.fail(f.key(), std::string(f.key()) + " " + why);
-    }
-    if (row.read != nullptr) {
-      row.read(r, f, spec);
-      continue;
-    }
-    nlohmann::json v = read_value(r, f);
-    if (v.is_null()) {
-      if (f.default_json.empty()) continue;  // derived: the struct's 0 or "" says "not given"
-      v = nlohmann::json::parse(f.default_json);
-    }
-    row.set(spec, v);
-  }
+  read_schema_fields<WorkloadSpec>(rows(), r, section, spec);
 }
 
 void write_workload_fields(nlohmann::ordered_json& out, std::string_view section, const WorkloadSpec& spec) {
-  for (const Row& row : rows()) {
-    const WorkloadField& f = row.field;
-    if (f.section() != section) continue;
-    if (row.applies != nullptr && !row.applies(spec).empty()) continue;
-    const nlohmann::json v = row.get(spec);
-    if (!row.omitted_when.empty() && v == nlohmann::json::parse(row.omitted_when)) continue;
-    out[std::string(f.key())] = nlohmann::ordered_json::parse(v.dump());
-  }
+  write_schema_fields<WorkloadSpec>(rows(), out, section, spec);
 }
 
 std::string workload_schema_markdown() {
-  std::string out = "| key | type, unit | default | meaning |\n| --- | --- | --- | --- |\n";
-  for (const WorkloadField& f : workload_schema()) {
-    out += "| `" + std::string(f.path) + "`" + (f.stable ? " *stable*" : "") + " | " + type_cell(f) + " | " +
-           default_cell(f) + " |" + (f.doc.empty() ? std::string(" ") : " " + std::string(f.doc) + " ") + "|\n";
-  }
-  return out;
+  return spec_fields_markdown(workload_schema());
 }
 
 std::string workload_schema_json() {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const WorkloadField& f : workload_schema()) {
-    nlohmann::ordered_json j;
-    j["path"] = f.path;
-    j["key"] = f.key();
-    j["section"] = f.section();
-    j["type"] = to_string(f.type);
-    j["stable"] = f.stable;
-    j["required"] = f.required;
-    if (f.type == FieldType::integer) {
-      j["min"] = f.min_integer;
-      j["max"] = f.max_integer;
-    } else if (f.type == FieldType::number) {
-      j["min"] = f.min_number;
-      j["max"] = f.max_number == kInf ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.max_number);
-      j["min_exclusive"] = f.min_exclusive;
-    }
-    j["default"] =
-        f.default_json.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json::parse(f.default_json);
-    j["default_doc"] = f.default_doc;
-    j["unit"] = f.unit;
-    j["choices"] = f.choices != nullptr ? f.choices() : std::vector<std::string>{};
-    j["doc"] = f.doc;
-    out.push_back(std::move(j));
-  }
-  return out.dump(2);
+  return spec_fields_json(workload_schema());
 }
 
 }  // namespace clustersim
