@@ -1,6 +1,7 @@
 #include "sim/core/spec_field.hpp"
 
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -13,9 +14,11 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
-std::string format_bound(double v) {
-  nlohmann::json j = v;
-  return j.dump();
+// A number as the docs write it: whole numbers without a fraction (10, 100000), others as JSON does.
+std::string format_number(const nlohmann::json& v) {
+  if (v.is_number_float() && std::abs(v.get<double>()) < 1e15 && v.get<double>() == std::floor(v.get<double>()))
+    return std::to_string(static_cast<std::int64_t>(v.get<double>()));
+  return v.dump();
 }
 
 std::string type_cell(const SpecField& f) {
@@ -34,9 +37,9 @@ std::string type_cell(const SpecField& f) {
       case FieldType::number:
         out = "number";
         if (f.max_number == kInf)
-          out += std::string(f.min_exclusive ? " > " : " >= ") + format_bound(f.min_number);
+          out += std::string(f.min_exclusive ? " > " : " >= ") + format_number(f.min_number);
         else
-          out += " " + format_bound(f.min_number) + " .. " + format_bound(f.max_number);
+          out += " " + format_number(f.min_number) + " .. " + format_number(f.max_number);
         break;
       case FieldType::boolean:
         out = "boolean";
@@ -59,7 +62,7 @@ std::string default_cell(const SpecField& f) {
   if (f.required) return "required";
   const nlohmann::json v = nlohmann::json::parse(f.default_json);
   if (v.is_string()) return v.get<std::string>().empty() ? "\"\"" : "`" + v.get<std::string>() + "`";
-  return v.dump();
+  return format_number(v);
 }
 
 }  // namespace
