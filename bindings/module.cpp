@@ -139,19 +139,37 @@ std::string simulate_json(const std::string& cluster_text, const std::string& cl
   return simulate(cluster, workload, o).to_json(-1);
 }
 
-// `clustersim collective --json`: simulated nccl-tests rows, in a child process, the GIL released.
-// No ranks: every GPU; empty fidelity / algorithm / network_profile: the defaults.
-std::string collective_json(const std::string& cluster_text, const std::string& cluster_file, const std::string& op,
-                            const std::optional<std::string>& ranks, const std::vector<double>& sizes,
-                            const std::string& min_bytes, const std::string& max_bytes, const std::string& step_factor,
-                            const std::optional<int>& peer_offset, const std::string& fidelity,
-                            const std::string& algorithm, const std::string& network_profile) {
+// `clustersim collective --json` from Python's keywords: {op, ranks, sizes, min_bytes, max_bytes,
+// step_factor, peer_offset, fidelity, algorithm, network_profile} (CollectiveSweepRequest's fields, the
+// sizes as numbers, the rest as the CLI's text); None or absent: the request's default. The rows as
+// one-line JSON, simulated in a child process with the GIL released.
+std::string collective_json(const std::string& cluster_text, const std::string& cluster_file, const py::dict& options) {
   const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
-  CollectiveSweepRequest request{op, ranks, min_bytes, max_bytes, step_factor, sizes, peer_offset};
-  CollectiveSweepOptions o = collective_sweep_options(cluster, request);
-  if (!fidelity.empty()) o.fidelity = fidelity;
-  if (!algorithm.empty()) o.algorithm = algorithm;
-  if (!network_profile.empty()) o.network_profile = network_profile;
+  CollectiveSweepRequest r;
+  const std::map<std::string, std::string*> text = {
+      {"op", &r.op}, {"min_bytes", &r.min_bytes}, {"max_bytes", &r.max_bytes}, {"step_factor", &r.step_factor}};
+  const std::map<std::string, std::optional<std::string>*> optional_text = {{"ranks", &r.ranks},
+                                                                            {"fidelity", &r.fidelity},
+                                                                            {"algorithm", &r.algorithm},
+                                                                            {"network_profile", &r.network_profile}};
+  for (const auto& [key, value] : options) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "sizes")
+      r.sizes = value.cast<std::vector<double>>();
+    else if (name == "peer_offset")
+      r.peer_offset = value.cast<int>();
+    else if (text.count(name) != 0)
+      *text.at(name) = value.cast<std::string>();
+    else if (optional_text.count(name) != 0)
+      *optional_text.at(name) = value.cast<std::string>();
+    else
+      throw SpecError("collective", "",
+                      "unknown option '" + name +
+                          "'; expected op, ranks, sizes, min_bytes, max_bytes, step_factor, peer_offset, fidelity, "
+                          "algorithm, network_profile");
+  }
+  const CollectiveSweepOptions o = collective_sweep_options(cluster, r);
   py::gil_scoped_release release;
   return collective_rows_json(simulate_collective_sweep(cluster, o), -1);
 }
@@ -366,10 +384,11 @@ PYBIND11_MODULE(_core, m) {
         "options: {fidelity, algorithm (a name or {group: name, '*': name}), network_profile, timeline_path,\n"
         "timeline_classes}; absent or None: the core's defaults. A timeline_path: the step's Chrome trace is\n"
         "written there.");
-  m.def("collective", &collective_json, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("op"),
-        py::arg("ranks"), py::arg("sizes"), py::arg("min_bytes"), py::arg("max_bytes"), py::arg("step_factor"),
-        py::arg("peer_offset"), py::arg("fidelity"), py::arg("algorithm"), py::arg("network_profile"),
-        "Simulated nccl-tests (clustersim collective --json) in a child process: the rows as one-line JSON.");
+  m.def("collective", &collective_json, py::arg("cluster_json"), py::arg("cluster_file"),
+        py::arg("options") = py::dict(),
+        "Simulated nccl-tests (clustersim collective --json) in a child process: the rows as one-line JSON.\n"
+        "options: {op, ranks, sizes, min_bytes, max_bytes, step_factor, peer_offset, fidelity, algorithm,\n"
+        "network_profile}; absent or None: the defaults of `clustersim collective`.");
   m.def("topology_info", &topology_info_json, py::arg("cluster_json"), py::arg("cluster_file"),
         "The cluster's topology metrics as JSON (clustersim topology info --json).");
   m.def("topology_export", &topology_export, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("format"),

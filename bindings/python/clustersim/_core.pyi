@@ -14,20 +14,7 @@ def simulate(
     workload_file: str,
     options: Dict[str, Any] = ...,
 ) -> str: ...
-def collective(
-    cluster_json: str,
-    cluster_file: str,
-    op: str,
-    ranks: Optional[str],
-    sizes: List[float],
-    min_bytes: str,
-    max_bytes: str,
-    step_factor: str,
-    peer_offset: Optional[int],
-    fidelity: str,
-    algorithm: str,
-    network_profile: str,
-) -> str: ...
+def collective(cluster_json: str, cluster_file: str, options: Dict[str, Any] = ...) -> str: ...
 def topology_info(cluster_json: str, cluster_file: str) -> str: ...
 def topology_export(cluster_json: str, cluster_file: str, format: str) -> str: ...
 def export_formats() -> List[str]: ...
