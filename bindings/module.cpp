@@ -22,6 +22,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "sim/api/measurement_files.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
 #include "sim/collective_sweep.hpp"
@@ -456,6 +457,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("metric") = "time",
         "Per measurement: (the model's time in seconds, its error as kernel_accuracy counts it).");
   m.def("calibration_profiles", &calibration_profile_names, "GPU ids of the compiled-in calibration profiles.");
+  m.def("resolve_measurement", &resolve_measurement_argument, py::arg("argument"), py::arg("data_dir") = "",
+        "The file calibrate reads for a measurement argument (PATH or PATH#SELECTOR): as given, else under\n"
+        "data_dir ('': calibration/data), else a compiled-in file; SpecError naming the path otherwise.");
+  m.def(
+      "default_measurement_data_dir", [] { return std::string(kDefaultMeasurementDataDir); },
+      "Where calibrate looks up relative measurement paths by default (calibration/data).");
+  m.def(
+      "compared_by_throughput", [](const std::string& operation) { return compared_by_throughput(operation); },
+      py::arg("operation"), "Whether calibrate compares this operation's records by throughput (GEMM tables).");
   m.def("is_compiled_in_measurement_file", &is_compiled_in_measurement_file, py::arg("path"),
         "True for a measurement file the library carries (calibration/power_cap/), readable from any folder.");
   m.def(

@@ -19,7 +19,6 @@
 // the profile records the paths as given.
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <set>
@@ -27,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/api/measurement_files.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
@@ -42,33 +42,13 @@
 namespace clustersim::cli {
 namespace {
 
-// Relative to the working directory, as calibrate-network's defaults: run from the repository root.
-constexpr const char* kDefaultDataDir = "calibration/data";
-
-// Published GEMM-table records are compared by throughput (TFLOP/s), everything else by time.
-bool is_gemm_table(const KernelMeasurement& m) {
-  return m.operation == "gemm" || m.operation == "gemm_max_achievable" || m.operation == "grouped_gemm";
-}
-
-std::string resolve(const std::string& argument, const std::string& data_dir) {
-  const auto hash = argument.find('#');
-  const std::string path = argument.substr(0, hash);
-  const std::string selector = hash == std::string::npos ? "" : argument.substr(hash);
-  if (std::filesystem::exists(path)) return argument;
-  const std::filesystem::path in_data = std::filesystem::path(data_dir) / path;
-  if (std::filesystem::exists(in_data)) return in_data.string() + selector;
-  if (is_compiled_in_measurement_file(path)) return argument;  // calibration/power_cap/ (README there)
-  throw SpecError(path, "",
-                  "no such measurement file (nor in the reference data folder " + data_dir + "; pass --data DIR)");
-}
-
 // Reads `arguments`, keeping the measurements of `gpu` (measurements of an unnamed GPU are assumed
 // to be of it). Notes on what was skipped go to `notes`.
 std::vector<KernelMeasurement> read_all(const std::vector<std::string>& arguments, const std::string& data_dir,
                                         const std::string& gpu, std::vector<std::string>* notes) {
   std::vector<KernelMeasurement> out;
   for (const auto& argument : arguments) {
-    MeasurementSet set = read_measurements(resolve(argument, data_dir));
+    MeasurementSet set = read_measurements(resolve_measurement_argument(argument, data_dir));
     std::size_t other = 0;
     for (auto& m : set.kernels) {
       if (!m.gpu.empty() && m.gpu != gpu) {
@@ -88,7 +68,7 @@ std::vector<KernelMeasurement> read_all(const std::vector<std::string>& argument
 std::string infer_gpu(const std::vector<std::string>& arguments, const std::string& data_dir) {
   std::set<std::string> gpus;
   for (const auto& argument : arguments) {
-    for (const auto& m : read_measurements(resolve(argument, data_dir)).kernels) {
+    for (const auto& m : read_measurements(resolve_measurement_argument(argument, data_dir)).kernels) {
       if (!m.gpu.empty()) gpus.insert(m.gpu);
     }
   }
@@ -136,7 +116,7 @@ nlohmann::ordered_json summary_json(const AccuracySummary& s) {
 }
 
 int run_fit(const Arguments& a) {
-  const std::string data_dir = a.value("data").value_or(kDefaultDataDir);
+  const std::string data_dir = a.value("data").value_or(std::string(kDefaultMeasurementDataDir));
   const std::vector<std::string>& inputs = a.positional();
   if (inputs.empty()) throw UsageError("give the measurement files to fit, or --report");
   const std::string gpu_id = a.value("gpu").value_or("");
@@ -171,7 +151,7 @@ int run_fit(const Arguments& a) {
     const std::vector<KernelMeasurement> held_out = read_all(options.held_out, data_dir, id, nullptr);
     std::vector<KernelMeasurement> times, tables;
     for (const auto& m : held_out)
-      (is_gemm_table(m) ? tables : times).push_back(m);
+      (compared_by_throughput(m.operation) ? tables : times).push_back(m);
     if (!times.empty()) print_table(o, "held out, kernel time |error|:", kernel_accuracy(fitted, times));
     if (!tables.empty())
       print_table(o, "held out, GEMM TFLOP/s |error|:", kernel_accuracy(fitted, tables, ErrorMetric::throughput));
@@ -195,7 +175,7 @@ nlohmann::ordered_json report_profile(const CalibrationProfile& profile, const s
   const std::vector<KernelMeasurement> held_out = read_all(profile.held_out, data_dir, profile.gpu, nullptr);
   std::vector<KernelMeasurement> times, tables;
   for (const auto& m : held_out)
-    (is_gemm_table(m) ? tables : times).push_back(m);
+    (compared_by_throughput(m.operation) ? tables : times).push_back(m);
 
   // Second split: by tensor-parallel degree, over every Vidur row of both sets.
   std::vector<KernelMeasurement> tp1, tp_other;
@@ -248,7 +228,7 @@ nlohmann::ordered_json report_profile(const CalibrationProfile& profile, const s
 
 int run_report(const Arguments& a) {
   if (!a.positional().empty()) throw UsageError("--report takes no measurement files (it reads each profile's)");
-  const std::string data_dir = a.value("data").value_or(kDefaultDataDir);
+  const std::string data_dir = a.value("data").value_or(std::string(kDefaultMeasurementDataDir));
   std::vector<std::string> gpus;
   if (auto g = a.value("gpu")) {
     gpus.push_back(*g);

@@ -20,7 +20,6 @@ import os
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
-from .errors import SpecError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,8 +36,7 @@ __all__ = [
     "DEFAULT_DATA_DIR",
 ]
 
-DEFAULT_DATA_DIR = "calibration/data"  # the command's --data default
-_GEMM_TABLES = ("gemm", "gemm_max_achievable", "grouped_gemm")  # compared by throughput, as the command does
+DEFAULT_DATA_DIR = _core.default_measurement_data_dir()  # the command's --data default
 
 PathLike = Union[str, "os.PathLike[str]"]
 Profile = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
@@ -64,15 +62,7 @@ def calibration_profile(profile: Union[str, "os.PathLike[str]", Mapping[str, Any
 
 def _resolve(argument: PathLike, data_dir: Optional[PathLike]) -> str:
     """The file to read for a measurement argument (its ``#selector`` kept), as the command resolves it."""
-    argument = os.fspath(argument)
-    folder = os.fspath(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
-    path, hash_, selector = argument.partition("#")
-    if os.path.exists(path) or _core.is_compiled_in_measurement_file(path):
-        return argument
-    in_data = os.path.join(folder, path)
-    if os.path.exists(in_data):
-        return in_data + hash_ + selector
-    raise SpecError(path, "", f"no such measurement file (nor in the reference data folder {folder}; pass --data DIR)")
+    return _core.resolve_measurement(os.fspath(argument), os.fspath(data_dir) if data_dir is not None else "")
 
 
 def _load(arguments: Sequence[PathLike], data_dir: Optional[PathLike], gpu: Optional[str]
@@ -218,7 +208,7 @@ def _profile_text(profile: Profile, gpu: Optional[str]) -> Tuple[str, str]:
 def _metric_of(operation: str, metric: str) -> str:
     if metric != "auto":
         return metric
-    return "throughput" if operation in _GEMM_TABLES else "time"
+    return "throughput" if _core.compared_by_throughput(operation) else "time"
 
 
 def kernel_errors(

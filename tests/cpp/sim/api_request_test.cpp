@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../spec_error_of.hpp"
+#include "sim/api/measurement_files.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
 
@@ -52,6 +53,27 @@ TEST(SpecOverrides, FirstKeyDecidesTheSpecAndTheWorkloadSectionsComeFromItsSchem
                 {"training.micro_batch", "2"}, {"trace.step", "3"}, {"model.moe.experts", "8"}, {"name", "\"w\""}}));
   EXPECT_EQ(testing::spec_error_of([] { split_overrides({"name=x"}); }).file(), "--set name=x");
   EXPECT_EQ(testing::spec_error_of([] { split_overrides({"moe.experts=8"}); }).file(), "--set moe.experts=8");
+}
+
+// A measurement argument is found as given, else under the data folder (its selector kept), else among
+// the compiled-in files; anything else is a SpecError naming the path and the folder.
+TEST(MeasurementFiles, ArgumentsResolveAsTheCalibrateCommandDoes) {
+  const std::string data = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration";
+  EXPECT_EQ(resolve_measurement_argument("power_cap/h100-device-gemm.json#1..2", data),
+            data + "/power_cap/h100-device-gemm.json#1..2");
+  const std::string absolute = data + "/power_cap/h100-device-gemm.json";
+  EXPECT_EQ(resolve_measurement_argument(absolute, "/nonexistent"), absolute);
+  const SpecError e = testing::spec_error_of([] { resolve_measurement_argument("no/such.json#3", "/nowhere"); });
+  EXPECT_EQ(e.file(), "no/such.json");
+  EXPECT_NE(e.message().find("/nowhere"), std::string::npos) << e.message();
+  EXPECT_EQ(std::string(kDefaultMeasurementDataDir), "calibration/data");
+}
+
+TEST(MeasurementFiles, GemmTablesAreComparedByThroughput) {
+  for (const char* op : {"gemm", "gemm_max_achievable", "grouped_gemm"})
+    EXPECT_TRUE(compared_by_throughput(op)) << op;
+  for (const char* op : {"mlp_up_proj", "attention", "gemm_fp8"})
+    EXPECT_FALSE(compared_by_throughput(op)) << op;
 }
 
 }  // namespace
