@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../dotted_path.hpp"
 #include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/cluster_spec.hpp"
@@ -24,12 +25,7 @@ nlohmann::json minimal_spec() {
   })");
 }
 
-std::string pointer(std::string_view path) {
-  std::string out = "/" + std::string(path);
-  for (char& c : out)
-    if (c == '.') c = '/';
-  return out;
-}
+using testing::pointer;
 
 ClusterSpec parse(const nlohmann::json& j) {
   return parse_cluster_spec(j.dump(), "c.json");

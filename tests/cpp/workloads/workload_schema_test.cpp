@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../dotted_path.hpp"
 #include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "workloads/workload_spec.hpp"
@@ -26,13 +27,7 @@ nlohmann::json minimal_spec() {
   })");
 }
 
-// The JSON pointer of a dotted schema path: "training.micro_batch" -> "/training/micro_batch".
-std::string pointer(std::string_view path) {
-  std::string out = "/" + std::string(path);
-  for (char& c : out)
-    if (c == '.') c = '/';
-  return out;
-}
+using testing::pointer;
 
 nlohmann::json& at(nlohmann::json& j, std::string_view path) {
   return j[nlohmann::json::json_pointer(pointer(path))];
