@@ -60,12 +60,10 @@ int run_compare(const std::vector<std::string>& args) {
   const SimulationOptions options = simulation_options(request);
 
   std::vector<DesignRow> rows;
-  std::map<std::string, int> seen;
   bool failed = false;
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     DesignRow row;
-    row.design = clusters[i].name.empty() ? sources[i] : clusters[i].name;
-    if (const int n = seen[row.design]++; n > 0) row.design += " #" + std::to_string(n + 1);
+    row.design = clusters[i].name.empty() ? sources[i] : clusters[i].name;  // repeated: numbered by compare_designs
     try {
       row.report = simulate(clusters[i], workload, options);
     } catch (const SimulationError& e) {
