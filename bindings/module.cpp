@@ -457,9 +457,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("metric") = "time",
         "Per measurement: (the model's time in seconds, its error as kernel_accuracy counts it).");
   m.def("calibration_profiles", &calibration_profile_names, "GPU ids of the compiled-in calibration profiles.");
-  m.def("resolve_measurement", &resolve_measurement_argument, py::arg("argument"), py::arg("data_dir") = "",
-        "The file calibrate reads for a measurement argument (PATH or PATH#SELECTOR): as given, else under\n"
-        "data_dir ('': calibration/data), else a compiled-in file; SpecError naming the path otherwise.");
+  m.def(
+      "select_measurements",
+      [](const std::vector<std::string>& arguments, const std::string& data_dir, const std::string& gpu) {
+        MeasurementSelection s = select_measurements(arguments, data_dir, gpu);
+        return std::make_tuple(std::move(s.kernels), std::move(s.notes), std::move(s.gpu));
+      },
+      py::arg("arguments"), py::arg("data_dir") = "", py::arg("gpu") = "",
+      "calibrate's reading of measurement arguments: (the measurements of `gpu`, notes on what was skipped, the\n"
+      "GPU); gpu '': the one GPU the files name (SpecError otherwise).");
   m.def(
       "default_measurement_data_dir", [] { return std::string(kDefaultMeasurementDataDir); },
       "Where calibrate looks up relative measurement paths by default (calibration/data).");

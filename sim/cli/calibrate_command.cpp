@@ -21,7 +21,6 @@
 #include <cctype>
 #include <iomanip>
 #include <iostream>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -41,44 +40,6 @@
 
 namespace clustersim::cli {
 namespace {
-
-// Reads `arguments`, keeping the measurements of `gpu` (measurements of an unnamed GPU are assumed
-// to be of it). Notes on what was skipped go to `notes`.
-std::vector<KernelMeasurement> read_all(const std::vector<std::string>& arguments, const std::string& data_dir,
-                                        const std::string& gpu, std::vector<std::string>* notes) {
-  std::vector<KernelMeasurement> out;
-  for (const auto& argument : arguments) {
-    MeasurementSet set = read_measurements(resolve_measurement_argument(argument, data_dir));
-    std::size_t other = 0;
-    for (auto& m : set.kernels) {
-      if (!m.gpu.empty() && m.gpu != gpu) {
-        ++other;
-        continue;
-      }
-      out.push_back(std::move(m));
-    }
-    if (notes == nullptr) continue;
-    for (const auto& n : set.notes)
-      notes->push_back(argument + ": " + n);
-    if (other > 0) notes->push_back(argument + ": " + std::to_string(other) + " measurements of other GPUs skipped");
-  }
-  return out;
-}
-
-std::string infer_gpu(const std::vector<std::string>& arguments, const std::string& data_dir) {
-  std::set<std::string> gpus;
-  for (const auto& argument : arguments) {
-    for (const auto& m : read_measurements(resolve_measurement_argument(argument, data_dir)).kernels) {
-      if (!m.gpu.empty()) gpus.insert(m.gpu);
-    }
-  }
-  if (gpus.size() == 1) return *gpus.begin();
-  std::string list;
-  for (const auto& g : gpus)
-    list += (list.empty() ? "" : ", ") + g;
-  throw UsageError(gpus.empty() ? "cannot tell which GPU the measurements are of: pass --gpu ID"
-                                : "the measurements are of several GPUs (" + list + "): pass --gpu ID");
-}
 
 std::string percent(double v) {
   std::ostringstream o;
@@ -119,11 +80,11 @@ int run_fit(const Arguments& a) {
   const std::string data_dir = a.value("data").value_or(std::string(kDefaultMeasurementDataDir));
   const std::vector<std::string>& inputs = a.positional();
   if (inputs.empty()) throw UsageError("give the measurement files to fit, or --report");
-  const std::string gpu_id = a.value("gpu").value_or("");
-  const std::string id = gpu_id.empty() ? infer_gpu(inputs, data_dir) : gpu_id;
+  const MeasurementSelection selection = select_measurements(inputs, data_dir, a.value("gpu").value_or(""));
+  const std::string& id = selection.gpu;
   const GpuSpec base = find_gpu(id, "--gpu", "");
-  std::vector<std::string> notes;
-  const std::vector<KernelMeasurement> measurements = read_all(inputs, data_dir, id, &notes);
+  const std::vector<std::string>& notes = selection.notes;
+  const std::vector<KernelMeasurement>& measurements = selection.kernels;
 
   KernelFitOptions options;
   options.fitted_on = inputs;
@@ -148,7 +109,7 @@ int run_fit(const Arguments& a) {
   if (!options.held_out.empty()) {
     GpuSpec fitted = base;
     apply_calibration_profile(fitted, profile);
-    const std::vector<KernelMeasurement> held_out = read_all(options.held_out, data_dir, id, nullptr);
+    const std::vector<KernelMeasurement> held_out = select_measurements(options.held_out, data_dir, id).kernels;
     std::vector<KernelMeasurement> times, tables;
     for (const auto& m : held_out)
       (compared_by_throughput(m.operation) ? tables : times).push_back(m);
@@ -171,8 +132,8 @@ nlohmann::ordered_json report_profile(const CalibrationProfile& profile, const s
   GpuSpec gpu = find_gpu(profile.gpu, "calibration profile " + profile.name, "/gpu");
   const GpuSpec base = gpu;
   apply_calibration_profile(gpu, profile);
-  const std::vector<KernelMeasurement> fit = read_all(profile.fitted_on, data_dir, profile.gpu, nullptr);
-  const std::vector<KernelMeasurement> held_out = read_all(profile.held_out, data_dir, profile.gpu, nullptr);
+  const std::vector<KernelMeasurement> fit = select_measurements(profile.fitted_on, data_dir, profile.gpu).kernels;
+  const std::vector<KernelMeasurement> held_out = select_measurements(profile.held_out, data_dir, profile.gpu).kernels;
   std::vector<KernelMeasurement> times, tables;
   for (const auto& m : held_out)
     (compared_by_throughput(m.operation) ? tables : times).push_back(m);

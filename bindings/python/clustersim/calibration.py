@@ -60,31 +60,13 @@ def calibration_profile(profile: Union[str, "os.PathLike[str]", Mapping[str, Any
         return json.loads(_core.parse_calibration_profile(f.read(), text))  # type: ignore[no-any-return]
 
 
-def _resolve(argument: PathLike, data_dir: Optional[PathLike]) -> str:
-    """The file to read for a measurement argument (its ``#selector`` kept), as the command resolves it."""
-    return _core.resolve_measurement(os.fspath(argument), os.fspath(data_dir) if data_dir is not None else "")
-
-
 def _load(arguments: Sequence[PathLike], data_dir: Optional[PathLike], gpu: Optional[str]
           ) -> Tuple[List[Any], List[str], str]:
-    """(measurements of ``gpu``, notes on what was skipped, the GPU): measurements of an unnamed GPU are
-    taken to be of it; ``gpu`` None: the one GPU the files name."""
-    read = [(os.fspath(a), _core.read_measurements(_resolve(a, data_dir))) for a in arguments]
-    if gpu is None:
-        named = sorted({m.gpu for _, (kernels, _) in read for m in kernels if m.gpu})
-        if len(named) != 1:
-            raise ValueError("cannot tell which GPU the measurements are of: pass gpu=ID" if not named else
-                             f"the measurements are of several GPUs ({', '.join(named)}): pass gpu=ID")
-        gpu = named[0]
-    kept: List[Any] = []
-    notes: List[str] = []
-    for argument, (kernels, file_notes) in read:
-        mine = [m for m in kernels if not m.gpu or m.gpu == gpu]
-        kept.extend(mine)
-        notes.extend(f"{argument}: {n}" for n in file_notes)
-        if len(kernels) > len(mine):
-            notes.append(f"{argument}: {len(kernels) - len(mine)} measurements of other GPUs skipped")
-    return kept, notes, gpu
+    """(measurements of ``gpu``, notes on what was skipped, the GPU), as the command reads them:
+    measurements of an unnamed GPU are taken to be of it; ``gpu`` None: the one GPU the files name."""
+    kernels, notes, gpu_id = _core.select_measurements([os.fspath(a) for a in arguments],
+                                                       os.fspath(data_dir) if data_dir is not None else "", gpu or "")
+    return list(kernels), list(notes), str(gpu_id)
 
 
 def _arguments(measurements: Union[PathLike, Sequence[PathLike]]) -> List[PathLike]:

@@ -69,6 +69,28 @@ TEST(MeasurementFiles, ArgumentsResolveAsTheCalibrateCommandDoes) {
   EXPECT_EQ(std::string(kDefaultMeasurementDataDir), "calibration/data");
 }
 
+// Files of two GPUs: without a GPU it cannot tell which to fit (SpecError at --gpu naming both); with
+// one, the other's records are skipped with a note per file.
+TEST(MeasurementFiles, SelectionKeepsOneGpusMeasurements) {
+  const std::vector<std::string> files = {"vidur/compute/h100/Llama-2-7b-hf/mlp.csv",
+                                          "vidur/compute/a100/Llama-2-7b-hf/mlp.csv"};
+  const std::string data = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data";
+  const SpecError e = testing::spec_error_of([&] { select_measurements(files, data, ""); });
+  EXPECT_EQ(e.file(), "--gpu");
+  EXPECT_NE(e.message().find("a100-sxm4-80gb, h100-sxm5-80gb"), std::string::npos) << e.message();
+  const MeasurementSelection h100 = select_measurements(files, data, "h100-sxm5-80gb");
+  const MeasurementSelection only = select_measurements({files[0]}, data, "");
+  EXPECT_EQ(only.gpu, "h100-sxm5-80gb");
+  ASSERT_FALSE(only.kernels.empty());
+  EXPECT_EQ(h100.kernels.size(), only.kernels.size());  // the a100 file adds nothing
+  ASSERT_FALSE(h100.notes.empty());
+  EXPECT_NE(h100.notes.back().find(files[1] + ": " +
+                                   std::to_string(select_measurements({files[1]}, data, "").kernels.size()) +
+                                   " measurements of other GPUs skipped"),
+            std::string::npos)
+      << h100.notes.back();
+}
+
 TEST(MeasurementFiles, GemmTablesAreComparedByThroughput) {
   for (const char* op : {"gemm", "gemm_max_achievable", "grouped_gemm"})
     EXPECT_TRUE(compared_by_throughput(op)) << op;
