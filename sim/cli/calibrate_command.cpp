@@ -17,8 +17,6 @@
 // that does not exist as given is looked up in --data (default calibration/data, the measurements shipped
 // with the repository: calibration/data/README.md);
 // the profile records the paths as given.
-#include <algorithm>
-#include <cctype>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -218,11 +216,7 @@ int run_from_trace(const Arguments& a) {
     throw UsageError("give one --workload SPEC (the configuration the trace ran) for each --from-trace TRACE: " +
                      std::to_string(traces.size()) + " traces, " + std::to_string(workloads.size()) + " workloads");
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"));
-  const std::string step = a.value("step").value_or("last");
-  if (step != "last" && (step.empty() || !std::all_of(step.begin(), step.end(), [](char c) {
-                           return std::isdigit(static_cast<unsigned char>(c));
-                         })))
-    throw SpecError("--step", "", "expected a step number >= 0 (ProfilerStep#N) or \"last\", got \"" + step + "\"");
+  const std::string step = a.value("step").value_or("last");  // checked by read_kernel_timeline
   std::vector<TracedRun> runs;
   for (std::size_t i = 0; i < traces.size(); ++i)
     runs.push_back({read_kernel_timeline(traces[i], step), load_workload_spec(workloads[i])});
