@@ -25,6 +25,7 @@
 #include "sim/api/measurement_files.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
+#include "sim/api/validation_request.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/child_process.hpp"
@@ -218,12 +219,22 @@ std::pair<std::string, std::string> compare_json(const std::string& workload, do
 
 // `clustersim validate DATASET --json` for one dataset: (JSON document, readable table). The rows are
 // simulated `jobs` at a time, each in its own child process, with the GIL released.
-std::pair<std::string, std::string> validate_json(const std::string& dataset, const std::string& fidelity, int jobs,
-                                                  std::size_t limit) {
-  const ValidationDataset d = load_validation_dataset(dataset, limit);
-  ValidationOptions options;
-  if (!fidelity.empty()) options.fidelity = fidelity;
-  if (jobs > 0) options.jobs = jobs;
+std::pair<std::string, std::string> validate_json(const std::string& dataset, const py::dict& keywords) {
+  ValidationRequest request;
+  for (const auto& [key, value] : keywords) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "fidelity")
+      request.fidelity = value.cast<std::string>();
+    else if (name == "jobs")
+      request.jobs = value.cast<std::int64_t>();
+    else if (name == "limit")
+      request.limit = value.cast<std::int64_t>();
+    else
+      throw SpecError("validate", "", "unknown option '" + name + "'; expected fidelity, jobs, limit");
+  }
+  const ValidationOptions options = validation_options(request);
+  const ValidationDataset d = load_validation_dataset(dataset, validation_row_limit(request));
   ValidationResult result;
   {
     py::gil_scoped_release release;
@@ -414,9 +425,9 @@ PYBIND11_MODULE(_core, m) {
         "clustersim compare's comparison of simulated designs [(design, report JSON or '', error)]:\n"
         "(comparison JSON, the CLI's table).");
   m.def("validation_datasets", &validation_dataset_names, "Names of the compiled-in validation datasets.");
-  m.def("validate", &validate_json, py::arg("dataset"), py::arg("fidelity") = "", py::arg("jobs") = 0,
-        py::arg("limit") = 0,
-        "clustersim validate DATASET: (JSON document, the CLI's table). limit 0: every row; jobs 0: default.");
+  m.def("validate", &validate_json, py::arg("dataset"), py::arg("options") = py::dict(),
+        "clustersim validate DATASET: (JSON document, the CLI's table). options: {fidelity, jobs, limit}; absent\n"
+        "or None: the command's defaults (flow, 2 jobs, every row).");
 
   py::class_<KernelMeasurement>(m, "KernelMeasurement",
                                 "One measured kernel time (sim/hardware/kernel_measurement.hpp).")
