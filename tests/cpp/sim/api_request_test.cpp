@@ -6,6 +6,7 @@
 #include "sim/api/measurement_files.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
+#include "sim/api/validation_request.hpp"
 
 namespace clustersim {
 namespace {
@@ -41,6 +42,19 @@ TEST(SimulationRequest, TimelineClassesMustBePositive) {
   const SpecError e = testing::spec_error_of([&] { simulation_options(r); });
   EXPECT_EQ(e.file(), "--timeline-ranks");
   EXPECT_NE(e.message().find("positive"), std::string::npos) << e.message();
+}
+
+TEST(ValidationRequest, DefaultsAndCountsBelowOneRefused) {
+  const ValidationRequest none;
+  EXPECT_EQ(validation_options(none).fidelity, "flow");
+  EXPECT_EQ(validation_options(none).jobs, 2);
+  EXPECT_EQ(validation_row_limit(none), 0u);  // every row
+  const ValidationRequest given{"analytical", 4, 3};
+  EXPECT_EQ(validation_options(given).fidelity, "analytical");
+  EXPECT_EQ(validation_options(given).jobs, 4);
+  EXPECT_EQ(validation_row_limit(given), 3u);
+  EXPECT_EQ(testing::spec_error_of([] { validation_options({std::nullopt, 0, std::nullopt}); }).file(), "--jobs");
+  EXPECT_EQ(testing::spec_error_of([] { validation_row_limit({std::nullopt, std::nullopt, -1}); }).file(), "--limit");
 }
 
 TEST(SpecOverrides, FirstKeyDecidesTheSpecAndTheWorkloadSectionsComeFromItsSchema) {
