@@ -73,6 +73,9 @@ std::vector<int> parse_rank_list(const std::string& text, int gpus) {
 
 namespace {
 
+constexpr double kMaxSweepBytes = 1099511627776.0;  // 2^40 bytes: 1024G
+constexpr int kMaxSweepSizes = 4096;
+
 // The number at the start of `text` and how many characters it takes (0: none).
 std::pair<double, std::size_t> leading_number(const std::string& text) {
   std::size_t used = 0;
@@ -98,7 +101,12 @@ double parse_byte_size(const std::string& text, const std::string& option) {
     mult = 1024.0 * 1024 * 1024;
   else if (!suffix.empty())
     used = 0;
-  if (used == 0 || !(v > 0)) throw SpecError(option + " " + text, "", "expected a size in bytes like 8, 64K, 8M or 1G");
+  if (used == 0 || !(v > 0) || !std::isfinite(v))
+    throw SpecError(option + " " + text, "", "expected a size in bytes like 8, 64K, 8M or 1G");
+  if (v * mult > kMaxSweepBytes)
+    throw SpecError(option + " " + text, "",
+                    "expected a size of at most 1024G (2^40 bytes; nccl-tests sweeps reach a few G), got " +
+                        nlohmann::json(v * mult).dump() + " bytes");
   return v * mult;
 }
 
@@ -126,9 +134,20 @@ CollectiveSweepOptions collective_sweep_options(const ClusterSpec& cluster, cons
   if (o.max_bytes < o.min_bytes)
     throw SpecError("--max-bytes " + request.max_bytes, "", "must be at least --min-bytes");
   o.step_factor = parse_step_factor(request.step_factor);
+  // The sizes are min * factor^k <= max: their count is known before any is simulated.
+  const double steps = std::floor(std::log(o.max_bytes / o.min_bytes) / std::log(o.step_factor)) + 1;
+  if (steps > kMaxSweepSizes)
+    throw SpecError("--step-factor " + request.step_factor, "",
+                    "the sweep from --min-bytes " + request.min_bytes + " to --max-bytes " + request.max_bytes +
+                        " would have " + std::to_string(static_cast<long long>(steps)) + " sizes; expected at most " +
+                        std::to_string(kMaxSweepSizes) + " (a larger step factor)");
+  if (request.sizes.size() > static_cast<std::size_t>(kMaxSweepSizes))
+    throw SpecError(
+        "sizes", "",
+        "expected at most " + std::to_string(kMaxSweepSizes) + " sizes, got " + std::to_string(request.sizes.size()));
   for (double s : request.sizes)
-    if (!(s > 0.0) || !std::isfinite(s))
-      throw SpecError("sizes", "", "expected sizes in bytes > 0, got " + nlohmann::json(s).dump());
+    if (!(s > 0.0) || !std::isfinite(s) || s > kMaxSweepBytes)
+      throw SpecError("sizes", "", "expected sizes in bytes > 0 and at most 2^40, got " + nlohmann::json(s).dump());
   o.sizes = request.sizes;
   o.fidelity = request.fidelity.value_or(o.fidelity);
   o.algorithm = request.algorithm.value_or(o.algorithm);

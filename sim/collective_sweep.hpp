@@ -47,7 +47,8 @@ double bus_factor(CollectiveKind kind, int ranks);
 // Parses "0-63", "0,8,16", "0-7,16-23" into ranks; checks them against `gpus` (out of range,
 // duplicates, empty). Throws SpecError("--ranks", "", ...).
 std::vector<int> parse_rank_list(const std::string& text, int gpus);
-// Parses "8", "64K", "8M", "8G" (binary multiples, as nccl-tests). Throws SpecError(option, "", ...).
+// Parses "8", "64K", "8M", "8G" (binary multiples, as nccl-tests), at most 1024G (2^40 bytes).
+// Throws SpecError(option, "", ...).
 double parse_byte_size(const std::string& text, const std::string& option);
 // The kind named as nccl-tests and clustersim name it ("all_reduce", "allreduce", ...).
 CollectiveKind parse_collective_kind(const std::string& text);

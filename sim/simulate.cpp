@@ -1,6 +1,7 @@
 #include "sim/simulate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -286,6 +287,18 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.tokens_per_s = result.step_time_s > 0 ? tokens / result.step_time_s : 0.0;
   report.tflops_per_gpu = result.step_time_s > 0 ? flops / result.step_time_s / gpus / 1e12 : 0.0;
   report.mfu = peak > 0 ? report.tflops_per_gpu * 1e12 / peak : 0.0;
+  if (report.mfu > 1.0) {
+    // Only a trace can get here (its ops carry measured durations and their flops): compute faster
+    // than the GPU's dense peak is a trace inconsistent with itself, never a utilization to print.
+    const std::string why = "warning: the " + std::string(trace ? "trace's ops" : "ops") + " do " +
+                            std::to_string(static_cast<long long>(std::llround(report.mfu * 100))) +
+                            " % of the GPU's dense " + to_string(workload.training.precision) +
+                            " peak (their durations are shorter than their flops allow): MFU and TFLOP/s unknown";
+    report.mfu = kUnknown;
+    report.tflops_per_gpu = kUnknown;
+    report.mark_unknown("mfu", why);
+    report.mark_unknown("tflops_per_gpu", why);
+  }
   const ClassTimes& critical = result.classes[result.critical_class];
   report.breakdown = {critical.compute_s, critical.exposed_communication_s, critical.idle_s, critical.host_wait_s};
   report.communication = communication_stats(graph, result);

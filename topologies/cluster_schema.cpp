@@ -13,6 +13,11 @@ namespace {
 constexpr double kMaxDeviceW = 1e5;    // one device (a GPU, a switch, a host share): 100 kW
 constexpr double kMaxPue = 10.0;       // data centres run 1.1 to 2
 constexpr double kMaxUsdPerKwh = 1e3;  // electricity
+// One priced item (a GPU's share of a server, a NIC, a switch port, a cable): at most 10 million (a
+// server's share of a GPU costs about 3e4 $); 1e308 gave an infinite bill and `null` in the report.
+constexpr double kMaxItemUsd = 1e7;
+constexpr double kMaxClusterUsd = 1e13;  // other capex or yearly operations of one cluster
+constexpr double kMaxAmortizationYears = 100;
 
 using Row = SchemaRow<ClusterSpec>;
 
@@ -28,7 +33,7 @@ SpecField watts(std::string_view path, std::string_view doc) {
 
 // An optional price in US dollars: the price catalogue's when left out.
 SpecField price(std::string_view path, std::string_view doc) {
-  return number_field(path, false, NumberRange::non_negative(), "", "price catalogue", "USD", doc);
+  return number_field(path, false, NumberRange::between(0.0, kMaxItemUsd), "", "price catalogue", "USD", doc);
 }
 
 const std::vector<Row>& rows() {
@@ -58,15 +63,15 @@ const std::vector<Row>& rows() {
       row<&C::power, &P::transceiver_w>(watts("power.transceiver_w", "constant power of each optical transceiver")),
       row<&C::cost, &K::electricity_usd_per_kwh>(number_field(
           "cost.electricity_usd_per_kwh", true, NumberRange::between(0.0, kMaxUsdPerKwh), "0.10", "", "", "")),
-      row<&C::cost, &K::amortization_years>(number_field("cost.amortization_years", true, NumberRange::positive(),
-                                                         "4.0", "", "",
+      row<&C::cost, &K::amortization_years>(number_field("cost.amortization_years", true,
+                                                         NumberRange{0.0, kMaxAmortizationYears, true}, "4.0", "", "",
                                                          "lifetime over which the capital cost is spread")),
       row<&C::cost, &K::operations_usd_per_year>(
-          number_field("cost.operations_usd_per_year", false, NumberRange::non_negative(), "0.0", "", "",
+          number_field("cost.operations_usd_per_year", false, NumberRange::between(0.0, kMaxClusterUsd), "0.0", "", "",
                        "staff, support, space: added to the hourly cost and the TCO"),
           "0.0"),
       row<&C::cost, &K::other_capex_usd>(
-          number_field("cost.other_capex_usd", false, NumberRange::non_negative(), "0.0", "", "",
+          number_field("cost.other_capex_usd", false, NumberRange::between(0.0, kMaxClusterUsd), "0.0", "", "",
                        "storage, racks, installation: added to the capital cost"),
           "0.0"),
       row<&C::cost, &K::prices, &Q::server_usd_per_gpu>(

@@ -50,6 +50,9 @@ constexpr double kMaxPcieGBps = 1e5;     // 100 TB/s per PCIe link
 constexpr double kMaxScaleUpGBps = 1e5;  // 100 TB/s per GPU (NVLink 5: 900 GB/s)
 constexpr double kMaxLatencyUs = 1e6;    // one second per hop
 
+constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // nodes * node.gpus (the graph's size)
+constexpr int kMaxPlanes = 64;                            // fabric.planes: NIC ports per NIC
+
 // An optional integer >= min that must fit in an int.
 int int_or(JsonReader& r, std::string_view key, int fallback, int min) {
   const std::int64_t v = r.integer_or(key, fallback, min);
@@ -305,6 +308,9 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node, DerivedDefaults& der
   if (f.sharp && f.technology != "infiniband")
     r.fail("sharp", "in-network reduction (SHARP) needs an infiniband fabric, this one is " + f.technology);
   f.planes = int_or(r, "planes", f.planes, 1);
+  if (f.planes > kMaxPlanes)
+    r.fail("planes", "expected at most " + std::to_string(kMaxPlanes) + " planes (a NIC port per plane), got " +
+                         std::to_string(f.planes));
   if (f.planes > 1 && !has_planes(f.type)) {
     const std::string message = "fabric type " + f.type +
                                 " has no planes (only switched fabrics: fat_tree, "
@@ -383,9 +389,12 @@ ClusterSpec parse_cluster_json(const nlohmann::json& doc, const std::string& fil
   r.finish();
 
   // Cross-field rules.
-  if (static_cast<std::int64_t>(spec.nodes) * spec.node.gpus > k_int_max)
-    r.fail("nodes", "expected nodes * node.gpus to fit in an int, got " + std::to_string(spec.nodes) + " * " +
-                        std::to_string(spec.node.gpus));
+  // The graph holds every GPU, NIC, switch and link: beyond 2^20 GPUs it needs gigabytes (10^8 nodes
+  // ran into std::bad_alloc); the presets and validation datasets stay far below it.
+  if (static_cast<std::int64_t>(spec.nodes) * spec.node.gpus > kMaxGpus)
+    r.fail("nodes", "expected nodes * node.gpus <= " + std::to_string(kMaxGpus) + " GPUs, got " +
+                        std::to_string(spec.nodes) + " * " + std::to_string(spec.node.gpus) + " = " +
+                        std::to_string(static_cast<std::int64_t>(spec.nodes) * spec.node.gpus));
   if (spec.fabric.type == "single_node" && spec.nodes != 1)
     r.fail("nodes", "fabric type single_node requires nodes = 1, got " + std::to_string(spec.nodes));
   return spec;

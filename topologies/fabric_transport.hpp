@@ -1,6 +1,6 @@
 #pragma once
 // The transports a scale-out fabric runs (fabric.transport): InfiniBand, RoCE, NVIDIA Spectrum-X, AWS
-// EFA (SRD), Google GPUDirect-TCPXO. A transport says which link technology it runs on, how its
+// EFA (SRD; efa_v3 on p5en and later), Google GPUDirect-TCPXO. A transport says which link technology it runs on, how its
 // switches spread flows over equal-cost links (the default of fabric.routing) and what each message
 // costs beyond the wire, each with its source.
 #include <span>
@@ -22,6 +22,9 @@ struct FabricTransport {
   // graph->latencyInter): NCCL's latency model adds it to every network step, twice under the Simple
   // protocol (the flush), sim/collectives/nccl_protocol.hpp.
   double nccl_latency_us;
+  // The network step of the low-latency protocols (LL, LL128) as the plugin's own tuner models it, in
+  // place of nccl_latency_us under those protocols (Simple keeps the declared latency, twice).
+  double nccl_ll_latency_us;
   std::string_view summary;
   std::string_view source;
 };

@@ -314,6 +314,7 @@ class ChakraImporter {
     std::vector<OpTable> tables;
     for (int r = 0; r < world_; ++r)
       tables.push_back(build_rank(r, comms));
+    check_collective_counts(tables, comms);
     ExecutionGraph graph(world_);
     comms.add_to(graph);
     for (int r = 0; r < world_; ++r) {
@@ -324,6 +325,37 @@ class ChakraImporter {
   }
 
  private:
+  // Every rank of a group calls the group's collectives the same number of times (NCCL's rule). A
+  // rank file with fewer was cut short at a message boundary (a cut inside a message is caught when
+  // reading): refused here as a truncated file, not replayed into a deadlock.
+  void check_collective_counts(const std::vector<OpTable>& tables, const TraceGroups& comms) const {
+    std::map<std::uint16_t, std::vector<std::size_t>> count;  // communicator -> per rank
+    for (int r = 0; r < world_; ++r) {
+      const OpTable& ops = tables[static_cast<std::size_t>(r)];
+      for (OpId i = 0; i < ops.size(); ++i) {
+        if (ops.kind(i) != OpKind::collective) continue;
+        auto& per_rank = count[ops.communicator(i)];
+        per_rank.resize(static_cast<std::size_t>(world_), 0);
+        ++per_rank[static_cast<std::size_t>(r)];
+      }
+    }
+    for (const auto& [c, per_rank] : count) {
+      for (int r = 0; r < world_; ++r) {
+        for (const int peer : comms.group(c, r)) {
+          const std::size_t mine = per_rank[static_cast<std::size_t>(r)];
+          const std::size_t theirs = per_rank[static_cast<std::size_t>(peer)];
+          if (mine >= theirs) continue;
+          const RankTrace& t = traces_[static_cast<std::size_t>(r)];
+          throw SpecError(t.file, node_path(t.nodes.size()),
+                          "rank " + std::to_string(r) + " calls " + std::to_string(mine) + " collectives on '" +
+                              comms.name(c) + "' where rank " + std::to_string(peer) + " of its group calls " +
+                              std::to_string(theirs) + ": the file is truncated (it ends after " +
+                              std::to_string(t.nodes.size()) + " nodes) or the trace is incomplete");
+        }
+      }
+    }
+  }
+
   // A pg_name that no process-group metadata lists: its group is every rank whose trace uses it.
   void infer_unlisted_groups() {
     std::map<std::string, std::set<int>> users;

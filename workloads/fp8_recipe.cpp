@@ -30,6 +30,28 @@
 //            arXiv:2509.25149, 2025; TE 2.8 NVFP4BlockScaling): an amax pass then the cast; Blackwell
 //            only. element 0.5, scales 1/16. (The paper's random Hadamard transforms of the wgrad
 //            inputs and the layers it keeps in bf16 are not modelled.)
+//   tensorwise  torchao's Float8Linear with dynamic tensorwise scaling (torchtitan's Float8, its
+//            default recipe; torchao @ eab345c, the commit of torchtitan's Dec 2024 performance runs):
+//            every operand (X, W, dY) gets the scale of its own current amax; fp8 E4M3 forward, E5M2
+//            for dY; one fp32 scale per tensor. torchtitan keeps the output layer in bf16
+//            (filter_fqns "output"). Under FSDP the weight is cast from the all-gathered bf16 weight
+//            in every forward (and recompute) pass: no cache across micro-batches
+//            (training.fp8_weight_cache false in the torchtitan rows). Bytes per element of each
+//            operand (fp8_cast_bytes):
+//              torch.compile (training.torch_compile): torchao/float8/roofline_utils.py @ eab345c,
+//                get_tensor_memory_traffic_bytes("dynamic", model_torch_compile_limitations=True) as
+//                get_float8_mem_sympy applies it: the amax pass reads the bf16 tensor (2) except where
+//                Inductor fuses it into the kernel that produced the tensor (X and dY: fuse_with_prev
+//                True; W: False); one cast kernel reads bf16 (2) and writes the row-major and the
+//                column-major fp8 copies (2 x 1), plus the extra fp8 read of the compiled kernel
+//                (pytorch issue 130015: 1). X, dY: 0 + 5; W: 2 + 5.
+//              eager: torchao/float8/float8_utils.py tensor_to_amax = torch.max(torch.abs(x)) (abs:
+//                reads 2, writes 2; max: reads 2) = 6; float8_tensor.py _ToFloat8ConstrFunc:
+//                tensor.to(float32) (2 + 4), * scale (4 + 4), to_fp8_saturated's clamp (4 + 4) and
+//                .to(float8) (4 + 1) = 27, the row-major copy only; float8_ops.py preprocess_addmm
+//                copies an operand that is not in the layout _scaled_mm wants (a_data.contiguous(),
+//                b_data.t().contiguous().t(): reads 1, writes 1): W for dgrad (dY @ W), dY^T and X for
+//                wgrad (dY^T @ X, float8_linear.py manual_float8_matmul_with_args_in_float8): 2 each.
 // mxfp8 and nvfp4 GEMMs run at the datasheet peak of their dtype times the fp8 GEMM efficiency of the
 // GPU: flagged datasheet_only until measured.
 #include "workloads/fp8_recipe.hpp"
@@ -42,7 +64,19 @@ constexpr Fp8RecipeInfo kRecipes[] = {
     {Fp8Recipe::current, "current", Precision::fp8, 0.0, true, false, false},
     {Fp8Recipe::mxfp8, "mxfp8", Precision::mxfp8, 1.0 / 32.0, false, false, true},
     {Fp8Recipe::nvfp4, "nvfp4", Precision::nvfp4, 1.0 / 16.0, true, false, true},
+    {Fp8Recipe::tensorwise, "tensorwise", Precision::fp8, 0.0, true, false, false},
 };
+
+constexpr double kBf16Bytes = 2.0;
+constexpr double kFp8Bytes = 1.0;
+// torchao tensorwise, compiled (roofline_utils.py @ eab345c): read bf16, write row- and column-major
+// fp8, and the compiled kernel's extra fp8 read.
+constexpr double kCompiledCast = kBf16Bytes + 2.0 * kFp8Bytes + kFp8Bytes;
+// torchao tensorwise, eager: abs (2 + 2) and max (2); to(float32) (2 + 4), mul (4 + 4), clamp (4 + 4),
+// to(float8) (4 + 1); one fp8 transpose copy (1 + 1).
+constexpr double kEagerAmax = 2.0 * kBf16Bytes + kBf16Bytes;
+constexpr double kEagerCast = (kBf16Bytes + 4.0) + (4.0 + 4.0) + (4.0 + 4.0) + (4.0 + kFp8Bytes);
+constexpr double kEagerTranspose = 2.0 * kFp8Bytes;
 
 }  // namespace
 
@@ -72,6 +106,15 @@ Fp8Recipe fp8_recipe_from_name(const std::string& name) {
 double quantized_copies_bytes(Fp8Recipe recipe) {
   const Fp8RecipeInfo& r = fp8_recipe_info(recipe);
   return 2.0 * (bytes_per_element(r.gemm_precision) + r.scale_bytes_per_element);
+}
+
+Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe, Fp8Operand operand, bool torch_compile) {
+  const Fp8RecipeInfo& r = fp8_recipe_info(recipe);
+  if (recipe != Fp8Recipe::tensorwise)  // Transformer Engine: [amax pass], one cast-transpose kernel
+    return {r.amax_pass ? kBf16Bytes : 0.0, kBf16Bytes + quantized_copies_bytes(recipe), 0.0};
+  if (!torch_compile) return {kEagerAmax, kEagerCast, kEagerTranspose};
+  const bool amax_fused_with_producer = operand != Fp8Operand::weight;
+  return {amax_fused_with_producer ? 0.0 : kBf16Bytes, kCompiledCast, 0.0};
 }
 
 Precision linear_gemm_precision(const TrainingSpec& t) {

@@ -1,6 +1,8 @@
 #pragma once
-// fp8 training as Transformer Engine runs it (training.precision "fp8"): which recipe scales the
-// tensors of the linear layers' GEMMs, and what its quantized copies cost. Sources in fp8_recipe.cpp.
+// fp8 training as Transformer Engine (and torchao's Float8Linear) runs it (training.precision "fp8"):
+// which recipe scales the tensors of the linear layers' GEMMs, and what its quantized copies cost.
+// Sources in fp8_recipe.cpp.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,23 @@ Fp8Recipe fp8_recipe_from_name(const std::string& name);  // a name of fp8_recip
 // Bytes written per element of a bf16 tensor that a cast kernel quantizes: the row-wise and the
 // column-wise (transposed) copy, with their block scales.
 double quantized_copies_bytes(Fp8Recipe recipe);
+
+// The three bf16 tensors each fp8 linear layer quantizes: its input X, its weight W, the gradient of
+// its output dY.
+enum class Fp8Operand : std::uint8_t { input, weight, grad_output };
+
+// Bytes per element of one bf16 operand moved by the kernels that quantize it: an amax pass before the
+// cast (0: none, or fused into the kernel that produced the tensor), the cast kernel(s), and fp8
+// transposes copied in the backward (torchao eager: the column-major copies _scaled_mm needs).
+struct Fp8CastBytes {
+  double amax = 0.0;
+  double cast = 0.0;
+  double transpose = 0.0;
+  double total() const { return amax + cast + transpose; }
+};
+// `torch_compile`: training.torch_compile (torchao's casts fused by Inductor; only tensorwise depends
+// on it).
+Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe, Fp8Operand operand, bool torch_compile);
 
 // The dtype of the linear layers' GEMMs (the recipe's under fp8, else the training precision), and of
 // everything else: activations, attention, norms, communication (bf16 under fp8).

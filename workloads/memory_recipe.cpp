@@ -42,6 +42,24 @@
 //                      saving the logits themselves (2); its backward writes the 16-bit gradient of the
 //                      logits into a new tensor (inplace_backward=False, 2): 4 bytes, no fp32 copy.
 //
+// The same recipes' kernel traffic, bytes read + written per logit element (forward / backward), counted
+// from each source's kernels (fp32 = 4 bytes, 16-bit logits = 2):
+//   vocab_parallel  38 / 14  Megatron-Core 2024 (megatron/core/models/common/language_module/
+//                      language_module.py compute_language_model_loss: vocab_parallel_cross_entropy(
+//                      logits.float(), labels); megatron/core/tensor_parallel/cross_entropy.py):
+//                      forward .float() (2 + 4), max over the vocabulary (4), logits -= max in place
+//                      (4 + 4), torch.exp(out=) (4 + 4), sum (4), exp_logits.div_(sum) (4 + 4) = 38;
+//                      backward grad_input.mul_(grad_output) on the saved softmax (4 + 4; the target's
+//                      "- 1" touches one element per token) and the cast's backward to bf16 (4 + 2) = 14.
+//   eager           14 / 22  torch.nn.functional.cross_entropy(pred.float(), labels) (torchtitan
+//                      train.py): forward .float() (2 + 4), log_softmax (one kernel: reads 4, writes 4),
+//                      nll_loss (one element per token) = 14; backward nll_loss_backward's dense fp32
+//                      gradient (zero-filled: writes 4), _log_softmax_backward_data (reads the gradient
+//                      and the saved output 4 + 4, writes 4), the cast's backward (4 + 2) = 22.
+//   fused           2 / 4    flash_attn/ops/triton/cross_entropy.py (flash-attn 2.x): the forward kernel
+//                      reads the 16-bit logits once (2) and writes the loss and log-sum-exp per row; the
+//                      backward kernel reads them again (2) and writes their 16-bit gradient (2) = 4.
+//
 // training.selective_recompute, what recompute "selective" keeps of a layer (bytes in memory_model.cpp):
 //   attention_core  Megatron-LM --recompute-granularity selective (Korthikanti et al. 2022, section
 //                   4.2): everything but the core attention's a x s x s tensors, which are recomputed
@@ -63,11 +81,13 @@ constexpr GradBufferRecipe kGradBuffers[] = {
 };
 
 constexpr CrossEntropyRecipe kCrossEntropies[] = {
-    {"vocab_parallel", "Megatron-Core's vocab-parallel cross entropy: fp32 softmax, gradient in place", 6.0},
-    {"eager", "PyTorch F.cross_entropy on fp32 logits: log-softmax output, its gradient, the logits' gradient", 12.0},
+    {"vocab_parallel", "Megatron-Core's vocab-parallel cross entropy: fp32 softmax, gradient in place", 6.0, 38.0,
+     14.0},
+    {"eager", "PyTorch F.cross_entropy on fp32 logits: log-softmax output, its gradient, the logits' gradient", 12.0,
+     14.0, 22.0},
     {"fused",
      "a fused softmax cross entropy kernel (flash-attn's Triton CrossEntropyLoss): 16-bit logits and their gradient",
-     4.0},
+     4.0, 2.0, 4.0},
 };
 
 constexpr SelectiveRecomputeRecipe kSelectiveRecomputes[] = {

@@ -1,7 +1,8 @@
 #pragma once
 // How a training framework allocates the memory that lives only part of a step: the fp32 main
-// gradients (training.grad_buffer) and the loss over the vocabulary (training.cross_entropy). Two
-// registries, by the names the workload keys take; equations and sources in memory_recipe.cpp.
+// gradients (training.grad_buffer) and the loss over the vocabulary (training.cross_entropy, also the
+// bytes its kernels move). Two registries, by the names the workload keys take; equations and sources in
+// memory_recipe.cpp.
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,6 +25,10 @@ struct CrossEntropyRecipe {
   const char* name;
   const char* summary;
   double peak_bytes_per_logit;  // bytes alive at the loss's peak per logit element (s b V / t of them)
+  // Bytes the loss's kernels read and write per logit element in the forward and in the backward pass
+  // (the per-token loss, maxima and sums not counted): the loss ops' traffic in the generator.
+  double forward_bytes_per_logit;
+  double backward_bytes_per_logit;
 };
 
 // What training.recompute "selective" keeps of a layer for the backward pass (training.selective_recompute).

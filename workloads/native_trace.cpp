@@ -374,7 +374,8 @@ ExecutionGraph parse_native_trace(std::string_view text, const std::string& file
     root.fail("format",
               std::string("expected \"") + kFormatTag + "\" (a clustersim native trace), got \"" + tag + "\"");
   root.integer("version", kVersion, kVersion);
-  const int world_size = static_cast<int>(root.integer("world_size", 1, std::numeric_limits<int>::max()));
+  // At most the GPUs a cluster may have (2^20): 2^31 - 1 ran into std::bad_alloc building per-rank tables.
+  const int world_size = static_cast<int>(root.integer("world_size", 1, std::int64_t{1} << 20));
   ExecutionGraph graph(world_size);
   graph.set_tokens_per_step(root.optional_number("tokens_per_step", NumberRange::positive()));
   graph.set_peak_memory_bytes_per_gpu(root.optional_number("peak_memory_bytes_per_gpu", NumberRange::positive()));

@@ -4,7 +4,7 @@
 //   id, name, description                 strings (id = the file name)
 //   defaults {"<workload key>": value}    keys of stack_default_keys(), set unless the workload gives them
 //   fused {bias_activation, bias_dropout_add, masked_softmax}        booleans
-//   fused {rmsnorm, rope}                 optional booleans (default true: fused)
+//   fused {rmsnorm, rope, gqa}            optional booleans (default true: fused)
 //   optimizer_kernels                     "multi_tensor" | "per_tensor"
 //   pipeline_p2p                          "overlapped" | "blocking"
 //   step {grad_norm, loss_all_reduce}     boolean; "per_micro_batch" | "none"
@@ -51,6 +51,7 @@ const std::vector<std::string> kDefaultKeys = {
     "parallelism.overlap_param_gather",
     "parallelism.tp_comm_overlap",
     "parallelism.zero_stage",
+    "parallelism.cp_comm",
 };
 
 struct FusionField {
@@ -64,6 +65,7 @@ constexpr FusionField kFusions[] = {
     {"masked_softmax", &StackFusions::masked_softmax, true},
     {"rmsnorm", &StackFusions::rmsnorm, false},
     {"rope", &StackFusions::rope, false},
+    {"gqa", &StackFusions::gqa, false},
 };
 
 struct OptimizerKernelsName {

@@ -31,6 +31,10 @@ struct StackFusions {
   // Llama-style models only (RMSNorm, rotary positions); optional in a profile, default fused.
   bool rmsnorm = true;  // RMSNorm as one kernel; false: PyTorch eager ops (6 kernels forward)
   bool rope = true;     // rotary embedding fused into the QKV path; false: eager complex multiply
+  // Grouped-query attention (kv_heads < heads); optional, default fused: the attention kernel reads the
+  // kv_heads K/V as they are; false: K and V repeated to every query head in memory first (torchtitan's
+  // eager repeat_kv), and the attention (and context parallelism) moves the repeated tensors.
+  bool gqa = true;
 
   friend bool operator==(const StackFusions&, const StackFusions&) = default;
 };

@@ -5,7 +5,9 @@
 // kernels on their shards, data-, context- and expert-parallel replicas on their samples), so the
 // graph has one class per stage. Communicators (rank_layout.hpp places the ranks):
 //   tp    tensor-parallel groups             all-reduce, or all-gather + reduce-scatter with sequence_parallel
-//   cp    context-parallel groups            ring attention: K and V blocks sent to the next rank
+//   cp    context-parallel groups            ring attention: K and V blocks sent to the next rank; with
+//                                            cp_comm all_gather, one K/V all-gather per layer each way
+//                                            and dK/dV passed on in fp32 (context_parallel_comm.cpp)
 //   ep    expert-parallel groups             all-to-all dispatch and combine around the experts
 //   dp    data x context parallel groups     gradients of the dense parameters (all-reduce; ZeRO: reduce-scatter)
 //   edp   expert-data x context groups       gradients of the experts (when ep > 1)
@@ -80,6 +82,11 @@
 // writing the amax history (kAmaxHistory fp32) of 3 tensor slots per GEMM (forward) or 2 (backward).
 // Not modelled: TE's fusions of the cast into the preceding LayerNorm / activation kernels and the fp8
 // all-gathers of sequence parallelism, the amax all-reduce of delayed scaling.
+// torchao's tensorwise recipe (fp8_recipe tensorwise, torchtitan's Float8): the same per-operand
+// kernels with torchao's bytes (fp8_cast_bytes: an amax pass where not fused, the cast, and eager only,
+// "bwd.<gemm>.fp8_transpose": the transposed fp8 copies of dY, X and W its backward GEMMs need).
+// Loss: the stack's cross entropy (training.cross_entropy, memory_recipe.cpp) moves its kernels'
+// bytes per logit forward and backward, plus one fp32 loss per token.
 // MoE: tokens routed to top_k experts without dropping; the experts' GEMMs as one grouped GEMM of
 // T x top_k x load_imbalance rows (the busiest rank); wgrad a batch of one GEMM per local expert.
 // Vocabulary-parallel cross-entropy (tp > 1): three all-reduces of one fp32 per token (max, target
@@ -99,6 +106,9 @@
 //     RMSNorm, one elementwise-class op carrying its kernels' bytes (workloads/eager_pytorch_ops.cpp).
 //   fused.rope false (likewise): an "eager_rope" op over q and k after the QKV GEMM, in the op-level
 //     recompute and before the QKV backward (fused: the rotation is not a kernel of its own).
+//   fused.gqa false (kv_heads < heads): a "repeat_kv" op after the rotary embedding (and in the
+//     op-level recompute) copies K and V to every query head, and its backward sums them back after
+//     the attention backward; the attention reads, and context parallelism moves, the repeated K/V.
 //   optimizer_kernels per_tensor: the optimizer step as one kernel per parameter tensor of the rank
 //     (its share of the shard's bytes and flops): 12 tensors per GPT layer (weight and bias of QKV,
 //     projection, MLP up and down, and of two LayerNorms), 6 per Llama layer (no biases, RMSNorm),
@@ -122,8 +132,10 @@
 
 #include "sim/core/error.hpp"
 #include "workloads/attention_implementation.hpp"
+#include "workloads/context_parallel_comm.hpp"
 #include "workloads/eager_pytorch_ops.hpp"
 #include "workloads/fp8_recipe.hpp"
+#include "workloads/memory_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
@@ -247,6 +259,8 @@ class StageBuilder {
     const bool eager = !spec_.training.torch_compile;
     eager_rmsnorm_ = eager && llama_style(m_) && !stack_.fused.rmsnorm;
     eager_rope_ = eager && llama_style(m_) && !stack_.fused.rope;
+    // repeat_kv is a copy before an opaque SDPA kernel: compiled or not, the repeated K/V are written
+    repeat_kv_ = !stack_.fused.gqa && kv_ < q_;
   }
 
   void build() {
@@ -368,25 +382,39 @@ class StageBuilder {
     StageBuilder& b_;
   };
 
-  // Quantizes a bf16 tensor of `elements` for fp8 GEMMs: [amax pass], cast-transpose.
-  void quantize(const std::string& gemm, const char* tensor, double elements) {
-    const Fp8RecipeInfo& r = fp8_recipe_info(spec_.training.fp8_recipe);
-    if (r.amax_pass) compute(gemm + ".amax_" + tensor, KernelClass::elementwise, elements, elements * e_);
-    compute(gemm + ".cast_" + tensor, KernelClass::elementwise, 2.0 * elements,
-            elements * (e_ + quantized_copies_bytes(spec_.training.fp8_recipe)));
+  // The bytes per element of quantizing one operand (fp8_recipe.hpp: the recipe's amax pass, cast and
+  // eager transposes; torch.compile fuses torchao's).
+  Fp8CastBytes cast_bytes(Fp8Operand operand) const {
+    return fp8_cast_bytes(spec_.training.fp8_recipe, operand, spec_.training.torch_compile);
+  }
+
+  // Quantizes a bf16 tensor of `elements` for fp8 GEMMs: [amax pass], cast(-transpose).
+  void quantize(const std::string& gemm, const char* tensor, double elements, Fp8Operand operand) {
+    const Fp8CastBytes c = cast_bytes(operand);
+    if (c.amax > 0.0) compute(gemm + ".amax_" + tensor, KernelClass::elementwise, elements, elements * c.amax);
+    compute(gemm + ".cast_" + tensor, KernelClass::elementwise, 2.0 * elements, elements * c.cast);
   }
 
   // A linear layer's forward: quantize its input (and its weight when not cached), then its GEMMs.
   [[nodiscard]] LinearScope linear_forward(const std::string& gemm, double input_elements, double weight_elements) {
     if (fp8_) {
-      quantize(gemm, "input", input_elements);
-      if (cast_weights_) quantize(gemm, "weight", weight_elements);
+      quantize(gemm, "input", input_elements, Fp8Operand::input);
+      if (cast_weights_) quantize(gemm, "weight", weight_elements, Fp8Operand::weight);
     }
     return LinearScope(*this);
   }
-  // A linear layer's backward: quantize the output's gradient, then its dgrad and wgrad GEMMs.
-  [[nodiscard]] LinearScope linear_backward(const std::string& what, double grad_elements) {
-    if (fp8_) quantize("bwd." + what, "grad", grad_elements);
+  // A linear layer's backward: quantize the output's gradient, then (torchao eager) copy the fp8
+  // operands its dgrad and wgrad GEMMs want transposed (dY, X and W; `input_elements` and
+  // `weight_elements` 0 where not known), then its dgrad and wgrad GEMMs.
+  [[nodiscard]] LinearScope linear_backward(const std::string& what, double grad_elements, double input_elements = 0.0,
+                                            double weight_elements = 0.0) {
+    if (fp8_) {
+      quantize("bwd." + what, "grad", grad_elements, Fp8Operand::grad_output);
+      const double transposed = grad_elements * cast_bytes(Fp8Operand::grad_output).transpose +
+                                input_elements * cast_bytes(Fp8Operand::input).transpose +
+                                weight_elements * cast_bytes(Fp8Operand::weight).transpose;
+      if (transposed > 0.0) compute("bwd." + what + ".fp8_transpose", KernelClass::elementwise, 0.0, transposed);
+    }
     return LinearScope(*this);
   }
 
@@ -457,7 +485,7 @@ class StageBuilder {
       return unfused_attention(name, backward, q_tokens, kv_tokens);
     const double forward_flops = 4.0 * double(b_) * q_tokens * kv_tokens * q_ * (causal ? 0.5 : 1.0);
     const double q_bytes = double(b_) * q_tokens * q_ * e_;
-    const double kv_bytes = double(b_) * kv_tokens * 2.0 * kv_ * e_;
+    const double kv_bytes = double(b_) * kv_tokens * 2.0 * kv_width() * e_;
     const double out_bytes = q_bytes;
     const double lse_bytes = double(b_) * heads_ * q_tokens * kFp32Bytes;
     const double flops = backward ? kAttentionBackwardFlopsFactor * forward_flops : forward_flops;
@@ -511,13 +539,19 @@ class StageBuilder {
   // of the queries over a later rank's whole block (both s / cp x s / (2 cp), the shape timed here).
   // Every rank does the same work, s^2 / (2 cp) per head, as a causal attention over the whole
   // sequence divided by cp.
+  // parallelism.cp_comm all_gather: all_gather_attention.
   void attention_core(const std::string& phase, bool backward) {
     const int cp = p_.cp;
     if (cp == 1) {
       attention(phase + ".attention", backward, s_, s_);
       return;
     }
-    const double block_bytes = double(b_) * s_ * 2.0 * kv_ * e_ * (backward ? 2.0 : 1.0);
+    const ContextParallelComm& method = find_context_parallel_comm(p_.cp_comm);
+    if (method.all_gather_kv) {
+      all_gather_attention(phase, backward, method);
+      return;
+    }
+    const double block_bytes = double(b_) * s_ * 2.0 * kv_width() * e_ * (backward ? 2.0 : 1.0);
     const std::uint32_t tag = backward ? kKeyValueGradTag : kKeyValueTag;
     OpId have_block = last_;  // the local block is ready after the QKV projection (or dO)
     for (int step = 0; step < cp; ++step) {
@@ -531,6 +565,68 @@ class StageBuilder {
         attention(phase + ".attention", backward, s_, s_ / 2.0, false);
       if (step + 1 < cp) extra_deps_.push_back(have_block);
     }
+  }
+
+  // PyTorch's context_parallel with the allgather rotate method (context_parallel_comm.cpp, with its
+  // sources): the same load-balanced steps as the ring, but the K/V blocks come from one all-gather of
+  // the group's K and V per layer (forward, and again in the backward), issued after the local block is
+  // packed and waited for by step 1's attention; every step after the first merges its partial output
+  // into the running one in fp32. Backward: dK/dV accumulate in fp32 and travel the ring one block per
+  // step (all_to_all to the next rank), step i + 1's accumulation waiting for step i's block.
+  void all_gather_attention(const std::string& phase, bool backward, const ContextParallelComm& c) {
+    const int cp = p_.cp;
+    const double kv_elements = double(b_) * s_ * 2.0 * kv_width();  // the rank's K and V
+    const double q_elements = double(b_) * s_ * q_;                 // its queries (and output)
+    const double pack_bytes = c.pack_bytes_per_kv_element * kv_elements;
+    compute(phase + ".cp.pack_kv", KernelClass::elementwise, 0.0, pack_bytes);
+    const OpId gathered = collective(phase + ".cp.all_gather_kv", CollectiveKind::all_gather, comms_.cp,
+                                     cp * kv_elements * e_, kContextSendStream, {last_});
+    const double grad_block_bytes = c.grad_kv_p2p_bytes_per_kv_element * kv_elements;
+    OpId grad_block = 0;
+    for (int step = 0; step < cp; ++step) {
+      if (step > 0 && step + 1 < cp) compute(phase + ".cp.pack_kv", KernelClass::elementwise, 0.0, pack_bytes);
+      if (step == 1) extra_deps_.push_back(gathered);
+      if (step == 0)
+        attention(phase + ".attention", backward, s_, s_);
+      else
+        attention(phase + ".attention", backward, s_, s_ / 2.0, false);
+      if (!backward) {
+        if (step > 0)
+          compute(phase + ".cp.merge", KernelClass::elementwise, q_elements,
+                  c.merge_bytes_per_output_element * q_elements);
+        continue;
+      }
+      if (step > 0) extra_deps_.push_back(grad_block);
+      const OpId accumulated =
+          compute(phase + ".cp.grad_accumulate", KernelClass::elementwise, q_elements + kv_elements,
+                  c.grad_kv_accumulate_bytes_per_kv_element * kv_elements +
+                      c.grad_q_accumulate_bytes_per_q_element * q_elements);
+      p2p(phase + ".cp.send_grad_kv", OpKind::send, comms_.cp, +1, kKeyValueGradTag, grad_block_bytes,
+          kContextSendStream, {accumulated});
+      grad_block = p2p(phase + ".cp.recv_grad_kv", OpKind::recv, comms_.cp, -1, kKeyValueGradTag, grad_block_bytes,
+                       kContextRecvStream, {});
+    }
+    if (!backward) {
+      compute(phase + ".cp.output_cast", KernelClass::elementwise, 0.0,
+              c.output_cast_bytes_per_output_element * q_elements);
+      return;
+    }
+    extra_deps_.push_back(grad_block);  // the last block is this rank's finished dK/dV
+    compute(phase + ".cp.grad_cast", KernelClass::elementwise, 0.0,
+            c.grad_init_cast_bytes_per_element * (q_elements + kv_elements));
+  }
+
+  // K/V width per token the attention reads: the rank's kv heads, or (repeat_kv_) one per query head.
+  double kv_width() const { return repeat_kv_ ? double(q_) : double(kv_); }
+
+  // torchtitan's eager repeat_kv (stack fused.gqa false): K and V expanded to every query head by a
+  // copy (reads the kv_heads tensors, writes the repeated ones); backward, the sum back over the
+  // repeats (reads the repeated gradients, writes kv_heads ones): the same bytes.
+  void repeat_kv(const std::string& phase, bool backward) {
+    if (!repeat_kv_) return;
+    const double tokens = double(T_);
+    compute(phase + ".repeat_kv", KernelClass::elementwise, backward ? tokens * 2.0 * q_ : 0.0,
+            tokens * 2.0 * (double(kv_) + q_) * e_);
   }
 
   void tp_forward_exit(const std::string& name) {  // after a row-parallel GEMM
@@ -602,6 +698,7 @@ class StageBuilder {
       gathered_gemm(phase + ".tp.all_gather", phase + ".qkv", T_, q_ + 2.0 * kv_, h_);
     }
     rope(phase, false, T_);
+    repeat_kv(phase, false);
     attention_core(phase, false);
     {
       const LinearScope fp8 = linear_forward(phase + ".attn_out", double(T_) * q_, double(q_) * h_);
@@ -678,11 +775,11 @@ class StageBuilder {
   // The backward of a linear layer (its output's gradient dY is T x n on this rank; with sequence
   // parallelism a row-parallel layer's arrives as T_sp x n before its all-gather).
   OpId fp8_column_parallel_backward(const std::string& what, double m, double n, double k) {
-    const LinearScope fp8 = linear_backward(what, m * n);
+    const LinearScope fp8 = linear_backward(what, m * n, m * k, k * n);
     return column_parallel_backward(what, m, n, k);
   }
   OpId fp8_row_parallel_backward(const std::string& what, double m, double n, double k) {
-    const LinearScope fp8 = linear_backward(what, double(T_sp_) / T_ * m * n);
+    const LinearScope fp8 = linear_backward(what, double(T_sp_) / T_ * m * n, m * k, k * n);
     return row_parallel_backward(what, m, n, k);
   }
 
@@ -695,6 +792,7 @@ class StageBuilder {
       gemm("recompute.k", T_, kv_, h_);
     }
     rope("recompute", false, T_);  // its q and k feed the attention backward
+    repeat_kv("recompute", false);
     {
       const LinearScope fp8 = linear_forward("recompute.attn_out", double(T_) * q_, double(q_) * h_);
       gemm("recompute.attn_out", T_, h_, q_);
@@ -762,6 +860,7 @@ class StageBuilder {
         attention("recompute.attention", false, s_, double(s_) * p_.cp / 2.0, false);
     }
     attention_core("bwd", true);
+    repeat_kv("bwd", true);
     rope("bwd", true, T_);
     grads(groups_.qkv, false, fp8_column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
     grads(groups_.norms / 2.0, false, norm("bwd.ln1", true, T_sp_));
@@ -855,9 +954,9 @@ class StageBuilder {
       tp_forward_entry("fwd.tp.all_gather");
       gemm("fwd.logits", T_, double(m_.vocab) / t_, h_);
       const double logits = double(T_) * m_.vocab / t_;
-      // reads the logits, keeps the fp32 softmax for the backward, writes one fp32 loss per token
+      // the stack's cross entropy kernels (memory_recipe.cpp), and one fp32 loss per token
       compute("fwd.loss", KernelClass::loss, kLossFlopsPerElement * logits,
-              logits * e_ + logits * kFp32Bytes + T_ * kFp32Bytes);
+              logits * cross_entropy_recipe(spec_.training.cross_entropy).forward_bytes_per_logit + T_ * kFp32Bytes);
       if (t_ > 1)
         for (int i = 0; i < kCrossEntropyAllReduces; ++i)
           blocking_collective("fwd.tp.cross_entropy", CollectiveKind::all_reduce, comms_.tp, double(T_) * kFp32Bytes);
@@ -873,7 +972,8 @@ class StageBuilder {
     if (chunk + 1 < chunks_ && p_.pp > 1) receive_from_stage("pp.recv_gradient", +1, kGradientTag, kRecvBackwardStream);
     if (chunk + 1 == chunks_) {
       const double logits = double(T_) * m_.vocab / t_;
-      compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits, logits * kFp32Bytes + logits * e_);
+      compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits,
+              logits * cross_entropy_recipe(spec_.training.cross_entropy).backward_bytes_per_logit);
       // Tied embeddings and pp = 1: the output layer's gradient is completed by the embedding backward.
       grads(head_parameters() - embedding_.final_norm, false,
             column_parallel_backward("logits", T_, double(m_.vocab) / t_, h_));
@@ -1050,6 +1150,7 @@ class StageBuilder {
   bool biases_ = true;          // GPT-style layers have biases; Llama-style (swiglu) none
   bool eager_rmsnorm_ = false;  // stack fused.rmsnorm false and a Llama-style model: PyTorch eager ops
   bool eager_rope_ = false;     // stack fused.rope false and a Llama-style model
+  bool repeat_kv_ = false;      // stack fused.gqa false and kv_heads < heads: K/V repeated per query head
 
   OpId last_ = 0;
   bool have_last_ = false;

@@ -12,6 +12,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/spec_schema.hpp"
 #include "workloads/attention_implementation.hpp"
+#include "workloads/context_parallel_comm.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
 #include "workloads/software_stack.hpp"
@@ -40,6 +41,7 @@ struct FieldCodec<Fp8Recipe> {
 namespace {
 
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMaxLayers = std::int64_t{1} << 14;  // the largest published dense models: 100-200
 
 // -- values of the spec's structs as JSON ------------------------------------------------------------
 
@@ -155,7 +157,10 @@ const std::vector<Row>& rows() {
     // model
     add(row<&W::model, &M::type>(choice(
         "model.type", true, [] { return std::vector<std::string>{"transformer"}; }, "\"transformer\"", "")));
-    add(row<&W::model, &M::layers>(count("model.layers", true, "", "transformer layers")));
+    add(row<&W::model, &M::layers>(
+        integer("model.layers", true, 1, kMaxLayers, "", "",
+                "transformer layers; layers x micro-batches per rank per step at most 2^20 (1,048,576; about 2.3 GB "
+                "of generated ops), else exit 2 at `/training/global_batch`")));
     add(row<&W::model, &M::hidden>(count("model.hidden", true, "", "hidden size")));
     add(row<&W::model, &M::heads>(count("model.heads", true, "", "attention heads")));
     add(row<&W::model, &M::kv_heads>(
@@ -283,10 +288,14 @@ const std::vector<Row>& rows() {
         "false"));
     add(row<&W::training, &T::fp8_recipe>(choice(
             "training.fp8_recipe", false, &fp8_recipe_names, "\"delayed\"",
-            "precision `fp8` only: Transformer Engine's scaling recipe. Only the linear layers' GEMMs (QKV, "
-            "attention output, MLP, experts; forward, dgrad, wgrad) run in fp8, each bf16 operand cast once per "
-            "tensor (cast-transpose kernels; `current` and `nvfp4` add an amax pass, `delayed` a scale update per "
-            "forward/backward unit); the rest stays bf16. The GPU must have the recipe's tensor cores (fp8: Hopper, "
+            "precision `fp8` only: Transformer Engine's scaling recipe, or `tensorwise`: torchao's Float8Linear with "
+            "dynamic tensorwise scaling (torchtitan's Float8: an amax and a cast kernel per operand, eager casts at "
+            "6 + 27 bytes per element plus a transposed fp8 copy in the backward, or with `training.torch_compile` "
+            "torchao's fused casts at 5 bytes, 7 for weights; workloads/fp8_recipe.cpp). Only the linear layers' "
+            "GEMMs (QKV, attention output, MLP, experts; forward, dgrad, wgrad) run in fp8, each bf16 operand cast "
+            "once per tensor (cast-transpose kernels; `current` and `nvfp4` add an amax pass, `delayed` a scale "
+            "update per forward/backward unit); the rest stays bf16. The GPU must have the recipe's tensor cores "
+            "(fp8: Hopper, "
             "Ada, Blackwell; `mxfp8`, `nvfp4`: Blackwell, datasheet rates): else exit 2 at this path (or "
             "`/training/precision`) with the values it runs")),
         nullptr, &fp8_only);
@@ -305,7 +314,19 @@ const std::vector<Row>& rows() {
                                      "0"));
     add(row<&W::parallelism, &P::cp>(
         integer("parallelism.cp", true, 1, INT_MAX, "1", "",
-                "context-parallel degree (ring attention, causal load-balanced over 2 cp chunks as Megatron-Core)")));
+                "context-parallel degree (ring attention, causal load-balanced over 2 cp chunks as Megatron-Core; "
+                "`cp_comm` `all_gather`: PyTorch's all-gather variant)")));
+    add(row<&W::parallelism, &P::cp_comm>(
+        with_known_values(
+            spec_field("parallelism.cp_comm", FieldType::choice, false, "\"ring\"",
+                       "`ring` (stack `pytorch-fsdp2`: `all_gather`)",
+                       "how context parallelism exchanges K and V: `ring`, Megatron-Core / Transformer Engine's p2p "
+                       "ring; `all_gather`, PyTorch's `context_parallel` with rotate method allgather (torchtitan's "
+                       "default): K/V all-gathered once per layer forward and again in the backward, partial outputs "
+                       "merged in fp32 by eager ops, dK/dV around the ring in fp32 "
+                       "(workloads/context_parallel_comm.cpp)"),
+            &context_parallel_comm_names),
+        "\"ring\""));  // the default stays out of older specs' canonical text
     add(row<&W::parallelism, &P::ep>(integer("parallelism.ep", true, 1, INT_MAX, "1", "",
                                              "expert-parallel degree (all-to-all; carved out of dp: ep must "
                                              "divide dp)")));

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/checked_product.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
@@ -23,6 +24,12 @@ std::span<const Resource> workload_preset_resources();  // generated from worklo
 namespace {
 
 constexpr std::int64_t kMaxMicroBatchesPerStep = std::int64_t{1} << 16;  // per rank (resolve_parallelism)
+// model.layers: the largest published dense models have about 100-200 layers.
+constexpr std::int64_t kMaxLayers = std::int64_t{1} << 14;
+// Layers x micro-batches per rank per step: the generator makes ops per layer and micro-batch, about
+// 2.2 KB of them each (measured: gpt3-1.3b on dgx-h100, 2400 layers x 256 micro-batches took 1.32 GB
+// and 35 s), so 2^20 of them are about 2.3 GB; the presets use at most a few ten thousand.
+constexpr std::int64_t kMaxLayerMicroBatches = std::int64_t{1} << 20;
 
 // The dtypes: name, bytes of one element, whether `training.precision` accepts it, and whether it is
 // an 8-bit or narrower float.
@@ -225,14 +232,21 @@ void resolve_parallelism(WorkloadSpec& spec, int gpu_count) {
   const ModelSpec& m = spec.model;
   if (gpu_count <= 0) throw SpecError(file, "/parallelism", "the cluster has no GPUs (" + str(gpu_count) + ")");
 
-  const std::int64_t model_parallel = std::int64_t{p.tp} * p.pp * p.cp;
+  // Each factor is at most INT_MAX, so the product may overflow 64 bits (2^30 * 2^30 * 16 wrapped to 0).
+  const std::optional<std::int64_t> product = checked_product({p.tp, p.pp, p.cp});
+  if (!product || *product > gpu_count)
+    throw SpecError(file, "/parallelism",
+                    "tp * pp * cp = " + str(p.tp) + " * " + str(p.pp) + " * " + str(p.cp) + " = " +
+                        (product ? str(*product) : std::string("more than 2^63")) + " exceeds the " + str(gpu_count) +
+                        " GPUs of the cluster");
+  const std::int64_t model_parallel = *product;
   if (p.dp == 0) {
     if (gpu_count % model_parallel != 0)
       throw SpecError(file, "/parallelism",
                       "tp * pp * cp = " + str(p.tp) + " * " + str(p.pp) + " * " + str(p.cp) + " = " +
                           str(model_parallel) + " does not divide the " + str(gpu_count) + " GPUs of the cluster");
     p.dp = static_cast<int>(gpu_count / model_parallel);
-  } else if (model_parallel * p.dp != gpu_count) {
+  } else if (model_parallel * p.dp != gpu_count) {  // <= 2^31 * 2^31: fits
     throw SpecError(file, "/parallelism/dp",
                     "tp * pp * cp * dp = " + str(p.tp) + " * " + str(p.pp) + " * " + str(p.cp) + " * " + str(p.dp) +
                         " = " + str(model_parallel * p.dp) + ", but the cluster has " + str(gpu_count) + " GPUs");
@@ -251,6 +265,12 @@ void resolve_parallelism(WorkloadSpec& spec, int gpu_count) {
                     "global_batch (" + str(spec.training.global_batch) + ") gives " + str(spec.micro_batches()) +
                         " micro-batches per rank per step (global_batch / (micro_batch * dp)); expected at most " +
                         str(kMaxMicroBatchesPerStep));
+  if (spec.micro_batches() * m.layers > kMaxLayerMicroBatches)  // <= 2^16 * 2^14: fits
+    throw SpecError(file, "/training/global_batch",
+                    "model.layers x micro-batches per rank per step = " + str(m.layers) + " x " +
+                        str(spec.micro_batches()) + " = " + str(spec.micro_batches() * m.layers) +
+                        " layer passes to generate; expected at most " + str(kMaxLayerMicroBatches) +
+                        " (about 2.3 GB of ops): fewer layers or a smaller global_batch");
   if (m.heads % p.tp != 0 || m.effective_kv_heads() % p.tp != 0)
     throw SpecError(file, "/parallelism/tp",
                     "tp (" + str(p.tp) + ") must divide heads (" + str(m.heads) + ") and kv_heads (" +
@@ -259,7 +279,7 @@ void resolve_parallelism(WorkloadSpec& spec, int gpu_count) {
     throw SpecError(file, "/parallelism/pp",
                     "pp (" + str(p.pp) + ") must not exceed the number of layers (" + str(m.layers) + ")");
 
-  const int chunks = p.pp * p.virtual_stages;
+  const std::int64_t chunks = std::int64_t{p.pp} * p.virtual_stages;  // 2^31 * 2^31 fits in 64 bits
   if (p.virtual_stages > 1 && p.pp < 2)
     throw SpecError(file, "/parallelism/virtual_stages",
                     "virtual stages (interleaving) need pp >= 2, got pp = " + str(p.pp));

@@ -22,8 +22,9 @@ bool low_precision(Precision p);
 // The values of training.precision.
 std::vector<Precision> training_precisions();
 
-// How fp8 training scales its tensors (Transformer Engine's recipes; workloads/fp8_recipe.hpp).
-enum class Fp8Recipe : std::uint8_t { delayed, current, mxfp8, nvfp4 };
+// How fp8 training scales its tensors (Transformer Engine's recipes and torchao's Float8Linear
+// tensorwise; workloads/fp8_recipe.hpp).
+enum class Fp8Recipe : std::uint8_t { delayed, current, mxfp8, nvfp4, tensorwise };
 
 struct MoeSpec {
   int experts = 0;  // 0: dense model
@@ -106,6 +107,9 @@ struct ParallelismSpec {
   int pp = 1;
   int dp = 0;  // 0 until resolved: GPUs / (tp * pp * cp)
   int cp = 1;
+  // How context parallelism exchanges K and V (workloads/context_parallel_comm.hpp): "ring"
+  // (Megatron-Core / Transformer Engine p2p ring) or "all_gather" (PyTorch context_parallel).
+  std::string cp_comm = "ring";
   int ep = 1;
   bool sequence_parallel = false;
   std::string pipeline_schedule = "1f1b";  // gpipe | 1f1b | interleaved

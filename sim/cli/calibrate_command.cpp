@@ -78,6 +78,17 @@ int run_fit(const Arguments& a) {
   const std::string data_dir = a.value("data").value_or(std::string(kDefaultMeasurementDataDir));
   const std::vector<std::string>& inputs = a.positional();
   if (inputs.empty()) throw UsageError("give the measurement files to fit, or --report");
+  if (const auto out = a.value("out")) {
+    std::vector<std::string> read;  // FILE or FILE#IDS, as given and under --data
+    for (const auto& list : {inputs, a.values("held-out")})
+      for (const auto& in : list) {
+        const std::string file = in.substr(0, in.find('#'));
+        read.push_back(file);
+        read.push_back(data_dir + "/" + file);
+      }
+    check_output_paths({{*out, "profile"}}, read);
+  }
+  if (const auto gpu = a.value("gpu")) find_gpu(*gpu, "--gpu", "");  // a bad --gpu first, before any file
   const MeasurementSelection selection = select_measurements(inputs, data_dir, a.value("gpu").value_or(""));
   const std::string& id = selection.gpu;
   const GpuSpec base = find_gpu(id, "--gpu", "");
@@ -215,6 +226,12 @@ int run_from_trace(const Arguments& a) {
   if (workloads.size() != traces.size())
     throw UsageError("give one --workload SPEC (the configuration the trace ran) for each --from-trace TRACE: " +
                      std::to_string(traces.size()) + " traces, " + std::to_string(workloads.size()) + " workloads");
+  if (const auto out = a.value("out")) {
+    std::vector<std::string> read = traces;
+    read.insert(read.end(), workloads.begin(), workloads.end());
+    read.push_back(a.required("cluster"));
+    check_output_paths({{*out, "stack profile"}}, read);
+  }
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"));
   const std::string step = a.value("step").value_or("last");  // checked by read_kernel_timeline
   std::vector<TracedRun> runs;

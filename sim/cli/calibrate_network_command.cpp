@@ -62,13 +62,30 @@ int run_calibrate_network(const std::vector<std::string>& args) {
     }
     if (!found) throw SpecError("--profile " + *only, "", "expected a profile of " + datasets + ": " + known);
   }
+  if (const auto dir = a.value("out-dir")) {
+    std::vector<OutputPath> outputs;
+    for (const NetworkProfile& p : data.profiles)
+      if (!only || p.name == *only) outputs.push_back({*dir + "/" + p.name + ".json", "profile"});
+    check_output_paths(outputs, {datasets});
+  }
   if (a.value("fidelity") && !a.flag("check"))
     throw UsageError("--fidelity applies to --check (the fit itself runs the analytical backend)");
   for (const NetworkProfile& base : data.profiles) {
     if (only && base.name != *only) continue;
     std::vector<CollectiveTable> tables;
-    for (const auto& t : data.tables)
-      if (t.profile == base.name) tables.push_back(t);
+    double largest_bytes = 0.0;
+    for (const auto& t : data.tables) {
+      if (t.profile != base.name) continue;
+      tables.push_back(t);
+      for (const double b : t.bytes)
+        largest_bytes = std::max(largest_bytes, b);
+    }
+    // A fit (or a check) on no row would print a profile "fitted" with residual 0.
+    if (largest_bytes < min_bytes)
+      throw SpecError("--min-bytes " + a.value("min-bytes").value_or("1048576"), "",
+                      "no row of profile " + base.name + "'s tables in " + datasets + " has that many bytes (the " +
+                          "largest has " + std::to_string(static_cast<long long>(largest_bytes)) +
+                          "): nothing to fit or check");
     if (a.flag("check")) {
       // Evaluate the shipped profile with the chosen fidelity (flow: SimGrid, one child per table).
       const NetworkProfile profile = load_network_profile(base.name);

@@ -33,7 +33,7 @@ std::span<const Command> commands() {
        "                          [--fidelity flow|analytical] [--json] [--set key.path=value ...]\n\n"
        "  --cluster C      a cluster spec file or preset name; repeat for every design\n"
        "  --workload W     a workload spec file or preset name\n"
-       "  --tokens N       length of the training run for time and cost to train (default 1e12;\n"
+       "  --tokens N       length of the training run for time and cost to train (default 1e12, at most 1e18;\n"
        "                   suffixes K, M, B/G, T: 2T, 300B)\n"
        "  --fidelity F     network model: flow (default) or analytical\n"
        "  --json           print the comparison as JSON (with every design's full report)\n"

@@ -16,6 +16,7 @@ namespace clustersim::cli {
 namespace {
 
 constexpr double kDefaultTokens = 1e12;
+constexpr double kMaxTokens = 1e18;
 
 // "2e12", "2T", "300B", "300G", "15M", "1K": a positive number of tokens.
 double parse_tokens(const std::string& text) {
@@ -38,6 +39,10 @@ double parse_tokens(const std::string& text) {
   }
   if (used == 0 || used != digits.size() || !std::isfinite(v) || v <= 0)
     throw SpecError("--tokens", "", "expected a positive number of tokens (e.g. 2e12, 2T, 300B), got \"" + text + "\"");
+  // 1e308T was infinite: the time and cost to train became null in the report.
+  if (!(v * scale <= kMaxTokens))
+    throw SpecError("--tokens", "",
+                    "expected at most 1e18 tokens (Llama 3 405B: 1.56e13, arXiv:2407.21783), got \"" + text + "\"");
   return v * scale;
 }
 

@@ -1,11 +1,15 @@
 // clustersim: the command-line interface. Subcommands live in a registry (command.hpp).
 // Exit status: 0 done, 1 the simulation could not finish, 2 bad input (usage or spec).
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
@@ -49,7 +53,21 @@ int main(int argc, char** argv) {
       }
     }
     try {
-      return c.run(rest);
+      const int status = c.run(rest);
+      // stdout is an output too (--json > report.json): a failed write (a full disk, /dev/full) is
+      // exit 2 with the OS reason, never a silent exit 0 with a truncated report.
+      std::cout.flush();
+      errno = 0;
+      if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
+        int error = errno;
+        // An earlier failed write lost its errno: one more byte (harmless on an output already
+        // broken) tells the reason again (ENOSPC, EIO, EFBIG).
+        if (error == 0 && ::write(STDOUT_FILENO, "\n", 1) < 0) error = errno;
+        std::cerr << "error: (stdout): cannot write the output: "
+                  << (error != 0 ? std::strerror(error) : "a write failed") << "\n";
+        return 2;
+      }
+      return status;
     } catch (const clustersim::cli::UsageError& e) {
       std::cerr << "clustersim " << c.name << ": " << e.what() << "\n\n" << c.usage;
       return 2;

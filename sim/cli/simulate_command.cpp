@@ -17,6 +17,12 @@ int run_simulate(const std::vector<std::string>& args) {
       {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "timeline", "timeline-ranks", "set"},
       {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  // The outputs are checked before the simulation: never a report lost after the run, nor a spec
+  // overwritten by its own report.
+  std::vector<OutputPath> outputs;
+  if (const auto out = a.value("out")) outputs.push_back({*out, "report file"});
+  if (const auto timeline = a.value("timeline")) outputs.push_back({*timeline, "timeline file"});
+  check_output_paths(outputs, {a.required("cluster"), a.required("workload")});
   const SplitOverrides overrides = split_overrides(a.values("set"));
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"), overrides.cluster);
   const WorkloadSpec workload = load_workload_spec(a.required("workload"), overrides.workload);

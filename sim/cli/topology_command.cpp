@@ -51,6 +51,8 @@ int run_export(const std::vector<std::string>& args) {
       known += (known.empty() ? "" : ", ") + std::string(f.name);
     throw UsageError("unknown format '" + name + "' (formats: " + known + ")");
   }
+  if (const auto out = a.value("out"))
+    check_output_paths({{*out, "export file"}}, {a.positional().empty() ? "" : a.positional().front()});
   const Cluster cluster = Cluster::build(load_spec(a));
   const std::string text = format->write(cluster);
   if (const auto out = a.value("out")) {

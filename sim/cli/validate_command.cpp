@@ -91,6 +91,10 @@ int run_validate(const std::vector<std::string>& args) {
       datasets.push_back(p);
     }
   }
+  std::vector<OutputPath> outputs;
+  if (const auto out = a.value("out")) outputs.push_back({*out, "validation results file"});
+  if (const auto out = a.value("residuals")) outputs.push_back({*out, "residual file"});
+  check_output_paths(outputs, a.positional());
   const ValidationRequest request{a.value("fidelity"), integer_option(a.value("jobs"), "jobs"),
                                   integer_option(a.value("limit"), "limit")};
   const ValidationOptions options = validation_options(request);

@@ -72,10 +72,13 @@ double protocol_latency_s(const CollectiveAlgorithmEntry& a, NcclProtocol p, con
   in.intra = ctx.cluster.spec().node.scale_up.type == "pcie" ? NcclHardware::pci : NcclHardware::nvlink;
   in.intra_scale = ctx.profile.nccl_intra_latency_scale.value;
   if (in.nodes > 1)
-    if (const FabricTransport* t = find_fabric_transport(ctx.cluster.spec().fabric.transport_in_effect()))
+    if (const FabricTransport* t = find_fabric_transport(ctx.cluster.spec().fabric.transport_in_effect())) {
       in.net_latency_s = t->nccl_latency_us * 1e-6;
+      in.net_latency_ll_s = t->nccl_ll_latency_us * 1e-6;
+    }
   double s = nccl_latency_s(name, p, in);
-  if (name == "nvls_tree") s -= nccl_latency_s("nvls", p, {request.kind, in.ranks, 1, in.intra, 0.0, in.intra_scale});
+  if (name == "nvls_tree")
+    s -= nccl_latency_s("nvls", p, {request.kind, in.ranks, 1, in.intra, 0.0, 0.0, in.intra_scale});
   return s;
 }
 

@@ -130,8 +130,9 @@ double nccl_latency_s(std::string_view algorithm, NcclProtocol p, const NcclLate
   const double intra = row->hw_us[static_cast<std::size_t>(in.intra)][pi] * in.intra_scale;
   // With one GPU per node NCCL charges the network steps the tree's latency ("fully exposed").
   // The plugin's declared latency is added to each network step, twice under Simple (the flush).
-  const double inter = (ppn == 1 ? tree : *row).hw_us[static_cast<std::size_t>(NcclHardware::net)][pi] +
-                       in.net_latency_s * 1e6 * (p == NcclProtocol::simple ? 2.0 : 1.0);
+  // LL and LL128 take the plugin's low-latency network step instead (net_latency_ll_s).
+  const double plugin_s = p == NcclProtocol::simple ? 2.0 * in.net_latency_s : in.net_latency_ll_s;
+  const double inter = (ppn == 1 ? tree : *row).hw_us[static_cast<std::size_t>(NcclHardware::net)][pi] + plugin_s * 1e6;
   double us = row->base_us[pi] * in.intra_scale;
   const bool gather_or_scatter = in.kind == CollectiveKind::all_gather || in.kind == CollectiveKind::reduce_scatter;
   if (algorithm == "ring") {

@@ -44,6 +44,9 @@ struct NcclLatencyInput {
   // The network plugin's declared latency (NCCL's latencyInter; fabric_transport.hpp), added to every
   // network step, twice under Simple.
   double net_latency_s = 0.0;
+  // The network step of LL and LL128 in place of net_latency_s (fabric_transport.hpp's
+  // nccl_ll_latency_us: what aws-ofi-nccl's own tuner charges them on p5); Simple keeps net_latency_s.
+  double net_latency_ll_s = 0.0;
   // Scales NCCL's base and intra-node (NVLink, PCIe) latencies: the network profile's fitted
   // nccl_intra_latency_scale (1: NCCL's table as it is).
   double intra_scale = 1.0;

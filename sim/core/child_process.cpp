@@ -1,5 +1,6 @@
 #include "sim/core/child_process.hpp"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +69,7 @@ std::string run_in_child_process(const std::function<std::string()>& work) {
   if (::pipe(fds) != 0) throw SimulationError(std::string("pipe() failed: ") + std::strerror(errno));
   std::fflush(stdout);
   std::fflush(stderr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -75,6 +77,10 @@ std::string run_in_child_process(const std::function<std::string()>& work) {
     throw SimulationError(std::string("fork() failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    // The child dies with its parent (a killed CLI or kernel leaves no simulation running and
+    // writing); a parent gone before the prctl is seen by getppid.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     // Crash signals get their default action: a handler inherited from the parent (Python's
     // faulthandler, say) would report the child's crash as the parent's.
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);

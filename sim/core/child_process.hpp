@@ -5,6 +5,7 @@
 // touches it runs in a child (docs/architecture.md, "Child processes"). This also keeps the caller (a Jupyter kernel, a
 // sweep driver) alive when a simulation crashes: a SpecError or SimulationError thrown in the child is rethrown in the
 // parent with the same message; a child killed by a signal becomes a SimulationError naming the signal.
+// The child is killed (SIGKILL) when its parent dies: nothing keeps simulating and writing after it.
 #include <functional>
 #include <string>
 

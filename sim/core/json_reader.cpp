@@ -36,6 +36,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::string NumberRange::describe() const {
   const bool has_min = std::isfinite(min);
   const bool has_max = std::isfinite(max);
+  if (has_min && has_max && min_exclusive) return "a number > " + format_number(min) + " and <= " + format_number(max);
   if (has_min && has_max) return "a number between " + format_number(min) + " and " + format_number(max);
   if (has_min) return std::string("a number ") + (min_exclusive ? "> " : ">= ") + format_number(min);
   if (has_max) return "a number <= " + format_number(max);
@@ -130,6 +131,9 @@ std::int64_t JsonReader::integer(std::string_view key, std::int64_t min, std::in
     integral = std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9e15;
   }
   if (!integral) fail(key, "expected " + expected + ", got " + describe_json(v));
+  // Beyond 2^63 - 1 (18446744073709551615 was read as -1): named as written.
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
+    fail(key, "expected " + expected + ", got " + v.dump());
   const auto x = v.is_number_float() ? static_cast<std::int64_t>(v.get<double>()) : v.get<std::int64_t>();
   if (x < min || x > max) fail(key, "expected " + expected + ", got " + std::to_string(x));
   return x;

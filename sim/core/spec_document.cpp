@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/core/bounded_json.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 
@@ -24,6 +25,18 @@ std::string line_column(std::string_view text, std::size_t offset) {
   return "line " + std::to_string(line) + ", column " + std::to_string(col);
 }
 
+constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{1} << 32;  // 4 GiB
+
+// Whether `s` is well-formed UTF-8 (the JSON writer refuses anything else).
+bool valid_utf8(std::string_view s) {
+  try {
+    (void)nlohmann::json(std::string(s)).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
 bool looks_like_path(std::string_view s) {
   return s.find('/') != std::string_view::npos || s.ends_with(".json") || std::filesystem::exists(std::string(s));
 }
@@ -31,6 +44,22 @@ bool looks_like_path(std::string_view s) {
 }  // namespace
 
 std::string read_text_file(const std::string& path, std::string_view what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  // A directory read as an empty stream ("malformed JSON"), a device like /dev/zero never ends.
+  if (fs::is_directory(status))
+    throw SpecError(path, "", "cannot read the " + std::string(what) + ": it is a directory, expected a file");
+  if (fs::exists(status) && !fs::is_regular_file(status) && !fs::is_fifo(status))
+    throw SpecError(path, "",
+                    "cannot read the " + std::string(what) + ": it is not a regular file (a device or a socket)");
+  if (fs::is_regular_file(status)) {
+    const auto size = fs::file_size(path, ec);
+    if (!ec && size > kMaxInputFileBytes)
+      throw SpecError(path, "",
+                      "cannot read the " + std::string(what) + ": it has " + std::to_string(size) +
+                          " bytes, expected at most 4 GiB");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SpecError(path, "", "cannot read the " + std::string(what));
   std::ostringstream buf;
@@ -39,28 +68,14 @@ std::string read_text_file(const std::string& path, std::string_view what) {
 }
 
 SpecDocument parse_spec_text(std::string_view text, std::string file) {
-  try {
-    return SpecDocument{nlohmann::json::parse(text.begin(), text.end()), std::move(file)};
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message embeds its own position text; keep only the reason after the last ':'.
-    std::string what = e.what();
-    const auto colon = what.rfind(": ");
-    const std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-    const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
-    throw SpecError(std::move(file), "", "malformed JSON at " + line_column(text, offset) + ": " + reason);
-  } catch (const nlohmann::json::out_of_range& e) {
-    // A number beyond a double (1e400): nlohmann names the literal but not where it is.
-    std::string what = e.what();
-    const auto open = what.find('\'');
-    const auto close = what.rfind('\'');
-    const std::string literal =
-        open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
-    const std::size_t at = literal.empty() ? std::string_view::npos : text.find(literal);
-    throw SpecError(std::move(file), "",
-                    "malformed JSON" + (at == std::string_view::npos ? std::string() : " at " + line_column(text, at)) +
-                        ": the number " + (literal.empty() ? std::string("there") : literal) +
-                        " is beyond the range of a double (about 1.8e308)");
+  BoundedJsonResult parsed = parse_bounded_json(text);
+  if (parsed.error) {
+    // A syntax error is the document's; a value nested too deep or a number beyond a double is
+    // named by its JSON pointer too.
+    const BoundedJsonError& e = *parsed.error;
+    throw SpecError(std::move(file), e.path, "malformed JSON at " + line_column(text, e.byte) + ": " + e.reason);
   }
+  return SpecDocument{std::move(parsed.value), std::move(file)};
 }
 
 SpecDocument load_spec_document(std::string_view source, std::span<const Resource> presets, std::string_view kind) {
@@ -85,10 +100,21 @@ SpecDocument load_spec_document(std::string_view source, std::span<const Resourc
 }
 
 void apply_override(SpecDocument& doc, std::string_view dotted_path, std::string_view value) {
-  const std::string where = "--set " + std::string(dotted_path) + "=" + std::string(value);
+  // The override as typed, cut after 200 characters (a value can be 100,000 brackets long).
+  std::string where = "--set " + std::string(dotted_path) + "=" + std::string(value);
+  if (where.size() > 200) where = where.substr(0, 200) + "...";
   if (dotted_path.empty()) throw SpecError(where, "", "empty key path");
-  nlohmann::json parsed = nlohmann::json::parse(value.begin(), value.end(), nullptr, false);
-  if (parsed.is_discarded()) parsed = std::string(value);
+  // Checked here, not when the report is written after the whole simulation.
+  if (!valid_utf8(dotted_path) || !valid_utf8(value))
+    throw SpecError(where, "", "invalid UTF-8: expected text in UTF-8");
+  BoundedJsonResult bounded = parse_bounded_json(value);
+  nlohmann::json parsed = std::move(bounded.value);
+  if (bounded.error) {
+    // Not JSON: the value is the string as typed, unless it was JSON nested too deep.
+    if (bounded.error->reason.starts_with("objects and arrays nested"))
+      throw SpecError(where, bounded.error->path, bounded.error->reason);
+    parsed = std::string(value);
+  }
 
   nlohmann::json* node = &doc.json;
   std::string pointer;

@@ -38,6 +38,8 @@ std::string type_cell(const SpecField& f) {
         out = "number";
         if (f.max_number == kInf)
           out += std::string(f.min_exclusive ? " > " : " >= ") + format_number(f.min_number);
+        else if (f.min_exclusive)
+          out += " > " + format_number(f.min_number) + ", at most " + format_number(f.max_number);
         else
           out += " " + format_number(f.min_number) + " .. " + format_number(f.max_number);
         break;

@@ -195,10 +195,11 @@ def test_the_python_key_list_is_the_cores() -> None:
     flat = {f["key"] for f in schema if f["section"] in ("model", "model.moe", "training", "parallelism")}
     params = set(inspect.signature(cs.Workload.transformer).parameters) - {"cls", "name", "description"}
     assert params == flat
-    assert len(flat) == 45  # model 11, moe 5, training 15, parallelism 14
+    assert len(flat) == 46  # model 11, moe 5, training 15, parallelism 15
     w = cs.Workload.transformer(layers=2, hidden=256, heads=4, seq_len=128, vocab=1000, global_batch=8,
                                 precision="fp8", kv_heads=2, head_dim=64, experts=4, top_k=2, dp=2, ep=2,
-                                torch_compile=True, bucket_size_params=1000, stack="megatron-core")
+                                torch_compile=True, bucket_size_params=1000, stack="megatron-core",
+                                cp_comm="all_gather")
     written = {f"{s}.{k}" for s in ("model", "training", "parallelism") for k in w.get(s) if k != "moe"}
     written |= {f"model.moe.{k}" for k in w.get("model.moe")}
     assert written == {f["path"] for f in schema if f["section"] in ("model", "model.moe", "training", "parallelism")}

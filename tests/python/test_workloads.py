@@ -72,6 +72,19 @@ def test_fp8_recipe_keywords_and_the_gpu_check() -> None:
     assert info.value.json_path == "/training/fp8_recipe" and "expected one of delayed, current" in str(info.value)
 
 
+def test_cp_comm_keyword_and_pytorchs_all_gather_context_parallelism() -> None:
+    cluster = cs.Cluster.preset("dgx-h100", nodes=1)
+    gathered = small(cp=4, dp=2, cp_comm="all_gather")
+    assert gathered.parallelism["cp_comm"] == "all_gather"
+    ring = cs.simulate(cluster, small(cp=4, dp=2), fidelity="analytical")
+    ag = cs.simulate(cluster, gathered, fidelity="analytical")
+    # the same attention steps, plus PyTorch's eager fp32 merges, packs and dK/dV accumulation
+    assert ag.breakdown["time_s"]["compute"] > ring.breakdown["time_s"]["compute"]
+    with pytest.raises(cs.SpecError) as info:
+        small(cp=4, cp_comm="alltoall")
+    assert info.value.json_path == "/parallelism/cp_comm" and "expected one of ring, all_gather" in str(info.value)
+
+
 def test_moe_keywords_and_expert_parallelism() -> None:
     w = small(experts=8, top_k=2, expert_ffn_hidden=2048, load_imbalance=1.2, ep=2)
     assert w.model["moe"]["experts"] == 8 and w.model["moe"]["expert_ffn_hidden"] == 2048

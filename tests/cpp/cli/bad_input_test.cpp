@@ -82,6 +82,26 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_stack", "", "training.stack=megatron-lm-1999", "/training/stack"}),
     [](const ::testing::TestParamInfo<BadCase>& param_info) { return std::string(param_info.param.name); });
 
+TEST(CliBadInput, AnUnknownCpCommListsTheKnownMethods) {
+  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
+  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
+  expect_refused(
+      "simulate --cluster " + cluster + " --workload " + workload + " --set workload.parallelism.cp_comm=all_to_all",
+      workload + ": /parallelism/cp_comm: expected one of ring, all_gather, got \"all_to_all\"");
+}
+
+// torchao's tensorwise recipe needs fp8 tensor cores: refused on an A100, accepted on an H100.
+TEST(CliBadInput, TensorwiseFp8OnAGpuWithoutFp8IsRefused) {
+  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
+  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
+  const std::string fp8 = " --set workload.training.precision=fp8 --set workload.training.fp8_recipe=tensorwise";
+  expect_refused("simulate --fidelity analytical --cluster " + cluster + " --workload " + workload + fp8 +
+                     " --set cluster.gpu=a100-sxm4-80gb",
+                 workload + ": /training/precision: the GPU a100-sxm4-80gb has no fp8 tensor cores");
+  const auto ok = run_cli("simulate --fidelity analytical --cluster " + cluster + " --workload " + workload + fp8);
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
 TEST(CliBadInput, AnUnknownStackListsTheKnownStacks) {
   const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
   const std::string workload = write_temp("good_workload.json", kGoodWorkload);
@@ -114,6 +134,7 @@ TEST(CliBadInput, NewKeysRefuseHugeTinyNegativeAndWrongTypeValues) {
   each("workload.training.stack", "/training/stack", {"7", "true", "[]", "\"\""});
   each("workload.training.fp8_recipe", "/training/fp8_recipe", {"\"fp9\"", "3", "true", "{}"}, fp8);
   each("workload.training.fp8_weight_cache", "/training/fp8_weight_cache", {"\"yes\"", "1", "[]"}, fp8);
+  each("workload.parallelism.cp_comm", "/parallelism/cp_comm", {"\"allgather\"", "\"p2p\"", "2", "true", "[]"});
   each("workload.training.grad_buffer", "/training/grad_buffer", {"\"sometimes\"", "1", "false"});
   each("workload.training.cross_entropy", "/training/cross_entropy", {"\"fused9\"", "2.5", "{}"});
   each("workload.training.host_op_us", "/training/host_op_us", {"-1", "1e308", "1e400", "\"fast\"", "true"});
@@ -163,7 +184,7 @@ TEST(CliBadInput, ANumberBeyondADoubleIsMalformedJsonWithItsPosition) {
   const std::string cluster = write_temp("overflow.json", "{\n  \"name\": \"x\",\n  \"nodes\": 1e400\n}");
   expect_refused("simulate --cluster " + cluster + " --workload gpt3-1.3b",
                  cluster +
-                     ": (document): malformed JSON at line 3, column 12: the number 1e400 is beyond the range "
+                     ": /nodes: malformed JSON at line 3, column 12: the number 1e400 is beyond the range "
                      "of a double");
 }
 

@@ -133,8 +133,9 @@ TEST(CalibrateCli, ChecksOneNetworkProfileAgainstItsTables) {
   int tables = 0, rows = 0;
   line >> role >> tables >> rows >> median;
   // vidur x 3, h200 x 2, and the held-out p5 (EFA), ND H200 v5 and ND H100 v5 (NVLS), OCI
-  // BM.GPU.H100.8 (RoCE, 2 nodes) and Nebius H200 (InfiniBand, 2 nodes) tables
-  EXPECT_EQ(tables, 10);
+  // BM.GPU.H100.8 (RoCE, 2 nodes), Nebius H200 (InfiniBand, 2 nodes), GCP A3 Ultra (RoCE) and A3 Mega
+  // (GPUDirect-TCPXO) tables
+  EXPECT_EQ(tables, 12);
   EXPECT_LE(std::stod(median), 10.0) << r.out;
   // Per system: each machine measured gets its line (the p5 pair, the ND H200 v5 and H100 v5 and
   // the OCI pair among them).
@@ -143,6 +144,8 @@ TEST(CalibrateCli, ChecksOneNetworkProfileAgainstItsTables) {
   EXPECT_NE(r.out.find("\n  aws-p5 ", per_system), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  azure-nd-h200-v5 ", per_system), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  azure-nd-h100-v5 ", per_system), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  gcp-a3-ultra ", per_system), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  gcp-a3-mega ", per_system), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  oci-bm-gpu-h100-8 ", per_system), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  nebius-h200-ib ", per_system), std::string::npos) << r.out;
 }

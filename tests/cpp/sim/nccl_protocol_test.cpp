@@ -192,6 +192,47 @@ TEST(NcclProtocols, TreeLatencyIsLogarithmicInTheNodes) {
   EXPECT_EQ(chosen.protocol, "LL");
 }
 
+// Over EFA the low-latency protocols take aws-ofi-nccl's modelled network step (20 us, its p5 tuner's
+// net_lat) where Simple takes the plugin's declared 75 us twice (topologies/fabric_transport.cpp). Two
+// nodes of one GPU (so NCCL charges the tree's network figures), a tree all-reduce of 8 B: one level,
+// 2 log2(2) = 2 network steps, no NVLink steps. NCCL's latency on top of the plain tree:
+//   LL      6.8 + 2 x (5.0 + 20)       =  56.8 us
+//   LL128  14.0 + 2 x (8.5 + 20)       =  71.0 us
+//   Simple  8.4 + 2 x (14 + 2 x 75)    = 336.4 us
+// and on RoCE (no plugin latency) LL is 6.8 + 2 x 5.0 = 16.8 us.
+TEST(NcclProtocols, EfaLowLatencyProtocolsTakeThePluginsModelledNetworkStep) {
+  ClusterSpec spec = testing::fat_tree_spec(2, 1, 1);
+  spec.fabric.technology = "ethernet";
+  spec.fabric.transport = "efa";
+  const Cluster efa = Cluster::build(spec);
+  spec.fabric.transport = "roce";
+  const Cluster roce = Cluster::build(spec);
+  const NetworkProfile with = ideal_with_protocols();
+  const NetworkProfile plain = ideal_network_profile();
+  const auto ranks = iota_ranks(2);
+  const CollectiveRequest req{CollectiveKind::all_reduce, &ranks, 8};
+  const auto extra_s = [&](const Cluster& c, const char* protocol) {
+    return idle_fabric_latency_s({c, with}, plan_collective("tree", protocol, {c, with}, req)) -
+           idle_fabric_latency_s({c, plain}, plan_collective("tree", {c, plain}, req));
+  };
+  EXPECT_NEAR(extra_s(efa, "LL"), 56.8e-6, 1e-12);
+  EXPECT_NEAR(extra_s(efa, "LL128"), 71.0e-6, 1e-12);
+  EXPECT_NEAR(extra_s(efa, "Simple"), 336.4e-6, 1e-12);
+  EXPECT_NEAR(extra_s(roce, "LL"), 16.8e-6, 1e-12);
+  // EFA v3 (p5en): the plugin declares 35 us and its tuner models 18 us per LL/LL128 step:
+  //   LL 6.8 + 2 x (5.0 + 18) = 52.8 us; Simple 8.4 + 2 x (14 + 2 x 35) = 176.4 us.
+  spec.fabric.transport = "efa_v3";
+  const Cluster efa_v3 = Cluster::build(spec);
+  EXPECT_NEAR(extra_s(efa_v3, "LL"), 52.8e-6, 1e-12);
+  EXPECT_NEAR(extra_s(efa_v3, "Simple"), 176.4e-6, 1e-12);
+  // GPUDirect-TCPXO: its fitted 28 us per network step under every protocol, twice under Simple:
+  //   LL 6.8 + 2 x (5.0 + 28) = 72.8 us; Simple 8.4 + 2 x (14 + 2 x 28) = 148.4 us.
+  spec.fabric.transport = "tcpxo";
+  const Cluster tcpxo = Cluster::build(spec);
+  EXPECT_NEAR(extra_s(tcpxo, "LL"), 72.8e-6, 1e-12);
+  EXPECT_NEAR(extra_s(tcpxo, "Simple"), 148.4e-6, 1e-12);
+}
+
 // The shipped profiles carry NCCL's protocols, and their fit scales NCCL's intra-node latencies down:
 // on the >= 1 MiB nccl-tests tables of A100 and H100 nodes the table's 3.4 us per NVLink ring step
 // (Simple) is far more than the measurements leave room for, so the fitted scale is < 0.1 and an NVLink

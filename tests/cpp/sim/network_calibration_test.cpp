@@ -120,14 +120,17 @@ TEST(NetworkCalibration, ShippedProfilesPredictHeldOutTables) {
   }
 }
 
-// 2 x p5.48xlarge (held out). With NCCL's protocols and the latency aws-ofi-nccl declares for p5 EFA
-// (75 us per network step, twice under Simple; topologies/fabric_transport.cpp) the tuner picks what the
-// plugin's own p5 tuner picks (src/tuner/nccl_ofi_regions.cpp, 16 ranks): the tree under LL128 up to
-// ~30 MiB, NVLS_TREE under Simple above. From 32 MiB the simulation is within 11 % of the measurement
-// (>= 1 GiB within 4 %, where NVLS_TREE striped over the 32 NICs sets the pace); at 1-8 MiB it is 32-53 %
-// slow: the declared 75 us is a tuning value, larger than the physical step (the table's 69 us at 8 B
-// bounds it). The median over the 15 rows >= 1 MiB is within the 10 % target.
-TEST(NetworkCalibration, P5TableIsMatchedFrom32MiBAndSlowAtFewMiB) {
+// 2 x p5.48xlarge (held out). With NCCL's protocols and aws-ofi-nccl's latencies for p5 EFA (Simple:
+// the declared 75 us per network step, twice; LL and LL128: the 20 us its own p5 tuner models;
+// topologies/fabric_transport.cpp) the tuner picks what the plugin's own p5 tuner picks
+// (src/tuner/nccl_ofi_regions.cpp, 16 ranks): the tree under LL128 up to ~30 MiB, NVLS_TREE under Simple
+// from 128 MiB. From 64 MiB the simulation is within 8 % of the measurement (>= 1 GiB within 4 %, where
+// NVLS_TREE striped over the 32 NICs sets the pace); at 1-8 MiB within 19 % (it was 32-53 % slow with
+// 75 us under LL128: the declared value is a tuning value, larger than the physical step, which the
+// table's 69 us at 8 B bounds). At 16 and 32 MiB the tree under LL128 is 27-35 % fast: its bandwidth at
+// those sizes (NCCL's per-channel LL128 caps, chunking) is not modelled. The median over the 15 rows
+// >= 1 MiB is within the 10 % target.
+TEST(NetworkCalibration, P5TableIsMatchedFrom64MiBAndAtFewMiB) {
   const NetworkDatasets data = load_network_datasets(
       std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/network/datasets.json", CLUSTERSIM_DATA_DIR);
   std::vector<CollectiveTable> p5;
@@ -140,14 +143,53 @@ TEST(NetworkCalibration, P5TableIsMatchedFrom32MiBAndSlowAtFewMiB) {
   EXPECT_EQ(large.algorithm, "nvls_tree");
   EXPECT_EQ(large.rows, 5);
   EXPECT_LE(large.max_abs_error, 0.05);
-  const auto from_32_mib = evaluate_network_profile(p5, h100, "analytical", 32.0 * 1024 * 1024).at(0);
-  EXPECT_EQ(from_32_mib.rows, 10);
-  EXPECT_LE(from_32_mib.max_abs_error, 0.12);
+  const auto from_64_mib = evaluate_network_profile(p5, h100, "analytical", 64.0 * 1024 * 1024).at(0);
+  EXPECT_EQ(from_64_mib.rows, 9);
+  EXPECT_LE(from_64_mib.max_abs_error, 0.08);
+  // The rows of 1 to 8 MiB: the tree under LL128, each network step 20 us.
+  CollectiveTable few_mib = p5[0];
+  few_mib.bytes.clear();
+  few_mib.time_s.clear();
+  for (std::size_t i = 0; i < p5[0].bytes.size(); ++i)
+    if (p5[0].bytes[i] >= 1024.0 * 1024 && p5[0].bytes[i] <= 8.0 * 1024 * 1024) {
+      few_mib.bytes.push_back(p5[0].bytes[i]);
+      few_mib.time_s.push_back(p5[0].time_s[i]);
+    }
+  const auto few = evaluate_network_profile({few_mib}, h100, "analytical").at(0);
+  EXPECT_EQ(few.rows, 4);
+  EXPECT_EQ(few.algorithm, "tree");
+  EXPECT_LE(few.max_abs_error, 0.20);
   const auto all = evaluate_network_profile(p5, h100, "analytical").at(0);
   EXPECT_EQ(all.rows, 15);
   EXPECT_EQ(all.algorithm, "tree");  // the smallest rows: the tree under LL128
   EXPECT_LE(all.median_abs_error, 0.10);
-  EXPECT_GT(all.max_abs_error, 0.30);  // the few-MiB rows, reported by calibrate-network --check
+  EXPECT_GT(all.max_abs_error, 0.25);  // 16 and 32 MiB, reported by calibrate-network --check
+}
+
+// The two GCP tables (held out; GoogleCloudPlatform/cluster-toolkit, Apache-2.0): all_gather_perf on
+// 2 x a3-ultragpu-8g (16 H200, 8 x 400 Gb/s RoCE per node) and on 2 x a3-megagpu-8g (16 H100,
+// 8 x 200 Gb/s GPUDirect-TCPXO). On 2026-11-27 (flow backend): A3 Ultra median 14.1 % (the ring 5-6 %
+// fast from 512 MiB, 11-29 % fast from 1 to 256 MiB); A3 Mega median 12.8 % with TCPXO's fitted 28 us
+// network step (28.6 % without it), 5.6-9.1 % from 128 MiB. Both within the 15 % per-table bound;
+// the large sizes, where the NICs set the pace, within 10 %.
+TEST(NetworkCalibration, GcpTwoNodeAllGatherTablesAreWithinTheBound) {
+  const NetworkDatasets data = load_network_datasets(
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/network/datasets.json", CLUSTERSIM_DATA_DIR);
+  std::vector<CollectiveTable> gcp;
+  for (const auto& t : data.tables)
+    if (t.id == "gcp-a3-ultra-2-nodes" || t.id == "gcp-a3-mega-2-nodes") gcp.push_back(t);
+  ASSERT_EQ(gcp.size(), 2u);
+  const NetworkProfile h100 = load_network_profile("nccl-h100");
+  for (const auto& t : gcp) {
+    EXPECT_EQ(t.role, "validate") << t.id;
+    EXPECT_EQ(t.kind, CollectiveKind::all_gather) << t.id;
+    const auto all = evaluate_network_profile({t}, h100, "analytical").at(0);
+    EXPECT_EQ(all.rows, 14) << t.id;  // 1 MiB to 8 GiB
+    EXPECT_LE(all.median_abs_error, 0.15) << t.id;
+    const auto large = evaluate_network_profile({t}, h100, "analytical", 128.0 * 1024 * 1024 * 4).at(0);
+    EXPECT_EQ(large.rows, 5) << t.id;  // 512 MiB to 8 GiB
+    EXPECT_LE(large.max_abs_error, 0.10) << t.id;
+  }
 }
 
 // 2 x Oracle BM.GPU.H100.8 (held out; oracle-quickstart/oci-hpc, NCCL 2.23.4, 16 x 200 Gb/s RoCE per

@@ -236,7 +236,7 @@ TEST(ValidationDatasets, NemoRowsCarryTheirModelShapeAndSchedule) {
 
 TEST(ValidationDatasets, TorchtitanRowsRunOnTheTablesH100) {
   const ValidationDataset d = load_validation_dataset("torchtitan-h100");
-  EXPECT_EQ(d.cases.size(), 9u);
+  EXPECT_EQ(d.cases.size(), 11u);  // Tables 1-4; Tables 1 and 3 with their bf16 torch.compile rows
   // tt-0001: Table 1, FSDP, 8 GPUs, global batch 16 x 8192 tokens at 5,762 TPS/GPU = 2.8435 s.
   const ValidationCase& c = case_with_id(d, "tt-0001");
   ASSERT_TRUE(c.workload && c.cluster) << c.unsupported;
@@ -252,6 +252,12 @@ TEST(ValidationDatasets, TorchtitanRowsRunOnTheTablesH100) {
   EXPECT_TRUE(t.workload->parallelism.sequence_parallel);
   EXPECT_EQ(t.workload->training.precision, Precision::fp8);
   EXPECT_EQ(t.cluster->nodes, 32);
+  // tt-0010: Table 1's 'FSDP + torch.compile' row, bf16 compiled: 16 x 8192 / (6,667 x 8) = 2.4575 s.
+  const ValidationCase& k = case_with_id(d, "tt-0010");
+  ASSERT_TRUE(k.workload) << k.unsupported;
+  EXPECT_NEAR(k.measured, 16.0 * 8192 / (6667.0 * 8), 1e-4);
+  EXPECT_TRUE(k.workload->training.torch_compile);
+  EXPECT_EQ(k.workload->training.precision, Precision::bf16);
 }
 
 TEST(ValidationDatasets, RowsTheSpecsRefuseAreUnsupportedNotErrors) {

@@ -144,6 +144,10 @@ TEST(Presets, RealSystemsSayWhereTheirFiguresComeFrom) {
   EXPECT_EQ(count_devices(p5, DeviceKind::pcie_switch), 16);
   EXPECT_EQ(p5.spec().fabric.routing_in_effect(), "spray");
   EXPECT_EQ(load_cluster_spec("aws-p5en").node.nics_per_gpu(), 2);
+  // p5en's EFA v3 is tuned apart from p5's by aws-ofi-nccl (35 us declared, 18 us per LL/LL128 step).
+  EXPECT_EQ(p5.spec().fabric.transport_in_effect(), "efa");
+  EXPECT_EQ(load_cluster_spec("aws-p5en").fabric.transport_in_effect(), "efa_v3");
+  EXPECT_EQ(load_cluster_spec("aws-p5en").fabric.routing_in_effect(), "spray");
   EXPECT_EQ(load_cluster_spec("oci-bm-gpu-h100-8").fabric.routing_in_effect(), "ecmp");
   EXPECT_EQ(load_cluster_spec("dgx-b200-superpod").node.scale_up.generation, "nvlink5");
 }

@@ -3,12 +3,14 @@
 // Megatron-LM's definitions by hand.
 #include <map>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
+#include "workloads/software_stack.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_generator.hpp"
 #include "workloads/transformer_math.hpp"
@@ -308,6 +310,125 @@ TEST(ParallelGenerator, ContextParallelRingAttentionPassesKeyValueBlocks) {
   EXPECT_DOUBLE_EQ(attention_flops, mb * 4 * 4.0 * 64 * 256 * 512 / 2.0);
   // gradients are reduced over dp x cp
   EXPECT_EQ(g.communicators()[comm_index(g, "dp")].groups.front().size(), 4u);
+}
+
+// parallelism.cp_comm all_gather (PyTorch context_parallel, workloads/context_parallel_comm.cpp):
+// gpt(1, 1, 1, 4): 64 local tokens, h 512 (8 heads x 64, no GQA), 8 micro-batches of 1, 4 layers.
+TEST(ParallelGenerator, ContextParallelAllGatherGathersKeyValueOncePerLayerEachWay) {
+  WorkloadSpec s = gpt(1, 1, 1, 4);
+  s.parallelism.cp_comm = "all_gather";
+  const ExecutionGraph g = generate_transformer_training(s, world(s));
+  const OpTable& ops = g.classes()[0].ops;
+  const std::uint16_t cp = comm_index(g, "cp");
+  const int mb = 8, layers = 4, steps = 4;
+  // local K and V: 64 tokens x 2 x 512 = 65536 elements; the all-gather's output: cp x 65536 x 2 bytes
+  const double kv = 64.0 * 2 * 512, q = 64.0 * 512;
+  const auto fwd = collectives(ops, cp, "fwd.cp.");
+  ASSERT_EQ(fwd.count(CollectiveKind::all_gather), 1u);
+  EXPECT_EQ(fwd.at(CollectiveKind::all_gather).first, mb * layers);
+  EXPECT_DOUBLE_EQ(fwd.at(CollectiveKind::all_gather).second, mb * layers * 4 * kv * 2.0);
+  const auto bwd = collectives(ops, cp, "bwd.cp.");
+  EXPECT_EQ(bwd.at(CollectiveKind::all_gather).first, mb * layers);  // gathered again in the backward
+  int kv_sends = 0, grad_sends = 0, merges = 0, packs = 0, attention = 0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    const std::string_view name = ops.name(i);
+    if (ops.kind(i) == OpKind::send && ops.communicator(i) == cp) {
+      if (ops.tag(i) == 2) ++kv_sends;  // the ring's K/V blocks: none
+      if (ops.tag(i) == 3) {
+        ++grad_sends;
+        EXPECT_DOUBLE_EQ(ops.bytes(i), kv * 4.0);  // dK and dV in fp32
+      }
+    }
+    if (ops.kind(i) != OpKind::compute) continue;
+    if (name == "fwd.attention") ++attention;
+    if (name == "fwd.cp.merge") {
+      ++merges;
+      EXPECT_DOUBLE_EQ(ops.bytes(i), 38.0 * q);  // out.to(fp32) 6 + three fp32 eager ops 32
+    }
+    if (name == "fwd.cp.pack_kv") {
+      ++packs;
+      EXPECT_DOUBLE_EQ(ops.bytes(i), 4.0 * kv);  // torch.cat: reads and writes bf16
+    }
+    if (name == "fwd.cp.output_cast") {
+      EXPECT_DOUBLE_EQ(ops.bytes(i), 12.0 * q);
+    }
+    if (name == "bwd.cp.grad_accumulate") {
+      EXPECT_DOUBLE_EQ(ops.bytes(i), 18.0 * kv + 10.0 * q);
+    }
+    if (name == "bwd.cp.grad_cast") {
+      EXPECT_DOUBLE_EQ(ops.bytes(i), 10.0 * (q + kv));
+    }
+  }
+  EXPECT_EQ(kv_sends, 0);
+  EXPECT_EQ(grad_sends, mb * layers * steps);    // every backward step passes dK/dV on
+  EXPECT_EQ(merges, mb * layers * (steps - 1));  // every step after the first
+  EXPECT_EQ(packs, mb * layers * (steps - 1));   // at every step i < cp - 1
+  EXPECT_EQ(attention, mb * layers * steps);     // the same load-balanced steps as the ring
+  // the ring is unchanged and stays the default
+  EXPECT_EQ(gpt(1, 1, 1, 4).parallelism.cp_comm, "ring");
+}
+
+// fused.gqa false (torchtitan's repeat_kv): K and V are copied to every query head before attention.
+TEST(ParallelGenerator, UnfusedGqaRepeatsKeyValuePerQueryHead) {
+  WorkloadSpec s = gpt(1, 1, 1);
+  s.model.kv_heads = 2;  // 8 query heads of 64, 2 kv heads: kv width 128, repeated 512
+  StackProfile fused = find_software_stack("megatron-core");
+  StackProfile repeated = fused;
+  repeated.fused.gqa = false;
+  const ExecutionGraph gf = generate_transformer_training(s, 1, fused);
+  const ExecutionGraph gr = generate_transformer_training(s, 1, repeated);
+  const OpTable& f = gf.classes()[0].ops;
+  const OpTable& r = gr.classes()[0].ops;
+  double repeat_bytes = 0.0, attention_f = 0.0, attention_r = 0.0;
+  int repeats = 0;
+  for (OpId i = 0; i < r.size(); ++i) {
+    if (r.kind(i) != OpKind::compute) continue;
+    if (r.name(i).find("repeat_kv") != std::string_view::npos) {
+      ++repeats;
+      repeat_bytes = r.bytes(i);
+    }
+    if (r.name(i) == "fwd.attention") attention_r = r.bytes(i);
+  }
+  for (OpId i = 0; i < f.size(); ++i) {
+    if (f.kind(i) == OpKind::compute && f.name(i) == "fwd.attention") attention_f = f.bytes(i);
+    EXPECT_EQ(f.name(i).find("repeat_kv"), std::string_view::npos);
+  }
+  EXPECT_EQ(repeats, 8 * 4 * 2);  // forward and backward, 4 layers, 8 micro-batches
+  // 256 tokens x 2 (K, V) x (128 read + 512 written) x 2 bytes
+  EXPECT_DOUBLE_EQ(repeat_bytes, 256.0 * 2 * (128 + 512) * 2.0);
+  // the attention kernel reads K and V at the query width: 256 x 2 x (512 - 128) x 2 bytes more
+  EXPECT_DOUBLE_EQ(attention_r - attention_f, 256.0 * 2 * (512 - 128) * 2.0);
+}
+
+// training.cross_entropy: the loss kernels move their framework's bytes per logit (memory_recipe.cpp):
+// Megatron-Core 38 forward + 14 backward, PyTorch eager 14 + 22, flash-attn's Triton kernel 2 + 4;
+// 256 tokens x 1024 logits per micro-batch, plus one fp32 loss per token written by the forward.
+TEST(ParallelGenerator, LossKernelsMoveTheirFrameworksCrossEntropyBytes) {
+  const double logits = 256.0 * 1024, tokens = 256.0;
+  const std::pair<const char*, std::pair<double, double>> recipes[] = {
+      {"vocab_parallel", {38.0, 14.0}}, {"eager", {14.0, 22.0}}, {"fused", {2.0, 4.0}}};
+  for (const auto& [name, bytes] : recipes) {
+    SCOPED_TRACE(name);
+    WorkloadSpec s = gpt(1, 1, 1);
+    s.training.cross_entropy = name;
+    const ExecutionGraph g = generate_transformer_training(s, 1);
+    const OpTable& ops = g.classes()[0].ops;
+    int forward = 0, backward = 0;
+    for (OpId i = 0; i < ops.size(); ++i) {
+      if (ops.kind(i) != OpKind::compute) continue;
+      if (ops.name(i) == "fwd.loss") {
+        ++forward;
+        EXPECT_EQ(ops.kernel(i), KernelClass::loss);
+        EXPECT_DOUBLE_EQ(ops.bytes(i), bytes.first * logits + 4.0 * tokens);
+      }
+      if (ops.name(i) == "bwd.loss") {
+        ++backward;
+        EXPECT_DOUBLE_EQ(ops.bytes(i), bytes.second * logits);
+      }
+    }
+    EXPECT_EQ(forward, 8);  // one per micro-batch
+    EXPECT_EQ(backward, 8);
+  }
 }
 
 TEST(ParallelGenerator, ExpertParallelismAddsAllToAllsAndAnExpertGradientGroup) {

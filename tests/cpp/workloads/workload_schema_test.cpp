@@ -53,8 +53,8 @@ TEST(WorkloadSchema, PathsAreUniqueAndSplitIntoSectionAndKey) {
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->section(), "model.moe");
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->key(), "load_imbalance");
   EXPECT_EQ(find_workload_field("training.nope"), nullptr);
-  // name, description; 11 model keys, 5 moe, 15 training, 14 parallelism; 3 trace.
-  EXPECT_EQ(workload_schema().size(), 2u + 11 + 5 + 15 + 14 + 3);
+  // name, description; 11 model keys, 5 moe, 15 training, 15 parallelism; 3 trace.
+  EXPECT_EQ(workload_schema().size(), 2u + 11 + 5 + 15 + 15 + 3);
 }
 
 // A spec with only the required keys takes each default the schema declares, and those are the
@@ -69,8 +69,9 @@ TEST(WorkloadSchema, DefaultsAreWhatTheReaderFillsIn) {
     EXPECT_EQ(written[nlohmann::json::json_pointer(pointer(f.path))], nlohmann::json::parse(f.default_json)) << f.path;
     ++checked;
   }
-  // 33 keys with a default (model 3, moe 5, training 13, parallelism 12), less fp8_recipe and
-  // fp8_weight_cache (not written without fp8) and torch_compile (written only when true).
+  // 34 keys with a default (model 3, moe 5, training 13, parallelism 13), less fp8_recipe and
+  // fp8_weight_cache (not written without fp8), torch_compile (written only when true) and cp_comm
+  // (written only when not ring).
   EXPECT_EQ(checked, 30);
   WorkloadSpec expected;  // the structs' initializers, with the spec's required values
   for (const auto key : {&ModelSpec::layers, &ModelSpec::hidden, &ModelSpec::heads, &ModelSpec::ffn_hidden,
@@ -132,7 +133,7 @@ TEST(WorkloadSchema, RangesAndChoicesAreEnforcedAtTheKeysPath) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 45);  // every key of model, model.moe, training and parallelism
+  EXPECT_EQ(checked, 46);  // every key of model, model.moe, training and parallelism
 }
 
 TEST(WorkloadSchema, UpperBoundsAreEnforced) {
@@ -153,7 +154,7 @@ TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
   j["description"] = "d";
   j["model"].update({{"kv_heads", 2}, {"head_dim", 64}, {"moe", {{"experts", 4}, {"top_k", 2}}}});
   j["training"].update({{"precision", "fp8"}, {"torch_compile", true}, {"stack", "megatron-core"}});
-  j["parallelism"].update({{"dp", 2}, {"ep", 2}, {"bucket_size_params", 1000}});
+  j["parallelism"].update({{"dp", 2}, {"ep", 2}, {"bucket_size_params", 1000}, {"cp_comm", "all_gather"}});
   const WorkloadSpec s = parse_workload_spec(j.dump(), "w.json");
   const nlohmann::json written = nlohmann::json::parse(workload_spec_to_json(s));
   std::set<std::string> schema_paths;
