@@ -22,7 +22,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "sim/cli/overrides.hpp"
+#include "sim/api/measurement_files.hpp"
+#include "sim/api/simulation_request.hpp"
+#include "sim/api/spec_overrides.hpp"
+#include "sim/api/validation_request.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/child_process.hpp"
@@ -42,10 +45,12 @@
 #include "sim/stack_fit.hpp"
 #include "sim/validation/validation_report.hpp"
 #include "topologies/cluster.hpp"
+#include "topologies/cluster_schema.hpp"
 #include "topologies/cluster_spec.hpp"
 #include "topologies/topology_export.hpp"
 #include "topologies/topology_metrics.hpp"
 #include "workloads/kernel_timeline.hpp"
+#include "workloads/workload_schema.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace py = pybind11;
@@ -91,40 +96,82 @@ SpecText parse_workload(const std::string& text, const std::string& file, const 
   return workload_text(parse_workload_spec(with_overrides(text, file, overrides), file));
 }
 
-// One simulation in a child process (the C++ simulate() forks); the GIL is released while it runs so
-// that other Python threads (a sweep's) go on. Empty strings keep SimulationOptions' defaults.
-std::string simulate_json(const std::string& cluster_text, const std::string& cluster_file,
-                          const std::string& workload_text, const std::string& workload_file,
-                          const std::string& fidelity, const std::string& algorithm,
-                          const std::map<std::string, std::string>& algorithm_by_group,
-                          const std::string& network_profile, const std::string& timeline_path,
-                          std::size_t timeline_classes) {
-  const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
-  const WorkloadSpec workload = parse_workload_spec(workload_text, workload_file);
-  SimulationOptions options;
-  if (!fidelity.empty()) options.fidelity = fidelity;
-  if (!algorithm.empty()) options.collective_algorithm = algorithm;
-  options.algorithm_by_communicator = algorithm_by_group;
-  if (!network_profile.empty()) options.network_profile = network_profile;
-  options.timeline_path = timeline_path;
-  if (timeline_classes > 0) options.timeline_classes = timeline_classes;
-  py::gil_scoped_release release;
-  return simulate(cluster, workload, options).to_json(-1);
+// simulate()'s keyword options from Python: {fidelity, algorithm (a name, or {group: name} with "*"
+// for every other group), network_profile, timeline_path, timeline_classes}; None or absent: the
+// request's default. The request owns the defaults and checks (sim/api/simulation_request.hpp).
+SimulationRequest simulation_request(const py::dict& options) {
+  SimulationRequest r;
+  for (const auto& [key, value] : options) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "fidelity") {
+      r.fidelity = value.cast<std::string>();
+    } else if (name == "algorithm" && py::isinstance<py::str>(value)) {
+      r.algorithm = value.cast<std::string>();
+    } else if (name == "algorithm") {
+      for (const auto& [group, algorithm] : value.cast<std::map<std::string, std::string>>()) {
+        if (group == "*")
+          r.algorithm = algorithm;
+        else
+          r.algorithm_by_group[group] = algorithm;
+      }
+    } else if (name == "network_profile") {
+      r.network_profile = value.cast<std::string>();
+    } else if (name == "timeline_path") {
+      r.timeline_path = value.cast<std::string>();
+    } else if (name == "timeline_classes") {
+      r.timeline_classes = value.cast<std::int64_t>();
+    } else {
+      throw SpecError("simulate", "",
+                      "unknown option '" + name +
+                          "'; expected fidelity, algorithm, network_profile, timeline_path, timeline_classes");
+    }
+  }
+  return r;
 }
 
-// `clustersim collective --json`: simulated nccl-tests rows, in a child process, the GIL released.
-// No ranks: every GPU; empty fidelity / algorithm / network_profile: the defaults.
-std::string collective_json(const std::string& cluster_text, const std::string& cluster_file, const std::string& op,
-                            const std::optional<std::string>& ranks, const std::vector<double>& sizes,
-                            const std::string& min_bytes, const std::string& max_bytes, const std::string& step_factor,
-                            const std::optional<int>& peer_offset, const std::string& fidelity,
-                            const std::string& algorithm, const std::string& network_profile) {
+// One simulation in a child process (the C++ simulate() forks); the GIL is released while it runs so
+// that other Python threads (a sweep's) go on.
+std::string simulate_json(const std::string& cluster_text, const std::string& cluster_file,
+                          const std::string& workload_text, const std::string& workload_file, const py::dict& options) {
   const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
-  CollectiveSweepRequest request{op, ranks, min_bytes, max_bytes, step_factor, sizes, peer_offset};
-  CollectiveSweepOptions o = collective_sweep_options(cluster, request);
-  if (!fidelity.empty()) o.fidelity = fidelity;
-  if (!algorithm.empty()) o.algorithm = algorithm;
-  if (!network_profile.empty()) o.network_profile = network_profile;
+  const WorkloadSpec workload = parse_workload_spec(workload_text, workload_file);
+  const SimulationOptions o = simulation_options(simulation_request(options));
+  py::gil_scoped_release release;
+  return simulate(cluster, workload, o).to_json(-1);
+}
+
+// `clustersim collective --json` from Python's keywords: {op, ranks, sizes, min_bytes, max_bytes,
+// step_factor, peer_offset, fidelity, algorithm, network_profile} (CollectiveSweepRequest's fields, the
+// sizes as numbers, the rest as the CLI's text); None or absent: the request's default. The rows as
+// one-line JSON, simulated in a child process with the GIL released.
+std::string collective_json(const std::string& cluster_text, const std::string& cluster_file, const py::dict& options) {
+  const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
+  CollectiveSweepRequest r;
+  const std::map<std::string, std::string*> text = {
+      {"op", &r.op}, {"min_bytes", &r.min_bytes}, {"max_bytes", &r.max_bytes}, {"step_factor", &r.step_factor}};
+  const std::map<std::string, std::optional<std::string>*> optional_text = {{"ranks", &r.ranks},
+                                                                            {"fidelity", &r.fidelity},
+                                                                            {"algorithm", &r.algorithm},
+                                                                            {"network_profile", &r.network_profile}};
+  for (const auto& [key, value] : options) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "sizes")
+      r.sizes = value.cast<std::vector<double>>();
+    else if (name == "peer_offset")
+      r.peer_offset = value.cast<int>();
+    else if (text.count(name) != 0)
+      *text.at(name) = value.cast<std::string>();
+    else if (optional_text.count(name) != 0)
+      *optional_text.at(name) = value.cast<std::string>();
+    else
+      throw SpecError("collective", "",
+                      "unknown option '" + name +
+                          "'; expected op, ranks, sizes, min_bytes, max_bytes, step_factor, peer_offset, fidelity, "
+                          "algorithm, network_profile");
+  }
+  const CollectiveSweepOptions o = collective_sweep_options(cluster, r);
   py::gil_scoped_release release;
   return collective_rows_json(simulate_collective_sweep(cluster, o), -1);
 }
@@ -172,12 +219,22 @@ std::pair<std::string, std::string> compare_json(const std::string& workload, do
 
 // `clustersim validate DATASET --json` for one dataset: (JSON document, readable table). The rows are
 // simulated `jobs` at a time, each in its own child process, with the GIL released.
-std::pair<std::string, std::string> validate_json(const std::string& dataset, const std::string& fidelity, int jobs,
-                                                  std::size_t limit) {
-  const ValidationDataset d = load_validation_dataset(dataset, limit);
-  ValidationOptions options;
-  if (!fidelity.empty()) options.fidelity = fidelity;
-  if (jobs > 0) options.jobs = jobs;
+std::pair<std::string, std::string> validate_json(const std::string& dataset, const py::dict& keywords) {
+  ValidationRequest request;
+  for (const auto& [key, value] : keywords) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "fidelity")
+      request.fidelity = value.cast<std::string>();
+    else if (name == "jobs")
+      request.jobs = value.cast<std::int64_t>();
+    else if (name == "limit")
+      request.limit = value.cast<std::int64_t>();
+    else
+      throw SpecError("validate", "", "unknown option '" + name + "'; expected fidelity, jobs, limit");
+  }
+  const ValidationOptions options = validation_options(request);
+  const ValidationDataset d = load_validation_dataset(dataset, validation_row_limit(request));
   ValidationResult result;
   {
     py::gil_scoped_release release;
@@ -274,19 +331,8 @@ std::vector<std::pair<double, double>> kernel_predictions(const std::string& gpu
   return out;
 }
 
-std::string shipped_profile(const std::string& gpu_id) {
-  const std::optional<CalibrationProfile> profile = find_calibration_profile(gpu_id);
-  if (!profile) {
-    std::string known;
-    for (const auto& n : calibration_profile_names())
-      known += (known.empty() ? "" : ", ") + n;
-    throw SpecError("--gpu", "", "no calibration profile for '" + gpu_id + "'; profiles: " + known);
-  }
-  return calibration_profile_to_json(*profile);
-}
-
 std::pair<Overrides, Overrides> split(const std::vector<std::string>& settings) {
-  auto s = cli::split_overrides(settings);
+  auto s = split_overrides(settings);
   return {std::move(s.cluster), std::move(s.workload)};
 }
 
@@ -345,16 +391,16 @@ PYBIND11_MODULE(_core, m) {
   m.def("parse_workload", &parse_workload, py::arg("text"), py::arg("file"), py::arg("overrides") = Overrides{},
         "Parses workload spec JSON text, applies overrides, validates: (normalized JSON, file).");
   m.def("simulate", &simulate_json, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("workload_json"),
-        py::arg("workload_file"), py::arg("fidelity") = "", py::arg("algorithm") = "",
-        py::arg("algorithm_by_group") = std::map<std::string, std::string>{}, py::arg("network_profile") = "",
-        py::arg("timeline_path") = "", py::arg("timeline_classes") = 0,
+        py::arg("workload_file"), py::arg("options") = py::dict(),
         "Simulates one training step in a child process; returns the report as one-line JSON.\n"
-        "Empty fidelity / algorithm / network_profile: the core's defaults. A timeline_path: the step's\n"
-        "Chrome trace is written there (timeline_classes rank classes; 0: the core's default).");
-  m.def("collective", &collective_json, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("op"),
-        py::arg("ranks"), py::arg("sizes"), py::arg("min_bytes"), py::arg("max_bytes"), py::arg("step_factor"),
-        py::arg("peer_offset"), py::arg("fidelity"), py::arg("algorithm"), py::arg("network_profile"),
-        "Simulated nccl-tests (clustersim collective --json) in a child process: the rows as one-line JSON.");
+        "options: {fidelity, algorithm (a name or {group: name, '*': name}), network_profile, timeline_path,\n"
+        "timeline_classes}; absent or None: the core's defaults. A timeline_path: the step's Chrome trace is\n"
+        "written there.");
+  m.def("collective", &collective_json, py::arg("cluster_json"), py::arg("cluster_file"),
+        py::arg("options") = py::dict(),
+        "Simulated nccl-tests (clustersim collective --json) in a child process: the rows as one-line JSON.\n"
+        "options: {op, ranks, sizes, min_bytes, max_bytes, step_factor, peer_offset, fidelity, algorithm,\n"
+        "network_profile}; absent or None: the defaults of `clustersim collective`.");
   m.def("topology_info", &topology_info_json, py::arg("cluster_json"), py::arg("cluster_file"),
         "The cluster's topology metrics as JSON (clustersim topology info --json).");
   m.def("topology_export", &topology_export, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("format"),
@@ -367,6 +413,11 @@ PYBIND11_MODULE(_core, m) {
       "The CLI's text summary of a report given as JSON.");
   m.def("cluster_presets", &cluster_preset_names, "Names of the built-in cluster presets.");
   m.def("workload_presets", &workload_preset_names, "Names of the built-in workload presets.");
+  m.def("cluster_schema", &cluster_schema_json,
+        "The cluster spec's declared keys (its power and cost blocks) as JSON text, as workload_schema().");
+  m.def("workload_schema", &workload_schema_json,
+        "The workload spec's keys as JSON text: [{path, section, key, type, stable, required, min, max, default,\n"
+        "default_doc, unit, choices, doc}] (workloads/workload_schema.hpp).");
   m.def("gpu_ids", &gpu_catalogue_ids, "Ids of the GPU catalogue entries.");
   m.def("fidelities", &fidelity_names, "Registered network backends (fidelity levels).");
   m.def("collective_algorithms", &algorithm_names, "Registered collective algorithms.");
@@ -374,9 +425,9 @@ PYBIND11_MODULE(_core, m) {
         "clustersim compare's comparison of simulated designs [(design, report JSON or '', error)]:\n"
         "(comparison JSON, the CLI's table).");
   m.def("validation_datasets", &validation_dataset_names, "Names of the compiled-in validation datasets.");
-  m.def("validate", &validate_json, py::arg("dataset"), py::arg("fidelity") = "", py::arg("jobs") = 0,
-        py::arg("limit") = 0,
-        "clustersim validate DATASET: (JSON document, the CLI's table). limit 0: every row; jobs 0: default.");
+  m.def("validate", &validate_json, py::arg("dataset"), py::arg("options") = py::dict(),
+        "clustersim validate DATASET: (JSON document, the CLI's table). options: {fidelity, jobs, limit}; absent\n"
+        "or None: the command's defaults (flow, 2 jobs, every row).");
 
   py::class_<KernelMeasurement>(m, "KernelMeasurement",
                                 "One measured kernel time (sim/hardware/kernel_measurement.hpp).")
@@ -417,10 +468,27 @@ PYBIND11_MODULE(_core, m) {
         py::arg("metric") = "time",
         "Per measurement: (the model's time in seconds, its error as kernel_accuracy counts it).");
   m.def("calibration_profiles", &calibration_profile_names, "GPU ids of the compiled-in calibration profiles.");
+  m.def(
+      "select_measurements",
+      [](const std::vector<std::string>& arguments, const std::string& data_dir, const std::string& gpu) {
+        MeasurementSelection s = select_measurements(arguments, data_dir, gpu);
+        return std::make_tuple(std::move(s.kernels), std::move(s.notes), std::move(s.gpu));
+      },
+      py::arg("arguments"), py::arg("data_dir") = "", py::arg("gpu") = "",
+      "calibrate's reading of measurement arguments: (the measurements of `gpu`, notes on what was skipped, the\n"
+      "GPU); gpu '': the one GPU the files name (SpecError otherwise).");
+  m.def(
+      "default_measurement_data_dir", [] { return std::string(kDefaultMeasurementDataDir); },
+      "Where calibrate looks up relative measurement paths by default (calibration/data).");
+  m.def(
+      "compared_by_throughput", [](const std::string& operation) { return compared_by_throughput(operation); },
+      py::arg("operation"), "Whether calibrate compares this operation's records by throughput (GEMM tables).");
   m.def("is_compiled_in_measurement_file", &is_compiled_in_measurement_file, py::arg("path"),
         "True for a measurement file the library carries (calibration/power_cap/), readable from any folder.");
-  m.def("calibration_profile", &shipped_profile, py::arg("gpu"),
-        "The compiled-in calibration profile of a GPU, as JSON.");
+  m.def(
+      "calibration_profile",
+      [](const std::string& gpu) { return calibration_profile_to_json(shipped_calibration_profile(gpu)); },
+      py::arg("gpu"), "The compiled-in calibration profile of a GPU, as JSON.");
   m.def(
       "parse_calibration_profile",
       [](const std::string& text, const std::string& file) {

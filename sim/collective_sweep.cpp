@@ -149,6 +149,9 @@ CollectiveSweepOptions collective_sweep_options(const ClusterSpec& cluster, cons
     if (!(s > 0.0) || !std::isfinite(s) || s > kMaxSweepBytes)
       throw SpecError("sizes", "", "expected sizes in bytes > 0 and at most 2^40, got " + nlohmann::json(s).dump());
   o.sizes = request.sizes;
+  o.fidelity = request.fidelity.value_or(o.fidelity);
+  o.algorithm = request.algorithm.value_or(o.algorithm);
+  o.network_profile = request.network_profile.value_or(o.network_profile);
   return o;
 }
 

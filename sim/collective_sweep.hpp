@@ -61,8 +61,8 @@ double parse_step_factor(const std::string& text);
 // The sweep's options as the CLI and Python give them, checked (SpecError naming the option): `op`
 // a collective (parse_collective_kind) or send_recv; `ranks` a rank list (none: every GPU of the
 // cluster); sizes from `min_bytes` to `max_bytes` ("8", "64K", "1G") by `step_factor`, or exactly
-// `sizes` when not empty; `peer_offset` for send_recv only. fidelity, algorithm and network profile
-// keep their defaults.
+// `sizes` when not empty; `peer_offset` for send_recv only; fidelity, algorithm and network profile
+// when given (else their defaults).
 struct CollectiveSweepRequest {
   std::string op = "all_reduce";
   std::optional<std::string> ranks;  // none: every GPU of the cluster
@@ -71,6 +71,9 @@ struct CollectiveSweepRequest {
   std::string step_factor = "2";
   std::vector<double> sizes;
   std::optional<int> peer_offset;
+  std::optional<std::string> fidelity;         // none: CollectiveSweepOptions' default (flow)
+  std::optional<std::string> algorithm;        // none: auto
+  std::optional<std::string> network_profile;  // none: auto
 };
 CollectiveSweepOptions collective_sweep_options(const ClusterSpec& cluster, const CollectiveSweepRequest& request);
 

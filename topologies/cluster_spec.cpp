@@ -14,6 +14,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
+#include "topologies/cluster_schema_io.hpp"
 #include "topologies/fabric_builder.hpp"
 #include "topologies/fabric_transport.hpp"
 #include "topologies/node_builder.hpp"
@@ -42,9 +43,6 @@ constexpr std::int64_t k_int_max = std::numeric_limits<int>::max();
 // Plausibility bounds of the spec's figures. They are not model figures: they refuse unit mistakes
 // and values so large that the step's power, energy or time would overflow to infinity (a report
 // cannot hold it) or so small that a transfer would take longer than the age of the universe.
-constexpr double kMaxDeviceW = 1e5;      // one device (a GPU, a switch, a host share): 100 kW
-constexpr double kMaxPue = 10.0;         // data centres run 1.1 to 2
-constexpr double kMaxUsdPerKwh = 1e3;    // electricity
 constexpr double kMinLinkGbps = 1e-3;    // 1 Mb/s
 constexpr double kMaxLinkGbps = 1e6;     // 1 Pb/s per NIC or link
 constexpr double kMinPcieGBps = 1e-3;    // 1 MB/s
@@ -54,9 +52,6 @@ constexpr double kMaxLatencyUs = 1e6;    // one second per hop
 
 constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // nodes * node.gpus (the graph's size)
 constexpr int kMaxPlanes = 64;                            // fabric.planes: NIC ports per NIC
-constexpr double kMaxItemUsd = 1e7;                       // one priced item (cost.prices)
-constexpr double kMaxClusterUsd = 1e13;                   // other capex or yearly operations of one cluster
-constexpr double kMaxAmortizationYears = 100;
 
 // An optional integer >= min that must fit in an int.
 int int_or(JsonReader& r, std::string_view key, int fallback, int min) {
@@ -342,59 +337,18 @@ FabricSpec parse_fabric(JsonReader r, const NodeSpec& node, DerivedDefaults& der
   return f;
 }
 
-// An optional power in watts of one device.
-std::optional<double> optional_watts(JsonReader& r, std::string_view key) {
-  return r.optional_number(key, NumberRange::between(0.0, kMaxDeviceW));
-}
-
-// An optional price in dollars of one item (a GPU's share of a server, a NIC, a switch port, a cable):
-// at most 10 million (a server's share of a GPU costs about 3e4 $); 1e308 gave an infinite bill and
-// `null` in the report.
-std::optional<double> optional_price(JsonReader& r, std::string_view key) {
-  return r.optional_number(key, NumberRange::between(0.0, kMaxItemUsd));
-}
-
-PowerSpec parse_power(JsonReader r) {
-  PowerSpec p;
-  p.pue = r.number_or("pue", p.pue, NumberRange::between(1.0, kMaxPue));
-  p.gpu_tensor_w = optional_watts(r, "gpu_tensor_w");
-  p.gpu_vector_w = optional_watts(r, "gpu_vector_w");
-  p.gpu_communication_w = optional_watts(r, "gpu_communication_w");
-  p.gpu_overlap_communication_w = optional_watts(r, "gpu_overlap_communication_w");
-  p.gpu_waiting_w = optional_watts(r, "gpu_waiting_w");
-  p.host_w_per_gpu = optional_watts(r, "host_w_per_gpu");
-  p.nvswitch_chip_w = optional_watts(r, "nvswitch_chip_w");
-  p.nic_w = optional_watts(r, "nic_w");
-  p.switch_w = optional_watts(r, "switch_w");
-  p.transceiver_w = optional_watts(r, "transceiver_w");
+void parse_power(JsonReader r, ClusterSpec& spec) {
+  read_cluster_fields(r, "power", spec);
   r.finish();
-  return p;
 }
 
-PriceOverrides parse_prices(JsonReader r) {
-  PriceOverrides p;
-  p.server_usd_per_gpu = optional_price(r, "server_usd_per_gpu");
-  p.nic_usd = optional_price(r, "nic_usd");
-  p.switch_usd_per_port = optional_price(r, "switch_usd_per_port");
-  p.copper_cable_usd = optional_price(r, "copper_cable_usd");
-  p.optical_cable_usd = optional_price(r, "optical_cable_usd");
-  p.transceiver_usd = optional_price(r, "transceiver_usd");
+void parse_cost(JsonReader r, ClusterSpec& spec) {
+  read_cluster_fields(r, "cost", spec);
+  if (auto prices = r.optional_object("prices")) {
+    read_cluster_fields(*prices, "cost.prices", spec);
+    prices->finish();
+  }
   r.finish();
-  return p;
-}
-
-CostSpec parse_cost(JsonReader r) {
-  CostSpec c;
-  c.electricity_usd_per_kwh =
-      r.number_or("electricity_usd_per_kwh", c.electricity_usd_per_kwh, NumberRange::between(0.0, kMaxUsdPerKwh));
-  c.amortization_years =
-      r.number_or("amortization_years", c.amortization_years, NumberRange{0.0, kMaxAmortizationYears, true});
-  c.operations_usd_per_year =
-      r.number_or("operations_usd_per_year", c.operations_usd_per_year, NumberRange::between(0.0, kMaxClusterUsd));
-  c.other_capex_usd = r.number_or("other_capex_usd", c.other_capex_usd, NumberRange::between(0.0, kMaxClusterUsd));
-  if (auto prices = r.optional_object("prices")) c.prices = parse_prices(*prices);
-  r.finish();
-  return c;
 }
 
 void parse_gpu(JsonReader& r, ClusterSpec& spec) {
@@ -430,8 +384,8 @@ ClusterSpec parse_cluster_json(const nlohmann::json& doc, const std::string& fil
   spec.nodes = int_or(r, "nodes", spec.nodes, 1);
   spec.node = parse_node(r.object("node"), gpu_catalogue_id(spec), spec.derived_defaults);
   if (auto fabric = r.optional_object("fabric")) spec.fabric = parse_fabric(*fabric, spec.node, spec.derived_defaults);
-  if (auto power = r.optional_object("power")) spec.power = parse_power(*power);
-  if (auto cost = r.optional_object("cost")) spec.cost = parse_cost(*cost);
+  if (auto power = r.optional_object("power")) parse_power(*power, spec);
+  if (auto cost = r.optional_object("cost")) parse_cost(*cost, spec);
   r.finish();
 
   // Cross-field rules.
@@ -517,34 +471,13 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
                                  {"duplex", l.duplex}});
   }
   j["fabric"] = fabric;
-  const PowerSpec& p = spec.power;
-  nlohmann::ordered_json power = {{"pue", p.pue}};
-  const auto put = [](nlohmann::ordered_json& o, const char* key, const std::optional<double>& v) {
-    if (v) o[key] = *v;
-  };
-  put(power, "gpu_tensor_w", p.gpu_tensor_w);
-  put(power, "gpu_vector_w", p.gpu_vector_w);
-  put(power, "gpu_communication_w", p.gpu_communication_w);
-  put(power, "gpu_overlap_communication_w", p.gpu_overlap_communication_w);
-  put(power, "gpu_waiting_w", p.gpu_waiting_w);
-  put(power, "host_w_per_gpu", p.host_w_per_gpu);
-  put(power, "nvswitch_chip_w", p.nvswitch_chip_w);
-  put(power, "nic_w", p.nic_w);
-  put(power, "switch_w", p.switch_w);
-  put(power, "transceiver_w", p.transceiver_w);
+  nlohmann::ordered_json power = nlohmann::ordered_json::object();
+  write_cluster_fields(power, "power", spec);
   j["power"] = power;
-  const CostSpec& c = spec.cost;
-  nlohmann::ordered_json cost = {{"electricity_usd_per_kwh", c.electricity_usd_per_kwh},
-                                 {"amortization_years", c.amortization_years}};
-  if (c.operations_usd_per_year > 0) cost["operations_usd_per_year"] = c.operations_usd_per_year;
-  if (c.other_capex_usd > 0) cost["other_capex_usd"] = c.other_capex_usd;
+  nlohmann::ordered_json cost = nlohmann::ordered_json::object();
+  write_cluster_fields(cost, "cost", spec);
   nlohmann::ordered_json prices = nlohmann::ordered_json::object();
-  put(prices, "server_usd_per_gpu", c.prices.server_usd_per_gpu);
-  put(prices, "nic_usd", c.prices.nic_usd);
-  put(prices, "switch_usd_per_port", c.prices.switch_usd_per_port);
-  put(prices, "copper_cable_usd", c.prices.copper_cable_usd);
-  put(prices, "optical_cable_usd", c.prices.optical_cable_usd);
-  put(prices, "transceiver_usd", c.prices.transceiver_usd);
+  write_cluster_fields(prices, "cost.prices", spec);
   if (!prices.empty()) cost["prices"] = prices;
   j["cost"] = cost;
   return j.dump(2);

@@ -33,8 +33,8 @@ struct KernelTimeline {
 };
 
 // One rank's trace file (.json or .json.gz). `step`: "last" (the last ProfilerStep, or the whole
-// trace when it marks none) or a step number. Throws SpecError(path, JSON path, ...) for a file that
-// is not a Chrome trace, an unknown step, or a step with no GPU kernel.
+// trace when it marks none) or a step number (else SpecError("--step")). Throws SpecError(path, JSON
+// path, ...) for a file that is not a Chrome trace, an unknown step, or a step with no GPU kernel.
 KernelTimeline read_kernel_timeline(const std::string& path, const std::string& step = "last");
 
 }  // namespace clustersim

@@ -1201,6 +1201,12 @@ ExecutionGraph read_pytorch_trace_step(const std::string& path, const std::strin
 }
 
 KernelTimeline read_kernel_timeline(const std::string& path, const std::string& step) {
+  // Checked here, for every caller (calibrate --from-trace's --step, Python's calibrate_from_trace):
+  // a step number of up to 18 digits fits std::stoll below.
+  if (step != "last" && (step.empty() || step.size() > 18 || !std::all_of(step.begin(), step.end(), [](char c) {
+                           return std::isdigit(static_cast<unsigned char>(c));
+                         })))
+    throw SpecError("--step", "", "expected a step number >= 0 (ProfilerStep#N) or \"last\", got \"" + step + "\"");
   RankTrace t = read_rank_file(path);
   KernelTimeline out;
   out.file = path;

@@ -12,12 +12,9 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
-#include "workloads/attention_implementation.hpp"
-#include "workloads/context_parallel_comm.hpp"
-#include "workloads/fp8_recipe.hpp"
-#include "workloads/memory_recipe.hpp"
 #include "workloads/rank_layout.hpp"
-#include "workloads/trace_format.hpp"
+#include "workloads/software_stack.hpp"
+#include "workloads/workload_schema_io.hpp"
 
 namespace clustersim {
 namespace resources_detail {
@@ -57,63 +54,26 @@ const PrecisionInfo& info(Precision p) {
   return kPrecisions[0];  // unreachable: every enumerator is in the table
 }
 
-std::vector<std::string> precision_names() {
-  std::vector<std::string> names;
-  for (const auto& i : kPrecisions)
-    if (i.training) names.emplace_back(i.name);
-  return names;
-}
-
-Precision precision_from_name(const std::string& name) {
-  for (const auto& i : kPrecisions) {
-    if (name == i.name) return i.precision;
-  }
-  return Precision::bf16;  // unreachable: the name was checked against precision_names()
-}
-
-const std::vector<std::string> kActivations = {"gelu", "swiglu", "squared_relu"};
-const std::vector<std::string> kRecompute = {"none", "selective", "full"};
-const std::vector<std::string> kOptimizers = {"adam", "sgd"};
-const std::vector<std::string> kSchedules = {"gpipe", "1f1b", "interleaved"};
-
-int positive_int(JsonReader& r, std::string_view key) {
-  return static_cast<int>(r.integer(key, 1, INT_MAX));
-}
-
-int positive_int_or(JsonReader& r, std::string_view key, int fallback) {
-  return static_cast<int>(r.integer_or(key, fallback, 1, INT_MAX));
-}
-
-MoeSpec parse_moe(JsonReader r) {
-  MoeSpec moe;
-  moe.experts = static_cast<int>(r.integer_or("experts", 0, 0, INT_MAX));
-  moe.top_k = static_cast<int>(r.integer_or("top_k", 0, 0, INT_MAX));
-  moe.expert_ffn_hidden = static_cast<int>(r.integer_or("expert_ffn_hidden", 0, 0, INT_MAX));
-  moe.capacity_factor = r.number_or("capacity_factor", 1.0, NumberRange::positive());
-  moe.load_imbalance = r.number_or("load_imbalance", 1.0, NumberRange::at_least(1.0));
+void parse_moe(JsonReader r, WorkloadSpec& spec) {
+  read_workload_fields(r, "model.moe", spec);
+  const MoeSpec& moe = spec.model.moe;
   if (moe.top_k > moe.experts)
     r.fail("top_k",
            "top_k (" + std::to_string(moe.top_k) + ") must not exceed experts (" + std::to_string(moe.experts) + ")");
   if (moe.experts > 0 && moe.top_k == 0) r.fail("top_k", "a mixture of experts needs top_k >= 1");
   r.finish();
-  return moe;
 }
 
-ModelSpec parse_model(JsonReader r) {
-  ModelSpec m;
-  m.type = r.choice_or("type", {"transformer"}, "transformer");
-  m.layers = static_cast<int>(r.integer("layers", 1, kMaxLayers));
-  m.hidden = positive_int(r, "hidden");
-  m.heads = positive_int(r, "heads");
-  m.kv_heads = static_cast<int>(r.optional_integer("kv_heads", 1, INT_MAX).value_or(0));
-  m.head_dim = static_cast<int>(r.optional_integer("head_dim", 1, INT_MAX).value_or(0));
-  m.ffn_hidden = positive_int(r, "ffn_hidden");
-  m.seq_len = positive_int(r, "seq_len");
-  m.vocab = positive_int(r, "vocab");
-  m.activation = r.choice_or("activation", kActivations, "gelu");
-  m.tied_embeddings = r.boolean_or("tied_embeddings", false);
-  if (auto moe = r.optional_object("moe")) m.moe = parse_moe(*moe);
+// An absent optional section: its keys' defaults, checked as if it were given empty.
+JsonReader empty_section(const std::string& file, const std::string& path) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  return JsonReader(empty, file, path);
+}
 
+void parse_model(JsonReader r, WorkloadSpec& spec) {
+  read_workload_fields(r, "model", spec);
+  parse_moe(r.optional_object("moe").value_or(empty_section(r.file(), r.path_of("moe"))), spec);
+  const ModelSpec& m = spec.model;
   if (m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
     r.fail("kv_heads",
            "kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")");
@@ -121,56 +81,20 @@ ModelSpec parse_model(JsonReader r) {
     r.fail("heads", "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) +
                         ") unless head_dim is given");
   r.finish();
-  return m;
 }
 
-TrainingSpec parse_training(JsonReader r) {
-  TrainingSpec t;
-  if (r.has("stack")) t.stack = resolve_stack_reference(r.string("stack"), r.file(), r.path_of("stack"));
-  t.global_batch = r.integer("global_batch", 1);
-  t.micro_batch = positive_int_or(r, "micro_batch", 1);
-  t.precision = precision_from_name(r.choice_or("precision", precision_names(), "bf16"));
-  for (const char* key : {"fp8_recipe", "fp8_weight_cache"})
-    if (r.has(key) && t.precision != Precision::fp8)
-      r.fail(key,
-             std::string(key) + " applies to precision \"fp8\" only, got precision \"" + to_string(t.precision) + "\"");
-  t.fp8_recipe = fp8_recipe_from_name(r.choice_or("fp8_recipe", fp8_recipe_names(), "delayed"));
-  t.fp8_weight_cache = r.boolean_or("fp8_weight_cache", true);
-  t.recompute = r.choice_or("recompute", kRecompute, "none");
-  t.optimizer = r.choice_or("optimizer", kOptimizers, "adam");
-  t.attention = r.choice_or("attention", attention_implementation_names(), "flash");
-  t.dropout = r.number_or("dropout", 0.0, NumberRange::between(0.0, 0.99));
-  // Up to one second per op: fitted values are tens of microseconds (docs/validation.md); a larger
-  // one is a unit mistake, and an unbounded one overflows the step's time to infinity.
-  t.host_op_us = r.number_or("host_op_us", 0.0, NumberRange::between(0.0, 1e6));
-  t.torch_compile = r.boolean_or("torch_compile", false);
-  t.grad_buffer = r.choice_or("grad_buffer", grad_buffer_names(), "persistent");
-  t.cross_entropy = r.choice_or("cross_entropy", cross_entropy_names(), "vocab_parallel");
-  t.selective_recompute = r.choice_or("selective_recompute", selective_recompute_names(), "attention_core");
+void parse_training(JsonReader r, WorkloadSpec& spec) {
+  read_workload_fields(r, "training", spec);
+  const TrainingSpec& t = spec.training;
   if (t.global_batch % t.micro_batch != 0)
     r.fail("global_batch", "global_batch (" + std::to_string(t.global_batch) + ") must be a multiple of micro_batch (" +
                                std::to_string(t.micro_batch) + ")");
   r.finish();
-  return t;
 }
 
-ParallelismSpec parse_parallelism(JsonReader r, const ModelSpec& model) {
-  ParallelismSpec p;
-  p.tp = positive_int_or(r, "tp", 1);
-  p.pp = positive_int_or(r, "pp", 1);
-  p.dp = static_cast<int>(r.optional_integer("dp", 1, INT_MAX).value_or(0));
-  p.cp = positive_int_or(r, "cp", 1);
-  p.cp_comm = r.choice_or("cp_comm", context_parallel_comm_names(), "ring");
-  p.ep = positive_int_or(r, "ep", 1);
-  p.sequence_parallel = r.boolean_or("sequence_parallel", false);
-  p.pipeline_schedule = r.choice_or("pipeline_schedule", kSchedules, "1f1b");
-  p.virtual_stages = positive_int_or(r, "virtual_stages", 1);
-  p.zero_stage = static_cast<int>(r.integer_or("zero_stage", 0, 0, 3));
-  p.overlap_grad_reduce = r.boolean_or("overlap_grad_reduce", true);
-  p.overlap_param_gather = r.boolean_or("overlap_param_gather", false);
-  p.bucket_size_params = r.optional_integer("bucket_size_params", 1).value_or(0);
-  p.tp_comm_overlap = r.boolean_or("tp_comm_overlap", false);
-  p.order = r.optional_string("order").value_or("tp-cp-ep-dp-pp");
+void parse_parallelism(JsonReader r, WorkloadSpec& spec) {
+  read_workload_fields(r, "parallelism", spec);
+  const ParallelismSpec& p = spec.parallelism;
   if (!valid_rank_order(p.order))
     r.fail("order",
            "expected the dimensions tp, cp, ep, dp, pp each once, separated by '-', with ep next to dp "
@@ -180,33 +104,16 @@ ParallelismSpec parse_parallelism(JsonReader r, const ModelSpec& model) {
   if (p.virtual_stages > 1 && p.pipeline_schedule != "interleaved")
     r.fail("virtual_stages",
            "virtual_stages > 1 needs pipeline_schedule \"interleaved\", got \"" + p.pipeline_schedule + "\"");
-  if (p.ep > 1 && (model.moe.experts == 0 || model.moe.experts % p.ep != 0))
-    r.fail("ep", "ep (" + std::to_string(p.ep) + ") must divide the number of experts (" +
-                     std::to_string(model.moe.experts) + ")");
+  const MoeSpec& moe = spec.model.moe;
+  if (p.ep > 1 && (moe.experts == 0 || moe.experts % p.ep != 0))
+    r.fail("ep",
+           "ep (" + std::to_string(p.ep) + ") must divide the number of experts (" + std::to_string(moe.experts) + ")");
   r.finish();
-  return p;
 }
 
-TraceSpec parse_trace(JsonReader r, const std::string& file) {
-  TraceSpec t;
-  t.format = r.choice("format", trace_format_names());
-  const std::string path = r.string("path");
-  const std::filesystem::path p(path);
-  t.path = p.is_absolute() || file.empty() ? path : (std::filesystem::path(file).parent_path() / p).string();
-  if (r.has("step")) {
-    const nlohmann::json& step = r.raw("step");
-    if (step.is_number_integer() && step.get<std::int64_t>() >= 0) {
-      t.step = std::to_string(step.get<std::int64_t>());
-    } else if (step.is_string() && step.get<std::string>() == "last") {
-      t.step = "last";
-    } else {
-      r.fail("step", "expected a step number >= 0 (ProfilerStep#N) or \"last\", got " + describe_json(step));
-    }
-    if (find_trace_format(t.format)->read_step == nullptr)
-      r.fail("step", "the " + t.format + " trace format marks no training steps: remove \"step\"");
-  }
+void parse_trace(JsonReader r, WorkloadSpec& spec) {
+  read_workload_fields(r, "trace", spec);
   r.finish();
-  return t;
 }
 
 // The workload with the keys its software stack sets (training.stack, or the default stack) filled in
@@ -235,11 +142,10 @@ WorkloadSpec parse_document(const nlohmann::json& original, const std::string& f
   JsonReader root(json, file);
   WorkloadSpec spec;
   spec.source_file = file;
-  spec.name = root.optional_string("name").value_or(std::filesystem::path(file).stem().string());
-  spec.description = root.optional_string("description").value_or("");
+  read_workload_fields(root, "", spec);
   if (auto trace = root.optional_object("trace")) {
     // A trace carries its own ops and groups: a model description would be ignored, so refuse it.
-    spec.trace = parse_trace(*trace, file);
+    parse_trace(*trace, spec);
     for (const char* key : {"model", "training", "parallelism"}) {
       if (root.has(key))
         root.fail(key, std::string("a workload with a \"trace\" takes its ops from the trace; remove \"") + key + "\"");
@@ -247,9 +153,9 @@ WorkloadSpec parse_document(const nlohmann::json& original, const std::string& f
     root.finish();
     return spec;
   }
-  spec.model = parse_model(root.object("model"));
-  spec.training = parse_training(root.object("training"));
-  if (auto par = root.optional_object("parallelism")) spec.parallelism = parse_parallelism(*par, spec.model);
+  parse_model(root.object("model"), spec);
+  parse_training(root.object("training"), spec);
+  parse_parallelism(root.optional_object("parallelism").value_or(empty_section(file, "/parallelism")), spec);
   root.finish();
   return spec;
 }
@@ -301,76 +207,22 @@ WorkloadSpec load_workload_spec(std::string_view source, const WorkloadOverrides
 }
 
 std::string workload_spec_to_json(const WorkloadSpec& spec) {
-  const ModelSpec& m = spec.model;
-  const TrainingSpec& t = spec.training;
-  const ParallelismSpec& p = spec.parallelism;
   nlohmann::ordered_json j;
-  j["name"] = spec.name;
-  if (!spec.description.empty()) j["description"] = spec.description;
-
+  write_workload_fields(j, "", spec);
   if (spec.is_trace()) {
-    j["trace"] = {{"format", spec.trace.format}, {"path", spec.trace.path}};
-    if (spec.trace.step == "last")
-      j["trace"]["step"] = "last";
-    else if (!spec.trace.step.empty())
-      j["trace"]["step"] = std::stoll(spec.trace.step);
+    j["trace"] = nlohmann::ordered_json::object();
+    write_workload_fields(j["trace"], "trace", spec);
     return j.dump(2);
   }
-  nlohmann::ordered_json model;
-  model["type"] = m.type;
-  model["layers"] = m.layers;
-  model["hidden"] = m.hidden;
-  model["heads"] = m.heads;
-  if (m.kv_heads > 0) model["kv_heads"] = m.kv_heads;
-  if (m.head_dim > 0) model["head_dim"] = m.head_dim;
-  model["ffn_hidden"] = m.ffn_hidden;
-  model["seq_len"] = m.seq_len;
-  model["vocab"] = m.vocab;
-  model["activation"] = m.activation;
-  model["tied_embeddings"] = m.tied_embeddings;
-  model["moe"] = {{"experts", m.moe.experts},
-                  {"top_k", m.moe.top_k},
-                  {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
-                  {"capacity_factor", m.moe.capacity_factor},
-                  {"load_imbalance", m.moe.load_imbalance}};
+  nlohmann::ordered_json model = nlohmann::ordered_json::object();
+  write_workload_fields(model, "model", spec);
+  model["moe"] = nlohmann::ordered_json::object();
+  write_workload_fields(model["moe"], "model.moe", spec);
   j["model"] = std::move(model);
-
   j["training"] = nlohmann::ordered_json::object();
-  if (!t.stack.empty()) j["training"]["stack"] = t.stack;
-  j["training"].update(nlohmann::ordered_json{{"global_batch", t.global_batch},
-                                              {"micro_batch", t.micro_batch},
-                                              {"precision", to_string(t.precision)},
-                                              {"recompute", t.recompute},
-                                              {"optimizer", t.optimizer},
-                                              {"attention", t.attention},
-                                              {"dropout", t.dropout},
-                                              {"host_op_us", t.host_op_us}});
-  j["training"]["grad_buffer"] = t.grad_buffer;
-  j["training"]["cross_entropy"] = t.cross_entropy;
-  j["training"]["selective_recompute"] = t.selective_recompute;
-  if (t.torch_compile) j["training"]["torch_compile"] = true;
-  if (t.precision == Precision::fp8) {
-    j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
-    j["training"]["fp8_weight_cache"] = t.fp8_weight_cache;
-  }
-
-  nlohmann::ordered_json par;
-  par["tp"] = p.tp;
-  par["pp"] = p.pp;
-  if (p.dp > 0) par["dp"] = p.dp;  // 0: not given (resolved from the GPU count)
-  par["cp"] = p.cp;
-  if (p.cp_comm != "ring") par["cp_comm"] = p.cp_comm;  // the default stays out of older specs' canonical text
-  par["ep"] = p.ep;
-  par["sequence_parallel"] = p.sequence_parallel;
-  par["pipeline_schedule"] = p.pipeline_schedule;
-  par["virtual_stages"] = p.virtual_stages;
-  par["zero_stage"] = p.zero_stage;
-  par["overlap_grad_reduce"] = p.overlap_grad_reduce;
-  par["overlap_param_gather"] = p.overlap_param_gather;
-  if (p.bucket_size_params > 0) par["bucket_size_params"] = p.bucket_size_params;
-  par["tp_comm_overlap"] = p.tp_comm_overlap;
-  par["order"] = p.order;
-  j["parallelism"] = std::move(par);
+  write_workload_fields(j["training"], "training", spec);
+  j["parallelism"] = nlohmann::ordered_json::object();
+  write_workload_fields(j["parallelism"], "parallelism", spec);
   return j.dump(2);
 }
 

@@ -17,16 +17,13 @@
 // that does not exist as given is looked up in --data (default calibration/data, the measurements shipped
 // with the repository: calibration/data/README.md);
 // the profile records the paths as given.
-#include <algorithm>
-#include <cctype>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/api/measurement_files.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
@@ -41,64 +38,6 @@
 
 namespace clustersim::cli {
 namespace {
-
-// Relative to the working directory, as calibrate-network's defaults: run from the repository root.
-constexpr const char* kDefaultDataDir = "calibration/data";
-
-// Published GEMM-table records are compared by throughput (TFLOP/s), everything else by time.
-bool is_gemm_table(const KernelMeasurement& m) {
-  return m.operation == "gemm" || m.operation == "gemm_max_achievable" || m.operation == "grouped_gemm";
-}
-
-std::string resolve(const std::string& argument, const std::string& data_dir) {
-  const auto hash = argument.find('#');
-  const std::string path = argument.substr(0, hash);
-  const std::string selector = hash == std::string::npos ? "" : argument.substr(hash);
-  if (std::filesystem::exists(path)) return argument;
-  const std::filesystem::path in_data = std::filesystem::path(data_dir) / path;
-  if (std::filesystem::exists(in_data)) return in_data.string() + selector;
-  if (is_compiled_in_measurement_file(path)) return argument;  // calibration/power_cap/ (README there)
-  throw SpecError(path, "",
-                  "no such measurement file (nor in the reference data folder " + data_dir + "; pass --data DIR)");
-}
-
-// Reads `arguments`, keeping the measurements of `gpu` (measurements of an unnamed GPU are assumed
-// to be of it). Notes on what was skipped go to `notes`.
-std::vector<KernelMeasurement> read_all(const std::vector<std::string>& arguments, const std::string& data_dir,
-                                        const std::string& gpu, std::vector<std::string>* notes) {
-  std::vector<KernelMeasurement> out;
-  for (const auto& argument : arguments) {
-    MeasurementSet set = read_measurements(resolve(argument, data_dir));
-    std::size_t other = 0;
-    for (auto& m : set.kernels) {
-      if (!m.gpu.empty() && m.gpu != gpu) {
-        ++other;
-        continue;
-      }
-      out.push_back(std::move(m));
-    }
-    if (notes == nullptr) continue;
-    for (const auto& n : set.notes)
-      notes->push_back(argument + ": " + n);
-    if (other > 0) notes->push_back(argument + ": " + std::to_string(other) + " measurements of other GPUs skipped");
-  }
-  return out;
-}
-
-std::string infer_gpu(const std::vector<std::string>& arguments, const std::string& data_dir) {
-  std::set<std::string> gpus;
-  for (const auto& argument : arguments) {
-    for (const auto& m : read_measurements(resolve(argument, data_dir)).kernels) {
-      if (!m.gpu.empty()) gpus.insert(m.gpu);
-    }
-  }
-  if (gpus.size() == 1) return *gpus.begin();
-  std::string list;
-  for (const auto& g : gpus)
-    list += (list.empty() ? "" : ", ") + g;
-  throw UsageError(gpus.empty() ? "cannot tell which GPU the measurements are of: pass --gpu ID"
-                                : "the measurements are of several GPUs (" + list + "): pass --gpu ID");
-}
 
 std::string percent(double v) {
   std::ostringstream o;
@@ -136,7 +75,7 @@ nlohmann::ordered_json summary_json(const AccuracySummary& s) {
 }
 
 int run_fit(const Arguments& a) {
-  const std::string data_dir = a.value("data").value_or(kDefaultDataDir);
+  const std::string data_dir = a.value("data").value_or(std::string(kDefaultMeasurementDataDir));
   const std::vector<std::string>& inputs = a.positional();
   if (inputs.empty()) throw UsageError("give the measurement files to fit, or --report");
   if (const auto out = a.value("out")) {
@@ -149,11 +88,12 @@ int run_fit(const Arguments& a) {
       }
     check_output_paths({{*out, "profile"}}, read);
   }
-  const std::string gpu_id = a.value("gpu").value_or("");
-  const std::string id = gpu_id.empty() ? infer_gpu(inputs, data_dir) : gpu_id;
+  if (const auto gpu = a.value("gpu")) find_gpu(*gpu, "--gpu", "");  // a bad --gpu first, before any file
+  const MeasurementSelection selection = select_measurements(inputs, data_dir, a.value("gpu").value_or(""));
+  const std::string& id = selection.gpu;
   const GpuSpec base = find_gpu(id, "--gpu", "");
-  std::vector<std::string> notes;
-  const std::vector<KernelMeasurement> measurements = read_all(inputs, data_dir, id, &notes);
+  const std::vector<std::string>& notes = selection.notes;
+  const std::vector<KernelMeasurement>& measurements = selection.kernels;
 
   KernelFitOptions options;
   options.fitted_on = inputs;
@@ -178,10 +118,10 @@ int run_fit(const Arguments& a) {
   if (!options.held_out.empty()) {
     GpuSpec fitted = base;
     apply_calibration_profile(fitted, profile);
-    const std::vector<KernelMeasurement> held_out = read_all(options.held_out, data_dir, id, nullptr);
+    const std::vector<KernelMeasurement> held_out = select_measurements(options.held_out, data_dir, id).kernels;
     std::vector<KernelMeasurement> times, tables;
     for (const auto& m : held_out)
-      (is_gemm_table(m) ? tables : times).push_back(m);
+      (compared_by_throughput(m.operation) ? tables : times).push_back(m);
     if (!times.empty()) print_table(o, "held out, kernel time |error|:", kernel_accuracy(fitted, times));
     if (!tables.empty())
       print_table(o, "held out, GEMM TFLOP/s |error|:", kernel_accuracy(fitted, tables, ErrorMetric::throughput));
@@ -201,11 +141,11 @@ nlohmann::ordered_json report_profile(const CalibrationProfile& profile, const s
   GpuSpec gpu = find_gpu(profile.gpu, "calibration profile " + profile.name, "/gpu");
   const GpuSpec base = gpu;
   apply_calibration_profile(gpu, profile);
-  const std::vector<KernelMeasurement> fit = read_all(profile.fitted_on, data_dir, profile.gpu, nullptr);
-  const std::vector<KernelMeasurement> held_out = read_all(profile.held_out, data_dir, profile.gpu, nullptr);
+  const std::vector<KernelMeasurement> fit = select_measurements(profile.fitted_on, data_dir, profile.gpu).kernels;
+  const std::vector<KernelMeasurement> held_out = select_measurements(profile.held_out, data_dir, profile.gpu).kernels;
   std::vector<KernelMeasurement> times, tables;
   for (const auto& m : held_out)
-    (is_gemm_table(m) ? tables : times).push_back(m);
+    (compared_by_throughput(m.operation) ? tables : times).push_back(m);
 
   // Second split: by tensor-parallel degree, over every Vidur row of both sets.
   std::vector<KernelMeasurement> tp1, tp_other;
@@ -258,7 +198,7 @@ nlohmann::ordered_json report_profile(const CalibrationProfile& profile, const s
 
 int run_report(const Arguments& a) {
   if (!a.positional().empty()) throw UsageError("--report takes no measurement files (it reads each profile's)");
-  const std::string data_dir = a.value("data").value_or(kDefaultDataDir);
+  const std::string data_dir = a.value("data").value_or(std::string(kDefaultMeasurementDataDir));
   std::vector<std::string> gpus;
   if (auto g = a.value("gpu")) {
     gpus.push_back(*g);
@@ -267,14 +207,7 @@ int run_report(const Arguments& a) {
   }
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const auto& id : gpus) {
-    const std::optional<CalibrationProfile> profile = find_calibration_profile(id);
-    if (!profile) {
-      std::string known;
-      for (const auto& n : calibration_profile_names())
-        known += (known.empty() ? "" : ", ") + n;
-      throw SpecError("--gpu", "", "no calibration profile for '" + id + "'; profiles: " + known);
-    }
-    all.push_back(report_profile(*profile, data_dir, !a.flag("json")));
+    all.push_back(report_profile(shipped_calibration_profile(id), data_dir, !a.flag("json")));
   }
   if (a.flag("json")) std::cout << all.dump(2) << "\n";
   return 0;
@@ -300,11 +233,7 @@ int run_from_trace(const Arguments& a) {
     check_output_paths({{*out, "stack profile"}}, read);
   }
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"));
-  const std::string step = a.value("step").value_or("last");
-  if (step != "last" && (step.empty() || !std::all_of(step.begin(), step.end(), [](char c) {
-                           return std::isdigit(static_cast<unsigned char>(c));
-                         })))
-    throw SpecError("--step", "", "expected a step number >= 0 (ProfilerStep#N) or \"last\", got \"" + step + "\"");
+  const std::string step = a.value("step").value_or("last");  // checked by read_kernel_timeline
   std::vector<TracedRun> runs;
   for (std::size_t i = 0; i < traces.size(); ++i)
     runs.push_back({read_kernel_timeline(traces[i], step), load_workload_spec(workloads[i])});

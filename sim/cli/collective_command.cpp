@@ -2,9 +2,9 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "sim/api/spec_overrides.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/cli/overrides.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/core/error.hpp"
 
@@ -35,10 +35,10 @@ int run_collective(const std::vector<std::string>& args) {
   request.min_bytes = a.value("min-bytes").value_or(request.min_bytes);
   request.max_bytes = a.value("max-bytes").value_or(request.max_bytes);
   request.step_factor = a.value("step-factor").value_or(request.step_factor);
-  CollectiveSweepOptions o = collective_sweep_options(cluster, request);
-  o.fidelity = a.value("fidelity").value_or(o.fidelity);
-  o.algorithm = a.value("algorithm").value_or(o.algorithm);
-  o.network_profile = a.value("network-profile").value_or(o.network_profile);
+  request.fidelity = a.value("fidelity");
+  request.algorithm = a.value("algorithm");
+  request.network_profile = a.value("network-profile");
+  const CollectiveSweepOptions o = collective_sweep_options(cluster, request);
 
   const auto rows = simulate_collective_sweep(cluster, o);
   if (a.flag("json")) {

@@ -4,9 +4,10 @@
 #include <iostream>
 #include <map>
 
+#include "sim/api/simulation_request.hpp"
+#include "sim/api/spec_overrides.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/cli/overrides.hpp"
 #include "sim/core/error.hpp"
 #include "sim/cost/design_comparison.hpp"
 #include "sim/simulate.hpp"
@@ -59,16 +60,15 @@ int run_compare(const std::vector<std::string>& args) {
   std::vector<ClusterSpec> clusters;  // every spec is checked before any simulation runs
   for (const std::string& source : sources)
     clusters.push_back(load_cluster_spec(source, overrides.cluster));
-  SimulationOptions options;
-  options.fidelity = a.value("fidelity").value_or("flow");
+  SimulationRequest request;
+  request.fidelity = a.value("fidelity");
+  const SimulationOptions options = simulation_options(request);
 
   std::vector<DesignRow> rows;
-  std::map<std::string, int> seen;
   bool failed = false;
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     DesignRow row;
-    row.design = clusters[i].name.empty() ? sources[i] : clusters[i].name;
-    if (const int n = seen[row.design]++; n > 0) row.design += " #" + std::to_string(n + 1);
+    row.design = clusters[i].name.empty() ? sources[i] : clusters[i].name;  // repeated: numbered by compare_designs
     try {
       row.report = simulate(clusters[i], workload, options);
     } catch (const SimulationError& e) {

@@ -1,9 +1,10 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "sim/api/simulation_request.hpp"
+#include "sim/api/spec_overrides.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/cli/overrides.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/simulate.hpp"
@@ -25,28 +26,20 @@ int run_simulate(const std::vector<std::string>& args) {
   const SplitOverrides overrides = split_overrides(a.values("set"));
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"), overrides.cluster);
   const WorkloadSpec workload = load_workload_spec(a.required("workload"), overrides.workload);
-  SimulationOptions options;
-  options.fidelity = a.value("fidelity").value_or("flow");
-  // --algorithm NAME (every communicator) or GROUP=NAME (one communicator), repeatable.
-  for (const std::string& v : a.values("algorithm")) {
-    const auto eq = v.find('=');
-    if (eq == std::string::npos) {
-      options.collective_algorithm = v;
-    } else {
-      options.algorithm_by_communicator[v.substr(0, eq)] = v.substr(eq + 1);
-    }
-  }
-  options.network_profile = a.value("network-profile").value_or(options.network_profile);
-  options.timeline_path = a.value("timeline").value_or("");
+  SimulationRequest request;
+  request.fidelity = a.value("fidelity");
+  for (const std::string& v : a.values("algorithm"))
+    add_algorithm(request, v);  // NAME (every communicator) or GROUP=NAME, repeatable
+  request.network_profile = a.value("network-profile");
+  request.timeline_path = a.value("timeline");
   if (const auto classes = a.value("timeline-ranks")) {
     try {
-      const long n = std::stol(*classes);
-      if (n < 1) throw std::invalid_argument("");
-      options.timeline_classes = static_cast<std::size_t>(n);
+      request.timeline_classes = std::stoll(*classes);
     } catch (const std::exception&) {
       throw SpecError("--timeline-ranks", "", "expected a positive number of rank classes, got \"" + *classes + "\"");
     }
   }
+  const SimulationOptions options = simulation_options(request);
 
   const Report report = simulate(cluster, workload, options);
   const std::string json = report.to_json(2);

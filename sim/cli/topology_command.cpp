@@ -6,9 +6,9 @@
 #include <span>
 #include <string_view>
 
+#include "sim/api/spec_overrides.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/cli/overrides.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
 #include "topologies/cluster.hpp"

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/api/validation_request.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
@@ -13,12 +14,13 @@
 namespace clustersim::cli {
 namespace {
 
-int positive_integer(const std::optional<std::string>& text, const std::string& option, int fallback) {
-  if (!text) return fallback;
+// --jobs / --limit as a number (the request checks its range).
+std::optional<std::int64_t> integer_option(const std::optional<std::string>& text, const std::string& option) {
+  if (!text) return std::nullopt;
   try {
     std::size_t used = 0;
-    const int v = std::stoi(*text, &used);
-    if (used == text->size() && v > 0) return v;
+    const long long v = std::stoll(*text, &used);
+    if (used == text->size()) return v;
   } catch (const std::logic_error&) {
   }
   throw UsageError("option --" + option + " expects a positive integer, got '" + *text + "'");
@@ -93,10 +95,10 @@ int run_validate(const std::vector<std::string>& args) {
   if (const auto out = a.value("out")) outputs.push_back({*out, "validation results file"});
   if (const auto out = a.value("residuals")) outputs.push_back({*out, "residual file"});
   check_output_paths(outputs, a.positional());
-  ValidationOptions options;
-  options.fidelity = a.value("fidelity").value_or(options.fidelity);
-  options.jobs = positive_integer(a.value("jobs"), "jobs", options.jobs);
-  const auto limit = static_cast<std::size_t>(a.value("limit") ? positive_integer(a.value("limit"), "limit", 1) : 0);
+  const ValidationRequest request{a.value("fidelity"), integer_option(a.value("jobs"), "jobs"),
+                                  integer_option(a.value("limit"), "limit")};
+  const ValidationOptions options = validation_options(request);
+  const std::size_t limit = validation_row_limit(request);
 
   // Every description and data file is read (and every malformed row refused) before any simulation.
   std::vector<ValidationDataset> loaded;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +51,9 @@ bool dominates(const DesignRow& a, const DesignRow& b) {
 }  // namespace
 
 DesignComparison compare_designs(std::string workload, double tokens, std::vector<DesignRow> rows) {
+  std::map<std::string, int> seen;  // repeated names: " #2", " #3", ... in order
+  for (DesignRow& r : rows)
+    if (const int n = seen[r.design]++; n > 0) r.design += " #" + std::to_string(n + 1);
   DesignComparison c;
   c.workload = std::move(workload);
   c.tokens = tokens;

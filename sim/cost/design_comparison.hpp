@@ -39,6 +39,8 @@ struct DesignComparison {
 };
 
 // Fills the training-run figures and the Pareto marks of `rows` (reports in, in order).
+// Repeated design names are told apart here, for every front end: the second "x" becomes "x #2", the
+// third "x #3".
 DesignComparison compare_designs(std::string workload, double tokens, std::vector<DesignRow> rows);
 
 std::string comparison_to_text(const DesignComparison& c);

@@ -190,6 +190,17 @@ std::optional<CalibrationProfile> find_calibration_profile(std::string_view gpu_
   return p;
 }
 
+CalibrationProfile shipped_calibration_profile(std::string_view gpu_id) {
+  std::optional<CalibrationProfile> profile = find_calibration_profile(gpu_id);
+  if (!profile) {
+    std::string known;
+    for (const auto& n : calibration_profile_names())
+      known += (known.empty() ? "" : ", ") + n;
+    throw SpecError("--gpu", "", "no calibration profile for '" + std::string(gpu_id) + "'; profiles: " + known);
+  }
+  return *std::move(profile);
+}
+
 CalibrationProfile parse_calibration_profile(std::string_view json_text, const std::string& file) {
   const SpecDocument doc = parse_spec_text(json_text, file);
   JsonReader r(doc.json, file);

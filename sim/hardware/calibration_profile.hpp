@@ -70,6 +70,8 @@ struct CalibrationInfo {
 
 std::vector<std::string> calibration_profile_names();  // the compiled-in profiles (their GPU ids)
 std::optional<CalibrationProfile> find_calibration_profile(std::string_view gpu_id);
+// The compiled-in profile of `gpu_id`; SpecError("--gpu") listing the profiles when there is none.
+CalibrationProfile shipped_calibration_profile(std::string_view gpu_id);
 CalibrationProfile parse_calibration_profile(std::string_view json_text, const std::string& file);
 std::string calibration_profile_to_json(const CalibrationProfile& profile);
 

@@ -179,3 +179,14 @@ def test_a_real_trace_gives_a_sane_stable_profile() -> None:
     assert run["fitted_step_s"] == pytest.approx(run["measured_step_s"], rel=1e-9)
     assert 0.0 < fit["communication_overlapped_fraction"] < 1.0
     assert "hta_ddp_nccl_rank0" in profile["sources"]["kernel_time_scale.gemm"]
+
+
+def test_a_bad_step_is_the_cores_spec_error() -> None:
+    # The --step rule lives in read_kernel_timeline: Python gets the CLI's SpecError, not a bare ValueError
+    # from a failed number conversion.
+    from clustersim import _core
+
+    cluster = cs.Cluster.preset("dgx-h100-superpod", nodes=1)
+    workload = cs.Workload.preset("gpt3-1.3b")
+    with pytest.raises(cs.SpecError, match=r'expected a step number >= 0 \(ProfilerStep#N\) or "last", got "abc"'):
+        _core.fit_stack(*cluster._as_core(), ["no-such-trace.json"], [workload._as_core()], "abc")

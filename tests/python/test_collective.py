@@ -86,3 +86,15 @@ def test_bad_input_is_a_spec_error_naming_the_option(two_nodes: cs.Cluster) -> N
         cs.collective(two_nodes, "all_reduce", peer_offset=2)
     with pytest.raises(cs.SpecError, match="--step-factor 1.0"):
         cs.collective(two_nodes, step_factor=1)
+
+
+def test_defaults_and_checks_are_the_cores(two_nodes: cs.Cluster) -> None:
+    # Python passes only what it is given: the sweep's defaults are the command's (8 B to 128 MiB by 2:
+    # 2^3 .. 2^27, 25 sizes), and the module refuses an option it does not know.
+    from clustersim import _core
+
+    df = cs.collective(two_nodes, fidelity="analytical")
+    assert list(df["size_bytes"]) == [2.0**k for k in range(3, 28)]
+    assert set(df["type"]) == {"float"}
+    with pytest.raises(cs.SpecError, match="unknown option 'sizez'"):
+        _core.collective(*two_nodes._as_core(), {"sizez": [1.0]})

@@ -228,3 +228,12 @@ def test_calibration_errors_name_the_file() -> None:
         cs.calibrate(["no/such/file.json"], gpu="h100-sxm5-80gb", data_dir=os.devnull)
     with pytest.raises(cs.SpecError, match="no calibration profile for 'b200'"):
         cs.calibration_profile("b200")
+
+
+def test_validate_counts_are_checked_by_the_core() -> None:
+    # The request (sim/api/validation_request) refuses a count below 1 as the CLI's --jobs 0 is refused;
+    # nothing is simulated.
+    with pytest.raises(cs.SpecError, match="--jobs: expected a positive integer, got 0"):
+        cs.validate("vtrain-single", jobs=0)
+    with pytest.raises(cs.SpecError, match="--limit: expected a positive integer, got -1"):
+        cs.validate("vtrain-single", limit=-1)

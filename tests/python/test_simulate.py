@@ -233,3 +233,15 @@ def test_analytical_fidelity_is_the_fast_model(report: cs.Report, superpod: cs.C
     assert fast.tokens_per_s == pytest.approx(gpt.tokens_per_step / fast.step_time_s, rel=1e-12)
     # On 16 GPUs the all-reduce hides behind compute: both network models give nearly the same step.
     assert fast.step_time_s == pytest.approx(report.step_time_s, rel=0.05)
+
+
+def test_simulate_options_are_checked_by_the_core(gpt: cs.Workload) -> None:
+    # The module takes a keyword dict: an unknown option and a timeline of 0 rank classes are refused by
+    # the core's SimulationRequest (sim/api), as the CLI's --timeline-ranks 0 is.
+    from clustersim import _core
+
+    cluster = cs.Cluster.preset("dgx-h100-superpod", nodes=1)
+    with pytest.raises(cs.SpecError, match="unknown option 'fidelty'"):
+        _core.simulate(*cluster._as_core(), *gpt._as_core(), {"fidelty": "flow"})
+    with pytest.raises(cs.SpecError, match="positive number of rank classes"):
+        cs.simulate(cluster, gpt, timeline=True, timeline_classes=0)

@@ -3,6 +3,7 @@ errors that name the file and the JSON path with the CLI's exact text."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import pickle
 import subprocess
@@ -182,3 +183,32 @@ def test_topology_exports(tmp_path: Path) -> None:
     assert path.read_text() == text and "<platform" in text
     with pytest.raises(ValueError, match="formats: "):
         c.export("png")
+
+
+def test_the_python_key_list_is_the_cores() -> None:
+    # Workload.transformer's keywords are the schema's keys of model, model.moe, training, parallelism,
+    # read from _core: the same set as the keys the core writes for a spec giving every one of them.
+    from clustersim import _core
+
+    schema = cs.workload_schema()
+    assert [f["path"] for f in schema] == [f["path"] for f in json.loads(_core.workload_schema())]
+    flat = {f["key"] for f in schema if f["section"] in ("model", "model.moe", "training", "parallelism")}
+    params = set(inspect.signature(cs.Workload.transformer).parameters) - {"cls", "name", "description"}
+    assert params == flat
+    assert len(flat) == 46  # model 11, moe 5, training 15, parallelism 15
+    w = cs.Workload.transformer(layers=2, hidden=256, heads=4, seq_len=128, vocab=1000, global_batch=8,
+                                precision="fp8", kv_heads=2, head_dim=64, experts=4, top_k=2, dp=2, ep=2,
+                                torch_compile=True, bucket_size_params=1000, stack="megatron-core",
+                                cp_comm="all_gather")
+    written = {f"{s}.{k}" for s in ("model", "training", "parallelism") for k in w.get(s) if k != "moe"}
+    written |= {f"model.moe.{k}" for k in w.get("model.moe")}
+    assert written == {f["path"] for f in schema if f["section"] in ("model", "model.moe", "training", "parallelism")}
+    assert w.get("model.ffn_hidden") == 4 * 256  # transformer()'s own convenience default
+    # Defaults come from the core: micro_batch 1, bf16, tp 1, the 1f1b schedule.
+    d = {f["path"]: f["default"] for f in schema}
+    assert (d["training.micro_batch"], d["training.precision"], d["parallelism.tp"]) == (1, "bf16", 1)
+    assert d["parallelism.pipeline_schedule"] == "1f1b"
+    with pytest.raises(TypeError, match="unexpected keyword arguments: layer"):
+        cs.Workload.transformer(layer=2, hidden=256, heads=4, seq_len=128, vocab=1000, global_batch=8)
+    with pytest.raises(TypeError, match="missing required keyword arguments: vocab"):
+        cs.Workload.transformer(layers=2, hidden=256, heads=4, seq_len=128, global_batch=8)

@@ -41,6 +41,7 @@ from .simulation import collective_algorithms, fidelities, simulate, split_overr
 from .sweep import Best, best, expand_grid, parallel_configurations, sweep  # noqa: E402
 from .validation import Validation, validate, validation_datasets  # noqa: E402
 from .workload import Workload  # noqa: E402
+from .workload import schema as workload_schema  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -79,4 +80,5 @@ __all__ = [
     "sweep",
     "validate",
     "validation_datasets",
+    "workload_schema",
 ]

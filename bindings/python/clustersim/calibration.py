@@ -20,7 +20,6 @@ import os
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
-from .errors import SpecError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,8 +36,7 @@ __all__ = [
     "DEFAULT_DATA_DIR",
 ]
 
-DEFAULT_DATA_DIR = "calibration/data"  # the command's --data default
-_GEMM_TABLES = ("gemm", "gemm_max_achievable", "grouped_gemm")  # compared by throughput, as the command does
+DEFAULT_DATA_DIR = _core.default_measurement_data_dir()  # the command's --data default
 
 PathLike = Union[str, "os.PathLike[str]"]
 Profile = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
@@ -56,48 +54,19 @@ def calibration_profile(profile: Union[str, "os.PathLike[str]", Mapping[str, Any
     if isinstance(profile, Mapping):
         return json.loads(_core.parse_calibration_profile(json.dumps(profile), "<dict>"))  # type: ignore[no-any-return]
     text = os.fspath(profile)
-    if text in _core.calibration_profiles() and not os.path.exists(text):
+    if not os.path.exists(text):  # a GPU id: the shipped profile, or the core's SpecError listing them
         return json.loads(_core.calibration_profile(text))  # type: ignore[no-any-return]
-    if not os.path.exists(text):
-        raise SpecError("--gpu", "", f"no calibration profile for '{text}'; profiles: "
-                        + ", ".join(_core.calibration_profiles()))
     with open(text, encoding="utf-8") as f:
         return json.loads(_core.parse_calibration_profile(f.read(), text))  # type: ignore[no-any-return]
 
 
-def _resolve(argument: PathLike, data_dir: Optional[PathLike]) -> str:
-    """The file to read for a measurement argument (its ``#selector`` kept), as the command resolves it."""
-    argument = os.fspath(argument)
-    folder = os.fspath(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
-    path, hash_, selector = argument.partition("#")
-    if os.path.exists(path) or _core.is_compiled_in_measurement_file(path):
-        return argument
-    in_data = os.path.join(folder, path)
-    if os.path.exists(in_data):
-        return in_data + hash_ + selector
-    raise SpecError(path, "", f"no such measurement file (nor in the reference data folder {folder}; pass --data DIR)")
-
-
 def _load(arguments: Sequence[PathLike], data_dir: Optional[PathLike], gpu: Optional[str]
           ) -> Tuple[List[Any], List[str], str]:
-    """(measurements of ``gpu``, notes on what was skipped, the GPU): measurements of an unnamed GPU are
-    taken to be of it; ``gpu`` None: the one GPU the files name."""
-    read = [(os.fspath(a), _core.read_measurements(_resolve(a, data_dir))) for a in arguments]
-    if gpu is None:
-        named = sorted({m.gpu for _, (kernels, _) in read for m in kernels if m.gpu})
-        if len(named) != 1:
-            raise ValueError("cannot tell which GPU the measurements are of: pass gpu=ID" if not named else
-                             f"the measurements are of several GPUs ({', '.join(named)}): pass gpu=ID")
-        gpu = named[0]
-    kept: List[Any] = []
-    notes: List[str] = []
-    for argument, (kernels, file_notes) in read:
-        mine = [m for m in kernels if not m.gpu or m.gpu == gpu]
-        kept.extend(mine)
-        notes.extend(f"{argument}: {n}" for n in file_notes)
-        if len(kernels) > len(mine):
-            notes.append(f"{argument}: {len(kernels) - len(mine)} measurements of other GPUs skipped")
-    return kept, notes, gpu
+    """(measurements of ``gpu``, notes on what was skipped, the GPU), as the command reads them:
+    measurements of an unnamed GPU are taken to be of it; ``gpu`` None: the one GPU the files name."""
+    kernels, notes, gpu_id = _core.select_measurements([os.fspath(a) for a in arguments],
+                                                       os.fspath(data_dir) if data_dir is not None else "", gpu or "")
+    return list(kernels), list(notes), str(gpu_id)
 
 
 def _arguments(measurements: Union[PathLike, Sequence[PathLike]]) -> List[PathLike]:
@@ -221,7 +190,7 @@ def _profile_text(profile: Profile, gpu: Optional[str]) -> Tuple[str, str]:
 def _metric_of(operation: str, metric: str) -> str:
     if metric != "auto":
         return metric
-    return "throughput" if operation in _GEMM_TABLES else "time"
+    return "throughput" if _core.compared_by_throughput(operation) else "time"
 
 
 def kernel_errors(

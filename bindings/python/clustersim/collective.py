@@ -43,26 +43,26 @@ def _byte_text(value: ByteSize) -> str:
 
 def collective(
     cluster: ClusterLike,
-    op: str = "all_reduce",
+    op: Optional[str] = None,
     *,
     ranks: Ranks = None,
     sizes: Optional[Iterable[float]] = None,
-    min_bytes: ByteSize = 8,
-    max_bytes: ByteSize = "128M",
-    step_factor: float = 2.0,
-    fidelity: str = "flow",
-    algorithm: str = "auto",
+    min_bytes: Optional[ByteSize] = None,
+    max_bytes: Optional[ByteSize] = None,
+    step_factor: Optional[float] = None,
+    fidelity: Optional[str] = None,
+    algorithm: Optional[str] = None,
     network_profile: Optional[str] = None,
     peer_offset: Optional[int] = None,
 ) -> "pd.DataFrame":
     """Simulates ``op`` over ``ranks`` of ``cluster`` for each message size; one row per size.
 
-    ``op``: ``all_reduce``, ``all_gather``, ``reduce_scatter``, ``all_to_all``, ``broadcast``,
+    ``op`` (None: ``all_reduce``): ``all_reduce``, ``all_gather``, ``reduce_scatter``, ``all_to_all``, ``broadcast``,
     ``reduce`` or ``send_recv`` (every rank sends to the one ``peer_offset`` places after it, default
     1, and receives from the one before). ``ranks``: the communicator, in order, as a list of GPU
     ranks or the CLI's text (``"0-63"``, ``"0,8,16"``); None: every GPU. Sizes: ``sizes`` (bytes per
     rank, as nccl-tests counts them), else ``min_bytes`` to ``max_bytes`` (``8``, ``"64K"``, ``"1G"``)
-    by ``step_factor``, as nccl-tests' ``-b -e -f``. ``fidelity``, ``algorithm`` (``auto``: the one
+    by ``step_factor``, as nccl-tests' ``-b -e -f`` (None: the command's defaults, 8 to 128M by 2). ``fidelity``, ``algorithm`` (``auto``: the one
     NCCL would pick; the report names it), ``network_profile``: as :func:`clustersim.simulate`.
 
     Columns: :data:`COLLECTIVE_COLUMNS`; ``protocol`` is NCCL's wire protocol the tuner chose (LL,
@@ -80,17 +80,17 @@ def collective(
         rank_text = ranks
     else:
         rank_text = ",".join(str(int(r)) for r in ranks)
-    text = _core.collective(
-        *c._as_core(),
-        op,
-        rank_text,
-        [float(s) for s in sizes] if sizes is not None else [],
-        _byte_text(min_bytes),
-        _byte_text(max_bytes),
-        repr(float(step_factor)),
-        peer_offset,
-        fidelity,
-        algorithm,
-        network_profile or "",
-    )
+    options = {
+        "op": op,
+        "ranks": rank_text,
+        "sizes": [float(s) for s in sizes] if sizes is not None else None,
+        "min_bytes": _byte_text(min_bytes) if min_bytes is not None else None,
+        "max_bytes": _byte_text(max_bytes) if max_bytes is not None else None,
+        "step_factor": repr(float(step_factor)) if step_factor is not None else None,
+        "peer_offset": peer_offset,
+        "fidelity": fidelity,
+        "algorithm": algorithm,
+        "network_profile": network_profile,
+    }
+    text = _core.collective(*c._as_core(), {k: v for k, v in options.items() if v is not None})
     return pd.DataFrame(json.loads(text), columns=list(COLLECTIVE_COLUMNS))

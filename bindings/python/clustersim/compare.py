@@ -50,14 +50,8 @@ COMPARE_COLUMNS: Tuple[str, ...] = (
 
 
 def _design_names(clusters: Sequence[Cluster], given: Sequence[Any]) -> List[str]:
-    """The cluster's name (or what was given, when it has none); repeated names get " #2", " #3"."""
-    seen: Dict[str, int] = {}
-    names = []
-    for cluster, source in zip(clusters, given):
-        name = cluster.name or str(source)
-        seen[name] = seen.get(name, 0) + 1
-        names.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
-    return names
+    """The cluster's name (or what was given, when it has none); the core numbers repeated ones."""
+    return [cluster.name or str(source) for cluster, source in zip(clusters, given)]
 
 
 def compare(
@@ -65,7 +59,7 @@ def compare(
     clusters: Sequence[ClusterLike],
     *,
     tokens: float = 1e12,
-    fidelity: str = "flow",
+    fidelity: Optional[str] = None,
     algorithm: Algorithm = None,
     network_profile: Optional[str] = None,
     overrides: Optional[Mapping[str, Any]] = None,

@@ -64,29 +64,28 @@ def resolve_key(key: str, value: Any = 0) -> Tuple[str, str]:
 Algorithm = Union[str, Mapping[str, str], None]
 
 
-def core_options(fidelity: str, algorithm: Algorithm, network_profile: Optional[str]) -> "CoreOptions":
-    """The options as the C++ core takes them: (fidelity, algorithm, algorithm per group, profile);
-    empty strings keep the core's defaults."""
-    if algorithm is None or isinstance(algorithm, str):
-        return fidelity, algorithm or "", {}, network_profile or ""
-    by_group = {str(k): str(v) for k, v in algorithm.items()}
-    return fidelity, by_group.pop("*", ""), by_group, network_profile or ""
+def core_options(fidelity: Optional[str], algorithm: Algorithm, network_profile: Optional[str]) -> "CoreOptions":
+    """The options as the C++ core takes them: a keyword dictionary of the values given (None: the
+    core's default; ``algorithm`` a name, or ``{group: name}`` with ``"*"`` for every other group)."""
+    options = {"fidelity": fidelity, "algorithm": algorithm, "network_profile": network_profile}
+    return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in options.items() if v is not None}
 
 
-CoreOptions = Tuple[str, str, Dict[str, str], str]
+CoreOptions = Dict[str, Any]
 
 
 def _run(cluster: Tuple[str, str], workload: Tuple[str, str], options: CoreOptions, timeline_path: str = "",
-         timeline_classes: int = 0) -> str:
+         timeline_classes: Optional[int] = None) -> str:
     """One simulation by the C++ core (in a child process): the report's JSON text. A ``timeline_path``:
     the step's Chrome trace is written there."""
-    fidelity, algorithm, by_group, profile = options
-    return _core.simulate(cluster[0], cluster[1], workload[0], workload[1], fidelity, algorithm, by_group, profile,
-                          timeline_path, timeline_classes)
+    extra = {"timeline_path": timeline_path or None, "timeline_classes": timeline_classes}
+    return _core.simulate(cluster[0], cluster[1], workload[0], workload[1],
+                          {**options, **{k: v for k, v in extra.items() if v is not None}})
 
 
 def _run_with_timeline(cluster: Tuple[str, str], workload: Tuple[str, str], options: CoreOptions,
-                       timeline: Union[bool, str, "os.PathLike[str]"], timeline_classes: int) -> Tuple[str, str]:
+                       timeline: Union[bool, str, "os.PathLike[str]"],
+                       timeline_classes: Optional[int]) -> Tuple[str, str]:
     """One simulation that records its timeline: (report JSON, trace text). ``timeline`` True: the trace
     goes through a temporary file; a path: it is written there and kept."""
     if timeline is True:
@@ -105,7 +104,7 @@ def simulate(
     cluster: ClusterLike,
     workload: WorkloadLike,
     *,
-    fidelity: str = "flow",
+    fidelity: Optional[str] = None,
     algorithm: Algorithm = None,
     network_profile: Optional[str] = None,
     overrides: Optional[Mapping[str, Any]] = None,
@@ -115,8 +114,8 @@ def simulate(
     """Simulates one training step of ``workload`` on ``cluster`` and returns its :class:`Report`.
 
     ``cluster`` and ``workload`` are spec objects, file paths, preset names or dictionaries.
-    ``fidelity``: a network model of :func:`fidelities` (``flow``: SimGrid's max-min flows;
-    ``analytical``, where built: fast, for sweeps). ``algorithm``: a collective algorithm of
+    ``fidelity``: a network model of :func:`fidelities` (None: the core's default, ``flow``, SimGrid's
+    max-min flows; ``analytical``, where built: fast, for sweeps). ``algorithm``: a collective algorithm of
     :func:`collective_algorithms` for every process group, or ``{"dp": "ring", "*": "tree"}`` per
     group (None: the core's default). ``network_profile``: link efficiencies and latencies, as the
     CLI's ``--network-profile`` (None: the core's default).
@@ -141,7 +140,6 @@ def simulate(
     options = core_options(fidelity, algorithm, network_profile)
     if timeline is False or timeline is None:
         return Report(json.loads(_run(c._as_core(), w._as_core(), options)))
-    if timeline_classes is not None and int(timeline_classes) < 1:
-        raise ValueError(f"timeline_classes must be >= 1, got {timeline_classes!r}")
-    text, trace = _run_with_timeline(c._as_core(), w._as_core(), options, timeline, int(timeline_classes or 0))
+    classes = None if timeline_classes is None else int(timeline_classes)  # the core checks it (SpecError)
+    text, trace = _run_with_timeline(c._as_core(), w._as_core(), options, timeline, classes)
     return Report(json.loads(text), trace)

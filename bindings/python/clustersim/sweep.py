@@ -72,8 +72,8 @@ _OPTIONAL_COLUMNS: Tuple[Tuple[str, str], ...] = (
 
 # One configuration for a worker: plain strings and lists, cheap to pickle for process pools and Dask.
 #   (cluster JSON, cluster file, workload JSON, workload file,
-#    cluster overrides, workload overrides, (fidelity, algorithm, algorithm per group, network profile))
-_Task = Tuple[str, str, str, str, List[Tuple[str, str]], List[Tuple[str, str]], Tuple[str, str, Dict[str, str], str]]
+#    cluster overrides, workload overrides, the core's keyword options (simulation.core_options))
+_Task = Tuple[str, str, str, str, List[Tuple[str, str]], List[Tuple[str, str]], Dict[str, Any]]
 
 
 def expand_grid(grid: Grid) -> List[Dict[str, Any]]:
@@ -197,7 +197,7 @@ def sweep(
     *,
     n_jobs: int = -1,
     executor: Any = None,
-    fidelity: str = "flow",
+    fidelity: Optional[str] = None,
     algorithm: Algorithm = None,
     network_profile: Optional[str] = None,
     progress: bool = True,
@@ -299,7 +299,7 @@ def parallel_configurations(
         raise ValueError("a trace workload has a fixed parallel layout: there is nothing to search")
     gpus = c.gpu_count
     model, training, parallelism = w.model, w.training, w.parallelism
-    cp = int(parallelism.get("cp", 1) or 1)
+    cp = int(parallelism["cp"])  # the normalized spec has every key
     heads = int(model["heads"])
     kv_heads = int(model.get("kv_heads") or heads)
     global_batch = int(training["global_batch"])
@@ -362,7 +362,7 @@ def best(
     require_fit: bool = True,
     n_jobs: int = -1,
     executor: Any = None,
-    fidelity: str = "flow",
+    fidelity: Optional[str] = None,
     algorithm: Algorithm = None,
     network_profile: Optional[str] = None,
     progress: bool = True,

@@ -56,25 +56,24 @@ def validation_datasets() -> List[str]:
 def validate(
     dataset: Union[str, "os.PathLike[str]"],
     *,
-    fidelity: str = "flow",
+    fidelity: Optional[str] = None,
     limit: Optional[int] = None,
-    jobs: int = 2,
+    jobs: Optional[int] = None,
 ) -> Validation:
     """Replays a validation dataset and returns its rows and error summary (``clustersim validate``).
 
     ``dataset``: a compiled-in name (:func:`validation_datasets`: ``vtrain-multi``, ...) or a
-    description file. ``fidelity``: the network model (``analytical`` is the fast one). ``limit``:
-    replay only the first ``limit`` rows (None: all). ``jobs``: simulations at once (each in its own
-    child process). Raises SpecError for an unknown dataset, a bad description or data file (naming the
-    file and the cell) or an unknown fidelity; row failures are rows.
+    description file. ``fidelity``: the network model (None: ``flow``; ``analytical`` is the fast one).
+    ``limit``: replay only the first ``limit`` rows (None: all). ``jobs``: simulations at once (each in its
+    own child process; None: 2). Raises SpecError (a ValueError) for a count below 1, an unknown dataset,
+    a bad description or data file (naming the file and the cell) or an unknown fidelity; row failures
+    are rows.
     """
     import pandas as pd
 
-    if limit is not None and int(limit) < 1:
-        raise ValueError(f"limit must be a positive number of rows or None, got {limit!r}")
-    if int(jobs) < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs!r}")
-    document, text = _core.validate(os.fspath(dataset), fidelity, int(jobs), int(limit or 0))
+    options = {"fidelity": fidelity, "jobs": None if jobs is None else int(jobs),
+               "limit": None if limit is None else int(limit)}  # None: the command's default; the core checks them
+    document, text = _core.validate(os.fspath(dataset), {k: v for k, v in options.items() if v is not None})
     data = json.loads(document)
     rows = pd.DataFrame(data.pop("rows"), columns=list(VALIDATION_COLUMNS))
     rows["gpus"] = rows["gpus"].astype("Int64")

@@ -16,13 +16,16 @@ the workload file): ``Workload.from_json("workloads/traces/native_dp2.workload.j
 
 from __future__ import annotations
 
+import functools
+import inspect
+import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _core
 from ._spec import PathLike, _Spec
 
-__all__ = ["Workload"]
+__all__ = ["Workload", "schema"]
 
 
 class Workload(_Spec):
@@ -46,112 +49,36 @@ class Workload(_Spec):
         return _core.workload_presets()
 
     @classmethod
-    def transformer(
-        cls,
-        *,
-        name: str = "transformer",
-        layers: int,
-        hidden: int,
-        heads: int,
-        seq_len: int,
-        vocab: int,
-        global_batch: int,
-        ffn_hidden: Optional[int] = None,
-        kv_heads: Optional[int] = None,
-        head_dim: Optional[int] = None,
-        activation: str = "gelu",
-        tied_embeddings: bool = False,
-        experts: int = 0,
-        top_k: int = 0,
-        expert_ffn_hidden: Optional[int] = None,
-        capacity_factor: Optional[float] = None,
-        load_imbalance: Optional[float] = None,
-        micro_batch: int = 1,
-        precision: str = "bf16",
-        recompute: str = "none",
-        optimizer: str = "adam",
-        stack: Optional[str] = None,
-        attention: Optional[str] = None,
-        dropout: Optional[float] = None,
-        host_op_us: Optional[float] = None,
-        fp8_recipe: Optional[str] = None,
-        fp8_weight_cache: Optional[bool] = None,
-        tp: int = 1,
-        pp: int = 1,
-        dp: Optional[int] = None,
-        cp: int = 1,
-        cp_comm: Optional[str] = None,
-        ep: int = 1,
-        sequence_parallel: bool = False,
-        pipeline_schedule: str = "1f1b",
-        virtual_stages: int = 1,
-        zero_stage: Optional[int] = None,
-        overlap_grad_reduce: Optional[bool] = None,
-        bucket_size_params: Optional[int] = None,
-        order: Optional[str] = None,
-        tp_comm_overlap: Optional[bool] = None,
-        overlap_param_gather: Optional[bool] = None,
-        description: Optional[str] = None,
-    ) -> "Workload":
-        """A transformer training workload from flat keyword arguments (docs/specs.md has every key).
+    def transformer(cls, *, name: str = "transformer", description: Optional[str] = None,
+                    **keys: Any) -> "Workload":
+        """A transformer training workload from flat keyword arguments: every key of the spec's
+        ``model``, ``model.moe``, ``training`` and ``parallelism`` sections by its last name
+        (``layers``, ``experts``, ``micro_batch``, ``tp``, ...; :func:`schema` and docs/specs.md list
+        them with their types, ranges, defaults and units).
 
-        ``ffn_hidden`` defaults to 4 x ``hidden``, ``kv_heads`` to ``heads`` (multi-head attention),
-        ``dp`` to the GPU count divided by tp x pp x cp (resolved against the cluster when simulated).
-        ``stack`` (the software stack: ``megatron-core``, the default, ``megatron-deepspeed``,
-        ``pytorch-fsdp2``, ``jax-xla``, or the path of a stack profile file ending in ``.json``, such as
-        :func:`clustersim.calibrate_from_trace` writes), ``attention`` (``flash`` / ``unfused``), ``dropout`` and
-        ``host_op_us`` (CPU time to issue one op, microseconds), ``fp8_recipe`` (``delayed`` / ``current`` /
-        ``mxfp8`` / ``nvfp4`` / ``tensorwise``) and ``fp8_weight_cache`` (both for ``precision="fp8"`` only) go to ``training``;
-        the stack's profile sets attention, dropout, host_op_us, the overlaps and ``zero_stage`` unless they
-        are given; ``expert_ffn_hidden``,
-        ``capacity_factor``, ``load_imbalance`` go to ``model.moe``; ``cp_comm`` (``ring`` / ``all_gather``), ``bucket_size_params``, ``order``
-        (rank placement, innermost first, e.g. ``"tp-cp-ep-dp-pp"``), ``tp_comm_overlap`` and
-        ``overlap_param_gather`` to ``parallelism``. None leaves the core's default. Units: sequences
-        for batches, tokens for ``seq_len``. Bad values raise SpecError naming the JSON path
-        (``/parallelism/tp``).
+        ``ffn_hidden`` defaults to 4 x ``hidden``; a key left out or None takes the core's default
+        (``kv_heads``: ``heads``; ``dp``: the GPU count divided by tp x pp x cp, resolved against the
+        cluster when simulated; the software stack's profile sets attention, dropout, host_op_us, the
+        overlaps and ``zero_stage`` unless they are given). Units: sequences for batches, tokens for
+        ``seq_len``. Bad values raise SpecError naming the JSON path (``/parallelism/tp``).
         """
-        model: Dict[str, Any] = {
-            "type": "transformer",
-            "layers": layers,
-            "hidden": hidden,
-            "heads": heads,
-            "ffn_hidden": ffn_hidden if ffn_hidden is not None else 4 * hidden,
-            "seq_len": seq_len,
-            "vocab": vocab,
-            "activation": activation,
-            "tied_embeddings": tied_embeddings,
-            "moe": _given({"experts": experts, "top_k": top_k, "expert_ffn_hidden": expert_ffn_hidden,
-                           "capacity_factor": capacity_factor, "load_imbalance": load_imbalance}),
-        }
-        if kv_heads is not None:
-            model["kv_heads"] = kv_heads
-        if head_dim is not None:
-            model["head_dim"] = head_dim
-        parallelism: Dict[str, Any] = {
-            "tp": tp,
-            "pp": pp,
-            "cp": cp,
-            "ep": ep,
-            "sequence_parallel": sequence_parallel,
-            "pipeline_schedule": pipeline_schedule,
-            "virtual_stages": virtual_stages,
-            **_given({"dp": dp, "cp_comm": cp_comm, "zero_stage": zero_stage, "overlap_grad_reduce": overlap_grad_reduce, "bucket_size_params": bucket_size_params, "order": order,
-                      "tp_comm_overlap": tp_comm_overlap, "overlap_param_gather": overlap_param_gather}),
-        }
-        spec: Dict[str, Any] = {
-            "name": name,
-            "model": model,
-            "training": {
-                "global_batch": global_batch,
-                "micro_batch": micro_batch,
-                "precision": precision,
-                "recompute": recompute,
-                "optimizer": optimizer,
-                **_given({"stack": stack, "attention": attention, "dropout": dropout, "host_op_us": host_op_us,
-                          "fp8_recipe": fp8_recipe, "fp8_weight_cache": fp8_weight_cache}),
-            },
-            "parallelism": parallelism,
-        }
+        sections = _flat_keys()
+        unknown = sorted(k for k in keys if k not in sections)
+        if unknown:
+            raise TypeError(f"transformer() got unexpected keyword arguments: {', '.join(unknown)}")
+        missing = [k for k in _required_keys() if keys.get(k) is None]
+        if missing:
+            raise TypeError(f"transformer() missing required keyword arguments: {', '.join(missing)}")
+        if keys.get("ffn_hidden") is None:
+            keys["ffn_hidden"] = 4 * keys["hidden"]
+        spec: Dict[str, Any] = {"name": name, "model": {"moe": {}}, "training": {}, "parallelism": {}}
+        for key, value in keys.items():
+            if value is None:
+                continue
+            node = spec
+            for part in sections[key].split("."):
+                node = node[part]
+            node[key] = value
         if description is not None:
             spec["description"] = description
         return cls.from_dict(spec, file="<Workload.transformer>")
@@ -213,6 +140,49 @@ class Workload(_Spec):
         )
 
 
-def _given(values: Dict[str, Any]) -> Dict[str, Any]:
-    """The entries that are not None: the others keep the core's defaults."""
-    return {k: v for k, v in values.items() if v is not None}
+def schema() -> List[Dict[str, Any]]:
+    """The workload spec's keys as the C++ core declares them (workloads/workload_schema.cpp), one
+    dictionary each: ``path`` (``"training.micro_batch"``), ``section``, ``key``, ``type``
+    (integer, number, boolean, string, choice), ``stable``, ``required``, ``min``/``max``,
+    ``default`` (None: required or derived, ``default_doc`` says how), ``unit``, ``choices``, ``doc``."""
+    return [dict(f) for f in _schema()]
+
+
+_TRANSFORMER_SECTIONS = ("model", "model.moe", "training", "parallelism")
+
+
+@functools.lru_cache(maxsize=None)
+def _schema() -> Tuple[Dict[str, Any], ...]:
+    return tuple(json.loads(_core.workload_schema()))
+
+
+@functools.lru_cache(maxsize=None)
+def _flat_keys() -> Dict[str, str]:
+    """{key: its section} for :meth:`Workload.transformer`'s keyword arguments."""
+    return {f["key"]: f["section"] for f in _schema() if f["section"] in _TRANSFORMER_SECTIONS}
+
+
+def _required_keys() -> List[str]:
+    return [f["key"] for f in _schema() if f["section"] in _TRANSFORMER_SECTIONS and f["required"]
+            and f["key"] != "ffn_hidden"]
+
+
+def _transformer_signature() -> inspect.Signature:
+    """Workload.transformer's signature for help() and IDEs, from the schema: the required keys
+    first, then the others defaulting to None (the core's default)."""
+    params = [inspect.Parameter("cls", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+              inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default="transformer", annotation=str)]
+    types = {"integer": int, "number": float, "boolean": bool, "string": str, "choice": str}
+    fields = [f for f in _schema() if f["section"] in _TRANSFORMER_SECTIONS]
+    required = set(_required_keys())
+    for f in sorted(fields, key=lambda f: f["key"] not in required):
+        default = inspect.Parameter.empty if f["key"] in required else None
+        annotation = types[f["type"]] if f["key"] in required else Optional[types[f["type"]]]
+        params.append(inspect.Parameter(f["key"], inspect.Parameter.KEYWORD_ONLY, default=default,
+                                        annotation=annotation))
+    params.append(inspect.Parameter("description", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                    annotation=Optional[str]))
+    return inspect.Signature(params, return_annotation="Workload")
+
+
+Workload.transformer.__func__.__signature__ = _transformer_signature()  # type: ignore[attr-defined]

@@ -176,5 +176,18 @@ TEST(DesignComparison, ParetoFrontOnTimeAndCostAmongDesignsThatFit) {
   EXPECT_NE(comparison_to_text(c).find("fast"), std::string::npos);
 }
 
+// The same design named three times (as `compare --cluster x --cluster x --cluster x`, or Python's
+// compare([x, x, x])) is told apart by the comparison itself, for both front ends.
+TEST(DesignComparison, RepeatedNamesAreNumbered) {
+  const DesignComparison c = compare_designs(
+      "w", 1e9,
+      {row("x", 1.0, 2.0, true), row("y", 1.0, 2.0, true), row("x", 2.0, 1.0, true), row("x", 3.0, 3.0, true)});
+  ASSERT_EQ(c.rows.size(), 4u);
+  EXPECT_EQ(c.rows[0].design, "x");
+  EXPECT_EQ(c.rows[1].design, "y");
+  EXPECT_EQ(c.rows[2].design, "x #2");
+  EXPECT_EQ(c.rows[3].design, "x #3");
+}
+
 }  // namespace
 }  // namespace clustersim

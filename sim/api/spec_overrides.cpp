@@ -1,20 +1,28 @@
-#include "sim/cli/overrides.hpp"
+#include "sim/api/spec_overrides.hpp"
 
 #include <algorithm>
 #include <array>
 #include <string_view>
 
 #include "sim/core/error.hpp"
+#include "workloads/workload_schema.hpp"
 
-namespace clustersim::cli {
+namespace clustersim {
 namespace {
 
 constexpr std::array<std::string_view, 6> kClusterKeys = {"gpu", "nodes", "node", "fabric", "power", "cost"};
-constexpr std::array<std::string_view, 4> kWorkloadKeys = {"model", "training", "parallelism", "trace"};
 
-template <std::size_t N>
-bool contains(const std::array<std::string_view, N>& keys, std::string_view k) {
-  return std::find(keys.begin(), keys.end(), k) != keys.end();
+bool is_cluster_key(std::string_view k) {
+  return std::find(kClusterKeys.begin(), kClusterKeys.end(), k) != kClusterKeys.end();
+}
+
+// A section of the workload spec: the first key of a nested field of the schema (model, training, ...).
+bool is_workload_section(std::string_view k) {
+  for (const WorkloadField& f : workload_schema()) {
+    const std::string_view section = f.section();
+    if (!section.empty() && section.substr(0, section.find('.')) == k) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -33,9 +41,9 @@ SplitOverrides split_overrides(const std::vector<std::string>& settings) {
       out.cluster.emplace_back(rest, value);
     } else if (first == "workload" && !rest.empty()) {
       out.workload.emplace_back(rest, value);
-    } else if (contains(kClusterKeys, first)) {
+    } else if (is_cluster_key(first)) {
       out.cluster.emplace_back(key, value);
-    } else if (contains(kWorkloadKeys, first)) {
+    } else if (is_workload_section(first)) {
       out.workload.emplace_back(key, value);
     } else {
       throw SpecError("--set " + s, "",
@@ -46,4 +54,4 @@ SplitOverrides split_overrides(const std::vector<std::string>& settings) {
   return out;
 }
 
-}  // namespace clustersim::cli
+}  // namespace clustersim

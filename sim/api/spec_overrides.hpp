@@ -1,12 +1,12 @@
 #pragma once
-// --set key.path=value: which spec each override belongs to.
+// --set key.path=value (the CLI) and dotted override keys (Python): which spec each belongs to.
 #include <string>
 #include <vector>
 
 #include "topologies/cluster_spec.hpp"
 #include "workloads/workload_spec.hpp"
 
-namespace clustersim::cli {
+namespace clustersim {
 
 struct SplitOverrides {
   Overrides cluster;
@@ -15,7 +15,8 @@ struct SplitOverrides {
 
 // "cluster.nodes=4" and "workload.training.micro_batch=2" go where their prefix says. Without a
 // prefix, the first key decides when it belongs to one spec only ("nodes", "fabric" -> cluster;
-// "model", "parallelism" -> workload); "name" is ambiguous. Throws SpecError("--set ...") otherwise.
+// "model", "parallelism" -> workload, the sections of workload_schema()); "name" is ambiguous. Throws SpecError("--set
+// ...") otherwise.
 SplitOverrides split_overrides(const std::vector<std::string>& settings);
 
-}  // namespace clustersim::cli
+}  // namespace clustersim

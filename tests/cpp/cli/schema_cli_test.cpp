@@ -1,0 +1,34 @@
+// clustersim schema: the workload schema as JSON and as docs/specs.md's table.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace clustersim {
+namespace {
+
+using testing::run_cli;
+
+TEST(CliSchema, WorkloadSchemaAsJsonAndMarkdown) {
+  const auto json = run_cli("schema workload");
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json fields = nlohmann::json::parse(json.out);
+  ASSERT_EQ(fields.size(), 51u);  // name, description; model 11, moe 5, training 15, parallelism 15; trace 3
+  EXPECT_EQ(fields[0]["path"], "name");
+  const auto markdown = run_cli("schema workload --markdown");
+  ASSERT_EQ(markdown.status, 0) << markdown.err;
+  // A header, a separator and one row per field.
+  EXPECT_EQ(std::count(markdown.out.begin(), markdown.out.end(), '\n'), 53);
+  EXPECT_NE(markdown.out.find("| `training.micro_batch` *stable* | integer >= 1, sequences | 1 |"), std::string::npos);
+}
+
+TEST(CliSchema, UnknownSpecIsAUsageError) {
+  const auto r = run_cli("schema cluster-of-nothing");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("workload"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,20 @@
+#pragma once
+// The cluster spec's keys declared once, as the workload's are (workloads/workload_schema.hpp): for
+// now its `power` and `cost` blocks. The table drives their reader and writer (cluster_spec.cpp),
+// their rows of docs/specs.md's cluster table (`clustersim schema cluster --markdown`) and the JSON
+// form the Python package reads.
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "sim/core/spec_field.hpp"
+
+namespace clustersim {
+
+// Every declared field, in the order the writer writes them.
+std::span<const SpecField> cluster_schema();
+
+std::string cluster_schema_markdown();  // the header row, then one row per field
+std::string cluster_schema_json();
+
+}  // namespace clustersim
