@@ -80,9 +80,9 @@ TEST(NetworkCalibration, MalformedDatasetNamesThePath) {
 
 TEST(NetworkCalibration, SummariesPoolRowsAndTakeTheMedianOfTableMedians) {
   // Hand-worked: a fit table of 5 rows (median 0.03) and two validate tables of 1 row (0.20, 0.40).
-  TableError big{"big", "fit", "ring", 5, 0.03, 0.05, 0.05, {0.01, 0.02, 0.03, 0.04, 0.05}};
-  TableError a{"a", "validate", "ring", 1, 0.20, 0.20, 0.20, {0.20}};
-  TableError b{"b", "validate", "ring", 1, 0.40, 0.40, 0.40, {0.40}};
+  TableError big{"big", "fit", "ring", 5, 0.03, 0.05, 0.05, {0.01, 0.02, 0.03, 0.04, 0.05}, "big system"};
+  TableError a{"a", "validate", "ring", 1, 0.20, 0.20, 0.20, {0.20}, "a system"};
+  TableError b{"b", "validate", "ring", 1, 0.40, 0.40, 0.40, {0.40}, "b system"};
   const std::vector<TableError> errors{big, a, b};
   const ErrorSummary all = summarize_errors(errors);
   EXPECT_EQ(all.tables, 3);
