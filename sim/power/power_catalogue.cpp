@@ -88,8 +88,7 @@ double low_precision_tensor_w(const GpuSpec& gpu, double tensor_w, double idle_w
 }
 
 constexpr const char* kCappedTensorSource =
-    "; tensor_w (16-bit) and low_precision_tensor_w (fp8): a large GEMM of that precision at the clock its power "
-    "budget allows (sim/hardware/power_capped_clock.cpp, "
+    "; tensor_w: a large GEMM at the clock its power budget allows (sim/hardware/power_capped_clock.cpp, "
     "sim/power/step_clock.cpp)";
 
 }  // namespace
