@@ -134,6 +134,8 @@ MemoryStats memory_stats(const MemoryFootprint& f, bool trace) {
   m.activations_bytes = f.activations_bytes;
   m.logits_bytes = f.logits_bytes;
   m.transient_bytes = f.transient_bytes;
+  m.cp_kv_gather_bytes = f.cp_kv_gather_bytes;
+  m.fp8_saved_operands_bytes = f.fp8_saved_operands_bytes;
   m.communication_buffers_bytes = f.communication_buffers_bytes;
   m.workspace_bytes = f.workspace_bytes;
   m.allocated_peak_bytes = f.allocated_bytes;
@@ -188,6 +190,8 @@ void mark_what_the_trace_lacks(const ExecutionGraph& graph, double flops, Report
                             {"memory.framework_overhead_bytes", &m.framework_overhead_bytes},
                             {"memory.logits_bytes", &m.logits_bytes},
                             {"memory.transient_bytes", &m.transient_bytes},
+                            {"memory.cp_kv_gather_bytes", &m.cp_kv_gather_bytes},
+                            {"memory.fp8_saved_operands_bytes", &m.fp8_saved_operands_bytes},
                             {"memory.workspace_bytes", &m.workspace_bytes},
                             {"memory.allocated_peak_bytes", &m.allocated_peak_bytes},
                             {"memory.allocator_reserve_bytes", &m.allocator_reserve_bytes},

@@ -154,8 +154,7 @@ bool has_shape(const ComputeOp& op) {
 }
 
 double gemm_efficiency(const GpuSpec& gpu, Precision p) {
-  if (low_precision(p) && gpu.gemm_fp8_efficiency > 0.0) return gpu.gemm_fp8_efficiency;
-  return gpu.gemm_max_efficiency;
+  return large_gemm_utilization(gpu, p);
 }
 
 double operand_element_bytes(Precision p) {

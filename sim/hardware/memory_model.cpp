@@ -79,6 +79,29 @@
 // under ZeRO-3 the unsharded weights of two layers (the one computed and the one prefetched: FSDP's
 // rate limiter allows two all-gathers in flight, Zhao et al. 2023; FSDP2 prefetches one layer), each
 // with its fp8 copy in fp8 training: 2 (P_layer w + P_linear_layer c_fp8).
+// The K/V all-gather of context parallelism (parallelism.cp_comm all_gather, cp > 1): PyTorch's
+// context_parallel with the allgather rotate method (torch/distributed/tensor/experimental/_attention.py,
+// _AllGatherRotater, torchtitan's default) concatenates the rank's K and V and all-gathers them once
+// per attention, forward and again in the backward (_templated_ring_attention and its backward: the
+// aggregated buffer lives while the layer's attention runs and is freed with the rotater). Its bytes,
+// 16-bit, the whole sequence:
+//   cp_kv_gather = 2 (K and V) x e x seq_len x b x kv width / t,
+// kv width = heads x head_dim where the stack repeats K/V to every query head before the attention
+// (fused.gqa false: torchtitan's repeat_kv), else kv_heads x head_dim. Counted at the backward moment
+// (the first backward layer's attention); the loss moment has no attention running.
+// The fp8 operands of torchao's Float8Linear (training.fp8_recipe tensorwise): at torchao eab345c
+// (the version of torchtitan's published runs) Float8Linear.forward casts the input and the weight to
+// fp8 and manual_float8_matmul_with_args_in_float8 saves both for the backward
+// (ctx.save_for_backward(input_fp8, weight_fp8_t); force_recompute_fp8_weight_in_bwd off by default).
+// Each linear casts its own input, one byte per element: Q, K, V and the MLP's up (and gate) projections
+// read the layer's s b h normed input (after the sequence-parallel all-gather), the output projection
+// the attention output (s b heads head_dim / t), the MLP's down projection s b f / t:
+//   fp8_saved_operands = s b (h x (3 + MLP input projections) + heads head_dim / t + f / t)
+// The fp8 weight copies saved beside them are the gathered layers' fp8 copies of the buffers (ZeRO-3)
+// or the persistent ones of the weights line. Counted where the layer's forward is recomputed in the
+// backward (full, or torchtitan's op-level selective recompute whose save list has no fp8 cast): one
+// layer's worth at the backward moment. Without recompute they are saved for every layer: not
+// modelled (the 16-bit activation count of Korthikanti stands for them).
 // Workspace: cuBLAS keeps one workspace per (handle, stream), allocated through PyTorch's caching
 // allocator; handles are per thread and the backward pass runs on autograd's device thread, so a step
 // holds two. Size: 32 MiB on Hopper and later (PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp,
@@ -109,9 +132,11 @@
 
 #include "sim/core/units.hpp"
 #include "workloads/attention_implementation.hpp"
+#include "workloads/context_parallel_comm.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
+#include "workloads/software_stack.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -120,6 +145,7 @@ namespace {
 
 constexpr double kActivationBytes = 2.0;      // 16-bit activations and their gradients
 constexpr double kFp32Bytes = 4.0;            // the optimizer's fp32 copy of a 16-bit gradient shard
+constexpr double kFp8Bytes = 1.0;             // torchao's float8_e4m3fn casts
 constexpr double kFragmentedFraction = 0.15;  // of the reserved dynamic memory (GMLake)
 constexpr double kCudaContextBytes = 400.0 * units::kMiB;
 constexpr double kWorkspacesPerStep = 2.0;  // forward thread + autograd's backward thread
@@ -150,6 +176,8 @@ struct StageTerms {
   double output_gradient = 0.0;            // last stage: the output projection's 16-bit gradient
   double embedding_gradient = 0.0;         // first stage: the word embedding's 16-bit gradient
   double main_gradient_shard = 0.0;        // 16-bit grad buffer: the optimizer's fp32 copy of its shard
+  double cp_kv_gather = 0.0;               // cp_comm all_gather: one layer's gathered K and V
+  double fp8_saved_operands = 0.0;         // tensorwise fp8: the recomputed layer's saved fp8 inputs
   double buffers = 0.0;
   bool last = false;
 };
@@ -203,6 +231,18 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
       t.recompute == "full" || (t.recompute == "selective" && t.selective_recompute == "matmul_outputs");
   if (recomputes_layer) x.layer_backward += layer_activation_bytes(spec, attention, "none");
 
+  const double heads_width = double(m.heads) * m.effective_head_dim() / tp;
+  if (p.cp > 1 && find_context_parallel_comm(p.cp_comm).all_gather_kv) {
+    const StackProfile stack = find_software_stack(t.effective_stack(), spec.source_file, "/training/stack");
+    const double kv_width =
+        stack.fused.gqa ? double(m.effective_kv_heads()) * m.effective_head_dim() / tp : heads_width;
+    x.cp_kv_gather = 2.0 * kActivationBytes * double(m.seq_len) * b * kv_width;
+  }
+  if (t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::tensorwise && recomputes_layer) {
+    const double input_projections = 3.0 + (m.activation == "swiglu" ? 2.0 : 1.0);
+    x.fp8_saved_operands = kFp8Bytes * s * b * (h * input_projections + heads_width + f / tp);
+  }
+
   if (shard > 1.0) {
     const double bucket = std::min(double(p.effective_bucket_size_params()), x.parameters);
     x.buffers += 2.0 * bucket * per_param.gradients;
@@ -236,6 +276,8 @@ MemoryFootprint lines_at(const StageTerms& x, MemoryPhase phase) {
       f.gradients_bytes = x.gradients_before_backward;
       f.activations_bytes = x.layer_activations + x.head_activations;
       f.transient_bytes = x.layer_backward + x.output_gradient;
+      f.cp_kv_gather_bytes = x.cp_kv_gather;
+      f.fp8_saved_operands_bytes = x.fp8_saved_operands;
       break;
     case MemoryPhase::optimizer:
       f.gradients_bytes = x.gradients + x.main_gradient_shard;
@@ -246,14 +288,15 @@ MemoryFootprint lines_at(const StageTerms& x, MemoryPhase phase) {
 }
 
 double dynamic_bytes(const MemoryFootprint& f) {
-  return f.activations_bytes + f.logits_bytes + f.transient_bytes;
+  return f.activations_bytes + f.logits_bytes + f.transient_bytes + f.cp_kv_gather_bytes + f.fp8_saved_operands_bytes;
 }
 
 // Completes `f` (the lines of one moment) with the workspace, the sum, the lines beyond it and the fit.
 void complete(MemoryFootprint& f, const GpuSpec& gpu, double largest_dynamic_bytes) {
   f.workspace_bytes = workspace_bytes(gpu);
   f.allocated_bytes = f.weights_bytes + f.gradients_bytes + f.optimizer_bytes + f.activations_bytes + f.logits_bytes +
-                      f.transient_bytes + f.communication_buffers_bytes + f.workspace_bytes;
+                      f.transient_bytes + f.cp_kv_gather_bytes + f.fp8_saved_operands_bytes +
+                      f.communication_buffers_bytes + f.workspace_bytes;
   f.allocator_reserve_bytes = kFragmentedFraction / (1.0 - kFragmentedFraction) * largest_dynamic_bytes;
   f.cuda_context_bytes = kCudaContextBytes;
   f.framework_overhead_bytes = f.workspace_bytes + f.allocator_reserve_bytes + f.cuda_context_bytes;

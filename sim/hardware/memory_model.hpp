@@ -33,6 +33,12 @@ struct MemoryFootprint {
   double activations_bytes = 0.0;  // stored for the backward pass: in-flight layers and the output head's inputs
   double logits_bytes = 0.0;       // the loss over the vocabulary and its gradient
   double transient_bytes = 0.0;    // gradients (and recomputed activations) being built at the peak
+  // parallelism.cp_comm all_gather (cp > 1): the K and V of the whole sequence one layer's attention
+  // gathers (alive during its attention, forward and backward)
+  double cp_kv_gather_bytes = 0.0;
+  // training.fp8_recipe tensorwise (torchao Float8Linear): the fp8 operands its linear layers save for
+  // their backward, of the layer whose backward is running (recomputed: full or op-level selective)
+  double fp8_saved_operands_bytes = 0.0;
   double communication_buffers_bytes = 0.0;
   double workspace_bytes = 0.0;  // cuBLAS / cuBLASLt workspaces
   double allocated_bytes = 0.0;  // the sum of the lines above

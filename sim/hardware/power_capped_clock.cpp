@@ -70,6 +70,15 @@ double tensor_power_weight(const GpuSpec& gpu, Precision precision) {
   return low_precision(precision) ? gpu.tensor_fp8_power_ratio : 1.0;
 }
 
+double large_gemm_utilization(const GpuSpec& gpu, Precision precision) {
+  if (low_precision(precision) && gpu.gemm_fp8_efficiency > 0.0) return gpu.gemm_fp8_efficiency;
+  return gpu.gemm_max_efficiency;
+}
+
+double large_gemm_power_w(const GpuSpec& gpu, Precision precision) {
+  return capped_clock(gpu, large_gemm_utilization(gpu, precision), 1.0, precision).sustained_power_w;
+}
+
 double tensor_power_w(const GpuSpec& gpu, double utilization, double clock_fraction, Precision precision) {
   const double u = std::clamp(utilization, 0.0, 1.0);
   return gpu.idle_w + (gpu.tensor_boost_w - gpu.idle_w) * tensor_power_weight(gpu, precision) * u *

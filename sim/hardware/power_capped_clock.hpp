@@ -25,6 +25,15 @@ double tensor_power_budget_w(const GpuSpec& gpu);
 // GpuSpec::tensor_fp8_power_ratio for fp8, mxfp8 and nvfp4, 1 for the 16-bit and tf32 paths.
 double tensor_power_weight(const GpuSpec& gpu, Precision precision);
 
+// The fraction of tensor-core issue cycles a large, well-shaped `precision` GEMM keeps busy:
+// GpuSpec::gemm_fp8_efficiency for fp8, mxfp8 and nvfp4 where set, gemm_max_efficiency otherwise.
+double large_gemm_utilization(const GpuSpec& gpu, Precision precision);
+
+// The power (W) of a large `precision` GEMM at the clock the GPU's tensor power budget allows
+// (tensor_power_budget_w): min(budget, its power at the boost clock). The tensor power of the step's
+// energy (sim/power): the rule that sets the kernels' clock.
+double large_gemm_power_w(const GpuSpec& gpu, Precision precision);
+
 // Power (W) of the GPU running its `precision` tensor cores at `utilization` (the fraction of
 // tensor-core issue cycles busy, in [0, 1]) at clock `clock_fraction` of the boost clock.
 double tensor_power_w(const GpuSpec& gpu, double utilization, double clock_fraction,

@@ -75,7 +75,16 @@ DevicePower device_power(const nlohmann::json& e, double wanted_Gbps) {
 // GPU's tensor power budget allows (the TDP in a sustained loop; the step's budget in a simulated
 // step: sim/power/step_clock.cpp): the same rule that sets the kernels' clock (power_capped_clock.cpp).
 double capped_tensor_w(const GpuSpec& gpu) {
-  return capped_clock(gpu, gpu.gemm_max_efficiency, 1.0).sustained_power_w;
+  return large_gemm_power_w(gpu, Precision::bf16);
+}
+
+// The power of fp8 (mxfp8, nvfp4) tensor kernels. With the clock under the cap modelled: a large fp8
+// GEMM at the clock the budget allows, by the same rule (its power per busy cycle w(fp8) =
+// tensor_fp8_power_ratio of the 16-bit path's, its utilization gemm_fp8_efficiency). Otherwise the
+// catalogue's tensor figure with its dynamic part (above idle) scaled by the same w(fp8).
+double low_precision_tensor_w(const GpuSpec& gpu, double tensor_w, double idle_w) {
+  if (models_power_cap(gpu)) return large_gemm_power_w(gpu, Precision::fp8);
+  return idle_w + std::max(0.0, tensor_w - idle_w) * tensor_power_weight(gpu, Precision::fp8);
 }
 
 constexpr const char* kCappedTensorSource =
@@ -101,6 +110,7 @@ GpuPowerModel gpu_power_model(const GpuSpec& gpu) {
     } else {
       m.tensor_w = reader.number("tensor_w", NumberRange::non_negative());
     }
+    m.low_precision_tensor_w = low_precision_tensor_w(gpu, m.tensor_w, m.idle_w);
     m.vector_w = reader.number("vector_w", NumberRange::non_negative());
     m.communication_w = reader.number("communication_w", NumberRange::non_negative());
     m.overlap_communication_w = reader.number("overlap_communication_w", NumberRange::non_negative());
@@ -113,7 +123,7 @@ GpuPowerModel gpu_power_model(const GpuSpec& gpu) {
     // the GPU to it. No activity draws more than the limit.
     if (gpu.tdp_w > 0.0 && gpu.tdp_w != m.tdp_w) {
       m.tdp_w = gpu.tdp_w;
-      for (double* w : {&m.waiting_w, &m.tensor_w, &m.vector_w, &m.communication_w})
+      for (double* w : {&m.waiting_w, &m.tensor_w, &m.low_precision_tensor_w, &m.vector_w, &m.communication_w})
         *w = std::min(*w, m.tdp_w);
       m.source += "; power limit " + std::to_string(static_cast<int>(std::lround(m.tdp_w))) +
                   " W from the GPU spec (activities capped at it)";
@@ -124,6 +134,7 @@ GpuPowerModel gpu_power_model(const GpuSpec& gpu) {
   m.idle_w = gpu.idle_w;
   m.waiting_w = kWaitingPerIdle * gpu.idle_w;
   m.tensor_w = models_power_cap(gpu) ? capped_tensor_w(gpu) : kTensorPerTdp * gpu.tdp_w;
+  m.low_precision_tensor_w = low_precision_tensor_w(gpu, m.tensor_w, m.idle_w);
   m.vector_w = kVectorPerTdp * gpu.tdp_w;
   m.communication_w = kCommunicationPerTdp * gpu.tdp_w;
   m.overlap_communication_w = kOverlapPerTdp * gpu.tdp_w;

@@ -15,7 +15,8 @@ struct GpuPowerModel {
   double tdp_w = 0.0;                    // no activity draws more
   double idle_w = 0.0;                   // outside any step (reported, not used inside one)
   double waiting_w = 0.0;                // inside a step, doing nothing: waiting on other ranks
-  double tensor_w = 0.0;                 // tensor-core kernels (gemm, attention)
+  double tensor_w = 0.0;                 // tensor-core kernels (gemm, attention) in 16-bit or tf32
+  double low_precision_tensor_w = 0.0;   // tensor-core kernels in fp8, mxfp8 or nvfp4
   double vector_w = 0.0;                 // memory- or vector-bound kernels
   double communication_w = 0.0;          // a collective runs, compute stream idle
   double overlap_communication_w = 0.0;  // added to compute power while a collective overlaps it

@@ -48,7 +48,8 @@ PowerStats compute_power(const PowerInputs& in) {
   double gpu_energy = 0.0, gpu_peak = 0.0;
   int gpus = 0;
   for (const RankClassActivity& c : in.classes) {
-    const GpuActivity a = gpu_activity(c.tensor_s, c.vector_s, c.communication_s, c.exposed_communication_s, t);
+    const GpuActivity a =
+        gpu_activity(c.tensor_s, c.vector_s, c.communication_s, c.exposed_communication_s, t, c.low_precision_tensor_s);
     const double per_gpu = gpu_energy_j(in.gpu, a);
     GpuClassEnergy e;
     e.name = c.name;
@@ -99,7 +100,8 @@ PowerInputs power_inputs(const Cluster& cluster, const TopologyMetrics& metrics,
   const auto set = [](double& figure, const std::optional<double>& v) {
     if (v) figure = *v;
   };
-  set(in.gpu.tensor_w, o.gpu_tensor_w);
+  set(in.gpu.tensor_w, o.gpu_tensor_w);  // the override sets every tensor kernel's power, fp8 included
+  set(in.gpu.low_precision_tensor_w, o.gpu_tensor_w);
   set(in.gpu.vector_w, o.gpu_vector_w);
   set(in.gpu.communication_w, o.gpu_communication_w);
   set(in.gpu.overlap_communication_w, o.gpu_overlap_communication_w);
@@ -115,7 +117,8 @@ PowerInputs power_inputs(const Cluster& cluster, const TopologyMetrics& metrics,
   for (std::size_t c = 0; c < classes.size() && c < result.classes.size(); ++c) {
     const ClassTimes& t = result.classes[c];
     const int n = static_cast<int>(classes[c].ranks.size());
-    in.classes.push_back({classes[c].name, n, t.tensor_s, t.vector_s, t.communication_s, t.exposed_communication_s});
+    in.classes.push_back({classes[c].name, n, t.tensor_s, t.vector_s, t.communication_s, t.exposed_communication_s,
+                          t.low_precision_tensor_s});
     ranks += n;
   }
   if (ranks < cluster.gpu_count())  // GPUs the workload does not use wait through the step

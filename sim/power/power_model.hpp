@@ -26,6 +26,7 @@ struct RankClassActivity {
   double vector_s = 0.0;
   double communication_s = 0.0;  // union of the intervals with a collective in flight
   double exposed_communication_s = 0.0;
+  double low_precision_tensor_s = 0.0;  // the part of tensor_s in fp8, mxfp8 or nvfp4 kernels
 };
 
 // `count` devices of one kind, with the fraction of the step their ports were busy.

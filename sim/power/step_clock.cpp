@@ -71,7 +71,7 @@ double step_tensor_budget_w(const GpuPowerModel& power, const GpuActivity& a) {
   // The rest of the step's energy: the tensor kernels at the TDP leave no room for an overlapped
   // collective's increment on them (gpu_energy.cpp caps compute plus overlap at the TDP).
   GpuPowerModel at_tdp = power;
-  at_tdp.tensor_w = power.tdp_w;
+  at_tdp.tensor_w = at_tdp.low_precision_tensor_w = power.tdp_w;
   const double rest_j = gpu_energy_j(at_tdp, a) - power.tdp_w * a.tensor_s;
   return std::max(power.tdp_w, (power.tdp_w * step_s - rest_j) / a.tensor_s);
 }
@@ -81,8 +81,8 @@ double least_step_tensor_budget_w(const PowerInputs& step, std::size_t* limiting
   for (std::size_t i = 0; i < step.classes.size(); ++i) {
     const RankClassActivity& c = step.classes[i];
     if (c.ranks <= 0) continue;
-    const GpuActivity a =
-        gpu_activity(c.tensor_s, c.vector_s, c.communication_s, c.exposed_communication_s, step.step_time_s);
+    const GpuActivity a = gpu_activity(c.tensor_s, c.vector_s, c.communication_s, c.exposed_communication_s,
+                                       step.step_time_s, c.low_precision_tensor_s);
     const double b = step_tensor_budget_w(step.gpu, a);
     if (b < least) {
       least = b;

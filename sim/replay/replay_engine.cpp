@@ -14,6 +14,7 @@
 #include "sim/core/intervals.hpp"
 #include "sim/hardware/kernel_model.hpp"
 #include "topologies/cluster.hpp"
+#include "workloads/workload_spec.hpp"
 
 namespace clustersim {
 namespace {
@@ -57,7 +58,7 @@ class Replay {
     std::vector<Interval> host_wait;  // ops ready on the GPU, not yet issued by the host
     std::size_t finished = 0;
     double finish_s = 0.0;
-    double tensor_s = 0.0, vector_s = 0.0;
+    double tensor_s = 0.0, low_precision_tensor_s = 0.0, vector_s = 0.0;
   };
 
   // A point-to-point channel: sends of one class to the ranks of another at one offset and tag,
@@ -218,7 +219,9 @@ class Replay {
       const double duration = measured > 0.0 ? measured
                                              : kernel_time(gpu_, ops.compute_op(op)).time_s *
                                                    options_.kernel_time_scale[static_cast<std::size_t>(kernel)];
-      (kernel == KernelClass::gemm || kernel == KernelClass::attention ? s.tensor_s : s.vector_s) += duration;
+      const bool tensor = kernel == KernelClass::gemm || kernel == KernelClass::attention;
+      (tensor ? s.tensor_s : s.vector_s) += duration;
+      if (tensor && low_precision(ops.precision(op))) s.low_precision_tensor_s += duration;
       backend_.schedule(backend_.now_s() + duration, [this, c, op] { finish(c, op); });
     } else if (ops.kind(op) == OpKind::collective) {
       arrive(c, op);
@@ -622,6 +625,7 @@ class Replay {
       t.exposed_communication_s = total_length(comm) - overlap_length(comm, compute);
       t.communication_s = total_length(comm);
       t.tensor_s = s.tensor_s;
+      t.low_precision_tensor_s = s.low_precision_tensor_s;
       t.vector_s = s.vector_s;
       t.idle_s = std::max(0.0, t.finish_s - t.compute_s - t.exposed_communication_s);
       if (!s.host_wait.empty()) {

@@ -63,9 +63,10 @@ struct ClassTimes {
   double idle_s = 0.0;                   // neither: waiting on other ranks or stages
   double host_wait_s = 0.0;              // neither, while a ready op waited for the host to issue it
   // Activity, for the power model (per rank of the class; sums of op durations):
-  double tensor_s = 0.0;         // compute ops on tensor cores (gemm, attention)
-  double vector_s = 0.0;         // other compute ops (memory- or vector-bound)
-  double communication_s = 0.0;  // union of the intervals with a transfer of this rank in flight
+  double tensor_s = 0.0;                // compute ops on tensor cores (gemm, attention)
+  double low_precision_tensor_s = 0.0;  // the part of tensor_s in fp8, mxfp8 or nvfp4 ops
+  double vector_s = 0.0;                // other compute ops (memory- or vector-bound)
+  double communication_s = 0.0;         // union of the intervals with a transfer of this rank in flight
 };
 
 // One executed collective (all groups of one communicator at one sequence number).

@@ -261,6 +261,8 @@ std::string Report::to_json(int indent) const {
                  {"peak_phase", memory.peak_phase},
                  {"logits_bytes", memory.logits_bytes},
                  {"transient_bytes", memory.transient_bytes},
+                 {"cp_kv_gather_bytes", memory.cp_kv_gather_bytes},
+                 {"fp8_saved_operands_bytes", memory.fp8_saved_operands_bytes},
                  {"workspace_bytes", memory.workspace_bytes},
                  {"allocated_peak_bytes", memory.allocated_peak_bytes},
                  {"allocator_reserve_bytes", memory.allocator_reserve_bytes},
@@ -348,6 +350,10 @@ Report Report::from_json(const std::string& text) {
   r.memory.peak_phase = m.at("peak_phase").is_null() ? std::string() : m.at("peak_phase").get<std::string>();
   r.memory.logits_bytes = number_or_nan(m, "logits_bytes");
   r.memory.transient_bytes = number_or_nan(m, "transient_bytes");
+  // Reports written before these lines existed have neither: they counted none (0).
+  for (auto [key, field] : {std::pair{"cp_kv_gather_bytes", &r.memory.cp_kv_gather_bytes},
+                            {"fp8_saved_operands_bytes", &r.memory.fp8_saved_operands_bytes}})
+    if (m.contains(key)) *field = number_or_nan(m, key);
   r.memory.workspace_bytes = number_or_nan(m, "workspace_bytes");
   r.memory.allocated_peak_bytes = number_or_nan(m, "allocated_peak_bytes");
   r.memory.allocator_reserve_bytes = number_or_nan(m, "allocator_reserve_bytes");
@@ -487,9 +493,10 @@ std::string Report::to_text() const {
     o << "    weights " << gigabytes(memory.weights_bytes) << ", gradients " << gigabytes(memory.gradients_bytes)
       << ", optimizer " << gigabytes(memory.optimizer_bytes) << ", activations " << gigabytes(memory.activations_bytes)
       << ",\n    logits " << gigabytes(memory.logits_bytes) << ", transient " << gigabytes(memory.transient_bytes)
-      << ", communication buffers " << gigabytes(memory.communication_buffers_bytes) << ", workspace "
-      << gigabytes(memory.workspace_bytes) << ", allocator reserve " << gigabytes(memory.allocator_reserve_bytes)
-      << "\n\n";
+      << ", K/V all-gather " << gigabytes(memory.cp_kv_gather_bytes) << ", fp8 saved operands "
+      << gigabytes(memory.fp8_saved_operands_bytes) << ",\n    communication buffers "
+      << gigabytes(memory.communication_buffers_bytes) << ", workspace " << gigabytes(memory.workspace_bytes)
+      << ", allocator reserve " << gigabytes(memory.allocator_reserve_bytes) << "\n\n";
   }
 
   if (!links.empty()) {

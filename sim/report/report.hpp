@@ -55,6 +55,8 @@ struct MemoryStats {
   double activations_bytes = 0.0;
   double logits_bytes = 0.0;
   double transient_bytes = 0.0;
+  double cp_kv_gather_bytes = 0.0;        // context parallelism's all-gathered K and V (memory_model.hpp)
+  double fp8_saved_operands_bytes = 0.0;  // torchao Float8Linear's saved fp8 inputs (memory_model.hpp)
   double communication_buffers_bytes = 0.0;
   double workspace_bytes = 0.0;
   double allocated_peak_bytes = 0.0;

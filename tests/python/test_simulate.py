@@ -74,7 +74,8 @@ def test_links_table_utilization_is_bytes_over_capacity(report: cs.Report) -> No
 def test_memory_adds_up_and_fits(report: cs.Report) -> None:
     m = report.memory
     allocated = (m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes + m.logits_bytes
-                 + m.transient_bytes + m.communication_buffers_bytes + m.workspace_bytes)
+                 + m.transient_bytes + m.cp_kv_gather_bytes + m.fp8_saved_operands_bytes
+                 + m.communication_buffers_bytes + m.workspace_bytes)
     assert m.allocated_peak_bytes == pytest.approx(allocated, rel=1e-12)
     assert m.reserved_peak_bytes == pytest.approx(m.allocated_peak_bytes + m.allocator_reserve_bytes, rel=1e-12)
     assert m.peak_bytes_per_gpu == pytest.approx(m.reserved_peak_bytes + m.cuda_context_bytes, rel=1e-12)

@@ -76,6 +76,8 @@ class Memory:
     peak_phase: str = ""
     logits_bytes: float = 0.0
     transient_bytes: float = 0.0
+    cp_kv_gather_bytes: float = 0.0
+    fp8_saved_operands_bytes: float = 0.0
     workspace_bytes: float = 0.0
     allocated_peak_bytes: float = 0.0
     allocator_reserve_bytes: float = 0.0

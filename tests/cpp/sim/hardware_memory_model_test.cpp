@@ -269,7 +269,81 @@ WorkloadSpec eager_gpt(int layers, int hidden, int micro_batch, int global_batch
 
 double line_sum(const MemoryFootprint& f) {
   return f.weights_bytes + f.gradients_bytes + f.optimizer_bytes + f.activations_bytes + f.logits_bytes +
-         f.transient_bytes + f.communication_buffers_bytes + f.workspace_bytes;
+         f.transient_bytes + f.cp_kv_gather_bytes + f.fp8_saved_operands_bytes + f.communication_buffers_bytes +
+         f.workspace_bytes;
+}
+
+// torchtitan's Llama 3.1 8B (torchtitan-h100 tt-0008): FSDP2 + context parallelism cp with the
+// allgather rotate method, torchao Float8Linear tensorwise, full recompute, local batch 1.
+WorkloadSpec torchtitan_llama8b_cp(int cp, std::int64_t seq_len) {
+  WorkloadSpec s;
+  s.model.layers = 32;
+  s.model.hidden = 4096;
+  s.model.heads = 32;
+  s.model.kv_heads = 8;
+  s.model.ffn_hidden = 14336;
+  s.model.vocab = 128256;
+  s.model.seq_len = seq_len;
+  s.model.activation = "swiglu";
+  s.model.tied_embeddings = false;
+  s.training.stack = "pytorch-fsdp2";
+  s.training.global_batch = 8 / cp;
+  s.training.micro_batch = 1;
+  s.training.precision = Precision::fp8;
+  s.training.fp8_recipe = Fp8Recipe::tensorwise;
+  s.training.fp8_weight_cache = false;
+  s.training.recompute = "full";
+  s.training.grad_buffer = "per_step";
+  s.training.cross_entropy = "eager";
+  s.parallelism.dp = 8 / cp;
+  s.parallelism.cp = cp;
+  s.parallelism.cp_comm = "all_gather";
+  s.parallelism.zero_stage = 3;
+  return s;
+}
+
+// The K/V all-gather of PyTorch's context_parallel (allgather rotate method) and torchao's saved fp8
+// operands, at the backward moment of tt-0008 (cp 8, 262,144 tokens, 32,768 per GPU):
+//   K/V all-gather: 2 (K, V) x 2 bytes x 262,144 x b 1 x 32 heads x 128 (repeat_kv: every query head)
+//                 = 4,294,967,296
+//   fp8 operands:  1 byte x 32,768 x (4,096 x 5 (wq, wk, wv, w1, w3 inputs) + 4,096 (wo) + 14,336 (w2))
+//                 = 32,768 x 38,912 = 1,275,068,416
+// Neither is alive at the loss (no attention or linear backward runs): there they are 0.
+TEST(MemoryModel, ContextParallelKvGatherAndFp8SavedOperandsHandWorked) {
+  const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "t", "");
+  const WorkloadSpec s = torchtitan_llama8b_cp(8, 262'144);
+  const MemoryFootprint backward = memory_at_phase(s, gpu, 0, MemoryPhase::backward);
+  EXPECT_DOUBLE_EQ(backward.cp_kv_gather_bytes, 4'294'967'296.0);
+  EXPECT_DOUBLE_EQ(backward.fp8_saved_operands_bytes, 1'275'068'416.0);
+  EXPECT_DOUBLE_EQ(line_sum(backward), backward.allocated_bytes);
+  const MemoryFootprint loss = memory_at_phase(s, gpu, 0, MemoryPhase::loss);
+  EXPECT_DOUBLE_EQ(loss.cp_kv_gather_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(loss.fp8_saved_operands_bytes, 0.0);
+  // The gather holds the whole sequence: the same bytes at cp 2 with a quarter of the sequence
+  // 2 x 2 x 65,536 x 4,096 = 1,073,741,824; fp8 operands of 32,768 tokens per GPU: unchanged.
+  const MemoryFootprint cp2 = memory_at_phase(torchtitan_llama8b_cp(2, 65'536), gpu, 0, MemoryPhase::backward);
+  EXPECT_DOUBLE_EQ(cp2.cp_kv_gather_bytes, 1'073'741'824.0);
+  EXPECT_DOUBLE_EQ(cp2.fp8_saved_operands_bytes, 1'275'068'416.0);
+  // A stack whose attention reads the kv heads directly (fused.gqa): 8 x 128 wide, a quarter.
+  WorkloadSpec megatron = torchtitan_llama8b_cp(8, 262'144);
+  megatron.training.stack = "megatron-core";
+  EXPECT_DOUBLE_EQ(memory_at_phase(megatron, gpu, 0, MemoryPhase::backward).cp_kv_gather_bytes, 4'294'967'296.0 / 4.0);
+  // The ring (Megatron-Core / TE, a block per step) gathers nothing; cp 1 neither.
+  WorkloadSpec ring = torchtitan_llama8b_cp(8, 262'144);
+  ring.parallelism.cp_comm = "ring";
+  EXPECT_DOUBLE_EQ(memory_at_phase(ring, gpu, 0, MemoryPhase::backward).cp_kv_gather_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(memory_at_phase(torchtitan_llama8b_cp(1, 32'768), gpu, 0, MemoryPhase::backward).cp_kv_gather_bytes,
+                   0.0);
+  // Only tensorwise (torchao) saves fp8 operands this way, and only for a recomputed layer.
+  WorkloadSpec delayed = torchtitan_llama8b_cp(8, 262'144);
+  delayed.training.fp8_recipe = Fp8Recipe::delayed;
+  EXPECT_DOUBLE_EQ(memory_at_phase(delayed, gpu, 0, MemoryPhase::backward).fp8_saved_operands_bytes, 0.0);
+  WorkloadSpec bf16 = torchtitan_llama8b_cp(8, 262'144);
+  bf16.training.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(memory_at_phase(bf16, gpu, 0, MemoryPhase::backward).fp8_saved_operands_bytes, 0.0);
+  // The peak (the loss moment here: 12 x 32,768 x 128,256 bytes of logits) sums its lines.
+  const MemoryFootprint peak = estimate_memory(s, gpu);
+  EXPECT_DOUBLE_EQ(line_sum(peak), peak.allocated_bytes);
 }
 
 TEST(MemoryModel, NamedLinesSumToTheAllocatedReservedAndDevicePeaks) {
@@ -279,6 +353,8 @@ TEST(MemoryModel, NamedLinesSumToTheAllocatedReservedAndDevicePeaks) {
   zero3.parallelism.zero_stage = 3;
   zero3.training.grad_buffer = "per_step";
   specs.push_back(zero3);
+  specs.push_back(torchtitan_llama8b_cp(8, 262'144));
+  specs.push_back(torchtitan_llama8b_cp(8, 16'384));
   const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "t", "");
   for (const WorkloadSpec& s : specs) {
     for (const MemoryFootprint& f : estimate_memory_per_stage(s, gpu)) {

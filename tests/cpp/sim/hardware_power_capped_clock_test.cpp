@@ -251,4 +251,51 @@ TEST(PowerCappedClock, ShippedH100ProfileKeepsTheMeasuredFp8RatesAndThrottlesAt5
 }
 
 }  // namespace
+// The step energy charges an fp8 tensor kernel what the clock model has it draw: a large fp8 GEMM
+// (tensor cores busy gemm_fp8_efficiency u of the cycles) at w(fp8) = tensor_fp8_power_ratio of the
+// 16-bit path's power per busy cycle. Shipped H100, 700 W: P = idle + (tensor_boost - idle) w u phi^3
+// with phi = 1 (the fp8 bound: 70 + 2047.5 x 0.41 x 0.747 = 697.1 W < 700 W), bf16 throttled to the
+// TDP (700 W). An fp8-GEMM-only step of 1 s on 8 GPUs: 8 x 697.1 J; a bf16 one: 8 x 700 J. Under a
+// 500 W cap both throttle to it: the fp8 GEMMs draw 500 W, no less than bf16's.
+TEST(PowerCappedClock, StepEnergyChargesFp8GemmsTheirClockModelPower) {
+  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
+  apply_calibration_profile(g);
+  const GpuPowerModel p = gpu_power_model(g);
+  const double u = g.gemm_fp8_efficiency;
+  const double fp8_w = g.idle_w + (g.tensor_boost_w - g.idle_w) * tensor_power_weight(g, Precision::fp8) * u;
+  ASSERT_LT(fp8_w, g.tdp_w);  // not throttled: phi = 1
+  EXPECT_NEAR(fp8_w, 697.1, 0.5);
+  EXPECT_NEAR(p.low_precision_tensor_w, fp8_w, 1e-9);
+  EXPECT_NEAR(p.low_precision_tensor_w, tensor_power_w(g, u, 1.0, Precision::fp8), 1e-9);
+  EXPECT_NEAR(p.tensor_w, g.tdp_w, 1e-9);
+  PowerInputs in;
+  in.step_time_s = 1.0;
+  in.gpu = p;
+  in.classes = {{"fp8 gemm", 8, 1.0, 0.0, 0.0, 0.0, 1.0}, {"bf16 gemm", 8, 1.0, 0.0, 0.0, 0.0, 0.0}};
+  const PowerStats s = compute_power(in);
+  ASSERT_EQ(s.gpu_classes.size(), 2u);
+  EXPECT_NEAR(s.gpu_classes[0].energy_per_step_j, 8 * fp8_w, 1e-9);
+  EXPECT_NEAR(s.gpu_classes[1].energy_per_step_j, 8 * 700.0, 1e-9);
+  // Energy per flop: fp8 does peak(fp8) u_fp8 flops per second at the boost clock, bf16
+  // peak(bf16) u_bf16 phi_bf16 at its throttled clock; fp8 (w = 0.41, twice the peak) spends about
+  // half of bf16's energy per flop (the dynamic part alone: w / 2 at equal clocks).
+  const double phi_bf16 = capped_clock(g, g.gemm_max_efficiency, 1.0).sustained_fraction;
+  const double fp8_j_per_flop = fp8_w / (g.peak_flops(Precision::fp8) * u);
+  const double bf16_j_per_flop = 700.0 / (g.peak_flops(Precision::bf16) * g.gemm_max_efficiency * phi_bf16);
+  EXPECT_LT(fp8_j_per_flop, 0.6 * bf16_j_per_flop);
+  // 500 W: the fp8 GEMM throttles to the cap (ShippedH100ProfileKeepsTheMeasuredFp8RatesAndThrottlesAt500W).
+  GpuSpec g500 = g;
+  g500.tdp_w = 500.0;
+  const GpuPowerModel p500 = gpu_power_model(g500);
+  EXPECT_NEAR(p500.low_precision_tensor_w, 500.0, 1e-9);
+  EXPECT_NEAR(p500.tensor_w, 500.0, 1e-9);
+  // A budget above the fp8 GEMM's boost power (a step with long low-power phases) leaves it at its
+  // boost-clock power, while bf16 takes the budget.
+  GpuSpec roomy = g;
+  roomy.tensor_power_budget_w = 800.0;
+  const GpuPowerModel pr = gpu_power_model(roomy);
+  EXPECT_NEAR(pr.low_precision_tensor_w, fp8_w, 1e-9);
+  EXPECT_NEAR(pr.tensor_w, 800.0, 1e-9);
+}
+
 }  // namespace clustersim

@@ -8,7 +8,9 @@
 
 #include "../spec_error_of.hpp"
 #include "sim/core/resources.hpp"
+#include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
+#include "sim/hardware/power_capped_clock.hpp"
 #include "sim/power/gpu_energy.hpp"
 #include "sim/power/power_catalogue.hpp"
 #include "sim/simulate.hpp"
@@ -71,6 +73,34 @@ TEST(PowerModel, OverlapNeverLiftsAGpuAboveItsTdp) {
   const GpuActivity a = gpu_activity(1.0, 0.0, 1.0, 0.0, 1.0);
   EXPECT_NEAR(gpu_energy_j(g, a), 700.0, 1e-9);
   EXPECT_NEAR(gpu_peak_w(g, a), 700.0, 1e-9);
+}
+
+// fp8 tensor kernels draw low_precision_tensor_w, 16-bit ones tensor_w. One GPU, step 1 s: tensor 0.5 s
+// of which 0.3 s in fp8, vector 0.2 s, collectives 0.3 s of which 0.1 s exposed (0.2 s overlapped),
+// waiting 0.2 s; tensor 600 W, fp8 tensor 300 W:
+//   600 x 0.2 + 300 x 0.3 + 400 x 0.2 + 200 x 0.1 + 100 x 0.2 = 330 J, plus the overlap increment
+//   min(50, 700 - P) averaged over compute time: (0.2 x 50 + 0.3 x 50 + 0.2 x 50) / 0.7 x 0.2 = 10 J.
+// With 690 W fp8 tensor power the fp8 part's increment is only 10 W:
+//   (0.2 x 50 + 0.3 x 10 + 0.2 x 50) / 0.7 x 0.2 = 6.571 J.
+TEST(PowerModel, Fp8TensorTimeDrawsTheLowPrecisionTensorPower) {
+  GpuPowerModel g = test_gpu();
+  g.low_precision_tensor_w = 300;
+  PowerInputs in;
+  in.step_time_s = 1.0;
+  in.gpu = g;
+  in.classes = {{"a", 1, 0.5, 0.2, 0.3, 0.1, 0.3}};
+  EXPECT_NEAR(compute_power(in).gpu_classes[0].energy_per_step_j, 340.0, 1e-9);
+  // Without fp8 time the class is charged as before: 430 J (TwoGpuTimelineIsPowerTimesTimePerActivity).
+  in.classes[0].low_precision_tensor_s = 0.0;
+  EXPECT_NEAR(compute_power(in).gpu_classes[0].energy_per_step_j, 430.0, 1e-9);
+  in.classes[0].low_precision_tensor_s = 0.3;
+  in.gpu.low_precision_tensor_w = 690;
+  const double expected = 600 * 0.2 + 690 * 0.3 + 400 * 0.2 + 200 * 0.1 + 100 * 0.2 + (10.0 + 3.0 + 10.0) / 0.7 * 0.2;
+  EXPECT_NEAR(compute_power(in).gpu_classes[0].energy_per_step_j, expected, 1e-9);
+  // Peak: the 16-bit tensor kernels plus overlap (650 W) < fp8 at 690 + 10 W.
+  EXPECT_NEAR(compute_power(in).peak_kw, 0.7, 1e-12);
+  // fp8 time beyond the tensor time is clamped to it.
+  EXPECT_DOUBLE_EQ(gpu_activity(0.5, 0.0, 0.0, 0.0, 1.0, 0.9).low_precision_tensor_s, 0.5);
 }
 
 TEST(PowerModel, PerClassAndPerDeviceEnergiesSumToTheTotal) {
@@ -164,6 +194,36 @@ TEST(PowerModel, SimulatedStepConservesEnergyAndUsesOverrides) {
   }
   EXPECT_LT(low.power->gpu_avg_w, p.gpu_avg_w);
   EXPECT_DOUBLE_EQ(low.power->by_device.back().energy_per_step_j, 0.0);  // PUE 1: no facility overhead
+}
+
+// An fp8 step on the H100: the replay puts the fp8 GEMMs' time at the fp8 tensor power (a large fp8
+// GEMM under the step's budget: w = 0.41, utilization gemm_fp8_efficiency), the rest of the tensor
+// time (attention, in bf16) at a bf16 GEMM's. The class energy is sum of power x time with an fp8
+// part f of the tensor time: E = E_bf16 - (tensor_w - fp8_w) f, E_bf16 charging all of it at
+// tensor_w; f must lie strictly between 0 (no fp8 GEMM) and tensor_s (attention stays in bf16).
+TEST(PowerModel, SimulatedFp8StepChargesItsFp8GemmsTheFp8Power) {
+  ClusterSpec spec = testing::fat_tree_spec(2, 8, 8);
+  spec.power.gpu_overlap_communication_w = 0;  // no overlap increment: energy is exactly sum P x t
+  SimulationOptions options;
+  options.fidelity = "analytical";
+  WorkloadSpec w = small_workload();
+  w.training.precision = Precision::fp8;
+  const Report r = simulate(spec, w, options);
+  ASSERT_TRUE(r.power.has_value());
+  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "/gpu");
+  apply_calibration_profile(g);
+  g.tensor_power_budget_w = r.power->tensor_power_budget_w;
+  const GpuPowerModel m = gpu_power_model(g);
+  EXPECT_NEAR(m.low_precision_tensor_w, large_gemm_power_w(g, Precision::fp8), 1e-9);
+  ASSERT_GT(m.tensor_w, m.low_precision_tensor_w + 1.0);  // fp8 draws less per busy cycle (w = 0.41)
+  for (const GpuClassEnergy& c : r.power->gpu_classes) {
+    if (c.tensor_s <= 0.0) continue;
+    const double bf16_j = m.tensor_w * c.tensor_s + m.vector_w * c.vector_s +
+                          m.communication_w * c.exposed_communication_s + m.waiting_w * c.waiting_s;
+    const double fp8_s = (bf16_j - c.energy_per_step_j / c.ranks) / (m.tensor_w - m.low_precision_tensor_w);
+    EXPECT_GT(fp8_s, 0.1 * c.tensor_s) << c.name;  // the linear layers' GEMMs run in fp8
+    EXPECT_LT(fp8_s, c.tensor_s) << c.name;        // attention stays in bf16
+  }
 }
 
 TEST(PowerSpec, PueBelowOneAndNegativeFiguresAreRefusedWithTheirPath) {
