@@ -58,7 +58,7 @@ nlohmann::json spec_json(const std::string& attention) {
 }
 
 TEST(AttentionImplementation, TheSpecAcceptsEachNameAndNamesThePathOfABadOne) {
-  for (const std::string name : attention_implementation_names())
+  for (const std::string& name : attention_implementation_names())
     EXPECT_EQ(parse_workload_spec(spec_json(name).dump(), "w.json").training.attention, name);
   const SpecError e = testing::spec_error_of([] { parse_workload_spec(spec_json("tritonn").dump(), "w.json"); });
   EXPECT_EQ(e.file(), "w.json");

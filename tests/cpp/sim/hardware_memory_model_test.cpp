@@ -283,7 +283,7 @@ WorkloadSpec torchtitan_llama8b_cp(int cp, std::int64_t seq_len) {
   s.model.kv_heads = 8;
   s.model.ffn_hidden = 14336;
   s.model.vocab = 128256;
-  s.model.seq_len = seq_len;
+  s.model.seq_len = static_cast<int>(seq_len);
   s.model.activation = "swiglu";
   s.model.tied_embeddings = false;
   s.training.stack = "pytorch-fsdp2";
