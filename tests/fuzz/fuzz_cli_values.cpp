@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sim/cli/arguments.hpp"
-#include "sim/cli/overrides.hpp"
+#include "sim/api/spec_overrides.hpp"
 #include "sim/collective_sweep.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 #include "topologies/cluster_spec.hpp"
@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!is_send_recv_op(text)) (void)parse_collective_kind(text);
         break;
       case 4: {
-        const cli::SplitOverrides overrides = cli::split_overrides(lines(text));
+        const SplitOverrides overrides = split_overrides(lines(text));
         const ClusterSpec cluster = load_cluster_spec("dgx-h100", overrides.cluster);
         WorkloadSpec workload = load_workload_spec("gpt3-1.3b", overrides.workload);
         resolve_parallelism(workload, cluster.gpu_count());
