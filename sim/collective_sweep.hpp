@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/network/nccl_tests.hpp"  // parse_collective_kind, bus_factor (callers of the sweep use them)
 #include "sim/network/network_profile.hpp"
 #include "topologies/cluster_spec.hpp"
 #include "workloads/execution_graph.hpp"
@@ -40,18 +41,12 @@ struct CollectiveSweepRow {
   double busbw_Bps = 0.0;  // algbw x the collective's bus factor (nccl-tests' PERFORMANCE.md)
 };
 
-// nccl-tests' bus-bandwidth factor: all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all
-// (n-1)/n; broadcast, reduce 1 (and send/recv 1).
-double bus_factor(CollectiveKind kind, int ranks);
-
 // Parses "0-63", "0,8,16", "0-7,16-23" into ranks; checks them against `gpus` (out of range,
 // duplicates, empty). Throws SpecError("--ranks", "", ...).
 std::vector<int> parse_rank_list(const std::string& text, int gpus);
 // Parses "8", "64K", "8M", "8G" (binary multiples, as nccl-tests), at most 1024G (2^40 bytes).
 // Throws SpecError(option, "", ...).
 double parse_byte_size(const std::string& text, const std::string& option);
-// The kind named as nccl-tests and clustersim name it ("all_reduce", "allreduce", ...).
-CollectiveKind parse_collective_kind(const std::string& text);
 // Whether --op names point-to-point send/recv ("send_recv", "sendrecv") rather than a collective.
 bool is_send_recv_op(const std::string& text);
 

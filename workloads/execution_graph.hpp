@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/precision.hpp"
 #include "workloads/kernel_class.hpp"
-#include "workloads/workload_spec.hpp"
 
 namespace clustersim {
 

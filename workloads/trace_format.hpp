@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "workloads/execution_graph.hpp"
+#include "workloads/workload_spec.hpp"
 
 namespace clustersim {
 

@@ -6,21 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/precision.hpp"  // Precision: the dtypes (training.precision)
 #include "workloads/software_stack.hpp"
 
 namespace clustersim {
-
-// The dtypes of kernels. fp32 ... fp8 are also training precisions (`training.precision`); mxfp8 and
-// nvfp4 are the block-scaled GEMM dtypes of the Blackwell fp8 recipes (workloads/fp8_recipe.hpp).
-enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, mxfp8, nvfp4 };
-const char* to_string(Precision p);
-// Bytes of one element of the dtype (tf32 is stored as fp32; fp8 and mxfp8 as one byte, nvfp4 as
-// half a byte; block scales not included).
-double bytes_per_element(Precision p);
-// True for the 8-bit and narrower float dtypes (fp8, mxfp8, nvfp4).
-bool low_precision(Precision p);
-// The values of training.precision.
-std::vector<Precision> training_precisions();
 
 // How fp8 training scales its tensors (Transformer Engine's recipes and torchao's Float8Linear
 // tensorwise; workloads/fp8_recipe.hpp).

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "sim/validation/validation_run.hpp"
+#include "sim/api/validation_run.hpp"
 
 namespace clustersim {
 

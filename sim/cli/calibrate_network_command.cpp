@@ -4,12 +4,12 @@
 #include <optional>
 #include <string>
 
+#include "sim/api/network_calibration.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
-#include "sim/network/network_calibration.hpp"
 
 namespace clustersim::cli {
 namespace {

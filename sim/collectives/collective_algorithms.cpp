@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "sim/collective_sweep.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/collectives/direct_algorithm.hpp"
 #include "sim/collectives/halving_doubling_algorithm.hpp"
@@ -15,6 +14,7 @@
 #include "sim/collectives/ring_algorithm.hpp"
 #include "sim/collectives/tree_algorithm.hpp"
 #include "sim/core/error.hpp"
+#include "sim/network/nccl_tests.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/fabric_transport.hpp"
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "workloads/workload_spec.hpp"
+#include "sim/core/precision.hpp"
 
 namespace clustersim {
 

@@ -3,7 +3,7 @@
 // one line per row, the summary) and the machine form (JSON).
 #include <string>
 
-#include "sim/validation/validation_run.hpp"
+#include "sim/validation/validation_result.hpp"
 
 namespace clustersim {
 

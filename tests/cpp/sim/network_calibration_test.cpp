@@ -1,7 +1,7 @@
 // Fitting the network profile: it recovers known parameters from data the model generated (plus
 // noise), refuses malformed datasets with the path of the bad value, and the shipped profiles predict
 // held-out nccl-tests tables within the stated tolerance.
-#include "sim/network/network_calibration.hpp"
+#include "sim/api/network_calibration.hpp"
 
 #include <cmath>
 #include <fstream>

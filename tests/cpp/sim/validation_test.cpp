@@ -12,10 +12,10 @@
 
 #include "../spec_error_of.hpp"
 #include "../validation_fixture.hpp"
+#include "sim/api/validation_run.hpp"
 #include "sim/core/csv_table.hpp"
 #include "sim/validation/error_summary.hpp"
 #include "sim/validation/validation_dataset.hpp"
-#include "sim/validation/validation_run.hpp"
 
 namespace clustersim {
 namespace {

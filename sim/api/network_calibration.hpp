@@ -1,46 +1,21 @@
 #pragma once
 // Fitting the network profile to nccl-tests measurements, and measuring its error on held-out ones.
 //
-// A dataset file (calibration/network/datasets.json) lists tables of measured collective times, each
-// with the cluster it was measured on (a preset and overrides), the ranks, the collective, the
-// algorithm NCCL ran (from the source) and its role: `fit` or `validate`. The fit simulates the fit
+// The tables (sim/network/collective_tables.hpp) come from a dataset file. The fit simulates the fit
 // tables with the analytical backend (equal to the flow backend on an idle fabric, which is what
 // nccl-tests measures) and adjusts a few physical parameters to minimize the squared log error:
 //   - NVLink bandwidth efficiency and per-step latency, and the per-call latency (single-node rings);
 //   - the NVLS efficiency (in-switch reduction tables);
 //   - the efficiency of each scale-out technology that has a table (InfiniBand, Ethernet).
 // Validation simulates the held-out tables with the fitted profile and reports the bus-bandwidth error.
+// It runs the collective sweep (sim/collective_sweep.hpp), hence the application layer.
 #include <string>
 #include <vector>
 
+#include "sim/network/collective_tables.hpp"
 #include "sim/network/network_profile.hpp"
-#include "workloads/execution_graph.hpp"
 
 namespace clustersim {
-
-struct CollectiveTable {
-  std::string id;
-  std::string profile;  // the profile it feeds (fits or validates)
-  std::string role;     // fit | validate
-  std::string source;
-  std::string cluster;                 // preset or file
-  std::vector<std::string> overrides;  // key=value, applied to the cluster spec
-  std::string ranks;                   // "0-7"
-  CollectiveKind kind = CollectiveKind::all_reduce;
-  std::string algorithm = "auto";
-  std::string system;          // the machine measured ("aws-p5"): errors are also reported per system
-  std::vector<double> bytes;   // per-rank buffer sizes
-  std::vector<double> time_s;  // measured times
-};
-
-struct NetworkDatasets {
-  std::vector<NetworkProfile> profiles;  // name, description, gpus of each profile to fit
-  std::vector<CollectiveTable> tables;
-};
-
-// Reads the dataset file and every table it names from `data_dir`. Throws SpecError naming the file
-// and JSON path (or row) of a malformed entry.
-NetworkDatasets load_network_datasets(const std::string& datasets_path, const std::string& data_dir);
 
 struct TableError {
   std::string id;

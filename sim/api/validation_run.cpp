@@ -1,4 +1,4 @@
-#include "sim/validation/validation_run.hpp"
+#include "sim/api/validation_run.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -43,43 +43,6 @@ RowResult replay_case(const ValidationDataset& d, const ValidationCase& c, const
 }
 
 }  // namespace
-
-const char* to_string(RowStatus s) {
-  switch (s) {
-    case RowStatus::simulated:
-      return "simulated";
-    case RowStatus::unsupported:
-      return "unsupported";
-    case RowStatus::failed:
-      return "failed";
-  }
-  return "?";
-}
-
-ValidationSummary summarize(const std::vector<RowResult>& rows) {
-  ValidationSummary s;
-  s.rows = rows.size();
-  std::vector<double> errors, peak_errors;
-  for (const auto& r : rows) {
-    switch (r.status) {
-      case RowStatus::simulated:
-        ++s.simulated;
-        errors.push_back(r.error);
-        if (r.has_peak_memory) peak_errors.push_back(r.peak_memory_error);
-        if (!r.fits) ++s.not_fitting;
-        break;
-      case RowStatus::unsupported:
-        ++s.unsupported;
-        break;
-      case RowStatus::failed:
-        ++s.failed;
-        break;
-    }
-  }
-  s.errors = summarize_errors(errors);
-  s.peak_memory_errors = summarize_errors(peak_errors);
-  return s;
-}
 
 ValidationResult run_validation(const ValidationDataset& dataset, const ValidationOptions& options) {
   if (find_network_backend(options.fidelity) == nullptr) {

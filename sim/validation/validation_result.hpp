@@ -1,6 +1,6 @@
 #pragma once
-// Replaying a validation dataset: every supported row simulated (each in its own child process, a
-// few at a time), its error against the measurement, and the summary.
+// The result of replaying a validation dataset (sim/api/validation_run.hpp runs it): each row's
+// error against the measurement, and the summary.
 //
 // A row ends in one of three states:
 //   simulated    predicted and error are set; counted in the statistics
@@ -56,9 +56,6 @@ struct ValidationResult {
   std::vector<RowResult> rows;  // in the order of dataset.cases
   ValidationSummary summary;
 };
-
-// Throws SpecError for an unknown fidelity; row failures are results, not exceptions.
-ValidationResult run_validation(const ValidationDataset& dataset, const ValidationOptions& options);
 
 // The summary of a list of row results (exposed for tests).
 ValidationSummary summarize(const std::vector<RowResult>& rows);
