@@ -443,7 +443,8 @@ class StageBuilder {
   // one elementwise op carrying the eager kernels' bytes (eager_rope_bytes_per_element; named
   // "eager_rope": generic elementwise kernels, not the fused rope kernel's role). Fused: no op (the
   // rotation is not modelled as a kernel of its own, as before).
-  void rope(const std::string& phase, bool backward, double tokens) {
+  // The backward moves the same bytes as the forward (the inverse rotation), hence no flag.
+  void rope(const std::string& phase, double tokens) {
     if (!eager_rope_) return;
     const double elements = tokens * (q_ + kv_);
     compute(phase + ".eager_rope", KernelClass::elementwise, kRopeFlopsPerElement * elements,
@@ -697,7 +698,7 @@ class StageBuilder {
       const LinearScope fp8 = linear_forward(phase + ".qkv", double(T_sp_) * h_, double(h_) * (q_ + 2.0 * kv_));
       gathered_gemm(phase + ".tp.all_gather", phase + ".qkv", T_, q_ + 2.0 * kv_, h_);
     }
-    rope(phase, false, T_);
+    rope(phase, T_);
     repeat_kv(phase, false);
     attention_core(phase, false);
     {
@@ -791,7 +792,7 @@ class StageBuilder {
       const LinearScope fp8 = linear_forward("recompute.k", double(T_) * h_, double(h_) * kv_);
       gemm("recompute.k", T_, kv_, h_);
     }
-    rope("recompute", false, T_);  // its q and k feed the attention backward
+    rope("recompute", T_);  // its q and k feed the attention backward
     repeat_kv("recompute", false);
     {
       const LinearScope fp8 = linear_forward("recompute.attn_out", double(T_) * q_, double(q_) * h_);
@@ -861,7 +862,7 @@ class StageBuilder {
     }
     attention_core("bwd", true);
     repeat_kv("bwd", true);
-    rope("bwd", true, T_);
+    rope("bwd", T_);
     grads(groups_.qkv, false, fp8_column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
     grads(groups_.norms / 2.0, false, norm("bwd.ln1", true, T_sp_));
   }

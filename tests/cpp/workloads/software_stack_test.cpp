@@ -287,8 +287,11 @@ TEST(SoftwareStack, FixedStepCostsFollowTheProfile) {
   ASSERT_EQ(count(with, "optimizer.grad_norm"), 1u);
   EXPECT_EQ(count(without, "optimizer.grad_norm"), 0u);
   // The norm reads the rank's fp32 gradients: 1,868,800 parameters x 4 bytes (no ZeRO).
-  for (OpId i = 0; i < with.size(); ++i)
-    if (with.name(i) == "optimizer.grad_norm") EXPECT_DOUBLE_EQ(with.bytes(i), 1'868'800.0 * 4.0);
+  for (OpId i = 0; i < with.size(); ++i) {
+    if (with.name(i) == "optimizer.grad_norm") {
+      EXPECT_DOUBLE_EQ(with.bytes(i), 1'868'800.0 * 4.0);
+    }
+  }
 }
 
 }  // namespace

@@ -477,7 +477,7 @@ TEST(PytorchTrace, GemmShapesComeFromTheOpEnclosingTheLaunch) {
   // Rank 0's first batched GEMM: aten::bmm of [16, 27, 16] x [16, 16, 27] (the feature interaction),
   // kernel volta_sgemm_128x32_tn, 10 us.
   const OpTable& ops = g.classes()[0].ops;
-  OpId bmm = ops.size();
+  OpId bmm = static_cast<OpId>(ops.size());
   for (OpId i = 0; i < ops.size() && bmm == ops.size(); ++i)
     if (ops.name(i) == "volta_sgemm_128x32_tn") bmm = i;
   ASSERT_LT(bmm, ops.size());
@@ -605,7 +605,9 @@ TEST(PytorchTrace, TheKernelTimelineOfAStepHasItsLaunches) {
       EXPECT_LE(*k.launch_start_us, k.start_us);  // launched before it ran
       EXPECT_GE(*k.launch_start_us, t.step_start_us);
     }
-    if (i > 0) EXPECT_LE(t.kernels[i - 1].start_us, k.start_us);
+    if (i > 0) {
+      EXPECT_LE(t.kernels[i - 1].start_us, k.start_us);
+    }
     EXPECT_LE(k.start_us + k.duration_us, t.step_end_us);
   }
   EXPECT_EQ(kernels, 900u);

@@ -75,7 +75,9 @@ inline void expect_same_graph(const ExecutionGraph& a, const ExecutionGraph& b) 
           EXPECT_EQ(x.ops.collective(i), y.ops.collective(i));
           EXPECT_EQ(x.ops.communicator(i), y.ops.communicator(i));
           ASSERT_EQ(x.ops.pair_bytes(i) == nullptr, y.ops.pair_bytes(i) == nullptr);
-          if (x.ops.pair_bytes(i) != nullptr) EXPECT_EQ(*x.ops.pair_bytes(i), *y.ops.pair_bytes(i));
+          if (x.ops.pair_bytes(i) != nullptr) {
+            EXPECT_EQ(*x.ops.pair_bytes(i), *y.ops.pair_bytes(i));
+          }
           break;
         case OpKind::send:
         case OpKind::recv:
