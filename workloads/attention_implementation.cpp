@@ -1,6 +1,6 @@
 #include "workloads/attention_implementation.hpp"
 
-#include "sim/core/error.hpp"
+#include "sim/core/named_table.hpp"
 
 namespace clustersim {
 
@@ -22,16 +22,12 @@ const std::vector<AttentionImplementation>& attention_implementations() {
 }
 
 std::vector<std::string> attention_implementation_names() {
-  std::vector<std::string> names;
-  for (const auto& i : attention_implementations())
-    names.emplace_back(i.name);
-  return names;
+  return names_of(std::span<const AttentionImplementation>(attention_implementations()));
 }
 
 const AttentionImplementation& find_attention_implementation(std::string_view name) {
-  for (const auto& i : attention_implementations())
-    if (i.name == name) return i;
-  throw SimulationError("unknown attention implementation \"" + std::string(name) + "\"");
+  return find_named(std::span<const AttentionImplementation>(attention_implementations()), name,
+                    "attention implementation");
 }
 
 }  // namespace clustersim

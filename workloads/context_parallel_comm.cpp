@@ -33,6 +33,8 @@
 
 #include <algorithm>
 
+#include "sim/core/named_table.hpp"
+
 namespace clustersim {
 namespace {
 
@@ -59,16 +61,11 @@ const std::vector<ContextParallelComm>& context_parallel_comms() {
 }
 
 std::vector<std::string> context_parallel_comm_names() {
-  std::vector<std::string> names;
-  for (const auto& c : context_parallel_comms())
-    names.emplace_back(c.name);
-  return names;
+  return names_of(std::span<const ContextParallelComm>(context_parallel_comms()));
 }
 
 const ContextParallelComm& find_context_parallel_comm(std::string_view name) {
-  const auto& comms = context_parallel_comms();
-  const auto it = std::find_if(comms.begin(), comms.end(), [&](const auto& c) { return c.name == name; });
-  return it == comms.end() ? comms.front() : *it;  // the parser accepts only the names of the table
+  return find_named(std::span<const ContextParallelComm>(context_parallel_comms()), name, "context-parallel method");
 }
 
 }  // namespace clustersim

@@ -71,6 +71,8 @@
 
 #include <algorithm>
 
+#include "sim/core/named_table.hpp"
+
 namespace clustersim {
 namespace {
 
@@ -95,20 +97,6 @@ constexpr SelectiveRecomputeRecipe kSelectiveRecomputes[] = {
     {"matmul_outputs", "torchtitan op-level AC: keep the layer input, every other matmul's output and attention's"},
 };
 
-template <class T>
-std::vector<std::string> names_of(std::span<const T> table) {
-  std::vector<std::string> names;
-  for (const auto& e : table)
-    names.emplace_back(e.name);
-  return names;
-}
-
-template <class T>
-const T& find_or_first(std::span<const T> table, std::string_view name) {
-  const auto it = std::find_if(table.begin(), table.end(), [&](const T& e) { return name == e.name; });
-  return it == table.end() ? table.front() : *it;  // the parser accepts only the names of the table
-}
-
 }  // namespace
 
 std::span<const GradBufferRecipe> grad_buffer_recipes() {
@@ -120,7 +108,7 @@ std::vector<std::string> grad_buffer_names() {
 }
 
 const GradBufferRecipe& grad_buffer_recipe(std::string_view name) {
-  return find_or_first(grad_buffer_recipes(), name);
+  return find_named(grad_buffer_recipes(), name, "gradient buffer recipe");
 }
 
 std::span<const CrossEntropyRecipe> cross_entropy_recipes() {
@@ -132,7 +120,7 @@ std::vector<std::string> cross_entropy_names() {
 }
 
 const CrossEntropyRecipe& cross_entropy_recipe(std::string_view name) {
-  return find_or_first(cross_entropy_recipes(), name);
+  return find_named(cross_entropy_recipes(), name, "cross-entropy recipe");
 }
 
 std::span<const SelectiveRecomputeRecipe> selective_recompute_recipes() {

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/core/named_table.hpp"
 #include "workloads/trace_format.hpp"
 
 namespace clustersim {
@@ -22,10 +23,7 @@ const TraceFormat* find_trace_format(std::string_view name) {
 }
 
 std::vector<std::string> trace_format_names() {
-  std::vector<std::string> names;
-  for (const auto& f : trace_formats())
-    names.emplace_back(f.name);
-  return names;
+  return names_of(trace_formats());
 }
 
 ExecutionGraph read_trace(const TraceSpec& trace) {
