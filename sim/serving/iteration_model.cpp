@@ -12,7 +12,9 @@
 //             (hidden states and residual to the next stage)
 //   time = compute + communication + host_overhead_s
 // with layer(T) the sum of kernel_time over the layer's kernels (replica_kernels.cpp) and every time
-// by the kernel model (per call) or the collective model (replica_links.cpp). The all-reduces are on
+// by the kernel model or the collective model (replica_links.cpp). Kernels time per call, but those
+// of an iteration of <= 512 tokens outside attention, which vLLM replays from a CUDA graph: a
+// kernel's duration (replica_kernels.hpp, graph_timing). The all-reduces are on
 // the critical path (vLLM runs them between the layer's GEMMs, on the compute stream).
 // Pipeline (v1): a replica runs one iteration at a time and the batch is not split into micro-batches,
 // so the batch crosses the stages one after another: the iteration's time is the sum of the stages'
@@ -60,12 +62,17 @@ class KernelIterationModel final : public IterationModel {
     std::array<ComputeOp, kMaxLayerKernels> ops{};
     for (const std::int64_t point : kernel_grid_.points()) {
       const double t = double(point);
+      const KernelTiming timing = graph_timing(t);
       const std::size_t count = kernels_.layer_kernels(t, ops.data());
       double layer_s = 0.0;
       for (std::size_t j = 0; j < count; ++j)
-        layer_s += time_of(ops[j]);
-      compute_.push_back(layers * layer_s + time_of(kernels_.embedding(t)) + time_of(kernels_.final_norm(t)));
-      head_compute_.push_back(time_of(kernels_.lm_head(t)) + time_of(kernels_.sampling(t)));
+        layer_s += time_of(ops[j], timing);
+      compute_.push_back(layers * layer_s + time_of(kernels_.embedding(t), timing) +
+                         time_of(kernels_.final_norm(t), timing));
+      // the head's rows (t here) run in the graph of their iteration's tokens (>= rows)
+      for (const KernelTiming head : kKernelTimings)
+        (head == KernelTiming::per_call ? head_eager_ : head_graph_)
+            .push_back(time_of(kernels_.lm_head(t), head) + time_of(kernels_.sampling(t), head));
     }
     for (const std::int64_t point : communication_grid_.points()) {
       const double t = double(point), activation_bytes = t * h * kActivationBytes;
@@ -100,8 +107,8 @@ class KernelIterationModel final : public IterationModel {
     const auto tokens_k = kernel_grid_.locate(tokens), rows_k = kernel_grid_.locate(std::int64_t(batch.size()));
     const auto tokens_c = communication_grid_.locate(tokens),
                rows_c = communication_grid_.locate(std::int64_t(batch.size()));
-    r.compute_s =
-        TokenGrid::at(compute_, tokens_k) + layout_.layers * attention_s + TokenGrid::at(head_compute_, rows_k);
+    const auto& head = graph_timing(double(tokens)) == KernelTiming::per_call ? head_eager_ : head_graph_;
+    r.compute_s = TokenGrid::at(compute_, tokens_k) + layout_.layers * attention_s + TokenGrid::at(head, rows_k);
     r.communication_s = TokenGrid::at(communication_, tokens_c) + TokenGrid::at(head_communication_, rows_c);
     r.host_s = host_s_;
     r.time_s = r.compute_s + r.communication_s + r.host_s;
@@ -111,7 +118,9 @@ class KernelIterationModel final : public IterationModel {
   const ReplicaMemory& memory() const override { return memory_; }
 
  private:
-  double time_of(const ComputeOp& op) const { return kernel_time(gpu_, op).time_s; }
+  double time_of(const ComputeOp& op, KernelTiming timing = KernelTiming::per_call) const {
+    return kernel_time(gpu_, op, timing).time_s;
+  }
 
   GpuSpec gpu_;
   ReplicaLayout layout_;
@@ -122,7 +131,8 @@ class KernelIterationModel final : public IterationModel {
   // At kernel_grid_'s points, by token count: the layers' kernels but attention, the embedding and
   // final norm; by sampled rows: the LM head and sampler. At communication_grid_'s: the all-reduces and
   // sends by token count; the logits' all-gather by sampled rows.
-  std::vector<double> compute_, head_compute_, communication_, head_communication_;
+  // (head_graph_: as a CUDA graph replays them, head_eager_: per call; replica_kernels.hpp).
+  std::vector<double> compute_, head_graph_, head_eager_, communication_, head_communication_;
 };
 
 }  // namespace
