@@ -288,6 +288,52 @@ TEST(IterationTime, TensorParallelHalvesTheGemmsAndAddsTheAllReduces) {
   EXPECT_NEAR(b.time_s, b.compute_s + b.communication_s, 1e-15);
 }
 
+// pp 2 (v1: no micro-batching, the batch crosses the stages one after the other): each GPU holds 16
+// layers (half the layer weights and KV bytes per token: 2 x 16 x 8 x 128 x 2 = 65,536 B), the first
+// the embedding and the second the LM head; the iteration computes what pp 1 computes (the same
+// kernels, over both stages) and adds one send of the hidden states and residual between the stages.
+TEST(IterationTime, PipelineStagesRunOneAfterTheOther) {
+  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  ReplicaConfig r = replica(llama3_8b());
+  const auto one = make_iteration_model(r, gpu, dgx_h100());
+  r.pp = 2;
+  const auto two = make_iteration_model(r, gpu, dgx_h100());
+  EXPECT_DOUBLE_EQ(two->memory().kv_bytes_per_token, 65536.0);
+  // stage 0: 16 layers + embedding = 8,030,257,152 B; stage 1: 16 layers + LM head + final norm, 8,192 B
+  // more, which costs no whole token of KV cache: the stages tie, and the first is reported
+  EXPECT_DOUBLE_EQ(two->memory().weights_bytes, 16 * 436224000.0 + 1050673152.0);
+  const std::vector<IterationEntry> batch{{512, 0}, {1, 700}, {1, 900}};
+  const IterationTime a = one->iteration_time(batch), b = two->iteration_time(batch);
+  EXPECT_NEAR(b.compute_s, a.compute_s, 1e-12 * a.compute_s);
+  const ReplicaLinks links(dgx_h100(), 1, 2);
+  EXPECT_NEAR(b.communication_s, links.stage_send_s(2.0 * 514 * 4096 * 2), 1e-15);
+  EXPECT_GT(b.communication_s, 0.0);
+  // layers not divisible by pp: 32 over 3 stages is 11, 11, 10 (the remainder before the last stage)
+  r.pp = 3;
+  EXPECT_EQ(replica_layout(r).stage_layers, (std::vector<int>{11, 11, 10}));
+}
+
+// fp8 weights take the fp8 tensor-core path on H100 (1-byte activations and weights); on A100, which
+// has none, they are weight-only: bf16 GEMMs streaming 1-byte weights.
+TEST(ReplicaKernels, Fp8WeightsUseTheFp8PathWhereTheGpuHasIt) {
+  ReplicaConfig r = replica(llama3_8b());
+  r.weight_dtype = ServingDtype::fp8;
+  const ReplicaLayout layout = replica_layout(r);
+  std::array<ComputeOp, kMaxLayerKernels> ops{};
+  for (const char* id : {"h100-sxm5-80gb", "a100-sxm4-80gb"}) {
+    const GpuSpec gpu = calibrated(id);
+    const ReplicaKernels kernels(r, layout, gpu);
+    kernels.layer_kernels(64, ops.data());
+    const ComputeOp& qkv = ops[1];
+    ASSERT_EQ(std::string_view(qkv.name), "serve.qkv");
+    const bool fp8 = gpu.has_tensor_path(Precision::fp8);
+    EXPECT_EQ(qkv.precision, fp8 ? Precision::fp8 : Precision::bf16) << id;
+    // 64 x 4096 activations (1 or 2 B), 4096 x 6144 weights (1 B), 64 x 6144 outputs (2 B)
+    EXPECT_DOUBLE_EQ(qkv.bytes, 64.0 * 4096 * (fp8 ? 1.0 : 2.0) + 4096.0 * 6144 + 64.0 * 6144 * 2) << id;
+    EXPECT_EQ(kernels.lm_head(8).precision, Precision::bf16) << id;  // the LM head stays 16-bit
+  }
+}
+
 TEST(IterationTime, HostOverheadAndBadBatches) {
   const GpuSpec gpu = calibrated("h100-sxm5-80gb");
   ReplicaConfig r = replica(llama3_8b());
