@@ -25,6 +25,9 @@
 // tabulated at construction over the token grid (token_grid.hpp) up to max_batch_tokens; a call costs
 // one pass over the entries, the grid lookups, one kernel_time per prefill entry and one for the
 // decode kernel, and no allocation.
+// Attention: vLLM V1's FlashAttention backend runs every request of the batch in one varlen kernel
+// per layer: each prefill chunk's and the decoding requests' parts are timed as their own kernels
+// (replica_kernels.cpp) and added, the kernel's fixed time (gemm_launch_s, per call) paid once.
 #include "sim/serving/iteration_model.hpp"
 
 #include <array>
@@ -85,7 +88,7 @@ class KernelIterationModel final : public IterationModel {
   IterationTime iteration_time(std::span<const IterationEntry> batch) const override {
     IterationTime r;
     if (batch.empty()) return r;
-    std::int64_t tokens = 0, decoding = 0;
+    std::int64_t tokens = 0, decoding = 0, attention_kernels = 0;
     double cached = 0.0, attention_s = 0.0;
     for (const IterationEntry& e : batch) {
       if (e.new_tokens < 1 || e.context_tokens < 0)
@@ -97,13 +100,19 @@ class KernelIterationModel final : public IterationModel {
         cached += double(e.context_tokens) + 1.0;
       } else {
         attention_s += time_of(kernels_.prefill_attention(double(e.new_tokens), double(e.context_tokens)));
+        ++attention_kernels;
       }
     }
     if (tokens > kernel_grid_.max_tokens())
       throw SimulationError("an iteration of " + std::to_string(tokens) +
                             " tokens exceeds the replica's max_batch_tokens " +
                             std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
-    if (decoding > 0) attention_s += time_of(kernels_.decode_attention(double(decoding), cached));
+    if (decoding > 0) {
+      attention_s += time_of(kernels_.decode_attention(double(decoding), cached));
+      ++attention_kernels;
+    }
+    // one launch per layer for every request's attention (vLLM V1's varlen FlashAttention)
+    attention_s -= double(attention_kernels - 1) * gpu_.gemm_launch_s;
     const auto tokens_k = kernel_grid_.locate(tokens), rows_k = kernel_grid_.locate(std::int64_t(batch.size()));
     const auto tokens_c = communication_grid_.locate(tokens),
                rows_c = communication_grid_.locate(std::int64_t(batch.size()));

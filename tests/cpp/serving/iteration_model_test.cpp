@@ -256,6 +256,28 @@ TEST(IterationTime, GrowsWithContextInDecodeAndQuadraticallyInPrefillAttention) 
             3.0 * kernel_time(gpu, kernels.prefill_attention(1024, 0)).time_s);
 }
 
+// Every request's attention is one kernel per layer (vLLM V1's varlen FlashAttention): a batch of two
+// prompts of 300 and 200 tokens differs from one prompt of 500 (same tokens: every tabulated kernel is
+// the same) by the attention of the two less the 500's, with the kernel's fixed time paid once, and by
+// the head's second row (LM head and sampler of 2 rows instead of 1, replayed from the CUDA graph).
+TEST(IterationTime, OneAttentionLaunchPerLayerForTheWholeBatch) {
+  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const ReplicaConfig r = replica(llama3_8b());
+  const auto model = make_iteration_model(r, gpu, dgx_h100());
+  const ReplicaKernels kernels(r, replica_layout(r), gpu);
+  auto t = [&](const ComputeOp& op, KernelTiming timing = KernelTiming::per_call) {
+    return kernel_time(gpu, op, timing).time_s;
+  };
+  const std::vector<IterationEntry> one{{500, 0}}, two{{300, 0}, {200, 0}};
+  const double attention = t(kernels.prefill_attention(300, 0)) + t(kernels.prefill_attention(200, 0)) -
+                           gpu.gemm_launch_s - t(kernels.prefill_attention(500, 0));
+  const KernelTiming graph = KernelTiming::kernel_duration;
+  const double head = t(kernels.lm_head(2), graph) + t(kernels.sampling(2), graph) - t(kernels.lm_head(1), graph) -
+                      t(kernels.sampling(1), graph);
+  EXPECT_NEAR(model->iteration_time(two).compute_s - model->iteration_time(one).compute_s, 32 * attention + head,
+              1e-12);
+}
+
 double gemm_time_s(const ReplicaConfig& r, const GpuSpec& gpu, double tokens) {
   const ReplicaLayout layout = replica_layout(r);
   const ReplicaKernels kernels(r, layout, gpu);
