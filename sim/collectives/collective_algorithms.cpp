@@ -144,7 +144,13 @@ Candidate best_protocol(const CollectiveAlgorithmEntry& a, const CollectiveConte
   for (NcclProtocol p : protocols_for(a, ctx)) {
     const double extra_s = protocol_latency_s(a, p, ctx, request);
     const double slowdown = protocol_slowdown(a, p, ctx, request, bandwidth_s);
-    const double estimate = latency_s + extra_s + bandwidth_s * slowdown / a.tuner_bandwidth_factor;
+    // NCCL's tuner also corrects a tree all-reduce's bandwidth by size (nccl_tree_correction): the estimate
+    // only, the run keeps its plan.
+    const double correction =
+        ctx.profile.nccl_protocols && std::string_view(a.name) == "tree" && request.kind == CollectiveKind::all_reduce
+            ? nccl_tree_correction(p, request.bytes)
+            : 1.0;
+    const double estimate = latency_s + extra_s + bandwidth_s * slowdown / (a.tuner_bandwidth_factor * correction);
     if (estimate < c.estimate) {
       c.estimate = estimate;
       best = p;
