@@ -22,9 +22,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "sim/api/kernel_fit_request.hpp"
 #include "sim/api/measurement_files.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
+#include "sim/api/stack_fit_request.hpp"
 #include "sim/api/validation_request.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
@@ -257,38 +259,58 @@ std::pair<std::vector<KernelMeasurement>, std::vector<std::string>> read_measure
   return {std::move(set.kernels), std::move(set.notes)};
 }
 
-std::string fit_profile(const std::string& gpu_id, const std::vector<KernelMeasurement>& measurements,
-                        const std::vector<std::string>& fitted_on, const std::vector<std::string>& held_out,
-                        const std::string& description) {
-  const GpuSpec base = find_gpu(gpu_id, "--gpu", "");
-  KernelFitOptions options;
-  options.fitted_on = fitted_on;
-  options.held_out = held_out;
-  options.description =
-      description.empty() ? "kernel-model parameters of " + base.name + " fitted by clustersim calibrate" : description;
+// calibrate's fit from Python's keywords: {measurements, held_out, gpu, description, data_dir}
+// (KernelFitRequest's fields); None or absent: the request's default. The profile's JSON.
+std::string fit_profile(const py::dict& keywords) {
+  KernelFitRequest r;
+  for (const auto& [key, value] : keywords) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "measurements")
+      r.measurements = value.cast<std::vector<std::string>>();
+    else if (name == "held_out")
+      r.held_out = value.cast<std::vector<std::string>>();
+    else if (name == "gpu")
+      r.gpu = value.cast<std::string>();
+    else if (name == "description")
+      r.description = value.cast<std::string>();
+    else if (name == "data_dir")
+      r.data_dir = value.cast<std::string>();
+    else
+      throw SpecError("calibrate", "",
+                      "unknown option '" + name + "'; expected measurements, held_out, gpu, description, data_dir");
+  }
+  const KernelFitInput input = kernel_fit_input(r);
   py::gil_scoped_release release;
-  return calibration_profile_to_json(fit_kernel_model(base, measurements, options));
+  return calibration_profile_to_json(fit_kernel_profile(input));
 }
 
-// calibrate --from-trace: (the stack profile's JSON, the fit's JSON), as the command writes them.
+// calibrate --from-trace from Python's keywords: {traces, workloads (each (workload JSON, file)),
+// step, id, name, fidelity} (StackFitRequest's fields); None or absent: the request's default.
+// (the stack profile's JSON, the fit's JSON), as the command writes them.
 std::pair<std::string, std::string> fit_stack(const std::string& cluster_text, const std::string& cluster_file,
-                                              const std::vector<std::string>& traces,
-                                              const std::vector<std::pair<std::string, std::string>>& workloads,
-                                              const std::string& step, const std::string& id, const std::string& name,
-                                              const std::string& fidelity) {
+                                              const py::dict& keywords) {
   const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
-  if (traces.size() != workloads.size())
-    throw SpecError("from_trace", "",
-                    "one workload per trace: " + std::to_string(traces.size()) + " traces, " +
-                        std::to_string(workloads.size()) + " workloads");
-  std::vector<TracedRun> runs;
-  for (std::size_t i = 0; i < traces.size(); ++i)
-    runs.push_back(
-        {read_kernel_timeline(traces[i], step), parse_workload_spec(workloads[i].first, workloads[i].second)});
-  StackFitOptions options;
-  if (!id.empty()) options.id = id;
-  options.name = name;
-  if (!fidelity.empty()) options.fidelity = fidelity;
+  StackFitRequest r;
+  const std::map<std::string, std::optional<std::string>*> text = {
+      {"step", &r.step}, {"id", &r.id}, {"name", &r.name}, {"fidelity", &r.fidelity}};
+  for (const auto& [key, value] : keywords) {
+    const std::string name = py::str(key);
+    if (value.is_none()) continue;
+    if (name == "traces") {
+      r.traces = value.cast<std::vector<std::string>>();
+    } else if (name == "workloads") {
+      for (const auto& [json, file] : value.cast<std::vector<std::pair<std::string, std::string>>>())
+        r.workloads.push_back(parse_workload_spec(json, file));
+    } else if (text.count(name) != 0) {
+      *text.at(name) = value.cast<std::string>();
+    } else {
+      throw SpecError("calibrate", "",
+                      "unknown option '" + name + "'; expected traces, workloads, step, id, name, fidelity");
+    }
+  }
+  const std::vector<TracedRun> runs = traced_runs(r);
+  const StackFitOptions options = stack_fit_options(r);
   py::gil_scoped_release release;
   const StackFit fit = fit_stack_from_traces(cluster, runs, options);
   return {software_stack_to_json(fit.profile), stack_fit_to_json(fit)};
@@ -452,14 +474,14 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("timing", [](const KernelMeasurement& k) { return std::string(to_string(k.timing)); });
   m.def("read_measurements", &read_measurement_file, py::arg("path"),
         "Reads one measurement file (PATH or PATH#SELECTOR): (kernel measurements, notes on what was skipped).");
-  m.def("fit_profile", &fit_profile, py::arg("gpu"), py::arg("measurements"), py::arg("fitted_on"), py::arg("held_out"),
-        py::arg("description") = "",
-        "Fits the kernel model of catalogue GPU `gpu` to the measurements: the calibration profile's JSON.");
-  m.def("fit_stack", &fit_stack, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("traces"),
-        py::arg("workloads"), py::arg("step") = "last", py::arg("id") = "", py::arg("name") = "",
-        py::arg("fidelity") = "",
-        "calibrate --from-trace: fits a software-stack profile to PyTorch profiler traces, each with its "
-        "(workload JSON, file); returns (profile JSON, fit JSON).");
+  m.def("fit_profile", &fit_profile, py::arg("options"),
+        "clustersim calibrate MEASUREMENTS: fits the kernel model of a catalogue GPU to measurements; the\n"
+        "calibration profile's JSON. options: {measurements, held_out, gpu, description, data_dir}; absent or\n"
+        "None: the command's defaults (sim/api/kernel_fit_request.hpp).");
+  m.def("fit_stack", &fit_stack, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("options"),
+        "calibrate --from-trace: fits a software-stack profile to PyTorch profiler traces; returns (profile JSON,\n"
+        "fit JSON). options: {traces, workloads (each (workload JSON, file)), step, id, name, fidelity}; absent\n"
+        "or None: the command's defaults (sim/api/stack_fit_request.hpp).");
   m.def("kernel_accuracy", &accuracy, py::arg("gpu"), py::arg("profile_json"), py::arg("measurements"),
         py::arg("metric") = "time",
         "The kernel model's error per operation, then 'all': [(operation, count, median |e|, p90 |e|, median e)].\n"
