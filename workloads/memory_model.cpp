@@ -126,7 +126,7 @@
 // process's use of the GPU, what nvidia-smi shows); fits = peak <= capacity. The reserved peak against
 // torchtitan's published max_memory_reserved (torchtitan-h100, 9 rows): median |error| 4.5 %, -4.9 %
 // to +9.8 % but for the 70B FSDP x TP row (-21 %); nothing fitted.
-#include "sim/hardware/memory_model.hpp"
+#include "workloads/memory_model.hpp"
 
 #include <algorithm>
 
@@ -159,8 +159,8 @@ struct PhaseName {
 constexpr PhaseName kPhaseNames[] = {
     {MemoryPhase::loss, "loss"}, {MemoryPhase::backward, "backward"}, {MemoryPhase::optimizer, "optimizer"}};
 
-double workspace_bytes(const GpuSpec& gpu) {
-  return kWorkspacesPerStep * (gpu.tensor_fp8_flops > 0 ? kHopperWorkspaceBytes : kOlderWorkspaceBytes);
+double workspace_bytes(const DeviceMemory& device) {
+  return kWorkspacesPerStep * cublas_workspace_bytes(device.fp8_tensor_cores);
 }
 
 // What one stage holds whatever the moment, and the sizes its moments are built from.
@@ -292,8 +292,8 @@ double dynamic_bytes(const MemoryFootprint& f) {
 }
 
 // Completes `f` (the lines of one moment) with the workspace, the sum, the lines beyond it and the fit.
-void complete(MemoryFootprint& f, const GpuSpec& gpu, double largest_dynamic_bytes) {
-  f.workspace_bytes = workspace_bytes(gpu);
+void complete(MemoryFootprint& f, const DeviceMemory& device, double largest_dynamic_bytes) {
+  f.workspace_bytes = workspace_bytes(device);
   f.allocated_bytes = f.weights_bytes + f.gradients_bytes + f.optimizer_bytes + f.activations_bytes + f.logits_bytes +
                       f.transient_bytes + f.cp_kv_gather_bytes + f.fp8_saved_operands_bytes +
                       f.communication_buffers_bytes + f.workspace_bytes;
@@ -302,7 +302,7 @@ void complete(MemoryFootprint& f, const GpuSpec& gpu, double largest_dynamic_byt
   f.framework_overhead_bytes = f.workspace_bytes + f.allocator_reserve_bytes + f.cuda_context_bytes;
   f.reserved_bytes = f.allocated_bytes + f.allocator_reserve_bytes;
   f.peak_bytes = f.reserved_bytes + f.cuda_context_bytes;
-  f.capacity_bytes = gpu.hbm_capacity_bytes;
+  f.capacity_bytes = device.hbm_capacity_bytes;
   f.fits = f.peak_bytes <= f.capacity_bytes;
 }
 
@@ -343,6 +343,14 @@ double matmul_outputs_bytes(const WorkloadSpec& spec) {
 }
 
 }  // namespace
+
+double cuda_context_bytes() {
+  return kCudaContextBytes;
+}
+
+double cublas_workspace_bytes(bool fp8_tensor_cores) {
+  return fp8_tensor_cores ? kHopperWorkspaceBytes : kOlderWorkspaceBytes;
+}
 
 const char* to_string(MemoryPhase p) {
   for (const auto& n : kPhaseNames)
@@ -386,15 +394,15 @@ double stage_parameters(const WorkloadSpec& spec, int stage) {
   return stage_rank_parameters(spec, stage).total();
 }
 
-MemoryFootprint memory_at_phase(const WorkloadSpec& spec, const GpuSpec& gpu, int stage, MemoryPhase phase) {
+MemoryFootprint memory_at_phase(const WorkloadSpec& spec, const DeviceMemory& device, int stage, MemoryPhase phase) {
   const StageTerms x = stage_terms(spec, stage);
   MemoryFootprint f = lines_at(x, phase);
   f.stage = stage;
-  complete(f, gpu, largest_dynamic(x));
+  complete(f, device, largest_dynamic(x));
   return f;
 }
 
-std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec, const GpuSpec& gpu) {
+std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec, const DeviceMemory& device) {
   std::vector<MemoryFootprint> stages;
   for (int i = 0; i < spec.parallelism.pp; ++i) {
     const StageTerms x = stage_terms(spec, i);
@@ -403,7 +411,7 @@ std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec,
     for (MemoryPhase phase : phases_of(x)) {
       MemoryFootprint f = lines_at(x, phase);
       f.stage = i;
-      complete(f, gpu, largest);
+      complete(f, device, largest);
       if (peak.allocated_bytes == 0.0 || f.allocated_bytes > peak.allocated_bytes) peak = f;
     }
     stages.push_back(peak);
@@ -411,8 +419,8 @@ std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec,
   return stages;
 }
 
-MemoryFootprint estimate_memory(const WorkloadSpec& spec, const GpuSpec& gpu) {
-  const std::vector<MemoryFootprint> stages = estimate_memory_per_stage(spec, gpu);
+MemoryFootprint estimate_memory(const WorkloadSpec& spec, const DeviceMemory& device) {
+  const std::vector<MemoryFootprint> stages = estimate_memory_per_stage(spec, device);
   return *std::max_element(stages.begin(), stages.end(), [](const MemoryFootprint& a, const MemoryFootprint& b) {
     return a.peak_bytes < b.peak_bytes;
   });

@@ -1,12 +1,12 @@
 #pragma once
 // Per-GPU memory of a training configuration as the framework allocates it: named lines at the
 // moment of the step when their sum peaks, compared with the GPU's capacity. Equations and sources
-// in memory_model.cpp.
+// in memory_model.cpp. The GPU enters through the two figures the model uses (`DeviceMemory`); the
+// simulator fills them from its GpuSpec (sim/hardware/memory_model.hpp: memory_device()).
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "sim/hardware/gpu_spec.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace clustersim {
@@ -18,6 +18,12 @@ namespace clustersim {
 //              gradients (or its recomputed activations) are being built
 //   optimizer  the end of the backward pass and the optimizer step: every main gradient is alive, no
 //              activation is
+// The GPU's figures the memory model needs.
+struct DeviceMemory {
+  double hbm_capacity_bytes = 0.0;  // what the peak is compared with (MemoryFootprint::fits)
+  bool fp8_tensor_cores = false;    // Hopper and later: cuBLAS sizes its workspaces larger (memory_model.cpp)
+};
+
 enum class MemoryPhase : std::uint8_t { loss, backward, optimizer };
 const char* to_string(MemoryPhase p);
 
@@ -66,11 +72,17 @@ double micro_batches_in_flight(const WorkloadSpec& spec, int stage);
 // Parameters held by one GPU of pipeline stage `stage` (Megatron-LM's layout, before ZeRO).
 double stage_parameters(const WorkloadSpec& spec, int stage);
 
+// The framework's fixed figures (sources in memory_model.cpp): the CUDA context a process holds, and
+// one cuBLAS / cuBLASLt workspace (one per handle and stream; a training step holds two, the forward
+// thread's and autograd's backward thread's).
+double cuda_context_bytes();
+double cublas_workspace_bytes(bool fp8_tensor_cores);
+
 // The footprint of stage `stage` at moment `phase` (the loss phase exists only on the last stage).
-MemoryFootprint memory_at_phase(const WorkloadSpec& spec, const GpuSpec& gpu, int stage, MemoryPhase phase);
+MemoryFootprint memory_at_phase(const WorkloadSpec& spec, const DeviceMemory& device, int stage, MemoryPhase phase);
 // One footprint per pipeline stage, each at its peak phase. `spec` must have its parallelism resolved.
-std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec, const GpuSpec& gpu);
+std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec, const DeviceMemory& device);
 // The footprint of the stage with the highest peak: what must fit on every GPU.
-MemoryFootprint estimate_memory(const WorkloadSpec& spec, const GpuSpec& gpu);
+MemoryFootprint estimate_memory(const WorkloadSpec& spec, const DeviceMemory& device);
 
 }  // namespace clustersim

@@ -82,6 +82,31 @@ TEST(MemoryModel, Gpt3ModelStateWithZero1) {
   EXPECT_DOUBLE_EQ(f.optimizer_bytes, 2'117'048'832.0);
 }
 
+TEST(MemoryModel, TakesOnlyTheGpusCapacityAndFp8Path) {
+  // workloads/memory_model takes two figures of the GPU, no GpuSpec: the capacity it compares with and
+  // whether cuBLAS sizes Hopper's workspaces (32 MiB each) or the older ones (4096 KiB x 2 + 16 KiB x 8 =
+  // 8,519,680 bytes each). The catalogue's A100 80GB gives the same footprint as its two figures.
+  EXPECT_DOUBLE_EQ(cublas_workspace_bytes(true), 32 * kMiB);
+  EXPECT_DOUBLE_EQ(cublas_workspace_bytes(false), 8'519'680.0);
+  EXPECT_DOUBLE_EQ(cuda_context_bytes(), kContext);
+  const GpuSpec a100 = find_gpu("a100-sxm4-80gb", "t", "");
+  const MemoryFootprint by_gpu = estimate_memory(gpt3_175b(), a100);
+  const MemoryFootprint by_figures = estimate_memory(gpt3_175b(), DeviceMemory{80 * kGiB, false});
+  EXPECT_DOUBLE_EQ(a100.hbm_capacity_bytes, 80 * kGiB);
+  EXPECT_DOUBLE_EQ(by_figures.peak_bytes, by_gpu.peak_bytes);
+  EXPECT_DOUBLE_EQ(by_figures.workspace_bytes, kAmpereWorkspaces);
+  // With an fp8 path the two workspaces grow by 2 x (32 MiB - 8,519,680) = 50,069,504 bytes, and so
+  // does the allocated peak (the workspaces are not dynamic memory: the allocator's reserve is unchanged).
+  const MemoryFootprint fp8 = estimate_memory(gpt3_175b(), DeviceMemory{80 * kGiB, true});
+  EXPECT_DOUBLE_EQ(fp8.workspace_bytes, kHopperWorkspaces);
+  EXPECT_DOUBLE_EQ(fp8.allocated_bytes - by_figures.allocated_bytes, 50'069'504.0);
+  // The capacity decides the fit and nothing else.
+  const MemoryFootprint small = estimate_memory(gpt3_175b(), DeviceMemory{by_gpu.peak_bytes - 1.0, false});
+  EXPECT_FALSE(small.fits);
+  EXPECT_TRUE(estimate_memory(gpt3_175b(), DeviceMemory{by_gpu.peak_bytes, false}).fits);
+  EXPECT_DOUBLE_EQ(small.peak_bytes, by_gpu.peak_bytes);
+}
+
 TEST(MemoryModel, ZeroStagesShardGradientsThenWeights) {
   WorkloadSpec s = gpt3_175b();
   s.parallelism.zero_stage = 3;
