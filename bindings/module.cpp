@@ -435,8 +435,9 @@ PYBIND11_MODULE(_core, m) {
       "The CLI's text summary of a report given as JSON.");
   m.def("cluster_presets", &cluster_preset_names, "Names of the built-in cluster presets.");
   m.def("workload_presets", &workload_preset_names, "Names of the built-in workload presets.");
-  m.def("cluster_schema", &cluster_schema_json,
-        "The cluster spec's declared keys (its power and cost blocks) as JSON text, as workload_schema().");
+  m.def(
+      "cluster_schema", &cluster_schema_json,
+      "The cluster spec's declared keys (its node, fabric, power and cost blocks) as JSON text, as workload_schema().");
   m.def("workload_schema", &workload_schema_json,
         "The workload spec's keys as JSON text: [{path, section, key, type, stable, required, min, max, default,\n"
         "default_doc, unit, choices, doc}] (workloads/workload_schema.hpp).");
