@@ -79,6 +79,14 @@ inline Options parse_options(int argc, char** argv, const char* usage) {
   return o;
 }
 
+// Makes the options' device current and returns its properties.
+inline cudaDeviceProp select_device(const Options& o) {
+  BENCH_CHECK_CUDA(cudaSetDevice(o.device));
+  cudaDeviceProp prop{};
+  BENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop, o.device));
+  return prop;
+}
+
 inline std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {

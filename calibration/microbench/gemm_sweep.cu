@@ -122,9 +122,7 @@ std::vector<Shape> parse_shapes(const std::string& text) {
 
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv, kUsage);
-  BENCH_CHECK_CUDA(cudaSetDevice(o.device));
-  cudaDeviceProp prop{};
-  BENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop, o.device));
+  const cudaDeviceProp prop = select_device(o);
   const int cc = prop.major * 10 + prop.minor;
   std::vector<std::string> dtypes = o.dtypes;
   if (dtypes.empty()) {

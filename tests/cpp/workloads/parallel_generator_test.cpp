@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../transformer_fixture.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
@@ -21,16 +22,8 @@ namespace {
 // 4 layers, h 512, 8 heads, ffn 2048, seq 256, vocab 1024, untied; 8 sequences per step in
 // micro-batches of 1.
 WorkloadSpec gpt(int tp, int pp, int dp, int cp = 1) {
-  WorkloadSpec s;
-  s.name = "gpt";
-  s.model.layers = 4;
-  s.model.hidden = 512;
-  s.model.heads = 8;
-  s.model.ffn_hidden = 2048;
-  s.model.seq_len = 256;
-  s.model.vocab = 1024;
-  s.training.global_batch = 8;
-  s.training.micro_batch = 1;
+  WorkloadSpec s = testing::transformer_workload(
+      "gpt", {.layers = 4, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .seq_len = 256, .vocab = 1024}, 8, 1);
   s.parallelism.tp = tp;
   s.parallelism.pp = pp;
   s.parallelism.dp = dp;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../transformer_fixture.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -18,17 +19,10 @@ namespace {
 // Parameters (hand-computed): per layer 12h^2 + 13h = 786,432 + 3,328 = 789,760; word embedding
 // 256,000, positions 32,768, final norm 512: 289,280. Total 1,868,800.
 WorkloadSpec small_gpt(int dp, std::int64_t global_batch = 8) {
-  WorkloadSpec s;
-  s.name = "small";
-  s.model.layers = 2;
-  s.model.hidden = 256;
-  s.model.heads = 4;
-  s.model.ffn_hidden = 1024;
-  s.model.seq_len = 128;
-  s.model.vocab = 1000;
+  WorkloadSpec s = testing::transformer_workload(
+      "small", {.layers = 2, .hidden = 256, .heads = 4, .ffn_hidden = 1024, .seq_len = 128, .vocab = 1000},
+      global_batch, 2);
   s.model.tied_embeddings = true;
-  s.training.global_batch = global_batch;
-  s.training.micro_batch = 2;
   s.parallelism.dp = dp;
   return s;
 }
