@@ -10,13 +10,9 @@
 
 namespace clustersim::testing {
 
+// The ModelSpec keys of the same names.
 struct TransformerShape {
-  int layers = 0;
-  int hidden = 0;
-  int heads = 0;
-  int ffn_hidden = 0;
-  int seq_len = 0;
-  int vocab = 0;
+  int layers = 0, hidden = 0, heads = 0, ffn_hidden = 0, seq_len = 0, vocab = 0;
 };
 
 inline WorkloadSpec transformer_workload(std::string name, const TransformerShape& shape, std::int64_t global_batch,
