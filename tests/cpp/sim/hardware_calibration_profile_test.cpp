@@ -13,6 +13,7 @@
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_accuracy.hpp"
 #include "sim/hardware/kernel_measurement.hpp"
+#include "sim_test_support.hpp"
 #include "workloads/transformer_generator.hpp"
 
 namespace clustersim {
@@ -23,15 +24,9 @@ SpecError error_of(const std::function<void()>& f) {
 }
 
 ComputeOp gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k, Precision p = Precision::bf16) {
-  ComputeOp op;
+  ComputeOp op = testing::gemm(m, n, k);  // 2 bytes per element of A, B and C
   op.name = "fwd.qkv";
-  op.kernel = KernelClass::gemm;
   op.precision = p;
-  op.m = m;
-  op.n = n;
-  op.k = k;
-  op.flops = 2.0 * m * n * k;
-  op.bytes = (double(m) * k + double(k) * n + double(m) * n) * 2.0;
   return op;
 }
 

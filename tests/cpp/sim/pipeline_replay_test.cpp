@@ -148,12 +148,6 @@ TEST(PipelineReplay, EagerSendsDoNotWaitForTheirRecv) {
   }
 }
 
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
-
 // The timeline holds every op of the recorded classes: its compute slices add up to the class's
 // compute time, and every send has an arrow to exactly one recv.
 TEST(Timeline, SlicesAddUpAndEverySendPointsAtItsRecv) {
@@ -189,12 +183,6 @@ TEST(Timeline, SlicesAddUpAndEverySendPointsAtItsRecv) {
   for (const auto& [id, ends] : arrows)
     EXPECT_EQ(ends, "sf") << id;
 }
-
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
 
 // {step with the closed form inside NVSwitch nodes, step with every transfer on SimGrid}.
 std::vector<double> closed_form_vs_exhaustive(int tp, int dp) {

@@ -454,12 +454,6 @@ TEST(ParallelGenerator, TiedEmbeddingsAreAllReducedBetweenFirstAndLastStage) {
   EXPECT_DOUBLE_EQ(collectives(g.classes()[2].ops, embd).at(CollectiveKind::all_reduce).second, bytes);
 }
 
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
-
 // Megatron's unfused attention: the scores and the weighted sum as batched GEMMs (the same flops as
 // the fused kernel's forward), the softmax reading and writing the s x s scores of every head.
 TEST(ParallelGenerator, UnfusedAttentionIsTwoBatchedGemmsAroundASoftmax) {
@@ -483,12 +477,6 @@ TEST(ParallelGenerator, UnfusedAttentionIsTwoBatchedGemmsAroundASoftmax) {
   EXPECT_EQ(softmax, 8 * 4);  // per micro-batch and layer
 }
 
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
-
 // Megatron's scatter-gather between stages: with tp > 1 (no sequence parallelism) each tensor-parallel
 // rank sends 1/tp of the activation and the receiving stage all-gathers it.
 TEST(ParallelGenerator, StagesSendOneTensorParallelShareAndGatherIt) {
@@ -507,12 +495,6 @@ TEST(ParallelGenerator, StagesSendOneTensorParallelShareAndGatherIt) {
   EXPECT_EQ(gathers.at(CollectiveKind::all_gather).first, 8);
   EXPECT_DOUBLE_EQ(gathers.at(CollectiveKind::all_gather).second, 8 * activation);
 }
-
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
 
 // tp_comm_overlap: the same GEMM flops and communicated bytes, the forward gathers and scatters split
 // into tp chunks on their own stream.
@@ -551,12 +533,6 @@ TEST(ParallelGenerator, TensorParallelOverlapChunksTheSameWorkOntoAStream) {
   EXPECT_GT(on_tp_stream, 0);
 }
 
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
-
 // overlap_param_gather: the same weight bytes gathered, in buckets of consecutive layers issued at the
 // start of the step (the previous step's gathers), none after the optimizer.
 TEST(ParallelGenerator, OverlappedParameterGatherMovesTheSameBytesBeforeTheForward) {
@@ -580,12 +556,6 @@ TEST(ParallelGenerator, OverlappedParameterGatherMovesTheSameBytesBeforeTheForwa
   for (OpId i = optimizer + 1; i < ops.size(); ++i)
     EXPECT_NE(ops.kind(i), OpKind::collective);
 }
-
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
 
 // Dropout costs memory traffic: a kernel over the attention probabilities (unfused attention) that
 // reads them and writes them with a one-byte mask, and a one-byte mask per element in each residual.

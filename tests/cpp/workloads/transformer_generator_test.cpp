@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,6 +26,16 @@ WorkloadSpec small_gpt(int dp, std::int64_t global_batch = 8) {
   s.model.tied_embeddings = true;
   s.parallelism.dp = dp;
   return s;
+}
+
+// The GEMM flops of the forward ops ("fwd.*") and of the others (backward), summed over the table.
+std::pair<double, double> gemm_flops(const OpTable& ops) {
+  double forward = 0.0, backward = 0.0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.kind(i) != OpKind::compute || ops.kernel(i) != KernelClass::gemm) continue;
+    (ops.name(i).starts_with("fwd.") ? forward : backward) += ops.flops(i);
+  }
+  return {forward, backward};
 }
 
 const OpTable& ops_of(const ExecutionGraph& g) {
@@ -136,11 +147,7 @@ TEST(TransformerGenerator, GemmFlopsEqualTwiceTheMatmulParametersPerToken) {
   const WorkloadSpec spec = small_gpt(2);
   const ExecutionGraph graph = generate_transformer_training(spec, 2);
   const OpTable& ops = ops_of(graph);
-  double forward = 0.0, backward = 0.0;
-  for (OpId i = 0; i < ops.size(); ++i) {
-    if (ops.kind(i) != OpKind::compute || ops.kernel(i) != KernelClass::gemm) continue;
-    (ops.name(i).starts_with("fwd.") ? forward : backward) += ops.flops(i);
-  }
+  const auto [forward, backward] = gemm_flops(ops);
   const double micro_batches = 2.0;
   EXPECT_DOUBLE_EQ(forward / micro_batches, 936'378'368.0);
   EXPECT_DOUBLE_EQ(forward / micro_batches,
@@ -309,11 +316,7 @@ TEST(TransformerGenerator, MoeGemmsCountTopKExperts) {
   spec.model.moe.top_k = 2;
   const ExecutionGraph graph = generate_transformer_training(spec, 2);
   const OpTable& ops = ops_of(graph);
-  double forward = 0.0, backward = 0.0;
-  for (OpId i = 0; i < ops.size(); ++i) {
-    if (ops.kind(i) != OpKind::compute || ops.kernel(i) != KernelClass::gemm) continue;
-    (ops.name(i).starts_with("fwd.") ? forward : backward) += ops.flops(i);
-  }
+  const auto [forward, backward] = gemm_flops(ops);
   EXPECT_DOUBLE_EQ(forward / 2.0, 1'474'297'856.0);
   EXPECT_DOUBLE_EQ(backward, 2.0 * forward);
   double total = 0.0;
