@@ -7,9 +7,11 @@
 //   clustersim::SpecError       -> clustersim.errors.SpecError(file, json_path, message)  (a ValueError)
 //   clustersim::SimulationError -> clustersim.errors.SimulationError(message)             (a RuntimeError)
 // with the same text the CLI prints.
+#include <algorithm>
 #include <csignal>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -22,9 +24,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "sim/api/kernel_fit_request.hpp"
 #include "sim/api/measurement_files.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
+#include "sim/api/stack_fit_request.hpp"
 #include "sim/api/validation_request.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
@@ -96,37 +100,64 @@ SpecText parse_workload(const std::string& text, const std::string& file, const 
   return workload_text(parse_workload_spec(with_overrides(text, file, overrides), file));
 }
 
+// The value type a keyword is cast to: T, or the T of std::optional<T>.
+template <typename T>
+struct OptionalValue {
+  using type = T;
+};
+template <typename T>
+struct OptionalValue<std::optional<T>> {
+  using type = T;
+};
+
+// A request's keyword options from Python: each keyword with what it sets. None or absent: the
+// request's default; an unknown keyword is a SpecError naming `what` and the table's keywords.
+using Keyword = std::pair<std::string, std::function<void(const py::handle&)>>;
+
+template <typename T>
+std::function<void(const py::handle&)> set(T& field) {
+  return [&field](const py::handle& v) { field = v.cast<typename OptionalValue<T>::type>(); };
+}
+
+void apply_keywords(const py::dict& options, const char* what, const std::vector<Keyword>& table) {
+  for (const auto& [key, value] : options) {
+    if (value.is_none()) continue;
+    const std::string name = py::str(key);
+    const auto k = std::find_if(table.begin(), table.end(), [&](const Keyword& e) { return e.first == name; });
+    if (k != table.end()) {
+      k->second(value);
+      continue;
+    }
+    std::string expected;
+    for (const Keyword& e : table)
+      expected += (expected.empty() ? "" : ", ") + e.first;
+    throw SpecError(what, "", "unknown option '" + name + "'; expected " + expected);
+  }
+}
+
 // simulate()'s keyword options from Python: {fidelity, algorithm (a name, or {group: name} with "*"
 // for every other group), network_profile, timeline_path, timeline_classes}; None or absent: the
 // request's default. The request owns the defaults and checks (sim/api/simulation_request.hpp).
 SimulationRequest simulation_request(const py::dict& options) {
   SimulationRequest r;
-  for (const auto& [key, value] : options) {
-    const std::string name = py::str(key);
-    if (value.is_none()) continue;
-    if (name == "fidelity") {
-      r.fidelity = value.cast<std::string>();
-    } else if (name == "algorithm" && py::isinstance<py::str>(value)) {
+  const auto algorithm = [&r](const py::handle& value) {
+    if (py::isinstance<py::str>(value)) {
       r.algorithm = value.cast<std::string>();
-    } else if (name == "algorithm") {
-      for (const auto& [group, algorithm] : value.cast<std::map<std::string, std::string>>()) {
-        if (group == "*")
-          r.algorithm = algorithm;
-        else
-          r.algorithm_by_group[group] = algorithm;
-      }
-    } else if (name == "network_profile") {
-      r.network_profile = value.cast<std::string>();
-    } else if (name == "timeline_path") {
-      r.timeline_path = value.cast<std::string>();
-    } else if (name == "timeline_classes") {
-      r.timeline_classes = value.cast<std::int64_t>();
-    } else {
-      throw SpecError("simulate", "",
-                      "unknown option '" + name +
-                          "'; expected fidelity, algorithm, network_profile, timeline_path, timeline_classes");
+      return;
     }
-  }
+    for (const auto& [group, name] : value.cast<std::map<std::string, std::string>>()) {
+      if (group == "*")
+        r.algorithm = name;
+      else
+        r.algorithm_by_group[group] = name;
+    }
+  };
+  apply_keywords(options, "simulate",
+                 {{"fidelity", set(r.fidelity)},
+                  {"algorithm", algorithm},
+                  {"network_profile", set(r.network_profile)},
+                  {"timeline_path", set(r.timeline_path)},
+                  {"timeline_classes", set(r.timeline_classes)}});
   return r;
 }
 
@@ -148,29 +179,17 @@ std::string simulate_json(const std::string& cluster_text, const std::string& cl
 std::string collective_json(const std::string& cluster_text, const std::string& cluster_file, const py::dict& options) {
   const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
   CollectiveSweepRequest r;
-  const std::map<std::string, std::string*> text = {
-      {"op", &r.op}, {"min_bytes", &r.min_bytes}, {"max_bytes", &r.max_bytes}, {"step_factor", &r.step_factor}};
-  const std::map<std::string, std::optional<std::string>*> optional_text = {{"ranks", &r.ranks},
-                                                                            {"fidelity", &r.fidelity},
-                                                                            {"algorithm", &r.algorithm},
-                                                                            {"network_profile", &r.network_profile}};
-  for (const auto& [key, value] : options) {
-    const std::string name = py::str(key);
-    if (value.is_none()) continue;
-    if (name == "sizes")
-      r.sizes = value.cast<std::vector<double>>();
-    else if (name == "peer_offset")
-      r.peer_offset = value.cast<int>();
-    else if (text.count(name) != 0)
-      *text.at(name) = value.cast<std::string>();
-    else if (optional_text.count(name) != 0)
-      *optional_text.at(name) = value.cast<std::string>();
-    else
-      throw SpecError("collective", "",
-                      "unknown option '" + name +
-                          "'; expected op, ranks, sizes, min_bytes, max_bytes, step_factor, peer_offset, fidelity, "
-                          "algorithm, network_profile");
-  }
+  apply_keywords(options, "collective",
+                 {{"op", set(r.op)},
+                  {"ranks", set(r.ranks)},
+                  {"sizes", set(r.sizes)},
+                  {"min_bytes", set(r.min_bytes)},
+                  {"max_bytes", set(r.max_bytes)},
+                  {"step_factor", set(r.step_factor)},
+                  {"peer_offset", set(r.peer_offset)},
+                  {"fidelity", set(r.fidelity)},
+                  {"algorithm", set(r.algorithm)},
+                  {"network_profile", set(r.network_profile)}});
   const CollectiveSweepOptions o = collective_sweep_options(cluster, r);
   py::gil_scoped_release release;
   return collective_rows_json(simulate_collective_sweep(cluster, o), -1);
@@ -221,18 +240,8 @@ std::pair<std::string, std::string> compare_json(const std::string& workload, do
 // simulated `jobs` at a time, each in its own child process, with the GIL released.
 std::pair<std::string, std::string> validate_json(const std::string& dataset, const py::dict& keywords) {
   ValidationRequest request;
-  for (const auto& [key, value] : keywords) {
-    const std::string name = py::str(key);
-    if (value.is_none()) continue;
-    if (name == "fidelity")
-      request.fidelity = value.cast<std::string>();
-    else if (name == "jobs")
-      request.jobs = value.cast<std::int64_t>();
-    else if (name == "limit")
-      request.limit = value.cast<std::int64_t>();
-    else
-      throw SpecError("validate", "", "unknown option '" + name + "'; expected fidelity, jobs, limit");
-  }
+  apply_keywords(keywords, "validate",
+                 {{"fidelity", set(request.fidelity)}, {"jobs", set(request.jobs)}, {"limit", set(request.limit)}});
   const ValidationOptions options = validation_options(request);
   const ValidationDataset d = load_validation_dataset(dataset, validation_row_limit(request));
   ValidationResult result;
@@ -257,38 +266,41 @@ std::pair<std::vector<KernelMeasurement>, std::vector<std::string>> read_measure
   return {std::move(set.kernels), std::move(set.notes)};
 }
 
-std::string fit_profile(const std::string& gpu_id, const std::vector<KernelMeasurement>& measurements,
-                        const std::vector<std::string>& fitted_on, const std::vector<std::string>& held_out,
-                        const std::string& description) {
-  const GpuSpec base = find_gpu(gpu_id, "--gpu", "");
-  KernelFitOptions options;
-  options.fitted_on = fitted_on;
-  options.held_out = held_out;
-  options.description =
-      description.empty() ? "kernel-model parameters of " + base.name + " fitted by clustersim calibrate" : description;
+// calibrate's fit from Python's keywords: {measurements, held_out, gpu, description, data_dir}
+// (KernelFitRequest's fields); None or absent: the request's default. The profile's JSON.
+std::string fit_profile(const py::dict& keywords) {
+  KernelFitRequest r;
+  apply_keywords(keywords, "calibrate",
+                 {{"measurements", set(r.measurements)},
+                  {"held_out", set(r.held_out)},
+                  {"gpu", set(r.gpu)},
+                  {"description", set(r.description)},
+                  {"data_dir", set(r.data_dir)}});
+  const KernelFitInput input = kernel_fit_input(r);
   py::gil_scoped_release release;
-  return calibration_profile_to_json(fit_kernel_model(base, measurements, options));
+  return calibration_profile_to_json(fit_kernel_profile(input));
 }
 
-// calibrate --from-trace: (the stack profile's JSON, the fit's JSON), as the command writes them.
+// calibrate --from-trace from Python's keywords: {traces, workloads (each (workload JSON, file)),
+// step, id, name, fidelity} (StackFitRequest's fields); None or absent: the request's default.
+// (the stack profile's JSON, the fit's JSON), as the command writes them.
 std::pair<std::string, std::string> fit_stack(const std::string& cluster_text, const std::string& cluster_file,
-                                              const std::vector<std::string>& traces,
-                                              const std::vector<std::pair<std::string, std::string>>& workloads,
-                                              const std::string& step, const std::string& id, const std::string& name,
-                                              const std::string& fidelity) {
+                                              const py::dict& keywords) {
   const ClusterSpec cluster = parse_cluster_spec(cluster_text, cluster_file);
-  if (traces.size() != workloads.size())
-    throw SpecError("from_trace", "",
-                    "one workload per trace: " + std::to_string(traces.size()) + " traces, " +
-                        std::to_string(workloads.size()) + " workloads");
-  std::vector<TracedRun> runs;
-  for (std::size_t i = 0; i < traces.size(); ++i)
-    runs.push_back(
-        {read_kernel_timeline(traces[i], step), parse_workload_spec(workloads[i].first, workloads[i].second)});
-  StackFitOptions options;
-  if (!id.empty()) options.id = id;
-  options.name = name;
-  if (!fidelity.empty()) options.fidelity = fidelity;
+  StackFitRequest r;
+  const auto workloads = [&r](const py::handle& value) {
+    for (const auto& [json, file] : value.cast<std::vector<std::pair<std::string, std::string>>>())
+      r.workloads.push_back(parse_workload_spec(json, file));
+  };
+  apply_keywords(keywords, "calibrate",
+                 {{"traces", set(r.traces)},
+                  {"workloads", workloads},
+                  {"step", set(r.step)},
+                  {"id", set(r.id)},
+                  {"name", set(r.name)},
+                  {"fidelity", set(r.fidelity)}});
+  const std::vector<TracedRun> runs = traced_runs(r);
+  const StackFitOptions options = stack_fit_options(r);
   py::gil_scoped_release release;
   const StackFit fit = fit_stack_from_traces(cluster, runs, options);
   return {software_stack_to_json(fit.profile), stack_fit_to_json(fit)};
@@ -413,8 +425,9 @@ PYBIND11_MODULE(_core, m) {
       "The CLI's text summary of a report given as JSON.");
   m.def("cluster_presets", &cluster_preset_names, "Names of the built-in cluster presets.");
   m.def("workload_presets", &workload_preset_names, "Names of the built-in workload presets.");
-  m.def("cluster_schema", &cluster_schema_json,
-        "The cluster spec's declared keys (its power and cost blocks) as JSON text, as workload_schema().");
+  m.def(
+      "cluster_schema", &cluster_schema_json,
+      "The cluster spec's declared keys (its node, fabric, power and cost blocks) as JSON text, as workload_schema().");
   m.def("workload_schema", &workload_schema_json,
         "The workload spec's keys as JSON text: [{path, section, key, type, stable, required, min, max, default,\n"
         "default_doc, unit, choices, doc}] (workloads/workload_schema.hpp).");
@@ -452,14 +465,14 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("timing", [](const KernelMeasurement& k) { return std::string(to_string(k.timing)); });
   m.def("read_measurements", &read_measurement_file, py::arg("path"),
         "Reads one measurement file (PATH or PATH#SELECTOR): (kernel measurements, notes on what was skipped).");
-  m.def("fit_profile", &fit_profile, py::arg("gpu"), py::arg("measurements"), py::arg("fitted_on"), py::arg("held_out"),
-        py::arg("description") = "",
-        "Fits the kernel model of catalogue GPU `gpu` to the measurements: the calibration profile's JSON.");
-  m.def("fit_stack", &fit_stack, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("traces"),
-        py::arg("workloads"), py::arg("step") = "last", py::arg("id") = "", py::arg("name") = "",
-        py::arg("fidelity") = "",
-        "calibrate --from-trace: fits a software-stack profile to PyTorch profiler traces, each with its "
-        "(workload JSON, file); returns (profile JSON, fit JSON).");
+  m.def("fit_profile", &fit_profile, py::arg("options"),
+        "clustersim calibrate MEASUREMENTS: fits the kernel model of a catalogue GPU to measurements; the\n"
+        "calibration profile's JSON. options: {measurements, held_out, gpu, description, data_dir}; absent or\n"
+        "None: the command's defaults (sim/api/kernel_fit_request.hpp).");
+  m.def("fit_stack", &fit_stack, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("options"),
+        "calibrate --from-trace: fits a software-stack profile to PyTorch profiler traces; returns (profile JSON,\n"
+        "fit JSON). options: {traces, workloads (each (workload JSON, file)), step, id, name, fidelity}; absent\n"
+        "or None: the command's defaults (sim/api/stack_fit_request.hpp).");
   m.def("kernel_accuracy", &accuracy, py::arg("gpu"), py::arg("profile_json"), py::arg("measurements"),
         py::arg("metric") = "time",
         "The kernel model's error per operation, then 'all': [(operation, count, median |e|, p90 |e|, median e)].\n"

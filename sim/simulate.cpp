@@ -234,7 +234,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   // A trace has no model description: its memory footprint is what the trace records, if anything.
   MemoryFootprint memory;
   memory.capacity_bytes = gpu.hbm_capacity_bytes;
-  if (!trace) memory = estimate_memory(workload, gpu);
+  if (!trace) memory = estimate_memory(workload, memory_device(gpu));
   const Cluster cluster = Cluster::build(cluster_spec);
   const std::optional<StackProfile> stack =
       trace ? std::nullopt

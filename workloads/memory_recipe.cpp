@@ -1,4 +1,4 @@
-// Framework allocation recipes for the memory model (sim/hardware/memory_model.cpp).
+// Framework allocation recipes for the memory model (workloads/memory_model.cpp).
 //
 // training.grad_buffer, the lifetime of the fp32 main gradients (4 bytes per parameter):
 //   persistent  Megatron-LM / Megatron-Core DistributedDataParallel: one contiguous fp32 buffer of

@@ -17,14 +17,18 @@
 
 namespace clustersim_bench {
 
-#define BENCH_CHECK_CUDA(call)                                                                         \
-  do {                                                                                                 \
-    const cudaError_t status_ = (call);                                                                \
-    if (status_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(status_)); \
-      std::exit(1);                                                                                    \
-    }                                                                                                  \
+// Exits with the file, line, call and describe(status) when `call` returns anything but `ok` (CUDA's,
+// cuBLAS's and NCCL's status types).
+#define BENCH_CHECK_STATUS(call, ok, describe)                                                                    \
+  do {                                                                                                            \
+    const auto status_ = (call);                                                                                  \
+    if (status_ != (ok)) {                                                                                        \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, std::string(describe(status_)).c_str()); \
+      std::exit(1);                                                                                               \
+    }                                                                                                             \
   } while (0)
+
+#define BENCH_CHECK_CUDA(call) BENCH_CHECK_STATUS(call, cudaSuccess, cudaGetErrorString)
 
 struct Options {
   std::string out;  // "" = stdout
@@ -77,6 +81,14 @@ inline Options parse_options(int argc, char** argv, const char* usage) {
     }
   }
   return o;
+}
+
+// Makes the options' device current and returns its properties.
+inline cudaDeviceProp select_device(const Options& o) {
+  BENCH_CHECK_CUDA(cudaSetDevice(o.device));
+  cudaDeviceProp prop{};
+  BENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop, o.device));
+  return prop;
 }
 
 inline std::string json_string(const std::string& s) {

@@ -20,15 +20,12 @@ const char* kUsage =
 
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv, kUsage);
-  BENCH_CHECK_CUDA(cudaSetDevice(o.device));
-  cudaDeviceProp prop{};
-  BENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop, o.device));
+  const cudaDeviceProp prop = select_device(o);
   double max_bytes = o.max_bytes > 0 ? o.max_bytes : 4.0 * (1ull << 30);
   if (max_bytes > prop.totalGlobalMem / 4.0) max_bytes = prop.totalGlobalMem / 4.0;
-  void *in = nullptr, *out = nullptr;
-  BENCH_CHECK_CUDA(cudaMalloc(&in, size_t(max_bytes)));
-  BENCH_CHECK_CUDA(cudaMalloc(&out, size_t(max_bytes)));
-  BENCH_CHECK_CUDA(cudaMemset(in, 0, size_t(max_bytes)));
+  const CopyBuffers buffers{static_cast<size_t>(max_bytes)};
+  void* const in = buffers.in;
+  void* const out = buffers.out;
   MeasurementWriter writer("copy_bandwidth", device_json(o.device));
   for (double size = double(1 << 20); size <= max_bytes; size *= 2.0) {
     const size_t bytes = size_t(size);
@@ -45,15 +42,11 @@ int main(int argc, char** argv) {
       };
       const int reps = repetitions_for(time_per_call_s(call, 1), o.repetitions);
       const double t = time_per_call_s(call, reps);
-      writer.add("\"kernel\": \"elementwise\", \"role\": \"copy\", \"dtype\": \"fp32\", \"bytes\": " +
-                 number(2.0 * size) + ", \"time_s\": " + number(t) + ", \"repetitions\": " + std::to_string(reps) +
-                 ", \"library\": " + json_string(v.library));
+      writer.add(copy_record(size, t, reps, ", \"library\": " + json_string(v.library)));
       std::fprintf(stderr, "%-16s %12.0f bytes  %10.2f us  %8.1f GB/s\n", v.library, size, t * 1e6,
                    2.0 * size / t / 1e9);
     }
   }
   writer.write(o.out);
-  cudaFree(in);
-  cudaFree(out);
   return 0;
 }

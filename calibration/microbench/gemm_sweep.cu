@@ -25,14 +25,11 @@ const char* kUsage =
     "Llama-2-70B and GPT-3 175B layers at 512, 2048 and 8192 tokens. Default dtypes: fp16, bf16, tf32,\n"
     "and fp8 on compute capability 8.9 and newer. Feed the file to `clustersim calibrate`.\n";
 
-#define CHECK_CUBLAS(call)                                                                       \
-  do {                                                                                           \
-    const cublasStatus_t s_ = (call);                                                            \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, int(s_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+std::string cublas_status_text(cublasStatus_t status) {
+  return "cuBLAS status " + std::to_string(int(status));
+}
+
+#define CHECK_CUBLAS(call) BENCH_CHECK_STATUS(call, CUBLAS_STATUS_SUCCESS, cublas_status_text)
 
 struct DtypeInfo {
   const char* name;
@@ -122,9 +119,7 @@ std::vector<Shape> parse_shapes(const std::string& text) {
 
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv, kUsage);
-  BENCH_CHECK_CUDA(cudaSetDevice(o.device));
-  cudaDeviceProp prop{};
-  BENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop, o.device));
+  const cudaDeviceProp prop = select_device(o);
   const int cc = prop.major * 10 + prop.minor;
   std::vector<std::string> dtypes = o.dtypes;
   if (dtypes.empty()) {

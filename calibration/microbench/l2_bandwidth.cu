@@ -21,27 +21,20 @@ const char* kUsage =
 
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv, kUsage);
-  BENCH_CHECK_CUDA(cudaSetDevice(o.device));
-  cudaDeviceProp prop{};
-  BENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop, o.device));
+  const cudaDeviceProp prop = select_device(o);
   const size_t l2 = size_t(prop.l2CacheSize);
-  void *in = nullptr, *out = nullptr;
-  BENCH_CHECK_CUDA(cudaMalloc(&in, l2));
-  BENCH_CHECK_CUDA(cudaMalloc(&out, l2));
-  BENCH_CHECK_CUDA(cudaMemset(in, 0, l2));
+  const CopyBuffers buffers(l2);
+  void* const in = buffers.in;
+  void* const out = buffers.out;
   MeasurementWriter writer("l2_bandwidth", device_json(o.device));
   for (size_t size = l2 / 16; size <= l2 / 4; size *= 2) {
     const size_t bytes = size / sizeof(float4) * sizeof(float4);
     auto call = [&] { launch_copy(in, out, bytes, prop.multiProcessorCount); };
     const int reps = repetitions_for(time_per_call_s(call, 1), o.repetitions, 0.1, 100);
     const double t = time_per_call_s(call, reps, 10);
-    writer.add("\"kernel\": \"elementwise\", \"role\": \"copy\", \"dtype\": \"fp32\", \"bytes\": " +
-               number(2.0 * bytes) + ", \"time_s\": " + number(t) + ", \"repetitions\": " + std::to_string(reps) +
-               ", \"library\": \"copy_kernel\", \"note\": \"working set in L2\"");
+    writer.add(copy_record(double(bytes), t, reps, ", \"library\": \"copy_kernel\", \"note\": \"working set in L2\""));
     std::fprintf(stderr, "%12zu bytes  %8.2f us  %8.1f GB/s\n", bytes, t * 1e6, 2.0 * bytes / t / 1e9);
   }
   writer.write(o.out);
-  cudaFree(in);
-  cudaFree(out);
   return 0;
 }

@@ -28,14 +28,7 @@ const char* kUsage =
     "selects them) and writes clustersim measurement JSON (calibration/README.md), with nccl-tests'\n"
     "algorithm and bus bandwidths. Needs 2 or more GPUs.\n";
 
-#define CHECK_NCCL(call)                                                                          \
-  do {                                                                                            \
-    const ncclResult_t r_ = (call);                                                               \
-    if (r_ != ncclSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(r_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+#define CHECK_NCCL(call) BENCH_CHECK_STATUS(call, ncclSuccess, ncclGetErrorString)
 
 struct Operation {
   const char* name;

@@ -23,7 +23,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/api/kernel_fit_request.hpp"
 #include "sim/api/measurement_files.hpp"
+#include "sim/api/stack_fit_request.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
@@ -34,7 +36,6 @@
 #include "sim/hardware/kernel_fit.hpp"
 #include "sim/hardware/kernel_measurement.hpp"
 #include "sim/stack_fit.hpp"
-#include "workloads/kernel_timeline.hpp"
 
 namespace clustersim::cli {
 namespace {
@@ -75,12 +76,17 @@ nlohmann::ordered_json summary_json(const AccuracySummary& s) {
 }
 
 int run_fit(const Arguments& a) {
-  const std::string data_dir = a.value("data").value_or(std::string(kDefaultMeasurementDataDir));
-  const std::vector<std::string>& inputs = a.positional();
-  if (inputs.empty()) throw UsageError("give the measurement files to fit, or --report");
+  KernelFitRequest request;
+  request.measurements = a.positional();
+  request.held_out = a.values("held-out");
+  request.gpu = a.value("gpu");
+  request.description = a.value("description");
+  request.data_dir = a.value("data");
+  const std::string data_dir = measurement_data_dir(request.data_dir);
+  if (request.measurements.empty()) throw UsageError("give the measurement files to fit, or --report");
   if (const auto out = a.value("out")) {
     std::vector<std::string> read;  // FILE or FILE#IDS, as given and under --data
-    for (const auto& list : {inputs, a.values("held-out")})
+    for (const auto& list : {request.measurements, request.held_out})
       for (const auto& in : list) {
         const std::string file = in.substr(0, in.find('#'));
         read.push_back(file);
@@ -88,19 +94,13 @@ int run_fit(const Arguments& a) {
       }
     check_output_paths({{*out, "profile"}}, read);
   }
-  if (const auto gpu = a.value("gpu")) find_gpu(*gpu, "--gpu", "");  // a bad --gpu first, before any file
-  const MeasurementSelection selection = select_measurements(inputs, data_dir, a.value("gpu").value_or(""));
-  const std::string& id = selection.gpu;
-  const GpuSpec base = find_gpu(id, "--gpu", "");
-  const std::vector<std::string>& notes = selection.notes;
-  const std::vector<KernelMeasurement>& measurements = selection.kernels;
-
-  KernelFitOptions options;
-  options.fitted_on = inputs;
-  options.held_out = a.values("held-out");
-  options.description =
-      a.value("description").value_or("kernel-model parameters of " + base.name + " fitted by clustersim calibrate");
-  const CalibrationProfile profile = fit_kernel_model(base, measurements, options);
+  const KernelFitInput input = kernel_fit_input(request);
+  const std::string& id = input.selection.gpu;
+  const GpuSpec& base = input.base;
+  const std::vector<std::string>& notes = input.selection.notes;
+  const std::vector<KernelMeasurement>& measurements = input.selection.kernels;
+  const KernelFitOptions& options = input.options;
+  const CalibrationProfile profile = fit_kernel_profile(input);
   const std::string json = calibration_profile_to_json(profile);
 
   std::ostream& o = a.value("out") ? std::cout : std::cerr;
@@ -198,7 +198,7 @@ nlohmann::ordered_json report_profile(const CalibrationProfile& profile, const s
 
 int run_report(const Arguments& a) {
   if (!a.positional().empty()) throw UsageError("--report takes no measurement files (it reads each profile's)");
-  const std::string data_dir = a.value("data").value_or(std::string(kDefaultMeasurementDataDir));
+  const std::string data_dir = measurement_data_dir(a.value("data"));
   std::vector<std::string> gpus;
   if (auto g = a.value("gpu")) {
     gpus.push_back(*g);
@@ -233,14 +233,16 @@ int run_from_trace(const Arguments& a) {
     check_output_paths({{*out, "stack profile"}}, read);
   }
   const ClusterSpec cluster = load_cluster_spec(a.required("cluster"));
-  const std::string step = a.value("step").value_or("last");  // checked by read_kernel_timeline
-  std::vector<TracedRun> runs;
-  for (std::size_t i = 0; i < traces.size(); ++i)
-    runs.push_back({read_kernel_timeline(traces[i], step), load_workload_spec(workloads[i])});
-  StackFitOptions options;
-  options.id = a.value("id").value_or(options.id);
-  options.name = a.value("name").value_or("");
-  options.fidelity = a.value("fidelity").value_or(options.fidelity);
+  StackFitRequest request;
+  request.traces = traces;
+  for (const auto& w : workloads)
+    request.workloads.push_back(load_workload_spec(w));
+  request.step = a.value("step");
+  request.id = a.value("id");
+  request.name = a.value("name");
+  request.fidelity = a.value("fidelity");
+  const std::vector<TracedRun> runs = traced_runs(request);
+  const StackFitOptions options = stack_fit_options(request);
   const StackFit fit = fit_stack_from_traces(cluster, runs, options);
   const std::string profile = software_stack_to_json(fit.profile);
 

@@ -124,7 +124,7 @@ std::span<const Command> commands() {
       {"schema", "a spec's keys: type, range, default, unit, meaning (JSON or docs/specs.md's table)",
        "usage: clustersim schema workload|cluster [--markdown]\n\n"
        "  workload         the workload spec (workloads/workload_schema.cpp declares every key once)\n"
-       "  cluster          the cluster spec's power and cost blocks (topologies/cluster_schema.cpp)\n"
+       "  cluster          the cluster spec's node, fabric, power and cost blocks (topologies/cluster_schema.cpp)\n"
        "  --markdown       docs/specs.md's table rows instead of JSON\n",
        &run_schema},
   };

@@ -1,5 +1,5 @@
 // clustersim schema workload|cluster [--markdown]: a spec's keys as the core declares them
-// (workloads/workload_schema.hpp; topologies/cluster_schema.hpp: the power and cost blocks so far):
+// (workloads/workload_schema.hpp; topologies/cluster_schema.hpp: the node, fabric, power and cost blocks):
 // JSON by default, or docs/specs.md's table rows.
 #include <iostream>
 

@@ -53,6 +53,9 @@ std::string type_cell(const SpecField& f) {
         for (const auto& c : f.choices())
           out += (out.empty() ? "`" : " \\| `") + c + "`";
         break;
+      case FieldType::array:
+        out = "array";
+        break;
     }
   }
   if (!f.unit.empty()) out += ", " + std::string(f.unit);
@@ -70,7 +73,7 @@ std::string default_cell(const SpecField& f) {
 }  // namespace
 
 const char* to_string(FieldType type) {
-  constexpr const char* kNames[] = {"integer", "number", "boolean", "string", "choice"};  // FieldType's order
+  constexpr const char* kNames[] = {"integer", "number", "boolean", "string", "choice", "array"};  // FieldType's order
   return kNames[static_cast<std::size_t>(type)];
 }
 

@@ -10,7 +10,8 @@
 
 namespace clustersim {
 
-enum class FieldType : std::uint8_t { integer, number, boolean, string, choice };
+// array: a JSON array, whose elements its row reads (type_doc says what they are).
+enum class FieldType : std::uint8_t { integer, number, boolean, string, choice, array };
 const char* to_string(FieldType type);
 
 struct SpecField {

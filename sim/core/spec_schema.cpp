@@ -17,6 +17,8 @@ nlohmann::json read_field_value(JsonReader& r, const SpecField& f) {
       return r.string(key);
     case FieldType::choice:
       return r.choice(key, f.choices());
+    case FieldType::array:
+      return r.array(key);
   }
   return nullptr;  // unreachable: every type is handled
 }

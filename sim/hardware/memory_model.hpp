@@ -1,81 +1,20 @@
 #pragma once
-// Per-GPU memory of a training configuration as the framework allocates it: named lines at the
-// moment of the step when their sum peaks, compared with the GPU's capacity. Equations and sources
-// in memory_model.cpp.
-#include <cstdint>
-#include <span>
+// The memory model (workloads/memory_model.hpp) for a GPU of the catalogue: the two figures it takes
+// read from the GpuSpec, and forwarding overloads for the simulator's callers.
 #include <vector>
 
 #include "sim/hardware/gpu_spec.hpp"
+#include "workloads/memory_model.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace clustersim {
 
-// The moments of a step at which a stage's memory can peak:
-//   loss       the last stage after its forward pass, during the loss's backward: every in-flight
-//              micro-batch's activations and the loss over the vocabulary are alive
-//   backward   the first layer of a backward pass: the activations are still alive and that layer's
-//              gradients (or its recomputed activations) are being built
-//   optimizer  the end of the backward pass and the optimizer step: every main gradient is alive, no
-//              activation is
-enum class MemoryPhase : std::uint8_t { loss, backward, optimizer };
-const char* to_string(MemoryPhase p);
+// HBM capacity, and whether the GPU has fp8 tensor cores (tensor_fp8_flops > 0).
+DeviceMemory memory_device(const GpuSpec& gpu);
 
-struct MemoryFootprint {
-  int stage = 0;                          // the pipeline stage (estimate_memory: the stage with the highest peak)
-  double parameters = 0.0;                // parameters held by one GPU of the stage, before ZeRO sharding
-  double micro_batches_in_flight = 0.0;   // whose activations the stage holds at its peak
-  MemoryPhase phase = MemoryPhase::loss;  // when the peak is reached
-  // Allocated through the framework's allocator at the peak (what torch.cuda.max_memory_allocated counts):
-  double weights_bytes = 0.0;
-  double gradients_bytes = 0.0;    // fp32 main gradients alive at the peak
-  double optimizer_bytes = 0.0;    // master weights and moments
-  double activations_bytes = 0.0;  // stored for the backward pass: in-flight layers and the output head's inputs
-  double logits_bytes = 0.0;       // the loss over the vocabulary and its gradient
-  double transient_bytes = 0.0;    // gradients (and recomputed activations) being built at the peak
-  // parallelism.cp_comm all_gather (cp > 1): the K and V of the whole sequence one layer's attention
-  // gathers (alive during its attention, forward and backward)
-  double cp_kv_gather_bytes = 0.0;
-  // training.fp8_recipe tensorwise (torchao Float8Linear): the fp8 operands its linear layers save for
-  // their backward, of the layer whose backward is running (recomputed: full or op-level selective)
-  double fp8_saved_operands_bytes = 0.0;
-  double communication_buffers_bytes = 0.0;
-  double workspace_bytes = 0.0;  // cuBLAS / cuBLASLt workspaces
-  double allocated_bytes = 0.0;  // the sum of the lines above
-  // Held by the process beyond what it allocated:
-  double allocator_reserve_bytes = 0.0;   // cached by the allocator, not allocated (fragmentation)
-  double cuda_context_bytes = 0.0;        // the CUDA context (kernels, driver state)
-  double framework_overhead_bytes = 0.0;  // workspace + allocator reserve + CUDA context
-  double reserved_bytes = 0.0;            // allocated + allocator reserve (torch.cuda.max_memory_reserved)
-  double peak_bytes = 0.0;                // reserved + CUDA context: the GPU memory the process uses
-  double capacity_bytes = 0.0;
-  bool fits = true;
-};
-
-// How attention is computed: the unfused kernels of Korthikanti et al. keep the a x s x s scores,
-// softmax and dropout tensors for the backward pass; a fused (FlashAttention-style) kernel does not.
-enum class AttentionKernel : std::uint8_t { unfused, fused };
-
-// Stored activation bytes of one transformer layer for one micro-batch (16-bit activations), with
-// `recompute` (none | selective | full) and the workload's dropout.
-double layer_activation_bytes(const WorkloadSpec& spec, AttentionKernel attention, const std::string& recompute);
-// The same with the workload's own recompute policy.
-double layer_activation_bytes(const WorkloadSpec& spec, AttentionKernel attention);
-// Micro-batches whose activations pipeline stage `stage` (0-based) holds at its peak.
-double micro_batches_in_flight(const WorkloadSpec& spec, int stage);
-// Parameters held by one GPU of pipeline stage `stage` (Megatron-LM's layout, before ZeRO).
-double stage_parameters(const WorkloadSpec& spec, int stage);
-
-// One cuBLAS / cuBLASLt workspace (source in memory_model.cpp; one per handle and stream: a training
-// step holds two, the forward thread's and autograd's backward thread's), for the serving memory
-// model too (sim/serving/replica_memory.cpp).
 double cublas_workspace_bytes(const GpuSpec& gpu);
-
-// The footprint of stage `stage` at moment `phase` (the loss phase exists only on the last stage).
 MemoryFootprint memory_at_phase(const WorkloadSpec& spec, const GpuSpec& gpu, int stage, MemoryPhase phase);
-// One footprint per pipeline stage, each at its peak phase. `spec` must have its parallelism resolved.
 std::vector<MemoryFootprint> estimate_memory_per_stage(const WorkloadSpec& spec, const GpuSpec& gpu);
-// The footprint of the stage with the highest peak: what must fit on every GPU.
 MemoryFootprint estimate_memory(const WorkloadSpec& spec, const GpuSpec& gpu);
 
 }  // namespace clustersim

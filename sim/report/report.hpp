@@ -44,7 +44,7 @@ struct LinkStats {
   std::vector<LinkUser> users;  // who put the bytes there, most first
 };
 
-// Memory per GPU at the peak (sim/hardware/memory_model.cpp): the lines the framework allocates sum to
+// Memory per GPU at the peak (workloads/memory_model.cpp): the lines the framework allocates sum to
 // allocated_peak_bytes (torch.cuda.max_memory_allocated); + allocator_reserve_bytes = reserved_peak_bytes
 // (max_memory_reserved); + cuda_context_bytes = peak_bytes_per_gpu (the process's use of the GPU).
 struct MemoryStats {

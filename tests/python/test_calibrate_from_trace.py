@@ -189,4 +189,5 @@ def test_a_bad_step_is_the_cores_spec_error() -> None:
     cluster = cs.Cluster.preset("dgx-h100-superpod", nodes=1)
     workload = cs.Workload.preset("gpt3-1.3b")
     with pytest.raises(cs.SpecError, match=r'expected a step number >= 0 \(ProfilerStep#N\) or "last", got "abc"'):
-        _core.fit_stack(*cluster._as_core(), ["no-such-trace.json"], [workload._as_core()], "abc")
+        _core.fit_stack(*cluster._as_core(), {"traces": ["no-such-trace.json"], "workloads": [workload._as_core()],
+                                              "step": "abc"})

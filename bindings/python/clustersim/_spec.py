@@ -64,20 +64,23 @@ class _Spec:
 
     __slots__ = ("_data", "_file")
 
-    # The C++ entry points, defined by each kind of spec.
+    # The kind of spec, set by each subclass ("cluster", "workload"): its C++ entry points are
+    # _core.load_<kind>, _core.parse_<kind> and _core.<kind>_presets.
+    _kind = ""
+
     @classmethod
     def _load(cls, source: str, overrides: List[Tuple[str, str]]) -> _Loaded:
         """A file or preset with overrides -> (normalized JSON, file)."""
-        raise NotImplementedError
+        return getattr(_core, "load_" + cls._kind)(source, overrides)  # type: ignore[no-any-return]
 
     @classmethod
     def _parse(cls, text: str, file: str, overrides: List[Tuple[str, str]]) -> _Loaded:
         """JSON text with overrides -> (normalized JSON, file)."""
-        raise NotImplementedError
+        return getattr(_core, "parse_" + cls._kind)(text, file, overrides)  # type: ignore[no-any-return]
 
     @classmethod
     def _preset_names(cls) -> List[str]:
-        raise NotImplementedError
+        return list(getattr(_core, cls._kind + "_presets")())
 
     _data: Dict[str, Any]
     _file: str

@@ -104,10 +104,10 @@ def calibrate_from_trace(
     workloads: Any,
     cluster: Any,
     *,
-    step: Union[str, int] = "last",
-    id: str = "fitted",
+    step: Union[str, int, None] = None,
+    id: Optional[str] = None,
     name: Optional[str] = None,
-    fidelity: str = "analytical",
+    fidelity: Optional[str] = None,
     out: Optional[PathLike] = None,
 ) -> Dict[str, Any]:
     """A software-stack profile fitted to PyTorch profiler traces of the user's own stack (the command's
@@ -116,7 +116,8 @@ def calibrate_from_trace(
     ``traces``: Kineto trace files (``.json``/``.json.gz``) of one training step of rank 0; ``workloads``:
     the workload each ran (a :class:`~clustersim.Workload`, file, preset name or dict; one per trace,
     or one for all); ``cluster``: the cluster they ran on. ``step``: the ProfilerStep number, or
-    ``"last"``. ``out``: also write the profile there; ``training.stack: "<that path>"`` then runs any
+    ``"last"``; ``step``, ``id``, ``name``, ``fidelity`` None: the command's defaults (the last step, id
+    ``fitted``, the analytical network backend; sim/api/stack_fit_request.hpp). ``out``: also write the profile there; ``training.stack: "<that path>"`` then runs any
     workload with it. Returns ``{"profile": the stack profile (workloads/stacks format), "fit": per
     kernel class (measured, modelled, scale, residual) and per trace (launches, starved launches,
     overlap, measured / built-in / fitted step time)}``. Raises SpecError naming the trace for one
@@ -128,8 +129,10 @@ def calibrate_from_trace(
     paths = [os.fspath(traces)] if isinstance(traces, (str, os.PathLike)) else [os.fspath(t) for t in traces]
     specs = list(workloads) if isinstance(workloads, (list, tuple)) else [workloads] * len(paths)
     core_workloads = [Workload.coerce(w)._as_core() for w in specs]
-    profile, fit = _core.fit_stack(*Cluster.coerce(cluster)._as_core(), paths, core_workloads, str(step), id,
-                                   name or "", fidelity)
+    profile, fit = _core.fit_stack(*Cluster.coerce(cluster)._as_core(),
+                                   {"traces": paths, "workloads": core_workloads,
+                                    "step": None if step is None else str(step), "id": id, "name": name,
+                                    "fidelity": fidelity})
     if out is not None:
         with open(out, "w", encoding="utf-8") as f:
             f.write(profile)
@@ -166,12 +169,9 @@ def calibrate(
         return calibrate_from_trace(from_trace, workload, cluster, out=out)["profile"]
     if measurements is None:
         raise ValueError("give the measurement files to fit (or from_trace=...)")
-    arguments = _arguments(measurements)
-    if not arguments:
-        raise ValueError("give the measurement files to fit")
-    kernels, _, gpu_id = _load(arguments, data_dir, gpu)
-    text = _core.fit_profile(gpu_id, kernels, [os.fspath(a) for a in arguments], [os.fspath(h) for h in held_out],
-                             description or "")
+    text = _core.fit_profile({"measurements": [os.fspath(a) for a in _arguments(measurements)],
+                              "held_out": [os.fspath(h) for h in held_out], "gpu": gpu, "description": description,
+                              "data_dir": None if data_dir is None else os.fspath(data_dir)})
     if out is not None:
         _core.write_output_file(os.fspath(out), text, "profile")
     return json.loads(text)  # type: ignore[no-any-return]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Union
 
 from . import _core
 from ._spec import PathLike, _Spec
@@ -39,17 +39,7 @@ class Cluster(_Spec):
     """
 
     __slots__ = ()
-    @classmethod
-    def _load(cls, source: str, overrides: List[Tuple[str, str]]) -> Tuple[str, str]:
-        return _core.load_cluster(source, overrides)
-
-    @classmethod
-    def _parse(cls, text: str, file: str, overrides: List[Tuple[str, str]]) -> Tuple[str, str]:
-        return _core.parse_cluster(text, file, overrides)
-
-    @classmethod
-    def _preset_names(cls) -> List[str]:
-        return _core.cluster_presets()
+    _kind = "cluster"
 
     @property
     def gpu(self) -> Union[str, Dict[str, Any]]:

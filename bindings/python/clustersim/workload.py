@@ -36,17 +36,7 @@ class Workload(_Spec):
     """
 
     __slots__ = ()
-    @classmethod
-    def _load(cls, source: str, overrides: List[Tuple[str, str]]) -> Tuple[str, str]:
-        return _core.load_workload(source, overrides)
-
-    @classmethod
-    def _parse(cls, text: str, file: str, overrides: List[Tuple[str, str]]) -> Tuple[str, str]:
-        return _core.parse_workload(text, file, overrides)
-
-    @classmethod
-    def _preset_names(cls) -> List[str]:
-        return _core.workload_presets()
+    _kind = "workload"
 
     @classmethod
     def transformer(cls, *, name: str = "transformer", description: Optional[str] = None,

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "../spec_error_of.hpp"
+#include "../transformer_fixture.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
@@ -24,16 +25,14 @@ using testing::spec_error_of;
 // One GPU, no parallelism: h 1024, 8 heads, ffn 4096, seq 512, micro-batch 2 (T = 1024 tokens),
 // 2 layers, global batch 6 = 3 micro-batches.
 WorkloadSpec model(Precision p, double hidden = 1024, int layers = 2) {
-  WorkloadSpec s;
-  s.name = "fp8";
-  s.model.layers = layers;
-  s.model.hidden = static_cast<int>(hidden);
-  s.model.heads = 8;
-  s.model.ffn_hidden = static_cast<int>(4 * hidden);
-  s.model.seq_len = 512;
-  s.model.vocab = 1024;
-  s.training.global_batch = 6;
-  s.training.micro_batch = 2;
+  WorkloadSpec s = testing::transformer_workload("fp8",
+                                                 {.layers = layers,
+                                                  .hidden = static_cast<int>(hidden),
+                                                  .heads = 8,
+                                                  .ffn_hidden = static_cast<int>(4 * hidden),
+                                                  .seq_len = 512,
+                                                  .vocab = 1024},
+                                                 6, 2);
   s.training.precision = p;
   s.parallelism.dp = 1;
   return s;

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include "../spec_error_of.hpp"
+#include "../transformer_fixture.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_accuracy.hpp"
 #include "sim/hardware/kernel_measurement.hpp"
+#include "sim_test_support.hpp"
 #include "workloads/transformer_generator.hpp"
 
 namespace clustersim {
@@ -22,15 +24,9 @@ SpecError error_of(const std::function<void()>& f) {
 }
 
 ComputeOp gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k, Precision p = Precision::bf16) {
-  ComputeOp op;
+  ComputeOp op = testing::gemm(m, n, k);  // 2 bytes per element of A, B and C
   op.name = "fwd.qkv";
-  op.kernel = KernelClass::gemm;
   op.precision = p;
-  op.m = m;
-  op.n = n;
-  op.k = k;
-  op.flops = 2.0 * m * n * k;
-  op.bytes = (double(m) * k + double(k) * n + double(m) * n) * 2.0;
   return op;
 }
 
@@ -134,16 +130,8 @@ TEST(CalibrationProfile, ReportsTheKernelsOfAStepOutsideTheDomain) {
   // A small GPT (h 1024, vocab 32000) on the A100 profile, fitted on Llama-2-7B's GEMMs (n 1536..22016):
   // the logits GEMM (n 32000) and the dgrad GEMMs with n = h = 1024 lie outside, and so does the
   // optimizer (never measured); the norms lie inside.
-  WorkloadSpec s;
-  s.name = "tiny";
-  s.model.layers = 2;
-  s.model.hidden = 1024;
-  s.model.heads = 16;
-  s.model.ffn_hidden = 4096;
-  s.model.seq_len = 1024;
-  s.model.vocab = 32000;
-  s.training.global_batch = 1;
-  s.training.micro_batch = 1;
+  WorkloadSpec s = testing::transformer_workload(
+      "tiny", {.layers = 2, .hidden = 1024, .heads = 16, .ffn_hidden = 4096, .seq_len = 1024, .vocab = 32000}, 1, 1);
   resolve_parallelism(s, 1);
   const ExecutionGraph graph = generate_transformer_training(s, 1);
   const std::vector<std::string> lines =

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../transformer_fixture.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/memory_model.hpp"
 #include "sim/validation/error_summary.hpp"
@@ -29,16 +30,9 @@ constexpr double kReservePerDynamicByte = 0.15 / 0.85;
 
 // GPT-3 175B (174,615,846,912 parameters, tied) on tp 8, pp 8, dp 16 (1,024 GPUs), built directly.
 WorkloadSpec gpt3_175b() {
-  WorkloadSpec s;
-  s.model.layers = 96;
-  s.model.hidden = 12288;
-  s.model.heads = 96;
-  s.model.ffn_hidden = 49152;
-  s.model.seq_len = 2048;
-  s.model.vocab = 51200;
+  WorkloadSpec s = testing::transformer_workload(
+      "", {.layers = 96, .hidden = 12288, .heads = 96, .ffn_hidden = 49152, .seq_len = 2048, .vocab = 51200}, 1536, 1);
   s.model.tied_embeddings = true;
-  s.training.global_batch = 1536;
-  s.training.micro_batch = 1;
   s.training.precision = Precision::bf16;
   s.training.recompute = "selective";
   s.parallelism.tp = 8;
@@ -80,6 +74,31 @@ TEST(MemoryModel, Gpt3ModelStateWithZero1) {
   EXPECT_DOUBLE_EQ(f.weights_bytes, 5'645'463'552.0);
   EXPECT_DOUBLE_EQ(f.gradients_bytes, 11'290'927'104.0);
   EXPECT_DOUBLE_EQ(f.optimizer_bytes, 2'117'048'832.0);
+}
+
+TEST(MemoryModel, TakesOnlyTheGpusCapacityAndFp8Path) {
+  // workloads/memory_model takes two figures of the GPU, no GpuSpec: the capacity it compares with and
+  // whether cuBLAS sizes Hopper's workspaces (32 MiB each) or the older ones (4096 KiB x 2 + 16 KiB x 8 =
+  // 8,519,680 bytes each). The catalogue's A100 80GB gives the same footprint as its two figures.
+  EXPECT_DOUBLE_EQ(cublas_workspace_bytes(true), 32 * kMiB);
+  EXPECT_DOUBLE_EQ(cublas_workspace_bytes(false), 8'519'680.0);
+  EXPECT_DOUBLE_EQ(cuda_context_bytes(), kContext);
+  const GpuSpec a100 = find_gpu("a100-sxm4-80gb", "t", "");
+  const MemoryFootprint by_gpu = estimate_memory(gpt3_175b(), a100);
+  const MemoryFootprint by_figures = estimate_memory(gpt3_175b(), DeviceMemory{80 * kGiB, false});
+  EXPECT_DOUBLE_EQ(a100.hbm_capacity_bytes, 80 * kGiB);
+  EXPECT_DOUBLE_EQ(by_figures.peak_bytes, by_gpu.peak_bytes);
+  EXPECT_DOUBLE_EQ(by_figures.workspace_bytes, kAmpereWorkspaces);
+  // With an fp8 path the two workspaces grow by 2 x (32 MiB - 8,519,680) = 50,069,504 bytes, and so
+  // does the allocated peak (the workspaces are not dynamic memory: the allocator's reserve is unchanged).
+  const MemoryFootprint fp8 = estimate_memory(gpt3_175b(), DeviceMemory{80 * kGiB, true});
+  EXPECT_DOUBLE_EQ(fp8.workspace_bytes, kHopperWorkspaces);
+  EXPECT_DOUBLE_EQ(fp8.allocated_bytes - by_figures.allocated_bytes, 50'069'504.0);
+  // The capacity decides the fit and nothing else.
+  const MemoryFootprint small = estimate_memory(gpt3_175b(), DeviceMemory{by_gpu.peak_bytes - 1.0, false});
+  EXPECT_FALSE(small.fits);
+  EXPECT_TRUE(estimate_memory(gpt3_175b(), DeviceMemory{by_gpu.peak_bytes, false}).fits);
+  EXPECT_DOUBLE_EQ(small.peak_bytes, by_gpu.peak_bytes);
 }
 
 TEST(MemoryModel, ZeroStagesShardGradientsThenWeights) {
@@ -250,16 +269,10 @@ TEST(MemoryModel, Llama7bNeedsShardingOnEightyGigabytes) {
 // vocabulary 50304, sequence 2048, flash attention, no dropout, bf16 + fp32 main grads + Adam; the fp32
 // main gradients built in the backward pass and freed after the step; F.cross_entropy of fp32 logits.
 WorkloadSpec eager_gpt(int layers, int hidden, int micro_batch, int global_batch, const std::string& recompute) {
-  WorkloadSpec s;
-  s.model.layers = layers;
-  s.model.hidden = hidden;
-  s.model.heads = 16;
-  s.model.ffn_hidden = 4 * hidden;
-  s.model.seq_len = 2048;
-  s.model.vocab = 50304;
+  WorkloadSpec s = testing::transformer_workload(
+      "", {.layers = layers, .hidden = hidden, .heads = 16, .ffn_hidden = 4 * hidden, .seq_len = 2048, .vocab = 50304},
+      global_batch, micro_batch);
   s.model.tied_embeddings = true;
-  s.training.global_batch = global_batch;
-  s.training.micro_batch = micro_batch;
   s.training.recompute = recompute;
   s.training.grad_buffer = "per_step";
   s.training.cross_entropy = "eager";
@@ -276,19 +289,18 @@ double line_sum(const MemoryFootprint& f) {
 // torchtitan's Llama 3.1 8B (torchtitan-h100 tt-0008): FSDP2 + context parallelism cp with the
 // allgather rotate method, torchao Float8Linear tensorwise, full recompute, local batch 1.
 WorkloadSpec torchtitan_llama8b_cp(int cp, std::int64_t seq_len) {
-  WorkloadSpec s;
-  s.model.layers = 32;
-  s.model.hidden = 4096;
-  s.model.heads = 32;
+  WorkloadSpec s = testing::transformer_workload("",
+                                                 {.layers = 32,
+                                                  .hidden = 4096,
+                                                  .heads = 32,
+                                                  .ffn_hidden = 14336,
+                                                  .seq_len = static_cast<int>(seq_len),
+                                                  .vocab = 128256},
+                                                 8 / cp, 1);
   s.model.kv_heads = 8;
-  s.model.ffn_hidden = 14336;
-  s.model.vocab = 128256;
-  s.model.seq_len = static_cast<int>(seq_len);
   s.model.activation = "swiglu";
   s.model.tied_embeddings = false;
   s.training.stack = "pytorch-fsdp2";
-  s.training.global_batch = 8 / cp;
-  s.training.micro_batch = 1;
   s.training.precision = Precision::fp8;
   s.training.fp8_recipe = Fp8Recipe::tensorwise;
   s.training.fp8_weight_cache = false;
@@ -477,18 +489,11 @@ TEST(MemoryModel, ZeroPaperFigure1PerParameterBytes) {
 // heads, 8 KV heads, SwiGLU 14336, vocabulary 128256 untied, sequence 8192, local batch 2, FSDP2 over
 // 8 H100s (ZeRO-3), selective op-level checkpointing, per-step gradients, eager fp32 cross entropy.
 WorkloadSpec torchtitan_llama8b() {
-  WorkloadSpec s;
-  s.model.layers = 32;
-  s.model.hidden = 4096;
-  s.model.heads = 32;
+  WorkloadSpec s = testing::transformer_workload(
+      "", {.layers = 32, .hidden = 4096, .heads = 32, .ffn_hidden = 14336, .seq_len = 8192, .vocab = 128256}, 16, 2);
   s.model.kv_heads = 8;
-  s.model.ffn_hidden = 14336;
   s.model.activation = "swiglu";
-  s.model.seq_len = 8192;
-  s.model.vocab = 128256;
   s.model.tied_embeddings = false;
-  s.training.global_batch = 16;
-  s.training.micro_batch = 2;
   s.training.recompute = "selective";
   s.training.selective_recompute = "matmul_outputs";
   s.training.grad_buffer = "per_step";

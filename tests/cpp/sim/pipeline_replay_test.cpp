@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../transformer_fixture.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
@@ -20,16 +21,9 @@ namespace {
 // Uniform stages: layers of h 4096 (about a millisecond each on an H100) and a tiny vocabulary, so
 // that the embedding and the loss are negligible; one micro-batch of 2048 tokens.
 WorkloadSpec uniform_gpt(int pp, int layers, int micro_batches, std::string schedule = "1f1b", int v = 1) {
-  WorkloadSpec s;
-  s.name = "uniform";
-  s.model.layers = layers;
-  s.model.hidden = 4096;
-  s.model.heads = 32;
-  s.model.ffn_hidden = 16384;
-  s.model.seq_len = 2048;
-  s.model.vocab = 8;
-  s.training.global_batch = micro_batches;
-  s.training.micro_batch = 1;
+  WorkloadSpec s = testing::transformer_workload(
+      "uniform", {.layers = layers, .hidden = 4096, .heads = 32, .ffn_hidden = 16384, .seq_len = 2048, .vocab = 8},
+      micro_batches, 1);
   s.parallelism.pp = pp;
   s.parallelism.dp = 1;
   s.parallelism.pipeline_schedule = std::move(schedule);
@@ -154,12 +148,6 @@ TEST(PipelineReplay, EagerSendsDoNotWaitForTheirRecv) {
   }
 }
 
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
-
 // The timeline holds every op of the recorded classes: its compute slices add up to the class's
 // compute time, and every send has an arrow to exactly one recv.
 TEST(Timeline, SlicesAddUpAndEverySendPointsAtItsRecv) {
@@ -195,12 +183,6 @@ TEST(Timeline, SlicesAddUpAndEverySendPointsAtItsRecv) {
   for (const auto& [id, ends] : arrows)
     EXPECT_EQ(ends, "sf") << id;
 }
-
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
 
 // {step with the closed form inside NVSwitch nodes, step with every transfer on SimGrid}.
 std::vector<double> closed_form_vs_exhaustive(int tp, int dp) {

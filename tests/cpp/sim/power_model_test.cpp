@@ -22,16 +22,14 @@ namespace clustersim {
 namespace {
 
 GpuPowerModel test_gpu() {
-  GpuPowerModel g;
-  g.id = "test";
-  g.tdp_w = 700;
-  g.tensor_w = 600;
-  g.vector_w = 400;
-  g.communication_w = 200;
-  g.overlap_communication_w = 50;
-  g.waiting_w = 100;
-  g.source = "test";
-  return g;
+  return GpuPowerModel{.id = "test",
+                       .tdp_w = 700,
+                       .waiting_w = 100,
+                       .tensor_w = 600,
+                       .vector_w = 400,
+                       .communication_w = 200,
+                       .overlap_communication_w = 50,
+                       .source = "test"};
 }
 
 // Two GPUs, one step of 1 s:

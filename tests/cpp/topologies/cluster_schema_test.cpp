@@ -1,5 +1,5 @@
-// The cluster schema (power and cost blocks): one declaration per key drives their reader, their
-// writer and their rows of docs/specs.md.
+// The cluster schema (node, fabric, power and cost blocks): one declaration per key drives their
+// reader, their writer and their rows of docs/specs.md.
 #include "topologies/cluster_schema.hpp"
 
 #include <cmath>
@@ -31,6 +31,10 @@ ClusterSpec parse(const nlohmann::json& j) {
   return parse_cluster_spec(j.dump(), "c.json");
 }
 
+bool in_power_or_cost(const SpecField& f) {
+  return f.path.starts_with("power.") || f.path.starts_with("cost.");
+}
+
 // Left out, the blocks take the schema's defaults, which are the structs' initializers.
 TEST(ClusterSchema, DefaultsAreTheStructsInitializers) {
   const ClusterSpec s = parse(minimal_spec());
@@ -39,6 +43,7 @@ TEST(ClusterSchema, DefaultsAreTheStructsInitializers) {
   const nlohmann::json written = nlohmann::json::parse(cluster_spec_to_json(s));
   int checked = 0;
   for (const SpecField& f : cluster_schema()) {
+    if (!in_power_or_cost(f)) continue;    // NodeAndFabricDefaults
     if (f.default_json.empty()) continue;  // catalogue values: not given, not written
     const nlohmann::json::json_pointer p(pointer(f.path));
     if (!written.contains(p)) continue;  // operations and other capex: written when > 0
@@ -55,6 +60,7 @@ TEST(ClusterSchema, DefaultsAreTheStructsInitializers) {
 TEST(ClusterSchema, RangesAreEnforcedAtTheKeysPath) {
   int checked = 0;
   for (const SpecField& f : cluster_schema()) {
+    if (!in_power_or_cost(f)) continue;  // NodeAndFabricRanges
     ASSERT_EQ(f.type, FieldType::number) << f.path;
     nlohmann::json low = minimal_spec();
     low[nlohmann::json::json_pointer(pointer(f.path))] = f.min_exclusive ? f.min_number : f.min_number - 0.5;
@@ -79,16 +85,106 @@ TEST(ClusterSchema, WriterWritesEveryGivenKey) {
   nlohmann::json j = minimal_spec();
   double value = 1.5;
   for (const SpecField& f : cluster_schema()) {
+    if (!in_power_or_cost(f)) continue;
     j[nlohmann::json::json_pointer(pointer(f.path))] = value;
     value += 1.0;  // 1.5, 2.5, ...: inside every range (pue <= 10 is the first)
   }
   const ClusterSpec s = parse(j);
   const nlohmann::json written = nlohmann::json::parse(cluster_spec_to_json(s));
   for (const SpecField& f : cluster_schema()) {
+    if (!in_power_or_cost(f)) continue;
     const nlohmann::json::json_pointer p(pointer(f.path));
     EXPECT_EQ(written[p], j[p]) << f.path;
   }
   EXPECT_EQ(parse_cluster_spec(cluster_spec_to_json(s), "c.json"), s);
+}
+
+// Left out, the node's and the fabric's keys take the schema's defaults, and the writer writes them:
+// the declared default is the struct's initializer. Keys whose default is derived or conditional say so
+// in default_doc and are checked by DerivedDefaultsAreListed.
+TEST(ClusterSchema, NodeAndFabricDefaults) {
+  const nlohmann::json bare = nlohmann::json::parse(R"({
+    "name": "c", "gpu": "h100-sxm5-80gb", "nodes": 2, "node": {"scale_up": {"bandwidth_GBps": 450}}
+  })");
+  const ClusterSpec s = parse(bare);
+  const nlohmann::json written = nlohmann::json::parse(cluster_spec_to_json(s));
+  int checked = 0;
+  for (const SpecField& f : cluster_schema()) {
+    if (in_power_or_cost(f) || f.default_json.empty() || !f.default_doc.empty()) continue;
+    const nlohmann::json::json_pointer p(pointer(f.path));
+    if (f.path == "fabric.devices") {  // graph fabrics only
+      EXPECT_FALSE(written.contains(p));
+      continue;
+    }
+    ASSERT_TRUE(written.contains(p)) << f.path;
+    EXPECT_EQ(written[p], nlohmann::json::parse(f.default_json)) << f.path;
+    ++checked;
+  }
+  // node: gpus 8, scale_up.type nvswitch, nics 8, nic 400 Gb/s, PCIe 64 GB/s, 0 PCIe switches; fabric:
+  // fat_tree, 2 tiers, radix 64, oversubscription 1, 0.6 us, no SHARP, routing auto, 1 plane.
+  EXPECT_EQ(checked, 14);
+  EXPECT_EQ(s.node, (NodeSpec{8, ScaleUpSpec{"nvswitch", "nvlink4", 450.0, 0.7, 0}, 8, 400.0, 64.0, 0}));
+}
+
+// Each key whose default the docs call derived is filled in from another one and listed in the
+// spec's derived defaults (the report's provenance.derived_defaults) at its JSON pointer: the H100's
+// NVLink generation, and the transport of an InfiniBand fabric.
+TEST(ClusterSchema, DerivedDefaultsAreListed) {
+  nlohmann::json spec = minimal_spec();
+  spec["fabric"] = {{"type", "fat_tree"}};
+  const ClusterSpec s = parse(spec);
+  std::set<std::string> derived;
+  for (const DerivedDefault& d : s.derived_defaults.items)
+    derived.insert(d.key);
+  int checked = 0;
+  for (const SpecField& f : cluster_schema()) {
+    if (f.default_doc.find("(derived)") == std::string_view::npos) continue;
+    EXPECT_EQ(derived.count(pointer(f.path)), 1U) << f.path;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);  // node.scale_up.generation, fabric.transport
+  EXPECT_EQ(s.node.scale_up.generation, "nvlink4");
+  EXPECT_EQ(s.fabric.transport_in_effect(), "infiniband");
+  // Given, they are not derived.
+  nlohmann::json given = minimal_spec();
+  given["node"]["scale_up"]["generation"] = "nvlink4";
+  given["fabric"] = {{"transport", "infiniband"}};
+  for (const DerivedDefault& d : parse(given).derived_defaults.items) {
+    EXPECT_NE(d.key, "/node/scale_up/generation");
+    EXPECT_NE(d.key, "/fabric/transport");
+  }
+}
+
+// The declared ranges of the node's and the fabric's numbers are the reader's, as for power and cost
+// (keys of one fabric type only and keys with checks against other keys aside).
+TEST(ClusterSchema, NodeAndFabricRanges) {
+  const std::set<std::string> typed = {"fabric.link_bandwidth_Gbps"};
+  int checked = 0;
+  for (const SpecField& f : cluster_schema()) {
+    if (in_power_or_cost(f) || f.type != FieldType::number || typed.count(std::string(f.path)) != 0) continue;
+    const nlohmann::json::json_pointer p(pointer(f.path));
+    nlohmann::json low = minimal_spec();
+    low[p] = f.min_exclusive ? f.min_number : f.min_number - 0.5;
+    EXPECT_EQ(testing::spec_error_of([&] { parse(low); }).json_path(), pointer(f.path)) << f.path;
+    nlohmann::json at_min = minimal_spec();
+    at_min[p] = f.min_number;
+    EXPECT_NO_THROW(parse(at_min)) << f.path;
+    if (std::isfinite(f.max_number)) {
+      nlohmann::json high = minimal_spec();
+      high[p] = f.max_number * 2;
+      EXPECT_EQ(testing::spec_error_of([&] { parse(high); }).json_path(), pointer(f.path)) << f.path;
+    }
+    ++checked;
+  }
+  // scale_up bandwidth and latency, NIC and PCIe bandwidth, oversubscription, link latency
+  EXPECT_EQ(checked, 6);
+  // An integer past int's range is refused at its path (it would wrap), below its minimum too.
+  nlohmann::json radix = minimal_spec();
+  radix["fabric"] = {{"switch_radix", 4294967296LL}};
+  EXPECT_EQ(testing::spec_error_of([&] { parse(radix); }).message(),
+            "expected an integer <= 2147483647, got 4294967296");
+  radix["fabric"] = {{"switch_radix", 1}};
+  EXPECT_EQ(testing::spec_error_of([&] { parse(radix); }).message(), "expected an integer >= 2, got 1");
 }
 
 TEST(ClusterSchema, DocsRowsAreTheGeneratedOnes) {
@@ -97,7 +193,8 @@ TEST(ClusterSchema, DocsRowsAreTheGeneratedOnes) {
   std::string line;
   std::string rows;
   while (std::getline(in, line))
-    if (line.rfind("| `power.", 0) == 0 || line.rfind("| `cost.", 0) == 0) rows += line + "\n";
+    for (const char* block : {"| `node.", "| `fabric.", "| `power.", "| `cost."})
+      if (line.rfind(block, 0) == 0) rows += line + "\n";
   const std::string generated = cluster_schema_markdown();
   const std::string header = "| key | type, unit | default | meaning |\n| --- | --- | --- | --- |\n";
   ASSERT_EQ(generated.substr(0, header.size()), header);

@@ -172,17 +172,8 @@ TEST(FatTreeThreeTier, SixteenThousandGpusBuildAndRouteOverEightHops) {
   EXPECT_EQ(c.devices().size(), 16384u + 2048u + 16384u + 512u + 512u + 256u);
   EXPECT_EQ(c.links().size(), 163840u);
 
-  std::mt19937_64 rng(5);
-  std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1);
-  std::vector<int> route;
-  route.reserve(16);
   constexpr int k_routes = 20000;
-  std::size_t hops = 0;
-  for (int i = 0; i < k_routes; ++i) {
-    route.clear();
-    c.route(gpu(rng), gpu(rng), static_cast<std::uint64_t>(i), route);
-    hops += route.size();
-  }
+  const std::size_t hops = test::random_route_hops(c, k_routes, 5);
   // Almost every random pair crosses pods: 8 links (GPU, NIC, leaf, aggregation, core and back).
   EXPECT_GT(hops, static_cast<std::size_t>(7.5 * k_routes));
   check_random_routes_are_shortest(c, 50);

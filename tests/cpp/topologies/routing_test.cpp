@@ -437,16 +437,8 @@ TEST(Routing, RandomPairsOnTwoThousandGpusCrossNodes) {
   // 256 DGX nodes (2,048 GPUs): routes between random pairs are 4 or 6 hops across nodes. Speed is
   // measured by bench/bench_topology, not here.
   const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod", {{"nodes", "256"}}));
-  std::mt19937_64 rng(99);
-  std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1);
-  std::vector<int> route;
   constexpr int k_routes = 20000;
-  std::size_t hops = 0;
-  for (int i = 0; i < k_routes; ++i) {
-    route.clear();
-    c.route(gpu(rng), gpu(rng), static_cast<std::uint64_t>(i), route);
-    hops += route.size();
-  }
+  const std::size_t hops = test::random_route_hops(c, k_routes, 99);
   EXPECT_GT(hops, 5u * k_routes);  // almost all pairs are cross-node: 4 or 6 hops
 }
 

@@ -13,11 +13,7 @@
 namespace clustersim {
 namespace {
 
-using test::check_random_routes_are_shortest;
-using test::count_devices;
-using test::count_links;
-using test::node_spec;
-using test::spec_from;
+using namespace test;  // topology_test_util.hpp: specs, counts, routes
 
 TEST(SpineLeaf, UplinksAreSpreadOverTheSpines) {
   // 8 nodes x 8 NICs = 64 NICs. Radix 24 at 2:1: u = 8, d = 16: 4 leaves; 4 spines with 8 / 4 = 2

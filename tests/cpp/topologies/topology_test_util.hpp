@@ -109,6 +109,21 @@ inline void expect_valid_route(const Cluster& c, int src, int dst, const std::ve
 }
 
 // Routes between `pairs` random GPU pairs are valid, as short as a BFS finds, and route_hops agrees.
+// Links on the routes between `routes` random GPU pairs (seeded by `seed`), route i with flow id i.
+inline std::size_t random_route_hops(const Cluster& c, int routes, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1);
+  std::vector<int> route;
+  route.reserve(16);
+  std::size_t hops = 0;
+  for (int i = 0; i < routes; ++i) {
+    route.clear();
+    c.route(gpu(rng), gpu(rng), static_cast<std::uint64_t>(i), route);
+    hops += route.size();
+  }
+  return hops;
+}
+
 inline void check_random_routes_are_shortest(const Cluster& c, int pairs, std::uint64_t seed = 12345) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1);

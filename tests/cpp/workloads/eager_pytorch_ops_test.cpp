@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../transformer_fixture.hpp"
 #include "workloads/software_stack.hpp"
 #include "workloads/transformer_generator.hpp"
 
@@ -34,18 +35,10 @@ TEST(EagerPytorchOps, RopeBytesByHandForBf16) {
 }
 
 WorkloadSpec small_model(const std::string& activation) {
-  WorkloadSpec s;
-  s.name = "small";
-  s.model.layers = 2;
-  s.model.hidden = 256;
-  s.model.heads = 4;
+  WorkloadSpec s = testing::transformer_workload(
+      "small", {.layers = 2, .hidden = 256, .heads = 4, .ffn_hidden = 512, .seq_len = 128, .vocab = 1000}, 2, 2);
   s.model.kv_heads = 2;
-  s.model.ffn_hidden = 512;
-  s.model.seq_len = 128;
-  s.model.vocab = 1000;
   s.model.activation = activation;
-  s.training.global_batch = 2;
-  s.training.micro_batch = 2;
   s.parallelism.dp = 1;
   return s;
 }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../transformer_fixture.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
@@ -21,16 +22,8 @@ namespace {
 // 4 layers, h 512, 8 heads, ffn 2048, seq 256, vocab 1024, untied; 8 sequences per step in
 // micro-batches of 1.
 WorkloadSpec gpt(int tp, int pp, int dp, int cp = 1) {
-  WorkloadSpec s;
-  s.name = "gpt";
-  s.model.layers = 4;
-  s.model.hidden = 512;
-  s.model.heads = 8;
-  s.model.ffn_hidden = 2048;
-  s.model.seq_len = 256;
-  s.model.vocab = 1024;
-  s.training.global_batch = 8;
-  s.training.micro_batch = 1;
+  WorkloadSpec s = testing::transformer_workload(
+      "gpt", {.layers = 4, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .seq_len = 256, .vocab = 1024}, 8, 1);
   s.parallelism.tp = tp;
   s.parallelism.pp = pp;
   s.parallelism.dp = dp;
@@ -461,12 +454,6 @@ TEST(ParallelGenerator, TiedEmbeddingsAreAllReducedBetweenFirstAndLastStage) {
   EXPECT_DOUBLE_EQ(collectives(g.classes()[2].ops, embd).at(CollectiveKind::all_reduce).second, bytes);
 }
 
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
-
 // Megatron's unfused attention: the scores and the weighted sum as batched GEMMs (the same flops as
 // the fused kernel's forward), the softmax reading and writing the s x s scores of every head.
 TEST(ParallelGenerator, UnfusedAttentionIsTwoBatchedGemmsAroundASoftmax) {
@@ -490,12 +477,6 @@ TEST(ParallelGenerator, UnfusedAttentionIsTwoBatchedGemmsAroundASoftmax) {
   EXPECT_EQ(softmax, 8 * 4);  // per micro-batch and layer
 }
 
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
-
 // Megatron's scatter-gather between stages: with tp > 1 (no sequence parallelism) each tensor-parallel
 // rank sends 1/tp of the activation and the receiving stage all-gathers it.
 TEST(ParallelGenerator, StagesSendOneTensorParallelShareAndGatherIt) {
@@ -514,12 +495,6 @@ TEST(ParallelGenerator, StagesSendOneTensorParallelShareAndGatherIt) {
   EXPECT_EQ(gathers.at(CollectiveKind::all_gather).first, 8);
   EXPECT_DOUBLE_EQ(gathers.at(CollectiveKind::all_gather).second, 8 * activation);
 }
-
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
 
 // tp_comm_overlap: the same GEMM flops and communicated bytes, the forward gathers and scatters split
 // into tp chunks on their own stream.
@@ -558,12 +533,6 @@ TEST(ParallelGenerator, TensorParallelOverlapChunksTheSameWorkOntoAStream) {
   EXPECT_GT(on_tp_stream, 0);
 }
 
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
-
 // overlap_param_gather: the same weight bytes gathered, in buckets of consecutive layers issued at the
 // start of the step (the previous step's gathers), none after the optimizer.
 TEST(ParallelGenerator, OverlappedParameterGatherMovesTheSameBytesBeforeTheForward) {
@@ -587,12 +556,6 @@ TEST(ParallelGenerator, OverlappedParameterGatherMovesTheSameBytesBeforeTheForwa
   for (OpId i = optimizer + 1; i < ops.size(); ++i)
     EXPECT_NE(ops.kind(i), OpKind::collective);
 }
-
-}  // namespace
-}  // namespace clustersim
-
-namespace clustersim {
-namespace {
 
 // Dropout costs memory traffic: a kernel over the attention probabilities (unfused attention) that
 // reads them and writes them with a one-byte mask, and a one-byte mask per element in each residual.

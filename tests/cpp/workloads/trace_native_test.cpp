@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../spec_error_of.hpp"
+#include "../transformer_fixture.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/spec_document.hpp"
 #include "trace_test_support.hpp"
@@ -99,16 +100,8 @@ TEST(NativeTrace, EveryFieldRoundTripsExactly) {
 }
 
 TEST(NativeTrace, GeneratedTrainingStepRoundTripsExactly) {
-  WorkloadSpec s;
-  s.name = "small";
-  s.model.layers = 2;
-  s.model.hidden = 256;
-  s.model.heads = 4;
-  s.model.ffn_hidden = 1024;
-  s.model.seq_len = 128;
-  s.model.vocab = 1000;
-  s.training.global_batch = 8;
-  s.training.micro_batch = 2;
+  WorkloadSpec s = testing::transformer_workload(
+      "small", {.layers = 2, .hidden = 256, .heads = 4, .ffn_hidden = 1024, .seq_len = 128, .vocab = 1000}, 8, 2);
   s.parallelism.dp = 2;
   const ExecutionGraph g = generate_transformer_training(s, 2);
   ASSERT_GT(g.op_count(), 20u);

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "../transformer_fixture.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -18,19 +20,22 @@ namespace {
 // Parameters (hand-computed): per layer 12h^2 + 13h = 786,432 + 3,328 = 789,760; word embedding
 // 256,000, positions 32,768, final norm 512: 289,280. Total 1,868,800.
 WorkloadSpec small_gpt(int dp, std::int64_t global_batch = 8) {
-  WorkloadSpec s;
-  s.name = "small";
-  s.model.layers = 2;
-  s.model.hidden = 256;
-  s.model.heads = 4;
-  s.model.ffn_hidden = 1024;
-  s.model.seq_len = 128;
-  s.model.vocab = 1000;
+  WorkloadSpec s = testing::transformer_workload(
+      "small", {.layers = 2, .hidden = 256, .heads = 4, .ffn_hidden = 1024, .seq_len = 128, .vocab = 1000},
+      global_batch, 2);
   s.model.tied_embeddings = true;
-  s.training.global_batch = global_batch;
-  s.training.micro_batch = 2;
   s.parallelism.dp = dp;
   return s;
+}
+
+// The GEMM flops of the forward ops ("fwd.*") and of the others (backward), summed over the table.
+std::pair<double, double> gemm_flops(const OpTable& ops) {
+  double forward = 0.0, backward = 0.0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.kind(i) != OpKind::compute || ops.kernel(i) != KernelClass::gemm) continue;
+    (ops.name(i).starts_with("fwd.") ? forward : backward) += ops.flops(i);
+  }
+  return {forward, backward};
 }
 
 const OpTable& ops_of(const ExecutionGraph& g) {
@@ -142,11 +147,7 @@ TEST(TransformerGenerator, GemmFlopsEqualTwiceTheMatmulParametersPerToken) {
   const WorkloadSpec spec = small_gpt(2);
   const ExecutionGraph graph = generate_transformer_training(spec, 2);
   const OpTable& ops = ops_of(graph);
-  double forward = 0.0, backward = 0.0;
-  for (OpId i = 0; i < ops.size(); ++i) {
-    if (ops.kind(i) != OpKind::compute || ops.kernel(i) != KernelClass::gemm) continue;
-    (ops.name(i).starts_with("fwd.") ? forward : backward) += ops.flops(i);
-  }
+  const auto [forward, backward] = gemm_flops(ops);
   const double micro_batches = 2.0;
   EXPECT_DOUBLE_EQ(forward / micro_batches, 936'378'368.0);
   EXPECT_DOUBLE_EQ(forward / micro_batches,
@@ -315,11 +316,7 @@ TEST(TransformerGenerator, MoeGemmsCountTopKExperts) {
   spec.model.moe.top_k = 2;
   const ExecutionGraph graph = generate_transformer_training(spec, 2);
   const OpTable& ops = ops_of(graph);
-  double forward = 0.0, backward = 0.0;
-  for (OpId i = 0; i < ops.size(); ++i) {
-    if (ops.kind(i) != OpKind::compute || ops.kernel(i) != KernelClass::gemm) continue;
-    (ops.name(i).starts_with("fwd.") ? forward : backward) += ops.flops(i);
-  }
+  const auto [forward, backward] = gemm_flops(ops);
   EXPECT_DOUBLE_EQ(forward / 2.0, 1'474'297'856.0);
   EXPECT_DOUBLE_EQ(backward, 2.0 * forward);
   double total = 0.0;

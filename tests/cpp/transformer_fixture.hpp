@@ -1,0 +1,33 @@
+#pragma once
+// A dense transformer workload built in code, for the tests that generate, replay or size a step
+// without a spec file: the model's shape and the batch; every other key keeps the struct's default
+// (each test sets what it varies).
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "workloads/workload_spec.hpp"
+
+namespace clustersim::testing {
+
+// The ModelSpec keys of the same names.
+struct TransformerShape {
+  int layers = 0, hidden = 0, heads = 0, ffn_hidden = 0, seq_len = 0, vocab = 0;
+};
+
+inline WorkloadSpec transformer_workload(std::string name, const TransformerShape& shape, std::int64_t global_batch,
+                                         int micro_batch) {
+  WorkloadSpec s;
+  s.name = std::move(name);
+  s.model.layers = shape.layers;
+  s.model.hidden = shape.hidden;
+  s.model.heads = shape.heads;
+  s.model.ffn_hidden = shape.ffn_hidden;
+  s.model.seq_len = shape.seq_len;
+  s.model.vocab = shape.vocab;
+  s.training.global_batch = global_batch;
+  s.training.micro_batch = micro_batch;
+  return s;
+}
+
+}  // namespace clustersim::testing
