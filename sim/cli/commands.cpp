@@ -122,9 +122,10 @@ std::span<const Command> commands() {
        "  --set K=V        override a cluster spec value before validation, e.g. --set nodes=64\n",
        &run_topology},
       {"schema", "a spec's keys: type, range, default, unit, meaning (JSON or docs/specs.md's table)",
-       "usage: clustersim schema workload|cluster [--markdown]\n\n"
+       "usage: clustersim schema workload|cluster|serving [--markdown]\n\n"
        "  workload         the workload spec (workloads/workload_schema.cpp declares every key once)\n"
        "  cluster          the cluster spec's power and cost blocks (topologies/cluster_schema.cpp)\n"
+       "  serving          the serving spec (sim/serving/serving_spec.cpp)\n"
        "  --markdown       docs/specs.md's table rows instead of JSON\n",
        &run_schema},
   };

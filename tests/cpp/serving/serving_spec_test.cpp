@@ -2,6 +2,7 @@
 // path.
 #include "sim/serving/serving_spec.hpp"
 
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -130,6 +131,24 @@ TEST(ServingSpec, SchemaDrivesTheDocsTable) {
        {"`replica.tp`", "`scheduler.name`", "`traffic.prompt.distribution`", "`slo.ttft_s`", "`traffic.output.zipf_s`"})
     EXPECT_NE(md.find(key), std::string::npos) << key;
   EXPECT_EQ(serving_dtype_names(), (std::vector<std::string>{"fp16", "bf16", "fp8", "int8", "int4"}));
+}
+
+// docs/specs.md's serving table is the generated one (`clustersim schema serving --markdown`).
+TEST(ServingSpec, DocsTableIsTheGeneratedOne) {
+  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/specs.md");
+  ASSERT_TRUE(in) << "docs/specs.md";
+  std::string line;
+  bool in_section = false;
+  std::string table;
+  while (std::getline(in, line)) {
+    if (line == "## Serving spec")
+      in_section = true;
+    else if (in_section && line.rfind("| ", 0) == 0)
+      table += line + "\n";
+    else if (in_section && !table.empty())
+      break;
+  }
+  EXPECT_EQ(table, serving_schema_markdown()) << "regenerate the table: build/bin/clustersim schema serving --markdown";
 }
 
 }  // namespace
