@@ -160,7 +160,7 @@ constexpr PhaseName kPhaseNames[] = {
     {MemoryPhase::loss, "loss"}, {MemoryPhase::backward, "backward"}, {MemoryPhase::optimizer, "optimizer"}};
 
 double workspace_bytes(const GpuSpec& gpu) {
-  return kWorkspacesPerStep * (gpu.tensor_fp8_flops > 0 ? kHopperWorkspaceBytes : kOlderWorkspaceBytes);
+  return kWorkspacesPerStep * cublas_workspace_bytes(gpu);
 }
 
 // What one stage holds whatever the moment, and the sizes its moments are built from.
@@ -343,6 +343,14 @@ double matmul_outputs_bytes(const WorkloadSpec& spec) {
 }
 
 }  // namespace
+
+double cuda_context_bytes() {
+  return kCudaContextBytes;
+}
+
+double cublas_workspace_bytes(const GpuSpec& gpu) {
+  return gpu.tensor_fp8_flops > 0 ? kHopperWorkspaceBytes : kOlderWorkspaceBytes;
+}
 
 const char* to_string(MemoryPhase p) {
   for (const auto& n : kPhaseNames)

@@ -1,0 +1,135 @@
+// The iteration model backed by the calibrated kernel model and the cluster's links
+// (iteration_model.hpp). docs/serving_iteration_model.md has the equations with their sources.
+//
+// One iteration on a replica of pp stages, L_s layers on stage s, T = sum of new_tokens, r = entries
+// (each samples one token: the scheduler does not say which prompt chunks are a prompt's last, so an
+// intermediate chunk's LM head row is counted too), D the decoding entries (new_tokens 1) whose caches
+// hold K = sum (context + 1) tokens, P the prefill entries:
+//   compute = L x (layer(T) + sum_P prefill_attention + decode_attention(D, K))
+//             + embedding(T) + final_norm(T) + lm_head(r) + sampling(r)
+//   communication = L x 2 x all_reduce(T h e) + [tp > 1] all_reduce(T h e) (the vocabulary-parallel
+//             embedding's) + [tp > 1] all_gather(r V / tp e) (the logits) + (pp - 1) x send(2 T h e)
+//             (hidden states and residual to the next stage)
+//   time = compute + communication + host_overhead_s
+// with layer(T) the sum of kernel_time over the layer's kernels (replica_kernels.cpp) and every time
+// by the kernel model (per call) or the collective model (replica_links.cpp). The all-reduces are on
+// the critical path (vLLM runs them between the layer's GEMMs, on the compute stream).
+// Pipeline (v1): a replica runs one iteration at a time and the batch is not split into micro-batches,
+// so the batch crosses the stages one after another: the iteration's time is the sum of the stages'
+// (each stage's the same formula over its own layers; the stages' layers sum to L). An engine that
+// keeps pp batches in flight (vLLM's virtual engines) would start one every max-stage time: not
+// modelled.
+// Speed: everything that depends only on T or r (layer(T), the all-reduces, the sends, the head) is
+// tabulated at construction over the token grid (token_grid.hpp) up to max_batch_tokens; a call costs
+// one pass over the entries, the grid lookups, one kernel_time per prefill entry and one for the
+// decode kernel, and no allocation.
+#include "sim/serving/iteration_model.hpp"
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.hpp"
+#include "sim/hardware/kernel_model.hpp"
+#include "sim/serving/replica_kernels.hpp"
+#include "sim/serving/replica_layout.hpp"
+#include "sim/serving/replica_links.hpp"
+#include "sim/serving/replica_memory.hpp"
+#include "sim/serving/token_grid.hpp"
+
+namespace clustersim {
+namespace {
+
+constexpr double kActivationBytes = 2.0;
+constexpr double kStageSendTensors = 2.0;  // hidden states and residual (vLLM's IntermediateTensors)
+constexpr double kAllReducesPerLayer = 2.0;
+
+class KernelIterationModel final : public IterationModel {
+ public:
+  KernelIterationModel(const ReplicaConfig& replica, const GpuSpec& gpu, const ClusterSpec& cluster)
+      : gpu_(gpu),
+        layout_(replica_layout(replica)),
+        kernels_(replica, layout_, gpu),
+        kernel_grid_(replica.max_batch_tokens, TokenGrid::Spacing::tile_intervals),
+        communication_grid_(replica.max_batch_tokens, TokenGrid::Spacing::geometric),
+        host_s_(replica.host_overhead_s) {
+    const ReplicaLinks links(cluster, replica.tp, replica.pp);
+    memory_ = replica_memory(replica, layout_, kernels_, gpu, links.tensor_parallel_channels());
+    const double h = layout_.hidden, layers = layout_.layers;
+    std::array<ComputeOp, kMaxLayerKernels> ops{};
+    for (const std::int64_t point : kernel_grid_.points()) {
+      const double t = double(point);
+      const std::size_t count = kernels_.layer_kernels(t, ops.data());
+      double layer_s = 0.0;
+      for (std::size_t j = 0; j < count; ++j)
+        layer_s += time_of(ops[j]);
+      compute_.push_back(layers * layer_s + time_of(kernels_.embedding(t)) + time_of(kernels_.final_norm(t)));
+      head_compute_.push_back(time_of(kernels_.lm_head(t)) + time_of(kernels_.sampling(t)));
+    }
+    for (const std::int64_t point : communication_grid_.points()) {
+      const double t = double(point), activation_bytes = t * h * kActivationBytes;
+      communication_.push_back((layers * kAllReducesPerLayer + 1.0) * links.all_reduce_s(activation_bytes) +
+                               (layout_.pp - 1) * links.stage_send_s(kStageSendTensors * activation_bytes));
+      head_communication_.push_back(links.all_gather_s(t * layout_.vocab_per_gpu * kActivationBytes));
+    }
+  }
+
+  IterationTime iteration_time(std::span<const IterationEntry> batch) const override {
+    IterationTime r;
+    if (batch.empty()) return r;
+    std::int64_t tokens = 0, decoding = 0;
+    double cached = 0.0, attention_s = 0.0;
+    for (const IterationEntry& e : batch) {
+      if (e.new_tokens < 1 || e.context_tokens < 0)
+        throw SimulationError("iteration entry with " + std::to_string(e.new_tokens) + " new tokens after " +
+                              std::to_string(e.context_tokens) + ": expected >= 1 new token and a context >= 0");
+      tokens += e.new_tokens;
+      if (e.new_tokens == 1) {
+        ++decoding;
+        cached += double(e.context_tokens) + 1.0;
+      } else {
+        attention_s += time_of(kernels_.prefill_attention(double(e.new_tokens), double(e.context_tokens)));
+      }
+    }
+    if (tokens > kernel_grid_.max_tokens())
+      throw SimulationError("an iteration of " + std::to_string(tokens) +
+                            " tokens exceeds the replica's max_batch_tokens " +
+                            std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
+    if (decoding > 0) attention_s += time_of(kernels_.decode_attention(double(decoding), cached));
+    const auto tokens_k = kernel_grid_.locate(tokens), rows_k = kernel_grid_.locate(std::int64_t(batch.size()));
+    const auto tokens_c = communication_grid_.locate(tokens),
+               rows_c = communication_grid_.locate(std::int64_t(batch.size()));
+    r.compute_s =
+        TokenGrid::at(compute_, tokens_k) + layout_.layers * attention_s + TokenGrid::at(head_compute_, rows_k);
+    r.communication_s = TokenGrid::at(communication_, tokens_c) + TokenGrid::at(head_communication_, rows_c);
+    r.host_s = host_s_;
+    r.time_s = r.compute_s + r.communication_s + r.host_s;
+    return r;
+  }
+
+  const ReplicaMemory& memory() const override { return memory_; }
+
+ private:
+  double time_of(const ComputeOp& op) const { return kernel_time(gpu_, op).time_s; }
+
+  GpuSpec gpu_;
+  ReplicaLayout layout_;
+  ReplicaKernels kernels_;
+  TokenGrid kernel_grid_, communication_grid_;
+  double host_s_ = 0.0;
+  ReplicaMemory memory_;
+  // At kernel_grid_'s points, by token count: the layers' kernels but attention, the embedding and
+  // final norm; by sampled rows: the LM head and sampler. At communication_grid_'s: the all-reduces and
+  // sends by token count; the logits' all-gather by sampled rows.
+  std::vector<double> compute_, head_compute_, communication_, head_communication_;
+};
+
+}  // namespace
+
+std::unique_ptr<IterationModel> make_iteration_model(const ReplicaConfig& replica, const GpuSpec& gpu,
+                                                     const ClusterSpec& cluster) {
+  return std::make_unique<KernelIterationModel>(replica, gpu, cluster);
+}
+
+}  // namespace clustersim

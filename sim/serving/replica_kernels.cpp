@@ -1,0 +1,211 @@
+// The kernels of a served replica's forward pass on one GPU (replica_kernels.hpp).
+//
+// T tokens in the batch; per GPU: h hidden, d head dim, q = heads / tp x d, kv = kv heads per GPU x d
+// (replica_layout.cpp), f = ffn_hidden / tp, c = 2 for swiglu (gate and up) else 1; e = 2 bytes
+// (16-bit activations), w the weight dtype's bytes per element with its group scales (serving_dtype.cpp),
+// x the activation operand's bytes (1 on the fp8 GEMM path, else 2), b_kv the KV-cache dtype's.
+// The per-layer kernels and their bytes are the ones Vidur times (microsoft/vidur
+// vidur/profiling/mlp/mlp_impl.py, as sim/hardware/kernel_measurement.cpp reads its mlp.csv), so the
+// fitted profiles and the validation against those tables apply as they are:
+//   input_norm, post_attention_norm   normalization, T rows, 2 T h e bytes (RMSNorm / LayerNorm)
+//   qkv           gemm m T, n q + 2 kv, k h      (column-parallel; biases in the GEMM's epilogue)
+//   rope          elementwise "rope", T rows, 2 T (q + kv) e bytes (q and k rotated in place)
+//   kv_cache_write  elementwise: K and V read (2 T kv e) and stored in the cache (2 T kv b_kv)
+//                 (vLLM's reshape_and_cache; not in Vidur's table, which times attention apart)
+//   attn_out      gemm m T, n h, k q             (row-parallel)
+//   mlp_up        gemm m T, n c f, k h
+//   activation    elementwise "activation", T rows, (c + 1) T f e bytes (SiluAndMul reads 2f, writes f)
+//   mlp_down      gemm m T, n h, k f
+//   residual      elementwise, 3 T h e bytes, twice (after attention and after the MLP)
+//   A GEMM of m x n x k reads m k x + k n w bytes and writes m n e: weight-only int8 / int4 (Marlin)
+//   stream their packed weights and compute at the compute precision; fp8 weights take the fp8
+//   tensor-core path where the GPU has one (W8A8, activations quantized per token: x = 1), else
+//   weight-only (Marlin fp8 on Ampere). The LM head and the MoE router stay 16-bit (vLLM quantizes
+//   neither).
+// MoE layers replace the MLP (E experts, top k, E_g = E / ep on this GPU, f_e the expert width per
+// GPU, imbalance u >= 1 the busiest GPU's share over the mean):
+//   router        gemm m T, n E, k h (16-bit)
+//   rows          R = T k u / ep token-expert pairs on this GPU
+//   active        A = E_g (1 - (1 - 1/E)^(T k)) experts hit (the expected distinct experts among T k
+//                 uniform routes): the weights read are A experts' (decode batches touch few)
+//   expert_up, expert_down   grouped GEMMs, batch ceil(A), m ceil(R / ceil(A)) rows each, flops 2 R n k
+//   activation    (c + 1) R f_e e bytes
+// Attention:
+//   prefill       FlashAttention, m = new tokens, n = context + new, k = d, batch = heads / tp, causal
+//                 (query i sees the context and the chunk's tokens up to its own): flops
+//                 4 d heads/tp (new x context + new^2 / 2), bytes Q and O (2 new q e) + K and V of
+//                 context + new tokens (kv_bytes_per_token_layer each)
+//   decode        one kernel for every decoding request (vLLM's paged attention / FlashAttention's
+//                 decode path): no shape (kernel_model.cpp: memory-bound unless its flops dominate),
+//                 flops 4 d heads/tp per cached token, bytes the cached K and V of every request plus
+//                 its query and output (2 q e)
+// First stage:    embedding  2 T h e + 8 T bytes (Vidur's emb: gather of T rows of int64 ids)
+// Last stage:     final_norm over T tokens; lm_head gemm m = sampled rows, n = V / tp, k = h, 16-bit;
+//                 sampling  elementwise over rows x V logits: the fp16 logits cast to fp32 (2 + 4 bytes)
+//                 and the softmax / top-p pass reading and writing them (4 + 4): 14 bytes per logit
+//                 (an assumption: vLLM's sampler runs several such passes)
+#include "sim/serving/replica_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace clustersim {
+namespace {
+
+constexpr double kActivationBytes = 2.0;
+constexpr double kTokenIdBytes = 8.0;            // int64 token ids
+constexpr double kSamplingBytesPerLogit = 14.0;  // (2 + 4) cast + (4 + 4) softmax
+constexpr double kFp8Bytes = 1.0;
+
+std::uint32_t u32(double v) {
+  return static_cast<std::uint32_t>(std::max(0.0, std::ceil(v)));
+}
+
+// C[m x n] = A[m x k] W[k x n], `batch` times: reads m k x + k n w bytes, writes m n e.
+ComputeOp make_gemm(const char* name, Precision p, double x, double w, double m, double n, double k, double batch) {
+  ComputeOp op;
+  op.name = name;
+  op.kernel = KernelClass::gemm;
+  op.precision = p;
+  op.flops = 2.0 * m * n * k * batch;
+  op.bytes = (m * k * x + k * n * w + m * n * kActivationBytes) * batch;
+  op.m = u32(m);
+  op.n = u32(n);
+  op.k = u32(k);
+  op.batch = std::max<std::uint32_t>(1, u32(batch));
+  return op;
+}
+
+ComputeOp memory_op(const char* name, KernelClass kernel, Precision p, double bytes, double rows) {
+  ComputeOp op;
+  op.name = name;
+  op.kernel = kernel;
+  op.precision = p;
+  op.bytes = bytes;
+  op.m = u32(rows);
+  return op;
+}
+
+}  // namespace
+
+ReplicaKernels::ReplicaKernels(const ReplicaConfig& replica, const ReplicaLayout& layout, const GpuSpec& gpu)
+    : l_(layout), compute_(replica.compute_precision), gemm_(replica.compute_precision) {
+  weight_bytes_ = bytes_per_element(replica.weight_dtype, replica.group_size);
+  if (replica.weight_dtype == ServingDtype::fp8 && gpu.has_tensor_path(Precision::fp8)) {
+    gemm_ = Precision::fp8;
+    input_bytes_ = kFp8Bytes;
+  } else {
+    input_bytes_ = kActivationBytes;
+  }
+  kv_element_bytes_ = bytes_per_element(replica.kv_dtype, replica.group_size);
+  kv_bytes_per_token_layer_ = 2.0 * l_.kv_width_per_gpu() * kv_element_bytes_;
+}
+
+ComputeOp ReplicaKernels::gemm(const char* name, double m, double n, double k, double batch) const {
+  return make_gemm(name, gemm_, input_bytes_, weight_bytes_, m, n, k, batch);
+}
+
+ComputeOp ReplicaKernels::gemm_16bit(const char* name, double m, double n, double k) const {
+  return make_gemm(name, compute_, kActivationBytes, kActivationBytes, m, n, k, 1.0);
+}
+
+std::size_t ReplicaKernels::layer_kernels(double T, ComputeOp* out) const {
+  const double h = l_.hidden, q = l_.q_width_per_gpu(), kv = l_.kv_width_per_gpu(), c = l_.mlp_input_matrices;
+  const double e = kActivationBytes;
+  std::size_t n = 0;
+  out[n++] = memory_op("serve.input_norm", KernelClass::normalization, compute_, 2.0 * T * h * e, T);
+  out[n++] = gemm("serve.qkv", T, q + 2.0 * kv, h);
+  out[n++] = memory_op("serve.rope", KernelClass::elementwise, compute_, 2.0 * T * (q + kv) * e, T);
+  out[n++] = memory_op("serve.kv_cache_write", KernelClass::elementwise, compute_,
+                       2.0 * T * kv * e + T * kv_bytes_per_token_layer_, T);
+  out[n++] = gemm("serve.attn_out", T, h, q);
+  out[n++] = memory_op("serve.residual", KernelClass::elementwise, compute_, 3.0 * T * h * e, 0.0);
+  out[n++] = memory_op("serve.post_attention_norm", KernelClass::normalization, compute_, 2.0 * T * h * e, T);
+  if (!l_.moe) {
+    const double f = l_.ffn_per_gpu;
+    out[n++] = gemm("serve.mlp_up", T, c * f, h);
+    out[n++] = memory_op("serve.activation", KernelClass::elementwise, compute_, (c + 1.0) * T * f * e, T);
+    out[n++] = gemm("serve.mlp_down", T, h, f);
+  } else {
+    const double f = l_.expert_ffn_per_gpu;
+    out[n++] = gemm_16bit("serve.router", T, l_.experts, h);
+    const double rows = T * l_.top_k * l_.load_imbalance / l_.ep;
+    const double active = std::max(1.0, l_.experts_per_gpu * (1.0 - std::pow(1.0 - 1.0 / l_.experts, T * l_.top_k)));
+    const double groups = std::ceil(active);
+    const double m = std::ceil(rows / groups);
+    ComputeOp up = gemm("serve.expert_up", m, c * f, h, groups);
+    ComputeOp down = gemm("serve.expert_down", m, h, f, groups);
+    for (ComputeOp* op : {&up, &down}) {  // the real work and the weights of the experts hit
+      op->flops = 2.0 * rows * double(op->n) * double(op->k);
+      op->bytes = rows * double(op->k) * input_bytes_ + active * double(op->k) * double(op->n) * weight_bytes_ +
+                  rows * double(op->n) * kActivationBytes;
+    }
+    out[n++] = up;
+    out[n++] = memory_op("serve.activation", KernelClass::elementwise, compute_, (c + 1.0) * rows * f * e, rows);
+    out[n++] = down;
+  }
+  out[n++] = memory_op("serve.residual", KernelClass::elementwise, compute_, 3.0 * T * h * e, 0.0);
+  return n;
+}
+
+ComputeOp ReplicaKernels::prefill_attention(double new_tokens, double context_tokens) const {
+  const double d = l_.head_dim, heads = l_.q_heads_per_gpu, keys = context_tokens + new_tokens;
+  ComputeOp op;
+  op.name = "serve.prefill_attention";
+  op.kernel = KernelClass::attention;
+  op.precision = compute_;
+  op.flops = 4.0 * d * heads * (new_tokens * context_tokens + 0.5 * new_tokens * new_tokens);
+  op.bytes = 2.0 * new_tokens * l_.q_width_per_gpu() * kActivationBytes + keys * kv_bytes_per_token_layer_;
+  op.m = u32(new_tokens);
+  op.n = u32(keys);
+  op.k = u32(d);
+  op.batch = std::max<std::uint32_t>(1, u32(heads));
+  op.causal = true;
+  return op;
+}
+
+ComputeOp ReplicaKernels::decode_attention(double requests, double kv_tokens) const {
+  ComputeOp op;
+  op.name = "serve.decode_attention";
+  op.kernel = KernelClass::attention;
+  op.precision = compute_;
+  op.flops = 4.0 * l_.head_dim * l_.q_heads_per_gpu * kv_tokens;
+  op.bytes = kv_tokens * kv_bytes_per_token_layer_ + 2.0 * requests * l_.q_width_per_gpu() * kActivationBytes;
+  return op;
+}
+
+ComputeOp ReplicaKernels::embedding(double T) const {
+  return memory_op("serve.embedding", KernelClass::embedding, compute_,
+                   2.0 * T * l_.hidden * kActivationBytes + kTokenIdBytes * T, 0.0);
+}
+
+ComputeOp ReplicaKernels::final_norm(double T) const {
+  return memory_op("serve.final_norm", KernelClass::normalization, compute_, 2.0 * T * l_.hidden * kActivationBytes, T);
+}
+
+ComputeOp ReplicaKernels::lm_head(double rows) const {
+  return gemm_16bit("serve.lm_head", rows, l_.vocab_per_gpu, l_.hidden);
+}
+
+ComputeOp ReplicaKernels::sampling(double rows) const {
+  return memory_op("serve.sampling", KernelClass::elementwise, compute_, kSamplingBytesPerLogit * rows * l_.vocab,
+                   rows);
+}
+
+double ReplicaKernels::layer_linear_weight_bytes() const {
+  const double h = l_.hidden, q = l_.q_width_per_gpu(), kv = l_.kv_width_per_gpu(), c = l_.mlp_input_matrices;
+  const double mlp =
+      l_.moe ? l_.experts_per_gpu * (c + 1.0) * h * l_.expert_ffn_per_gpu : (c + 1.0) * h * l_.ffn_per_gpu;
+  return weight_bytes_ * (h * (q + 2.0 * kv) + q * h + mlp);
+}
+
+double ReplicaKernels::layer_16bit_weight_bytes() const {
+  const double h = l_.hidden, q = l_.q_width_per_gpu(), kv = l_.kv_width_per_gpu();
+  const double norms = 2.0 * (l_.biases ? 2.0 * h : h);  // LayerNorm: scale and shift; RMSNorm: scale
+  const double router = l_.moe ? h * l_.experts : 0.0;
+  const double mlp_biases = l_.moe ? 0.0 : l_.mlp_input_matrices * l_.ffn_per_gpu + h;
+  const double biases = l_.biases ? (q + 2.0 * kv) + h + mlp_biases : 0.0;
+  return kActivationBytes * (norms + router + biases);
+}
+
+}  // namespace clustersim

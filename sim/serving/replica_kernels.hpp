@@ -1,0 +1,58 @@
+#pragma once
+// The kernels of a served replica's forward pass on one of its GPUs, as ComputeOps for the kernel
+// model (sim/hardware/kernel_model.hpp): one transformer layer's over a batch of tokens (attention
+// apart), attention per prefill chunk and for the decoding requests, the first stage's embedding and
+// the last stage's final norm, LM head and sampling. Shapes, bytes and sources in replica_kernels.cpp.
+#include <cstddef>
+
+#include "sim/hardware/gpu_spec.hpp"
+#include "sim/serving/replica_layout.hpp"
+#include "workloads/execution_graph.hpp"
+
+namespace clustersim {
+
+// The most kernels layer_kernels fills in.
+inline constexpr std::size_t kMaxLayerKernels = 12;
+
+class ReplicaKernels {
+ public:
+  ReplicaKernels(const ReplicaConfig& replica, const ReplicaLayout& layout, const GpuSpec& gpu);
+
+  // One transformer layer over `tokens` batched tokens, attention excluded: norms, QKV, rope, the
+  // attention output projection, the MLP (or the MoE router and experts), residual adds. Writes them
+  // to `out` (at least kMaxLayerKernels long) and returns how many.
+  std::size_t layer_kernels(double tokens, ComputeOp* out) const;
+  // FlashAttention over a prompt chunk of `new_tokens` after `context_tokens` in the KV cache (causal).
+  ComputeOp prefill_attention(double new_tokens, double context_tokens) const;
+  // The decode kernel (paged attention / flash-decoding) of `requests` decoding requests whose KV
+  // caches hold `kv_tokens` tokens together (their new token included): a memory-bound read.
+  ComputeOp decode_attention(double requests, double kv_tokens) const;
+  // First stage: the embedding lookup of `tokens` tokens.
+  ComputeOp embedding(double tokens) const;
+  // Last stage: the final norm over the `tokens` tokens.
+  ComputeOp final_norm(double tokens) const;
+  // Last stage: the LM head GEMM over the `rows` sampled tokens only, and the sampler over their logits.
+  ComputeOp lm_head(double rows) const;
+  ComputeOp sampling(double rows) const;
+
+  // Bytes of one layer's linear weights on one GPU in the weight dtype, and of its 16-bit tensors
+  // (norms, biases, MoE router).
+  double layer_linear_weight_bytes() const;
+  double layer_16bit_weight_bytes() const;
+  // One token's K and V of one layer on one GPU, in the KV-cache dtype.
+  double kv_bytes_per_token_layer() const { return kv_bytes_per_token_layer_; }
+
+ private:
+  ComputeOp gemm(const char* name, double m, double n, double k, double batch = 1.0) const;  // a linear layer's
+  ComputeOp gemm_16bit(const char* name, double m, double n, double k) const;                // LM head, router
+
+  ReplicaLayout l_;
+  Precision compute_;          // attention, norms, 16-bit GEMMs
+  Precision gemm_;             // the linear layers' GEMMs (fp8 where the GPU has the path and weights are fp8)
+  double input_bytes_ = 2.0;   // bytes of a GEMM's activation operand
+  double weight_bytes_ = 2.0;  // bytes per weight element of the linear layers
+  double kv_element_bytes_ = 2.0;
+  double kv_bytes_per_token_layer_ = 0.0;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,112 @@
+// A served replica's layout over its GPUs, as vLLM lays it out.
+//
+// Tensor parallelism (Megatron-style, vllm/model_executor/layers/linear.py): QKV and the MLP's input
+// projections are column-parallel, the attention output and the MLP's down projection row-parallel;
+// heads, ffn_hidden and expert widths must divide by tp. KV heads: kv_heads / tp per GPU when tp
+// divides kv_heads; when tp > kv_heads (GQA with few KV heads), each GPU keeps one KV head, replicated
+// tp / kv_heads times (vLLM QKVParallelLinear: num_kv_head_replicas = tp / total_num_kv_heads), so
+// tp must be a multiple of kv_heads.
+// Vocabulary: padded to a multiple of 64 and split over tp (VocabParallelEmbedding and
+// ParallelLMHead, DEFAULT_VOCAB_PADDING_SIZE = 64).
+// Pipeline parallelism: L / pp layers per stage, the remainder L % pp given one each to the stages
+// before the last (vllm/distributed/utils.py get_pp_indices: the last stage also holds the LM head);
+// the embedding on the first stage, the final norm and LM head on the last.
+// Experts (MoE): expert parallelism inside the tensor-parallel group (vLLM's FusedMoE with
+// enable_expert_parallel over the tp ranks): ep must divide tp; each GPU holds experts / ep experts,
+// each split over the tp / ep GPUs that share them. Tokens reach the experts through the layer's
+// tensor-parallel all-reduce (no all-to-all).
+#include "sim/serving/replica_layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "sim/core/error.hpp"
+#include "workloads/transformer_math.hpp"
+
+namespace clustersim {
+namespace {
+
+constexpr const char* kFile = "serving replica";
+constexpr double kVocabPadding = 64.0;
+
+[[noreturn]] void bad(const std::string& path, const std::string& message) {
+  throw SpecError(kFile, path, message);
+}
+
+void require_divides(int divisor, int value, const std::string& path, const std::string& what) {
+  if (divisor <= 0 || value % divisor != 0)
+    bad(path, "expected " + what + " (" + std::to_string(value) + ") to be a multiple of " + std::to_string(divisor));
+}
+
+}  // namespace
+
+int ReplicaLayout::max_stage_layers() const {
+  return stage_layers.empty() ? 0 : *std::max_element(stage_layers.begin(), stage_layers.end());
+}
+
+ReplicaLayout replica_layout(const ReplicaConfig& r) {
+  const ModelSpec& m = r.model;
+  if (r.tp < 1) bad("/tp", "expected a tensor-parallel degree >= 1, got " + std::to_string(r.tp));
+  if (r.pp < 1) bad("/pp", "expected a pipeline degree >= 1, got " + std::to_string(r.pp));
+  if (r.ep < 1) bad("/ep", "expected an expert-parallel degree >= 1, got " + std::to_string(r.ep));
+  if (m.layers < 1 || m.hidden < 1 || m.heads < 1 || m.ffn_hidden < 1 || m.vocab < 1)
+    bad("/model", "expected layers, hidden, heads, ffn_hidden and vocab >= 1");
+  if (m.layers < r.pp)
+    bad("/pp", "expected at most " + std::to_string(m.layers) + " pipeline stages (one layer each), got " +
+                   std::to_string(r.pp));
+  if (r.max_batch_tokens < 1)
+    bad("/max_batch_tokens", "expected >= 1 token per iteration, got " + std::to_string(r.max_batch_tokens));
+  if (!(r.gpu_memory_utilization > 0.0 && r.gpu_memory_utilization <= 1.0))
+    bad("/gpu_memory_utilization", "expected a fraction in (0, 1], got " + std::to_string(r.gpu_memory_utilization));
+  if (!(r.host_overhead_s >= 0.0) || !std::isfinite(r.host_overhead_s))
+    bad("/host_overhead_s", "expected a time >= 0 s, got " + std::to_string(r.host_overhead_s));
+  require_divides(r.tp, m.heads, "/model/heads", "the heads");
+  const int kv = m.effective_kv_heads();
+  if (kv >= r.tp)
+    require_divides(r.tp, kv, "/model/kv_heads", "the KV heads");
+  else
+    require_divides(kv, r.tp, "/tp", "the tensor-parallel degree (more GPUs than KV heads replicate them)");
+  require_divides(r.tp, m.ffn_hidden, "/model/ffn_hidden", "ffn_hidden");
+
+  ReplicaLayout l;
+  l.tp = r.tp;
+  l.pp = r.pp;
+  l.ep = r.ep;
+  l.hidden = m.hidden;
+  l.head_dim = m.effective_head_dim();
+  l.q_heads_per_gpu = double(m.heads) / r.tp;
+  l.kv_heads_per_gpu = kv >= r.tp ? double(kv) / r.tp : 1.0;
+  l.mlp_input_matrices = llama_style(m) ? 2.0 : 1.0;
+  l.ffn_per_gpu = double(m.ffn_hidden) / r.tp;
+  l.moe = m.moe.experts > 0;
+  if (l.moe) {
+    if (m.moe.top_k < 1 || m.moe.top_k > m.moe.experts)
+      bad("/model/moe/top_k", "expected 1..experts routed experts per token, got " + std::to_string(m.moe.top_k));
+    require_divides(r.ep, r.tp, "/ep", "the tensor-parallel degree (experts are spread over the tensor-parallel GPUs)");
+    require_divides(r.ep, m.moe.experts, "/model/moe/experts", "the experts");
+    const int expert_ffn = m.moe.expert_ffn_hidden > 0 ? m.moe.expert_ffn_hidden : m.ffn_hidden;
+    require_divides(r.tp / r.ep, expert_ffn, "/model/moe/expert_ffn_hidden", "the expert width");
+    l.experts = m.moe.experts;
+    l.top_k = m.moe.top_k;
+    l.load_imbalance = std::max(1.0, m.moe.load_imbalance);
+    l.experts_per_gpu = double(m.moe.experts) / r.ep;
+    l.expert_ffn_per_gpu = double(expert_ffn) / (r.tp / r.ep);
+  } else if (r.ep != 1) {
+    bad("/ep",
+        "expected 1 for a dense model (expert parallelism needs model.moe.experts > 0), got " + std::to_string(r.ep));
+  }
+  l.vocab = std::ceil(m.vocab / kVocabPadding) * kVocabPadding;
+  l.vocab_per_gpu = std::ceil(l.vocab / r.tp);
+  l.biases = !llama_style(m);
+  l.position_embedding = !llama_style(m);
+  l.seq_len = m.seq_len;
+  l.tied_embeddings = m.tied_embeddings;
+  l.layers = m.layers;
+  l.stage_layers.assign(static_cast<std::size_t>(r.pp), m.layers / r.pp);
+  for (int i = 0; i < m.layers % r.pp; ++i)
+    ++l.stage_layers[static_cast<std::size_t>(r.pp - 2 - i)];
+  return l;
+}
+
+}  // namespace clustersim

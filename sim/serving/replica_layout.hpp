@@ -1,0 +1,40 @@
+#pragma once
+// How a served replica splits its model over its GPUs (vLLM's layout; rules and sources in
+// replica_layout.cpp): the per-GPU widths the kernels and the memory lines are built from.
+#include <vector>
+
+#include "sim/serving/iteration_model.hpp"
+
+namespace clustersim {
+
+struct ReplicaLayout {
+  int tp = 1, pp = 1, ep = 1;
+  double hidden = 0.0;
+  double head_dim = 0.0;
+  double q_heads_per_gpu = 0.0;     // heads / tp
+  double kv_heads_per_gpu = 0.0;    // kv_heads / tp, or 1 when tp > kv_heads (each GPU keeps a copy of one)
+  double mlp_input_matrices = 1.0;  // 2 for swiglu (gate and up), 1 otherwise
+  double ffn_per_gpu = 0.0;         // dense MLP width on one GPU: ffn_hidden / tp
+  bool moe = false;
+  double experts = 0.0, top_k = 0.0, load_imbalance = 1.0;
+  double experts_per_gpu = 0.0;     // experts / ep
+  double expert_ffn_per_gpu = 0.0;  // expert width on one GPU: expert_ffn_hidden / (tp / ep)
+  double vocab = 0.0;               // padded to a multiple of 64
+  double vocab_per_gpu = 0.0;       // padded vocab / tp
+  bool biases = false;              // GPT-style layers (not llama_style)
+  bool position_embedding = false;  // learned (GPT-style), seq_len x hidden on the first stage
+  double seq_len = 0.0;
+  bool tied_embeddings = false;
+  std::vector<int> stage_layers;  // transformer layers of each pipeline stage
+  int layers = 0;
+
+  double q_width_per_gpu() const { return q_heads_per_gpu * head_dim; }
+  double kv_width_per_gpu() const { return kv_heads_per_gpu * head_dim; }
+  int max_stage_layers() const;
+};
+
+// Checks that the parallelism divides the model and computes the layout. Throws SpecError naming the
+// ReplicaConfig field ("/tp", "/model/heads", ...) of file "serving replica".
+ReplicaLayout replica_layout(const ReplicaConfig& replica);
+
+}  // namespace clustersim
