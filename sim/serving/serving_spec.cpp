@@ -25,38 +25,28 @@ std::span<const Resource> serving_preset_resources();  // generated from sim/ser
 
 namespace {
 
-struct DtypeName {
-  ServingDtype dtype;
-  const char* name;
-};
-constexpr DtypeName kDtypeNames[] = {{ServingDtype::fp16, "fp16"},
-                                     {ServingDtype::bf16, "bf16"},
-                                     {ServingDtype::fp8, "fp8"},
-                                     {ServingDtype::int8, "int8"},
-                                     {ServingDtype::int4, "int4"}};
+// Every number format; its name is to_string's (sim/serving/serving_dtype.cpp).
+constexpr ServingDtype kDtypes[] = {ServingDtype::fp16, ServingDtype::bf16, ServingDtype::fp8, ServingDtype::int8,
+                                    ServingDtype::int4};
 
 }  // namespace
 
 std::vector<std::string> serving_dtype_names() {
   std::vector<std::string> out;
-  for (const DtypeName& d : kDtypeNames)
-    out.emplace_back(d.name);
+  for (const ServingDtype d : kDtypes)
+    out.emplace_back(to_string(d));
   return out;
 }
 
 ServingDtype serving_dtype_from_name(std::string_view name) {
-  for (const DtypeName& d : kDtypeNames)
-    if (name == d.name) return d.dtype;
+  for (const ServingDtype d : kDtypes)
+    if (name == to_string(d)) return d;
   throw SimulationError("unknown serving dtype \"" + std::string(name) + "\"");
 }
 
 template <>
 struct FieldCodec<ServingDtype> {
-  static nlohmann::json encode(ServingDtype d) {
-    for (const DtypeName& n : kDtypeNames)
-      if (n.dtype == d) return n.name;
-    return nullptr;
-  }
+  static nlohmann::json encode(ServingDtype d) { return to_string(d); }
   static void decode(const nlohmann::json& v, ServingDtype& out) {
     out = serving_dtype_from_name(v.get<std::string>());
   }
