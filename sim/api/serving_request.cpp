@@ -75,7 +75,14 @@ ServingReport serve(const ServingRequest& request) {
                         std::to_string(spec.pp) + " need " + std::to_string(gpus) + " GPUs; the cluster " +
                         cluster.name + " has " + std::to_string(cluster.gpu_count()));
   const GpuSpec gpu = simulated_gpu(cluster);
-  const std::unique_ptr<IterationModel> model = make_iteration_model(replica_config(spec), gpu, cluster);
+  std::unique_ptr<IterationModel> model;
+  try {
+    model = make_iteration_model(replica_config(spec), gpu, cluster);
+  } catch (const SpecError& e) {
+    // The replica's errors name ReplicaConfig's members: say where they are in the serving spec.
+    if (e.file() == cluster.source_file) throw;
+    throw SpecError(spec.source_file, serving_path_of_replica_path(spec, e.json_path()), e.message());
+  }
   const std::vector<RequestArrival> arrivals = make_traffic(spec.traffic);
 
   ServingRunOptions options;

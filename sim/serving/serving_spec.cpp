@@ -357,6 +357,12 @@ ReplicaConfig replica_config(const ServingSpec& spec) {
   return r;
 }
 
+std::string serving_path_of_replica_path(const ServingSpec& spec, std::string_view replica_path) {
+  if (replica_path.starts_with("/model")) return spec.model_source.empty() ? std::string(replica_path) : "/model";
+  if (replica_path == "/max_batch_tokens") return "/scheduler/max_batch_tokens";
+  return "/replica" + std::string(replica_path);
+}
+
 std::span<const SpecField> serving_schema() {
   static const std::vector<SpecField> fields = schema_fields<ServingSpec>(rows());
   return fields;

@@ -79,8 +79,11 @@ ServingSpec load_serving_spec(std::string_view source, const ServingOverrides& o
 ServingSpec parse_serving_spec(std::string_view json_text, const std::string& file);
 std::vector<std::string> serving_preset_names();
 
-// The replica the iteration model times (sim/serving/iteration_model.hpp).
+// The replica the iteration model times (sim/serving/iteration_model.hpp), and the JSON path in the
+// serving spec of a ReplicaConfig member's path ("/tp" -> "/replica/tp", "/max_batch_tokens" ->
+// "/scheduler/max_batch_tokens", "/model/heads" -> "/model/heads" or "/model" when the model is a preset).
 ReplicaConfig replica_config(const ServingSpec& spec);
+std::string serving_path_of_replica_path(const ServingSpec& spec, std::string_view replica_path);
 
 // The names of the number formats, for the spec's choices; the format of a name (SpecError-free:
 // parsers accept only these names).
