@@ -1,0 +1,108 @@
+"""serve(): inference serving, request by request (``clustersim serve``; docs/serving.md).
+
+The serving spec (a preset such as ``llama3-8b-h100``, or a file) gives the model, the replicas and
+their layout, the batching policy, the SLO and the traffic; the cluster gives the GPU, its links, power
+and prices. The C++ core generates the requests, runs every replica's scheduler with iteration times
+from the calibrated kernel model, and returns the report and its tables: one row per request, per
+iteration, and the cluster's state sampled over time.
+
+::
+
+    import clustersim as cs
+    r = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.rate_rps": 30})
+    r.summary["latency"]["ttft_s"]["p90"], r.requests.ttft_s.describe(), r.samples.plot(x="time_s")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Union
+
+from . import _core
+from ._spec import override_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["serve", "Serving", "serving_presets", "serving_schedulers", "serving_schema"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def serving_presets() -> List[str]:
+    """The built-in serving specs (``sim/serving/presets``)."""
+    return list(_core.serving_presets())
+
+
+def serving_schedulers() -> List[str]:
+    """The batching policies ``scheduler.name`` accepts."""
+    return list(_core.serving_schedulers())
+
+
+def serving_schema() -> List[Dict[str, Any]]:
+    """The serving spec's keys (path, type, range, default, unit, meaning), as the core declares them."""
+    return json.loads(_core.serving_schema())
+
+
+@dataclass(frozen=True)
+class Serving:
+    """A serving run: ``summary`` is the report (the stable keys of ``clustersim serve --json``),
+    ``text`` the command's summary; ``requests`` (one row per request: arrival, tokens, status, TTFT,
+    time between tokens, end-to-end latency, preemptions), ``iterations`` (one row per iteration, when
+    recorded) and ``samples`` (running, queued, KV blocks used over time) are DataFrames."""
+
+    summary: Dict[str, Any]
+    text: str
+    _requests: Dict[str, list]
+    _iterations: Dict[str, list]
+
+    @property
+    def requests(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(self._requests)
+
+    @property
+    def iterations(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(self._iterations)
+
+    @property
+    def samples(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(self.summary["samples"])
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def serve(
+    cluster: PathLike,
+    serving: PathLike,
+    *,
+    overrides: Optional[Mapping[str, Any]] = None,
+    timeline: Optional[PathLike] = None,
+    timeline_requests: Optional[int] = None,
+    sample_interval_s: Optional[float] = None,
+    iterations: bool = True,
+) -> Serving:
+    """Serves the traffic of ``serving`` (a spec file or preset name) on ``cluster`` (a cluster spec file
+    or preset name). ``overrides``: dotted paths as ``--set`` takes them (``traffic.rate_rps``,
+    ``replica.replicas``, ``cluster.nodes``...). ``timeline``: write the requests as a Perfetto trace
+    there. ``iterations``: keep one row per iteration (False for long runs: tens of millions of rows).
+    Raises SpecError for bad input (file and JSON path) as the command does."""
+    options: Dict[str, Any] = {
+        "cluster": os.fspath(cluster),
+        "serving": os.fspath(serving),
+        "set": [f"{k}={override_text(v)}" for k, v in (overrides or {}).items()],
+        "timeline_path": os.fspath(timeline) if timeline is not None else None,
+        "timeline_requests": timeline_requests,
+        "sample_interval_s": sample_interval_s,
+        "record_iterations": iterations,
+    }
+    out = _core.serve(options)
+    return Serving(json.loads(out["report"]), out["text"], out["requests"], out["iterations"])
