@@ -133,7 +133,17 @@ class Engine {
   void start(std::size_t k, double t) {
     ReplicaState& rep = replicas_[k];
     scheduler_->schedule(rep, result_.requests);
-    if (rep.plan.empty()) return;
+    if (rep.plan.empty()) {
+      // Every policy runs something while requests wait (each fits an empty replica: checked on
+      // arrival), so an idle replica with requests would leave them unserved: never silently.
+      if (!rep.running.empty() || !rep.waiting.empty())
+        throw SimulationError("the " + spec_.scheduler + " scheduler stalled replica " + std::to_string(k) + " at " +
+                              std::to_string(t) + " s with " + std::to_string(rep.waiting.size()) +
+                              " requests queued, " + std::to_string(rep.running.size()) + " running and " +
+                              std::to_string(rep.free_blocks) + " of " + std::to_string(rep.total_blocks) +
+                              " KV blocks free");
+      return;
+    }
     batch_.clear();
     std::int32_t prefill = 0;
     std::int32_t decode = 0;
