@@ -20,6 +20,7 @@ struct Totals {
   std::int64_t running = 0;
   std::int64_t queued = 0;
   std::int64_t kv_blocks_used = 0;
+  std::int64_t preemptions = 0;  // so far
 };
 
 struct Integrals {
@@ -87,7 +88,8 @@ class Engine {
     integrals_.queued += static_cast<double>(totals_.queued) * dt;
     integrals_.kv_blocks_used += static_cast<double>(totals_.kv_blocks_used) * dt;
     while (next_sample_s_ <= t && options_.sample_interval_s > 0.0) {
-      result_.samples.push_back({next_sample_s_, totals_.running, totals_.queued, totals_.kv_blocks_used});
+      result_.samples.push_back(
+          {next_sample_s_, totals_.running, totals_.queued, totals_.kv_blocks_used, totals_.preemptions});
       next_sample_s_ = static_cast<double>(result_.samples.size()) * options_.sample_interval_s;
     }
     now_ = t;
@@ -132,7 +134,9 @@ class Engine {
 
   void start(std::size_t k, double t) {
     ReplicaState& rep = replicas_[k];
+    const std::int64_t preempted = rep.preemptions;
     scheduler_->schedule(rep, result_.requests);
+    totals_.preemptions += rep.preemptions - preempted;
     if (rep.plan.empty()) {
       // Every policy runs something while requests wait (each fits an empty replica: checked on
       // arrival), so an idle replica with requests would leave them unserved: never silently.

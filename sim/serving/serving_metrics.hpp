@@ -49,6 +49,7 @@ struct ServingSample {
   std::int64_t running = 0;
   std::int64_t queued = 0;
   std::int64_t kv_blocks_used = 0;
+  std::int64_t preemptions = 0;  // so far
 };
 
 struct IterationRecord {

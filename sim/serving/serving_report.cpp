@@ -76,12 +76,14 @@ std::string serving_report_json(const ServingReport& r, int indent) {
   Json samples = {{"time_s", Json::array()},
                   {"running", Json::array()},
                   {"queued", Json::array()},
-                  {"kv_blocks_used", Json::array()}};
+                  {"kv_blocks_used", Json::array()},
+                  {"preemptions", Json::array()}};
   for (const ServingSample& x : r.result.samples) {
     samples["time_s"].push_back(x.time_s);
     samples["running"].push_back(x.running);
     samples["queued"].push_back(x.queued);
     samples["kv_blocks_used"].push_back(x.kv_blocks_used);
+    samples["preemptions"].push_back(x.preemptions);
   }
   j["samples"] = std::move(samples);
   return j.dump(indent);

@@ -26,7 +26,7 @@ struct ServingReport {
 };
 
 // Keys: run, memory, requests, latency, throughput, utilization, power, cost, samples (columns:
-// time_s, running, queued, kv_blocks_used). indent < 0: one line. Deterministic.
+// time_s, running, queued, kv_blocks_used, preemptions so far). indent < 0: one line. Deterministic.
 std::string serving_report_json(const ServingReport& report, int indent);
 std::string serving_report_text(const ServingReport& report);
 

@@ -42,7 +42,7 @@ def test_serve_tables_agree_with_the_summary(tmp_path):
     # The GPU busy fraction is the iterations' time over replicas x makespan (no host overhead here).
     busy = it.time_s.sum() / (s["run"]["replicas"] * s["throughput"]["makespan_s"])
     assert busy == pytest.approx(s["utilization"]["gpu_busy_fraction"], rel=1e-9)
-    assert list(r.samples.columns) == ["time_s", "running", "queued", "kv_blocks_used"]
+    assert list(r.samples.columns) == ["time_s", "running", "queued", "kv_blocks_used", "preemptions"]
     trace = json.loads(timeline.read_text())
     assert sum(e["ph"] == "X" for e in trace["traceEvents"]) == 40
     assert "TTFT" in r.text
