@@ -344,10 +344,6 @@ double matmul_outputs_bytes(const WorkloadSpec& spec) {
 
 }  // namespace
 
-double cuda_context_bytes() {
-  return kCudaContextBytes;
-}
-
 double cublas_workspace_bytes(const GpuSpec& gpu) {
   return gpu.tensor_fp8_flops > 0 ? kHopperWorkspaceBytes : kOlderWorkspaceBytes;
 }

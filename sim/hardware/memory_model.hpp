@@ -66,11 +66,9 @@ double micro_batches_in_flight(const WorkloadSpec& spec, int stage);
 // Parameters held by one GPU of pipeline stage `stage` (Megatron-LM's layout, before ZeRO).
 double stage_parameters(const WorkloadSpec& spec, int stage);
 
-// The framework's fixed figures (sources in memory_model.cpp), for the serving memory model
-// (sim/serving/replica_memory.cpp): the CUDA context a process holds, and one cuBLAS / cuBLASLt
-// workspace (one per handle and stream; a training step holds two, the forward thread's and
-// autograd's backward thread's).
-double cuda_context_bytes();
+// One cuBLAS / cuBLASLt workspace (source in memory_model.cpp; one per handle and stream: a training
+// step holds two, the forward thread's and autograd's backward thread's), for the serving memory
+// model too (sim/serving/replica_memory.cpp).
 double cublas_workspace_bytes(const GpuSpec& gpu);
 
 // The footprint of stage `stage` at moment `phase` (the loss phase exists only on the last stage).

@@ -12,7 +12,9 @@
 //             (hidden states and residual to the next stage)
 //   time = compute + communication + host_overhead_s
 // with layer(T) the sum of kernel_time over the layer's kernels (replica_kernels.cpp) and every time
-// by the kernel model (per call) or the collective model (replica_links.cpp). The all-reduces are on
+// by the kernel model or the collective model (replica_links.cpp). Kernels time per call, but those
+// of an iteration of <= 512 tokens outside attention, which vLLM replays from a CUDA graph: a
+// kernel's duration (replica_kernels.hpp, graph_timing). The all-reduces are on
 // the critical path (vLLM runs them between the layer's GEMMs, on the compute stream).
 // Pipeline (v1): a replica runs one iteration at a time and the batch is not split into micro-batches,
 // so the batch crosses the stages one after another: the iteration's time is the sum of the stages'
@@ -23,6 +25,9 @@
 // tabulated at construction over the token grid (token_grid.hpp) up to max_batch_tokens; a call costs
 // one pass over the entries, the grid lookups, one kernel_time per prefill entry and one for the
 // decode kernel, and no allocation.
+// Attention: vLLM V1's FlashAttention backend runs every request of the batch in one varlen kernel
+// per layer: each prefill chunk's and the decoding requests' parts are timed as their own kernels
+// (replica_kernels.cpp) and added, the kernel's fixed time (gemm_launch_s, per call) paid once.
 #include "sim/serving/iteration_model.hpp"
 
 #include <array>
@@ -60,12 +65,17 @@ class KernelIterationModel final : public IterationModel {
     std::array<ComputeOp, kMaxLayerKernels> ops{};
     for (const std::int64_t point : kernel_grid_.points()) {
       const double t = double(point);
+      const KernelTiming timing = graph_timing(t);
       const std::size_t count = kernels_.layer_kernels(t, ops.data());
       double layer_s = 0.0;
       for (std::size_t j = 0; j < count; ++j)
-        layer_s += time_of(ops[j]);
-      compute_.push_back(layers * layer_s + time_of(kernels_.embedding(t)) + time_of(kernels_.final_norm(t)));
-      head_compute_.push_back(time_of(kernels_.lm_head(t)) + time_of(kernels_.sampling(t)));
+        layer_s += time_of(ops[j], timing);
+      compute_.push_back(layers * layer_s + time_of(kernels_.embedding(t), timing) +
+                         time_of(kernels_.final_norm(t), timing));
+      // the head's rows (t here) run in the graph of their iteration's tokens (>= rows)
+      for (const KernelTiming head : kKernelTimings)
+        (head == KernelTiming::per_call ? head_eager_ : head_graph_)
+            .push_back(time_of(kernels_.lm_head(t), head) + time_of(kernels_.sampling(t), head));
     }
     for (const std::int64_t point : communication_grid_.points()) {
       const double t = double(point), activation_bytes = t * h * kActivationBytes;
@@ -78,7 +88,7 @@ class KernelIterationModel final : public IterationModel {
   IterationTime iteration_time(std::span<const IterationEntry> batch) const override {
     IterationTime r;
     if (batch.empty()) return r;
-    std::int64_t tokens = 0, decoding = 0;
+    std::int64_t tokens = 0, decoding = 0, attention_kernels = 0;
     double cached = 0.0, attention_s = 0.0;
     for (const IterationEntry& e : batch) {
       if (e.new_tokens < 1 || e.context_tokens < 0)
@@ -90,18 +100,24 @@ class KernelIterationModel final : public IterationModel {
         cached += double(e.context_tokens) + 1.0;
       } else {
         attention_s += time_of(kernels_.prefill_attention(double(e.new_tokens), double(e.context_tokens)));
+        ++attention_kernels;
       }
     }
     if (tokens > kernel_grid_.max_tokens())
       throw SimulationError("an iteration of " + std::to_string(tokens) +
                             " tokens exceeds the replica's max_batch_tokens " +
                             std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
-    if (decoding > 0) attention_s += time_of(kernels_.decode_attention(double(decoding), cached));
+    if (decoding > 0) {
+      attention_s += time_of(kernels_.decode_attention(double(decoding), cached));
+      ++attention_kernels;
+    }
+    // one launch per layer for every request's attention (vLLM V1's varlen FlashAttention)
+    attention_s -= double(attention_kernels - 1) * gpu_.gemm_launch_s;
     const auto tokens_k = kernel_grid_.locate(tokens), rows_k = kernel_grid_.locate(std::int64_t(batch.size()));
     const auto tokens_c = communication_grid_.locate(tokens),
                rows_c = communication_grid_.locate(std::int64_t(batch.size()));
-    r.compute_s =
-        TokenGrid::at(compute_, tokens_k) + layout_.layers * attention_s + TokenGrid::at(head_compute_, rows_k);
+    const auto& head = graph_timing(double(tokens)) == KernelTiming::per_call ? head_eager_ : head_graph_;
+    r.compute_s = TokenGrid::at(compute_, tokens_k) + layout_.layers * attention_s + TokenGrid::at(head, rows_k);
     r.communication_s = TokenGrid::at(communication_, tokens_c) + TokenGrid::at(head_communication_, rows_c);
     r.host_s = host_s_;
     r.time_s = r.compute_s + r.communication_s + r.host_s;
@@ -111,7 +127,9 @@ class KernelIterationModel final : public IterationModel {
   const ReplicaMemory& memory() const override { return memory_; }
 
  private:
-  double time_of(const ComputeOp& op) const { return kernel_time(gpu_, op).time_s; }
+  double time_of(const ComputeOp& op, KernelTiming timing = KernelTiming::per_call) const {
+    return kernel_time(gpu_, op, timing).time_s;
+  }
 
   GpuSpec gpu_;
   ReplicaLayout layout_;
@@ -122,7 +140,8 @@ class KernelIterationModel final : public IterationModel {
   // At kernel_grid_'s points, by token count: the layers' kernels but attention, the embedding and
   // final norm; by sampled rows: the LM head and sampler. At communication_grid_'s: the all-reduces and
   // sends by token count; the logits' all-gather by sampled rows.
-  std::vector<double> compute_, head_compute_, communication_, head_communication_;
+  // (head_graph_: as a CUDA graph replays them, head_eager_: per call; replica_kernels.hpp).
+  std::vector<double> compute_, head_graph_, head_eager_, communication_, head_communication_;
 };
 
 }  // namespace

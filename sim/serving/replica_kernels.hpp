@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "sim/hardware/gpu_spec.hpp"
+#include "sim/hardware/kernel_model.hpp"
 #include "sim/serving/replica_layout.hpp"
 #include "workloads/execution_graph.hpp"
 
@@ -13,6 +14,16 @@ namespace clustersim {
 
 // The most kernels layer_kernels fills in.
 inline constexpr std::size_t kMaxLayerKernels = 12;
+
+// vLLM (V1, the default engine since 0.8) captures the forward pass in piecewise CUDA graphs for
+// batches of up to 512 tokens (CompilationConfig.cudagraph_capture_sizes, largest 512) and replays
+// them: the GEMMs, norms and elementwise kernels of such an iteration pay a kernel's duration, not a
+// library call's host-side work (kernel_model.hpp: KernelTiming::kernel_duration), while attention runs
+// outside the graph pieces (per call). Larger batches run eagerly (per call).
+inline constexpr double kCudaGraphMaxTokens = 512;
+inline KernelTiming graph_timing(double tokens) {
+  return tokens <= kCudaGraphMaxTokens ? KernelTiming::kernel_duration : KernelTiming::per_call;
+}
 
 class ReplicaKernels {
  public:

@@ -16,13 +16,18 @@
 //                end of the pass the sampler's logits: min(T, 256) rows (vLLM's default max_num_seqs,
 //                the dummy sampler run's rows) x V x 4 bytes (fp32) x 2 (logits and probabilities)
 //                beside the T h e hidden states
-//   workspace    the CUDA context and one cuBLAS workspace (sim/hardware/memory_model.cpp's figures:
-//                400 MiB; 32 MiB on Hopper and later; one handle: the model runs in one thread) and
+//   workspace    one cuBLAS workspace (sim/hardware/memory_model.cpp's figure: 32 MiB on Hopper and
+//                later; one handle: the model runs in one thread) and
 //                NCCL's buffers: per channel and peer connection, Simple 4 MiB + LL128 4,915,200 B +
 //                LL 512 KiB (NCCL src/init.cc DEFAULT_BUFFSIZE, DEFAULT_LL128_BUFFSIZE,
 //                DEFAULT_LL_BUFFSIZE), for 2 connections per channel of the tensor-parallel
 //                communicator (a ring's receive from its predecessor, the tree's) and 2 for the
 //                pipeline's point-to-point peers (the previous and the next stage)
+//                Not the CUDA context (memory_model.cpp's 400 MiB): vLLM measures the memory outside
+//                PyTorch from a snapshot taken after CUDA's initialization (vllm/v1/worker/gpu_worker.py
+//                determine_available_memory: non_kv_cache_memory = non_torch_increase +
+//                torch_peak_increase + weights_memory, non_torch_increase over the init snapshot), so
+//                the context lies in the 1 - gpu_memory_utilization margin.
 //   capacity     HBM x gpu_memory_utilization
 //   KV cache     capacity - weights - activations - workspace
 //   kv_bytes_per_token = 2 x L_s x kv heads per GPU x d x bytes(kv dtype) (kv heads replicated when
@@ -91,7 +96,7 @@ double stage_weight_bytes(const ReplicaLayout& l, const ReplicaKernels& k, int s
 ReplicaMemory replica_memory(const ReplicaConfig& r, const ReplicaLayout& l, const ReplicaKernels& k,
                              const GpuSpec& gpu, int tp_channels) {
   const double workspace =
-      cuda_context_bytes() + cublas_workspace_bytes(gpu) +
+      cublas_workspace_bytes(gpu) +
       kNcclConnectionBytes * (tp_channels * kConnectionsPerChannel + (l.pp > 1 ? kPipelineConnections : 0.0));
   const double activations = activation_bytes(r, l);
   ReplicaMemory best;
@@ -113,7 +118,7 @@ ReplicaMemory replica_memory(const ReplicaConfig& r, const ReplicaLayout& l, con
     msg << "the replica does not fit: on one GPU" << (l.pp > 1 ? " of its tightest pipeline stage" : "") << ", HBM "
         << gib(gpu.hbm_capacity_bytes) << " x gpu_memory_utilization " << r.gpu_memory_utilization << " = "
         << gib(best.capacity_bytes) << ", weights " << gib(best.weights_bytes) << ", activations of "
-        << r.max_batch_tokens << " tokens " << gib(best.activation_bytes) << ", workspace (CUDA context, cuBLAS, NCCL) "
+        << r.max_batch_tokens << " tokens " << gib(best.activation_bytes) << ", workspace (cuBLAS, NCCL) "
         << gib(best.workspace_bytes) << " leave " << gib(best.kv_cache_bytes) << " for the KV cache ("
         << best.kv_bytes_per_token / 1024.0
         << " KiB per token): use more GPUs per replica (tp, pp), a smaller weight dtype"
