@@ -248,7 +248,7 @@ std::pair<std::string, std::string> validate_json(const std::string& dataset, co
 }
 
 // clustersim serve from a keyword dict {cluster, serving, set, timeline_path, timeline_requests,
-// sample_interval_s, record_iterations}: the report (JSON text and the CLI's summary) and its tables as
+// sample_interval_s, iteration_records}: the report (JSON text and the CLI's summary) and its tables as
 // columns (lists): one row per request, per iteration (when recorded). Runs in this process (no SimGrid)
 // with the GIL released.
 py::dict serve_dict(const py::dict& keywords) {
@@ -268,13 +268,13 @@ py::dict serve_dict(const py::dict& keywords) {
       request.timeline_requests = value.cast<std::int64_t>();
     else if (name == "sample_interval_s")
       request.sample_interval_s = value.cast<double>();
-    else if (name == "record_iterations")
-      request.record_iterations = value.cast<bool>();
+    else if (name == "iteration_records")
+      request.iteration_records = value.cast<std::int64_t>();
     else
       throw SpecError("serve", "",
                       "unknown option '" + name +
                           "'; expected cluster, serving, set, timeline_path, timeline_requests, sample_interval_s, "
-                          "record_iterations");
+                          "iteration_records");
   }
   ServingReport report;
   {
@@ -515,7 +515,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("serve", &serve_dict, py::arg("options"),
         "clustersim serve: {report: JSON text, text: the CLI's summary, requests: {column: list}, iterations:\n"
         "{column: list}}. options: {cluster, serving, set: ['k=v', ...], timeline_path, timeline_requests,\n"
-        "sample_interval_s, record_iterations}; absent or None: the command's defaults.");
+        "sample_interval_s, iteration_records}; absent or None: the command's defaults.");
   m.def("serving_schema", &serving_schema_json,
         "The serving spec's keys as JSON (sim/serving/serving_spec.cpp; docs/specs.md's table).");
   m.def("serving_presets", &serving_preset_names, "Names of the built-in serving presets.");

@@ -64,6 +64,9 @@ ServingReport serve(const ServingRequest& request) {
   if (!(sample_interval_s > 0.0) || sample_interval_s > 1e9)
     throw SpecError("--sample-interval", "",
                     "expected a number of seconds > 0 (at most 1e9), got " + std::to_string(sample_interval_s));
+  if (request.iteration_records < 0)
+    throw SpecError("iterations", "",
+                    "expected a number of iterations to keep >= 0, got " + std::to_string(request.iteration_records));
   const SplitServingOverrides overrides = split_serving_overrides(request.settings);
   const ClusterSpec cluster = load_cluster_spec(request.cluster, overrides.cluster);
   const ServingSpec spec = load_serving_spec(request.serving, overrides.serving);
@@ -86,7 +89,7 @@ ServingReport serve(const ServingRequest& request) {
   const std::vector<RequestArrival> arrivals = make_traffic(spec.traffic);
 
   ServingRunOptions options;
-  options.record_iterations = request.record_iterations;
+  options.iteration_records = request.iteration_records;
   options.sample_interval_s = sample_interval_s;
   ServingReport report;
   report.serving = spec.name;

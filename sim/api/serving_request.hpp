@@ -19,7 +19,7 @@ struct ServingRequest {
   std::optional<std::string> timeline_path;       // write the requests as a Perfetto trace there
   std::optional<std::int64_t> timeline_requests;  // requests in the timeline, >= 1; none: 10,000
   std::optional<double> sample_interval_s;        // the report's samples, > 0; none: 1 s
-  bool record_iterations = false;                 // keep every iteration (Python's iterations table)
+  std::int64_t iteration_records = 0;             // keep the first N iterations (Python's table), >= 0
 };
 
 struct SplitServingOverrides {

@@ -88,6 +88,10 @@ class Engine {
     integrals_.queued += static_cast<double>(totals_.queued) * dt;
     integrals_.kv_blocks_used += static_cast<double>(totals_.kv_blocks_used) * dt;
     while (next_sample_s_ <= t && options_.sample_interval_s > 0.0) {
+      if (result_.samples.size() == ServingRunOptions::kMaxSamples) {
+        result_.samples_truncated = true;
+        break;
+      }
       result_.samples.push_back(
           {next_sample_s_, totals_.running, totals_.queued, totals_.kv_blocks_used, totals_.preemptions});
       next_sample_s_ = static_cast<double>(result_.samples.size()) * options_.sample_interval_s;
@@ -162,7 +166,7 @@ class Engine {
                             " s for an iteration of " + std::to_string(batch_.size()) + " requests");
     busy_s_ += it.time_s - it.host_s;
     ++iterations_;
-    if (options_.record_iterations)
+    if (std::ssize(result_.iterations) < options_.iteration_records)
       result_.iterations.push_back({static_cast<std::int32_t>(k), t, it.time_s,
                                     static_cast<std::int32_t>(rep.plan.size()), prefill, decode,
                                     rep.total_blocks - rep.free_blocks});

@@ -19,15 +19,20 @@
 namespace clustersim {
 
 struct ServingRunOptions {
-  bool record_iterations = false;  // keep one IterationRecord per iteration (memory: 48 bytes each)
-  double sample_interval_s = 1.0;  // period of the cluster's samples (running, queued, KV blocks)
+  // Keep an IterationRecord (40 bytes) for each of the first `iteration_records` iterations; 0: none.
+  std::int64_t iteration_records = 0;
+  // Period of the cluster's samples (running, queued, KV blocks, preemptions); at most kMaxSamples
+  // are taken (ServingResult::samples_truncated says when the run was longer).
+  double sample_interval_s = 1.0;
+  static constexpr std::size_t kMaxSamples = std::size_t{1} << 22;
 };
 
 struct ServingResult {
   ServingSummary summary;
   std::vector<ServedRequest> requests;  // in arrival order
   std::vector<ServingSample> samples;
-  std::vector<IterationRecord> iterations;  // when recorded
+  std::vector<IterationRecord> iterations;  // the first options.iteration_records
+  bool samples_truncated = false;           // kMaxSamples were taken before the run ended
 };
 
 // Serves `arrivals` (in arrival order) on spec.replicas replicas of `model`. The model is shared: every

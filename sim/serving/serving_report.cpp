@@ -86,6 +86,7 @@ std::string serving_report_json(const ServingReport& r, int indent) {
     samples["preemptions"].push_back(x.preemptions);
   }
   j["samples"] = std::move(samples);
+  j["samples_truncated"] = r.result.samples_truncated;
   return j.dump(indent);
 }
 

@@ -55,9 +55,11 @@ def test_same_report_as_the_command():
     args = ["--set", "traffic.duration_s=5"]
     out = subprocess.run([cli, "serve", "--cluster", "dgx-h100", "--serving", "llama3-8b-h100", "--json", *args],
                          check=True, capture_output=True, text=True).stdout
-    r = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.duration_s": 5}, iterations=False)
+    r = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.duration_s": 5}, iterations=0)
     assert json.loads(out) == r.summary
     assert len(r.iterations) == 0
+    few = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.duration_s": 5}, iterations=7)
+    assert len(few.iterations) == 7 and few.summary["requests"]["iterations"] > 7
 
 
 def test_bad_input_is_a_spec_error():

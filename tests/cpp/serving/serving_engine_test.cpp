@@ -219,7 +219,7 @@ TEST(ServingEngine, SamplesTheClusterState) {
   const std::vector<RequestArrival> arrivals = make_traffic(poisson(20.0, 2000, {"fixed", 100}, {"fixed", 50}));
   ServingRunOptions options;
   options.sample_interval_s = 0.5;
-  options.record_iterations = true;
+  options.iteration_records = 1 << 20;
   const ServingResult r = run_serving(spec, model, arrivals, options);
   ASSERT_FALSE(r.samples.empty());
   EXPECT_EQ(r.samples.front().time_s, 0.0);
