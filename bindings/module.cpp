@@ -251,7 +251,7 @@ std::pair<std::string, std::string> validate_json(const std::string& dataset, co
 // sample_interval_s, iteration_records}: the report (JSON text and the CLI's summary) and its tables as
 // columns (lists): one row per request, per iteration (when recorded). Runs in this process (no SimGrid)
 // with the GIL released.
-py::dict serve_dict(const py::dict& keywords) {
+ServingRequest serving_request(const py::dict& keywords) {
   ServingRequest request;
   for (const auto& [key, value] : keywords) {
     const std::string name = py::str(key);
@@ -276,6 +276,22 @@ py::dict serve_dict(const py::dict& keywords) {
                           "'; expected cluster, serving, set, timeline_path, timeline_requests, sample_interval_s, "
                           "iteration_records");
   }
+  return request;
+}
+
+// clustersim serve --find-max-rate --json from the same keyword dict: the search's JSON text.
+std::string find_max_rate_json(const py::dict& keywords) {
+  const ServingRequest request = serving_request(keywords);
+  MaxRateSearch search;
+  {
+    py::gil_scoped_release release;
+    search = find_max_rate(request);
+  }
+  return max_rate_search_json(search, -1);
+}
+
+py::dict serve_dict(const py::dict& keywords) {
+  const ServingRequest request = serving_request(keywords);
   ServingReport report;
   {
     py::gil_scoped_release release;
@@ -516,6 +532,9 @@ PYBIND11_MODULE(_core, m) {
         "clustersim serve: {report: JSON text, text: the CLI's summary, requests: {column: list}, iterations:\n"
         "{column: list}}. options: {cluster, serving, set: ['k=v', ...], timeline_path, timeline_requests,\n"
         "sample_interval_s, iteration_records}; absent or None: the command's defaults.");
+  m.def("find_max_rate", &find_max_rate_json, py::arg("options"),
+        "clustersim serve --find-max-rate --json: the highest arrival rate meeting the SLO (JSON text: max_rate_rps,\n"
+        "upper_bound_reached, probes, report). options: as serve's.");
   m.def("serving_schema", &serving_schema_json,
         "The serving spec's keys as JSON (sim/serving/serving_spec.cpp; docs/specs.md's table).");
   m.def("serving_presets", &serving_preset_names, "Names of the built-in serving presets.");

@@ -37,4 +37,30 @@ SplitServingOverrides split_serving_overrides(const std::vector<std::string>& se
 // e.g. a deployment needing more GPUs than the cluster has, or a replica that does not fit.
 ServingReport serve(const ServingRequest& request);
 
+// The capacity search (`clustersim serve --find-max-rate`): the highest arrival rate of the spec's
+// generated traffic (same seed, same duration or request count) at which the TTFT p90 is at most
+// slo.ttft_s and the p99 of the gaps between tokens at most slo.tbt_s. From the spec's rate it doubles
+// until a rate fails (or halves until one meets), then bisects to a relative `precision`. The SLO need
+// not be monotone in the rate: the result is a rate that meets it next to one that does not.
+struct RateProbe {
+  double rate_rps = 0.0;
+  double ttft_p90_s = 0.0;
+  double tbt_p99_s = 0.0;
+  double slo_attainment = 0.0;
+  bool meets = false;
+};
+
+struct MaxRateSearch {
+  double max_rate_rps = 0.0;
+  std::vector<RateProbe> probes;     // in the order they ran
+  ServingReport at_max;              // the run at max_rate_rps (its timeline is the one written)
+  bool upper_bound_reached = false;  // still met at 2^22 arrivals (or 40 doublings): a lower bound
+};
+
+MaxRateSearch find_max_rate(const ServingRequest& request, double precision = 0.01);
+// Keys: max_rate_rps, upper_bound_reached, probes (rate_rps, ttft_p90_s, tbt_p99_s, slo_attainment,
+// meets), report (serving_report_json of the run at the maximum). indent < 0: one line.
+std::string max_rate_search_json(const MaxRateSearch& search, int indent);
+std::string max_rate_search_text(const MaxRateSearch& search);
+
 }  // namespace clustersim

@@ -111,7 +111,7 @@ std::span<const Command> commands() {
       {"serve", "inference serving: requests through replicas' schedulers; latency percentiles, throughput, cost",
        "usage: clustersim serve --cluster C --serving S [--json] [--out report.json]\n"
        "                        [--timeline trace.json [--timeline-requests N]] [--sample-interval S]\n"
-       "                        [--set key.path=value ...]\n\n"
+       "                        [--find-max-rate] [--set key.path=value ...]\n\n"
        "  --cluster C      a cluster spec file or preset name: its GPU, links, power and prices\n"
        "  --serving S      a serving spec file or preset (llama3-8b-h100, llama3-70b-h100): the model,\n"
        "                   replicas and their layout, the scheduler, the SLO and the traffic (docs/specs.md)\n"
@@ -121,6 +121,9 @@ std::span<const Command> commands() {
        "                   replica, a slice per request with its time to first token inside\n"
        "  --timeline-requests N  the first N finished requests in the timeline (default 10000)\n"
        "  --sample-interval S    seconds between the report's samples of queue and KV cache (default 1)\n"
+       "  --find-max-rate  the highest arrival rate (same seed and duration) with TTFT p90 <= slo.ttft_s and\n"
+       "                   TBT p99 <= slo.tbt_s: doubling from traffic.rate_rps, then bisection to 1 %;\n"
+       "                   prints every probe and the report at the maximum\n"
        "  --set K=V        override a spec value; K is cluster.<path> or serving.<path> (the prefix may\n"
        "                   be left out but for name and description), e.g. --set traffic.rate_rps=50\n"
        "                   --set replica.replicas=16 --set scheduler.name=chunked_prefill\n",

@@ -30,7 +30,7 @@ T parse_option(const std::string& option, const std::string& text, const char* e
 
 int run_serve(const std::vector<std::string>& args) {
   const Arguments a(args, {"cluster", "serving", "out", "timeline", "timeline-requests", "sample-interval", "set"},
-                    {"json"});
+                    {"json", "find-max-rate"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   std::vector<OutputPath> outputs;
   if (const auto out = a.value("out")) outputs.push_back({*out, "report file"});
@@ -46,6 +46,13 @@ int run_serve(const std::vector<std::string>& args) {
   if (const auto s = a.value("sample-interval"))
     request.sample_interval_s = parse_option<double>("sample-interval", *s, "a number of seconds > 0");
 
+  if (a.flag("find-max-rate")) {
+    const MaxRateSearch search = find_max_rate(request);
+    const std::string json = max_rate_search_json(search, 2);
+    if (const auto out = a.value("out")) write_output_file(*out, json + "\n", "report file");
+    std::cout << (a.flag("json") ? json + "\n" : max_rate_search_text(search));
+    return 0;
+  }
   const ServingReport report = serve(request);
   const std::string json = serving_report_json(report, 2);
   if (const auto out = a.value("out")) write_output_file(*out, json + "\n", "report file");

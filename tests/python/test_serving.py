@@ -67,3 +67,14 @@ def test_bad_input_is_a_spec_error():
         cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.rate_rps": -1})
     with pytest.raises(cs.SpecError, match="need 9 GPUs"):
         cs.serve("dgx-h100", "llama3-8b-h100", overrides={"replica.replicas": 9})
+
+
+def test_find_max_rate_brackets_the_slo():
+    m = cs.find_max_rate("dgx-h100", "llama3-8b-h100", overrides={"traffic.duration_s": 10})
+    p = m.probes
+    assert not m.upper_bound_reached
+    assert (p.meets == ((p.ttft_p90_s <= 2.0) & (p.tbt_p99_s <= 0.2))).all()
+    assert p[p.rate_rps == m.max_rate_rps].meets.all()
+    above = p[(p.rate_rps > m.max_rate_rps) & (p.rate_rps <= m.max_rate_rps * 1.01)]
+    assert len(above) > 0 and not above.meets.any()
+    assert m.summary["latency"]["ttft_s"]["p90"] <= 2.0

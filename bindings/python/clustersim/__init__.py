@@ -38,7 +38,7 @@ from .cluster import Cluster, export_formats, gpus  # noqa: E402
 from .collective import collective  # noqa: E402
 from .compare import compare  # noqa: E402
 from .report import Cost, Memory, Power, Provenance, Report, RunInfo  # noqa: E402
-from .serving import Serving, serve, serving_presets, serving_schedulers, serving_schema  # noqa: E402
+from .serving import MaxRate, Serving, find_max_rate, serve, serving_presets, serving_schedulers, serving_schema  # noqa: E402
 from .simulation import collective_algorithms, fidelities, simulate, split_overrides  # noqa: E402
 from .sweep import Best, best, expand_grid, parallel_configurations, sweep  # noqa: E402
 from .validation import Validation, validate, validation_datasets  # noqa: E402
@@ -56,6 +56,7 @@ __all__ = [
     "Provenance",
     "Report",
     "RunInfo",
+    "MaxRate",
     "Serving",
     "SimulationError",
     "SpecError",
@@ -73,6 +74,7 @@ __all__ = [
     "expand_grid",
     "export_formats",
     "fidelities",
+    "find_max_rate",
     "gpus",
     "kernel_accuracy",
     "kernel_errors",

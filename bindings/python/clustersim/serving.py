@@ -26,7 +26,7 @@ from ._spec import override_text
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["serve", "Serving", "serving_presets", "serving_schedulers", "serving_schema"]
+__all__ = ["serve", "find_max_rate", "MaxRate", "Serving", "serving_presets", "serving_schedulers", "serving_schema"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -78,6 +78,30 @@ class Serving:
 
     def __repr__(self) -> str:
         return self.text
+
+
+@dataclass(frozen=True)
+class MaxRate:
+    """The capacity search's result: ``max_rate_rps`` (a lower bound when ``upper_bound_reached``),
+    ``probes`` (one row per simulated rate: rate_rps, ttft_p90_s, tbt_p99_s, slo_attainment, meets) and
+    ``summary``, the report of the run at the maximum."""
+
+    max_rate_rps: float
+    upper_bound_reached: bool
+    probes: "pd.DataFrame"
+    summary: Dict[str, Any]
+
+
+def find_max_rate(cluster: PathLike, serving: PathLike, *, overrides: Optional[Mapping[str, Any]] = None) -> MaxRate:
+    """The highest arrival rate of the serving spec's traffic (same seed and duration) at which the TTFT
+    p90 is at most ``slo.ttft_s`` and the p99 of the gaps between tokens at most ``slo.tbt_s``
+    (``clustersim serve --find-max-rate``; docs/serving.md)."""
+    import pandas as pd
+
+    options = {"cluster": os.fspath(cluster), "serving": os.fspath(serving),
+               "set": [f"{k}={override_text(v)}" for k, v in (overrides or {}).items()]}
+    out = json.loads(_core.find_max_rate(options))
+    return MaxRate(out["max_rate_rps"], out["upper_bound_reached"], pd.DataFrame(out["probes"]), out["report"])
 
 
 def serve(

@@ -61,6 +61,28 @@ TEST(CliServe, SameSpecSameBytes) {
   EXPECT_NE(a.out, c.out);
 }
 
+TEST(CliServe, FindMaxRateBracketsTheSlo) {
+  const auto r =
+      run_cli("serve --cluster dgx-h100 --serving llama3-8b-h100 --find-max-rate --json --set traffic.duration_s=20");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const double max = j["max_rate_rps"];
+  ASSERT_FALSE(j["upper_bound_reached"].get<bool>());
+  // The maximum met the SLO (TTFT p90 <= 2 s, TBT p99 <= 0.2 s in the preset); a probe within 1 % above
+  // it did not; every probe's verdict is its figures against the SLO.
+  bool failing_just_above = false;
+  for (const auto& p : j["probes"]) {
+    const double rate = p["rate_rps"];
+    const bool meets = p["ttft_p90_s"].get<double>() <= 2.0 && p["tbt_p99_s"].get<double>() <= 0.2;
+    EXPECT_EQ(p["meets"].get<bool>(), meets) << p;
+    if (rate == max) EXPECT_TRUE(meets);
+    if (!meets && rate > max && rate <= max * 1.01) failing_just_above = true;
+  }
+  EXPECT_TRUE(failing_just_above) << j["probes"];
+  EXPECT_LE(j["report"]["latency"]["ttft_s"]["p90"].get<double>(), 2.0);
+  EXPECT_LE(j["report"]["latency"]["tbt_s"]["p99"].get<double>(), 0.2);
+}
+
 TEST(CliServe, TextSummary) {
   const auto r = run_cli("serve --cluster dgx-h100 --serving llama3-8b-h100 --set traffic.duration_s=5");
   ASSERT_EQ(r.status, 0) << r.err;
