@@ -190,6 +190,9 @@ const std::vector<Row>& rows() {
     // replica
     add(row<&S::tp>(count("replica.tp", 1024, "1", "GPUs", "tensor-parallel degree of each replica")));
     add(row<&S::pp>(count("replica.pp", 1024, "1", "GPUs", "pipeline stages of each replica")));
+    add(row<&S::ep>(count("replica.ep", 1024, "1", "GPUs",
+                          "expert-parallel degree over the tensor-parallel GPUs (vLLM's enable_expert_parallel): "
+                          "divides tp and the experts; MoE models only")));
     add(row<&S::replicas>(
         count("replica.replicas", 1 << 20, "1", "", "model replicas; each runs its own scheduler on tp x pp GPUs")));
     add(row<&S::weight_dtype>(choice("replica.weight_dtype", &serving_dtype_names, "\"bf16\"",
@@ -348,6 +351,7 @@ ReplicaConfig replica_config(const ServingSpec& spec) {
   r.model = spec.model;
   r.tp = spec.tp;
   r.pp = spec.pp;
+  r.ep = spec.ep;
   r.weight_dtype = spec.weight_dtype;
   r.kv_dtype = spec.kv_dtype;
   r.group_size = spec.group_size;

@@ -52,6 +52,7 @@ struct ServingSpec {
   ModelSpec model;
   int tp = 1;
   int pp = 1;
+  int ep = 1;  // expert parallelism over the tp GPUs (MoE)
   int replicas = 1;
   ServingDtype weight_dtype = ServingDtype::bf16;
   ServingDtype kv_dtype = ServingDtype::bf16;
