@@ -2,11 +2,11 @@
 // path.
 #include "sim/serving/serving_spec.hpp"
 
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "../docs_table.hpp"
 #include "../spec_error_of.hpp"
 
 namespace clustersim {
@@ -135,20 +135,8 @@ TEST(ServingSpec, SchemaDrivesTheDocsTable) {
 
 // docs/specs.md's serving table is the generated one (`clustersim schema serving --markdown`).
 TEST(ServingSpec, DocsTableIsTheGeneratedOne) {
-  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/specs.md");
-  ASSERT_TRUE(in) << "docs/specs.md";
-  std::string line;
-  bool in_section = false;
-  std::string table;
-  while (std::getline(in, line)) {
-    if (line == "## Serving spec")
-      in_section = true;
-    else if (in_section && line.rfind("| ", 0) == 0)
-      table += line + "\n";
-    else if (in_section && !table.empty())
-      break;
-  }
-  EXPECT_EQ(table, serving_schema_markdown()) << "regenerate the table: build/bin/clustersim schema serving --markdown";
+  EXPECT_EQ(testing::specs_md_table("## Serving spec"), serving_schema_markdown())
+      << "regenerate the table: build/bin/clustersim schema serving --markdown";
 }
 
 }  // namespace
