@@ -54,6 +54,10 @@ struct CollectiveAlgorithmEntry {
   // NCCL's tuner gives the tree the ring's bus bandwidth (x the factor): its bandwidth part is then
   // rated as the ring's, converted from bus to algorithm bandwidth (x N/(N-1)), when a ring can run.
   bool tuner_rates_like_ring = false;
+  // NCCL's rating of the algorithm's bandwidth relative to the ring's (algorithm bandwidth) for a kind
+  // and group size, when it is not its own plan's (NVLS all-gather / reduce-scatter): the selector then
+  // rates its bandwidth part as the ring's over this (when a ring can run). nullptr, or 0: its own plan.
+  double (*tuner_ring_rating)(CollectiveKind kind, int ranks) = nullptr;
 };
 
 inline constexpr std::string_view kAutoAlgorithm = "auto";

@@ -124,7 +124,12 @@ Candidate best_protocol(const CollectiveAlgorithmEntry& a, const CollectiveConte
   Candidate c;
   c.plan = plan_with(a, ctx, request);
   double latency_s = 0.0, bandwidth_s = 0.0;
-  if (a.tuner_rates_like_ring && ring_bandwidth_s && n > 1) {
+  const double rating = a.tuner_ring_rating != nullptr ? a.tuner_ring_rating(request.kind, static_cast<int>(n)) : 0.0;
+  if (rating > 0.0 && ring_bandwidth_s) {
+    // Rated as NCCL's tuner rates it against the ring (the entry's tuner_ring_rating).
+    latency_s = idle_fabric_latency_s(ctx, c.plan);
+    bandwidth_s = *ring_bandwidth_s / rating;
+  } else if (a.tuner_rates_like_ring && ring_bandwidth_s && n > 1) {
     // Rated with the ring's bandwidth: only its latency is needed, no routing.
     latency_s = idle_fabric_latency_s(ctx, c.plan);
     bandwidth_s = *ring_bandwidth_s * n / (n - 1);
@@ -139,7 +144,13 @@ Candidate best_protocol(const CollectiveAlgorithmEntry& a, const CollectiveConte
   for (NcclProtocol p : protocols_for(a, ctx)) {
     const double extra_s = protocol_latency_s(a, p, ctx, request);
     const double slowdown = protocol_slowdown(a, p, ctx, request, bandwidth_s);
-    const double estimate = latency_s + extra_s + bandwidth_s * slowdown / a.tuner_bandwidth_factor;
+    // NCCL's tuner also corrects a tree all-reduce's bandwidth by size (nccl_tree_correction): the estimate
+    // only, the run keeps its plan.
+    const double correction =
+        ctx.profile.nccl_protocols && std::string_view(a.name) == "tree" && request.kind == CollectiveKind::all_reduce
+            ? nccl_tree_correction(p, request.bytes)
+            : 1.0;
+    const double estimate = latency_s + extra_s + bandwidth_s * slowdown / (a.tuner_bandwidth_factor * correction);
     if (estimate < c.estimate) {
       c.estimate = estimate;
       best = p;
@@ -179,8 +190,9 @@ std::span<const CollectiveAlgorithmEntry> collective_algorithms() {
        nullptr, &plan_ring},
       {"tree", "NCCL's double binary tree: log-depth latency, 2S per busiest port", true, &tree_supports, nullptr,
        &plan_tree, kTreeTunerBandwidthFactor, true},
-      {"nvls", "NVLink SHARP: reduction inside the NVSwitch (one node)", true, &hierarchical_supports, &nvls_infeasible,
-       &plan_nvls},
+      {"nvls",
+       "NVLink SHARP: reduction (all-reduce, reduce-scatter) or multicast (all-gather) inside the NVSwitch (one node)",
+       true, &nvls_supports, &nvls_infeasible, &plan_nvls, 1.0, false, &nvls_tuner_rating},
       {"sharp",
        "in-network reduction in the InfiniBand switches, pipelined with the intra-node stages (NCCL CollNet; NVLS "
        "inside nodes when available)",

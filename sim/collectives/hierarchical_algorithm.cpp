@@ -14,6 +14,16 @@
 // switch is not an endpoint of our flows: a flow GPU i -> GPU i+1 of S bytes loads exactly GPU i's
 // uplink and GPU i+1's downlink with S, which is what the in-switch reduction puts on them.
 //
+// nvls all-gather / reduce-scatter (NCCL 2.19 onwards, one node only: NCCL's tuner gives NVLS no
+// bandwidth for them across nodes unless CollNet runs them, src/graph/tuning.cc v2.27.7-1): an
+// all-gather multicasts each GPU's S/N shard into the switch once (multimem stores into every GPU's
+// NVLS buffer, its own included), so each GPU port receives all N shards, S, and sends S/N; a
+// reduce-scatter is its mirror (multimem load-reduce: S up, S/N down per GPU). The busy direction
+// carries S, where the ring puts (N-1)/N S on each port: t = S/B_nvls + a + nvls_latency_s, a bus
+// bandwidth of (N-1)/N B_nvls. A multicast has no point-to-point equivalent (it receives N times
+// what is sent), so the plan's flows i -> i+1 of S put S on both directions of every port: the light
+// direction (S/N) is overstated, which only matters to traffic sharing the ports during the call.
+//
 // nvls_tree (NCCL's NVLS_TREE, NCCL 2.18 onwards, the multi-node all-reduce of NVLS-capable nodes on
 // fabrics that do not reduce): as sharp, with the inter-node stage a double binary tree over the nodes
 // on every rail (each GPU's S/G shard, the tree of tree_algorithm.cpp over one GPU per node) instead of
@@ -167,6 +177,24 @@ CollectivePlan plan_in_network(const CollectiveContext& ctx, const CollectiveReq
 
 }  // namespace
 
+bool nvls_supports(CollectiveKind kind) {
+  return kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
+         kind == CollectiveKind::reduce_scatter;
+}
+
+// NCCL's tuner (src/graph/tuning.cc, v2.27.7-1) rates NVLS all-gather / reduce-scatter at
+// nChannels x bwIntra x (ppn-1)/ppn of algorithm bandwidth, the ring at nChannels x bwIntra x N/(N-1).
+// The NVLS graph has one channel per GPU and its head takes two shares of every port
+// (ncclTopoSearchTryNvls, src/graph/search.cc): bwIntra = B/(N+1), N channels, N B/(N+1) in all,
+// where the ring's channels fill the port (B). Relative to the ring, NVLS is rated at
+//     N/(N+1) x ((N-1)/N)^2 = (N-1)^2 / (N (N+1))     (8 GPUs: 49/72 = 0.68).
+// All-reduce: 0, rated on its own plan (the in-switch reduction halves the bytes, as NCCL's rating does).
+double nvls_tuner_rating(CollectiveKind kind, int n) {
+  if (kind != CollectiveKind::all_gather && kind != CollectiveKind::reduce_scatter) return 0.0;
+  const double ranks = n;
+  return (ranks - 1) * (ranks - 1) / (ranks * (ranks + 1));
+}
+
 bool hierarchical_supports(CollectiveKind kind) {
   return kind == CollectiveKind::all_reduce;
 }
@@ -226,7 +254,10 @@ std::string nvls_infeasible(const CollectiveContext& ctx, const CollectiveReques
     return "the node's NVSwitch has no in-switch reduction (needs NVSwitch generation 3: scale_up generation nvlink4 "
            "or nvlink5)";
   if (request.ranks->empty() || !within_one_node(ctx.cluster, *request.ranks))
-    return "NVLS reduces inside one NVSwitch domain";
+    return request.kind == CollectiveKind::all_reduce
+               ? "NVLS reduces inside one NVSwitch domain"
+               : "NVLS runs all-gather and reduce-scatter inside one NVSwitch domain (NCCL runs them across nodes "
+                 "only with CollNet)";
   return {};
 }
 
@@ -234,7 +265,10 @@ CollectivePlan plan_nvls(const CollectiveContext& ctx, const CollectiveRequest& 
   CollectivePlan plan;
   plan.algorithm = "nvls";
   if (request.ranks->size() <= 1 || request.bytes <= 0.0) return plan;
-  plan.phases.push_back(switch_phase(ctx, "in-switch reduce + multicast", {*request.ranks}, request.bytes, 1, true));
+  const char* name = request.kind == CollectiveKind::all_gather       ? "in-switch multicast (all-gather)"
+                     : request.kind == CollectiveKind::reduce_scatter ? "in-switch load-reduce (reduce-scatter)"
+                                                                      : "in-switch reduce + multicast";
+  plan.phases.push_back(switch_phase(ctx, name, {*request.ranks}, request.bytes, 1, true));
   return plan;
 }
 

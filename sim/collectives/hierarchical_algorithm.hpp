@@ -20,7 +20,12 @@ CollectivePlan plan_sharp(const CollectiveContext& ctx, const CollectiveRequest&
 std::string nvls_tree_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request);
 CollectivePlan plan_nvls_tree(const CollectiveContext& ctx, const CollectiveRequest& request);
 
-// NVLS: all-reduce inside one NVSwitch domain with the reduction done by the switch.
+// NVLS: all-reduce, all-gather and reduce-scatter inside one NVSwitch domain with the reduction (or
+// the multicast) done by the switch.
+bool nvls_supports(CollectiveKind kind);
+// NCCL's tuner rating of NVLS's bandwidth relative to the ring's (algorithm bandwidth), for the
+// selector: (N-1)^2 / (N (N+1)) for all-gather and reduce-scatter; 0 (rate the plan itself) otherwise.
+double nvls_tuner_rating(CollectiveKind kind, int n);
 std::string nvls_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request);
 CollectivePlan plan_nvls(const CollectiveContext& ctx, const CollectiveRequest& request);
 

@@ -82,6 +82,16 @@ constexpr double kTreeLlShare = 1.0 / 3.8;
 constexpr double kTreeLl128ShareOneNode = 7.0 / 9.0;
 constexpr double kTreeLl128ShareNodes = 120.0 / 128.0;
 
+// treeCorrectionFactor of tuning.cc (v2.27.7-1), rows LL, LL128, Simple; column i: nBytes in [2^i, 2^(i+1))
+// x 64 B. NCCL applies it to the tree all-reduce's bandwidth in ncclTopoGetAlgoTime, the estimate its
+// tuner chooses by; clustersim applies it there too (the selector's estimate of the tree), not to the
+// tree's run, whose plan stays the physical one.
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+};
+
 double ll_max_bus_bandwidth_Bps(const NcclBandwidthInput& in) {
   if (in.nodes > 1) return (in.nodes == 2 ? 39.0 : 20.4) * 1e9;
   const std::string_view g = in.scale_up_generation;
@@ -162,16 +172,29 @@ double nccl_latency_s(std::string_view algorithm, NcclProtocol p, const NcclLate
   return us * 1e-6;
 }
 
+double nccl_tree_correction(NcclProtocol p, double bytes) {
+  if (!(bytes >= 64.0)) return 1.0;
+  // log2i(nBytes >> 6), as ncclTopoGetAlgoTime indexes it.
+  const auto chunks = static_cast<unsigned long long>(std::min(bytes, 1e18)) >> 6;
+  int log_size = 0;
+  for (unsigned long long v = chunks; v > 1; v >>= 1)
+    ++log_size;
+  if (log_size >= 23) return 1.0;
+  return kTreeCorrection[static_cast<std::size_t>(p)][static_cast<std::size_t>(log_size)];
+}
+
 double nccl_bandwidth_slowdown(std::string_view algorithm, NcclProtocol p, const NcclBandwidthInput& in) {
-  if (p == NcclProtocol::simple || (algorithm != "ring" && algorithm != "tree")) return 1.0;
+  if (algorithm != "ring" && algorithm != "tree") return 1.0;
   const bool ring = algorithm == "ring";
+  const double correction = 1.0;
+  if (p == NcclProtocol::simple) return correction;
   if (p == NcclProtocol::ll128)
-    return 1.0 / (ring ? kRingLl128Share : in.nodes == 1 ? kTreeLl128ShareOneNode : kTreeLl128ShareNodes);
+    return correction / (ring ? kRingLl128Share : in.nodes == 1 ? kTreeLl128ShareOneNode : kTreeLl128ShareNodes);
   // LL: the protocol's share, or the cap where the capped bus bandwidth is lower.
   const double share = ring ? kRingLlShare : kTreeLlShare;
   const double capped =
       in.simple_bus_bandwidth_Bps > 0.0 ? in.simple_bus_bandwidth_Bps / ll_max_bus_bandwidth_Bps(in) : 0.0;
-  return std::max(1.0 / share, capped);
+  return correction * std::max(1.0 / share, capped);
 }
 
 }  // namespace clustersim

@@ -58,6 +58,11 @@ struct NcclBandwidthInput {
   std::string_view scale_up_generation;   // "nvlink2" ... "nvlink5" (Volta ... Blackwell), else PCIe
   double simple_bus_bandwidth_Bps = 0.0;  // the bus bandwidth the call reaches under Simple
 };
+// NCCL's correction of a tree all-reduce's bandwidth by size (tuning.cc v2.27.7-1, treeCorrectionFactor,
+// "Trees are not perfectly sticking to the model for medium sizes"): a factor <= 1 per protocol and power
+// of two from 64 B to 256 MiB (index log2(bytes / 64)); 1 outside that range. The selector divides its
+// estimate of a tree all-reduce's bandwidth part by it, as NCCL's tuner does; the run is not corrected.
+double nccl_tree_correction(NcclProtocol p, double bytes);
 // How many times longer the bytes of `algorithm` take under `p` than under Simple (>= 1), by NCCL's
 // tuner (src/graph/tuning.cc, ncclTopoTuneModel): ring LL half the bandwidth, capped at llMaxBw of bus
 // bandwidth; ring LL128 x 0.92; tree LL 1/3.8, capped at llMaxBw; tree LL128 7/9 inside a node, 120/128

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/collectives/collective_algorithm.hpp"
+#include "sim/collectives/hierarchical_algorithm.hpp"
 #include "sim/core/error.hpp"
 #include "sim_test_support.hpp"
 
@@ -118,6 +119,82 @@ TEST(CollectiveAlgorithms, NvlsMovesHalfTheDataOfTheRing) {
     EXPECT_DOUBLE_EQ(nvls[static_cast<std::size_t>(uplink) + 1], s);
     EXPECT_DOUBLE_EQ(ring[static_cast<std::size_t>(uplink) + 1], 2.0 * 7 / 8 * s);
   }
+}
+
+// NVLS all-gather and reduce-scatter (NCCL 2.19+, one node): an all-gather multicasts each GPU's S/N
+// shard through the switch, so every GPU port receives S (all N shards) where the ring delivers
+// (N-1)/N S; a reduce-scatter is its mirror (S up per port). On the ideal profile (NVLS at the 450 GB/s
+// line rate, a = 0.7 us): t = S/B + a, a bus bandwidth of (N-1)/N B = 393.75 GB/s against the ring's
+// B = 450 GB/s: the factor vs the ring is (N-1)/N = 7/8 at large sizes.
+TEST(CollectiveAlgorithms, NvlsAllGatherAndReduceScatterReceiveEveryShardOnce) {
+  const double s = 1e9;
+  const ClusterSpec spec = nvls_node();
+  const Cluster cluster = Cluster::build(spec);
+  for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+    const auto nvls = run_collective(spec, {{iota_ranks(8)}, kind, s, "nvls"});
+    const auto ring = run_collective(spec, {{iota_ranks(8)}, kind, s, "ring"});
+    EXPECT_NEAR(nvls[0], s / 450e9 + 0.7e-6, 0.005 * nvls[0]) << to_string(kind);
+    // The ring: (N-1)/N S per port at the line rate (plus 7 steps of latency, < 0.3 % of it here); the
+    // bus bandwidth of NVLS over the ring's is then 7/8.
+    EXPECT_NEAR(ring[0], 7.0 / 8 * s / 450e9, 0.005 * ring[0]) << to_string(kind);
+    EXPECT_NEAR(ring[0] / nvls[0], 7.0 / 8, 0.01) << to_string(kind);
+    for (std::size_t l = 0; l < cluster.links().size(); ++l) {
+      const Link& link = cluster.links()[l];
+      if (link.dst >= 8 || link.technology != LinkTechnology::nvlink) continue;  // NVSwitch -> GPU only
+      EXPECT_DOUBLE_EQ(nvls[l + 1], s) << to_string(kind) << " link " << l;
+      EXPECT_DOUBLE_EQ(ring[l + 1], 7.0 / 8 * s) << to_string(kind) << " link " << l;
+    }
+  }
+  // Across nodes NCCL runs NVLS all-gather / reduce-scatter only with CollNet: refused, saying so.
+  ClusterSpec two = testing::fat_tree_spec(2, 8, 8);
+  two.node.scale_up.generation = "nvlink4";
+  const Cluster pair = Cluster::build(two);
+  const NetworkProfile ideal = ideal_network_profile();
+  const auto sixteen = iota_ranks(16);
+  EXPECT_NE(collective_infeasible("nvls", {pair, ideal}, {CollectiveKind::all_gather, &sixteen, s}).find("CollNet"),
+            std::string::npos);
+  const auto eight = iota_ranks(8);
+  EXPECT_NE(collective_infeasible("nvls", {cluster, ideal}, {CollectiveKind::all_to_all, &eight, s}), "");
+}
+
+// NCCL's tuner rates NVLS all-gather / reduce-scatter at (N-1)^2 / (N (N+1)) of the ring's algorithm
+// bandwidth (tuning.cc: nChannels x bwIntra x (ppn-1)/ppn against the ring's x N/(N-1); the NVLS graph's
+// N channels of B/(N+1) each, search.cc): 8 GPUs 49/72, 4 GPUs 9/20, 2 GPUs 1/6. On the ideal profile
+// (no NCCL latencies) NVLS pays one 0.7 us hop, the ring 7: with x the ring's bandwidth part, NVLS is
+// rated 0.7 us + x 72/49 against 4.9 us + x, so it wins below x = 4.2 us / (72/49 - 1) = 8.95 us, i.e.
+// S = 8.95 us x 450 GB/s x 8/7 = 4.6 MB, and the ring above (NCCL's own latencies, 25 us for NVLS, keep
+// the ring at every size: see below).
+TEST(CollectiveAlgorithms, NcclRatesNvlsAllGatherBelowTheRing) {
+  EXPECT_DOUBLE_EQ(nvls_tuner_rating(CollectiveKind::all_gather, 8), 49.0 / 72);
+  EXPECT_DOUBLE_EQ(nvls_tuner_rating(CollectiveKind::reduce_scatter, 4), 9.0 / 20);
+  EXPECT_DOUBLE_EQ(nvls_tuner_rating(CollectiveKind::all_gather, 2), 1.0 / 6);
+  EXPECT_EQ(nvls_tuner_rating(CollectiveKind::all_reduce, 8), 0.0);
+  const NetworkProfile ideal = ideal_network_profile();
+  const Cluster node = Cluster::build(nvls_node());
+  const auto eight = iota_ranks(8);
+  for (double bytes : {1e6, 4e6, 5.5e6, 64e6, 1e9}) {
+    const char* expected = bytes < 4.6e6 ? "nvls" : "ring";
+    EXPECT_EQ(select_collective_algorithm({node, ideal}, {CollectiveKind::all_gather, &eight, bytes}), expected)
+        << bytes;
+    EXPECT_EQ(select_collective_algorithm({node, ideal}, {CollectiveKind::reduce_scatter, &eight, bytes}), expected)
+        << bytes;
+  }
+  // The shipped H100 profile (NCCL's latencies: NVLS's fitted 26 us against the ring's fitted ~0): the ring
+  // at every size, as NCCL 2.27's tuner picks on a DGX H100 node.
+  const NetworkProfile h100 = load_network_profile("nccl-h100");
+  for (double bytes : {1e3, 1e6, 64e6, 1e9})
+    EXPECT_EQ(select_collective_algorithm({node, h100}, {CollectiveKind::all_gather, &eight, bytes}), "ring") << bytes;
+  // The all-reduce still goes to NVLS (it halves the bytes per port).
+  EXPECT_EQ(select_collective_algorithm({node, ideal}, {CollectiveKind::all_reduce, &eight, 1e9}), "nvls");
+  // The rating, not the plan, decides: with NVLS at twice the line rate its plan beats the ring's, yet
+  // auto keeps the ring (rated at 49/72 of it).
+  NetworkProfile fast = ideal;
+  fast.nvls_efficiency.value = 2.0;
+  const CollectiveContext ctx{node, fast};
+  const CollectiveRequest req{CollectiveKind::all_gather, &eight, 1e9};
+  EXPECT_LT(idle_fabric_time_s(ctx, plan_collective("nvls", ctx, req)),
+            idle_fabric_time_s(ctx, plan_collective("ring", ctx, req)));
+  EXPECT_EQ(select_collective_algorithm(ctx, req), "ring");
 }
 
 // The profile's NVLS latency is paid by each in-switch phase: once by a node's NVLS all-reduce (one

@@ -11,11 +11,14 @@
 //   LL128:  base 14 us, 1.9 us per step, 0.92 of the bandwidth (NCCL's figure for 120/128).
 // A ring all-reduce over N ranks under protocol p:
 //     t_p = 2(N-1)/N * S / (f_p B) + 2(N-1) (a + hw_p) + base_p.
+#include "sim/collectives/nccl_protocol.hpp"
+
 #include <gtest/gtest.h>
 
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/error.hpp"
 #include "sim_test_support.hpp"
+#include "topologies/cluster_spec.hpp"
 
 namespace clustersim {
 namespace {
@@ -87,6 +90,28 @@ TEST(NcclProtocols, LlIsCappedAtNcclsLlMaxBandwidth) {
   const double big = 1024.0 * 1024 * 1024;
   const double ll_bw = ring_time(node, profile, kLL, big) - (2 * (kN - 1) * (kA + kLL.hw_s) + kLL.base_s);
   EXPECT_NEAR(ll_bw, 2 * (kN - 1) / kN * big / 141e9, 1e-9 * ll_bw);
+}
+
+// NCCL's tree correction by size (tuning.cc v2.27.7-1, treeCorrectionFactor, index log2(bytes / 64)):
+// 16 MiB = 2^24 B -> index 18: LL128 0.9, Simple 0.7; 1 MiB -> index 14: Simple 0.5, LL 0.5; 256 MiB
+// -> index 22: Simple 0.9; 512 MiB and 32 B are outside the table: 1. The selector divides its estimate
+// of a tree all-reduce's bandwidth by it, as NCCL's tuner does. On 2 p5 nodes with the shipped profile
+// this moves 32 MiB from the tree (LL128, 0.9) to the ring, as the plugin's own p5 tuner does above
+// 30 MiB (aws-ofi-nccl src/tuner/nccl_ofi_regions.cpp), and keeps the tree under LL128 at 16 MiB.
+TEST(NcclProtocols, TreeAllReduceEstimateTakesNcclsCorrectionBySize) {
+  const double mib = 1024.0 * 1024;
+  EXPECT_DOUBLE_EQ(nccl_tree_correction(NcclProtocol::ll128, 16 * mib), 0.9);
+  EXPECT_DOUBLE_EQ(nccl_tree_correction(NcclProtocol::simple, 16 * mib), 0.7);
+  EXPECT_DOUBLE_EQ(nccl_tree_correction(NcclProtocol::simple, mib), 0.5);
+  EXPECT_DOUBLE_EQ(nccl_tree_correction(NcclProtocol::ll, mib), 0.5);
+  EXPECT_DOUBLE_EQ(nccl_tree_correction(NcclProtocol::simple, 256 * mib), 0.9);
+  EXPECT_DOUBLE_EQ(nccl_tree_correction(NcclProtocol::simple, 512 * mib), 1.0);
+  EXPECT_DOUBLE_EQ(nccl_tree_correction(NcclProtocol::simple, 32), 1.0);
+  const Cluster p5 = Cluster::build(load_cluster_spec("aws-p5", {{"nodes", "2"}}));
+  const NetworkProfile h100 = load_network_profile("nccl-h100");
+  const auto ranks = iota_ranks(16);
+  EXPECT_EQ(select_collective_algorithm({p5, h100}, {CollectiveKind::all_reduce, &ranks, 16 * mib}), "tree");
+  EXPECT_EQ(select_collective_algorithm({p5, h100}, {CollectiveKind::all_reduce, &ranks, 32 * mib}), "ring");
 }
 
 // LL wins small messages by the latency difference and loses large ones by its 2x bandwidth factor;
