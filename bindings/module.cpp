@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -26,6 +27,7 @@
 
 #include "sim/api/kernel_fit_request.hpp"
 #include "sim/api/measurement_files.hpp"
+#include "sim/api/serving_request.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
 #include "sim/api/stack_fit_request.hpp"
@@ -45,6 +47,8 @@
 #include "sim/hardware/kernel_model.hpp"
 #include "sim/network/network_backend.hpp"
 #include "sim/report/report.hpp"
+#include "sim/serving/serving_scheduler.hpp"
+#include "sim/serving/serving_spec.hpp"
 #include "sim/simulate.hpp"
 #include "sim/stack_fit.hpp"
 #include "sim/validation/validation_report.hpp"
@@ -252,6 +256,91 @@ std::pair<std::string, std::string> validate_json(const std::string& dataset, co
   return {validation_to_json(d, result, options, -1), validation_to_text(d, result, options)};
 }
 
+// clustersim serve from a keyword dict {cluster, serving, set, timeline_path, timeline_requests,
+// sample_interval_s, iteration_records}: the report (JSON text and the CLI's summary) and its tables as
+// columns (lists): one row per request, per iteration (when recorded). Runs in this process (no SimGrid)
+// with the GIL released.
+ServingRequest serving_request(const py::dict& keywords) {
+  ServingRequest request;
+  apply_keywords(keywords, "serve",
+                 {{"cluster", set(request.cluster)},
+                  {"serving", set(request.serving)},
+                  {"set", set(request.settings)},
+                  {"timeline_path", set(request.timeline_path)},
+                  {"timeline_requests", set(request.timeline_requests)},
+                  {"sample_interval_s", set(request.sample_interval_s)},
+                  {"iteration_records", set(request.iteration_records)}});
+  return request;
+}
+
+// clustersim serve --find-max-rate --json from the same keyword dict: the search's JSON text.
+std::string find_max_rate_json(const py::dict& keywords) {
+  const ServingRequest request = serving_request(keywords);
+  MaxRateSearch search;
+  {
+    py::gil_scoped_release release;
+    search = find_max_rate(request);
+  }
+  return max_rate_search_json(search, -1);
+}
+
+py::dict serve_dict(const py::dict& keywords) {
+  const ServingRequest request = serving_request(keywords);
+  ServingReport report;
+  {
+    py::gil_scoped_release release;
+    report = serve(request);
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::map<std::string, std::vector<double>> real;
+  std::map<std::string, std::vector<long long>> whole;
+  py::list status;
+  for (std::size_t i = 0; i < report.result.requests.size(); ++i) {
+    const ServedRequest& q = report.result.requests[i];
+    const bool done = q.status == RequestStatus::finished;
+    whole["request"].push_back(static_cast<long long>(i));
+    whole["replica"].push_back(q.replica);
+    whole["prompt_tokens"].push_back(q.prompt_tokens);
+    whole["output_tokens"].push_back(q.output_tokens);
+    whole["preemptions"].push_back(q.preemptions);
+    real["arrival_s"].push_back(q.arrival_s);
+    real["first_token_s"].push_back(done ? q.first_token_s : nan);
+    real["finish_s"].push_back(done ? q.finish_s : nan);
+    real["ttft_s"].push_back(done ? q.first_token_s - q.arrival_s : nan);
+    real["e2e_s"].push_back(done ? q.finish_s - q.arrival_s : nan);
+    real["tbt_mean_s"].push_back(done && q.generated > 1 ? q.tbt_sum_s / (q.generated - 1) : nan);
+    real["tbt_max_s"].push_back(done && q.generated > 1 ? q.tbt_max_s : nan);
+    status.append(to_string(q.status));
+  }
+  py::dict requests;
+  for (const char* k : {"request", "replica", "prompt_tokens", "output_tokens"})
+    requests[k] = py::cast(whole[k]);
+  requests["status"] = status;
+  for (const char* k : {"arrival_s", "first_token_s", "finish_s", "ttft_s", "e2e_s", "tbt_mean_s", "tbt_max_s"})
+    requests[k] = py::cast(real[k]);
+  requests["preemptions"] = py::cast(whole["preemptions"]);
+  std::map<std::string, std::vector<double>> it;
+  for (const IterationRecord& r : report.result.iterations) {
+    it["replica"].push_back(r.replica);
+    it["start_s"].push_back(r.start_s);
+    it["time_s"].push_back(r.time_s);
+    it["requests"].push_back(r.requests);
+    it["prefill_tokens"].push_back(r.prefill_tokens);
+    it["decode_tokens"].push_back(r.decode_tokens);
+    it["kv_blocks_used"].push_back(static_cast<double>(r.kv_blocks_used));
+  }
+  py::dict iterations;
+  for (const char* k :
+       {"replica", "start_s", "time_s", "requests", "prefill_tokens", "decode_tokens", "kv_blocks_used"})
+    iterations[k] = py::cast(it[k]);
+  py::dict out;
+  out["report"] = serving_report_json(report, -1);
+  out["text"] = serving_report_text(report);
+  out["requests"] = requests;
+  out["iterations"] = iterations;
+  return out;
+}
+
 // Kernel calibration (`clustersim calibrate`): measurements cross as KernelMeasurement objects, the
 // profile as its JSON file text. A GPU is a catalogue id; `profile_json` empty: the catalogue's values
 // without any profile, else that profile applied.
@@ -437,6 +526,17 @@ PYBIND11_MODULE(_core, m) {
   m.def("compare", &compare_json, py::arg("workload"), py::arg("tokens"), py::arg("designs"),
         "clustersim compare's comparison of simulated designs [(design, report JSON or '', error)]:\n"
         "(comparison JSON, the CLI's table).");
+  m.def("serve", &serve_dict, py::arg("options"),
+        "clustersim serve: {report: JSON text, text: the CLI's summary, requests: {column: list}, iterations:\n"
+        "{column: list}}. options: {cluster, serving, set: ['k=v', ...], timeline_path, timeline_requests,\n"
+        "sample_interval_s, iteration_records}; absent or None: the command's defaults.");
+  m.def("find_max_rate", &find_max_rate_json, py::arg("options"),
+        "clustersim serve --find-max-rate --json: the highest arrival rate meeting the SLO (JSON text: max_rate_rps,\n"
+        "upper_bound_reached, probes, report). options: as serve's.");
+  m.def("serving_schema", &serving_schema_json,
+        "The serving spec's keys as JSON (sim/serving/serving_spec.cpp; docs/specs.md's table).");
+  m.def("serving_presets", &serving_preset_names, "Names of the built-in serving presets.");
+  m.def("serving_schedulers", &serving_scheduler_names, "Registered serving schedulers (batching policies).");
   m.def("validation_datasets", &validation_dataset_names, "Names of the compiled-in validation datasets.");
   m.def("validate", &validate_json, py::arg("dataset"), py::arg("options") = py::dict(),
         "clustersim validate DATASET: (JSON document, the CLI's table). options: {fidelity, jobs, limit}; absent\n"

@@ -25,5 +25,6 @@ int run_collective(const std::vector<std::string>& args);
 int run_calibrate_network(const std::vector<std::string>& args);
 int run_validate(const std::vector<std::string>& args);
 int run_schema(const std::vector<std::string>& args);
+int run_serve(const std::vector<std::string>& args);
 
 }  // namespace clustersim::cli

@@ -108,6 +108,26 @@ std::span<const Command> commands() {
        "  error = (predicted - measured) / measured; rows the simulator refuses are listed as\n"
        "  unsupported with the reason and left out of the statistics (MAPE, median, p90, max, bias).\n",
        &run_validate},
+      {"serve", "inference serving: requests through replicas' schedulers; latency percentiles, throughput, cost",
+       "usage: clustersim serve --cluster C --serving S [--json] [--out report.json]\n"
+       "                        [--timeline trace.json [--timeline-requests N]] [--sample-interval S]\n"
+       "                        [--find-max-rate] [--set key.path=value ...]\n\n"
+       "  --cluster C      a cluster spec file or preset name: its GPU, links, power and prices\n"
+       "  --serving S      a serving spec file or preset (llama3-8b-h100, llama3-70b-h100): the model,\n"
+       "                   replicas and their layout, the scheduler, the SLO and the traffic (docs/specs.md)\n"
+       "  --json           print only the report JSON on stdout\n"
+       "  --out FILE       also write the report JSON to FILE\n"
+       "  --timeline F     write the requests as a Chrome/Perfetto trace (ui.perfetto.dev): a process per\n"
+       "                   replica, a slice per request with its time to first token inside\n"
+       "  --timeline-requests N  the first N finished requests in the timeline (default 10000)\n"
+       "  --sample-interval S    seconds between the report's samples of queue and KV cache (default 1)\n"
+       "  --find-max-rate  the highest arrival rate (same seed and duration) with TTFT p90 <= slo.ttft_s and\n"
+       "                   TBT p99 <= slo.tbt_s: doubling from traffic.rate_rps, then bisection to 1 %;\n"
+       "                   prints every probe and the report at the maximum\n"
+       "  --set K=V        override a spec value; K is cluster.<path> or serving.<path> (the prefix may\n"
+       "                   be left out but for name and description), e.g. --set traffic.rate_rps=50\n"
+       "                   --set replica.replicas=16 --set scheduler.name=chunked_prefill\n",
+       &run_serve},
       {"presets", "list the cluster presets, workload presets and GPU catalogue",
        "usage: clustersim presets [--json]\n", &run_presets},
       {"topology", "inspect a cluster: counts, bisection, diameter; export it (SimGrid, DOT, JSON)",
@@ -122,9 +142,10 @@ std::span<const Command> commands() {
        "  --set K=V        override a cluster spec value before validation, e.g. --set nodes=64\n",
        &run_topology},
       {"schema", "a spec's keys: type, range, default, unit, meaning (JSON or docs/specs.md's table)",
-       "usage: clustersim schema workload|cluster [--markdown]\n\n"
+       "usage: clustersim schema workload|cluster|serving [--markdown]\n\n"
        "  workload         the workload spec (workloads/workload_schema.cpp declares every key once)\n"
        "  cluster          the cluster spec's node, fabric, power and cost blocks (topologies/cluster_schema.cpp)\n"
+       "  serving          the serving spec (sim/serving/serving_spec.cpp)\n"
        "  --markdown       docs/specs.md's table rows instead of JSON\n",
        &run_schema},
   };

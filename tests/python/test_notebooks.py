@@ -32,4 +32,4 @@ def test_notebook_runs_and_its_assertions_hold(path: Path, monkeypatch: pytest.M
 
 def test_there_are_notebooks() -> None:
     assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "teaching_scaling_tradeoffs", "sweeping_topologies",
-                                           "choosing_a_cluster", "calibration"}
+                                           "choosing_a_cluster", "calibration", "sizing_an_inference_cluster"}

@@ -11,6 +11,7 @@
     table = cs.compare(workload, ["dgx-h100-superpod", "hgx-h100-roce"], tokens=2e12)
     nccl = cs.collective(cluster, "all_reduce", ranks=range(64), min_bytes="1M", max_bytes="1G")
     rows, summary = cs.validate("vtrain-multi", fidelity="analytical", limit=10)
+    served = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.rate_rps": 30})  # .requests, .summary
     profile = cs.calibrate(["gemm_sweep.json"], held_out=["other.json"])
 
 Every simulation runs in its own child process (SimGrid's engine cannot restart in a process), so a
@@ -37,6 +38,7 @@ from .cluster import Cluster, export_formats, gpus  # noqa: E402
 from .collective import collective  # noqa: E402
 from .compare import compare  # noqa: E402
 from .report import Cost, Memory, Power, Provenance, Report, RunInfo  # noqa: E402
+from .serving import MaxRate, Serving, find_max_rate, serve, serving_presets, serving_schedulers, serving_schema  # noqa: E402
 from .simulation import collective_algorithms, fidelities, simulate, split_overrides  # noqa: E402
 from .sweep import Best, best, expand_grid, parallel_configurations, sweep  # noqa: E402
 from .validation import Validation, validate, validation_datasets  # noqa: E402
@@ -54,6 +56,8 @@ __all__ = [
     "Provenance",
     "Report",
     "RunInfo",
+    "MaxRate",
+    "Serving",
     "SimulationError",
     "SpecError",
     "Validation",
@@ -70,11 +74,16 @@ __all__ = [
     "expand_grid",
     "export_formats",
     "fidelities",
+    "find_max_rate",
     "gpus",
     "kernel_accuracy",
     "kernel_errors",
     "parallel_configurations",
     "read_measurements",
+    "serve",
+    "serving_presets",
+    "serving_schedulers",
+    "serving_schema",
     "simulate",
     "split_overrides",
     "sweep",

@@ -24,6 +24,19 @@ TEST(CliSchema, WorkloadSchemaAsJsonAndMarkdown) {
   EXPECT_NE(markdown.out.find("| `training.micro_batch` *stable* | integer >= 1, sequences | 1 |"), std::string::npos);
 }
 
+TEST(CliSchema, ServingSchema) {
+  const auto json = run_cli("schema serving");
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json fields = nlohmann::json::parse(json.out);
+  // name, description, model; replica 10, scheduler 5, slo 2, traffic 7 + prompt 6 + output 6.
+  ASSERT_EQ(fields.size(), 39u);
+  const auto markdown = run_cli("schema serving --markdown");
+  ASSERT_EQ(markdown.status, 0) << markdown.err;
+  EXPECT_NE(markdown.out.find("| `scheduler.name` *stable* | `static` \\| `continuous` \\| `chunked_prefill` |"),
+            std::string::npos)
+      << markdown.out;
+}
+
 TEST(CliSchema, UnknownSpecIsAUsageError) {
   const auto r = run_cli("schema cluster-of-nothing");
   EXPECT_EQ(r.status, 2);

@@ -1,0 +1,134 @@
+"""serve(): inference serving, request by request (``clustersim serve``; docs/serving.md).
+
+The serving spec (a preset such as ``llama3-8b-h100``, or a file) gives the model, the replicas and
+their layout, the batching policy, the SLO and the traffic; the cluster gives the GPU, its links, power
+and prices. The C++ core generates the requests, runs every replica's scheduler with iteration times
+from the calibrated kernel model, and returns the report and its tables: one row per request, per
+iteration, and the cluster's state sampled over time.
+
+::
+
+    import clustersim as cs
+    r = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.rate_rps": 30})
+    r.summary["latency"]["ttft_s"]["p90"], r.requests.ttft_s.describe(), r.samples.plot(x="time_s")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Union
+
+from . import _core
+from ._spec import override_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["serve", "find_max_rate", "MaxRate", "Serving", "serving_presets", "serving_schedulers", "serving_schema"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def serving_presets() -> List[str]:
+    """The built-in serving specs (``sim/serving/presets``)."""
+    return list(_core.serving_presets())
+
+
+def serving_schedulers() -> List[str]:
+    """The batching policies ``scheduler.name`` accepts."""
+    return list(_core.serving_schedulers())
+
+
+def serving_schema() -> List[Dict[str, Any]]:
+    """The serving spec's keys (path, type, range, default, unit, meaning), as the core declares them."""
+    return json.loads(_core.serving_schema())
+
+
+@dataclass(frozen=True)
+class Serving:
+    """A serving run: ``summary`` is the report (the stable keys of ``clustersim serve --json``),
+    ``text`` the command's summary; ``requests`` (one row per request: arrival, tokens, status, TTFT,
+    time between tokens, end-to-end latency, preemptions), ``iterations`` (one row per iteration, when
+    recorded) and ``samples`` (running, queued, KV blocks used over time) are DataFrames."""
+
+    summary: Dict[str, Any]
+    text: str
+    _requests: Dict[str, list]
+    _iterations: Dict[str, list]
+
+    @property
+    def requests(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(self._requests)
+
+    @property
+    def iterations(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(self._iterations)
+
+    @property
+    def samples(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(self.summary["samples"])
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class MaxRate:
+    """The capacity search's result: ``max_rate_rps`` (a lower bound when ``upper_bound_reached``),
+    ``probes`` (one row per simulated rate: rate_rps, ttft_p90_s, tbt_p99_s, slo_attainment, meets) and
+    ``summary``, the report of the run at the maximum."""
+
+    max_rate_rps: float
+    upper_bound_reached: bool
+    probes: "pd.DataFrame"
+    summary: Dict[str, Any]
+
+
+def find_max_rate(cluster: PathLike, serving: PathLike, *, overrides: Optional[Mapping[str, Any]] = None) -> MaxRate:
+    """The highest arrival rate of the serving spec's traffic (same seed and duration) at which the TTFT
+    p90 is at most ``slo.ttft_s`` and the p99 of the gaps between tokens at most ``slo.tbt_s``
+    (``clustersim serve --find-max-rate``; docs/serving.md)."""
+    import pandas as pd
+
+    options = {"cluster": os.fspath(cluster), "serving": os.fspath(serving),
+               "set": [f"{k}={override_text(v)}" for k, v in (overrides or {}).items()]}
+    out = json.loads(_core.find_max_rate(options))
+    return MaxRate(out["max_rate_rps"], out["upper_bound_reached"], pd.DataFrame(out["probes"]), out["report"])
+
+
+def serve(
+    cluster: PathLike,
+    serving: PathLike,
+    *,
+    overrides: Optional[Mapping[str, Any]] = None,
+    timeline: Optional[PathLike] = None,
+    timeline_requests: Optional[int] = None,
+    sample_interval_s: Optional[float] = None,
+    iterations: int = 1 << 20,
+) -> Serving:
+    """Serves the traffic of ``serving`` (a spec file or preset name) on ``cluster`` (a cluster spec file
+    or preset name). ``overrides``: dotted paths as ``--set`` takes them (``traffic.rate_rps``,
+    ``replica.replicas``, ``cluster.nodes``...). ``timeline``: write the requests as a Perfetto trace
+    there. ``iterations``: keep a row for each of the first N iterations (default 1,048,576, about 100 MB
+    as a DataFrame; an hour of traffic on 64 replicas has tens of millions; 0: none;
+    ``summary["requests"]["iterations"]`` counts them all).
+    Raises SpecError for bad input (file and JSON path) as the command does."""
+    options: Dict[str, Any] = {
+        "cluster": os.fspath(cluster),
+        "serving": os.fspath(serving),
+        "set": [f"{k}={override_text(v)}" for k, v in (overrides or {}).items()],
+        "timeline_path": os.fspath(timeline) if timeline is not None else None,
+        "timeline_requests": timeline_requests,
+        "sample_interval_s": sample_interval_s,
+        "iteration_records": int(iterations),
+    }
+    out = _core.serve(options)
+    return Serving(json.loads(out["report"]), out["text"], out["requests"], out["iterations"])

@@ -1,0 +1,100 @@
+#include "sim/serving/serving_scheduler.hpp"
+
+#include "sim/core/named_table.hpp"
+#include "sim/serving/serving_scheduler_policies.hpp"
+
+namespace clustersim {
+namespace {
+
+constexpr ServingSchedulerEntry kSchedulers[] = {
+    {"static",
+     "FasterTransformer: a batch of up to max_batch_requests queued requests (prompts within max_batch_tokens, KV "
+     "blocks reserved for prompt + output) runs to completion before the next is formed",
+     &make_static_batching_scheduler},
+    {"continuous",
+     "Orca / vLLM (v0 default): iteration-level batching over a paged KV cache; an iteration is either the prefill "
+     "of whole prompts admitted FCFS or one decode token for every running request; preemption by recompute",
+     &make_continuous_batching_scheduler},
+    {"chunked_prefill",
+     "Sarathi-Serve: a token budget of max_batch_tokens per iteration, decodes first, then prompt chunks "
+     "(requests already prefilling, then new ones FCFS) fill the rest; preemption by recompute",
+     &make_chunked_prefill_scheduler},
+};
+
+}  // namespace
+
+const char* to_string(RequestStatus s) {
+  switch (s) {
+    case RequestStatus::pending:
+      return "pending";
+    case RequestStatus::finished:
+      return "finished";
+    case RequestStatus::rejected_context:
+      return "rejected_context";
+    case RequestStatus::rejected_kv_cache:
+      return "rejected_kv_cache";
+    case RequestStatus::rejected_batch_tokens:
+      return "rejected_batch_tokens";
+  }
+  return "?";
+}
+
+std::span<const ServingSchedulerEntry> serving_schedulers() {
+  return kSchedulers;
+}
+
+std::vector<std::string> serving_scheduler_names() {
+  return names_of(serving_schedulers());
+}
+
+std::unique_ptr<ServingScheduler> make_serving_scheduler(std::string_view name, const SchedulerLimits& limits) {
+  return find_named(serving_schedulers(), name, "serving scheduler").make(limits);
+}
+
+bool reserve_kv_blocks(ReplicaState& replica, ServedRequest& r, std::int64_t tokens, std::int64_t block_size) {
+  const std::int64_t more = kv_blocks_for(tokens, block_size) - r.blocks;
+  if (more <= 0) return true;
+  if (more > replica.free_blocks) return false;
+  replica.free_blocks -= more;
+  r.blocks += static_cast<std::int32_t>(more);
+  return true;
+}
+
+void release_kv_blocks(ReplicaState& replica, ServedRequest& r) {
+  replica.free_blocks += r.blocks;
+  r.blocks = 0;
+}
+
+std::uint32_t preempt_last(ReplicaState& replica, std::span<ServedRequest> requests) {
+  const std::uint32_t victim = replica.running.back();
+  replica.running.pop_back();
+  ServedRequest& r = requests[victim];
+  release_kv_blocks(replica, r);
+  r.computed = 0;
+  ++r.preemptions;
+  ++replica.preemptions;
+  replica.waiting.push_front(victim);
+  return victim;
+}
+
+std::int64_t schedule_decodes(ReplicaState& replica, std::span<ServedRequest> requests, std::int64_t block_size) {
+  std::int64_t tokens = 0;
+  for (std::size_t i = 0; i < replica.running.size(); ++i) {
+    const std::uint32_t id = replica.running[i];
+    ServedRequest& r = requests[id];
+    if (r.known_tokens() - r.computed != 1) continue;
+    bool preempted_self = false;
+    while (!reserve_kv_blocks(replica, r, std::int64_t{r.computed} + 1, block_size)) {
+      if (preempt_last(replica, requests) == id) {
+        preempted_self = true;
+        break;
+      }
+    }
+    if (preempted_self) break;  // it was the last running request
+    replica.plan.push_back({id, 1});
+    ++tokens;
+  }
+  return tokens;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,383 @@
+#include "sim/serving/serving_spec.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/resources.hpp"
+#include "sim/core/spec_document.hpp"
+#include "sim/core/spec_schema.hpp"
+#include "sim/serving/serving_router.hpp"
+#include "sim/serving/serving_scheduler.hpp"
+
+namespace clustersim {
+namespace resources_detail {
+std::span<const Resource> serving_preset_resources();  // generated from sim/serving/presets/*.json
+}  // namespace resources_detail
+
+namespace {
+
+// Every number format; its name is to_string's (sim/serving/serving_dtype.cpp).
+constexpr ServingDtype kDtypes[] = {ServingDtype::fp16, ServingDtype::bf16, ServingDtype::fp8, ServingDtype::int8,
+                                    ServingDtype::int4};
+
+}  // namespace
+
+std::vector<std::string> serving_dtype_names() {
+  std::vector<std::string> out;
+  for (const ServingDtype d : kDtypes)
+    out.emplace_back(to_string(d));
+  return out;
+}
+
+ServingDtype serving_dtype_from_name(std::string_view name) {
+  for (const ServingDtype d : kDtypes)
+    if (name == to_string(d)) return d;
+  throw SimulationError("unknown serving dtype \"" + std::string(name) + "\"");
+}
+
+template <>
+struct FieldCodec<ServingDtype> {
+  static nlohmann::json encode(ServingDtype d) { return to_string(d); }
+  static void decode(const nlohmann::json& v, ServingDtype& out) {
+    out = serving_dtype_from_name(v.get<std::string>());
+  }
+};
+
+namespace {
+
+using Row = SchemaRow<ServingSpec>;
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+// Per-request token counts are kept in 32 bits by the engine; 2^24 (16.7 M) tokens is 13x the longest
+// published context windows (Llama-4 Scout: 10 M), so a larger value is a unit mistake.
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;
+// Requests in one simulation: about 64 bytes of state each (serving_engine.cpp), so 2^26 are 4 GiB.
+constexpr std::int64_t kMaxRequests = std::int64_t{1} << 26;
+
+template <auto... Members>
+Row row(SpecField field, std::string_view omitted_when = {}) {
+  return schema_row<ServingSpec, Members...>(std::move(field), omitted_when);
+}
+
+SpecField choice(std::string_view path, std::vector<std::string> (*choices)(), std::string_view default_json,
+                 std::string_view doc) {
+  return with_known_values(spec_field(path, FieldType::choice, true, default_json, "", doc), choices);
+}
+
+SpecField count(std::string_view path, std::int64_t max, std::string_view default_json, std::string_view unit,
+                std::string_view doc) {
+  return with_unit(integer_field(path, true, 1, max, default_json, "", doc), unit);
+}
+
+SpecField number(std::string_view path, NumberRange range, std::string_view default_json, std::string_view default_doc,
+                 std::string_view unit, std::string_view doc) {
+  return number_field(path, true, range, default_json, default_doc, unit, doc);
+}
+
+std::vector<std::string> arrival_names() {
+  return {"poisson", "gamma"};
+}
+
+std::vector<std::string> length_distribution_names() {
+  return {"fixed", "uniform", "lognormal", "zipf"};
+}
+
+void read_name(JsonReader& r, const SpecField&, ServingSpec& s) {
+  s.name = r.optional_string("name").value_or(std::filesystem::path(r.file()).stem().string());
+}
+
+// The model: a workload preset name or file (its `model` block), or an inline `model` object read by the
+// workload spec's own reader (so every key, default and check is the workload's, at the same JSON path).
+void read_model(JsonReader& r, const SpecField&, ServingSpec& s) {
+  const nlohmann::json& m = r.raw("model");
+  if (m.is_string()) {
+    const std::string source = m.get<std::string>();
+    try {
+      s.model = load_workload_spec(source).model;
+    } catch (const SpecError& e) {
+      if (e.file() != source) throw;  // an error inside the workload file names that file
+      r.fail("model", "\"" + source + "\": " + e.message());
+    }
+    s.model_source = source;
+    return;
+  }
+  if (!m.is_object())
+    r.fail(
+        "model", "expected a workload preset name (" +
+                     [] {
+                       std::string names;
+                       for (const std::string& n : workload_preset_names())
+                         names += (names.empty() ? "" : ", ") + n;
+                       return names;
+                     }() +
+                     "), a workload file, or a model object, got " + describe_json(m));
+  nlohmann::json doc = {{"model", m}, {"training", {{"global_batch", 1}}}};
+  s.model = parse_workload_spec(doc.dump(), r.file()).model;
+}
+
+void read_trace(JsonReader& r, const SpecField&, ServingSpec& s) {
+  if (!r.has("trace")) return;
+  const std::string path = r.string("trace");
+  const std::filesystem::path p(path);
+  s.traffic.trace =
+      p.is_absolute() || r.file().empty() ? path : (std::filesystem::path(r.file()).parent_path() / p).string();
+}
+
+// The rows of one length distribution ("traffic.prompt" or "traffic.output").
+template <LengthSpec TrafficSpec::*Which>
+void add_length_rows(std::vector<Row>& t, std::string_view section_doc) {
+  using S = ServingSpec;
+  using L = LengthSpec;
+  constexpr bool prompt = Which == &TrafficSpec::prompt;
+  // The paths are the schema's keys: string literals, as SpecField keeps views of them.
+  constexpr std::string_view kPaths[2][6] = {{"traffic.output.distribution", "traffic.output.mean", "traffic.output.cv",
+                                              "traffic.output.min", "traffic.output.max", "traffic.output.zipf_s"},
+                                             {"traffic.prompt.distribution", "traffic.prompt.mean", "traffic.prompt.cv",
+                                              "traffic.prompt.min", "traffic.prompt.max", "traffic.prompt.zipf_s"}};
+  auto path = [&](const char* key) -> std::string_view {
+    for (const std::string_view p : kPaths[prompt ? 1 : 0])
+      if (p.substr(p.rfind('.') + 1) == key) return p;
+    return {};
+  };
+  t.push_back(row<&S::traffic, Which, &L::distribution>(
+      choice(path("distribution"), &length_distribution_names, "\"fixed\"", section_doc)));
+  t.push_back(row<&S::traffic, Which, &L::mean>(
+      number(path("mean"), NumberRange::between(1.0, static_cast<double>(kMaxTokens)), "", "required without `trace`",
+             "tokens", "fixed: the length; lognormal: its mean; uniform, zipf: not used")));
+  t.push_back(row<&S::traffic, Which, &L::cv>(number(path("cv"), NumberRange::between(0.0, 100.0), "0.0", "", "",
+                                                     "lognormal: coefficient of variation (> 0)")));
+  t.push_back(row<&S::traffic, Which, &L::min>(with_unit(
+      integer_field(path("min"), true, 1, kMaxTokens, "1", "", "uniform, zipf: the smallest length; lognormal: clamp"),
+      "tokens")));
+  t.push_back(row<&S::traffic, Which, &L::max>(
+      with_unit(integer_field(path("max"), true, 1, kMaxTokens, "", "none (lognormal); required (uniform, zipf)",
+                              "uniform, zipf: the largest length; lognormal: clamp"),
+                "tokens"),
+      "0"));
+  t.push_back(row<&S::traffic, Which, &L::zipf_s>(number(path("zipf_s"), NumberRange::positive(), "1.0", "", "",
+                                                         "zipf: the exponent s of P(k) ~ 1 / (k - min + 1)^s")));
+}
+
+const std::vector<Row>& rows() {
+  using S = ServingSpec;
+  using Slo = SloSpec;
+  using T = TrafficSpec;
+  static const std::vector<Row> table = [] {
+    std::vector<Row> t;
+    auto add = [&t](Row r, Row::Reader read = nullptr) {
+      r.read = read;
+      t.push_back(std::move(r));
+    };
+    add(row<&S::name>(spec_field("name", FieldType::string, true, "", "the file's name without its extension", "")),
+        &read_name);
+    add(row<&S::description>(spec_field("description", FieldType::string, false, "\"\"", "",
+                                        "where the model, layout and traffic come from")));
+    add(row<&S::model_source>(with_type_doc(
+            spec_field("model", FieldType::string, true, "", "",
+                       "the served transformer: a workload preset name or file (its `model` block), or a `model` "
+                       "object with the workload spec's model keys (dense or MoE, GQA)"),
+            "string \\| object")),
+        &read_model);
+
+    // replica
+    add(row<&S::tp>(count("replica.tp", 1024, "1", "GPUs", "tensor-parallel degree of each replica")));
+    add(row<&S::pp>(count("replica.pp", 1024, "1", "GPUs", "pipeline stages of each replica")));
+    add(row<&S::ep>(count("replica.ep", 1024, "1", "GPUs",
+                          "expert-parallel degree over the tensor-parallel GPUs (vLLM's enable_expert_parallel): "
+                          "divides tp and the experts; MoE models only")));
+    add(row<&S::replicas>(
+        count("replica.replicas", 1 << 20, "1", "", "model replicas; each runs its own scheduler on tp x pp GPUs")));
+    add(row<&S::weight_dtype>(choice("replica.weight_dtype", &serving_dtype_names, "\"bf16\"",
+                                     "number format of the weights (int8, int4: one scale per `group_size`)")));
+    add(row<&S::kv_dtype>(
+        choice("replica.kv_dtype", &serving_dtype_names, "\"bf16\"", "number format of the KV cache")));
+    add(row<&S::group_size>(
+        count("replica.group_size", 1 << 20, "128", "elements", "int8 / int4: elements per scale")));
+    add(row<&S::gpu_memory_utilization>(number("replica.gpu_memory_utilization", {0.0, 1.0, true}, "0.9", "", "",
+                                               "the fraction of HBM the engine may use (vLLM's)")));
+    add(row<&S::host_overhead_s>(number("replica.host_overhead_s", NumberRange::between(0.0, 10.0), "0.0", "", "s",
+                                        "host time per iteration: scheduling, sampling, detokenization")));
+    add(row<&S::max_context_tokens>(
+        with_unit(integer_field("replica.max_context_tokens", true, 1, kMaxTokens, "", "`model.seq_len`",
+                                "longest prompt + output a request may have; longer ones are rejected and counted"),
+                  "tokens"),
+        "0"));
+
+    // scheduler
+    add(row<&S::scheduler>(choice("scheduler.name", &serving_scheduler_names, "\"continuous\"",
+                                  "the batching policy of every replica (docs/serving.md)")));
+    add(row<&S::router>(choice("scheduler.router", &serving_router_names, "\"round_robin\"",
+                               "which replica an arriving request joins")));
+    add(row<&S::max_batch_tokens>(count("scheduler.max_batch_tokens", kMaxTokens, "8192", "tokens",
+                                        "most tokens in one iteration (chunked_prefill: the token budget)")));
+    add(row<&S::max_batch_requests>(
+        count("scheduler.max_batch_requests", 1 << 20, "256", "requests", "most requests in one iteration")));
+    add(row<&S::block_size>(
+        count("scheduler.block_size", 1 << 16, "16", "tokens", "tokens per KV-cache block (paged attention)")));
+
+    // slo
+    add(row<&S::slo, &Slo::ttft_s>(number("slo.ttft_s", NumberRange::positive(), "2.0", "", "s",
+                                          "a request attains the SLO when its time to first token is at most this")));
+    add(row<&S::slo, &Slo::tbt_s>(number("slo.tbt_s", NumberRange::positive(), "0.2", "", "s",
+                                         "... and its mean time between output tokens at most this")));
+
+    // traffic
+    add(row<&S::traffic, &T::arrival>(choice("traffic.arrival", &arrival_names, "\"poisson\"",
+                                             "poisson: exponential inter-arrival times; gamma: Gamma ones with `cv` "
+                                             "(> 1: bursty)")));
+    add(row<&S::traffic, &T::rate_rps>(number("traffic.rate_rps", NumberRange::positive(), "",
+                                              "required without `trace`", "requests/s",
+                                              "mean arrival rate over the whole deployment")));
+    add(row<&S::traffic, &T::cv>(number("traffic.cv", {0.0, 100.0, true}, "1.0", "", "",
+                                        "gamma: coefficient of variation of the inter-arrival times")));
+    add(row<&S::traffic, &T::duration_s>(number("traffic.duration_s", NumberRange::positive(), "",
+                                                "either this or `requests`", "s", "arrivals in [0, duration_s)"),
+                                         "0.0"));
+    add(row<&S::traffic, &T::requests>(with_unit(integer_field("traffic.requests", true, 1, kMaxRequests, "",
+                                                               "either this or `duration_s`", "this many arrivals"),
+                                                 "requests"),
+                                       "0"));
+    add(row<&S::traffic, &T::seed>(
+        integer_field("traffic.seed", true, 0, kMaxInt64, "1", "", "the random stream (std::mt19937_64)")));
+    add(row<&S::traffic, &T::trace>(spec_field("traffic.trace", FieldType::string, true, "", "none",
+                                               "a request trace instead: CSV (header arrival_s,prompt_tokens,"
+                                               "output_tokens) or JSONL (one object with those keys a line), "
+                                               "relative to the spec")),
+        &read_trace);
+    add_length_rows<&TrafficSpec::prompt>(t, "prompt lengths");
+    add_length_rows<&TrafficSpec::output>(t, "output lengths (tokens generated, the first included)");
+    return t;
+  }();
+  return table;
+}
+
+JsonReader empty_section(const std::string& file, const std::string& path) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  return JsonReader(empty, file, path);
+}
+
+JsonReader section(JsonReader& parent, std::string_view key) {
+  return parent.optional_object(key).value_or(empty_section(parent.file(), parent.path_of(key)));
+}
+
+void check_length(JsonReader& r, const LengthSpec& l, bool generated) {
+  if (!generated) {
+    r.finish();
+    return;
+  }
+  if ((l.distribution == "fixed" || l.distribution == "lognormal") && !r.has("mean"))
+    r.fail("mean", "the " + l.distribution + " distribution needs \"mean\"");
+  if (l.distribution == "lognormal" && l.cv <= 0.0) r.fail("cv", "the lognormal distribution needs \"cv\" > 0");
+  if ((l.distribution == "uniform" || l.distribution == "zipf") && l.max == 0)
+    r.fail("max", "the " + l.distribution + " distribution needs \"max\"");
+  if (l.distribution == "zipf" && l.max - l.min >= (std::int64_t{1} << 20))
+    r.fail("max", "zipf draws from a table of max - min + 1 lengths: at most 1048576, got " +
+                      std::to_string(l.max - l.min + 1));
+  if (l.max != 0 && l.max < l.min)
+    r.fail("max", "max (" + std::to_string(l.max) + ") must be at least min (" + std::to_string(l.min) + ")");
+  r.finish();
+}
+
+void read_traffic(JsonReader r, ServingSpec& s) {
+  read_schema_fields<ServingSpec>(rows(), r, "traffic", s);
+  TrafficSpec& t = s.traffic;
+  const bool generated = t.trace.empty();
+  if (!generated) {
+    for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv"})
+      if (r.has(key))
+        r.fail(key,
+               std::string("a traffic with a \"trace\" takes its requests from the trace; remove \"") + key + "\"");
+  } else {
+    if (!r.has("rate_rps")) r.fail("rate_rps", "expected the arrival rate \"rate_rps\" (or a \"trace\")");
+    if (r.has("duration_s") == r.has("requests"))
+      r.fail(r.has("requests") ? "requests" : "duration_s", "expected exactly one of \"duration_s\" and \"requests\"");
+    if (t.duration_s * t.rate_rps > static_cast<double>(kMaxRequests))
+      r.fail("duration_s", "rate_rps x duration_s must be at most " + std::to_string(kMaxRequests) + " requests, got " +
+                               std::to_string(t.duration_s * t.rate_rps));
+    if (!r.has("prompt")) r.fail("prompt", "expected the prompt lengths \"prompt\"");
+    if (!r.has("output")) r.fail("output", "expected the output lengths \"output\"");
+  }
+  JsonReader prompt = section(r, "prompt");
+  read_schema_fields<ServingSpec>(rows(), prompt, "traffic.prompt", s);
+  check_length(prompt, t.prompt, generated);
+  JsonReader output = section(r, "output");
+  read_schema_fields<ServingSpec>(rows(), output, "traffic.output", s);
+  check_length(output, t.output, generated);
+  r.finish();
+}
+
+ServingSpec parse_document(const nlohmann::json& json, const std::string& file) {
+  JsonReader root(json, file);
+  ServingSpec s;
+  s.source_file = file;
+  read_schema_fields<ServingSpec>(rows(), root, "", s);
+  for (const char* key : {"replica", "scheduler", "slo"}) {
+    JsonReader r = section(root, key);
+    read_schema_fields<ServingSpec>(rows(), r, key, s);
+    r.finish();
+  }
+  read_traffic(root.object("traffic"), s);
+  root.finish();
+  return s;
+}
+
+}  // namespace
+
+ServingSpec parse_serving_spec(std::string_view json_text, const std::string& file) {
+  const SpecDocument doc = parse_spec_text(json_text, file);
+  return parse_document(doc.json, doc.file);
+}
+
+ServingSpec load_serving_spec(std::string_view source, const ServingOverrides& overrides) {
+  const SpecDocument doc =
+      load_spec_document(source, resources_detail::serving_preset_resources(), "serving", overrides);
+  return parse_document(doc.json, doc.file);
+}
+
+std::vector<std::string> serving_preset_names() {
+  return resource_names(resources_detail::serving_preset_resources());
+}
+
+ReplicaConfig replica_config(const ServingSpec& spec) {
+  ReplicaConfig r;
+  r.model = spec.model;
+  r.tp = spec.tp;
+  r.pp = spec.pp;
+  r.ep = spec.ep;
+  r.weight_dtype = spec.weight_dtype;
+  r.kv_dtype = spec.kv_dtype;
+  r.group_size = spec.group_size;
+  r.gpu_memory_utilization = spec.gpu_memory_utilization;
+  r.max_batch_tokens = spec.max_batch_tokens;
+  r.host_overhead_s = spec.host_overhead_s;
+  return r;
+}
+
+std::string serving_path_of_replica_path(const ServingSpec& spec, std::string_view replica_path) {
+  if (replica_path.starts_with("/model")) return spec.model_source.empty() ? std::string(replica_path) : "/model";
+  if (replica_path == "/max_batch_tokens") return "/scheduler/max_batch_tokens";
+  return "/replica" + std::string(replica_path);
+}
+
+std::span<const SpecField> serving_schema() {
+  static const std::vector<SpecField> fields = schema_fields<ServingSpec>(rows());
+  return fields;
+}
+
+std::string serving_schema_markdown() {
+  return spec_fields_markdown(serving_schema());
+}
+
+std::string serving_schema_json() {
+  return spec_fields_json(serving_schema());
+}
+
+}  // namespace clustersim

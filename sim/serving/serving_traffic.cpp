@@ -1,0 +1,259 @@
+#include "sim/serving/serving_traffic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <numbers>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/csv_table.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/spec_document.hpp"
+
+namespace clustersim {
+namespace random_draw {
+
+double uniform01(std::mt19937_64& g) {
+  return static_cast<double>(g() >> 11) * 0x1.0p-53;
+}
+
+double exponential(std::mt19937_64& g, double rate) {
+  return -std::log1p(-uniform01(g)) / rate;
+}
+
+double standard_normal(std::mt19937_64& g) {
+  const double u1 = 1.0 - uniform01(g);  // (0, 1]
+  const double u2 = uniform01(g);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+double gamma(std::mt19937_64& g, double shape) {
+  if (shape < 1.0) {
+    // Gamma(k) = Gamma(k + 1) U^(1/k) (Marsaglia and Tsang 2000, sec. 6).
+    const double u = 1.0 - uniform01(g);
+    return gamma(g, shape + 1.0) * std::pow(u, 1.0 / shape);
+  }
+  const double d = shape - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    double x = 0.0;
+    double v = 0.0;
+    do {
+      x = standard_normal(g);
+      v = 1.0 + c * x;
+    } while (v <= 0.0);
+    v = v * v * v;
+    const double u = 1.0 - uniform01(g);
+    if (u < 1.0 - 0.0331 * x * x * x * x) return d * v;
+    if (std::log(u) < 0.5 * x * x + d * (1.0 - v + std::log(v))) return d * v;
+  }
+}
+
+double lognormal(std::mt19937_64& g, double mean, double cv) {
+  // E[exp(mu + sigma Z)] = exp(mu + sigma^2 / 2) = mean; CV^2 = exp(sigma^2) - 1.
+  const double sigma2 = std::log1p(cv * cv);
+  const double mu = std::log(mean) - 0.5 * sigma2;
+  return std::exp(mu + std::sqrt(sigma2) * standard_normal(g));
+}
+
+}  // namespace random_draw
+
+namespace {
+
+constexpr double kMaxTokens = static_cast<double>(std::int64_t{1} << 24);
+
+// splitmix64 (Steele, Lea, Flood 2014): independent seeds for the three streams from one seed.
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+class LengthSampler {
+ public:
+  explicit LengthSampler(const LengthSpec& spec) : spec_(spec) {
+    if (spec.distribution == "zipf") {
+      const std::int64_t n = spec.max - spec.min + 1;
+      cdf_.resize(static_cast<std::size_t>(n));
+      double sum = 0.0;
+      for (std::int64_t k = 1; k <= n; ++k)
+        cdf_[static_cast<std::size_t>(k - 1)] = sum += std::pow(static_cast<double>(k), -spec.zipf_s);
+      for (double& c : cdf_)
+        c /= sum;
+    }
+  }
+
+  std::int32_t draw(std::mt19937_64& g) const {
+    const double hi = spec_.max > 0 ? static_cast<double>(spec_.max) : kMaxTokens;
+    const double lo = static_cast<double>(spec_.min);
+    double v = spec_.mean;
+    if (spec_.distribution == "uniform") {
+      v = lo + std::floor(random_draw::uniform01(g) * (hi - lo + 1.0));
+    } else if (spec_.distribution == "lognormal") {
+      v = std::round(random_draw::lognormal(g, spec_.mean, spec_.cv));
+    } else if (spec_.distribution == "zipf") {
+      const double u = random_draw::uniform01(g);
+      const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), u);
+      v = lo + static_cast<double>(std::min<std::ptrdiff_t>(it - cdf_.begin(), std::ssize(cdf_) - 1));
+    } else {
+      v = std::round(v);
+    }
+    return static_cast<std::int32_t>(std::clamp(v, lo, hi));
+  }
+
+ private:
+  LengthSpec spec_;
+  std::vector<double> cdf_;
+};
+
+[[noreturn]] void bad_row(const std::string& file, int line, std::string_view column, const std::string& what) {
+  throw SpecError(file, "line " + std::to_string(line) + "/column " + std::string(column), what);
+}
+
+double parse_number(std::string_view text, bool& ok) {
+  std::string s(text);
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  ok = !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
+  return v;
+}
+
+struct RowChecker {
+  const std::string& file;
+  double last_arrival_s = 0.0;
+
+  double arrival(int line, bool ok, double v, const std::string& shown) {
+    if (!ok || v < 0.0) bad_row(file, line, "arrival_s", "expected a time in seconds >= 0, got " + shown);
+    if (v < last_arrival_s)
+      bad_row(file, line, "arrival_s",
+              "arrival times must not decrease: " + shown + " after " + std::to_string(last_arrival_s));
+    last_arrival_s = v;
+    return v;
+  }
+
+  std::int32_t tokens(int line, std::string_view column, bool ok, double v, const std::string& shown) {
+    if (!ok || v < 1.0 || v > kMaxTokens || v != std::floor(v))
+      bad_row(file, line, column, "expected an integer number of tokens between 1 and 16777216, got " + shown);
+    return static_cast<std::int32_t>(v);
+  }
+};
+
+std::vector<RequestArrival> parse_csv(std::string_view text, const std::string& file) {
+  std::vector<RequestArrival> out;
+  RowChecker check{file};
+  std::size_t columns[3] = {0, 0, 0};
+  std::size_t header_size = 0;
+  constexpr const char* kColumns[3] = {"arrival_s", "prompt_tokens", "output_tokens"};
+  int line = 0;
+  bool header = true;
+  for (std::size_t pos = 0; pos <= text.size();) {
+    const std::size_t eol = std::min(text.find('\n', pos), text.size());
+    const std::string_view raw = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    ++line;
+    if (raw.empty() || raw == "\r") continue;
+    const std::vector<std::string> cells = split_csv_line(raw);
+    if (header) {
+      for (int c = 0; c < 3; ++c) {
+        const auto it = std::find(cells.begin(), cells.end(), kColumns[c]);
+        if (it == cells.end())
+          bad_row(file, line, kColumns[c], "expected a header naming arrival_s, prompt_tokens and output_tokens");
+        columns[c] = static_cast<std::size_t>(it - cells.begin());
+      }
+      header_size = cells.size();
+      header = false;
+      continue;
+    }
+    if (cells.size() < header_size)
+      bad_row(file, line, kColumns[0],
+              "expected " + std::to_string(header_size) + " cells, got " + std::to_string(cells.size()));
+    RequestArrival a;
+    bool ok = false;
+    const std::string& t = cells[columns[0]];
+    a.arrival_s = check.arrival(line, ok, parse_number(t, ok), "\"" + t + "\"");
+    const std::string& p = cells[columns[1]];
+    a.prompt_tokens = check.tokens(line, kColumns[1], ok, parse_number(p, ok), "\"" + p + "\"");
+    const std::string& o = cells[columns[2]];
+    a.output_tokens = check.tokens(line, kColumns[2], ok, parse_number(o, ok), "\"" + o + "\"");
+    out.push_back(a);
+  }
+  if (header) throw SpecError(file, "line 1", "expected a header naming arrival_s, prompt_tokens and output_tokens");
+  return out;
+}
+
+std::vector<RequestArrival> parse_jsonl(std::string_view text, const std::string& file) {
+  std::vector<RequestArrival> out;
+  RowChecker check{file};
+  int line = 0;
+  for (std::size_t pos = 0; pos <= text.size();) {
+    const std::size_t eol = std::min(text.find('\n', pos), text.size());
+    const std::string_view raw = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    ++line;
+    if (raw.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    nlohmann::json row;
+    try {
+      row = nlohmann::json::parse(raw);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw SpecError(file, "line " + std::to_string(line) + "/column " + std::to_string(e.byte),
+                      "malformed JSON: " + std::string(e.what()));
+    }
+    if (!row.is_object()) bad_row(file, line, "1", "expected an object, got " + describe_json(row));
+    auto value = [&](const char* key, bool& ok) {
+      ok = row.contains(key) && row[key].is_number();
+      const double v = ok ? row[key].get<double>() : 0.0;
+      if (!row.contains(key)) bad_row(file, line, key, std::string("expected the key \"") + key + "\"");
+      return std::pair<double, std::string>{v, describe_json(row[key])};
+    };
+    RequestArrival a;
+    bool ok = false;
+    auto [t, ts] = value("arrival_s", ok);
+    a.arrival_s = check.arrival(line, ok, t, ts);
+    auto [p, ps] = value("prompt_tokens", ok);
+    a.prompt_tokens = check.tokens(line, "prompt_tokens", ok, p, ps);
+    auto [o, os] = value("output_tokens", ok);
+    a.output_tokens = check.tokens(line, "output_tokens", ok, o, os);
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<RequestArrival> parse_request_trace(std::string_view text, const std::string& file, bool jsonl) {
+  return jsonl ? parse_jsonl(text, file) : parse_csv(text, file);
+}
+
+std::vector<RequestArrival> read_request_trace(const std::string& path) {
+  const std::string text = read_text_file(path, "request trace");
+  return parse_request_trace(text, path, std::filesystem::path(path).extension() == ".jsonl");
+}
+
+std::vector<RequestArrival> make_traffic(const TrafficSpec& t) {
+  if (!t.trace.empty()) return read_request_trace(t.trace);
+  std::mt19937_64 arrivals(splitmix64(t.seed));
+  std::mt19937_64 prompts(splitmix64(t.seed + 1));
+  std::mt19937_64 outputs(splitmix64(t.seed + 2));
+  const LengthSampler prompt(t.prompt);
+  const LengthSampler output(t.output);
+  // Gamma inter-arrival times with mean 1 / rate and CV cv: shape 1 / cv^2, scale cv^2 / rate.
+  const double shape = 1.0 / (t.cv * t.cv);
+  const bool gamma = t.arrival == "gamma";
+  std::vector<RequestArrival> out;
+  if (t.requests > 0) out.reserve(static_cast<std::size_t>(t.requests));
+  double now = 0.0;
+  for (;;) {
+    now += gamma ? random_draw::gamma(arrivals, shape) / (shape * t.rate_rps)
+                 : random_draw::exponential(arrivals, t.rate_rps);
+    if (t.requests > 0 ? std::ssize(out) >= t.requests : now >= t.duration_s) break;
+    out.push_back({now, prompt.draw(prompts), output.draw(outputs)});
+  }
+  return out;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,44 @@
+#pragma once
+// The requests of a serving run: generated from the spec's traffic (arrival process, prompt and output
+// length distributions, seed) or read from a request trace file.
+//
+// Random numbers: std::mt19937_64 (its output is fixed by the C++ standard) and this file's own
+// uniform, exponential, normal, gamma, lognormal and zipf transforms (the std:: distributions are not
+// the same across standard libraries), so a seed gives the same requests everywhere.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/serving/serving_spec.hpp"
+
+namespace clustersim {
+
+struct RequestArrival {
+  double arrival_s = 0.0;
+  std::int32_t prompt_tokens = 0;
+  std::int32_t output_tokens = 0;  // tokens generated, the first included (>= 1)
+};
+
+// The requests of `traffic`, in arrival order. A trace is read from traffic.trace (see below); else
+// arrivals start at the first inter-arrival time after 0.
+std::vector<RequestArrival> make_traffic(const TrafficSpec& traffic);
+
+// A request trace: CSV with a header naming arrival_s, prompt_tokens, output_tokens (other columns
+// ignored), or JSONL (`.jsonl`: one object a line with those keys). Arrival times >= 0 and not
+// decreasing; token counts integers >= 1 (at most 2^24). A bad row is a SpecError naming the file,
+// "line N/column NAME" (JSONL: the key, or the column of a JSON syntax error).
+std::vector<RequestArrival> read_request_trace(const std::string& path);
+std::vector<RequestArrival> parse_request_trace(std::string_view text, const std::string& file, bool jsonl);
+
+// The transforms, exposed for their tests.
+namespace random_draw {
+double uniform01(std::mt19937_64& g);  // [0, 1) with 53 random bits
+double exponential(std::mt19937_64& g, double rate);
+double standard_normal(std::mt19937_64& g);      // Box-Muller (one value per two uniforms)
+double gamma(std::mt19937_64& g, double shape);  // Marsaglia-Tsang (2000), scale 1
+double lognormal(std::mt19937_64& g, double mean, double cv);
+}  // namespace random_draw
+
+}  // namespace clustersim

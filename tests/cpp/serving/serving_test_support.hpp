@@ -1,0 +1,48 @@
+#pragma once
+// A test double of the iteration model: time = fixed_s + per_token_s x (new tokens of the batch), so
+// the hand-worked cases of the serving tests are exact; a KV cache of `kv_tokens` tokens.
+#include <span>
+
+#include "sim/serving/iteration_model.hpp"
+#include "sim/serving/serving_spec.hpp"
+
+namespace clustersim::testing {
+
+class LinearIterationModel final : public IterationModel {
+ public:
+  LinearIterationModel(double fixed_s, double per_token_s, std::int64_t kv_tokens)
+      : fixed_s_(fixed_s), per_token_s_(per_token_s) {
+    memory_.kv_capacity_tokens = kv_tokens;
+  }
+
+  IterationTime iteration_time(std::span<const IterationEntry> batch) const override {
+    std::int64_t tokens = 0;
+    for (const IterationEntry& e : batch)
+      tokens += e.new_tokens;
+    IterationTime t;
+    t.compute_s = fixed_s_ + per_token_s_ * static_cast<double>(tokens);
+    t.time_s = t.compute_s;
+    return t;
+  }
+
+  const ReplicaMemory& memory() const override { return memory_; }
+
+ private:
+  double fixed_s_;
+  double per_token_s_;
+  ReplicaMemory memory_;
+};
+
+// A serving spec for the engine's tests: one replica, a context of 1 M tokens.
+inline ServingSpec test_serving_spec(const char* scheduler, std::int64_t max_batch_tokens,
+                                     std::int64_t max_batch_requests, std::int64_t block_size) {
+  ServingSpec s;
+  s.model.seq_len = 1 << 20;
+  s.scheduler = scheduler;
+  s.max_batch_tokens = max_batch_tokens;
+  s.max_batch_requests = max_batch_requests;
+  s.block_size = block_size;
+  return s;
+}
+
+}  // namespace clustersim::testing

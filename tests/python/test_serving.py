@@ -1,0 +1,80 @@
+"""clustersim.serve: the report and its DataFrames agree with each other and with the command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+import clustersim as cs
+
+
+def test_presets_and_registries():
+    assert cs.serving_presets() == ["llama3-70b-h100", "llama3-8b-h100"]
+    assert cs.serving_schedulers() == ["static", "continuous", "chunked_prefill"]
+    paths = [f["path"] for f in cs.serving_schema()]
+    assert "traffic.rate_rps" in paths and "scheduler.block_size" in paths
+
+
+def test_serve_tables_agree_with_the_summary(tmp_path):
+    timeline = tmp_path / "requests.json"
+    r = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.duration_s": 10, "scheduler.name": "chunked_prefill",
+                                                         "scheduler.max_batch_tokens": 1024},
+                 timeline=timeline, timeline_requests=20)
+    s = r.summary
+    req = r.requests
+    assert len(req) == s["requests"]["arrived"]
+    done = req[req.status == "finished"]
+    assert len(done) == s["requests"]["finished"]
+    # The summary's mean TTFT and nearest-rank p90 are the table's.
+    assert done.ttft_s.mean() == pytest.approx(s["latency"]["ttft_s"]["mean"], rel=1e-12)
+    ranked = done.ttft_s.sort_values().to_numpy()
+    k = -(-90 * len(ranked) // 100)  # ceil(0.9 n)
+    assert ranked[k - 1] == pytest.approx(s["latency"]["ttft_s"]["p90"], rel=1e-12)
+    assert done.e2e_s.ge(done.ttft_s).all()
+    # Every output token comes from one iteration: prefill iterations give the first, decodes the rest.
+    it = r.iterations
+    assert len(it) == s["requests"]["iterations"]
+    assert int(it.decode_tokens.sum()) >= int((done.output_tokens - 1).sum())
+    assert int(it.prefill_tokens.sum()) >= int(done.prompt_tokens.sum()) - len(done)
+    # The GPU busy fraction is the iterations' time over replicas x makespan (no host overhead here).
+    busy = it.time_s.sum() / (s["run"]["replicas"] * s["throughput"]["makespan_s"])
+    assert busy == pytest.approx(s["utilization"]["gpu_busy_fraction"], rel=1e-9)
+    assert list(r.samples.columns) == ["time_s", "running", "queued", "kv_blocks_used", "preemptions"]
+    trace = json.loads(timeline.read_text())
+    assert sum(e["ph"] == "X" for e in trace["traceEvents"]) == 40
+    assert "TTFT" in r.text
+
+
+def test_same_report_as_the_command():
+    cli = os.environ.get("CLUSTERSIM_CLI")
+    if not cli:
+        pytest.skip("CLUSTERSIM_CLI not set")
+    args = ["--set", "traffic.duration_s=5"]
+    out = subprocess.run([cli, "serve", "--cluster", "dgx-h100", "--serving", "llama3-8b-h100", "--json", *args],
+                         check=True, capture_output=True, text=True).stdout
+    r = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.duration_s": 5}, iterations=0)
+    assert json.loads(out) == r.summary
+    assert len(r.iterations) == 0
+    few = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.duration_s": 5}, iterations=7)
+    assert len(few.iterations) == 7 and few.summary["requests"]["iterations"] > 7
+
+
+def test_bad_input_is_a_spec_error():
+    with pytest.raises(cs.SpecError, match="/traffic/rate_rps"):
+        cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.rate_rps": -1})
+    with pytest.raises(cs.SpecError, match="need 9 GPUs"):
+        cs.serve("dgx-h100", "llama3-8b-h100", overrides={"replica.replicas": 9})
+
+
+def test_find_max_rate_brackets_the_slo():
+    m = cs.find_max_rate("dgx-h100", "llama3-8b-h100", overrides={"traffic.duration_s": 10})
+    p = m.probes
+    assert not m.upper_bound_reached
+    assert (p.meets == ((p.ttft_p90_s <= 2.0) & (p.tbt_p99_s <= 0.2))).all()
+    assert p[p.rate_rps == m.max_rate_rps].meets.all()
+    above = p[(p.rate_rps > m.max_rate_rps) & (p.rate_rps <= m.max_rate_rps * 1.01)]
+    assert len(above) > 0 and not above.meets.any()
+    assert m.summary["latency"]["ttft_s"]["p90"] <= 2.0
