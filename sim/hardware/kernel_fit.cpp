@@ -19,7 +19,12 @@
 //   memory-bound   kernel_launch_us, the efficiency of every role measured (memory_efficiency,
 //                  activation_efficiency, normalization_efficiency, rope_efficiency,
 //                  embedding_efficiency), row_bandwidth_GBps when row-wise kernels were measured,
-//                  l2_reuse when some kernels' bytes fit in L2 (and the GPU has an L2 bandwidth)
+//                  l2_reuse when some kernels' bytes fit in L2 (and the GPU has an L2 bandwidth).
+//                  STREAM measurements (published.stream: one kernel over arrays far larger than the
+//                  L2, the one direct measurement of how fast a kernel streams HBM) pin
+//                  memory_efficiency in closed form, the median of their bandwidths over the
+//                  datasheet's, before the others are fitted: without them a fit of kernels that
+//                  mostly hit L2 drives it to 1 (the datasheet peak), which no kernel reaches.
 // A family with fewer than kMeasurementsPerParameter measurements per parameter fits its efficiency
 // only. The fit minimizes sum_i ln(t_model_i / t_measured_i)^2 (relative errors: kernel times span
 // microseconds to milliseconds) with Levenberg-Marquardt (forward-difference Jacobian, Eigen's LDLT
@@ -33,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <Eigen/Dense>
@@ -216,6 +222,19 @@ bool is_attention(const KernelMeasurement& m) {
 bool is_memory_bound(const KernelMeasurement& m) {
   return !is_gemm16(m) && !is_gemm8(m) && !is_attention(m);
 }
+bool is_stream(const KernelMeasurement& m) {
+  return m.name == "published.stream";
+}
+
+// The HBM streaming efficiency the STREAM measurements among `data` show: the median of their
+// bandwidths (bytes / time) over the datasheet's. 0 when there is none.
+double stream_efficiency(const GpuSpec& gpu, const std::vector<const KernelMeasurement*>& data) {
+  std::vector<double> efficiencies;
+  for (const KernelMeasurement* m : data) {
+    if (is_stream(*m) && m->time_s > 0.0) efficiencies.push_back(m->bytes / m->time_s / gpu.hbm_bandwidth_Bps);
+  }
+  return efficiencies.empty() ? 0.0 : std::min(1.0, quantile(efficiencies, 0.5));
+}
 
 // The families, in fitting order (later families use earlier results).
 struct FamilyDefinition {
@@ -265,6 +284,27 @@ std::vector<FreeParameter> parameters_of(std::string_view family, const GpuSpec&
   return p;
 }
 
+// With STREAM measurements in the memory-bound family: memory_efficiency set from them (on `gpu`)
+// and no longer a free parameter of the family; its provenance. Nothing without them.
+std::optional<FittedParameter> pin_memory_efficiency(GpuSpec& gpu, Family& family) {
+  const double efficiency = stream_efficiency(gpu, family.data);
+  if (efficiency <= 0.0) return std::nullopt;
+  std::erase_if(family.parameters, [](const FreeParameter& p) { return p.key == "memory_efficiency"; });
+  set_gpu_number(gpu, "memory_efficiency", efficiency);
+  std::vector<const KernelMeasurement*> streams;
+  for (const KernelMeasurement* m : family.data) {
+    if (is_stream(*m)) streams.push_back(m);
+  }
+  FittedParameter f;
+  f.name = "memory_efficiency";
+  f.value = efficiency;
+  f.source = "set by " + std::to_string(streams.size()) + " STREAM kernels of " + files_of(streams) +
+             ": the median of their bandwidths over the datasheet's hbm_bandwidth_GBps (closed form)";
+  f.domain.push_back(domain_of("memory_efficiency", streams));
+  f.residual = residual_of(gpu, streams);
+  return f;
+}
+
 // Where the fit starts a parameter the catalogue leaves unset (0: "not modelled").
 double unset_start(const GpuSpec& gpu, std::string_view key) {
   if (key == "row_bandwidth_GBps") return 10.0;  // a thread block streams O(10 GB/s)
@@ -297,6 +337,9 @@ CalibrationProfile fit_kernel_model(const GpuSpec& base, std::span<const KernelM
     }
     if (family.data.empty()) continue;
     family.parameters = parameters_of(family.name, gpu, family.data);
+    std::optional<FittedParameter> pinned;
+    if (family.name == "memory-bound") pinned = pin_memory_efficiency(gpu, family);
+    if (pinned) profile.parameters.push_back(*pinned);
     if (family.parameters.empty()) continue;
     if (family.name == "gemm" && family.parameters.size() > 1) {
       for (double k_half : {1.0, 16.0, 128.0, 512.0}) {
