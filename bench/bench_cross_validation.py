@@ -43,9 +43,9 @@ DATA = os.path.join(REPO, "calibration", "data")  # calibration/data/README.md
 HOST_OP_GRID_US = [10 * i for i in range(11)]
 KERNEL_FITS = {
     "a100-sxm4-80gb": ("vidur/compute/a100/Llama-2-7b-hf/mlp.csv", "vidur/compute/a100/Llama-2-70b-hf/mlp.csv",
-                       ["published/microbench.json#micro-0015"]),
+                       ["published/microbench.json#micro-0009..micro-0013,micro-0015"]),
     "h100-sxm5-80gb": ("vidur/compute/h100/Llama-2-7b-hf/mlp.csv", "vidur/compute/h100/Llama-2-70b-hf/mlp.csv",
-                       ["published/microbench.json#micro-0019..micro-0027,micro-0034"]),
+                       ["published/microbench.json#micro-0019..micro-0032,micro-0034"]),
 }
 
 

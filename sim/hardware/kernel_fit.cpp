@@ -19,7 +19,14 @@
 //   memory-bound   kernel_launch_us, the efficiency of every role measured (memory_efficiency,
 //                  activation_efficiency, normalization_efficiency, rope_efficiency,
 //                  embedding_efficiency), row_bandwidth_GBps when row-wise kernels were measured,
-//                  l2_reuse when some kernels' bytes fit in L2 (and the GPU has an L2 bandwidth)
+//                  l2_reuse when some kernels' bytes fit in L2 (and the GPU has an L2 bandwidth).
+//                  STREAM measurements (published.stream: one kernel over arrays far larger than the
+//                  L2, the one direct measurement of how fast a kernel streams HBM) are not part of
+//                  the least-squares fit: after it, they set memory_efficiency in closed form, the
+//                  median of their bandwidths over the datasheet's. The operator tables alone drive
+//                  it to 1 (the datasheet peak, which no kernel streams at: their element-wise
+//                  kernels mostly hit L2), and it is the efficiency of every kernel of the
+//                  memory_efficiency role beyond the L2 (the optimizer step's gigabytes).
 // A family with fewer than kMeasurementsPerParameter measurements per parameter fits its efficiency
 // only. The fit minimizes sum_i ln(t_model_i / t_measured_i)^2 (relative errors: kernel times span
 // microseconds to milliseconds) with Levenberg-Marquardt (forward-difference Jacobian, Eigen's LDLT
@@ -33,6 +40,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <Eigen/Dense>
@@ -216,6 +224,19 @@ bool is_attention(const KernelMeasurement& m) {
 bool is_memory_bound(const KernelMeasurement& m) {
   return !is_gemm16(m) && !is_gemm8(m) && !is_attention(m);
 }
+bool is_stream(const KernelMeasurement& m) {
+  return m.name == "published.stream";
+}
+
+// The HBM streaming efficiency the STREAM measurements among `data` show: the median of their
+// bandwidths (bytes / time) over the datasheet's. 0 when there is none.
+double stream_efficiency(const GpuSpec& gpu, const std::vector<const KernelMeasurement*>& data) {
+  std::vector<double> efficiencies;
+  for (const KernelMeasurement* m : data) {
+    if (is_stream(*m) && m->time_s > 0.0) efficiencies.push_back(m->bytes / m->time_s / gpu.hbm_bandwidth_Bps);
+  }
+  return efficiencies.empty() ? 0.0 : std::min(1.0, quantile(efficiencies, 0.5));
+}
 
 // The families, in fitting order (later families use earlier results).
 struct FamilyDefinition {
@@ -265,6 +286,24 @@ std::vector<FreeParameter> parameters_of(std::string_view family, const GpuSpec&
   return p;
 }
 
+// With STREAM measurements: memory_efficiency set from them (on `gpu`, after the family's fit) and
+// its provenance. Nothing without them.
+std::optional<FittedParameter> pin_memory_efficiency(GpuSpec& gpu,
+                                                     const std::vector<const KernelMeasurement*>& streams) {
+  const double efficiency = stream_efficiency(gpu, streams);
+  if (efficiency <= 0.0) return std::nullopt;
+  set_gpu_number(gpu, "memory_efficiency", efficiency);
+  FittedParameter f;
+  f.name = "memory_efficiency";
+  f.value = efficiency;
+  f.source = "fitted to " + std::to_string(streams.size()) + " STREAM kernels of " + files_of(streams) +
+             " in closed form: the median of their bandwidths over the datasheet's hbm_bandwidth_GBps, after the "
+             "least-squares fit of the other memory-bound parameters";
+  f.domain.push_back(domain_of("memory_efficiency", streams));
+  f.residual = residual_of(gpu, streams);
+  return f;
+}
+
 // Where the fit starts a parameter the catalogue leaves unset (0: "not modelled").
 double unset_start(const GpuSpec& gpu, std::string_view key) {
   if (key == "row_bandwidth_GBps") return 10.0;  // a thread block streams O(10 GB/s)
@@ -296,8 +335,18 @@ CalibrationProfile fit_kernel_model(const GpuSpec& base, std::span<const KernelM
       if (definition.member(m)) family.data.push_back(&m);
     }
     if (family.data.empty()) continue;
+    std::vector<const KernelMeasurement*> streams;
+    if (family.name == "memory-bound") {
+      std::erase_if(family.data, [&](const KernelMeasurement* m) {
+        if (is_stream(*m)) streams.push_back(m);
+        return is_stream(*m);
+      });
+    }
     family.parameters = parameters_of(family.name, gpu, family.data);
-    if (family.parameters.empty()) continue;
+    if (family.parameters.empty()) {
+      if (const auto pinned = pin_memory_efficiency(gpu, streams)) profile.parameters.push_back(*pinned);
+      continue;
+    }
     if (family.name == "gemm" && family.parameters.size() > 1) {
       for (double k_half : {1.0, 16.0, 128.0, 512.0}) {
         for (double exponent : {0.1, 0.5})
@@ -334,6 +383,8 @@ CalibrationProfile fit_kernel_model(const GpuSpec& base, std::span<const KernelM
       }
     }
     gpu = problem.spec(best);
+    const std::optional<FittedParameter> pinned = pin_memory_efficiency(gpu, streams);
+    if (pinned) profile.parameters.push_back(*pinned);
 
     // Provenance: per role its domain and residual; per parameter the roles it acts on.
     std::map<std::string, std::vector<const KernelMeasurement*>, std::less<>> by_role;
@@ -344,6 +395,7 @@ CalibrationProfile fit_kernel_model(const GpuSpec& base, std::span<const KernelM
                                " kernel times of " + files_of(family.data) + " (Levenberg-Marquardt on ln time, " +
                                std::to_string(family.parameters.size()) + " parameters)";
     for (const FreeParameter& p : family.parameters) {
+      if (pinned && p.key == pinned->name) continue;
       FittedParameter f;
       f.name = p.key;
       f.value = *gpu_number(gpu, p.key);

@@ -157,6 +157,51 @@ TEST(KernelFit, RecordsTheFittedDomainPerRole) {
   EXPECT_EQ(p.find("kernel_launch_us")->residual.measurements, 66u);
 }
 
+// STREAM records (a nominal 1 GiB moved at the published bandwidth, as kernel_measurement.cpp reads
+// them) stay out of the least-squares fit and then set memory_efficiency in closed form: the median
+// bandwidth over the datasheet's. Three records at 2.95, 3.015 and 3.10 TB/s on the H100 (3,350 GB/s):
+// median 3.015 / 3.35 = 0.9.
+KernelMeasurement stream_record(double bandwidth_TBps) {
+  KernelMeasurement k;
+  k.gpu = "h100-sxm5-80gb";
+  k.file = "published/microbench.json";
+  k.operation = "STREAM-like Copy";
+  k.name = "published.stream";
+  k.kernel = KernelClass::elementwise;
+  k.precision = Precision::fp32;
+  k.bytes = 1073741824.0;
+  k.time_s = k.bytes / (bandwidth_TBps * 1e12);
+  return k;
+}
+
+TEST(KernelFit, StreamMeasurementsPinTheHbmStreamingEfficiency) {
+  std::vector<KernelMeasurement> data = synthetic_measurements();
+  for (double bw : {3.10, 2.95, 3.015})
+    data.push_back(stream_record(bw));
+  const CalibrationProfile p = fit_kernel_model(find_gpu("h100-sxm5-80gb", "test", ""), data, {});
+  const FittedParameter* e = p.find("memory_efficiency");
+  ASSERT_NE(e, nullptr);
+  EXPECT_NEAR(e->value, 3.015 / 3.35, 1e-12);  // 0.9: closed form, not the least-squares value
+  EXPECT_NE(e->source.find("fitted to 3 STREAM kernels"), std::string::npos) << e->source;
+  EXPECT_EQ(e->residual.measurements, 3u);
+  ASSERT_EQ(e->domain.size(), 1u);
+  EXPECT_EQ(e->domain[0].role, "memory_efficiency");
+  // The rest of the family is fitted as without the STREAM records: they take no part in it.
+  const CalibrationProfile without =
+      fit_kernel_model(find_gpu("h100-sxm5-80gb", "test", ""), synthetic_measurements(), {});
+  for (const char* key : {"activation_efficiency", "normalization_efficiency", "kernel_launch_us", "l2_reuse"})
+    EXPECT_DOUBLE_EQ(fitted(p, key), fitted(without, key)) << key;
+  EXPECT_EQ(p.parameters.size(), without.parameters.size());
+  EXPECT_NEAR(fitted(p, "activation_efficiency"), 0.5, 0.5 * 0.03);
+
+  // A STREAM table that says the HBM streams slower (2.68 TB/s: 0.8 of the datasheet) sets the
+  // parameter to it although the other kernels were generated at 0.9 (the least-squares value).
+  std::vector<KernelMeasurement> slow = synthetic_measurements();
+  slow.push_back(stream_record(2.68));
+  EXPECT_NEAR(fitted(fit_kernel_model(find_gpu("h100-sxm5-80gb", "test", ""), slow, {}), "memory_efficiency"), 0.8,
+              1e-12);
+}
+
 TEST(KernelFit, SmallFamiliesFitOnlyTheirEfficiency) {
   // Two GEMMs cannot pin five parameters: only gemm_max_efficiency is fitted.
   std::vector<KernelMeasurement> data = synthetic_measurements();
