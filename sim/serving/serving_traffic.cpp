@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -115,11 +116,12 @@ class LengthSampler {
   throw SpecError(file, "line " + std::to_string(line) + "/column " + std::string(column), what);
 }
 
-double parse_number(std::string_view text, bool& ok) {
+// A cell's number; none when the cell is not one whole finite number.
+std::optional<double> parse_number(std::string_view text) {
   std::string s(text);
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  ok = !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 
@@ -127,8 +129,9 @@ struct RowChecker {
   const std::string& file;
   double last_arrival_s = 0.0;
 
-  double arrival(int line, bool ok, double v, const std::string& shown) {
-    if (!ok || v < 0.0) bad_row(file, line, "arrival_s", "expected a time in seconds >= 0, got " + shown);
+  double arrival(int line, std::optional<double> value, const std::string& shown) {
+    const double v = value.value_or(-1.0);
+    if (!value || v < 0.0) bad_row(file, line, "arrival_s", "expected a time in seconds >= 0, got " + shown);
     if (v < last_arrival_s)
       bad_row(file, line, "arrival_s",
               "arrival times must not decrease: " + shown + " after " + std::to_string(last_arrival_s));
@@ -136,8 +139,9 @@ struct RowChecker {
     return v;
   }
 
-  std::int32_t tokens(int line, std::string_view column, bool ok, double v, const std::string& shown) {
-    if (!ok || v < 1.0 || v > kMaxTokens || v != std::floor(v))
+  std::int32_t tokens(int line, std::string_view column, std::optional<double> value, const std::string& shown) {
+    const double v = value.value_or(0.0);
+    if (!value || v < 1.0 || v > kMaxTokens || v != std::floor(v))
       bad_row(file, line, column, "expected an integer number of tokens between 1 and 16777216, got " + shown);
     return static_cast<std::int32_t>(v);
   }
@@ -173,13 +177,12 @@ std::vector<RequestArrival> parse_csv(std::string_view text, const std::string& 
       bad_row(file, line, kColumns[0],
               "expected " + std::to_string(header_size) + " cells, got " + std::to_string(cells.size()));
     RequestArrival a;
-    bool ok = false;
     const std::string& t = cells[columns[0]];
-    a.arrival_s = check.arrival(line, ok, parse_number(t, ok), "\"" + t + "\"");
+    a.arrival_s = check.arrival(line, parse_number(t), "\"" + t + "\"");
     const std::string& p = cells[columns[1]];
-    a.prompt_tokens = check.tokens(line, kColumns[1], ok, parse_number(p, ok), "\"" + p + "\"");
+    a.prompt_tokens = check.tokens(line, kColumns[1], parse_number(p), "\"" + p + "\"");
     const std::string& o = cells[columns[2]];
-    a.output_tokens = check.tokens(line, kColumns[2], ok, parse_number(o, ok), "\"" + o + "\"");
+    a.output_tokens = check.tokens(line, kColumns[2], parse_number(o), "\"" + o + "\"");
     out.push_back(a);
   }
   if (header) throw SpecError(file, "line 1", "expected a header naming arrival_s, prompt_tokens and output_tokens");
@@ -204,20 +207,19 @@ std::vector<RequestArrival> parse_jsonl(std::string_view text, const std::string
                       "malformed JSON: " + std::string(e.what()));
     }
     if (!row.is_object()) bad_row(file, line, "1", "expected an object, got " + describe_json(row));
-    auto value = [&](const char* key, bool& ok) {
-      ok = row.contains(key) && row[key].is_number();
-      const double v = ok ? row[key].get<double>() : 0.0;
+    auto value = [&](const char* key) {
       if (!row.contains(key)) bad_row(file, line, key, std::string("expected the key \"") + key + "\"");
-      return std::pair<double, std::string>{v, describe_json(row[key])};
+      const std::optional<double> v =
+          row[key].is_number() ? std::optional<double>(row[key].get<double>()) : std::nullopt;
+      return std::pair<std::optional<double>, std::string>{v, describe_json(row[key])};
     };
     RequestArrival a;
-    bool ok = false;
-    auto [t, ts] = value("arrival_s", ok);
-    a.arrival_s = check.arrival(line, ok, t, ts);
-    auto [p, ps] = value("prompt_tokens", ok);
-    a.prompt_tokens = check.tokens(line, "prompt_tokens", ok, p, ps);
-    auto [o, os] = value("output_tokens", ok);
-    a.output_tokens = check.tokens(line, "output_tokens", ok, o, os);
+    auto [t, ts] = value("arrival_s");
+    a.arrival_s = check.arrival(line, t, ts);
+    auto [p, ps] = value("prompt_tokens");
+    a.prompt_tokens = check.tokens(line, "prompt_tokens", p, ps);
+    auto [o, os] = value("output_tokens");
+    a.output_tokens = check.tokens(line, "output_tokens", o, os);
     out.push_back(a);
   }
   return out;
