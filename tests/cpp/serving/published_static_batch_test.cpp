@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "serving_test_support.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_accuracy.hpp"
@@ -20,18 +21,7 @@
 namespace clustersim {
 namespace {
 
-ModelSpec llama2(bool seventy) {
-  ModelSpec m;
-  m.layers = seventy ? 80 : 32;
-  m.hidden = seventy ? 8192 : 4096;
-  m.heads = seventy ? 64 : 32;
-  m.kv_heads = seventy ? 8 : 32;
-  m.ffn_hidden = seventy ? 28672 : 11008;
-  m.vocab = 32000;
-  m.seq_len = 4096;
-  m.activation = "swiglu";
-  return m;
-}
+using testing::llama2;
 
 struct Prediction {
   double throughput = 0.0;  // output tokens per second

@@ -33,6 +33,21 @@ class LinearIterationModel final : public IterationModel {
   ReplicaMemory memory_;
 };
 
+// Llama-2-7B or -70B as their released config.json files give them (the models of Vidur's operator
+// tables and of TensorRT-LLM's static-batch figures).
+inline ModelSpec llama2(bool seventy) {
+  ModelSpec m;
+  m.layers = seventy ? 80 : 32;
+  m.hidden = seventy ? 8192 : 4096;
+  m.heads = seventy ? 64 : 32;
+  m.kv_heads = seventy ? 8 : 32;
+  m.ffn_hidden = seventy ? 28672 : 11008;
+  m.vocab = 32000;
+  m.seq_len = 4096;
+  m.activation = "swiglu";
+  return m;
+}
+
 // A serving spec for the engine's tests: one replica, a context of 1 M tokens.
 inline ServingSpec test_serving_spec(const char* scheduler, std::int64_t max_batch_tokens,
                                      std::int64_t max_batch_requests, std::int64_t block_size) {
