@@ -17,6 +17,7 @@
 #include "sim/core/spec_schema.hpp"
 #include "sim/serving/serving_router.hpp"
 #include "sim/serving/serving_scheduler.hpp"
+#include "sim/serving/serving_traffic.hpp"
 
 namespace clustersim {
 namespace resources_detail {
@@ -84,10 +85,6 @@ SpecField number(std::string_view path, NumberRange range, std::string_view defa
 
 std::vector<std::string> arrival_names() {
   return {"poisson", "gamma"};
-}
-
-std::vector<std::string> length_distribution_names() {
-  return {"fixed", "uniform", "lognormal", "zipf"};
 }
 
 void read_name(JsonReader& r, const SpecField&, ServingSpec& s) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numbers>
 #include <optional>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "sim/core/csv_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/named_table.hpp"
 #include "sim/core/spec_document.hpp"
 
 namespace clustersim {
@@ -75,10 +77,24 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The length distributions (traffic.prompt/output.distribution): the spec's choices are their names.
+enum class LengthShape : std::uint8_t { fixed, uniform, lognormal, zipf };
+struct NamedLengthShape {
+  std::string_view name;
+  LengthShape shape;
+};
+constexpr NamedLengthShape kLengthShapes[] = {{"fixed", LengthShape::fixed},
+                                              {"uniform", LengthShape::uniform},
+                                              {"lognormal", LengthShape::lognormal},
+                                              {"zipf", LengthShape::zipf}};
+
 class LengthSampler {
  public:
-  explicit LengthSampler(const LengthSpec& spec) : spec_(spec) {
-    if (spec.distribution == "zipf") {
+  explicit LengthSampler(const LengthSpec& spec)
+      : spec_(spec),
+        shape_(find_named(std::span<const NamedLengthShape>(kLengthShapes), spec.distribution, "length distribution")
+                   .shape) {
+    if (shape_ == LengthShape::zipf) {
       const std::int64_t n = spec.max - spec.min + 1;
       cdf_.resize(static_cast<std::size_t>(n));
       double sum = 0.0;
@@ -92,23 +108,30 @@ class LengthSampler {
   std::int32_t draw(std::mt19937_64& g) const {
     const double hi = spec_.max > 0 ? static_cast<double>(spec_.max) : kMaxTokens;
     const double lo = static_cast<double>(spec_.min);
-    double v = spec_.mean;
-    if (spec_.distribution == "uniform") {
-      v = lo + std::floor(random_draw::uniform01(g) * (hi - lo + 1.0));
-    } else if (spec_.distribution == "lognormal") {
-      v = std::round(random_draw::lognormal(g, spec_.mean, spec_.cv));
-    } else if (spec_.distribution == "zipf") {
-      const double u = random_draw::uniform01(g);
-      const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), u);
-      v = lo + static_cast<double>(std::min<std::ptrdiff_t>(it - cdf_.begin(), std::ssize(cdf_) - 1));
-    } else {
-      v = std::round(v);
+    double v = 0.0;
+    switch (shape_) {
+      case LengthShape::uniform:
+        v = lo + std::floor(random_draw::uniform01(g) * (hi - lo + 1.0));
+        break;
+      case LengthShape::lognormal:
+        v = std::round(random_draw::lognormal(g, spec_.mean, spec_.cv));
+        break;
+      case LengthShape::zipf: {
+        const double u = random_draw::uniform01(g);
+        const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), u);
+        v = lo + static_cast<double>(std::min<std::ptrdiff_t>(it - cdf_.begin(), std::ssize(cdf_) - 1));
+        break;
+      }
+      case LengthShape::fixed:
+        v = std::round(spec_.mean);
+        break;
     }
     return static_cast<std::int32_t>(std::clamp(v, lo, hi));
   }
 
  private:
   LengthSpec spec_;
+  LengthShape shape_;
   std::vector<double> cdf_;
 };
 
@@ -226,6 +249,10 @@ std::vector<RequestArrival> parse_jsonl(std::string_view text, const std::string
 }
 
 }  // namespace
+
+std::vector<std::string> length_distribution_names() {
+  return names_of(std::span<const NamedLengthShape>(kLengthShapes));
+}
 
 std::vector<RequestArrival> parse_request_trace(std::string_view text, const std::string& file, bool jsonl) {
   return jsonl ? parse_jsonl(text, file) : parse_csv(text, file);

@@ -25,6 +25,9 @@ struct RequestArrival {
 // arrivals start at the first inter-arrival time after 0.
 std::vector<RequestArrival> make_traffic(const TrafficSpec& traffic);
 
+// The names of the length distributions (the spec's choices for traffic.prompt/output.distribution).
+std::vector<std::string> length_distribution_names();
+
 // A request trace: CSV with a header naming arrival_s, prompt_tokens, output_tokens (other columns
 // ignored), or JSONL (`.jsonl`: one object a line with those keys). Arrival times >= 0 and not
 // decreasing; token counts integers >= 1 (at most 2^24). A bad row is a SpecError naming the file,
