@@ -5,15 +5,13 @@ Every row of calibration/data/published/serving_throughput.json with batching "i
 Llama 3.1 8B / 3.3 70B / 3.1 405B, fp8, DGX H100 and DGX H200, tp 1..8, fixed input/output lengths,
 every request queued at once) becomes a serving run, as calibration/validation/serving/
 trtllm-inflight.json says (the model shapes from the released configs, fp8 weights and KV cache, one
-replica of tp GPUs, the continuous scheduler with TensorRT-LLM's default limits, the cluster preset of
+replica of tp GPUs, the inflight scheduler with TensorRT-LLM's default limits, the cluster preset of
 the GPU): a burst of N requests at t = 0 with exactly ISL prompt and OSL output tokens, served by
 clustersim.serve. The predicted saturation throughput is the run's output tokens / makespan, compared
 with the published Total Output Throughput. Nothing here is fitted to these rows.
 
-N (the request cap): the published run's request count, capped at `request_cap.max_requests` but never
-below `request_cap.min_waves` x the requests the replica holds at once (its KV cache over ISL + OSL,
-at most max_batch_requests), so that the run spends most of its time in steady state; docs/serving.md,
-"Validation: saturation throughput".
+N is the published run's request count (1000..30000), not capped: the 60 runs take about 4 s together
+(docs/serving.md, "Validation: saturation throughput").
 
     PYTHONPATH=build/python .venv/bin/python bench/bench_serving_saturation.py [--json out.json]
                                                                            [--markdown] [--limit N]
@@ -56,30 +54,13 @@ def serving_spec(mapping, row, trace_path):
         f"{row['output_tokens']} ({mapping['name']}; model: {shape['source']})",
         "model": model,
         "replica": replica,
-        "scheduler": scheduler(mapping, row),
+        "scheduler": dict(mapping["scheduler"]),
         "traffic": {"trace": trace_path},
     }
 
 
-def scheduler(mapping, row):
-    """The mapping's scheduler; a prompt longer than max_batch_tokens is served in chunks (TensorRT-LLM's
-    chunked context: the continuous policy would reject it)."""
-    s = dict(mapping["scheduler"])
-    if row["input_tokens"] > s["max_batch_tokens"]:
-        s["name"] = mapping["scheduler_for_long_prompts"]
-    return s
-
-
-def request_count(mapping, row, kv_capacity_tokens):
-    """N: the published request count, capped (module docstring)."""
-    cap = mapping["request_cap"]
-    per_request = row["input_tokens"] + row["output_tokens"]
-    concurrent = max(1, min(mapping["scheduler"]["max_batch_requests"], kv_capacity_tokens // per_request))
-    return min(row["requests"], max(cap["max_requests"], cap["min_waves"] * concurrent))
-
-
 def run_row(cs, mapping, row, workdir):
-    """Predicted output tokens/s of one row, with the run's request count and KV capacity."""
+    """Predicted output tokens/s of one row, with the run's request count, KV capacity and preemptions."""
     spec_path = os.path.join(workdir, f"{row['id']}.json")
     trace_path = os.path.join(workdir, f"{row['id']}.csv")
     cluster = mapping["clusters"][row["gpu_id"]]
@@ -93,10 +74,7 @@ def run_row(cs, mapping, row, workdir):
         return cs.serve(cluster["preset"], spec_path, overrides={f"cluster.{k}": v for k, v in cluster["overrides"].items()},
                         iterations=0).summary
 
-    # A first run of one request reads the replica's KV capacity (the engine's own figure).
-    probe = serve(1)
-    kv_tokens = int(probe["memory"]["kv_capacity_tokens"])
-    n = request_count(mapping, row, kv_tokens)
+    n = row["requests"]
     summary = serve(n)
     if summary["requests"]["finished"] != n:
         raise RuntimeError(f"{row['id']}: {summary['requests']['finished']} of {n} requests finished "
@@ -108,12 +86,10 @@ def run_row(cs, mapping, row, workdir):
         "model": row["model"],
         "gpu": row["gpu_id"],
         "tp": row["tp"],
-        "scheduler": scheduler(mapping, row)["name"],
         "isl": row["input_tokens"],
         "osl": row["output_tokens"],
         "requests": n,
-        "published_requests": row["requests"],
-        "kv_capacity_tokens": kv_tokens,
+        "kv_capacity_tokens": int(summary["memory"]["kv_capacity_tokens"]),
         "preemptions": int(summary["requests"]["preemptions"]),
         "published": float(row[mapping["measured"]]),
         "predicted": float(summary["throughput"]["output_tokens_per_s"]),
