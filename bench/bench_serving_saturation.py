@@ -14,7 +14,7 @@ N is the published run's request count (1000..30000), not capped: the 60 runs ta
 (docs/serving.md, "Validation: saturation throughput").
 
     PYTHONPATH=build/python .venv/bin/python bench/bench_serving_saturation.py [--json out.json]
-                                                                           [--markdown] [--limit N]
+                                                  [--markdown] [--limit N] [--scheduler continuous]
 
 Statistics: error = predicted / published - 1; median |error|, MAPE and bias (mean error) over all rows,
 per GPU and per model; the worst rows by |error|.
@@ -41,7 +41,19 @@ def load_mapping(path=MAPPING):
     return mapping, rows
 
 
-def serving_spec(mapping, row, trace_path):
+def scheduler(mapping, row, name=None):
+    """The mapping's scheduler, or the policy `name` (a comparison: --scheduler). Under a policy that
+    serves whole prompts only (static, continuous), a prompt longer than max_batch_tokens would be
+    rejected: that row runs chunked_prefill."""
+    s = dict(mapping["scheduler"])
+    if name:
+        s["name"] = name
+        if name in ("static", "continuous") and row["input_tokens"] > s["max_batch_tokens"]:
+            s["name"] = "chunked_prefill"
+    return s
+
+
+def serving_spec(mapping, row, trace_path, scheduler_name=None):
     """The serving spec of one published row (a dict, as a serving spec file holds it)."""
     shape = mapping["models"][row["model"]]
     model = {"type": "transformer", **{k: v for k, v in shape.items() if k != "source"}}
@@ -54,12 +66,12 @@ def serving_spec(mapping, row, trace_path):
         f"{row['output_tokens']} ({mapping['name']}; model: {shape['source']})",
         "model": model,
         "replica": replica,
-        "scheduler": dict(mapping["scheduler"]),
+        "scheduler": scheduler(mapping, row, scheduler_name),
         "traffic": {"trace": trace_path},
     }
 
 
-def run_row(cs, mapping, row, workdir):
+def run_row(cs, mapping, row, workdir, scheduler_name=None):
     """Predicted output tokens/s of one row, with the run's request count, KV capacity and preemptions."""
     spec_path = os.path.join(workdir, f"{row['id']}.json")
     trace_path = os.path.join(workdir, f"{row['id']}.csv")
@@ -70,7 +82,7 @@ def run_row(cs, mapping, row, workdir):
             f.write("arrival_s,prompt_tokens,output_tokens\n")
             f.write(f"0,{row['input_tokens']},{row['output_tokens']}\n" * n)
         with open(spec_path, "w") as f:
-            json.dump(serving_spec(mapping, row, trace_path), f)
+            json.dump(serving_spec(mapping, row, trace_path, scheduler_name), f)
         return cs.serve(cluster["preset"], spec_path, overrides={f"cluster.{k}": v for k, v in cluster["overrides"].items()},
                         iterations=0).summary
 
@@ -86,6 +98,7 @@ def run_row(cs, mapping, row, workdir):
         "model": row["model"],
         "gpu": row["gpu_id"],
         "tp": row["tp"],
+        "scheduler": scheduler(mapping, row, scheduler_name)["name"],
         "isl": row["input_tokens"],
         "osl": row["output_tokens"],
         "requests": n,
@@ -114,14 +127,14 @@ def summarize(results):
     return out
 
 
-def run(limit=0, mapping_path=MAPPING):
+def run(limit=0, mapping_path=MAPPING, scheduler_name=None):
     import clustersim as cs
 
     mapping, rows = load_mapping(mapping_path)
     if limit > 0:
         rows = rows[:limit]
     with tempfile.TemporaryDirectory() as workdir:
-        return [run_row(cs, mapping, row, workdir) for row in rows]
+        return [run_row(cs, mapping, row, workdir, scheduler_name) for row in rows]
 
 
 def markdown(results, summary, worst=8):
@@ -148,8 +161,10 @@ def main():
     p.add_argument("--json", help="write the rows and the statistics there")
     p.add_argument("--markdown", action="store_true", help="print the tables as docs/serving.md holds them")
     p.add_argument("--limit", type=int, default=0, help="only the first N rows")
+    p.add_argument("--scheduler", help="another batching policy than the mapping's (a comparison; static and "
+                   "continuous run the rows with prompts over max_batch_tokens on chunked_prefill)")
     a = p.parse_args()
-    results = run(a.limit)
+    results = run(a.limit, scheduler_name=a.scheduler)
     summary = summarize(results)
     if a.markdown:
         print(markdown(results, summary))
