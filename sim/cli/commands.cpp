@@ -89,10 +89,14 @@ std::span<const Command> commands() {
        "  --out FILE       write the fitted stack profile; training.stack: \"FILE\" uses it (default: print it)\n"
        "  --json           print the fit (per kernel class, per trace) as JSON\n",
        &run_calibrate},
-      {"validate", "replay published training runs (vTrain, Megatron, NeMo, llm-foundry); error, error bars",
+      {"validate",
+       "replay published training runs (vTrain, Megatron, NeMo, llm-foundry) and serving throughputs "
+       "(TensorRT-LLM); error, error bars",
        "usage: clustersim validate DATASET... [--fidelity flow|analytical] [--jobs N] [--limit N]\n"
        "                           [--json] [--out results.json] [--residuals residuals.json]\n"
-       "       clustersim validate --coverage [--json]\n\n"
+       "       clustersim validate SERVING-DATASET... [--limit N] [--scheduler NAME] [--json] [--out results.json]\n"
+       "       clustersim validate --coverage [--json]\n"
+       "       clustersim validate --list\n\n"
        "  DATASET          a shipped dataset (vtrain-multi, megatron-h100-2024, llmfoundry-h100, ...:\n"
        "                   docs/validation.md lists them; an unknown name prints them), all, or a\n"
        "                   dataset description file (calibration/validation/README.md)\n"
@@ -103,6 +107,11 @@ std::span<const Command> commands() {
        "  --out FILE       also write the results JSON to FILE\n"
        "  --residuals FILE write the residual file of the error bars (calibration/validation/residuals.json:\n"
        "                   per simulated row its features and step-time error)\n"
+       "  SERVING-DATASET  a shipped serving dataset (serving-trtllm-inflight: TensorRT-LLM's published\n"
+       "                   saturation throughputs, docs/serving.md), each row a burst of requests through\n"
+       "                   the serving engine; not part of all, and named without training datasets\n"
+       "  --scheduler NAME serving datasets: another batching policy than the dataset's (a comparison)\n"
+       "  --list           the shipped datasets, one a line, with their kind (training or serving)\n"
        "  --coverage       how often the error bars of the shipped residuals contain the measured step\n"
        "                   time, per dataset, leaving out the row (and, second, its whole dataset)\n"
        "  error = (predicted - measured) / measured; rows the simulator refuses are listed as\n"

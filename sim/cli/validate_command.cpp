@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/api/serving_validation.hpp"
 #include "sim/api/validation_request.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
@@ -73,10 +74,61 @@ int print_coverage(bool json) {
   return 0;
 }
 
+// Serving datasets (sim/api/serving_validation.hpp): each replayed through the serving engine.
+int run_serving_validations(const Arguments& a) {
+  for (const char* option : {"fidelity", "jobs", "residuals"})
+    if (a.value(option))
+      throw UsageError(std::string("--") + option +
+                       " is for the training datasets; a serving dataset takes --limit, "
+                       "--scheduler, --json and --out");
+  std::vector<OutputPath> outputs;
+  if (const auto out = a.value("out")) outputs.push_back({*out, "validation results file"});
+  check_output_paths(outputs, a.positional());
+  ServingValidationOptions options;
+  if (const auto limit = integer_option(a.value("limit"), "limit")) {
+    if (*limit < 1) throw UsageError("option --limit expects a positive integer, got '" + *a.value("limit") + "'");
+    options.limit = static_cast<std::size_t>(*limit);
+  }
+  options.scheduler = a.value("scheduler");
+  nlohmann::ordered_json all = {{"datasets", nlohmann::ordered_json::array()}};
+  std::string text;
+  for (const std::string& name : a.positional()) {
+    const ServingValidation v = run_serving_validation(name, options);
+    all["datasets"].push_back(nlohmann::ordered_json::parse(serving_validation_json(v, -1)));
+    text += (text.empty() ? "" : "\n") + serving_validation_text(v);
+  }
+  const std::string json = all.dump(2);
+  if (const auto out = a.value("out")) write_output_file(*out, json + "\n", "validation results file");
+  std::cout << (a.flag("json") ? json + "\n" : text);
+  return 0;
+}
+
 }  // namespace
 
 int run_validate(const std::vector<std::string>& args) {
-  const Arguments a(args, {"fidelity", "jobs", "limit", "out", "residuals"}, {"json", "coverage"});
+  const Arguments a(args, {"fidelity", "jobs", "limit", "out", "residuals", "scheduler"}, {"json", "coverage", "list"});
+  if (a.flag("list")) {
+    if (!a.positional().empty()) throw UsageError("--list lists the shipped datasets: name no dataset");
+    for (const auto& n : validation_dataset_names())
+      std::cout << n << "\ttraining\n";
+    for (const auto& n : serving_validation_names())
+      std::cout << n << "\tserving\n";
+    return 0;
+  }
+  std::size_t serving = 0;
+  for (const std::string& p : a.positional())
+    serving += is_serving_validation(p) ? 1 : 0;
+  if (serving > 0) {
+    if (serving != a.positional().size())
+      throw UsageError("serving datasets (" + [] {
+        std::string names;
+        for (const auto& n : serving_validation_names())
+          names += (names.empty() ? "" : ", ") + n;
+        return names;
+      }() + ") run on their own: name no training dataset beside them");
+    return run_serving_validations(a);
+  }
+  if (a.value("scheduler")) throw UsageError("--scheduler is for the serving datasets");
   if (a.flag("coverage")) {
     if (!a.positional().empty()) throw UsageError("--coverage reads the shipped residuals: name no dataset");
     return print_coverage(a.flag("json"));

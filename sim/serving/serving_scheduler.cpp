@@ -19,6 +19,11 @@ constexpr ServingSchedulerEntry kSchedulers[] = {
      "Sarathi-Serve: a token budget of max_batch_tokens per iteration, decodes first, then prompt chunks "
      "(requests already prefilling, then new ones FCFS) fill the rest; preemption by recompute",
      &make_chunked_prefill_scheduler},
+    {"inflight",
+     "TensorRT-LLM: in-flight batching of generation tokens and whole prompts (prompts over max_batch_tokens in "
+     "chunks) within max_batch_tokens; KV blocks of prompt + output reserved at admission (GUARANTEED_NO_EVICT), "
+     "no preemption",
+     &make_inflight_batching_scheduler},
 };
 
 }  // namespace

@@ -13,7 +13,7 @@ import clustersim as cs
 
 def test_presets_and_registries():
     assert cs.serving_presets() == ["llama3-70b-h100", "llama3-8b-h100"]
-    assert cs.serving_schedulers() == ["static", "continuous", "chunked_prefill"]
+    assert cs.serving_schedulers() == ["static", "continuous", "chunked_prefill", "inflight"]
     paths = [f["path"] for f in cs.serving_schema()]
     assert "traffic.rate_rps" in paths and "scheduler.block_size" in paths
 

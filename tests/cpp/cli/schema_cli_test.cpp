@@ -32,7 +32,8 @@ TEST(CliSchema, ServingSchema) {
   ASSERT_EQ(fields.size(), 39u);
   const auto markdown = run_cli("schema serving --markdown");
   ASSERT_EQ(markdown.status, 0) << markdown.err;
-  EXPECT_NE(markdown.out.find("| `scheduler.name` *stable* | `static` \\| `continuous` \\| `chunked_prefill` |"),
+  EXPECT_NE(markdown.out.find(
+                "| `scheduler.name` *stable* | `static` \\| `continuous` \\| `chunked_prefill` \\| `inflight` |"),
             std::string::npos)
       << markdown.out;
 }

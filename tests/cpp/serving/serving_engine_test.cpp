@@ -167,23 +167,27 @@ TEST(ServingEngine, SameSeedSameBytes) {
 
 TEST(ServingEngine, EveryPolicyServesEveryRequestUnderMemoryPressure) {
   // A KV cache of 2,048 tokens (128 blocks of 16) against lognormal prompts of mean 300 and outputs of
-  // mean 200, clamped so that one request fits (prompt <= 1000, output <= 1000): preemptions happen,
-  // and yet every request finishes with exactly its output tokens, none twice.
+  // mean 200, clamped so that one request fits (prompt <= 1000, output <= 1000): preemptions happen
+  // (except under static and inflight, which reserve prompt + output at admission: none), and yet every
+  // request finishes with exactly its output tokens, none twice.
   const LinearIterationModel model(0.005, 0.0001, 2048);
   TrafficSpec t = poisson(30.0, 3000, {"lognormal", 300, 1.5, 1, 1000, 1}, {"lognormal", 200, 1.5, 1, 1000, 1});
   const std::vector<RequestArrival> arrivals = make_traffic(t);
   std::int64_t expected_output = 0;
   for (const RequestArrival& a : arrivals)
     expected_output += a.output_tokens;
-  for (const char* policy : {"static", "continuous", "chunked_prefill"}) {
+  for (const char* policy : {"static", "continuous", "chunked_prefill", "inflight"}) {
     SCOPED_TRACE(policy);
+    const bool reserves = std::string(policy) == "static" || std::string(policy) == "inflight";
     ServingSpec spec = test_serving_spec(policy, 1024, 32, 16);
     spec.replicas = 2;
     spec.router = "least_loaded";
     const ServingResult r = run_serving(spec, model, arrivals);
     EXPECT_EQ(r.summary.finished, 3000);
     EXPECT_EQ(r.summary.output_tokens, expected_output);
-    if (std::string(policy) != "static") {
+    if (reserves) {
+      EXPECT_EQ(r.summary.preemptions, 0);
+    } else {
       EXPECT_GT(r.summary.preemptions, 0);
     }
     EXPECT_LE(r.summary.peak_kv_occupancy, 1.0);
@@ -191,7 +195,7 @@ TEST(ServingEngine, EveryPolicyServesEveryRequestUnderMemoryPressure) {
     for (std::size_t i = 1; i < r.samples.size(); ++i)
       ASSERT_LE(r.samples[i - 1].preemptions, r.samples[i].preemptions);
     EXPECT_LE(r.samples.back().preemptions, r.summary.preemptions);
-    if (std::string(policy) != "static") {
+    if (!reserves) {
       EXPECT_GT(r.samples.back().preemptions, 0);
     }
   }

@@ -73,8 +73,39 @@ TEST(ServingScheduler, ChunkedPrefillFillsTheBudgetAfterDecodes) {
   EXPECT_NEAR(r.summary.ttft.mean_s, (0.014 + 0.041 + 0.041) / 3, 1e-12);
 }
 
+TEST(ServingScheduler, InflightBatchesWholePromptsWithGenerationTokens) {
+  // Budget 10 tokens.  0: R0's prompt, 4 -> 14.  14: generation R0 (1) + R1's whole prompt (8); R2's 2
+  // tokens do not fit the 1 left and a prompt within the budget is not split: 9 tokens, 19 -> 33 (R0's
+  // 2nd token, R1's first).  33: generation R0, R1 (2) + R2's prompt (2): 14 -> 47 (all done).
+  // (chunked_prefill would take R2's first token at 14.)
+  const LinearIterationModel model(0.010, 0.001, 1024);
+  const ServingResult r = run_serving(test_serving_spec("inflight", 10, 4, 4), model, kThree);
+  expect_requests(r, {{0.014, 0.047, 0.019}, {0.033, 0.047, 0.014}, {0.047, 0.047, 0.0}});
+  EXPECT_EQ(r.summary.iterations, 3);
+  EXPECT_EQ(r.summary.preemptions, 0);
+}
+
+TEST(ServingScheduler, InflightReservesPromptAndOutputBlocksSoNothingIsPreempted) {
+  // KV cache of 16 tokens = 4 blocks of 4. Three requests at 0, prompt 4, output 5: each holds
+  // 4 + 5 - 1 = 8 tokens = 2 blocks, reserved at admission (GUARANTEED_NO_EVICT). An idle replica
+  // schedules on the first arrival: 0: A's prompt, 4 -> 14.  14: generation A (1) + B's prompt (4),
+  // B takes the last 2 blocks, C waits: 15 -> 29.  29, 41, 53: generation A, B (2 tokens, 12 each)
+  // -> 41, 53, 65 (A's 5th token at 65: done, its blocks freed).  65: generation B + C's prompt: 15 -> 80
+  // (B done, C's first token).  C alone: 91, 102, 113, 124.  Gaps: A 15 (14 -> 29), B 15 (65 -> 80).
+  const LinearIterationModel model(0.010, 0.001, 16);
+  const std::vector<RequestArrival> three = {{0.0, 4, 5}, {0.0, 4, 5}, {0.0, 4, 5}};
+  const ServingResult r = run_serving(test_serving_spec("inflight", 100, 4, 4), model, three);
+  expect_requests(r, {{0.014, 0.065, 0.015}, {0.029, 0.080, 0.015}, {0.080, 0.124, 0.011}});
+  EXPECT_EQ(r.summary.iterations, 10);
+  EXPECT_EQ(r.summary.preemptions, 0);
+  // The continuous policy on the same case admits C too (its prompt's blocks are free) and preempts.
+  const ServingResult c = run_serving(test_serving_spec("continuous", 100, 4, 4), model, three);
+  EXPECT_GT(c.summary.preemptions, 0);
+}
+
 TEST(ServingScheduler, RegistryListsThePolicies) {
-  EXPECT_EQ(serving_scheduler_names(), (std::vector<std::string>{"static", "continuous", "chunked_prefill"}));
+  EXPECT_EQ(serving_scheduler_names(),
+            (std::vector<std::string>{"static", "continuous", "chunked_prefill", "inflight"}));
 }
 
 }  // namespace

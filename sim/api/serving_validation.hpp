@@ -1,0 +1,80 @@
+#pragma once
+// Serving validation datasets (`clustersim validate serving-trtllm-inflight`; docs/serving.md,
+// "Validation: saturation throughput"): published saturation throughputs of a serving engine, each row
+// replayed as a serving run. A dataset is a mapping file (calibration/validation/serving/NAME.json,
+// compiled in) that says, as data, how a row becomes a run:
+//   name, title, source          what is measured and where it is published
+//   data, select {field: value}  the data file (relative to the mapping) and which of its records
+//   measured                     the field holding the published output tokens/s
+//   models {row model: {source, layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len, activation}}
+//   clusters {row gpu_id: {preset, overrides}}
+//   replica {weight_dtype, kv_dtype, replicas, gpu_memory_utilization, host_overhead_s}
+//   scheduler {name, router, max_batch_tokens, max_batch_requests, block_size}
+//   assumptions [text]
+// Each row (model, gpu_id, tp, pp, input_tokens, output_tokens, requests) is served as a burst of
+// `requests` requests at t = 0 with exactly input_tokens / output_tokens tokens on one replica of tp x pp
+// GPUs; predicted = output tokens / makespan, error = predicted / measured - 1.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/validation/error_summary.hpp"
+
+namespace clustersim {
+
+struct ServingValidationRow {
+  std::string id;
+  std::string model;
+  std::string gpu;  // the row's gpu_id
+  int tp = 1;
+  std::string scheduler;  // the policy it ran
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t requests = 0;
+  std::int64_t kv_capacity_tokens = 0;
+  std::int64_t preemptions = 0;
+  double measured = 0.0;   // published output tokens/s
+  double predicted = 0.0;  // simulated output tokens/s
+  double error() const { return predicted / measured - 1.0; }
+};
+
+struct ServingValidationGroup {
+  std::string name;  // "all", a gpu_id or a model
+  ErrorSummary errors;
+};
+
+struct ServingValidation {
+  std::string name;
+  std::string title;
+  std::string source;
+  std::string file;       // the mapping file
+  std::string data_file;  // the data file it names
+  std::vector<std::string> assumptions;
+  std::vector<ServingValidationRow> rows;
+  std::vector<ServingValidationGroup> groups;  // all, then per GPU, then per model (sorted)
+};
+
+struct ServingValidationOptions {
+  std::size_t limit = 0;                 // > 0: only the first `limit` rows
+  std::optional<std::string> scheduler;  // another policy than the mapping's (a comparison); static and
+                                         // continuous run rows with prompts over max_batch_tokens on
+                                         // chunked_prefill (they would reject them)
+};
+
+// The compiled-in serving datasets, by name (sorted).
+std::vector<std::string> serving_validation_names();
+bool is_serving_validation(std::string_view name);
+// Runs every row of the dataset `name`. Throws SpecError for a bad mapping or data file (file + JSON
+// path), or an unknown scheduler; SimulationError when a row's requests do not all finish.
+ServingValidation run_serving_validation(std::string_view name, const ServingValidationOptions& options = {});
+
+// The report: rows, the statistics per group, the worst rows. JSON keys: dataset, title, source, file,
+// data, assumptions, rows [{id, model, gpu, tp, scheduler, input_tokens, output_tokens, requests,
+// kv_capacity_tokens, preemptions, measured, predicted, error}], summary [{group, rows, median_abs_error,
+// mape, p90_abs_error, max_abs_error, bias}].
+std::string serving_validation_text(const ServingValidation& v);
+std::string serving_validation_json(const ServingValidation& v, int indent);
+
+}  // namespace clustersim

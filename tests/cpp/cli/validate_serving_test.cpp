@@ -1,0 +1,111 @@
+// clustersim validate serving-trtllm-inflight: TensorRT-LLM's 60 published in-flight saturation
+// throughputs (calibration/data/published/serving_throughput.json) replayed through the serving engine
+// (mapping: calibration/validation/serving/serving-trtllm-inflight.json; docs/serving.md, "Validation:
+// saturation throughput"), and the options and mistakes of the serving kind of dataset.
+//
+// Measured on this commit (predicted / published - 1, 60 rows, every published request simulated):
+// median |error| 6.5 %, MAPE 6.5 %, bias -1.5 %; H100 median 6.7 % (bias -4.8 %), H200 6.3 % (+1.9 %);
+// 8B 9.1 %, 70B 4.5 %, 405B 5.1 %; worst rows -16.0 % (serve-0017, 8B H100 2048/128) and +15.9 %
+// (serve-0053, 405B H100 128/4096). Nothing is fitted to these rows. With scheduler continuous the
+// median is 15.0 % (bias -13.7 %). Tolerances: the measured figures + 2 points (median, MAPE),
+// |bias| <= 5 %, every per-GPU median <= 10 % (the issue's target), every row within 20 %.
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace clustersim {
+namespace {
+
+using testing::run_cli;
+
+const nlohmann::json* group(const nlohmann::json& d, const std::string& name) {
+  for (const auto& g : d["summary"])
+    if (g["group"] == name) return &g;
+  return nullptr;
+}
+
+TEST(ValidateServingCli, TrtllmSaturationThroughputWithinTheMeasuredError) {
+  const auto r = run_cli("validate serving-trtllm-inflight --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["datasets"].size(), 1u);
+  const auto& d = j["datasets"][0];
+  EXPECT_EQ(d["dataset"], "serving-trtllm-inflight");
+  EXPECT_EQ(d["data"], "calibration/data/published/serving_throughput.json");
+  ASSERT_EQ(d["rows"].size(), 60u);
+  long long requests = 0;
+  double worst = 0.0;
+  for (const auto& row : d["rows"]) {
+    requests += row["requests"].get<long long>();
+    EXPECT_EQ(row["scheduler"], "inflight");
+    EXPECT_EQ(row["preemptions"], 0) << row["id"];  // GUARANTEED_NO_EVICT
+    const double e = row["predicted"].get<double>() / row["measured"].get<double>() - 1.0;
+    EXPECT_NEAR(row["error"].get<double>(), e, 1e-12);
+    worst = std::max(worst, std::abs(e));
+  }
+  // Every published request: 6 rows of 30,000, 24 of 3,000, 24 of 1,500, 6 of 1,000.
+  EXPECT_EQ(requests, 6 * 30000 + 24 * 3000 + 24 * 1500 + 6 * 1000);
+  EXPECT_LE(worst, 0.20);
+  const nlohmann::json* all = group(d, "all");
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ((*all)["rows"], 60);
+  EXPECT_LE((*all)["median_abs_error"].get<double>(), 0.065 + 0.02);
+  EXPECT_LE((*all)["mape"].get<double>(), 0.065 + 0.02);
+  EXPECT_LE(std::abs((*all)["bias"].get<double>()), 0.05);
+  for (const char* gpu : {"h100-sxm5-80gb", "h200-sxm-141gb"}) {
+    const nlohmann::json* g = group(d, gpu);
+    ASSERT_NE(g, nullptr) << gpu;
+    EXPECT_EQ((*g)["rows"], 30);
+    EXPECT_LE((*g)["median_abs_error"].get<double>(), 0.10) << gpu;
+  }
+  for (const char* model : {"Llama 3.1 8B", "Llama 3.3 70B", "Llama 3.1 405B"}) {
+    const nlohmann::json* g = group(d, model);
+    ASSERT_NE(g, nullptr) << model;
+    EXPECT_EQ((*g)["rows"], 20);
+  }
+}
+
+TEST(ValidateServingCli, TextReportAndOtherSchedulers) {
+  const auto r = run_cli("validate serving-trtllm-inflight --limit 10 --scheduler continuous");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("# serving-trtllm-inflight: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# assumes: "), std::string::npos);
+  EXPECT_NE(r.out.find("| all | 10 | "), std::string::npos) << r.out;
+  // Rows 0001..0009 run continuous; serve-0010's 20000-token prompt exceeds max_batch_tokens 8192, which
+  // continuous would reject: it runs chunked_prefill.
+  EXPECT_NE(r.out.find(" continuous "), std::string::npos);
+  const auto row10 = r.out.find("  serve-0010 ");
+  ASSERT_NE(row10, std::string::npos);
+  EXPECT_NE(r.out.find("chunked_prefill", row10), std::string::npos);
+  EXPECT_EQ(r.out.find("  serve-0011 "), std::string::npos);
+}
+
+TEST(ValidateServingCli, ListShowsBothKinds) {
+  const auto r = run_cli("validate --list");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("serving-trtllm-inflight\tserving\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vtrain-single\ttraining\n"), std::string::npos) << r.out;
+}
+
+TEST(ValidateServingCli, MistakesExitTwo) {
+  const auto bad_scheduler = run_cli("validate serving-trtllm-inflight --scheduler fifo");
+  EXPECT_EQ(bad_scheduler.status, 2);
+  EXPECT_NE(bad_scheduler.err.find("--scheduler"), std::string::npos) << bad_scheduler.err;
+  EXPECT_NE(bad_scheduler.err.find("fifo"), std::string::npos) << bad_scheduler.err;
+  const auto mixed = run_cli("validate serving-trtllm-inflight vtrain-single");
+  EXPECT_EQ(mixed.status, 2);
+  EXPECT_NE(mixed.err.find("run on their own"), std::string::npos) << mixed.err;
+  const auto fidelity = run_cli("validate serving-trtllm-inflight --fidelity flow");
+  EXPECT_EQ(fidelity.status, 2);
+  EXPECT_NE(fidelity.err.find("--fidelity"), std::string::npos) << fidelity.err;
+  const auto scheduler_on_training = run_cli("validate vtrain-single --scheduler inflight");
+  EXPECT_EQ(scheduler_on_training.status, 2);
+  EXPECT_NE(scheduler_on_training.err.find("--scheduler"), std::string::npos) << scheduler_on_training.err;
+}
+
+}  // namespace
+}  // namespace clustersim
