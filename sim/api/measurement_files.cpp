@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/core/error.hpp"
+#include "sim/core/spec_source.hpp"
 #include "sim/hardware/kernel_measurement.hpp"
 
 namespace clustersim {
@@ -14,9 +15,9 @@ std::string resolve_measurement_argument(const std::string& argument, const std:
   const auto hash = argument.find('#');
   const std::string path = argument.substr(0, hash);
   const std::string selector = hash == std::string::npos ? "" : argument.substr(hash);
-  if (std::filesystem::exists(path)) return argument;
+  if (path_exists(path)) return argument;
   const std::filesystem::path in_data = std::filesystem::path(folder) / path;
-  if (std::filesystem::exists(in_data)) return in_data.string() + selector;
+  if (path_exists(in_data.string())) return in_data.string() + selector;
   if (is_compiled_in_measurement_file(path)) return argument;  // calibration/power_cap/ (README there)
   throw SpecError(path, "",
                   "no such measurement file (nor in the reference data folder " + folder + "; pass --data DIR)");

@@ -7,6 +7,7 @@
 #include "sim/core/bounded_json.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/spec_source.hpp"
 
 namespace clustersim {
 namespace {
@@ -60,10 +61,6 @@ std::string line_column(std::string_view text, std::size_t offset) {
 }
 
 constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{1} << 32;  // 4 GiB
-
-bool looks_like_path(std::string_view s) {
-  return s.find('/') != std::string_view::npos || s.ends_with(".json") || std::filesystem::exists(std::string(s));
-}
 
 }  // namespace
 

@@ -52,6 +52,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
+#include "sim/core/spec_source.hpp"
 
 namespace clustersim {
 namespace {
@@ -570,7 +571,7 @@ MeasurementSet read_measurements(const std::string& path_and_selector) {
   const std::string path = path_and_selector.substr(0, hash);
   const Selector selector =
       hash == std::string::npos ? Selector{} : Selector(std::string_view(path_and_selector).substr(hash + 1), path);
-  const Resource* compiled_in = std::filesystem::exists(path) ? nullptr : compiled_in_measurement_file(path);
+  const Resource* compiled_in = path_exists(path) ? nullptr : compiled_in_measurement_file(path);
   const std::string text =
       compiled_in != nullptr ? std::string(compiled_in->text) : read_text_file(path, "measurement file");
   for (const auto& f : kFormats) {

@@ -12,6 +12,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
+#include "sim/core/spec_source.hpp"
 #include "sim/validation/row_source.hpp"
 
 namespace clustersim {
@@ -23,10 +24,6 @@ std::span<const Resource> validation_data_resources();
 namespace {
 
 namespace fs = std::filesystem;
-
-bool looks_like_path(std::string_view s) {
-  return s.find('/') != std::string_view::npos || s.ends_with(".json") || fs::exists(fs::path(std::string(s)));
-}
 
 // A file named by a description: relative to the description's directory; compiled in when the
 // description is.
