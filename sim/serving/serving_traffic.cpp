@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/bounded_json.hpp"
 #include "sim/core/csv_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
@@ -222,13 +223,14 @@ std::vector<RequestArrival> parse_jsonl(std::string_view text, const std::string
     pos = eol + 1;
     ++line;
     if (raw.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    nlohmann::json row;
-    try {
-      row = nlohmann::json::parse(raw);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw SpecError(file, "line " + std::to_string(line) + "/column " + std::to_string(e.byte),
-                      "malformed JSON: " + std::string(e.what()));
-    }
+    // Bounded like every JSON a user gives (sim/core/bounded_json): a number beyond a double or a
+    // value nested too deep is a bad row, not an exception of the parser's.
+    BoundedJsonResult parsed = parse_bounded_json(raw);
+    if (parsed.error)
+      throw SpecError(file, "line " + std::to_string(line) + "/column " + std::to_string(parsed.error->byte + 1),
+                      "malformed JSON" + (parsed.error->path.empty() ? "" : " at " + parsed.error->path) + ": " +
+                          parsed.error->reason);
+    nlohmann::json row = std::move(parsed.value);
     if (!row.is_object()) bad_row(file, line, "1", "expected an object, got " + describe_json(row));
     auto value = [&](const char* key) {
       if (!row.contains(key)) bad_row(file, line, key, std::string("expected the key \"") + key + "\"");

@@ -151,6 +151,9 @@ TEST(ServingTraffic, MalformedTraceRowsNameFileLineAndColumn) {
        true, "line 2/column 37"},
       {"{\"arrival_s\": 0, \"prompt_tokens\": 1}\n", true, "line 1/column output_tokens"},
       {"{\"arrival_s\": 0, \"prompt_tokens\": \"7\", \"output_tokens\": 1}\n", true, "line 1/column prompt_tokens"},
+      // A number beyond a double (the parser's out_of_range, found by fuzz_request_trace): a bad row at
+      // the column where the number starts (1-based: `{"arrival_s": ` is 14 bytes), not an escaped exception.
+      {"{\"arrival_s\": 9E999, \"prompt_tokens\": 1, \"output_tokens\": 1}\n", true, "line 1/column 15"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
