@@ -366,9 +366,8 @@ void read_dims(JsonReader& r, const SpecField& f, ClusterSpec& spec) {
     if (!integral) throw SpecError(r.file(), where, "expected an integer >= 1, got " + describe_json(v));
     const double x = v.get<double>();
     if (x < 1 || x > 65535)
-      throw SpecError(
-          r.file(), where,
-          "expected a torus dimension between 1 and 65535, got " + std::to_string(static_cast<long long>(x)));
+      // The value as written: x may not fit an integer (found by fuzz_cluster_spec: 4.4e90).
+      throw SpecError(r.file(), where, "expected a torus dimension between 1 and 65535, got " + describe_json(v));
     dims.push_back(static_cast<int>(x));
   }
   spec.fabric.dims = std::move(dims);
