@@ -367,7 +367,7 @@ void read_dims(JsonReader& r, const SpecField& f, ClusterSpec& spec) {
     const double x = v.get<double>();
     if (x < 1 || x > 65535)
       // The value as written: x may not fit an integer (found by fuzz_cluster_spec: 4.4e90).
-      throw SpecError(r.file(), where, "expected a torus dimension between 1 and 65535, got " + describe_json(v));
+      throw SpecError(r.file(), where, "expected a torus dimension between 1 and 65535, got " + v.dump());
     dims.push_back(static_cast<int>(x));
   }
   spec.fabric.dims = std::move(dims);
