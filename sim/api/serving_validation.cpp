@@ -157,8 +157,11 @@ ServingValidationRow run_row(const Mapping& m, JsonReader& r, const ServingValid
   spec.pp = pp;
   if (options.scheduler) {
     spec.scheduler = *options.scheduler;
-    if ((spec.scheduler == "static" || spec.scheduler == "continuous") && row.input_tokens > spec.max_batch_tokens)
-      spec.scheduler = "chunked_prefill";
+    // A policy that cannot take the row's prompt in one iteration would reject every request: such rows
+    // run chunked prefill instead (the row's `scheduler` says which ran).
+    const auto asked =
+        make_serving_scheduler(spec.scheduler, {spec.max_batch_tokens, spec.max_batch_requests, spec.block_size});
+    if (row.input_tokens > asked->max_prompt_tokens()) spec.scheduler = "chunked_prefill";
   }
   row.scheduler = spec.scheduler;
   const ClusterSpec cluster = load_cluster_spec(cluster_choice->second.preset, cluster_choice->second.overrides);
