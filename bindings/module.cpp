@@ -28,6 +28,7 @@
 #include "sim/api/kernel_fit_request.hpp"
 #include "sim/api/measurement_files.hpp"
 #include "sim/api/serving_request.hpp"
+#include "sim/api/serving_validation.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
 #include "sim/api/stack_fit_request.hpp"
@@ -254,6 +255,19 @@ std::pair<std::string, std::string> validate_json(const std::string& dataset, co
     result = run_validation(d, options);
   }
   return {validation_to_json(d, result, options, -1), validation_to_text(d, result, options)};
+}
+
+// clustersim validate <serving dataset> from a keyword dict {limit, scheduler} (sim/api/serving_validation:
+// limit 0 or absent: every row): (JSON text, the CLI's table).
+std::pair<std::string, std::string> validate_serving_json(const std::string& dataset, const py::dict& options) {
+  ServingValidationOptions o;
+  apply_keywords(options, "validate_serving", {{"limit", set(o.limit)}, {"scheduler", set(o.scheduler)}});
+  ServingValidation v;
+  {
+    py::gil_scoped_release release;
+    v = run_serving_validation(dataset, o);
+  }
+  return {serving_validation_json(v, -1), serving_validation_text(v)};
 }
 
 // clustersim serve from a keyword dict {cluster, serving, set, timeline_path, timeline_requests,
@@ -538,6 +552,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("serving_presets", &serving_preset_names, "Names of the built-in serving presets.");
   m.def("serving_schedulers", &serving_scheduler_names, "Registered serving schedulers (batching policies).");
   m.def("validation_datasets", &validation_dataset_names, "Names of the compiled-in validation datasets.");
+  m.def("validate_serving", &validate_serving_json, py::arg("dataset"), py::arg("options") = py::dict(),
+        "clustersim validate SERVING_DATASET: (JSON text, the CLI's table). options: {limit, scheduler}.");
+  m.def("serving_validation_datasets", &serving_validation_names, "The compiled-in serving validation datasets.");
   m.def("validate", &validate_json, py::arg("dataset"), py::arg("options") = py::dict(),
         "clustersim validate DATASET: (JSON document, the CLI's table). options: {fidelity, jobs, limit}; absent\n"
         "or None: the command's defaults (flow, 2 jobs, every row).");

@@ -78,3 +78,18 @@ def test_find_max_rate_brackets_the_slo():
     above = p[(p.rate_rps > m.max_rate_rps) & (p.rate_rps <= m.max_rate_rps * 1.01)]
     assert len(above) > 0 and not above.meets.any()
     assert m.summary["latency"]["ttft_s"]["p90"] <= 2.0
+
+
+def test_serving_validation_from_python_matches_the_published_rows():
+    # cs.validate_serving runs the dataset `clustersim validate serving-trtllm-inflight` runs (60 rows,
+    # median |error| 6.5 % on 2026-11-27, docs/serving.md); the first 4 rows here, each within 20 %.
+    assert "serving-trtllm-inflight" in cs.serving_validation_datasets()
+    rows, summary = cs.validate_serving("serving-trtllm-inflight", limit=4)
+    assert len(rows) == 4
+    assert (rows["predicted"] > 0).all() and (rows["measured"] > 0).all()
+    err = (rows["predicted"] - rows["measured"]) / rows["measured"]
+    assert ((err - rows["error"]).abs() < 1e-12).all()
+    assert (rows["error"].abs() < 0.20).all()
+    assert summary["dataset"] == "serving-trtllm-inflight" and "serve-0001" in summary["text"]
+    with pytest.raises(ValueError):
+        cs.validate_serving("no-such-serving-dataset")

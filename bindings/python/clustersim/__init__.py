@@ -41,7 +41,13 @@ from .report import Cost, Memory, Power, Provenance, Report, RunInfo  # noqa: E4
 from .serving import MaxRate, Serving, find_max_rate, serve, serving_presets, serving_schedulers, serving_schema  # noqa: E402
 from .simulation import collective_algorithms, fidelities, simulate, split_overrides  # noqa: E402
 from .sweep import Best, best, expand_grid, parallel_configurations, sweep  # noqa: E402
-from .validation import Validation, validate, validation_datasets  # noqa: E402
+from .validation import (  # noqa: E402
+    Validation,
+    serving_validation_datasets,
+    validate,
+    validate_serving,
+    validation_datasets,
+)
 from .workload import Workload  # noqa: E402
 from .workload import schema as workload_schema  # noqa: E402
 
@@ -88,6 +94,8 @@ __all__ = [
     "split_overrides",
     "sweep",
     "validate",
+    "validate_serving",
+    "serving_validation_datasets",
     "validation_datasets",
     "workload_schema",
 ]

@@ -20,7 +20,8 @@ from . import _core
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["validate", "validation_datasets", "Validation", "VALIDATION_COLUMNS"]
+__all__ = ["validate", "validation_datasets", "Validation", "VALIDATION_COLUMNS", "validate_serving",
+           "serving_validation_datasets"]
 
 # The columns of Validation.rows, in order (the stable keys of the command's JSON rows).
 VALIDATION_COLUMNS = ("id", "config", "gpus", "status", "measured", "predicted", "error", "step_time_s", "fits",
@@ -86,3 +87,25 @@ def validate(
     summary.update(data)
     summary["text"] = text
     return Validation(rows, summary)
+
+
+def serving_validation_datasets() -> List[str]:
+    """Names of the compiled-in serving validation datasets (usable with :func:`validate_serving`)."""
+    return list(_core.serving_validation_datasets())
+
+
+def validate_serving(dataset: str, *, limit: Optional[int] = None, scheduler: Optional[str] = None) -> Validation:
+    """Replays a serving validation dataset through the serving engine (``clustersim validate
+    serving-trtllm-inflight``; docs/serving.md): ``rows`` one per published figure (``measured`` and
+    ``predicted`` output tokens/s, ``error`` = (predicted - measured) / measured, ``scheduler``,
+    ``preemptions``...), ``summary`` the dataset's description and its error statistics (``groups``: all
+    rows, per GPU, per model) with ``text``, the command's table. ``limit``: only the first rows (None:
+    all); ``scheduler``: another policy than the dataset's, for a comparison."""
+    import pandas as pd
+
+    text_json, text = _core.validate_serving(dataset, {"limit": limit, "scheduler": scheduler})
+    d = json.loads(text_json)
+    summary = {k: v for k, v in d.items() if k != "rows"}
+    summary["groups"] = summary.pop("summary")
+    summary["text"] = text
+    return Validation(pd.DataFrame(d["rows"]), summary)
