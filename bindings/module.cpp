@@ -27,6 +27,7 @@
 
 #include "sim/api/kernel_fit_request.hpp"
 #include "sim/api/measurement_files.hpp"
+#include "sim/api/serving_layout_search.hpp"
 #include "sim/api/serving_request.hpp"
 #include "sim/api/serving_validation.hpp"
 #include "sim/api/simulation_request.hpp"
@@ -285,6 +286,25 @@ ServingRequest serving_request(const py::dict& keywords) {
                   {"sample_interval_s", set(request.sample_interval_s)},
                   {"iteration_records", set(request.iteration_records)}});
   return request;
+}
+
+// clustersim serve --search-layouts --json from a keyword dict {clusters, serving, set, target_rate_rps,
+// tp, pp}: the search's JSON text and the CLI's table.
+std::pair<std::string, std::string> search_layouts_json(const py::dict& keywords) {
+  LayoutSearchRequest request;
+  apply_keywords(keywords, "search_layouts",
+                 {{"clusters", set(request.clusters)},
+                  {"serving", set(request.serving)},
+                  {"set", set(request.settings)},
+                  {"target_rate_rps", set(request.target_rate_rps)},
+                  {"tp", set(request.tp)},
+                  {"pp", set(request.pp)}});
+  LayoutSearch search;
+  {
+    py::gil_scoped_release release;
+    search = search_layouts(request);
+  }
+  return {layout_search_json(search, -1), layout_search_text(search)};
 }
 
 // clustersim serve --find-max-rate --json from the same keyword dict: the search's JSON text.
@@ -547,6 +567,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("find_max_rate", &find_max_rate_json, py::arg("options"),
         "clustersim serve --find-max-rate --json: the highest arrival rate meeting the SLO (JSON text: max_rate_rps,\n"
         "upper_bound_reached, probes, report). options: as serve's.");
+  m.def("search_layouts", &search_layouts_json, py::arg("options"),
+        "clustersim serve --search-layouts --json: per design and tp x pp layout the fewest replicas meeting the\n"
+        "SLO at the target rate, their cost, the cheapest and the frontier: (JSON text, the CLI's table).\n"
+        "options: {clusters: [...], serving, set: ['k=v', ...], target_rate_rps, tp: [...], pp: [...]}.");
   m.def("serving_schema", &serving_schema_json,
         "The serving spec's keys as JSON (sim/serving/serving_spec.cpp; docs/specs.md's table).");
   m.def("serving_presets", &serving_preset_names, "Names of the built-in serving presets.");

@@ -134,11 +134,11 @@ void write_timeline(const ServingRequest& request, const Deployment& d, const Se
                       "timeline file");
 }
 
+}  // namespace
+
 bool meets_percentile_slo(const ServingSummary& s, const SloSpec& slo) {
   return s.finished > 0 && s.ttft.p90_s <= slo.ttft_s && s.tbt_p99_s <= slo.tbt_s;
 }
-
-}  // namespace
 
 ServingReport serve(const ServingRequest& request) {
   const Deployment d = prepare(request);

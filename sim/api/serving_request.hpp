@@ -37,6 +37,10 @@ SplitServingOverrides split_serving_overrides(const std::vector<std::string>& se
 // e.g. a deployment needing more GPUs than the cluster has, or a replica that does not fit.
 ServingReport serve(const ServingRequest& request);
 
+// The SLO of find_max_rate: some request finished, TTFT p90 <= slo.ttft_s and the p99 of the gaps
+// between tokens <= slo.tbt_s.
+bool meets_percentile_slo(const ServingSummary& summary, const SloSpec& slo);
+
 // The capacity search (`clustersim serve --find-max-rate`): the highest arrival rate of the spec's
 // generated traffic (same seed, same duration or request count) at which the TTFT p90 is at most
 // slo.ttft_s and the p99 of the gaps between tokens at most slo.tbt_s. From the spec's rate it doubles

@@ -120,7 +120,9 @@ std::span<const Command> commands() {
       {"serve", "inference serving: requests through replicas' schedulers; latency percentiles, throughput, cost",
        "usage: clustersim serve --cluster C --serving S [--json] [--out report.json]\n"
        "                        [--timeline trace.json [--timeline-requests N]] [--sample-interval S]\n"
-       "                        [--find-max-rate] [--set key.path=value ...]\n\n"
+       "                        [--find-max-rate] [--set key.path=value ...]\n"
+       "       clustersim serve --search-layouts --cluster C [--cluster C2 ...] --serving S\n"
+       "                        [--target-rate R] [--tp 1,2,4,8] [--pp 1] [--json] [--out F]\n\n"
        "  --cluster C      a cluster spec file or preset name: its GPU, links, power and prices\n"
        "  --serving S      a serving spec file or preset (llama3-8b-h100, llama3-70b-h100): the model,\n"
        "                   replicas and their layout, the scheduler, the SLO and the traffic (docs/specs.md)\n"
@@ -133,6 +135,10 @@ std::span<const Command> commands() {
        "  --find-max-rate  the highest arrival rate (same seed and duration) with TTFT p90 <= slo.ttft_s and\n"
        "                   TBT p99 <= slo.tbt_s: doubling from traffic.rate_rps, then bisection to 1 %;\n"
        "                   prints every probe and the report at the maximum\n"
+       "  --search-layouts for each --cluster design and each tp x pp layout, the fewest replicas meeting\n"
+       "                   the SLO (and rejecting no request for KV cache) at --target-rate (default:\n"
+       "                   traffic.rate_rps); their $ per hour, the cheapest and the cost-latency frontier\n"
+       "  --tp, --pp       the layouts the search tries (default tp 1,2,4,8 and pp 1)\n"
        "  --set K=V        override a spec value; K is cluster.<path> or serving.<path> (the prefix may\n"
        "                   be left out but for name and description), e.g. --set traffic.rate_rps=50\n"
        "                   --set replica.replicas=16 --set scheduler.name=chunked_prefill\n",

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "sim/api/serving_layout_search.hpp"
 #include "sim/api/serving_request.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
@@ -26,12 +27,59 @@ T parse_option(const std::string& option, const std::string& text, const char* e
   throw SpecError("--" + option, "", std::string("expected ") + expected + ", got \"" + text + "\"");
 }
 
+// "1,2,4,8" -> {1, 2, 4, 8}.
+std::vector<int> parse_sizes(const std::string& option, const std::string& text) {
+  std::vector<int> sizes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const long long v = parse_option<long long>(option, text.substr(start, comma - start),
+                                                "a comma-separated list of sizes (e.g. 1,2,4,8)");
+    if (v < 1 || v > 1 << 20) throw SpecError("--" + option, "", "expected sizes >= 1, got " + std::to_string(v));
+    sizes.push_back(static_cast<int>(v));
+    start = comma + 1;
+  }
+  return sizes;
+}
+
+int run_layout_search(const Arguments& a) {
+  LayoutSearchRequest request;
+  request.clusters = a.values("cluster");
+  request.serving = a.required("serving");
+  request.settings = a.values("set");
+  if (const auto r = a.value("target-rate"))
+    request.target_rate_rps = parse_option<double>("target-rate", *r, "a rate in requests/s > 0");
+  if (const auto tp = a.value("tp")) request.tp = parse_sizes("tp", *tp);
+  if (const auto pp = a.value("pp")) request.pp = parse_sizes("pp", *pp);
+  const LayoutSearch search = search_layouts(request);
+  const std::string json = layout_search_json(search, 2);
+  if (const auto out = a.value("out")) write_output_file(*out, json + "\n", "report file");
+  std::cout << (a.flag("json") ? json + "\n" : layout_search_text(search));
+  return 0;
+}
+
 }  // namespace
 
 int run_serve(const std::vector<std::string>& args) {
-  const Arguments a(args, {"cluster", "serving", "out", "timeline", "timeline-requests", "sample-interval", "set"},
-                    {"json", "find-max-rate"});
+  const Arguments a(args,
+                    {"cluster", "serving", "out", "timeline", "timeline-requests", "sample-interval", "set",
+                     "target-rate", "tp", "pp"},
+                    {"json", "find-max-rate", "search-layouts"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
+  if (a.flag("search-layouts")) {
+    if (a.flag("find-max-rate")) throw UsageError("give --find-max-rate or --search-layouts, not both");
+    for (const char* only_one : {"timeline", "timeline-requests", "sample-interval"})
+      if (a.value(only_one))
+        throw UsageError(std::string("--") + only_one + " is for one deployment, not --search-layouts");
+    if (a.values("cluster").empty()) throw UsageError("give at least one --cluster");
+    std::vector<std::string> inputs = a.values("cluster");
+    inputs.push_back(a.required("serving"));
+    if (const auto out = a.value("out")) check_output_paths({{*out, "report file"}}, inputs);
+    return run_layout_search(a);
+  }
+  for (const char* search_only : {"target-rate", "tp", "pp"})
+    if (a.value(search_only)) throw UsageError(std::string("--") + search_only + " goes with --search-layouts");
+  if (a.values("cluster").size() > 1) throw UsageError("--cluster is given once (several go with --search-layouts)");
   std::vector<OutputPath> outputs;
   if (const auto out = a.value("out")) outputs.push_back({*out, "report file"});
   if (const auto timeline = a.value("timeline")) outputs.push_back({*timeline, "timeline file"});

@@ -80,6 +80,32 @@ def test_find_max_rate_brackets_the_slo():
     assert m.summary["latency"]["ttft_s"]["p90"] <= 2.0
 
 
+def test_search_layouts_matches_the_command_and_its_own_runs():
+    # The same search as the CLI (its JSON through _core), each meeting layout re-served from Python
+    # meets with its replicas, the cheapest is the lowest $ per hour of those meeting, and the plot
+    # draws every meeting layout.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    over = {"traffic.duration_s": 20}
+    r = cs.search_layouts(["dgx-h100"], "llama3-8b-h100", target_rate_rps=40, tp=[1, 2, 4], overrides=over)
+    t = r.table
+    assert list(t.tp) == [1, 2, 4] and (t.status == "meets").all()
+    assert (t.gpus == t.replicas * t.tp * t.pp).all()
+    best = r.cheapest
+    assert best is not None and best.usd_per_hour == t.usd_per_hour.min()
+    assert best.on_frontier and r.frontier.usd_per_hour.is_monotonic_increasing
+    for row in t.itertuples():
+        s = cs.serve("dgx-h100", "llama3-8b-h100", iterations=0,
+                     overrides={**over, "traffic.rate_rps": 40, "replica.tp": row.tp, "replica.replicas": row.replicas})
+        assert s.summary["latency"]["ttft_s"]["p90"] == row.ttft_p90_s <= 2.0
+        assert s.summary["cost"]["usd_per_gpu_hour"] * row.gpus == pytest.approx(row.usd_per_hour, rel=1e-12)
+    ax = r.plot()
+    assert len(ax.collections) >= 2  # the design's points and the cheapest's ring
+    with pytest.raises(cs.SpecError, match="--tp"):
+        cs.search_layouts("dgx-h100", "llama3-8b-h100", tp=[0])
+
+
 def test_serving_validation_from_python_matches_the_published_rows():
     # cs.validate_serving runs the dataset `clustersim validate serving-trtllm-inflight` runs (60 rows,
     # median |error| 6.5 % on 2026-11-27, docs/serving.md); the first 4 rows here, each within 20 %.

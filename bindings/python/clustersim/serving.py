@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._spec import override_text
@@ -26,7 +26,7 @@ from ._spec import override_text
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["serve", "find_max_rate", "MaxRate", "Serving", "serving_presets", "serving_schedulers", "serving_schema"]
+__all__ = ["serve", "find_max_rate", "search_layouts", "LayoutSearch", "MaxRate", "Serving", "serving_presets", "serving_schedulers", "serving_schema"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -102,6 +102,85 @@ def find_max_rate(cluster: PathLike, serving: PathLike, *, overrides: Optional[M
                "set": [f"{k}={override_text(v)}" for k, v in (overrides or {}).items()]}
     out = json.loads(_core.find_max_rate(options))
     return MaxRate(out["max_rate_rps"], out["upper_bound_reached"], pd.DataFrame(out["probes"]), out["report"])
+
+
+@dataclass(frozen=True)
+class LayoutSearch:
+    """The layout search's result (``clustersim serve --search-layouts``; docs/serving.md): ``table``, one
+    row per design and tp x pp layout (replicas, gpus, status, ttft_p90_s, tbt_p99_s, usd_per_hour,
+    usd_per_million_output_tokens, cheapest, on_frontier...), ``cheapest`` (its row, or None when no
+    layout meets the SLO), the target rate and the SLO, and ``text``, the command's table."""
+
+    target_rate_rps: float
+    ttft_p90_max_s: float
+    tbt_p99_max_s: float
+    table: "pd.DataFrame"
+    text: str
+
+    @property
+    def cheapest(self) -> Optional["pd.Series"]:
+        rows = self.table[self.table["cheapest"]]
+        return None if rows.empty else rows.iloc[0]
+
+    @property
+    def frontier(self) -> "pd.DataFrame":
+        """The layouts meeting the SLO that no other is both cheaper and faster than, by $ per hour."""
+        return self.table[self.table["on_frontier"]].sort_values("usd_per_hour")
+
+    def plot(self, ax=None):
+        """$ per hour against TTFT p90 of every layout meeting the SLO, the frontier joined, the
+        cheapest marked; returns the axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        meets = self.table[self.table["status"] == "meets"]
+        for design, rows in meets.groupby("design", sort=False):
+            ax.scatter(rows["ttft_p90_s"], rows["usd_per_hour"], label=design)
+            for _, r in rows.iterrows():
+                ax.annotate(f"tp{r.tp} pp{r.pp} x{r.replicas}", (r.ttft_p90_s, r.usd_per_hour), fontsize=7,
+                            xytext=(3, 3), textcoords="offset points")
+        front = self.frontier.sort_values("ttft_p90_s")
+        ax.plot(front["ttft_p90_s"], front["usd_per_hour"], "k--", linewidth=1, label="frontier")
+        best = self.cheapest
+        if best is not None:
+            ax.scatter([best.ttft_p90_s], [best.usd_per_hour], s=160, facecolors="none", edgecolors="red",
+                       label="cheapest")
+        ax.axvline(self.ttft_p90_max_s, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_xlabel("TTFT p90 (s)")
+        ax.set_ylabel("deployment cost ($ per hour)")
+        ax.set_title(f"layouts meeting the SLO at {self.target_rate_rps:g} requests/s")
+        ax.legend(fontsize=7)
+        return ax
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def search_layouts(
+    clusters: Union[PathLike, Sequence[PathLike]],
+    serving: PathLike,
+    *,
+    target_rate_rps: Optional[float] = None,
+    tp: Sequence[int] = (1, 2, 4, 8),
+    pp: Sequence[int] = (1,),
+    overrides: Optional[Mapping[str, Any]] = None,
+) -> LayoutSearch:
+    """For each cluster design and each tp x pp layout, the fewest replicas whose run of the serving
+    spec's traffic at ``target_rate_rps`` (default: ``traffic.rate_rps``) meets its SLO, what each
+    deployment costs per hour, the cheapest and the cost-latency frontier
+    (``clustersim serve --search-layouts``). Raises SpecError for bad input as the command does."""
+    import pandas as pd
+
+    if isinstance(clusters, (str, os.PathLike)):
+        clusters = [clusters]
+    options = {"clusters": [os.fspath(c) for c in clusters], "serving": os.fspath(serving),
+               "set": [f"{k}={override_text(v)}" for k, v in (overrides or {}).items()],
+               "target_rate_rps": target_rate_rps, "tp": [int(v) for v in tp], "pp": [int(v) for v in pp]}
+    text_json, text = _core.search_layouts(options)
+    out = json.loads(text_json)
+    return LayoutSearch(out["target_rate_rps"], out["slo"]["ttft_p90_max_s"], out["slo"]["tbt_p99_max_s"],
+                        pd.DataFrame(out["layouts"]), text)
 
 
 def serve(

@@ -83,6 +83,71 @@ TEST(CliServe, FindMaxRateBracketsTheSlo) {
   EXPECT_LE(j["report"]["latency"]["tbt_s"]["p99"].get<double>(), 0.2);
 }
 
+// The layout search's verdicts are the serving runs' own: each meeting layout meets with its replicas
+// and fails with one fewer, its $ per hour is GPUs x the run's $ per GPU-hour, the cheapest is the
+// lowest of those meeting, the frontier is exactly the non-dominated set, and layouts that cannot run
+// say why.
+TEST(CliServe, SearchLayoutsFindsTheFewestReplicasAndTheCheapest) {
+  const std::string base = "serve --cluster dgx-h100 --serving llama3-8b-h100 --set traffic.duration_s=20";
+  const auto r = run_cli(base + " --search-layouts --json --target-rate 40 --tp 1,2,4,3,16");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["target_rate_rps"], 40.0);
+  ASSERT_EQ(j["layouts"].size(), 5u);  // tp ascending: 1, 2, 3, 4, 16
+  auto serve_at = [&](int tp, int replicas) {
+    const auto s = run_cli(base + " --json --set traffic.rate_rps=40 --set replica.tp=" + std::to_string(tp) +
+                           " --set replica.replicas=" + std::to_string(replicas));
+    EXPECT_EQ(s.status, 0) << s.err;
+    return nlohmann::json::parse(s.out);
+  };
+  auto meets = [](const nlohmann::json& report) {  // the preset's SLO: TTFT p90 <= 2 s, TBT p99 <= 0.2 s
+    return report["latency"]["ttft_s"]["p90"].get<double>() <= 2.0 &&
+           report["latency"]["tbt_s"]["p99"].get<double>() <= 0.2 &&
+           report["requests"]["rejected_kv_cache"].get<int>() == 0;
+  };
+  double cheapest_usd = 1e300;
+  int meeting = 0;
+  for (const auto& c : j["layouts"]) {
+    const int tp = c["tp"];
+    if (tp == 3 || tp == 16) {
+      EXPECT_EQ(c["status"], "infeasible") << c;
+      EXPECT_NE(c["reason"].get<std::string>().find(tp == 3 ? "multiple of 3" : "the cluster has 8"), std::string::npos)
+          << c;
+      continue;
+    }
+    ASSERT_EQ(c["status"], "meets") << c;
+    ++meeting;
+    const int replicas = c["replicas"];
+    EXPECT_EQ(c["gpus"].get<int>(), replicas * tp);
+    const nlohmann::json at = serve_at(tp, replicas);
+    EXPECT_TRUE(meets(at)) << c;
+    EXPECT_DOUBLE_EQ(c["ttft_p90_s"].get<double>(), at["latency"]["ttft_s"]["p90"].get<double>());
+    EXPECT_NEAR(c["usd_per_hour"].get<double>(), at["cost"]["usd_per_gpu_hour"].get<double>() * replicas * tp, 1e-9);
+    if (replicas > 1) EXPECT_FALSE(meets(serve_at(tp, replicas - 1))) << c;
+    cheapest_usd = std::min(cheapest_usd, c["usd_per_hour"].get<double>());
+  }
+  EXPECT_EQ(meeting, 3);
+  ASSERT_TRUE(j["cheapest"].is_number());
+  const auto& best = j["layouts"][j["cheapest"].get<std::size_t>()];
+  EXPECT_TRUE(best["cheapest"].get<bool>());
+  EXPECT_EQ(best["usd_per_hour"].get<double>(), cheapest_usd);
+  for (const auto& c : j["layouts"]) {
+    if (c["status"] != "meets") {
+      EXPECT_FALSE(c["on_frontier"].get<bool>());
+      continue;
+    }
+    bool dominated = false;
+    for (const auto& o : j["layouts"])
+      if (o["status"] == "meets" && o["usd_per_hour"] <= c["usd_per_hour"] && o["ttft_p90_s"] <= c["ttft_p90_s"] &&
+          (o["usd_per_hour"] < c["usd_per_hour"] || o["ttft_p90_s"] < c["ttft_p90_s"]))
+        dominated = true;
+    EXPECT_EQ(c["on_frontier"].get<bool>(), !dominated) << c;
+  }
+  EXPECT_TRUE(best["on_frontier"].get<bool>());
+  // Deterministic: the same search, the same bytes.
+  EXPECT_EQ(run_cli(base + " --search-layouts --json --target-rate 40 --tp 1,2,4,3,16").out, r.out);
+}
+
 TEST(CliServe, TextSummary) {
   const auto r = run_cli("serve --cluster dgx-h100 --serving llama3-8b-h100 --set traffic.duration_s=5");
   ASSERT_EQ(r.status, 0) << r.err;
