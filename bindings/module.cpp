@@ -27,6 +27,7 @@
 
 #include "sim/api/kernel_fit_request.hpp"
 #include "sim/api/measurement_files.hpp"
+#include "sim/api/serving_comparison.hpp"
 #include "sim/api/serving_layout_search.hpp"
 #include "sim/api/serving_request.hpp"
 #include "sim/api/serving_validation.hpp"
@@ -307,6 +308,22 @@ std::pair<std::string, std::string> search_layouts_json(const py::dict& keywords
   return {layout_search_json(search, -1), layout_search_text(search)};
 }
 
+// clustersim compare --serving --json from a keyword dict {clusters, serving, set}: the comparison's JSON
+// text and the CLI's table.
+std::pair<std::string, std::string> compare_serving_json(const py::dict& keywords) {
+  std::vector<std::string> clusters;
+  std::string serving;
+  std::vector<std::string> settings;
+  apply_keywords(keywords, "compare_serving",
+                 {{"clusters", set(clusters)}, {"serving", set(serving)}, {"set", set(settings)}});
+  ServingComparison c;
+  {
+    py::gil_scoped_release release;
+    c = compare_serving(clusters, serving, settings);
+  }
+  return {serving_comparison_json(c, -1), serving_comparison_text(c)};
+}
+
 // clustersim serve --find-max-rate --json from the same keyword dict: the search's JSON text.
 std::string find_max_rate_json(const py::dict& keywords) {
   const ServingRequest request = serving_request(keywords);
@@ -567,6 +584,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("find_max_rate", &find_max_rate_json, py::arg("options"),
         "clustersim serve --find-max-rate --json: the highest arrival rate meeting the SLO (JSON text: max_rate_rps,\n"
         "upper_bound_reached, probes, report). options: as serve's.");
+  m.def("compare_serving", &compare_serving_json, py::arg("options"),
+        "clustersim compare --serving --json: one serving deployment on several designs, each run and its\n"
+        "highest rate meeting the SLO: (JSON text, the CLI's table). options: {clusters: [...], serving, set}.");
   m.def("search_layouts", &search_layouts_json, py::arg("options"),
         "clustersim serve --search-layouts --json: per design and tp x pp layout the fewest replicas meeting the\n"
         "SLO at the target rate, their cost, the cheapest and the frontier: (JSON text, the CLI's table).\n"

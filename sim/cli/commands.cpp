@@ -28,9 +28,10 @@ std::span<const Command> commands() {
        "                   belongs to one spec only), e.g. --set nodes=64\n"
        "                   --set parallelism.dp=64 --set fabric.oversubscription=2\n",
        &run_simulate},
-      {"compare", "one workload on several cluster designs: time, power, cost, Pareto front",
+      {"compare", "one workload (or serving deployment) on several cluster designs: time, power, cost, Pareto front",
        "usage: clustersim compare --workload W --cluster A --cluster B ... [--tokens N]\n"
-       "                          [--fidelity flow|analytical] [--json] [--set key.path=value ...]\n\n"
+       "                          [--fidelity flow|analytical] [--json] [--set key.path=value ...]\n"
+       "       clustersim compare --serving S --cluster A --cluster B ... [--json] [--set key.path=value ...]\n\n"
        "  --cluster C      a cluster spec file or preset name; repeat for every design\n"
        "  --workload W     a workload spec file or preset name\n"
        "  --tokens N       length of the training run for time and cost to train (default 1e12, at most 1e18;\n"
@@ -40,7 +41,12 @@ std::span<const Command> commands() {
        "  --set K=V        override a spec value of the workload or of every cluster\n\n"
        "  Columns: step time, tokens/s, MFU, memory fit, average facility power, energy per token,\n"
        "  capital cost, $ per million tokens, time and cost to train N tokens; '*' marks the designs\n"
-       "  no other design beats on both time and cost (among those that fit in memory).\n",
+       "  no other design beats on both time and cost (among those that fit in memory).\n"
+       "  --serving S      a serving spec file or preset instead of --workload: per design the run of its\n"
+       "                   traffic (TTFT p90, TBT p99, throughput, $ per hour and per million output tokens)\n"
+       "                   and the highest rate meeting its SLO (serve --find-max-rate) with its cost per\n"
+       "                   million output tokens; 'pareto' marks the designs no other beats on both that\n"
+       "                   cost and the TTFT p90. A design the deployment cannot run on says why (exit 1).\n",
        &run_compare},
       {"collective", "simulated nccl-tests: one collective swept over sizes (size, time, algbw, busbw)",
        "usage: clustersim collective --cluster C [--op all_reduce] [--ranks 0-63] [--min-bytes 8]\n"

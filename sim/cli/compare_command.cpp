@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 
+#include "sim/api/serving_comparison.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
 #include "sim/cli/arguments.hpp"
@@ -48,11 +49,27 @@ double parse_tokens(const std::string& text) {
 
 }  // namespace
 
+// compare --serving S: one serving deployment on every design (sim/api/serving_comparison).
+int run_serving_compare(const Arguments& a) {
+  for (const char* training_only : {"workload", "fidelity", "tokens"})
+    if (a.value(training_only))
+      throw UsageError(std::string("--") + training_only + " is for a training workload, not --serving");
+  const ServingComparison c = compare_serving(a.values("cluster"), a.required("serving"), a.values("set"));
+  if (a.flag("json"))
+    std::cout << serving_comparison_json(c, 2) << "\n";
+  else
+    std::cout << serving_comparison_text(c);
+  for (const ServingDesignRow& row : c.rows)
+    if (!row.error.empty()) return 1;
+  return 0;
+}
+
 int run_compare(const std::vector<std::string>& args) {
-  const Arguments a(args, {"cluster", "workload", "fidelity", "tokens", "set"}, {"json"});
+  const Arguments a(args, {"cluster", "workload", "serving", "fidelity", "tokens", "set"}, {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const std::vector<std::string> sources = a.values("cluster");
   if (sources.empty()) throw UsageError("give at least one --cluster");
+  if (a.value("serving")) return run_serving_compare(a);
   const auto tokens_text = a.value("tokens");
   const double tokens = tokens_text ? parse_tokens(*tokens_text) : kDefaultTokens;
   const SplitOverrides overrides = split_overrides(a.values("set"));

@@ -50,10 +50,17 @@ bool dominates(const DesignRow& a, const DesignRow& b) {
 
 }  // namespace
 
+void number_repeated_designs(std::vector<std::string*> names) {
+  std::map<std::string, int> seen;
+  for (std::string* name : names)
+    if (const int n = seen[*name]++; n > 0) *name += " #" + std::to_string(n + 1);
+}
+
 DesignComparison compare_designs(std::string workload, double tokens, std::vector<DesignRow> rows) {
-  std::map<std::string, int> seen;  // repeated names: " #2", " #3", ... in order
+  std::vector<std::string*> names;
   for (DesignRow& r : rows)
-    if (const int n = seen[r.design]++; n > 0) r.design += " #" + std::to_string(n + 1);
+    names.push_back(&r.design);
+  number_repeated_designs(std::move(names));
   DesignComparison c;
   c.workload = std::move(workload);
   c.tokens = tokens;

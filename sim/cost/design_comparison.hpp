@@ -38,6 +38,10 @@ struct DesignComparison {
   std::string pareto_among;  // "designs that fit in memory" or "all designs (none fits in memory)"
 };
 
+// Repeated design names told apart, for every comparison and front end: the second "x" becomes "x #2",
+// the third "x #3"; the others are unchanged.
+void number_repeated_designs(std::vector<std::string*> names);
+
 // Fills the training-run figures and the Pareto marks of `rows` (reports in, in order).
 // Repeated design names are told apart here, for every front end: the second "x" becomes "x #2", the
 // third "x #3".

@@ -106,6 +106,20 @@ def test_search_layouts_matches_the_command_and_its_own_runs():
         cs.search_layouts("dgx-h100", "llama3-8b-h100", tp=[0])
 
 
+def test_compare_serving_rows_are_the_designs_runs():
+    over = {"traffic.duration_s": 20}
+    df = cs.compare_serving("llama3-8b-h100", ["dgx-h100", "dgx-h200-superpod", "dgx-h100"], overrides=over)
+    assert list(df.design) == ["dgx-h100", "dgx-h200-superpod", "dgx-h100 #2"]
+    assert (df.error == "").all() and "max req/s" in df.attrs["text"]
+    for row in df.itertuples():
+        cluster = row.design.split(" #")[0]
+        s = cs.serve(cluster, "llama3-8b-h100", overrides=over, iterations=0)
+        assert s.summary["latency"]["ttft_s"]["p90"] == row.ttft_p90_s
+        assert cs.find_max_rate(cluster, "llama3-8b-h100", overrides=over).max_rate_rps == row.max_rate_rps
+    # The same design twice: identical figures, and neither beats the other.
+    assert df.iloc[0].max_rate_rps == df.iloc[2].max_rate_rps and df.iloc[0].pareto == df.iloc[2].pareto
+
+
 def test_serving_validation_from_python_matches_the_published_rows():
     # cs.validate_serving runs the dataset `clustersim validate serving-trtllm-inflight` runs (60 rows,
     # median |error| 6.5 % on 2026-11-27, docs/serving.md); the first 4 rows here, each within 20 %.

@@ -38,7 +38,7 @@ from .cluster import Cluster, export_formats, gpus  # noqa: E402
 from .collective import collective  # noqa: E402
 from .compare import compare  # noqa: E402
 from .report import Cost, Memory, Power, Provenance, Report, RunInfo  # noqa: E402
-from .serving import LayoutSearch, MaxRate, Serving, find_max_rate, search_layouts, serve, serving_presets, serving_schedulers, serving_schema  # noqa: E402
+from .serving import LayoutSearch, MaxRate, Serving, compare_serving, find_max_rate, search_layouts, serve, serving_presets, serving_schedulers, serving_schema  # noqa: E402
 from .simulation import collective_algorithms, fidelities, simulate, split_overrides  # noqa: E402
 from .sweep import Best, best, expand_grid, parallel_configurations, sweep  # noqa: E402
 from .validation import (  # noqa: E402
@@ -82,6 +82,7 @@ __all__ = [
     "fidelities",
     "find_max_rate",
     "search_layouts",
+    "compare_serving",
     "LayoutSearch",
     "gpus",
     "kernel_accuracy",

@@ -26,7 +26,7 @@ from ._spec import override_text
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["serve", "find_max_rate", "search_layouts", "LayoutSearch", "MaxRate", "Serving", "serving_presets", "serving_schedulers", "serving_schema"]
+__all__ = ["serve", "find_max_rate", "search_layouts", "compare_serving", "LayoutSearch", "MaxRate", "Serving", "serving_presets", "serving_schedulers", "serving_schema"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -181,6 +181,32 @@ def search_layouts(
     out = json.loads(text_json)
     return LayoutSearch(out["target_rate_rps"], out["slo"]["ttft_p90_max_s"], out["slo"]["tbt_p99_max_s"],
                         pd.DataFrame(out["layouts"]), text)
+
+
+def compare_serving(
+    serving: PathLike,
+    clusters: Sequence[PathLike],
+    *,
+    overrides: Optional[Mapping[str, Any]] = None,
+) -> "pd.DataFrame":
+    """One serving deployment on several cluster designs (``clustersim compare --serving``;
+    docs/serving.md): one row per design, in the order given, with the run of the spec's traffic
+    (``ttft_p90_s``, ``tbt_p99_s``, ``throughput_rps``, ``usd_per_hour``,
+    ``usd_per_million_output_tokens``...), the highest rate meeting the SLO (``max_rate_rps``) with
+    ``usd_per_million_output_tokens_at_max``, ``pareto``, and ``error`` where the deployment cannot run
+    on the design. ``df.attrs["text"]`` is the command's table."""
+    import pandas as pd
+
+    options = {"clusters": [os.fspath(c) for c in clusters], "serving": os.fspath(serving),
+               "set": [f"{k}={override_text(v)}" for k, v in (overrides or {}).items()]}
+    text_json, text = _core.compare_serving(options)
+    rows = [{k: v for k, v in d.items() if k != "report"} for d in json.loads(text_json)["designs"]]
+    df = pd.DataFrame(rows)
+    if "error" not in df:
+        df["error"] = ""
+    df["error"] = df["error"].fillna("")
+    df.attrs["text"] = text
+    return df
 
 
 def serve(

@@ -70,5 +70,47 @@ TEST(CliCompare, BadPricesAndPueAreRefusedWithTheirJsonPath) {
   EXPECT_NE(r.err.find("--tokens"), std::string::npos) << r.err;
 }
 
+// compare --serving: each design's row is its own `serve` run and `serve --find-max-rate` search, the
+// Pareto marks are exactly the designs no other beats on both the cost per output token at the maximum
+// rate and the TTFT p90, and a design the deployment does not fit on is a row with the reason (exit 1).
+TEST(CliCompare, ServingRowsAreTheServeRunsAndTheirCapacity) {
+  const std::string small = write_temp("half_node.json", R"({"name": "half-node", "gpu": "h100-sxm5-80gb", "nodes": 1,
+    "node": {"gpus": 4, "scale_up": {"type": "nvswitch", "generation": "nvlink4"}}, "fabric": {"type": "single_node"}})");
+  const std::string serving = " --serving llama3-70b-h100 --set traffic.duration_s=20";
+  const auto r =
+      run_cli("compare --cluster dgx-h100 --cluster dgx-h200-superpod --cluster " + small + serving + " --json");
+  EXPECT_EQ(r.status, 1) << r.err;  // the half node cannot hold 2 replicas of tp 4
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["designs"].size(), 3u);
+  const auto& bad = j["designs"][2];
+  EXPECT_EQ(bad["design"], "half-node");
+  EXPECT_NE(bad["error"].get<std::string>().find("need 8 GPUs"), std::string::npos) << bad;
+  for (int i = 0; i < 2; ++i) {
+    const auto& d = j["designs"][i];
+    const std::string cluster = i == 0 ? "dgx-h100" : "dgx-h200-superpod";
+    const auto run = run_cli("serve --cluster " + cluster + serving + " --json");
+    ASSERT_EQ(run.status, 0) << run.err;
+    const auto s = nlohmann::json::parse(run.out);
+    EXPECT_EQ(d["ttft_p90_s"].get<double>(), s["latency"]["ttft_s"]["p90"].get<double>());
+    EXPECT_NEAR(d["usd_per_hour"].get<double>(), s["cost"]["usd_per_gpu_hour"].get<double>() * 8, 1e-9);
+    const auto search = run_cli("serve --cluster " + cluster + serving + " --find-max-rate --json");
+    ASSERT_EQ(search.status, 0) << search.err;
+    const auto m = nlohmann::json::parse(search.out);
+    EXPECT_EQ(d["max_rate_rps"].get<double>(), m["max_rate_rps"].get<double>());
+    EXPECT_EQ(d["usd_per_million_output_tokens_at_max"].get<double>(),
+              m["report"]["cost"]["usd_per_million_output_tokens"].get<double>());
+  }
+  auto dominates = [](const nlohmann::json& a, const nlohmann::json& b) {
+    const double ca = a["usd_per_million_output_tokens_at_max"], cb = b["usd_per_million_output_tokens_at_max"];
+    const double ta = a["ttft_p90_s"], tb = b["ttft_p90_s"];
+    return ca <= cb && ta <= tb && (ca < cb || ta < tb);
+  };
+  const auto& h100 = j["designs"][0];
+  const auto& h200 = j["designs"][1];
+  EXPECT_EQ(h100["pareto"].get<bool>(), !dominates(h200, h100));
+  EXPECT_EQ(h200["pareto"].get<bool>(), !dominates(h100, h200));
+  EXPECT_TRUE(h100["pareto"].get<bool>() || h200["pareto"].get<bool>());
+}
+
 }  // namespace
 }  // namespace clustersim
