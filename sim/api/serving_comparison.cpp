@@ -49,7 +49,7 @@ ServingComparison compare_serving(const std::vector<std::string>& clusters, cons
     } catch (const SpecError& e) {  // the specs were checked: what is left is this design's own
       row.error = e.message();
     }
-    if (row.report && spec.traffic.trace.empty()) {
+    if (row.report && spec.traffic.trace.empty() && !spec.traffic.closed_loop()) {
       try {
         const MaxRateSearch search = find_max_rate(request);
         row.max_rate_rps = search.max_rate_rps;

@@ -168,6 +168,9 @@ LayoutSearch search_layouts(const LayoutSearchRequest& request) {
   if (request.target_rate_rps && !spec.traffic.trace.empty())
     throw SpecError(spec.source_file, "/traffic/trace",
                     "--target-rate sets the arrival rate of generated traffic; a request trace has its own");
+  if (request.target_rate_rps && spec.traffic.closed_loop())
+    throw SpecError(spec.source_file, "/traffic/arrival",
+                    "--target-rate sets the arrival rate; a closed loop's rate is the deployment's own");
   std::vector<ClusterSpec> clusters;
   for (const std::string& source : request.clusters)
     clusters.push_back(load_cluster_spec(source, overrides.cluster));

@@ -153,6 +153,10 @@ MaxRateSearch find_max_rate(const ServingRequest& request, double precision) {
   if (!base.trace.empty())
     throw SpecError(d.spec.source_file, "/traffic/trace",
                     "--find-max-rate varies the arrival rate of generated traffic; a request trace has its own");
+  if (base.closed_loop())
+    throw SpecError(d.spec.source_file, "/traffic/arrival",
+                    "--find-max-rate varies the arrival rate; a closed loop's rate is the deployment's own "
+                    "(vary traffic.concurrency instead)");
   MaxRateSearch search;
   auto probe = [&](double rate) {
     TrafficSpec t = base;

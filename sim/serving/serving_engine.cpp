@@ -10,6 +10,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/serving/serving_router.hpp"
+#include "sim/serving/serving_traffic.hpp"
 
 namespace clustersim {
 namespace {
@@ -62,6 +63,9 @@ class Engine {
     while (next < requests.size() || !ends_.empty()) {
       const double arrival = next < requests.size() ? requests[next].arrival_s : kNever;
       const double end = ends_.empty() ? kNever : ends_.top().first;
+      if (end == kNever && arrival == kNever)  // a closed loop sends as requests leave: one always runs
+        throw SimulationError("the closed loop has " + std::to_string(requests.size() - next) +
+                              " requests pending and none in flight");
       if (end <= arrival) {
         const std::size_t k = ends_.top().second;
         ends_.pop();
@@ -117,14 +121,17 @@ class Engine {
     const std::int64_t total = std::int64_t{r.prompt_tokens} + r.output_tokens;
     if (total > spec_.context_limit_tokens()) {
       r.status = RequestStatus::rejected_context;
+      send_next(t);
       return;
     }
     if (r.prompt_tokens > scheduler_->max_prompt_tokens()) {
       r.status = RequestStatus::rejected_batch_tokens;
+      send_next(t);
       return;
     }
     if (kv_blocks_for(total - 1, spec_.block_size) > blocks_per_replica_) {
       r.status = RequestStatus::rejected_kv_cache;
+      send_next(t);
       return;
     }
     const std::size_t k = router_.pick(outstanding_, accepted_++);
@@ -134,6 +141,15 @@ class Engine {
     replicas_[k].waiting.push_back(id);
     if (replicas_[k].plan.empty()) start(k, t);
     refresh(k);
+  }
+
+  // A closed loop sends its next pending request when one leaves (finished or rejected) at `t`.
+  void send_next(double t) {
+    if (!spec_.traffic.closed_loop()) return;
+    std::vector<ServedRequest>& requests = result_.requests;
+    while (next_pending_ < requests.size() && requests[next_pending_].arrival_s != kClosedLoopPending_s)
+      ++next_pending_;
+    if (next_pending_ < requests.size()) requests[next_pending_++].arrival_s = t;
   }
 
   void start(std::size_t k, double t) {
@@ -198,6 +214,7 @@ class Engine {
         --outstanding_[k];
         --totals_.in_system;
         any_finished = true;
+        send_next(t);
       }
     }
     rep.plan.clear();
@@ -245,6 +262,7 @@ class Engine {
   std::vector<std::int64_t> outstanding_;
   std::int64_t blocks_per_replica_ = 0;
   std::uint64_t accepted_ = 0;
+  std::size_t next_pending_ = 0;  // closed loop: no request before it is pending
   std::priority_queue<End, std::vector<End>, std::greater<>> ends_;
   std::vector<IterationEntry> batch_;
   TokenGapHistogram gaps_;

@@ -84,7 +84,7 @@ SpecField number(std::string_view path, NumberRange range, std::string_view defa
 }
 
 std::vector<std::string> arrival_names() {
-  return {"poisson", "gamma"};
+  return {"poisson", "gamma", "closed"};
 }
 
 void read_name(JsonReader& r, const SpecField&, ServingSpec& s) {
@@ -229,10 +229,16 @@ const std::vector<Row>& rows() {
     // traffic
     add(row<&S::traffic, &T::arrival>(choice("traffic.arrival", &arrival_names, "\"poisson\"",
                                              "poisson: exponential inter-arrival times; gamma: Gamma ones with `cv` "
-                                             "(> 1: bursty)")));
+                                             "(> 1: bursty); closed: `concurrency` requests in flight, the next "
+                                             "sent as one finishes (benchmark clients' closed loop)")));
     add(row<&S::traffic, &T::rate_rps>(number("traffic.rate_rps", NumberRange::positive(), "",
-                                              "required without `trace`", "requests/s",
+                                              "required without `trace` (but for closed)", "requests/s",
                                               "mean arrival rate over the whole deployment")));
+    add(row<&S::traffic, &T::concurrency>(
+        with_unit(integer_field("traffic.concurrency", true, 1, kMaxRequests, "", "closed only: required",
+                                "requests in flight at once: sent at 0, then one as each finishes or is rejected"),
+                  "requests"),
+        "0"));
     add(row<&S::traffic, &T::cv>(number("traffic.cv", {0.0, 100.0, true}, "1.0", "", "",
                                         "gamma: coefficient of variation of the inter-arrival times")));
     add(row<&S::traffic, &T::duration_s>(number("traffic.duration_s", NumberRange::positive(), "",
@@ -288,13 +294,26 @@ void read_traffic(JsonReader r, ServingSpec& s) {
   TrafficSpec& t = s.traffic;
   const bool generated = t.trace.empty();
   if (!generated) {
-    for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv"})
+    for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "concurrency"})
       if (r.has(key))
         r.fail(key,
                std::string("a traffic with a \"trace\" takes its requests from the trace; remove \"") + key + "\"");
   } else {
-    if (!r.has("rate_rps")) r.fail("rate_rps", "expected the arrival rate \"rate_rps\" (or a \"trace\")");
-    if (r.has("duration_s") == r.has("requests"))
+    if (t.closed_loop()) {
+      for (const char* key : {"rate_rps", "cv", "duration_s"})
+        if (r.has(key))
+          r.fail(key, std::string("a closed loop sends each request as one finishes: its rate is the deployment's; "
+                                  "remove \"") +
+                          key + "\" (give \"concurrency\" and \"requests\")");
+      if (!r.has("concurrency"))
+        r.fail("concurrency", "expected the requests in flight \"concurrency\" of the closed loop");
+      if (!r.has("requests")) r.fail("requests", "expected the number of requests \"requests\" of the closed loop");
+    } else if (r.has("concurrency")) {
+      r.fail("concurrency", "\"concurrency\" is for \"arrival\": \"closed\"");
+    }
+    if (!t.closed_loop() && !r.has("rate_rps"))
+      r.fail("rate_rps", "expected the arrival rate \"rate_rps\" (or a \"trace\")");
+    if (!t.closed_loop() && r.has("duration_s") == r.has("requests"))
       r.fail(r.has("requests") ? "requests" : "duration_s", "expected exactly one of \"duration_s\" and \"requests\"");
     if (t.duration_s * t.rate_rps > static_cast<double>(kMaxRequests))
       r.fail("duration_s", "rate_rps x duration_s must be at most " + std::to_string(kMaxRequests) + " requests, got " +

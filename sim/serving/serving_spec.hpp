@@ -28,8 +28,9 @@ struct LengthSpec {
 };
 
 struct TrafficSpec {
-  std::string arrival = "poisson";  // poisson | gamma
-  double rate_rps = 0.0;            // mean arrivals per second (the whole deployment)
+  std::string arrival = "poisson";  // poisson | gamma | closed
+  double rate_rps = 0.0;            // mean arrivals per second (the whole deployment); not for closed
+  std::int64_t concurrency = 0;     // closed: requests in flight at once (each sent as one finishes)
   double cv = 1.0;                  // gamma: coefficient of variation of the inter-arrival times
   double duration_s = 0.0;          // arrivals in [0, duration_s); 0: `requests` decides
   std::int64_t requests = 0;        // this many arrivals; 0: `duration_s` decides
@@ -37,6 +38,11 @@ struct TrafficSpec {
   LengthSpec prompt;
   LengthSpec output;
   std::string trace;  // a request trace file (CSV or JSONL) instead of the generated traffic
+
+  // A closed loop (benchmark clients such as AIPerf or vLLM's `--max-concurrency`): `concurrency`
+  // requests are sent at 0 and each next one when one finishes or is rejected, so the rate is the
+  // deployment's own.
+  bool closed_loop() const { return arrival == "closed"; }
 };
 
 // Per request: it attains the SLO when its TTFT and its mean time between tokens are both within.

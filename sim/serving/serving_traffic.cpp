@@ -277,6 +277,11 @@ std::vector<RequestArrival> make_traffic(const TrafficSpec& t) {
   const bool gamma = t.arrival == "gamma";
   std::vector<RequestArrival> out;
   if (t.requests > 0) out.reserve(static_cast<std::size_t>(t.requests));
+  if (t.closed_loop()) {  // the engine sets each later arrival when a request leaves
+    for (std::int64_t i = 0; i < t.requests; ++i)
+      out.push_back({i < t.concurrency ? 0.0 : kClosedLoopPending_s, prompt.draw(prompts), output.draw(outputs)});
+    return out;
+  }
   double now = 0.0;
   for (;;) {
     now += gamma ? random_draw::gamma(arrivals, shape) / (shape * t.rate_rps)

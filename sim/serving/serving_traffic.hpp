@@ -6,6 +6,7 @@
 // uniform, exponential, normal, gamma, lognormal and zipf transforms (the std:: distributions are not
 // the same across standard libraries), so a seed gives the same requests everywhere.
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <string_view>
@@ -21,8 +22,12 @@ struct RequestArrival {
   std::int32_t output_tokens = 0;  // tokens generated, the first included (>= 1)
 };
 
-// The requests of `traffic`, in arrival order. A trace is read from traffic.trace (see below); else
-// arrivals start at the first inter-arrival time after 0.
+// A closed loop's request not sent yet: the serving engine sets its arrival when a request leaves.
+inline constexpr double kClosedLoopPending_s = std::numeric_limits<double>::infinity();
+
+// The requests of `traffic`, in arrival order. A trace is read from traffic.trace (see below); a
+// closed loop's first `concurrency` arrive at 0 and the others are pending; else arrivals start at
+// the first inter-arrival time after 0.
 std::vector<RequestArrival> make_traffic(const TrafficSpec& traffic);
 
 // The names of the length distributions (the spec's choices for traffic.prompt/output.distribution).

@@ -2,6 +2,7 @@
 // Little's law over a long Poisson run, the M/D/1 queue, determinism.
 #include "sim/serving/serving_engine.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "serving_test_support.hpp"
+#include "sim/serving/serving_traffic.hpp"
 
 namespace clustersim {
 namespace {
@@ -244,6 +246,55 @@ TEST(ServingEngine, SamplesTheClusterState) {
   // prefill).
   EXPECT_EQ(prefill, 2000 * 100);
   EXPECT_EQ(decode, 2000 * 49);
+}
+
+// A closed loop of one client: each request is sent as the last one finishes. Prompt 4, output 3,
+// 10 ms + 1 ms per token: prefill 14 ms (first token), two decodes of 11 ms: 36 ms a request, so the
+// three arrive at 0, 36 and 72 ms and finish at 36, 72 and 108 ms.
+TEST(ServingEngine, ClosedLoopSendsEachRequestAsOneFinishes) {
+  ServingSpec spec = test_serving_spec("continuous", 100, 8, 4);
+  spec.traffic.arrival = "closed";
+  spec.traffic.concurrency = 1;
+  spec.traffic.requests = 3;
+  spec.traffic.prompt.mean = 4;
+  spec.traffic.output.mean = 3;
+  const std::vector<RequestArrival> arrivals = make_traffic(spec.traffic);
+  ASSERT_EQ(arrivals.size(), 3u);
+  EXPECT_EQ(arrivals[0].arrival_s, 0.0);
+  EXPECT_EQ(arrivals[1].arrival_s, kClosedLoopPending_s);
+  const LinearIterationModel model(0.010, 0.001, 1 << 20);
+  const ServingResult r = run_serving(spec, model, arrivals);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(r.requests[i].arrival_s, 0.036 * i, 1e-12) << i;
+    EXPECT_NEAR(r.requests[i].first_token_s, 0.036 * i + 0.014, 1e-12) << i;
+    EXPECT_NEAR(r.requests[i].finish_s, 0.036 * (i + 1), 1e-12) << i;
+  }
+  EXPECT_DOUBLE_EQ(r.summary.mean_requests_in_system, 1.0);  // one in flight from 0 to the last finish
+
+  // Eight clients, 500 requests of varied lengths on four replicas: request k >= 8 is sent exactly when
+  // the (k - 7)-th request leaves, and Little's law holds exactly (the mean in system is the
+  // latencies' sum over the makespan: all the requests were in the system, none before or after).
+  spec.traffic.concurrency = 8;
+  spec.traffic.requests = 500;
+  spec.traffic.prompt = {"uniform", 0.0, 0.0, 16, 400};
+  spec.traffic.output = {"uniform", 0.0, 0.0, 1, 60};
+  spec.replicas = 4;
+  spec.router = "least_loaded";
+  spec.max_batch_tokens = 512;  // every prompt (at most 400) fits one iteration
+  const ServingResult c = run_serving(spec, model, make_traffic(spec.traffic));
+  std::vector<double> finishes;
+  double e2e_sum = 0.0;
+  for (const ServedRequest& q : c.requests) {
+    ASSERT_EQ(q.status, RequestStatus::finished);
+    finishes.push_back(q.finish_s);
+    e2e_sum += q.finish_s - q.arrival_s;
+  }
+  std::sort(finishes.begin(), finishes.end());
+  for (std::size_t k = 8; k < c.requests.size(); ++k)
+    EXPECT_EQ(c.requests[k].arrival_s, finishes[k - 8]) << k;
+  EXPECT_NEAR(c.summary.mean_requests_in_system, e2e_sum / c.summary.makespan_s, 1e-9);
+  EXPECT_LE(c.summary.mean_requests_in_system, 8.0);
+  EXPECT_GT(c.summary.mean_requests_in_system, 7.5);  // 8 in flight but for the last few to finish
 }
 
 }  // namespace
