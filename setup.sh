@@ -27,10 +27,12 @@ PACKAGES=(g++ cmake ninja-build pkg-config
           libsimgrid-dev libboost-graph-dev libeigen3-dev nlohmann-json3-dev
           libgtest-dev pybind11-dev libprotobuf-dev protobuf-compiler
           python3 python3-dev python3-venv python3-pip)
+# Debian packages only the tests need: headless Chromium renders the purchase report (compare --html).
+TEST_PACKAGES=(chromium)
 
 install_packages() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "${PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -95,7 +97,7 @@ run_tests() {
 
 case "${1:-}" in
   demo) install_packages; setup_python; build; demo ;;
-  test) install_packages; setup_python; build; run_tests ;;
+  test) install_packages "${TEST_PACKAGES[@]}"; setup_python; build; run_tests ;;
   build) install_packages; setup_python; build ;;
   *) echo "usage: ./setup.sh demo|test|build" >&2; exit 2 ;;
 esac

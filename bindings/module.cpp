@@ -41,6 +41,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/core/spec_document.hpp"
+#include "sim/cost/comparison_html.hpp"
 #include "sim/cost/design_comparison.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
@@ -227,8 +228,8 @@ std::vector<std::string> export_format_names() {
 // comparison_to_text's table.
 using DesignInput = std::tuple<std::string, std::string, std::string>;
 
-std::pair<std::string, std::string> compare_json(const std::string& workload, double tokens,
-                                                 const std::vector<DesignInput>& designs) {
+std::tuple<std::string, std::string, std::string> compare_json(const std::string& workload, double tokens,
+                                                               const std::vector<DesignInput>& designs) {
   std::vector<DesignRow> rows;
   for (const auto& [design, report, error] : designs) {
     DesignRow row;
@@ -240,7 +241,7 @@ std::pair<std::string, std::string> compare_json(const std::string& workload, do
     rows.push_back(std::move(row));
   }
   const DesignComparison comparison = compare_designs(workload, tokens, std::move(rows));
-  return {comparison_to_json(comparison, -1), comparison_to_text(comparison)};
+  return {comparison_to_json(comparison, -1), comparison_to_text(comparison), comparison_to_html(comparison)};
 }
 
 // `clustersim validate DATASET --json` for one dataset: (JSON document, readable table). The rows are
@@ -574,9 +575,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("gpu_ids", &gpu_catalogue_ids, "Ids of the GPU catalogue entries.");
   m.def("fidelities", &fidelity_names, "Registered network backends (fidelity levels).");
   m.def("collective_algorithms", &algorithm_names, "Registered collective algorithms.");
+  m.def("write_output_file", &write_output_file, py::arg("path"), py::arg("text"), py::arg("what"),
+        "Writes text to path whole or not at all (sim/core/output_file: a temporary file renamed over it); an\n"
+        "error names the path and `what` (\"HTML report\").");
   m.def("compare", &compare_json, py::arg("workload"), py::arg("tokens"), py::arg("designs"),
         "clustersim compare's comparison of simulated designs [(design, report JSON or '', error)]:\n"
-        "(comparison JSON, the CLI's table).");
+        "(comparison JSON, the CLI's table, the purchase report's HTML page).");
   m.def("serve", &serve_dict, py::arg("options"),
         "clustersim serve: {report: JSON text, text: the CLI's summary, requests: {column: list}, iterations:\n"
         "{column: list}}. options: {cluster, serving, set: ['k=v', ...], timeline_path, timeline_requests,\n"

@@ -30,7 +30,8 @@ std::span<const Command> commands() {
        &run_simulate},
       {"compare", "one workload (or serving deployment) on several cluster designs: time, power, cost, Pareto front",
        "usage: clustersim compare --workload W --cluster A --cluster B ... [--tokens N]\n"
-       "                          [--fidelity flow|analytical] [--json] [--set key.path=value ...]\n"
+       "                          [--fidelity flow|analytical] [--json] [--html report.html]\n"
+       "                          [--set key.path=value ...]\n"
        "       clustersim compare --serving S --cluster A --cluster B ... [--json] [--set key.path=value ...]\n\n"
        "  --cluster C      a cluster spec file or preset name; repeat for every design\n"
        "  --workload W     a workload spec file or preset name\n"
@@ -38,6 +39,9 @@ std::span<const Command> commands() {
        "                   suffixes K, M, B/G, T: 2T, 300B)\n"
        "  --fidelity F     network model: flow (default) or analytical\n"
        "  --json           print the comparison as JSON (with every design's full report)\n"
+       "  --html FILE      also write the purchase report: one self-contained HTML page (no script, no\n"
+       "                   network) with the table, step time and its error bar, time and cost to train\n"
+       "                   with the Pareto front, cost per hour, power, bottleneck links, assumptions\n"
        "  --set K=V        override a spec value of the workload or of every cluster\n\n"
        "  Columns: step time, tokens/s, MFU, memory fit, average facility power, energy per token,\n"
        "  capital cost, $ per million tokens, time and cost to train N tokens; '*' marks the designs\n"

@@ -10,6 +10,8 @@
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
+#include "sim/cost/comparison_html.hpp"
 #include "sim/cost/design_comparison.hpp"
 #include "sim/simulate.hpp"
 
@@ -51,7 +53,7 @@ double parse_tokens(const std::string& text) {
 
 // compare --serving S: one serving deployment on every design (sim/api/serving_comparison).
 int run_serving_compare(const Arguments& a) {
-  for (const char* training_only : {"workload", "fidelity", "tokens"})
+  for (const char* training_only : {"workload", "fidelity", "tokens", "html"})
     if (a.value(training_only))
       throw UsageError(std::string("--") + training_only + " is for a training workload, not --serving");
   const ServingComparison c = compare_serving(a.values("cluster"), a.required("serving"), a.values("set"));
@@ -65,13 +67,18 @@ int run_serving_compare(const Arguments& a) {
 }
 
 int run_compare(const std::vector<std::string>& args) {
-  const Arguments a(args, {"cluster", "workload", "serving", "fidelity", "tokens", "set"}, {"json"});
+  const Arguments a(args, {"cluster", "workload", "serving", "fidelity", "tokens", "set", "html"}, {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const std::vector<std::string> sources = a.values("cluster");
   if (sources.empty()) throw UsageError("give at least one --cluster");
   if (a.value("serving")) return run_serving_compare(a);
   const auto tokens_text = a.value("tokens");
   const double tokens = tokens_text ? parse_tokens(*tokens_text) : kDefaultTokens;
+  if (const auto html = a.value("html")) {
+    std::vector<std::string> inputs = sources;
+    inputs.push_back(a.required("workload"));
+    check_output_paths({{*html, "HTML report"}}, inputs);
+  }
   const SplitOverrides overrides = split_overrides(a.values("set"));
   const WorkloadSpec workload = load_workload_spec(a.required("workload"), overrides.workload);
   std::vector<ClusterSpec> clusters;  // every spec is checked before any simulation runs
@@ -95,6 +102,7 @@ int run_compare(const std::vector<std::string>& args) {
     rows.push_back(std::move(row));
   }
   const DesignComparison comparison = compare_designs(workload.name, tokens, std::move(rows));
+  if (const auto html = a.value("html")) write_output_file(*html, comparison_to_html(comparison), "HTML report");
   if (a.flag("json"))
     std::cout << comparison_to_json(comparison) << "\n";
   else

@@ -7,31 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/cost/figure_format.hpp"
+
 namespace clustersim {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr double kSecondsPerDay = 86400.0;
-
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string money(double usd) {
-  if (usd >= 1e9) return fmt("%.2f B$", usd / 1e9);
-  if (usd >= 1e6) return fmt("%.2f M$", usd / 1e6);
-  if (usd >= 1e3) return fmt("%.1f k$", usd / 1e3);
-  return fmt("%.2f $", usd);
-}
-
-std::string duration(double s) {
-  if (s >= kSecondsPerDay) return fmt("%.1f d", s / kSecondsPerDay);
-  if (s >= 3600) return fmt("%.1f h", s / 3600);
-  return fmt("%.0f s", s);
-}
+using figure_format::duration;
+using figure_format::fmt;
+using figure_format::money;
 
 std::string cell(std::string s, std::size_t width, bool left = false) {
   if (s.size() < width) {

@@ -91,6 +91,32 @@ def test_compare_agrees_with_the_command(cli: Optional[str], table: "object") ->
         assert design["train_cost_usd"] == row.train_cost_usd and design["step_time_s"] == row.step_time_s
 
 
+def test_purchase_report_renders_in_headless_chromium(table: "object", workload: cs.Workload,
+                                                      tmp_path: Path) -> None:
+    # The page compare() returns is the one html= writes; headless Chromium (Debian's package, installed
+    # by ./setup.sh test) loads it offline without a console error, and its DOM holds the designs table
+    # with a row per design, the charts, and a point per design on the time-vs-cost chart.
+    import shutil
+
+    page = table.attrs["html"]
+    path = tmp_path / "report.html"
+    again = cs.compare(workload, DESIGNS, tokens=2e12, fidelity="analytical", overrides={"nodes": 2}, html=path)
+    assert path.read_text(encoding="utf-8") == page == again.attrs["html"]
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "headless Chromium is needed (apt-get install chromium; ./setup.sh test installs it)"
+    run = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                          "--v=0", "--dump-dom", path.as_uri()], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = run.stdout
+    console_errors = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Failed to load" in line]
+    assert not console_errors, console_errors
+    assert '<table id="designs">' in dom and dom.count("<svg") >= 4
+    for design in table.design:  # type: ignore[attr-defined]
+        assert f"<tr><td>{design}</td>" in dom
+    assert dom.count('<circle class="point') == len(table)
+    assert dom.count('class="point pareto"') == int(table.pareto.sum())  # type: ignore[attr-defined]
+
+
 def test_compare_refuses_bad_input_before_simulating(workload: cs.Workload) -> None:
     with pytest.raises(cs.SpecError):
         cs.compare(workload, ["dgx-h100-superpod", "no-such-cluster"], fidelity="analytical")

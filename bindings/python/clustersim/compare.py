@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import os
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _core
@@ -64,6 +65,7 @@ def compare(
     network_profile: Optional[str] = None,
     overrides: Optional[Mapping[str, Any]] = None,
     n_jobs: int = -1,
+    html: Optional[Any] = None,
 ) -> "pd.DataFrame":
     """Compares cluster designs for one workload: one row per design, in the order given.
 
@@ -80,7 +82,8 @@ def compare(
     of the nearest runs), ``within_error_of`` (the designs whose training-time intervals overlap this
     one's: which is faster is within the model's error), ``pareto`` (bool) and ``error`` (None, or why
     the simulation failed). ``df.attrs``: ``workload``, ``tokens``, ``pareto_among``, ``text`` (the
-    command's table) and ``reports`` (design -> :class:`~clustersim.Report`).
+    command's table), ``reports`` (design -> :class:`~clustersim.Report`) and ``html`` (the purchase
+    report: one self-contained HTML page, ``clustersim compare --html``'s); ``html=PATH`` also writes it.
 
     Every spec is validated before any simulation runs: bad input raises SpecError; a simulation that
     fails is a row with its ``error``, as in the command.
@@ -116,7 +119,7 @@ def compare(
     workers = min(_worker_count(n_jobs), len(specs))
     with cf.ThreadPoolExecutor(workers) as pool:  # each thread waits on its simulation's child process
         results = list(pool.map(run, specs))
-    text_json, text = _core.compare(w.name, tokens, [(n, r, e) for n, (r, e) in zip(names, results)])
+    text_json, text, page = _core.compare(w.name, tokens, [(n, r, e) for n, (r, e) in zip(names, results)])
     comparison = json.loads(text_json)
 
     rows = []
@@ -134,5 +137,8 @@ def compare(
     df["pareto"] = df["pareto"].fillna(False).astype(bool)
     df["gpus"] = df["gpus"].astype("Int64")
     df.attrs.update({"workload": comparison["workload"], "tokens": comparison["tokens"],
-                     "pareto_among": comparison["pareto_among"], "text": text, "reports": reports})
+                     "pareto_among": comparison["pareto_among"], "text": text, "reports": reports, "html": page})
+    if html is not None:
+        _core.write_output_file(os.fspath(html), page, "HTML report")
     return df
+

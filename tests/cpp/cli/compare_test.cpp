@@ -45,6 +45,48 @@ TEST(CliCompare, JsonHasEveryDesignWithItsTrainingRunAndParetoMark) {
   EXPECT_EQ(j["designs"][0]["design"], "ib");
 }
 
+// The purchase report (--html): one self-contained page (no script, no external resource), the same
+// designs and Pareto marks as the JSON, a chart point and a table row per design, a failed design's
+// reason, written whole, and the same bytes twice.
+TEST(CliCompare, HtmlReportIsSelfContainedAndAgreesWithTheJson) {
+  const std::string ib = design("ib", R"({"type": "fat_tree", "switch_radix": 64})");
+  const std::string eth = design("roce", R"({"type": "spine_leaf", "switch_radix": 64, "oversubscription": 2})");
+  const std::string page = testing::temp_path("compare_report.html");
+  const std::string args = "compare --cluster " + ib + " --cluster " + eth + kWorkload + " --tokens 2B --json";
+  const auto r = run_cli(args + " --html " + page);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string html = testing::read_file(page);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_LT(html.size(), 5u << 20);
+  for (const char* external : {"<script", "src=", "href=", "http://", "https://", "@import", "url("})
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
+  auto count = [&](const std::string& s) {
+    std::size_t n = 0;
+    for (std::size_t at = html.find(s); at != std::string::npos; at = html.find(s, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<circle class=\"point"), 2u);  // the time-vs-cost chart: one point per design
+  std::size_t pareto = 0;
+  for (const auto& d : j["designs"]) {
+    EXPECT_NE(html.find("<tr><td>" + d["design"].get<std::string>() + "</td>"), std::string::npos) << d["design"];
+    pareto += d["pareto"].get<bool>() ? 1 : 0;
+  }
+  EXPECT_EQ(count("<circle class=\"point pareto\""), pareto);
+  for (const char* section : {"Designs side by side", "Step time", "Time and cost to train", "Cost per hour",
+                              "Power", "Bottleneck links", "Assumptions and sources"})
+    EXPECT_NE(html.find(std::string("<h2>") + section), std::string::npos) << section;
+  // Deterministic: the same comparison writes the same bytes.
+  ASSERT_EQ(run_cli(args + " --html " + page).status, 0);
+  EXPECT_EQ(testing::read_file(page), html);
+  // The report is refused with --serving, and when it would overwrite an input.
+  EXPECT_EQ(run_cli("compare --cluster " + ib + " --serving llama3-8b-h100 --html " + page).status, 2);
+  const auto over = run_cli("compare --cluster " + ib + kWorkload + " --html " + ib);
+  EXPECT_EQ(over.status, 2);
+  EXPECT_NE(over.err.find("HTML report"), std::string::npos) << over.err;
+}
+
 TEST(CliCompare, TablePrintsOneRowPerDesign) {
   const std::string ib = design("ib", R"({"type": "fat_tree", "switch_radix": 64})");
   const auto r = run_cli("compare --cluster " + ib + " --cluster " + ib + kWorkload);
