@@ -269,8 +269,23 @@ CalibrationInfo apply_calibration_profile(GpuSpec& gpu) {
   CalibrationInfo info;
   std::optional<CalibrationProfile> profile = find_calibration_profile(gpu.id);
   if (!profile) {
+    // Uncalibrated: say how many of the entry's figures are assumptions (their source starts with
+    // "assumed:") and which were fitted to a published measurement, so that a reader of the report
+    // knows the prediction rests on them.
+    int assumed = 0;
+    std::string fitted;
+    for (const auto& [key, source] : gpu.sources) {
+      if (source.rfind("assumed:", 0) == 0)
+        ++assumed;
+      else if (source.rfind("fitted to", 0) == 0)
+        fitted += (fitted.empty() ? "" : ", ") + key;
+    }
     info.description = "catalogue entry " + gpu.id +
-                       " (datasheet peaks; kernel efficiencies assumed: no calibration profile for this GPU)";
+                       " (datasheet peaks; kernel efficiencies assumed: no calibration profile for this GPU); "
+                       "UNCALIBRATED: " +
+                       std::to_string(assumed) + " of its " + std::to_string(gpu.sources.size()) +
+                       " figures are assumptions" +
+                       (fitted.empty() ? std::string() : ", fitted to one published measurement each: " + fitted);
     return info;
   }
   apply_calibration_profile(gpu, *profile);

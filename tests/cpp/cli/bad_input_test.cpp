@@ -102,6 +102,37 @@ TEST(CliBadInput, TensorwiseFp8OnAGpuWithoutFp8IsRefused) {
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
+// A precision the GPU lacks: nvfp4 / mxfp8 on an MI300X (CDNA 3 has neither block-scaled format), nvfp4 on
+// an MI355X (it runs MXFP4, not NVFP4): exit 2 naming the recipes the GPU runs; mxfp8 on the MI355X runs.
+TEST(CliBadInput, ABlockScaledRecipeTheGpuLacksListsTheRecipesItRuns) {
+  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
+  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
+  const std::string base = "simulate --fidelity analytical --cluster " + cluster + " --workload " + workload +
+                           " --set workload.training.precision=fp8";
+  for (const char* recipe : {"nvfp4", "mxfp8"})
+    expect_refused(base + " --set cluster.gpu=mi300x --set workload.training.fp8_recipe=" + recipe,
+                   workload + ": /training/fp8_recipe: the GPU mi300x has no " + recipe +
+                       " tensor cores: expected one of delayed, current, tensorwise (the recipes it runs), got \"" +
+                       recipe + "\"");
+  expect_refused(base + " --set cluster.gpu=mi355x --set workload.training.fp8_recipe=nvfp4",
+                 workload +
+                     ": /training/fp8_recipe: the GPU mi355x has no nvfp4 tensor cores: expected one of delayed, "
+                     "current, mxfp8, tensorwise (the recipes it runs), got \"nvfp4\"");
+  const auto ok = run_cli(base + " --set cluster.gpu=mi355x --set workload.training.fp8_recipe=mxfp8");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+// An unknown GPU names the catalogue's ids, the 2026 entries among them.
+TEST(CliBadInput, AnUnknownGpuListsTheCatalogue) {
+  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
+  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
+  expect_refused("simulate --cluster " + cluster + " --workload " + workload + " --set cluster.gpu=mi400x",
+                 cluster +
+                     ": /gpu: unknown GPU 'mi400x'; known: a100-sxm4-40gb, a100-sxm4-80gb, b200, b300, gb200, gb300, "
+                     "h100-pcie-80gb, h100-sxm5-80gb, h200-nvl-141gb, h200-sxm-141gb, l4, mi300x, mi325x, mi355x, "
+                     "v100-sxm2-32gb");
+}
+
 TEST(CliBadInput, AnUnknownStackListsTheKnownStacks) {
   const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
   const std::string workload = write_temp("good_workload.json", kGoodWorkload);

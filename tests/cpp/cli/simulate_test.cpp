@@ -136,9 +136,53 @@ TEST(CliSimulate, TheReportNamesTheStackAndWhereItsProfileComesFrom) {
   const auto r = run_cli(kSmallRun + " --set workload.training.stack=megatron-deepspeed");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("stack megatron-deepspeed"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("Software stack     megatron-deepspeed (Megatron-DeepSpeed; training.stack)"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("Software stack     megatron-deepspeed (Megatron-DeepSpeed; training.stack)"), std::string::npos)
       << r.out;
+}
+
+// The 2026 model presets (issue 22) each simulate on a shipped cluster preset, with their parameter
+// count (the report's run.parameters) within 1 % of the published one, and fit in memory.
+TEST(CliSimulate, ModelPresetsOfTodaySimulateOnShippedClusters) {
+  struct Case {
+    const char* workload;
+    const char* cluster;
+    double published_parameters;
+  };
+  for (const Case& c : {
+           Case{"llama3.1-8b", "dgx-h100-superpod", 8.03e9},   // Llama 3.1 model card
+           Case{"llama3.1-70b", "dgx-h100-superpod", 70.6e9},  // HF safetensors metadata
+           // TP 8 x PP 9 x DP 4 on 288 GPUs; 64 sequences instead of 2,048 keep the test short
+           Case{"llama3.1-405b", "gb200-nvl72 --set workload.training.global_batch=64", 405.9e9},
+           Case{"mixtral-8x7b", "dgx-h100-superpod", 46.7e9},  // Jiang et al. 2024
+           Case{"mixtral-8x22b", "dgx-h100-superpod --set workload.training.global_batch=128",
+                141e9},                                       // Mistral AI 2024
+           Case{"qwen2.5-72b", "dgx-h100-superpod", 72.7e9},  // Qwen2.5 technical report
+       }) {
+    SCOPED_TRACE(c.workload);
+    const auto j = simulate_json(std::string("simulate --fidelity analytical --cluster ") + c.cluster + " --workload " +
+                                 c.workload);
+    EXPECT_NEAR(j["run"]["parameters"].get<double>() / c.published_parameters, 1.0, 0.01);
+    EXPECT_GT(j["step_time_s"].get<double>(), 0.0);
+    EXPECT_TRUE(j["memory"]["fits"].get<bool>()) << j["memory"].dump();
+  }
+}
+
+// A GPU whose kernel-model figures are assumptions is flagged in the report: JSON provenance and text.
+TEST(CliSimulate, AnUncalibratedGpuIsFlaggedInTheReport) {
+  const std::string run =
+      "simulate --fidelity analytical --cluster dgx-h100 --set cluster.gpu=mi300x "
+      "--workload gpt3-1.3b --set workload.training.global_batch=16";
+  const auto j = simulate_json(run);
+  const std::string calibration = j["provenance"]["calibration"];
+  EXPECT_NE(calibration.find("UNCALIBRATED"), std::string::npos) << calibration;
+  const auto text = run_cli(run);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("UNCALIBRATED"), std::string::npos) << text.out;
+  // The calibrated H100 is not.
+  const auto h100 = simulate_json(
+      "simulate --fidelity analytical --cluster dgx-h100 --workload gpt3-1.3b "
+      "--set workload.training.global_batch=16");
+  EXPECT_EQ(h100["provenance"]["calibration"].get<std::string>().find("UNCALIBRATED"), std::string::npos);
 }
 
 TEST(CliSimulate, PresetsAreListed) {

@@ -74,6 +74,28 @@ TEST(CalibrationProfile, ApplyingSetsFittedValuesWithTheirSource) {
   EXPECT_NE(none.description.find("no calibration profile"), std::string::npos);
 }
 
+// A GPU without a profile is flagged UNCALIBRATED with the count of its "assumed:" figures (the report's
+// provenance.calibration and the text summary's "GPU model" line carry this description), and the
+// figures fitted to a published measurement are named.
+TEST(CalibrationProfile, AnUncalibratedGpuSaysHowManyFiguresAreAssumed) {
+  GpuSpec mi300x = find_gpu("mi300x", "t", "");
+  int assumed = 0;
+  for (const auto& [key, source] : mi300x.sources)
+    assumed += source.rfind("assumed:", 0) == 0 ? 1 : 0;
+  ASSERT_GT(assumed, 10);  // the kernel-model figures borrowed from the H100 profile, idle power
+  const CalibrationInfo info = apply_calibration_profile(mi300x);
+  EXPECT_FALSE(info.applied);
+  EXPECT_NE(info.description.find("UNCALIBRATED: " + std::to_string(assumed) + " of its " +
+                                  std::to_string(mi300x.sources.size()) + " figures are assumptions"),
+            std::string::npos)
+      << info.description;
+  EXPECT_NE(info.description.find("fitted to one published measurement each: gemm_max_efficiency"), std::string::npos)
+      << info.description;
+  // A calibrated GPU is not flagged.
+  GpuSpec h100 = find_gpu("h100-sxm5-80gb", "t", "");
+  EXPECT_EQ(apply_calibration_profile(h100).description.find("UNCALIBRATED"), std::string::npos);
+}
+
 TEST(CalibrationProfile, ValuesGivenInTheClusterSpecWin) {
   GpuSpec gpu = parse_gpu_spec(R"({"base": "h100-sxm5-80gb", "gemm_max_efficiency": 0.5})", "c.json", "/gpu");
   const CalibrationInfo info = apply_calibration_profile(gpu);

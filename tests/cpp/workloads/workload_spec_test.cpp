@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
+#include "workloads/transformer_math.hpp"
 
 namespace clustersim {
 namespace {
@@ -421,6 +424,46 @@ TEST(WorkloadPresets, AllLoadAndRoundTrip) {
     EXPECT_FALSE(s.description.empty()) << name << " should say where its shape comes from";
     EXPECT_EQ(parse_workload_spec(workload_spec_to_json(s), s.source_file), s) << name;
   }
+}
+
+// The 2026 model presets (issue 22): each one's shape gives the parameter count its publisher states,
+// within 1 %, and an MoE's active parameters (attention, router, top_k experts, embeddings) too.
+TEST(WorkloadPresets, ModelsOfTodayMatchTheirPublishedParameterCounts) {
+  struct Published {
+    const char* name;
+    double total;   // parameters, as published
+    double active;  // per token (MoE); 0: dense
+  };
+  for (const Published& p : {
+           Published{"llama3.1-8b", 8.03e9, 0.0},      // Meta, Llama 3.1 model card: 8.03B (HF safetensors)
+           Published{"llama3.1-70b", 70.6e9, 0.0},     // HF safetensors metadata of meta-llama/Llama-3.1-70B: 70.6B
+           Published{"llama3.1-405b", 405.9e9, 0.0},   // HF safetensors metadata of meta-llama/Llama-3.1-405B: 405.9B
+           Published{"mixtral-8x7b", 46.7e9, 12.9e9},  // Jiang et al. 2024, 'Mixtral of Experts': 46.7B, 12.9B active
+           Published{"mixtral-8x22b", 141e9, 39e9},    // Mistral AI, 2024-04 announcement: 141B, 39B active
+           Published{"qwen2.5-72b", 72.7e9, 0.0},      // Qwen2.5 technical report, Table 1 / model card: 72.7B
+       }) {
+    SCOPED_TRACE(p.name);
+    const WorkloadSpec s = load_workload_spec(p.name);
+    EXPECT_NEAR(total_parameters(s.model) / p.total, 1.0, 0.01) << total_parameters(s.model);
+    if (p.active > 0.0) {
+      const double active = s.model.layers * layer_matmul_parameters(s.model) + embedding_parameters(s.model);
+      EXPECT_NEAR(active / p.active, 1.0, 0.01) << active;
+    }
+    EXPECT_EQ(s.model.activation, "swiglu");
+    EXPECT_FALSE(s.model.tied_embeddings);
+  }
+  // Grouped-query attention with 8 KV heads and the 128,256-token vocabulary of Llama 3; the FFN widths
+  // of the Hugging Face configs.
+  for (const auto& [name, ffn] : std::vector<std::pair<const char*, int>>{
+           {"llama3.1-8b", 14336}, {"llama3.1-70b", 28672}, {"llama3.1-405b", 53248}}) {
+    const WorkloadSpec s = load_workload_spec(name);
+    EXPECT_EQ(s.model.kv_heads, 8) << name;
+    EXPECT_EQ(s.model.vocab, 128256) << name;
+    EXPECT_EQ(s.model.ffn_hidden, ffn) << name;
+  }
+  const WorkloadSpec mixtral = load_workload_spec("mixtral-8x7b");
+  EXPECT_EQ(mixtral.model.moe.experts, 8);
+  EXPECT_EQ(mixtral.model.moe.top_k, 2);
 }
 
 TEST(WorkloadPresets, Gpt3SmallScalesToTwoThousandGpus) {
