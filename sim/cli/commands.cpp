@@ -30,11 +30,15 @@ std::span<const Command> commands() {
        &run_simulate},
       {"compare", "one workload (or serving deployment) on several cluster designs: time, power, cost, Pareto front",
        "usage: clustersim compare --workload W --cluster A --cluster B ... [--tokens N]\n"
-       "                          [--fidelity flow|analytical] [--json] [--html report.html]\n"
+       "                          [--gpus N] [--fidelity flow|analytical] [--json] [--html report.html]\n"
        "                          [--set key.path=value ...]\n"
        "       clustersim compare --serving S --cluster A --cluster B ... [--json] [--set key.path=value ...]\n\n"
        "  --cluster C      a cluster spec file or preset name; repeat for every design\n"
        "  --workload W     a workload spec file or preset name\n"
+       "  --gpus N         size every design to N GPUs by its own rules (whole nodes and NVLink domains, a\n"
+       "                   near-cubic torus, more spines or a third fat-tree tier when the switches are\n"
+       "                   full; the changes go to stderr) and leave the workload's dp to the cluster; a\n"
+       "                   design that cannot reach N is a row with the reason (exit 1)\n"
        "  --tokens N       length of the training run for time and cost to train (default 1e12, at most 1e18;\n"
        "                   suffixes K, M, B/G, T: 2T, 300B)\n"
        "  --fidelity F     network model: flow (default) or analytical\n"

@@ -14,6 +14,7 @@
 #include "sim/cost/comparison_html.hpp"
 #include "sim/cost/design_comparison.hpp"
 #include "sim/simulate.hpp"
+#include "topologies/cluster_sizing.hpp"
 
 namespace clustersim::cli {
 namespace {
@@ -53,7 +54,7 @@ double parse_tokens(const std::string& text) {
 
 // compare --serving S: one serving deployment on every design (sim/api/serving_comparison).
 int run_serving_compare(const Arguments& a) {
-  for (const char* training_only : {"workload", "fidelity", "tokens", "html"})
+  for (const char* training_only : {"workload", "fidelity", "tokens", "html", "gpus"})
     if (a.value(training_only))
       throw UsageError(std::string("--") + training_only + " is for a training workload, not --serving");
   const ServingComparison c = compare_serving(a.values("cluster"), a.required("serving"), a.values("set"));
@@ -67,7 +68,7 @@ int run_serving_compare(const Arguments& a) {
 }
 
 int run_compare(const std::vector<std::string>& args) {
-  const Arguments a(args, {"cluster", "workload", "serving", "fidelity", "tokens", "set", "html"}, {"json"});
+  const Arguments a(args, {"cluster", "workload", "serving", "fidelity", "tokens", "set", "html", "gpus"}, {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const std::vector<std::string> sources = a.values("cluster");
   if (sources.empty()) throw UsageError("give at least one --cluster");
@@ -80,10 +81,38 @@ int run_compare(const std::vector<std::string>& args) {
     check_output_paths({{*html, "HTML report"}}, inputs);
   }
   const SplitOverrides overrides = split_overrides(a.values("set"));
-  const WorkloadSpec workload = load_workload_spec(a.required("workload"), overrides.workload);
+  WorkloadSpec workload = load_workload_spec(a.required("workload"), overrides.workload);
   std::vector<ClusterSpec> clusters;  // every spec is checked before any simulation runs
   for (const std::string& source : sources)
     clusters.push_back(load_cluster_spec(source, overrides.cluster));
+  // --gpus N: every design sized to N GPUs by its own rules (a design that cannot be is a row with the
+  // reason), and the workload's data-parallel size left to the cluster.
+  std::vector<std::string> sizing_errors(clusters.size());
+  std::vector<std::vector<std::string>> sizing_changes(clusters.size());
+  if (const auto gpus_text = a.value("gpus")) {
+    std::size_t used = 0;
+    long long gpus = 0;
+    try {
+      gpus = std::stoll(*gpus_text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != gpus_text->size() || gpus < 1 || gpus > (1LL << 22))
+      throw SpecError("--gpus", "", "expected a number of GPUs from 1 to 4194304, got \"" + *gpus_text + "\"");
+    if (workload.is_trace())
+      throw SpecError(workload.source_file, "/trace",
+                      "a replayed trace has its own ranks; --gpus sizes generated workloads");
+    workload.parallelism.dp = 0;
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+      try {
+        SizedCluster sized = size_cluster_to_gpus(clusters[i], gpus);
+        clusters[i] = std::move(sized.spec);
+        sizing_changes[i] = std::move(sized.changes);
+      } catch (const SpecError& e) {
+        sizing_errors[i] = std::string("cannot be sized to ") + *gpus_text + " GPUs: " + e.what();
+      }
+    }
+  }
   SimulationRequest request;
   request.fidelity = a.value("fidelity");
   const SimulationOptions options = simulation_options(request);
@@ -93,10 +122,26 @@ int run_compare(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     DesignRow row;
     row.design = clusters[i].name.empty() ? sources[i] : clusters[i].name;  // repeated: numbered by compare_designs
+    if (!sizing_errors[i].empty()) {
+      row.error = sizing_errors[i];
+      failed = true;
+      rows.push_back(std::move(row));
+      continue;
+    }
+    if (!sizing_changes[i].empty()) {
+      std::string changes;
+      for (const std::string& c : sizing_changes[i])
+        changes += (changes.empty() ? "" : ", ") + c;
+      std::cerr << "compare: " << row.design << " sized to " << *a.value("gpus") << " GPUs: " << changes << "\n";
+    }
     try {
       row.report = simulate(clusters[i], workload, options);
     } catch (const SimulationError& e) {
       row.error = e.what();
+      failed = true;
+    } catch (const SpecError& e) {
+      if (!a.value("gpus")) throw;  // the specs as given: bad input
+      row.error = std::string("cannot run at ") + *a.value("gpus") + " GPUs: " + e.what();
       failed = true;
     }
     rows.push_back(std::move(row));

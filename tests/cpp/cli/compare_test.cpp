@@ -64,7 +64,8 @@ TEST(CliCompare, HtmlReportIsSelfContainedAndAgreesWithTheJson) {
     EXPECT_EQ(html.find(external), std::string::npos) << external;
   auto count = [&](const std::string& s) {
     std::size_t n = 0;
-    for (std::size_t at = html.find(s); at != std::string::npos; at = html.find(s, at + 1)) ++n;
+    for (std::size_t at = html.find(s); at != std::string::npos; at = html.find(s, at + 1))
+      ++n;
     return n;
   };
   EXPECT_EQ(count("<circle class=\"point"), 2u);  // the time-vs-cost chart: one point per design
@@ -74,8 +75,8 @@ TEST(CliCompare, HtmlReportIsSelfContainedAndAgreesWithTheJson) {
     pareto += d["pareto"].get<bool>() ? 1 : 0;
   }
   EXPECT_EQ(count("<circle class=\"point pareto\""), pareto);
-  for (const char* section : {"Designs side by side", "Step time", "Time and cost to train", "Cost per hour",
-                              "Power", "Bottleneck links", "Assumptions and sources"})
+  for (const char* section : {"Designs side by side", "Step time", "Time and cost to train", "Cost per hour", "Power",
+                              "Bottleneck links", "Assumptions and sources"})
     EXPECT_NE(html.find(std::string("<h2>") + section), std::string::npos) << section;
   // Deterministic: the same comparison writes the same bytes.
   ASSERT_EQ(run_cli(args + " --html " + page).status, 0);
@@ -85,6 +86,28 @@ TEST(CliCompare, HtmlReportIsSelfContainedAndAgreesWithTheJson) {
   const auto over = run_cli("compare --cluster " + ib + kWorkload + " --html " + ib);
   EXPECT_EQ(over.status, 2);
   EXPECT_NE(over.err.find("HTML report"), std::string::npos) << over.err;
+}
+
+// --gpus: every design sized to the count by its own rules, the workload's dp derived from it; a design
+// that cannot reach it is a row with the reason (exit 1) and the others still compare.
+TEST(CliCompare, GpusSizesEveryDesignAndSaysWhichCannot) {
+  const auto r = run_cli(
+      "compare --gpus 1024 --workload gpt3-175b --fidelity analytical --json --cluster "
+      "dgx-h100-superpod --cluster hgx-h100-roce --cluster dgx-h100");
+  EXPECT_EQ(r.status, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["designs"].size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    const auto& d = j["designs"][i];
+    ASSERT_FALSE(d.contains("error")) << d;
+    EXPECT_EQ(d["gpus"], 1024);
+    EXPECT_EQ(d["report"]["run"]["parallelism"]["dp"], 16);  // 1024 / (tp 8 x pp 8): the preset's dp 24 left to the cluster
+  }
+  EXPECT_NE(j["designs"][2]["error"].get<std::string>().find("single_node"), std::string::npos);
+  EXPECT_NE(r.err.find("hgx-h100-roce sized to 1024 GPUs: nodes 64 -> 128, fabric.spines 7 -> 21"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(run_cli("compare --gpus 0 --workload gpt3-1.3b --cluster dgx-h100-superpod").status, 2);
+  EXPECT_EQ(run_cli("compare --gpus many --workload gpt3-1.3b --cluster dgx-h100-superpod").status, 2);
 }
 
 TEST(CliCompare, TablePrintsOneRowPerDesign) {
