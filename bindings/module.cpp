@@ -25,6 +25,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "sim/api/design_sizing.hpp"
 #include "sim/api/kernel_fit_request.hpp"
 #include "sim/api/measurement_files.hpp"
 #include "sim/api/serving_comparison.hpp"
@@ -98,6 +99,24 @@ SpecText parse_cluster(const std::string& text, const std::string& file, const O
 SpecText workload_text(WorkloadSpec spec) {
   if (spec.is_trace()) spec.trace.path = std::filesystem::absolute(spec.trace.path).lexically_normal().string();
   return {workload_spec_to_json(spec), spec.source_file};
+}
+
+// compare(..., gpus=N): the cluster sized to N GPUs (its normalized JSON, file and what changed) or the
+// reason it cannot be; the workload with its data-parallel size left to the cluster.
+std::tuple<std::string, std::string, std::vector<std::string>, std::string> size_cluster(const std::string& text,
+                                                                                         const std::string& file,
+                                                                                         std::int64_t gpus) {
+  const ClusterSpec spec = parse_cluster_spec(text, file);
+  try {
+    SizedDesign sized = size_design(spec, gpus);
+    return {cluster_spec_to_json(sized.cluster), sized.cluster.source_file, sized.changes, ""};
+  } catch (const SpecError& e) {
+    return {"", file, {}, e.what()};
+  }
+}
+
+SpecText workload_at_any_size_text(const std::string& text, const std::string& file) {
+  return workload_text(workload_at_any_size(parse_workload_spec(text, file)));
 }
 
 SpecText load_workload(const std::string& source, const Overrides& overrides) {
@@ -539,6 +558,10 @@ PYBIND11_MODULE(_core, m) {
         "Loads a cluster spec file or preset, applies overrides, validates: (normalized JSON, file).");
   m.def("parse_cluster", &parse_cluster, py::arg("text"), py::arg("file"), py::arg("overrides") = Overrides{},
         "Parses cluster spec JSON text, applies overrides, validates: (normalized JSON, file).");
+  m.def("size_cluster", &size_cluster, py::arg("text"), py::arg("file"), py::arg("gpus"),
+        "compare --gpus: (cluster JSON sized to gpus, its file, the changes, '') or ('', file, [], why it cannot).");
+  m.def("workload_at_any_size", &workload_at_any_size_text, py::arg("text"), py::arg("file"),
+        "compare --gpus: the workload (text, file) with its data-parallel size left to the cluster.");
   m.def("load_workload", &load_workload, py::arg("source"), py::arg("overrides") = Overrides{},
         "Loads a workload spec file or preset, applies overrides, validates: (normalized JSON, file).");
   m.def("parse_workload", &parse_workload, py::arg("text"), py::arg("file"), py::arg("overrides") = Overrides{},

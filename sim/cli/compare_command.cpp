@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 
+#include "sim/api/design_sizing.hpp"
 #include "sim/api/serving_comparison.hpp"
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
@@ -14,7 +15,6 @@
 #include "sim/cost/comparison_html.hpp"
 #include "sim/cost/design_comparison.hpp"
 #include "sim/simulate.hpp"
-#include "topologies/cluster_sizing.hpp"
 
 namespace clustersim::cli {
 namespace {
@@ -99,14 +99,11 @@ int run_compare(const std::vector<std::string>& args) {
     }
     if (used == 0 || used != gpus_text->size() || gpus < 1 || gpus > (1LL << 22))
       throw SpecError("--gpus", "", "expected a number of GPUs from 1 to 4194304, got \"" + *gpus_text + "\"");
-    if (workload.is_trace())
-      throw SpecError(workload.source_file, "/trace",
-                      "a replayed trace has its own ranks; --gpus sizes generated workloads");
-    workload.parallelism.dp = 0;
+    workload = workload_at_any_size(std::move(workload));
     for (std::size_t i = 0; i < clusters.size(); ++i) {
       try {
-        SizedCluster sized = size_cluster_to_gpus(clusters[i], gpus);
-        clusters[i] = std::move(sized.spec);
+        SizedDesign sized = size_design(clusters[i], gpus);
+        clusters[i] = std::move(sized.cluster);
         sizing_changes[i] = std::move(sized.changes);
       } catch (const SpecError& e) {
         sizing_errors[i] = std::string("cannot be sized to ") + *gpus_text + " GPUs: " + e.what();
@@ -128,12 +125,9 @@ int run_compare(const std::vector<std::string>& args) {
       rows.push_back(std::move(row));
       continue;
     }
-    if (!sizing_changes[i].empty()) {
-      std::string changes;
-      for (const std::string& c : sizing_changes[i])
-        changes += (changes.empty() ? "" : ", ") + c;
-      std::cerr << "compare: " << row.design << " sized to " << *a.value("gpus") << " GPUs: " << changes << "\n";
-    }
+    if (!sizing_changes[i].empty())
+      std::cerr << "compare: " << row.design << " sized to " << *a.value("gpus")
+                << " GPUs: " << sizing_changes_text(sizing_changes[i]) << "\n";
     try {
       row.report = simulate(clusters[i], workload, options);
     } catch (const SimulationError& e) {

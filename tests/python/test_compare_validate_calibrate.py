@@ -117,6 +117,23 @@ def test_purchase_report_renders_in_headless_chromium(table: "object", workload:
     assert dom.count('class="point pareto"') == int(table.pareto.sum())  # type: ignore[attr-defined]
 
 
+def test_compare_at_a_gpu_count_agrees_with_the_command(cli: Optional[str]) -> None:
+    # compare(gpus=N) sizes each design as `clustersim compare --gpus N` does (the same rows, the same
+    # errors), the workload preset's dp 24 left to the cluster.
+    assert cli is not None, "set CLUSTERSIM_CLI"
+    designs = ["hgx-h100-roce", "dgx-h100"]
+    df = cs.compare("gpt3-175b", designs, gpus=1024, fidelity="analytical")
+    args = [cli, "compare", "--workload", "gpt3-175b", "--gpus", "1024", "--fidelity", "analytical", "--json"]
+    for d in designs:
+        args += ["--cluster", d]
+    out = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=300).stdout)
+    assert list(df.design) == [d["design"] for d in out["designs"]]
+    ok, bad = df.iloc[0], df.iloc[1]
+    assert ok.gpus == 1024 and ok.step_time_s == out["designs"][0]["step_time_s"]
+    assert df.attrs["reports"]["hgx-h100-roce"].to_dict()["run"]["parallelism"]["dp"] == 16
+    assert bad.error == out["designs"][1]["error"] and "single_node" in bad.error
+
+
 def test_compare_refuses_bad_input_before_simulating(workload: cs.Workload) -> None:
     with pytest.raises(cs.SpecError):
         cs.compare(workload, ["dgx-h100-superpod", "no-such-cluster"], fidelity="analytical")

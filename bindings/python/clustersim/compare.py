@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 from . import _core
 from .cluster import Cluster
-from .errors import SimulationError
+from .errors import SimulationError, SpecError
 from .report import Report
 from .simulation import Algorithm, ClusterLike, WorkloadLike, _run, core_options, split_overrides
 from .workload import Workload
@@ -66,13 +66,16 @@ def compare(
     overrides: Optional[Mapping[str, Any]] = None,
     n_jobs: int = -1,
     html: Optional[Any] = None,
+    gpus: Optional[int] = None,
 ) -> "pd.DataFrame":
     """Compares cluster designs for one workload: one row per design, in the order given.
 
     ``clusters``: Cluster objects, preset names, files or dicts. ``tokens``: the length of the training
     run (a float: 2e12). ``fidelity``, ``algorithm``, ``network_profile``, ``overrides``: as
     :func:`clustersim.simulate` (``overrides`` apply to every design, like the command's ``--set``).
-    ``n_jobs``: simulations at once (-1: one per CPU).
+    ``n_jobs``: simulations at once (-1: one per CPU). ``gpus``: size every design to this many GPUs by
+    its own rules and leave the workload's data-parallel size to it (``clustersim compare --gpus``); a
+    design that cannot reach it is a row with the reason.
 
     Columns (:data:`COMPARE_COLUMNS`, those of ``clustersim compare``): ``design``, ``gpus``,
     ``step_time_s``, ``tokens_per_s``, ``mfu``, ``fits``, ``cluster_avg_kw`` (facility, PUE
@@ -109,16 +112,31 @@ def compare(
         raise ValueError(f"tokens must be a positive number of tokens, got {tokens!r}")
     names = _design_names(specs, clusters)
     options = core_options(fidelity, algorithm, network_profile)
+    sizing_errors = [""] * len(specs)
+    if gpus is not None:
+        w = Workload._from_loaded(_core.workload_at_any_size(*w._as_core()))
+        for i, spec in enumerate(specs):
+            text, file, _changes, error = _core.size_cluster(*spec._as_core(), int(gpus))
+            if error:
+                sizing_errors[i] = f"cannot be sized to {int(gpus)} GPUs: {error}"
+            else:
+                specs[i] = Cluster._from_loaded((text, file))
 
-    def run(cluster: Cluster) -> Tuple[str, str]:
+    def run(i: int) -> Tuple[str, str]:
+        if sizing_errors[i]:
+            return "", sizing_errors[i]
         try:
-            return _run(cluster._as_core(), w._as_core(), options), ""
+            return _run(specs[i]._as_core(), w._as_core(), options), ""
         except SimulationError as e:
             return "", str(e)
+        except SpecError as e:
+            if gpus is None:
+                raise
+            return "", f"cannot run at {int(gpus)} GPUs: {e}"
 
     workers = min(_worker_count(n_jobs), len(specs))
     with cf.ThreadPoolExecutor(workers) as pool:  # each thread waits on its simulation's child process
-        results = list(pool.map(run, specs))
+        results = list(pool.map(run, range(len(specs))))
     text_json, text, page = _core.compare(w.name, tokens, [(n, r, e) for n, (r, e) in zip(names, results)])
     comparison = json.loads(text_json)
 
