@@ -44,8 +44,6 @@ ServingComparison compare_serving(const std::vector<std::string>& clusters, cons
     request.settings = settings;
     try {
       row.report = serve(request);
-      const ServingCost& cost = row.report->cost;
-      row.usd_per_hour = cost.usd_per_gpu_hour * cost.gpus;
     } catch (const SpecError& e) {  // the specs were checked: what is left is this design's own
       row.error = e.message();
     }
@@ -98,7 +96,7 @@ std::string serving_comparison_json(const ServingComparison& c, int indent) {
                                 {"slo_attainment", s.slo_attainment},
                                 {"gpu_power_w", cost.gpu_power_w},
                                 {"energy_per_output_token_j", cost.energy_per_output_token_j},
-                                {"usd_per_hour", r.usd_per_hour},
+                                {"usd_per_hour", cost.usd_per_hour},
                                 {"usd_per_million_output_tokens", cost.usd_per_million_output_tokens}};
     d["max_rate_rps"] = r.max_rate_rps ? nlohmann::ordered_json(*r.max_rate_rps) : nlohmann::ordered_json(nullptr);
     d["upper_bound_reached"] = r.upper_bound_reached;
@@ -132,8 +130,8 @@ std::string serving_comparison_text(const ServingComparison& c) {
     }
     std::snprintf(line, sizeof line, "  %-29s %-16s %5d  %12.4f  %11.4f  %5.2f  %8.2f  %7.3f  %9s  %14s%s\n",
                   r.design.c_str(), r.report->gpu.c_str(), r.report->cost.gpus, s.ttft.p90_s, s.tbt_p99_s,
-                  s.throughput_rps, r.usd_per_hour, r.report->cost.usd_per_million_output_tokens, max_rate, at_max,
-                  r.pareto ? "  pareto" : "");
+                  s.throughput_rps, r.report->cost.usd_per_hour, r.report->cost.usd_per_million_output_tokens, max_rate,
+                  at_max, r.pareto ? "  pareto" : "");
     t += line;
   }
   t += "pareto: no other design is as cheap per output token at its maximum rate and as fast (TTFT p90)\n";

@@ -21,9 +21,8 @@ struct ServingDesignRow {
   bool upper_bound_reached = false;  // max_rate_rps is a lower bound
   std::string capacity_error;        // the search found no rate meeting the SLO: why
   double usd_per_million_output_tokens_at_max = 0.0;
-  double usd_per_hour = 0.0;  // the deployment's GPUs x the run's $ per GPU-hour
-  bool pareto = false;        // no other design is at least as cheap per output token at its maximum rate and as
-                              // fast (TTFT p90 of the spec's traffic), and better in one
+  bool pareto = false;  // no other design is at least as cheap per output token at its maximum rate and as
+                        // fast (TTFT p90 of the spec's traffic), and better in one
 };
 
 struct ServingComparison {

@@ -71,7 +71,7 @@ LayoutCandidate search_one(const LayoutSearchRequest& request, const std::string
     c.throughput_rps = s.throughput_rps;
     c.rejected_kv_cache = s.rejected_kv_cache;
     c.gpu_power_w = report.cost.gpu_power_w;
-    c.usd_per_hour = report.cost.usd_per_gpu_hour * report.cost.gpus;
+    c.usd_per_hour = report.cost.usd_per_hour;
     c.usd_per_million_output_tokens = report.cost.usd_per_million_output_tokens;
     c.usd_per_million_tokens = report.cost.usd_per_million_tokens;
   };

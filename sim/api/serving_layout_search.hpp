@@ -40,7 +40,7 @@ struct LayoutCandidate {
   double throughput_rps = 0.0;
   std::int64_t rejected_kv_cache = 0;
   double gpu_power_w = 0.0;
-  double usd_per_hour = 0.0;  // gpus x the run's $ per GPU-hour (sim/serving/serving_cost)
+  double usd_per_hour = 0.0;  // the deployment's $ per hour (sim/serving/serving_cost)
   double usd_per_million_output_tokens = 0.0;
   double usd_per_million_tokens = 0.0;
   bool cheapest = false;     // the lowest usd_per_hour of those meeting (ties: fewer GPUs, lower TTFT)

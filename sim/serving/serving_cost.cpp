@@ -19,7 +19,8 @@ ServingCost serving_cost(const ServingSummary& s, int gpus, const GpuSpec& gpu, 
   if (s.output_tokens > 0) c.energy_per_output_token_j = c.energy_j / static_cast<double>(s.output_tokens);
   c.usd_per_gpu_hour = server.usd / (cluster.cost.amortization_years * kHoursPerYear) +
                        per_gpu_it_w * cluster.power.pue / 1000.0 * cluster.cost.electricity_usd_per_kwh;
-  c.usd = c.usd_per_gpu_hour * gpus * s.makespan_s / 3600.0;
+  c.usd_per_hour = c.usd_per_gpu_hour * gpus;
+  c.usd = c.usd_per_hour * s.makespan_s / 3600.0;
   if (s.output_tokens > 0) c.usd_per_million_output_tokens = c.usd / static_cast<double>(s.output_tokens) * 1e6;
   if (s.output_tokens + s.input_tokens > 0)
     c.usd_per_million_tokens = c.usd / static_cast<double>(s.output_tokens + s.input_tokens) * 1e6;

@@ -7,7 +7,8 @@
 //   energy         = facility power x makespan
 //   $ / GPU-hour   = server price per GPU / (amortization_years x 8,766 h)
 //                    + (GPU power + host_w_per_gpu) x PUE x electricity_usd_per_kwh / 1000
-//   $ / M tokens   = $ / GPU-hour x GPUs x makespan / 3,600 s / tokens x 10^6
+//   $ / hour       = $ / GPU-hour x GPUs                               (the deployment)
+//   $ / M tokens   = $ / hour x makespan / 3,600 s / tokens x 10^6
 // The fabric (NICs, switches, cables), operations and the idle GPUs of the cluster outside the
 // deployment are not counted: these are the deployment's marginal figures.
 #include <string>
@@ -26,6 +27,7 @@ struct ServingCost {
   double energy_j = 0.0;
   double energy_per_output_token_j = 0.0;
   double usd_per_gpu_hour = 0.0;
+  double usd_per_hour = 0.0;                   // the deployment: GPUs x usd_per_gpu_hour
   double usd = 0.0;                            // the run
   double usd_per_million_output_tokens = 0.0;  // the run's cost over its output tokens
   double usd_per_million_tokens = 0.0;         // over its input and output tokens

@@ -69,6 +69,7 @@ std::string serving_report_json(const ServingReport& r, int indent) {
                 {"energy_per_output_token_j", c.energy_per_output_token_j},
                 {"source", c.power_source}};
   j["cost"] = {{"usd_per_gpu_hour", c.usd_per_gpu_hour},
+               {"usd_per_hour", c.usd_per_hour},
                {"usd", c.usd},
                {"usd_per_million_output_tokens", c.usd_per_million_output_tokens},
                {"usd_per_million_tokens", c.usd_per_million_tokens},
