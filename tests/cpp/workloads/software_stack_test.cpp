@@ -176,6 +176,18 @@ TEST(SoftwareStack, AProfileFileIsNamedByItsPathRelativeToTheSpec) {
     EXPECT_EQ(e.file(), profile);
     EXPECT_EQ(e.json_path(), "/kernel_time_scale/gemm");
   }
+  // The pipeline instruction's host time is read back (megatron-deepspeed's), and a negative one is refused.
+  EXPECT_GT(back.pipeline_instruction_us, 0.0);
+  bad = nlohmann::json::parse(text);
+  bad["pipeline_instruction_us"] = -1;
+  std::ofstream(profile, std::ios::binary) << bad.dump();
+  try {
+    find_software_stack(profile, spec, "/training/stack");
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file(), profile);
+    EXPECT_EQ(e.json_path(), "/pipeline_instruction_us");
+  }
   bad = nlohmann::json::parse(text);
   bad["sources"].erase("kernel_time_scale.gemm");
   std::ofstream(profile, std::ios::binary) << bad.dump();
