@@ -255,6 +255,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   replay_options.host_op_s = trace ? 0.0 : workload.training.host_op_us * 1e-6;
   if (stack) {
     replay_options.step_fixed_s = stack->step_fixed_s;
+    replay_options.pipeline_instruction_s = stack->pipeline_instruction_us * 1e-6;
     replay_options.kernel_time_scale = kernel_time_scales(*stack, workload.training.attention);
   }
   if (!options.timeline_path.empty()) replay_options.timeline_classes = options.timeline_classes;

@@ -7,6 +7,7 @@
 //   fused {rmsnorm, rope, gqa}            optional booleans (default true: fused)
 //   optimizer_kernels                     "multi_tensor" | "per_tensor"
 //   pipeline_p2p                          "overlapped" | "blocking"
+//   pipeline_instruction_us               optional: host time per pipeline send/recv instruction, us >= 0
 //   step {grad_norm, loss_all_reduce}     boolean; "per_micro_batch" | "none"
 //   step.fixed_s                          optional: a fixed host cost per step, seconds >= 0
 //   kernel_time_scale {"<class>": x}      optional: the kernel model's time of a class times x > 0
@@ -139,6 +140,10 @@ StackProfile parse_stack(JsonReader r) {
   values.insert("optimizer_kernels");
   s.pipeline_p2p = value_of(kPipelineP2P, r.choice("pipeline_p2p", names_of(kPipelineP2P)));
   values.insert("pipeline_p2p");
+  if (auto instruction = r.optional_number("pipeline_instruction_us", NumberRange::between(0.0, 1e6))) {
+    s.pipeline_instruction_us = *instruction;
+    values.insert("pipeline_instruction_us");
+  }
 
   JsonReader step = r.object("step");
   s.grad_norm = step.boolean("grad_norm");
@@ -256,6 +261,7 @@ std::string software_stack_to_json(const StackProfile& s) {
     if (e.value == s.optimizer_kernels) j["optimizer_kernels"] = e.name;
   for (const auto& e : kPipelineP2P)
     if (e.value == s.pipeline_p2p) j["pipeline_p2p"] = e.name;
+  if (s.sources.count("pipeline_instruction_us") != 0) j["pipeline_instruction_us"] = s.pipeline_instruction_us;
   Json step = {{"grad_norm", s.grad_norm},
                {"loss_all_reduce", s.loss_all_reduce_per_micro_batch ? "per_micro_batch" : "none"}};
   if (s.sources.count("step.fixed_s") != 0) step["fixed_s"] = s.step_fixed_s;

@@ -48,6 +48,11 @@ struct StackProfile {
   StackFusions fused;
   OptimizerKernels optimizer_kernels = OptimizerKernels::multi_tensor;
   PipelineP2P pipeline_p2p = PipelineP2P::overlapped;
+  // Host time per pipeline transfer instruction, microseconds (optional, default 0): what the framework's
+  // pipeline schedule costs the CPU for each send or recv of activations or gradients beyond its ops'
+  // host_op_us (DeepSpeed's PipelineEngine interprets one instruction per transfer in Python). Charged
+  // on the host clock of each stage (sim/replay/replay_engine.hpp, ReplayOptions::pipeline_instruction_s).
+  double pipeline_instruction_us = 0.0;
   // Fixed per-step costs: the global gradient norm for clipping (one pass over the rank's fp32
   // gradients before the optimizer), and the loss averaged over the data-parallel group after every
   // micro-batch's forward (an all-reduce of one fp32, on the compute stream).

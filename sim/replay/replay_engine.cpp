@@ -56,6 +56,8 @@ class Replay {
     std::vector<std::uint32_t> next_seq;  // per communicator
     std::vector<Interval> compute, communication;
     std::vector<Interval> host_wait;  // ops ready on the GPU, not yet issued by the host
+    // ReplayOptions::pipeline_instruction_s > 0: pipeline sends and recvs among ops 0..k (program order)
+    std::vector<std::uint32_t> pipeline_instructions;
     std::size_t finished = 0;
     double finish_s = 0.0;
     double tensor_s = 0.0, low_precision_tensor_s = 0.0, vector_s = 0.0;
@@ -174,6 +176,21 @@ class Replay {
       s.awaiting_host.assign(s.queue.size(), 0);
       s.started_s.assign(s.queue.size(), 0.0);
       s.next_seq.assign(graph_.communicators().size(), 0);
+      if (options_.pipeline_instruction_s > 0.0) count_pipeline_instructions(ops, s);
+    }
+  }
+
+  // The host's pipeline instructions issued up to each op (ReplayOptions::pipeline_instruction_s).
+  void count_pipeline_instructions(const OpTable& ops, ClassState& s) const {
+    const auto& comms = graph_.communicators();
+    s.pipeline_instructions.resize(ops.size());
+    std::uint32_t n = 0;
+    for (OpId i = 0; i < ops.size(); ++i) {
+      const OpKind kind = ops.kind(i);
+      if ((kind == OpKind::send || kind == OpKind::recv) &&
+          comms[ops.communicator(i)].name == options_.pipeline_communicator)
+        ++n;
+      s.pipeline_instructions[i] = n;
     }
   }
 
@@ -198,8 +215,10 @@ class Replay {
     if (s.busy[stream] || s.head[stream] >= s.queue[stream].size()) return;
     const OpId op = s.queue[stream][s.head[stream]];
     if (s.remaining[op] != 0 || s.awaiting_host[stream]) return;
-    if (options_.host_op_s > 0.0 || options_.step_fixed_s > 0.0) {
-      const double issued_s = options_.step_fixed_s + static_cast<double>(op + 1) * options_.host_op_s;
+    if (options_.host_op_s > 0.0 || options_.step_fixed_s > 0.0 || options_.pipeline_instruction_s > 0.0) {
+      double issued_s = options_.step_fixed_s + static_cast<double>(op + 1) * options_.host_op_s;
+      if (!s.pipeline_instructions.empty())
+        issued_s += static_cast<double>(s.pipeline_instructions[op]) * options_.pipeline_instruction_s;
       if (issued_s > backend_.now_s()) {
         s.awaiting_host[stream] = 1;
         s.host_wait.emplace_back(backend_.now_s(), issued_s);

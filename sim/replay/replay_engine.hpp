@@ -37,6 +37,13 @@ struct ReplayOptions {
   // A fixed host cost before the step (the stack's step.fixed_s): no op starts before it, and op k
   // not before step_fixed_s + (k + 1) x host_op_s.
   double step_fixed_s = 0.0;
+  // Host time of each pipeline transfer instruction (the stack's pipeline_instruction_us): every send
+  // or recv on the communicator named `pipeline_communicator` costs the host this much more, on top
+  // of its host_op_s. Op k is issued at step_fixed_s + (k + 1) x host_op_s + n_k x
+  // pipeline_instruction_s, n_k the pipeline sends and recvs among ops 0..k of its rank; the host
+  // never waits for the GPU, so a GPU-bound stage hides it and a host-bound one starts later.
+  double pipeline_instruction_s = 0.0;
+  std::string pipeline_communicator = "pp";
   // The kernel model's time of a compute op is multiplied by its class's factor (the stack's
   // kernel_time_scale, indexed by KernelClass); measured durations (traces) are kept as they are.
   std::array<double, kKernelClassCount> kernel_time_scale = {1, 1, 1, 1, 1, 1, 1};

@@ -13,6 +13,7 @@
 #include "sim/replay/replay_engine.hpp"
 #include "sim/report/timeline.hpp"
 #include "sim_test_support.hpp"
+#include "workloads/software_stack.hpp"
 #include "workloads/transformer_generator.hpp"
 
 namespace clustersim {
@@ -51,6 +52,34 @@ std::vector<double> run_pipeline(const WorkloadSpec& spec) {
         optimizer_s += kernel_time(gpu, ops.compute_op(i)).time_s;
     return std::vector<double>{r.step_time_s - optimizer_s, t.idle_s, t.compute_s - optimizer_s};
   });
+}
+
+// Megatron-DeepSpeed's pipeline instructions on the generated step (pp 2, m = 4 micro-batches, blocking
+// sends): each stage issues 2 m = 8 transfers (stage 0: send the activation, receive the gradient, per
+// micro-batch; stage 1: the converse). A host cost P per transfer that is small against a micro-batch's
+// kernels (10 us against milliseconds) hides behind the GPU: the step does not move. A large one (0.1 s)
+// makes the host the bottleneck: a stage's last op is issued after its 8 transfers, so the step is at
+// least 8 P, and at most 8 P more than without it.
+TEST(PipelineReplay, PipelineInstructionCostHidesBehindBusyStagesAndBoundsIdleOnes) {
+  const int m = 4;
+  const WorkloadSpec spec = uniform_gpt(2, 8, m);
+  const auto step = [&](double instruction_s) {
+    return testing::in_child([&] {
+      const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, 2, 1));
+      const ExecutionGraph graph =
+          generate_transformer_training(spec, cluster.gpu_count(), find_software_stack("megatron-deepspeed"));
+      auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
+      ReplayOptions options;
+      options.pipeline_instruction_s = instruction_s;
+      return std::vector<double>{
+          replay(graph, cluster, find_gpu("h100-sxm5-80gb", "test", "/gpu"), *backend, options).step_time_s};
+    })[0];
+  };
+  const double base = step(0.0);
+  EXPECT_NEAR(step(10e-6), base, base * 1e-9);
+  const double p = 0.1, host_bound = step(p);
+  EXPECT_GE(host_bound, 2 * m * p);
+  EXPECT_LE(host_bound, 2 * m * p + base);
 }
 
 TEST(PipelineReplay, OneFOneBBubbleIsStagesMinusOneOverMicroBatchesPlusStagesMinusOne) {

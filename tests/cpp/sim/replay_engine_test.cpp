@@ -113,6 +113,48 @@ TEST(ReplayEngine, TheHostIssuesOneOpEveryHostOpTime) {
   EXPECT_NEAR(run_graph(spec, chain)[0], 10 * t, 1e-12);
 }
 
+// A pipeline send costs the host pipeline_instruction_s more (the stack's pipeline_instruction_us): on
+// stage 0, kernels k0..k4 (ops 0-4), a send to stage 1 on its own stream (op 5), kernels k6..k10 (ops
+// 6-10), each kernel t, the host issuing op j at (j + 1) d + n_j P (n_j = 1 from the send on).
+// Host-bound (d = 4 t, P = 3 t): the last kernel is issued at 11 d + P = 47 t and ends at 48 t; the same
+// send on another communicator ("cp") is no pipeline instruction: 11 d + t = 45 t. GPU-bound (d = t / 4,
+// P = 2 t): op 6 is issued at 7 d + P = 3.75 t, before the GPU is free of k0..k4 (d + 5 t = 5.25 t), so
+// the instruction is hidden: d + 10 t, as without it.
+TEST(ReplayEngine, PipelineInstructionsCostTheHostAndHideBehindTheGpu) {
+  const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
+  const double t = kernel_time(gpu, elementwise("k", 1e9)).time_s;
+  const auto run = [&](double d, double p, const char* communicator) {
+    return testing::in_child([&] {
+      const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, 2, 1));
+      ExecutionGraph g(2);
+      const auto comm = g.add_communicator({communicator, {{0, 1}}});
+      RankClass& a = g.add_class("stage 0", {0});
+      RankClass& b = g.add_class("stage 1", {1});
+      for (int k = 0; k < 5; ++k)
+        a.ops.add_compute(elementwise("k", 1e9));
+      a.ops.add_p2p(P2POp{"send", OpKind::send, comm, +1, 0, 1e3, 3, false});
+      for (int k = 0; k < 5; ++k)
+        a.ops.add_compute(elementwise("k", 1e9));
+      b.ops.add_p2p(P2POp{"recv", OpKind::recv, comm, -1, 0, 1e3, 5, false});
+      auto backend = make_flow_backend(cluster, ideal_network_profile());
+      ReplayOptions options;
+      options.host_op_s = d;
+      options.pipeline_instruction_s = p;
+      const ReplayResult r = replay(g, cluster, gpu, *backend, options);
+      return std::vector<double>{r.step_time_s, r.classes.at(0).compute_s, r.classes.at(0).host_wait_s};
+    });
+  };
+  const auto host_bound = run(4.0 * t, 3.0 * t, "pp");
+  EXPECT_NEAR(host_bound[0], 48.0 * t, 1e-9 * t);
+  EXPECT_NEAR(host_bound[1], 10.0 * t, 1e-9 * t);
+  EXPECT_NEAR(host_bound[2], 38.0 * t, 0.01 * t);  // 48 t - 10 t of kernels (less the send, ~1 us)
+  EXPECT_NEAR(run(4.0 * t, 3.0 * t, "cp")[0], 45.0 * t, 1e-9 * t);
+  EXPECT_NEAR(run(4.0 * t, 0.0, "pp")[0], 45.0 * t, 1e-9 * t);
+  const auto gpu_bound = run(0.25 * t, 2.0 * t, "pp");
+  EXPECT_NEAR(gpu_bound[0], 10.25 * t, 1e-9 * t);
+  EXPECT_NEAR(gpu_bound[2], 0.25 * t, 1e-9 * t);  // only before the first kernel
+}
+
 // A collective on the communication stream overlaps independent compute: the step is the longer of
 // the two, and only the part of the collective that outlasts compute is exposed.
 TEST(ReplayEngine, CommunicationOverlapsIndependentCompute) {

@@ -54,9 +54,9 @@ TEST(SoftwareStack, EveryProfileLoadsWithASourceForEveryValue) {
     EXPECT_EQ(s.id, id);
     EXPECT_FALSE(s.name.empty());
     // defaults + 3 fusions + optimizer_kernels + pipeline_p2p + 2 step costs, each with its source,
-    // + the optional fusions (rmsnorm, rope, gqa) the profile gives
-    const std::size_t optional =
-        s.sources.count("fused.rmsnorm") + s.sources.count("fused.rope") + s.sources.count("fused.gqa");
+    // + the optional fusions (rmsnorm, rope, gqa) and pipeline instruction cost the profile gives
+    const std::size_t optional = s.sources.count("fused.rmsnorm") + s.sources.count("fused.rope") +
+                                 s.sources.count("fused.gqa") + s.sources.count("pipeline_instruction_us");
     EXPECT_EQ(s.sources.size(), s.defaults.size() + 7 + optional) << id;
     for (const auto& [key, source] : s.sources)
       EXPECT_GT(source.size(), 20u) << id << " " << key;
@@ -175,6 +175,18 @@ TEST(SoftwareStack, AProfileFileIsNamedByItsPathRelativeToTheSpec) {
   } catch (const SpecError& e) {
     EXPECT_EQ(e.file(), profile);
     EXPECT_EQ(e.json_path(), "/kernel_time_scale/gemm");
+  }
+  // The pipeline instruction's host time is read back (megatron-deepspeed's), and a negative one is refused.
+  EXPECT_GT(back.pipeline_instruction_us, 0.0);
+  bad = nlohmann::json::parse(text);
+  bad["pipeline_instruction_us"] = -1;
+  std::ofstream(profile, std::ios::binary) << bad.dump();
+  try {
+    find_software_stack(profile, spec, "/training/stack");
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.file(), profile);
+    EXPECT_EQ(e.json_path(), "/pipeline_instruction_us");
   }
   bad = nlohmann::json::parse(text);
   bad["sources"].erase("kernel_time_scale.gemm");
