@@ -7,34 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/xml_escape.hpp"
+
 namespace clustersim {
 namespace {
-
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (const char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
 
 std::string dot_quote(std::string_view s) {
   std::string out = "\"";

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/core/xml_escape.hpp"
 #include "sim/cost/figure_format.hpp"
 
 namespace clustersim {
@@ -22,30 +23,7 @@ constexpr double kBarHeight = 22.0;
 constexpr const char* kColours[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442"};
 
 std::string esc(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
+  return xml_escape(s);
 }
 
 std::vector<const DesignRow*> simulated(const DesignComparison& c) {
