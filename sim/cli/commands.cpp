@@ -30,7 +30,8 @@ std::span<const Command> commands() {
        &run_simulate},
       {"compare", "one workload (or serving deployment) on several cluster designs: time, power, cost, Pareto front",
        "usage: clustersim compare --workload W --cluster A --cluster B ... [--tokens N]\n"
-       "                          [--gpus N] [--fidelity flow|analytical] [--json] [--html report.html]\n"
+       "                          [--gpus N | --budget-usd X] [--fidelity flow|analytical] [--json]\n"
+       "                          [--html report.html]\n"
        "                          [--set key.path=value ...]\n"
        "       clustersim compare --serving S --cluster A --cluster B ... [--json] [--set key.path=value ...]\n\n"
        "  --cluster C      a cluster spec file or preset name; repeat for every design\n"
@@ -39,6 +40,9 @@ std::span<const Command> commands() {
        "                   near-cubic torus, more spines or a third fat-tree tier when the switches are\n"
        "                   full; the changes go to stderr) and leave the workload's dp to the cluster; a\n"
        "                   design that cannot reach N is a row with the reason (exit 1)\n"
+       "  --budget-usd X   size every design to the most GPUs its capital cost (GPU servers, NICs,\n"
+       "                   switches, cables, optics) stays within X (e.g. 50M), in whole model replicas\n"
+       "                   whose data-parallel size divides the step's micro-batches\n"
        "  --tokens N       length of the training run for time and cost to train (default 1e12, at most 1e18;\n"
        "                   suffixes K, M, B/G, T: 2T, 300B)\n"
        "  --fidelity F     network model: flow (default) or analytical\n"

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "sim/api/design_sizing.hpp"
 #include "sim/api/serving_comparison.hpp"
@@ -21,9 +22,11 @@ namespace {
 
 constexpr double kDefaultTokens = 1e12;
 constexpr double kMaxTokens = 1e18;
+constexpr double kMaxBudgetUsd = 1e13;
 
-// "2e12", "2T", "300B", "300G", "15M", "1K": a positive number of tokens.
-double parse_tokens(const std::string& text) {
+// "2e12", "2T", "300B", "300G", "15M", "1K": a positive finite amount with an optional SI suffix, or
+// none when the text is not one.
+std::optional<double> parse_si_amount(const std::string& text) {
   static const std::map<char, double> suffixes = {{'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'B', 1e9}, {'T', 1e12}};
   std::string digits = text;
   double scale = 1.0;
@@ -41,20 +44,34 @@ double parse_tokens(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != digits.size() || !std::isfinite(v) || v <= 0)
+  if (used == 0 || used != digits.size() || !std::isfinite(v) || v <= 0) return std::nullopt;
+  return v * scale;
+}
+
+double parse_tokens(const std::string& text) {
+  const auto v = parse_si_amount(text);
+  if (!v)
     throw SpecError("--tokens", "", "expected a positive number of tokens (e.g. 2e12, 2T, 300B), got \"" + text + "\"");
   // 1e308T was infinite: the time and cost to train became null in the report.
-  if (!(v * scale <= kMaxTokens))
+  if (!(*v <= kMaxTokens))
     throw SpecError("--tokens", "",
                     "expected at most 1e18 tokens (Llama 3 405B: 1.56e13, arXiv:2407.21783), got \"" + text + "\"");
-  return v * scale;
+  return *v;
+}
+
+double parse_budget_usd(const std::string& text) {
+  const auto v = parse_si_amount(text);
+  if (!v || !(*v <= kMaxBudgetUsd))
+    throw SpecError("--budget-usd", "",
+                    "expected a capital budget in US dollars from 1 to 1e13 (e.g. 50M, 2.5e8), got \"" + text + "\"");
+  return *v;
 }
 
 }  // namespace
 
 // compare --serving S: one serving deployment on every design (sim/api/serving_comparison).
 int run_serving_compare(const Arguments& a) {
-  for (const char* training_only : {"workload", "fidelity", "tokens", "html", "gpus"})
+  for (const char* training_only : {"workload", "fidelity", "tokens", "html", "gpus", "budget-usd"})
     if (a.value(training_only))
       throw UsageError(std::string("--") + training_only + " is for a training workload, not --serving");
   const ServingComparison c = compare_serving(a.values("cluster"), a.required("serving"), a.values("set"));
@@ -68,7 +85,8 @@ int run_serving_compare(const Arguments& a) {
 }
 
 int run_compare(const std::vector<std::string>& args) {
-  const Arguments a(args, {"cluster", "workload", "serving", "fidelity", "tokens", "set", "html", "gpus"}, {"json"});
+  const Arguments a(args, {"cluster", "workload", "serving", "fidelity", "tokens", "set", "html", "gpus", "budget-usd"},
+                    {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const std::vector<std::string> sources = a.values("cluster");
   if (sources.empty()) throw UsageError("give at least one --cluster");
@@ -110,6 +128,22 @@ int run_compare(const std::vector<std::string>& args) {
       }
     }
   }
+  // --budget-usd X: every design at the most GPUs its capital cost allows, in whole model replicas.
+  if (const auto budget_text = a.value("budget-usd")) {
+    if (a.value("gpus")) throw UsageError("give --gpus or --budget-usd, not both");
+    const double budget = parse_budget_usd(*budget_text);
+    workload = workload_at_any_size(std::move(workload));
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+      try {
+        BudgetSizedDesign sized = size_design_to_budget(clusters[i], workload, budget);
+        clusters[i] = std::move(sized.design.cluster);
+        sizing_changes[i] = std::move(sized.design.changes);
+        sizing_changes[i].push_back("capex " + std::to_string(static_cast<long long>(sized.capex_usd)) + " USD");
+      } catch (const SpecError& e) {
+        sizing_errors[i] = std::string("cannot be sized to a budget of ") + *budget_text + " USD: " + e.what();
+      }
+    }
+  }
   SimulationRequest request;
   request.fidelity = a.value("fidelity");
   const SimulationOptions options = simulation_options(request);
@@ -126,16 +160,17 @@ int run_compare(const std::vector<std::string>& args) {
       continue;
     }
     if (!sizing_changes[i].empty())
-      std::cerr << "compare: " << row.design << " sized to " << *a.value("gpus")
-                << " GPUs: " << sizing_changes_text(sizing_changes[i]) << "\n";
+      std::cerr << "compare: " << row.design << " sized to "
+                << (a.value("gpus") ? *a.value("gpus") + " GPUs" : "a budget of " + *a.value("budget-usd") + " USD")
+                << ": " << sizing_changes_text(sizing_changes[i]) << "\n";
     try {
       row.report = simulate(clusters[i], workload, options);
     } catch (const SimulationError& e) {
       row.error = e.what();
       failed = true;
     } catch (const SpecError& e) {
-      if (!a.value("gpus")) throw;  // the specs as given: bad input
-      row.error = std::string("cannot run at ") + *a.value("gpus") + " GPUs: " + e.what();
+      if (!a.value("gpus") && !a.value("budget-usd")) throw;  // the specs as given: bad input
+      row.error = std::string("cannot run at ") + std::to_string(clusters[i].gpu_count()) + " GPUs: " + e.what();
       failed = true;
     }
     rows.push_back(std::move(row));

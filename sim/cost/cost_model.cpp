@@ -51,6 +51,10 @@ CostStats compute_cost(const CostInputs& in) {
   return c;
 }
 
+double design_capex_usd(const Cluster& cluster, const GpuSpec& gpu) {
+  return compute_cost(cost_inputs(cluster, compute_metrics(cluster), gpu, 0.0, 0.0, 0.0)).capex_usd;
+}
+
 std::vector<CostLine> bill_of_materials(const Cluster& cluster, const TopologyMetrics& metrics, const GpuSpec& gpu) {
   const ClusterSpec& spec = cluster.spec();
   const PriceOverrides& o = spec.cost.prices;

@@ -40,6 +40,10 @@ CostStats compute_cost(const CostInputs& inputs);
 // metrics and the cluster's devices, prices from the catalogue or the spec's cost.prices.
 std::vector<CostLine> bill_of_materials(const Cluster& cluster, const TopologyMetrics& metrics, const GpuSpec& gpu);
 
+// The capital cost of a built design (its bill of materials and cost.other_capex_usd), no step needed:
+// what compute_cost's capex_usd is for any step on it.
+double design_capex_usd(const Cluster& cluster, const GpuSpec& gpu);
+
 // The inputs for a simulated step (cost spec of the cluster, the step's power).
 CostInputs cost_inputs(const Cluster& cluster, const TopologyMetrics& metrics, const GpuSpec& gpu, double step_time_s,
                        double tokens_per_step, double facility_avg_kw);

@@ -110,6 +110,30 @@ TEST(CliCompare, GpusSizesEveryDesignAndSaysWhichCannot) {
   EXPECT_EQ(run_cli("compare --gpus many --workload gpt3-1.3b --cluster dgx-h100-superpod").status, 2);
 }
 
+// --budget-usd: each design at the most GPUs its capital cost allows, in whole model replicas whose
+// data-parallel size divides the step's micro-batches: gpt3-1.3b (global batch 512, micro-batch 1, no
+// model parallelism) on DGX H100 nodes: sizes 8, 16, 32, ..., 512 GPUs. The chosen size fits the
+// budget and the next one (twice as many GPUs) does not.
+TEST(CliCompare, BudgetSizesEveryDesignToTheMostGpusItAffords) {
+  const auto r = run_cli("compare --budget-usd 20M --workload gpt3-1.3b --fidelity analytical --json --cluster "
+                         "dgx-h100-superpod --cluster dgx-b200-superpod");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& d : j["designs"]) {
+    const int gpus = d["gpus"];
+    EXPECT_LE(d["capex_usd"].get<double>(), 20e6) << d["design"];
+    EXPECT_EQ(512 % gpus, 0) << gpus;
+    const auto next = run_cli("compare --gpus " + std::to_string(2 * gpus) +
+                              " --workload gpt3-1.3b --fidelity analytical --json --cluster " +
+                              d["design"].get<std::string>());
+    ASSERT_EQ(next.status, 0) << next.err;
+    EXPECT_GT(nlohmann::json::parse(next.out)["designs"][0]["capex_usd"].get<double>(), 20e6) << d["design"];
+  }
+  EXPECT_NE(r.err.find("dgx-h100-superpod sized to a budget of 20M USD: capex "), std::string::npos) << r.err;
+  EXPECT_EQ(run_cli("compare --budget-usd 0 --workload gpt3-1.3b --cluster dgx-h100-superpod").status, 2);
+  EXPECT_EQ(run_cli("compare --budget-usd 1M --gpus 64 --workload gpt3-1.3b --cluster dgx-h100-superpod").status, 2);
+}
+
 TEST(CliCompare, TablePrintsOneRowPerDesign) {
   const std::string ib = design("ib", R"({"type": "fat_tree", "switch_radix": 64})");
   const auto r = run_cli("compare --cluster " + ib + " --cluster " + ib + kWorkload);
