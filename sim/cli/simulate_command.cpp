@@ -1,5 +1,7 @@
 #include <iostream>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
@@ -12,10 +14,10 @@
 namespace clustersim::cli {
 
 int run_simulate(const std::vector<std::string>& args) {
-  const Arguments a(
-      args,
-      {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "timeline", "timeline-ranks", "set"},
-      {"json"});
+  const Arguments a(args,
+                    {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "timeline",
+                     "timeline-ranks", "set", "train-tokens", "checkpoint-interval-s", "runs", "seed"},
+                    {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   // The outputs are checked before the simulation: never a report lost after the run, nor a spec
   // overwritten by its own report.
@@ -39,6 +41,24 @@ int run_simulate(const std::vector<std::string>& args) {
       throw SpecError("--timeline-ranks", "", "expected a positive number of rank classes, got \"" + *classes + "\"");
     }
   }
+  request.train_tokens = a.value("train-tokens");
+  const auto number = [&a](const char* option, auto parse) -> std::optional<decltype(parse(std::string()))> {
+    const auto v = a.value(option);
+    if (!v) return std::nullopt;
+    try {
+      std::size_t used = 0;
+      const auto value = parse(*v, &used);
+      if (used == v->size()) return value;
+    } catch (const std::exception&) {
+    }
+    throw SpecError(std::string("--") + option, "", "expected a number, got \"" + *v + "\"");
+  };
+  request.checkpoint_interval_s = number(
+      "checkpoint-interval-s", [](const std::string& s, std::size_t* used = nullptr) { return std::stod(s, used); });
+  request.time_to_train_runs =
+      number("runs", [](const std::string& s, std::size_t* used = nullptr) { return std::stoll(s, used); });
+  request.time_to_train_seed =
+      number("seed", [](const std::string& s, std::size_t* used = nullptr) { return std::stoll(s, used); });
   const SimulationOptions options = simulation_options(request);
 
   const Report report = simulate(cluster, workload, options);
