@@ -215,8 +215,9 @@ TimeToTrainStats time_to_train(const Report& step, const ClusterSpec& cluster, c
     c.per_year = f.rate.per_year;
     c.nodes_down = f.nodes_down;
     c.planned = f.rate.planned;
-    // Failures strike while the job runs (training and checkpoints), not while it restarts.
-    c.expected = f.per_s * (wall_s - s.restart_total_s);
+    // From the rates over the mean wall time, as a fleet's count is; the Monte Carlo lets failures
+    // strike only while the job runs (training and checkpoints), not while it restarts.
+    c.expected = f.per_s * wall_s;
     c.mean_per_run = per_cause[i] / n;
     c.source = f.rate.source;
     (c.planned ? s.planned_interruptions_mean : s.interruptions_mean) += c.mean_per_run;

@@ -193,7 +193,7 @@ TEST(ClusterSchema, DocsRowsAreTheGeneratedOnes) {
   std::string line;
   std::string rows;
   while (std::getline(in, line))
-    for (const char* block : {"| `node.", "| `fabric.", "| `power.", "| `cost."})
+    for (const char* block : {"| `node.", "| `fabric.", "| `power.", "| `cost.", "| `reliability.", "| `storage."})
       if (line.rfind(block, 0) == 0) rows += line + "\n";
   const std::string generated = cluster_schema_markdown();
   const std::string header = "| key | type, unit | default | meaning |\n| --- | --- | --- | --- |\n";

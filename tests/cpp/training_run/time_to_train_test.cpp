@@ -245,11 +245,13 @@ TEST(TimeToTrain, ZeroStorageBandwidthWithCheckpointsNamesTheJsonPath) {
 }
 
 TEST(ReliabilitySpec, NegativeRateIsRefusedWithItsJsonPath) {
-  const std::string text = R"({"gpu": "h100-sxm5-80gb", "nodes": 2, "node": {"gpus": 8, "nics": 8},
+  const std::string text = R"({"gpu": "h100-sxm5-80gb", "nodes": 2, "node": {"gpus": 8, "nics": 8,
+                              "scale_up": {"type": "nvswitch", "bandwidth_GBps": 450}},
                               "reliability": {"hbm_per_year": -0.1}})";
   const SpecError e = testing::spec_error_of([&] { parse_cluster_spec(text, "c.json"); });
   EXPECT_EQ(e.json_path(), "/reliability/hbm_per_year");
-  const std::string storage = R"({"gpu": "h100-sxm5-80gb", "nodes": 2, "node": {"gpus": 8, "nics": 8},
+  const std::string storage = R"({"gpu": "h100-sxm5-80gb", "nodes": 2, "node": {"gpus": 8, "nics": 8,
+                                 "scale_up": {"type": "nvswitch", "bandwidth_GBps": 450}},
                                  "storage": {"kind": "tape"}})";
   EXPECT_EQ(testing::spec_error_of([&] { parse_cluster_spec(storage, "c.json"); }).json_path(), "/storage/kind");
 }
@@ -280,8 +282,14 @@ TEST(TimeToTrain, Llama3LikeRunReproducesItsPublishedInterruptions) {
   EXPECT_LE(t.goodput, 0.97);
   // The published order of the causes (most first): GPU, HBM3, software, switch/cable, host maintenance.
   const std::vector<std::string> order = {"gpu", "hbm", "software", "link", "host_maintenance"};
-  for (std::size_t i = 0; i < order.size(); ++i)
-    EXPECT_EQ(t.causes[i].cause, order[i]) << i;
+  std::vector<std::string> unexpected;
+  for (const InterruptionCause& c : t.causes)
+    if (!c.planned) unexpected.push_back(c.cause);
+  ASSERT_GE(unexpected.size(), order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(unexpected[i], order[i]) << i;
+  // Expected from the rates over the mean wall time; the Monte Carlo counts no failure during a
+  // restart (about 7 % of the wall time here), so its mean is lower, within the same 20 %.
+  EXPECT_NEAR(t.interruptions_expected, 419.0 * t.days_mean / 54.0, 1.0);
   // Checkpoint: 405e9 parameters x (2 bytes bf16 weights + 12 bytes fp32 master weights and Adam moments).
   EXPECT_NEAR(t.checkpoint_bytes / (405e9 * 14.0), 1.0, 0.01);
   std::printf(
