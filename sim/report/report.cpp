@@ -657,8 +657,8 @@ std::string Report::to_text() const {
   if (time_to_train) {
     const TimeToTrainStats& t = *time_to_train;
     o << "  Time to train      " << fmt("%.3g tokens", t.tokens) << " in " << fmt("%.0f steps", t.steps) << ": "
-      << fmt("%.1f", t.days_p10) << " / " << fmt("%.1f", t.days_p50) << " / " << fmt("%.1f days", t.days_p90)
-      << " (p10/p50/p90 of " << t.runs << " runs; " << fmt("%.1f days", t.failure_free_days) << " without failures)\n";
+      << fmt("%.2f", t.days_p10) << " / " << fmt("%.2f", t.days_p50) << " / " << fmt("%.2f days", t.days_p90)
+      << " (p10/p50/p90 of " << t.runs << " runs; " << fmt("%.2f days", t.failure_free_days) << " without failures)\n";
     o << "                     goodput " << fmt("%.1f %%", 100 * t.goodput) << ";  "
       << fmt("%.0f", t.interruptions_mean) << " unexpected interruptions (" << fmt("%.0f", t.interruptions_expected)
       << " expected), " << fmt("%.0f", t.planned_interruptions_mean) << " planned;  MTBF "

@@ -27,7 +27,12 @@ def test_train_tokens_give_the_section_with_its_steps_and_conserved_parts() -> N
     assert parts == pytest.approx(t["days_mean"] * 86400, rel=1e-9)
     assert t["useful_s"] == pytest.approx(7630 * t["effective_step_time_s"], rel=1e-9)
     assert 0 < t["goodput"] <= 1
-    assert [c["cause"] for c in t["causes"]][:2] == ["gpu", "hbm"]  # the most frequent causes on 16 GPUs
+    # Each cause's expected count: its rate per component-year x the built cluster's components x the
+    # mean wall time; the 16 GPUs of the 2 nodes carry the GPU and HBM rates.
+    for c in t["causes"]:
+        assert c["expected"] == pytest.approx(c["per_year"] * c["components"] * t["days_mean"] / 365.25, rel=1e-9)
+    assert {c["cause"]: c["components"] for c in t["causes"]}["gpu"] == 16
+    assert {c["cause"]: c["components"] for c in t["causes"]}["software"] == 2
     # A number works as well as the CLI's suffix, and the same seed gives the same section.
     assert _report(train_tokens=1e9, runs=100, seed=3).time_to_train == t
     assert _report().time_to_train is None
