@@ -44,3 +44,14 @@ def test_bad_training_run_values_raise_spec_errors() -> None:
     with pytest.raises(cs.SpecError, match="/reliability/gpu_per_year"):
         cs.simulate("dgx-h100-superpod", "gpt3-1.3b", fidelity="analytical",
                     overrides={**SMALL, "reliability.gpu_per_year": -1}, train_tokens="1B")
+
+
+def test_a_set_interval_and_stragglers_reach_the_section() -> None:
+    report = cs.simulate("dgx-h100-superpod", "gpt3-1.3b", fidelity="analytical",
+                         overrides={**SMALL, "reliability.straggler_cv": 0.05}, train_tokens="1B",
+                         checkpoint_interval_s=600, runs=50)
+    t = report.time_to_train
+    assert t["checkpoint_interval_basis"] == "set" and t["checkpoint_interval_s"] == 600
+    # The slowest of 16 GPUs: E[max] of 16 lognormal slowdowns of cv 0.05, about 1 + 1.77 x 0.05.
+    assert 1.07 < t["straggler_inflation"] < 1.10
+    assert t["effective_step_time_s"] == pytest.approx(report.step_time_s * t["straggler_inflation"], rel=1e-12)
