@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -12,6 +13,25 @@
 #include "sim/simulate.hpp"
 
 namespace clustersim::cli {
+namespace {
+
+// The value of --OPTION read whole by `parse` (std::stod / std::stoll with the characters used), or
+// none when not given; anything else is a SpecError naming the option (its range is the request's).
+template <typename Parse>
+auto number_option(const Arguments& a, const char* option, Parse parse)
+    -> std::optional<decltype(parse(std::string(), nullptr))> {
+  const auto v = a.value(option);
+  if (!v) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const auto value = parse(*v, &used);
+    if (used == v->size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw SpecError(std::string("--") + option, "", "expected a number, got \"" + *v + "\"");
+}
+
+}  // namespace
 
 int run_simulate(const std::vector<std::string>& args) {
   const Arguments a(args,
@@ -42,23 +62,12 @@ int run_simulate(const std::vector<std::string>& args) {
     }
   }
   request.train_tokens = a.value("train-tokens");
-  const auto number = [&a](const char* option, auto parse) -> std::optional<decltype(parse(std::string()))> {
-    const auto v = a.value(option);
-    if (!v) return std::nullopt;
-    try {
-      std::size_t used = 0;
-      const auto value = parse(*v, &used);
-      if (used == v->size()) return value;
-    } catch (const std::exception&) {
-    }
-    throw SpecError(std::string("--") + option, "", "expected a number, got \"" + *v + "\"");
-  };
-  request.checkpoint_interval_s = number(
-      "checkpoint-interval-s", [](const std::string& s, std::size_t* used = nullptr) { return std::stod(s, used); });
-  request.time_to_train_runs =
-      number("runs", [](const std::string& s, std::size_t* used = nullptr) { return std::stoll(s, used); });
-  request.time_to_train_seed =
-      number("seed", [](const std::string& s, std::size_t* used = nullptr) { return std::stoll(s, used); });
+  request.checkpoint_interval_s =
+      number_option(a, "checkpoint-interval-s", [](const std::string& s, std::size_t* n) { return std::stod(s, n); });
+  request.time_to_train_runs = number_option(
+      a, "runs", [](const std::string& s, std::size_t* n) { return static_cast<std::int64_t>(std::stoll(s, n)); });
+  request.time_to_train_seed = number_option(
+      a, "seed", [](const std::string& s, std::size_t* n) { return static_cast<std::int64_t>(std::stoll(s, n)); });
   const SimulationOptions options = simulation_options(request);
 
   const Report report = simulate(cluster, workload, options);

@@ -286,7 +286,8 @@ TEST(TimeToTrain, Llama3LikeRunReproducesItsPublishedInterruptions) {
   for (const InterruptionCause& c : t.causes)
     if (!c.planned) unexpected.push_back(c.cause);
   ASSERT_GE(unexpected.size(), order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(unexpected[i], order[i]) << i;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    EXPECT_EQ(unexpected[i], order[i]) << i;
   // Expected from the rates over the mean wall time; the Monte Carlo counts no failure during a
   // restart (about 7 % of the wall time here), so its mean is lower, within the same 20 %.
   EXPECT_NEAR(t.interruptions_expected, 419.0 * t.days_mean / 54.0, 1.0);
