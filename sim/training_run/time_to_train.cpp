@@ -98,15 +98,28 @@ RunOutcome simulate_training_run(const TrainingRunInputs& in, std::mt19937_64& r
       out.checkpoint_s += into - worked;
       now += t;
     }
-    // Restart: detect, get nodes (a spare, or wait for a repair), start, initialise, load.
-    for (int k = 0; k < static_cast<int>(std::lround(f.nodes_down)); ++k)
-      repairs.push_back(now + in.restart.repair_s);
-    const double wait = spare_wait_s(repairs, now, in.restart.spare_nodes);
-    const double nodes = f.nodes_down > 0.0 ? std::max(in.restart.reschedule_s, wait) : 0.0;
-    const double restart =
-        in.restart.detection_s + nodes + in.restart.process_start_s + in.restart.nccl_init_s + in.checkpoint.read_s;
-    out.restart_s += restart;
-    now += restart;
+    // Restart: detect, get nodes (a spare, or wait for a repair), start, initialise, load. Components
+    // fail whatever the job does: a failure during the restart is an interruption too and starts the
+    // restart again.
+    for (std::size_t failed = cause;;) {
+      const FailureCause& g = in.causes[failed];
+      for (int k = 0; k < static_cast<int>(std::lround(g.nodes_down)); ++k)
+        repairs.push_back(now + in.restart.repair_s);
+      const double wait = spare_wait_s(repairs, now, in.restart.spare_nodes);
+      const double nodes = g.nodes_down > 0.0 ? std::max(in.restart.reschedule_s, wait) : 0.0;
+      const double restart =
+          in.restart.detection_s + nodes + in.restart.process_start_s + in.restart.nccl_init_s + in.checkpoint.read_s;
+      const double next = restart > 0.0 ? exponential(rng, rate) : kInf;
+      if (next >= restart) {
+        out.restart_s += restart;
+        now += restart;
+        break;
+      }
+      out.restart_s += next;
+      now += next;
+      failed = draw_cause(in.causes, rate, rng);
+      ++out.interruptions[failed];
+    }
   }
   out.wall_s = now;  // the run's clock; its four parts were summed separately (conservation, tests)
   return out;
@@ -215,8 +228,8 @@ TimeToTrainStats time_to_train(const Report& step, const ClusterSpec& cluster, c
     c.per_year = f.rate.per_year;
     c.nodes_down = f.nodes_down;
     c.planned = f.rate.planned;
-    // From the rates over the mean wall time, as a fleet's count is; the Monte Carlo lets failures
-    // strike only while the job runs (training and checkpoints), not while it restarts.
+    // The rates over the mean wall time (failures strike at any time: Wald's identity makes it the
+    // Monte Carlo's expected count).
     c.expected = f.per_s * wall_s;
     c.mean_per_run = per_cause[i] / n;
     c.source = f.rate.source;
