@@ -184,7 +184,14 @@ SimulationRequest simulation_request(const py::dict& options) {
                   {"algorithm", algorithm},
                   {"network_profile", set(r.network_profile)},
                   {"timeline_path", set(r.timeline_path)},
-                  {"timeline_classes", set(r.timeline_classes)}});
+                  {"timeline_classes", set(r.timeline_classes)},
+                  {"train_tokens",
+                   [&r](const py::handle& v) {
+                     r.train_tokens = py::isinstance<py::str>(v) ? v.cast<std::string>() : std::string(py::repr(v));
+                   }},
+                  {"checkpoint_interval_s", set(r.checkpoint_interval_s)},
+                  {"runs", set(r.time_to_train_runs)},
+                  {"seed", set(r.time_to_train_seed)}});
   return r;
 }
 

@@ -20,6 +20,7 @@
 #include "sim/power/step_clock.hpp"
 #include "sim/replay/replay_engine.hpp"
 #include "sim/report/timeline.hpp"
+#include "sim/training_run/time_to_train.hpp"
 #include "sim/validation/error_bars.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/topology_metrics.hpp"
@@ -376,7 +377,13 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
 Report simulate(const ClusterSpec& cluster, const WorkloadSpec& workload, const SimulationOptions& options) {
   const std::string json =
       run_in_child_process([&] { return simulate_in_this_process(cluster, workload, options).to_json(-1); });
-  return Report::from_json(json);
+  Report report = Report::from_json(json);
+  // The training run around the step (sim/training_run): a Monte Carlo over the step's figures.
+  if (options.train_tokens)
+    report.time_to_train = time_to_train(
+        report, cluster, workload,
+        {*options.train_tokens, options.checkpoint_interval_s, options.time_to_train_runs, options.time_to_train_seed});
+  return report;
 }
 
 }  // namespace clustersim

@@ -1,5 +1,6 @@
 #pragma once
 // The top of the simulator: specs in, report out.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,6 +25,12 @@ struct SimulationOptions {
   // Runs the step with this stack profile instead of the one training.stack names (its defaults are
   // not applied: they are the workload's keys). calibrate --from-trace times its fit with it.
   std::optional<StackProfile> stack;
+  // Time to train this many tokens (sim/training_run, docs/time_to_train.md): the report's
+  // time_to_train section. None: no section. Checked by sim/api/simulation_request.
+  std::optional<double> train_tokens;
+  std::optional<double> checkpoint_interval_s;  // training time between checkpoints; none: Young/Daly
+  int time_to_train_runs = 1000;                // Monte Carlo runs
+  std::uint64_t time_to_train_seed = 1;
 };
 
 // The cluster's GPU as simulate() times its kernels: the catalogue entry (or the inline spec) with

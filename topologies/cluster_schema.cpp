@@ -29,6 +29,9 @@ constexpr double kMaxUsdPerKwh = 1e3;  // electricity
 constexpr double kMaxItemUsd = 1e7;
 constexpr double kMaxClusterUsd = 1e13;  // other capex or yearly operations of one cluster
 constexpr double kMaxAmortizationYears = 100;
+constexpr double kMaxFailuresPerYear = 1e4;  // one device failing about hourly
+constexpr double kMaxRestartS = 1e7;         // about four months
+constexpr double kMaxStorageGBps = 1e7;      // 10 PB/s
 
 using Row = SchemaRow<ClusterSpec>;
 
@@ -45,6 +48,25 @@ SpecField watts(std::string_view path, std::string_view doc) {
 // An optional price in US dollars: the price catalogue's when left out.
 SpecField price(std::string_view path, std::string_view doc) {
   return number_field(path, false, NumberRange::between(0.0, kMaxItemUsd), "", "price catalogue", "USD", doc);
+}
+
+// A failure rate of one component kind, failures per device per year: the Llama 3 fit when left out.
+SpecField failure_rate(std::string_view path, std::string_view doc) {
+  return number_field(path, false, NumberRange::between(0.0, kMaxFailuresPerYear), "", "Llama 3 fit", "1/year", doc);
+}
+
+// A restart phase in seconds: sim/training_run's default (sourced there) when left out.
+SpecField seconds(std::string_view path, std::string_view doc) {
+  return number_field(path, false, NumberRange::between(0.0, kMaxRestartS), "", "time_to_train.md", "s", doc);
+}
+
+// A storage bandwidth in GB/s; 0 is refused where checkpoints are written (sim/training_run).
+SpecField storage_bandwidth(std::string_view path, std::string_view doc) {
+  return number_field(path, false, NumberRange::between(0.0, kMaxStorageGBps), "", "time_to_train.md", "GB/s", doc);
+}
+
+std::vector<std::string> storage_kinds() {
+  return {"parallel_fs", "object_store", "local_nvme_async"};
 }
 
 constexpr std::string_view kGenerationDoc =
@@ -437,6 +459,8 @@ const std::vector<Row>& rows() {
   using P = PowerSpec;
   using K = CostSpec;
   using Q = PriceOverrides;
+  using R = ReliabilitySpec;
+  using S = StorageSpec;
   using N = NodeSpec;
   using U = ScaleUpSpec;
   using F = FabricSpec;
@@ -618,6 +642,57 @@ const std::vector<Row>& rows() {
       row<&C::cost, &K::prices, &Q::copper_cable_usd>(price("cost.prices.copper_cable_usd", "each copper cable")),
       row<&C::cost, &K::prices, &Q::optical_cable_usd>(price("cost.prices.optical_cable_usd", "each optical cable")),
       row<&C::cost, &K::prices, &Q::transceiver_usd>(price("cost.prices.transceiver_usd", "each transceiver")),
+      // reliability, storage: a training run's failures and checkpoints (sim/training_run)
+      row<&C::reliability, &R::gpu_per_year>(
+          failure_rate("reliability.gpu_per_year",
+                       "per GPU: faulty GPU (NVLink included), its SRAM, system processor, thermal "
+                       "interface, silent data corruption; the job stops, the node is replaced")),
+      row<&C::reliability, &R::hbm_per_year>(failure_rate("reliability.hbm_per_year", "per GPU: its HBM")),
+      row<&C::reliability, &R::nvswitch_per_year>(
+          failure_rate("reliability.nvswitch_per_year", "per NVSwitch chip (Llama 3 counts NVLink with the GPU)")),
+      row<&C::reliability, &R::nic_per_year>(failure_rate("reliability.nic_per_year", "per scale-out NIC")),
+      row<&C::reliability, &R::switch_per_year>(failure_rate(
+          "reliability.switch_per_year",
+          "per fabric switch; a failure takes its attached nodes down (Llama 3 counts switches with cables)")),
+      row<&C::reliability, &R::link_per_year>(
+          failure_rate("reliability.link_per_year", "per scale-out cable (the cable and its optics)")),
+      row<&C::reliability, &R::host_per_year>(failure_rate(
+          "reliability.host_per_year", "per node: CPU, system memory, power supply, SSD, chassis, IO board")),
+      row<&C::reliability, &R::software_per_year>(failure_rate(
+          "reliability.software_per_year", "per node: software bugs, NCCL watchdog timeouts, dependencies")),
+      row<&C::reliability, &R::host_maintenance_per_year>(
+          failure_rate("reliability.host_maintenance_per_year", "per node: unplanned host maintenance")),
+      row<&C::reliability, &R::planned_maintenance_per_year>(failure_rate(
+          "reliability.planned_maintenance_per_year", "per node: planned maintenance (the job stops and restarts)")),
+      row<&C::reliability, &R::detection_s>(seconds("reliability.detection_s", "from a failure to the job's stop")),
+      row<&C::reliability, &R::reschedule_s>(
+          seconds("reliability.reschedule_s", "a spare node swapped in and the job rescheduled")),
+      row<&C::reliability, &R::repair_s>(
+          seconds("reliability.repair_s", "a failed node back in the pool; without a spare the job waits for it")),
+      row<&C::reliability, &R::process_start_s>(
+          seconds("reliability.process_start_s", "processes started and the framework initialised")),
+      row<&C::reliability, &R::nccl_init_s>(seconds("reliability.nccl_init_s", "communicators initialised")),
+      custom(row<&C::reliability, &R::spare_nodes>(
+                 int_field("reliability.spare_nodes", false, 0, "0", "", "idle nodes that replace failed ones"), "0"),
+             &read_int_member<&C::reliability, &R::spare_nodes>),
+      row<&C::reliability, &R::straggler_cv>(number_field(
+          "reliability.straggler_cv", false, NumberRange::between(0.0, 10.0), "", "0.0", "",
+          "per-GPU step-time slowdown, lognormal with this coefficient of variation; the synchronous step waits "
+          "for the slowest GPU")),
+      row<&C::storage, &S::kind>(
+          choice_field("storage.kind", false, &storage_kinds, "\"parallel_fs\"", "",
+                       "where checkpoints go: a parallel file system, an object store, or local NVMe uploaded in the "
+                       "background (`local_nvme_async`: asynchronous)"),
+          "\"parallel_fs\""),
+      row<&C::storage, &S::aggregate_GBps>(storage_bandwidth(
+          "storage.aggregate_GBps", "the storage system's write and read bandwidth, all nodes together")),
+      row<&C::storage, &S::per_node_GBps>(storage_bandwidth("storage.per_node_GBps", "what one node can write")),
+      row<&C::storage, &S::snapshot_GBps>(storage_bandwidth(
+          "storage.snapshot_GBps", "per GPU, device to host memory: the stall of an asynchronous checkpoint")),
+      row<&C::storage, &S::asynchronous>(
+          spec_field("storage.asynchronous", FieldType::boolean, false, "false", "",
+                     "only the snapshot to host memory stalls training; the write overlaps it"),
+          "false"),
   };
   return table;
 }

@@ -58,6 +58,12 @@ void parse_cost(JsonReader r, ClusterSpec& spec) {
   r.finish();
 }
 
+// A training run's sections (sim/training_run): every key declared in cluster_schema.cpp.
+void parse_section(JsonReader r, std::string_view section, ClusterSpec& spec) {
+  read_cluster_fields(r, section, spec);
+  r.finish();
+}
+
 void parse_gpu(JsonReader& r, ClusterSpec& spec) {
   const nlohmann::json& gpu = r.raw("gpu");
   if (gpu.is_string()) {
@@ -93,6 +99,8 @@ ClusterSpec parse_cluster_json(const nlohmann::json& doc, const std::string& fil
   if (auto fabric = r.optional_object("fabric")) parse_fabric(*fabric, spec);
   if (auto power = r.optional_object("power")) parse_power(*power, spec);
   if (auto cost = r.optional_object("cost")) parse_cost(*cost, spec);
+  if (auto reliability = r.optional_object("reliability")) parse_section(*reliability, "reliability", spec);
+  if (auto storage = r.optional_object("storage")) parse_section(*storage, "storage", spec);
   r.finish();
 
   // Cross-field rules.
@@ -166,6 +174,11 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   write_cluster_fields(prices, "cost.prices", spec);
   if (!prices.empty()) cost["prices"] = prices;
   j["cost"] = cost;
+  for (const char* section : {"reliability", "storage"}) {  // written only when given
+    nlohmann::ordered_json fields = nlohmann::ordered_json::object();
+    write_cluster_fields(fields, section, spec);
+    if (!fields.empty()) j[section] = fields;
+  }
   return j.dump(2);
 }
 

@@ -156,6 +156,43 @@ struct CostSpec {
   bool operator==(const CostSpec&) const = default;
 };
 
+// Failure rates and restart figures of a training run on the cluster (sim/training_run,
+// docs/time_to_train.md). Rates are failures per device per year; an unset optional keeps the default
+// fitted to the Llama 3 405B run (sim/training_run/reliability_spec.cpp, every figure sourced there).
+struct ReliabilitySpec {
+  std::optional<double> gpu_per_year;                  // per GPU: faulty GPU (NVLink included), SRAM, GSP, thermal, SDC
+  std::optional<double> hbm_per_year;                  // per GPU: its HBM
+  std::optional<double> nvswitch_per_year;             // per NVSwitch chip
+  std::optional<double> nic_per_year;                  // per scale-out NIC
+  std::optional<double> switch_per_year;               // per fabric switch
+  std::optional<double> link_per_year;                 // per scale-out cable (the cable, its optics)
+  std::optional<double> host_per_year;                 // per node: CPU, memory, power supply, SSD, chassis, IO board
+  std::optional<double> software_per_year;             // per node: software bugs, NCCL timeouts, dependencies
+  std::optional<double> host_maintenance_per_year;     // per node: unplanned host maintenance
+  std::optional<double> planned_maintenance_per_year;  // per node: planned maintenance (job stops)
+  std::optional<double> detection_s;                   // from the failure to the job's stop
+  std::optional<double> reschedule_s;                  // a spare node swapped in and the job rescheduled
+  std::optional<double> repair_s;         // a failed node back in the pool (without a spare, the job waits)
+  std::optional<double> process_start_s;  // processes started, framework initialised
+  std::optional<double> nccl_init_s;      // communicators initialised
+  int spare_nodes = 0;                    // idle nodes that replace failed ones
+  std::optional<double> straggler_cv;     // per-GPU step-time slowdown: lognormal coefficient of variation
+
+  bool operator==(const ReliabilitySpec&) const = default;
+};
+
+// Where checkpoints go (sim/training_run/checkpoint_model.hpp). kind: parallel_fs | object_store |
+// local_nvme_async (written to local NVMe, uploaded in the background: only the snapshot stalls).
+struct StorageSpec {
+  std::string kind = "parallel_fs";
+  std::optional<double> aggregate_GBps;  // the storage system's write (and read) bandwidth
+  std::optional<double> per_node_GBps;   // what one node can write
+  std::optional<double> snapshot_GBps;   // per GPU, device to host memory (asynchronous checkpoints)
+  bool asynchronous = false;             // only the snapshot to host memory stalls the step
+
+  bool operator==(const StorageSpec&) const = default;
+};
+
 // A value the spec left out and the reader filled in from what the hardware implies (the GPU's NVLink
 // generation, the fabric's transport): the report's provenance lists them. Provenance, not part of the
 // cluster: two specs describing the same cluster compare equal however their values were obtained.
@@ -184,6 +221,8 @@ struct ClusterSpec {
   FabricSpec fabric;
   PowerSpec power;
   CostSpec cost;
+  ReliabilitySpec reliability;
+  StorageSpec storage;
   std::string source_file;           // where the spec came from, for error messages
   DerivedDefaults derived_defaults;  // what the reader filled in from the hardware, in reading order
 

@@ -1,5 +1,9 @@
 #include "sim/api/simulation_request.hpp"
 
+#include <cctype>
+#include <cmath>
+#include <string>
+
 #include "sim/core/error.hpp"
 
 namespace clustersim {
@@ -10,6 +14,48 @@ void add_algorithm(SimulationRequest& request, std::string_view value) {
     request.algorithm = std::string(value);
   else
     request.algorithm_by_group[std::string(value.substr(0, eq))] = std::string(value.substr(eq + 1));
+}
+
+double parse_token_count(std::string_view text, std::string_view option) {
+  const std::string s(text);
+  const auto bad = [&] {
+    return SpecError(
+        std::string(option), "",
+        "expected a number of tokens > 0, optionally with a suffix K, M, B, T (\"15T\"), got \"" + s + "\"");
+  };
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(s, &used);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  const std::string suffix = s.substr(used);
+  double scale = 1.0;
+  if (suffix.size() == 1) {
+    switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
+      case 'K':
+        scale = 1e3;
+        break;
+      case 'M':
+        scale = 1e6;
+        break;
+      case 'B':
+      case 'G':
+        scale = 1e9;
+        break;
+      case 'T':
+        scale = 1e12;
+        break;
+      default:
+        throw bad();
+    }
+  } else if (!suffix.empty()) {
+    throw bad();
+  }
+  value *= scale;
+  if (!std::isfinite(value) || !(value > 0.0)) throw bad();
+  return value;
 }
 
 SimulationOptions simulation_options(const SimulationRequest& request) {
@@ -25,6 +71,31 @@ SimulationOptions simulation_options(const SimulationRequest& request) {
           "--timeline-ranks", "",
           "expected a positive number of rank classes, got \"" + std::to_string(*request.timeline_classes) + "\"");
     options.timeline_classes = static_cast<std::size_t>(*request.timeline_classes);
+  }
+  if (request.train_tokens) options.train_tokens = parse_token_count(*request.train_tokens, "--train-tokens");
+  const bool training_run = options.train_tokens.has_value();
+  const auto needs_tokens = [&](const char* option) {
+    if (!training_run) throw SpecError(option, "", "is an option of the time to train: give --train-tokens too");
+  };
+  if (request.checkpoint_interval_s) {
+    needs_tokens("--checkpoint-interval-s");
+    const double v = *request.checkpoint_interval_s;
+    if (!std::isfinite(v) || !(v > 0.0))
+      throw SpecError("--checkpoint-interval-s", "", "expected seconds > 0, got " + std::to_string(v));
+    options.checkpoint_interval_s = v;
+  }
+  if (request.time_to_train_runs) {
+    needs_tokens("--runs");
+    const std::int64_t v = *request.time_to_train_runs;
+    if (v < 1 || v > 1000000)
+      throw SpecError("--runs", "", "expected 1 to 1000000 Monte Carlo runs, got " + std::to_string(v));
+    options.time_to_train_runs = static_cast<int>(v);
+  }
+  if (request.time_to_train_seed) {
+    needs_tokens("--seed");
+    if (*request.time_to_train_seed < 0)
+      throw SpecError("--seed", "", "expected a seed >= 0, got " + std::to_string(*request.time_to_train_seed));
+    options.time_to_train_seed = static_cast<std::uint64_t>(*request.time_to_train_seed);
   }
   return options;
 }

@@ -19,7 +19,17 @@ struct SimulationRequest {
   std::optional<std::string> network_profile;             // a profile name or file; none: auto
   std::optional<std::string> timeline_path;               // write the step's timeline there
   std::optional<std::int64_t> timeline_classes;           // rank classes in the timeline, >= 1; none: 64
+  // Time to train (sim/training_run): tokens as a number with an optional suffix K, M, B (or G), T
+  // ("15T" = 1.5e13), > 0; none: no time_to_train section.
+  std::optional<std::string> train_tokens;
+  std::optional<double> checkpoint_interval_s;     // > 0; none: Young/Daly
+  std::optional<std::int64_t> time_to_train_runs;  // Monte Carlo runs, 1 .. 1e6; none: 1000
+  std::optional<std::int64_t> time_to_train_seed;  // >= 0; none: 1
 };
+
+// "15T" -> 1.5e13 (suffixes K, M, B or G, T; case-insensitive). Throws SpecError naming `option` for
+// anything but a finite number > 0.
+double parse_token_count(std::string_view text, std::string_view option);
 
 // One --algorithm value: "NAME" (every communicator) or "GROUP=NAME" (one process group).
 void add_algorithm(SimulationRequest& request, std::string_view value);

@@ -5,15 +5,24 @@
 #include <string_view>
 
 #include "sim/core/error.hpp"
+#include "topologies/cluster_schema.hpp"
 #include "workloads/workload_schema.hpp"
 
 namespace clustersim {
 namespace {
 
-constexpr std::array<std::string_view, 6> kClusterKeys = {"gpu", "nodes", "node", "fabric", "power", "cost"};
+// The cluster spec's top-level keys read outside its schema (cluster_spec.cpp).
+constexpr std::array<std::string_view, 2> kClusterKeys = {"gpu", "nodes"};
 
+// A top-level key of the cluster spec: one of those, or a section of its schema (node, fabric, power,
+// cost, reliability, storage).
 bool is_cluster_key(std::string_view k) {
-  return std::find(kClusterKeys.begin(), kClusterKeys.end(), k) != kClusterKeys.end();
+  if (std::find(kClusterKeys.begin(), kClusterKeys.end(), k) != kClusterKeys.end()) return true;
+  for (const SpecField& f : cluster_schema()) {
+    const std::string_view section = f.section();
+    if (!section.empty() && section.substr(0, section.find('.')) == k) return true;
+  }
+  return false;
 }
 
 // A section of the workload spec: the first key of a nested field of the schema (model, training, ...).

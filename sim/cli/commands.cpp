@@ -8,7 +8,8 @@ std::span<const Command> commands() {
        "usage: clustersim simulate --cluster C --workload W [--fidelity flow|analytical]\n"
        "                           [--algorithm A | --algorithm GROUP=A ...] [--network-profile P]\n"
        "                           [--json] [--out report.json] [--timeline trace.json [--timeline-ranks N]]\n"
-       "                           [--set key.path=value ...]\n\n"
+       "                           [--set key.path=value ...]\n"
+       "                           [--train-tokens N [--checkpoint-interval-s S] [--runs R] [--seed S]]\n\n"
        "  --cluster C      a cluster spec file (JSON) or preset name (clustersim presets)\n"
        "  --workload W     a workload spec file (JSON) or preset name\n"
        "  --fidelity F     network model: flow (SimGrid max-min flows; default) or analytical\n"
@@ -26,7 +27,13 @@ std::span<const Command> commands() {
        "  --set K=V        override a spec value before validation; K is cluster.<path> or\n"
        "                   workload.<path> (the prefix may be left out when the first key\n"
        "                   belongs to one spec only), e.g. --set nodes=64\n"
-       "                   --set parallelism.dp=64 --set fabric.oversubscription=2\n",
+       "                   --set parallelism.dp=64 --set fabric.oversubscription=2\n"
+       "  --train-tokens N time to train N tokens (15T, 2e12): a Monte Carlo of the whole run with\n"
+       "                   the cluster's failures (reliability.*), checkpoints (storage.*) and\n"
+       "                   restarts; the report's time_to_train section (docs/time_to_train.md)\n"
+       "  --checkpoint-interval-s S  training seconds between checkpoints (default: Young/Daly)\n"
+       "  --runs R         Monte Carlo runs (default 1000)\n"
+       "  --seed S         the Monte Carlo's seed (default 1)\n",
        &run_simulate},
       {"compare", "one workload (or serving deployment) on several cluster designs: time, power, cost, Pareto front",
        "usage: clustersim compare --workload W --cluster A --cluster B ... [--tokens N]\n"

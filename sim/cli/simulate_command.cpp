@@ -1,5 +1,8 @@
+#include <cstdint>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "sim/api/simulation_request.hpp"
 #include "sim/api/spec_overrides.hpp"
@@ -10,12 +13,31 @@
 #include "sim/simulate.hpp"
 
 namespace clustersim::cli {
+namespace {
+
+// The value of --OPTION read whole by `parse` (std::stod / std::stoll with the characters used), or
+// none when not given; anything else is a SpecError naming the option (its range is the request's).
+template <typename Parse>
+auto number_option(const Arguments& a, const char* option, Parse parse)
+    -> std::optional<decltype(parse(std::string(), nullptr))> {
+  const auto v = a.value(option);
+  if (!v) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const auto value = parse(*v, &used);
+    if (used == v->size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw SpecError(std::string("--") + option, "", "expected a number, got \"" + *v + "\"");
+}
+
+}  // namespace
 
 int run_simulate(const std::vector<std::string>& args) {
-  const Arguments a(
-      args,
-      {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "timeline", "timeline-ranks", "set"},
-      {"json"});
+  const Arguments a(args,
+                    {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "timeline",
+                     "timeline-ranks", "set", "train-tokens", "checkpoint-interval-s", "runs", "seed"},
+                    {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   // The outputs are checked before the simulation: never a report lost after the run, nor a spec
   // overwritten by its own report.
@@ -39,6 +61,13 @@ int run_simulate(const std::vector<std::string>& args) {
       throw SpecError("--timeline-ranks", "", "expected a positive number of rank classes, got \"" + *classes + "\"");
     }
   }
+  request.train_tokens = a.value("train-tokens");
+  request.checkpoint_interval_s =
+      number_option(a, "checkpoint-interval-s", [](const std::string& s, std::size_t* n) { return std::stod(s, n); });
+  request.time_to_train_runs = number_option(
+      a, "runs", [](const std::string& s, std::size_t* n) { return static_cast<std::int64_t>(std::stoll(s, n)); });
+  request.time_to_train_seed = number_option(
+      a, "seed", [](const std::string& s, std::size_t* n) { return static_cast<std::int64_t>(std::stoll(s, n)); });
   const SimulationOptions options = simulation_options(request);
 
   const Report report = simulate(cluster, workload, options);

@@ -172,6 +172,115 @@ CostStats cost_from_json(const Json& c) {
   return s;
 }
 
+// A figure that may be infinite (no failures: no MTBF, no checkpoint interval) is null in JSON.
+Json finite_or_null(double v) {
+  return std::isfinite(v) ? Json(v) : Json(nullptr);
+}
+double number_or_infinity(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it == j.end() || it->is_null() ? std::numeric_limits<double>::infinity() : it->get<double>();
+}
+
+Json time_to_train_json(const TimeToTrainStats& t) {
+  Json causes = Json::array();
+  for (const InterruptionCause& c : t.causes)
+    causes.push_back({{"cause", c.cause},
+                      {"component", c.component},
+                      {"components", c.components},
+                      {"per_year", c.per_year},
+                      {"nodes_down", c.nodes_down},
+                      {"planned", c.planned},
+                      {"expected", c.expected},
+                      {"mean_per_run", c.mean_per_run},
+                      {"source", c.source}});
+  return {{"tokens", t.tokens},
+          {"steps", t.steps},
+          {"step_time_s", t.step_time_s},
+          {"straggler_inflation", t.straggler_inflation},
+          {"effective_step_time_s", t.effective_step_time_s},
+          {"checkpoint_bytes", t.checkpoint_bytes},
+          {"storage_kind", t.storage_kind},
+          {"asynchronous_checkpoints", t.asynchronous_checkpoints},
+          {"checkpoint_write_s", t.checkpoint_write_s},
+          {"checkpoint_stall_s", t.checkpoint_stall_s},
+          {"checkpoint_read_s", t.checkpoint_read_s},
+          {"restart_s", t.restart_s},
+          {"mtbf_s", finite_or_null(t.mtbf_s)},
+          {"checkpoint_interval_s", finite_or_null(t.checkpoint_interval_s)},
+          {"checkpoint_interval_basis", t.checkpoint_interval_basis},
+          {"young_daly_interval_s", finite_or_null(t.young_daly_interval_s)},
+          {"runs", t.runs},
+          {"seed", t.seed},
+          {"days_p10", t.days_p10},
+          {"days_p50", t.days_p50},
+          {"days_p90", t.days_p90},
+          {"days_mean", t.days_mean},
+          {"failure_free_days", t.failure_free_days},
+          {"goodput", t.goodput},
+          {"useful_s", t.useful_s},
+          {"checkpoint_s", t.checkpoint_s},
+          {"lost_s", t.lost_s},
+          {"restart_total_s", t.restart_total_s},
+          {"interruptions_expected", t.interruptions_expected},
+          {"interruptions_mean", t.interruptions_mean},
+          {"planned_interruptions_mean", t.planned_interruptions_mean},
+          {"energy_mwh", t.energy_mwh},
+          {"capex_share_usd", t.capex_share_usd},
+          {"energy_usd", t.energy_usd},
+          {"operations_usd", t.operations_usd},
+          {"cost_usd", t.cost_usd},
+          {"causes", causes}};
+}
+
+TimeToTrainStats time_to_train_from_json(const Json& j) {
+  TimeToTrainStats t;
+  for (auto [key, field] : {std::pair{"tokens", &t.tokens},
+                            {"steps", &t.steps},
+                            {"step_time_s", &t.step_time_s},
+                            {"straggler_inflation", &t.straggler_inflation},
+                            {"effective_step_time_s", &t.effective_step_time_s},
+                            {"checkpoint_bytes", &t.checkpoint_bytes},
+                            {"checkpoint_write_s", &t.checkpoint_write_s},
+                            {"checkpoint_stall_s", &t.checkpoint_stall_s},
+                            {"checkpoint_read_s", &t.checkpoint_read_s},
+                            {"restart_s", &t.restart_s},
+                            {"days_p10", &t.days_p10},
+                            {"days_p50", &t.days_p50},
+                            {"days_p90", &t.days_p90},
+                            {"days_mean", &t.days_mean},
+                            {"failure_free_days", &t.failure_free_days},
+                            {"goodput", &t.goodput},
+                            {"useful_s", &t.useful_s},
+                            {"checkpoint_s", &t.checkpoint_s},
+                            {"lost_s", &t.lost_s},
+                            {"restart_total_s", &t.restart_total_s},
+                            {"interruptions_expected", &t.interruptions_expected},
+                            {"interruptions_mean", &t.interruptions_mean},
+                            {"planned_interruptions_mean", &t.planned_interruptions_mean},
+                            {"energy_mwh", &t.energy_mwh},
+                            {"capex_share_usd", &t.capex_share_usd},
+                            {"energy_usd", &t.energy_usd},
+                            {"operations_usd", &t.operations_usd},
+                            {"cost_usd", &t.cost_usd}})
+    *field = number_or_zero(j, key);
+  for (auto [key, field] : {std::pair{"mtbf_s", &t.mtbf_s},
+                            {"checkpoint_interval_s", &t.checkpoint_interval_s},
+                            {"young_daly_interval_s", &t.young_daly_interval_s}})
+    *field = number_or_infinity(j, key);
+  t.storage_kind = j.value("storage_kind", std::string());
+  t.asynchronous_checkpoints = j.value("asynchronous_checkpoints", false);
+  t.checkpoint_interval_basis = j.value("checkpoint_interval_basis", std::string());
+  t.runs = j.value("runs", 0);
+  t.seed = j.value("seed", std::uint64_t{0});
+  if (const auto c = j.find("causes"); c != j.end())
+    for (const auto& e : *c)
+      t.causes.push_back({e.at("cause").get<std::string>(), e.at("component").get<std::string>(),
+                          e.at("components").get<double>(), e.at("per_year").get<double>(),
+                          e.at("nodes_down").get<double>(), e.at("planned").get<bool>(), e.at("expected").get<double>(),
+                          e.at("mean_per_run").get<double>(), e.at("source").get<std::string>()});
+  return t;
+}
+
 Json interval_basis_json(const StepTimeInterval& i) {
   Json datasets = Json::object();
   for (const auto& d : i.datasets)
@@ -275,6 +384,7 @@ std::string Report::to_json(int indent) const {
                           {"usd_per_hour", nullptr},
                           {"usd_per_step", nullptr},
                           {"usd_per_million_tokens", nullptr}};
+  if (time_to_train) j["time_to_train"] = time_to_train_json(*time_to_train);
   j["provenance"] = {{"fidelity", provenance.fidelity},
                      {"network", provenance.network},
                      {"calibration", provenance.calibration},
@@ -363,6 +473,7 @@ Report Report::from_json(const std::string& text) {
   if (!p.at("gpu_avg_w").is_null()) r.power = power_from_json(p);
   const auto& c = j.at("cost");
   if (!c.at("capex_usd").is_null()) r.cost = cost_from_json(c);
+  if (const auto t = j.find("time_to_train"); t != j.end()) r.time_to_train = time_to_train_from_json(*t);
   const auto& pv = j.at("provenance");
   r.provenance = {pv.at("fidelity").get<std::string>(),
                   pv.at("network").get<std::string>(),
@@ -542,6 +653,31 @@ std::string Report::to_text() const {
       << known_or(cost->usd_per_million_tokens, fmt("%.3f $", cost->usd_per_million_tokens) + " per million tokens",
                   "tokens unknown")
       << ";  TCO " << fmt("%.2f M$", cost->tco_usd / 1e6) << "\n\n";
+  }
+  if (time_to_train) {
+    const TimeToTrainStats& t = *time_to_train;
+    o << "  Time to train      " << fmt("%.3g tokens", t.tokens) << " in " << fmt("%.0f steps", t.steps) << ": "
+      << fmt("%.2f", t.days_p10) << " / " << fmt("%.2f", t.days_p50) << " / " << fmt("%.2f days", t.days_p90)
+      << " (p10/p50/p90 of " << t.runs << " runs; " << fmt("%.2f days", t.failure_free_days) << " without failures)\n";
+    o << "                     goodput " << fmt("%.1f %%", 100 * t.goodput) << ";  "
+      << fmt("%.0f", t.interruptions_mean) << " unexpected interruptions (" << fmt("%.0f", t.interruptions_expected)
+      << " expected), " << fmt("%.0f", t.planned_interruptions_mean) << " planned;  MTBF "
+      << (std::isfinite(t.mtbf_s) ? fmt("%.2f h", t.mtbf_s / 3600) : std::string("none")) << "\n";
+    o << "                     checkpoint " << fmt("%.3g GB", t.checkpoint_bytes / 1e9) << " every "
+      << (std::isfinite(t.checkpoint_interval_s) ? seconds(t.checkpoint_interval_s) : std::string("never")) << " ("
+      << t.checkpoint_interval_basis << "), stalls " << seconds(t.checkpoint_stall_s) << ";  restart "
+      << seconds(t.restart_s) << ";  stragglers x" << fmt("%.4f", t.straggler_inflation) << "\n";
+    o << "                     lost: checkpoints " << fmt("%.1f h", t.checkpoint_s / 3600) << ", recomputation "
+      << fmt("%.1f h", t.lost_s / 3600) << ", restarts " << fmt("%.1f h", t.restart_total_s / 3600) << "\n";
+    o << "                     " << fmt("%.0f MWh", t.energy_mwh) << ", " << fmt("%.2f M$", t.cost_usd / 1e6) << " ("
+      << fmt("%.2f", t.capex_share_usd / 1e6) << " capex share + " << fmt("%.2f", t.energy_usd / 1e6) << " energy + "
+      << fmt("%.2f", t.operations_usd / 1e6) << " operations)\n";
+    for (const InterruptionCause& c : t.causes)
+      if (c.expected > 0.0)
+        o << "    " << pad(c.cause, 20) << lpad(fmt("%.1f", c.expected), 8) << " expected"
+          << lpad(fmt("%.1f", c.mean_per_run), 8) << " per run  (" << fmt("%.0f", c.components) << " " << c.component
+          << ", " << fmt("%.4g", c.per_year) << "/year)\n";
+    o << "\n";
   }
   o << "  Fidelity           " << provenance.fidelity << ": " << provenance.network << "\n";
   o << "  GPU model          " << provenance.calibration << "\n";

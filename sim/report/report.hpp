@@ -135,6 +135,59 @@ struct CostStats {
   std::vector<CostLine> bill_of_materials;
 };
 
+// One cause of interruptions of a training run (sim/training_run/failure_model.hpp).
+struct InterruptionCause {
+  std::string cause;          // "gpu", "hbm", "software", "link", ..., "planned_maintenance"
+  std::string component;      // what is counted: "gpu", "node", "nic", "fabric_switch", "cable", ...
+  double components = 0.0;    // how many of them the built cluster has
+  double per_year = 0.0;      // failures per component per year
+  double nodes_down = 0.0;    // nodes one failure takes out of the job until repaired (0: none)
+  bool planned = false;       // planned maintenance (not an unexpected interruption)
+  double expected = 0.0;      // rate x components x the mean wall-clock time of a run
+  double mean_per_run = 0.0;  // the Monte Carlo's mean count
+  std::string source;         // where the rate comes from
+};
+
+// The time, energy and cost of training a number of tokens with failures, checkpoints, restarts and
+// stragglers (sim/training_run/time_to_train.hpp; docs/time_to_train.md). Per-run figures are the
+// Monte Carlo's means unless named otherwise; each run keeps wall = useful + checkpoint + lost + restart.
+struct TimeToTrainStats {
+  double tokens = 0.0;
+  double steps = 0.0;
+  double step_time_s = 0.0;            // the simulated step
+  double straggler_inflation = 1.0;    // the synchronous step's expected slowest-of-N factor
+  double effective_step_time_s = 0.0;  // step_time_s x straggler_inflation
+  double checkpoint_bytes = 0.0;       // weights + optimizer state of the whole model
+  std::string storage_kind;
+  bool asynchronous_checkpoints = false;
+  double checkpoint_write_s = 0.0;  // bytes / min(aggregate, nodes x per node)
+  double checkpoint_stall_s = 0.0;  // what one checkpoint stops training for
+  double checkpoint_read_s = 0.0;
+  double restart_s = 0.0;                 // detection + reschedule + process start + NCCL init + load
+  double mtbf_s = 0.0;                    // of the job: 1 / the summed interruption rate
+  double checkpoint_interval_s = 0.0;     // training time between checkpoints
+  std::string checkpoint_interval_basis;  // "young_daly" or "set"
+  double young_daly_interval_s = 0.0;     // sqrt(2 x stall x MTBF)
+  int runs = 0;
+  std::uint64_t seed = 0;
+  double days_p10 = 0.0, days_p50 = 0.0, days_p90 = 0.0, days_mean = 0.0;
+  double failure_free_days = 0.0;  // steps x step time, nothing lost
+  double goodput = 0.0;            // useful / wall, mean over runs
+  double useful_s = 0.0;
+  double checkpoint_s = 0.0;
+  double lost_s = 0.0;  // recomputation of the work since the last checkpoint
+  double restart_total_s = 0.0;
+  double interruptions_expected = 0.0;  // unexpected, from the rates and the mean wall time
+  double interruptions_mean = 0.0;      // unexpected, the Monte Carlo's mean
+  double planned_interruptions_mean = 0.0;
+  double energy_mwh = 0.0;       // facility energy over the mean wall time
+  double capex_share_usd = 0.0;  // amortized capital over the mean wall time
+  double energy_usd = 0.0;
+  double operations_usd = 0.0;
+  double cost_usd = 0.0;
+  std::vector<InterruptionCause> causes;  // most expected first
+};
+
 // Where the measured step time is expected, given the prediction: from the validation residuals of
 // the runs nearest to this one (sim/validation/error_bars.hpp; docs/validation.md, "Error bars").
 struct IntervalNeighbours {
@@ -208,6 +261,7 @@ struct Report {
   MemoryStats memory;
   std::optional<PowerStats> power;
   std::optional<CostStats> cost;
+  std::optional<TimeToTrainStats> time_to_train;  // when a number of tokens was asked for
   Provenance provenance;
   RunInfo run;
   std::vector<UnknownFigure> unknown;  // the NaN figures and why (JSON: "unknown": {key: reason})

@@ -354,6 +354,14 @@ class Report:
         return _section(Cost, section) if _present(section) else None
 
     @property
+    def time_to_train(self) -> Optional[Dict[str, Any]]:
+        """The training run's section (days p10/p50/p90, goodput, interruptions by cause in
+        ``causes``, time lost to checkpoints, recomputation and restarts, energy and cost; keys as in
+        the JSON report, docs/time_to_train.md), or None when no ``train_tokens`` were asked for."""
+        section = self._data.get("time_to_train")
+        return dict(section) if section else None
+
+    @property
     def provenance(self) -> Provenance:
         """Fidelity, network model and GPU parameters behind the numbers."""
         p = dict(self._data.get("provenance") or {})

@@ -110,6 +110,10 @@ def simulate(
     overrides: Optional[Mapping[str, Any]] = None,
     timeline: Union[bool, str, "os.PathLike[str]"] = False,
     timeline_classes: Optional[int] = None,
+    train_tokens: Union[None, int, float, str] = None,
+    checkpoint_interval_s: Optional[float] = None,
+    runs: Optional[int] = None,
+    seed: Optional[int] = None,
 ) -> Report:
     """Simulates one training step of ``workload`` on ``cluster`` and returns its :class:`Report`.
 
@@ -125,6 +129,10 @@ def simulate(
     DataFrame; :func:`clustersim.plots.plot_timeline`); a file path also writes it there as a Chrome /
     Perfetto trace (the CLI's ``--timeline``). ``timeline_classes``: how many rank classes (pipeline
     stages, evenly spaced) it records (None: the core's default, 64).
+    ``train_tokens`` (a number, or ``"15T"`` as the CLI's ``--train-tokens``): also the time to train
+    that many tokens, with failures, checkpoints and restarts (:attr:`Report.time_to_train`;
+    docs/time_to_train.md); ``checkpoint_interval_s`` (None: Young/Daly), ``runs`` (Monte Carlo runs)
+    and ``seed`` go with it (None: the core's defaults).
 
     Raises :class:`~clustersim.SpecError` for bad input (file, JSON path, what was expected) and
     :class:`~clustersim.SimulationError` when the simulation cannot finish.
@@ -138,6 +146,9 @@ def simulate(
         if workload_overrides:
             w = w.updated(workload_overrides)
     options = core_options(fidelity, algorithm, network_profile)
+    training_run = {"train_tokens": train_tokens, "checkpoint_interval_s": checkpoint_interval_s, "runs": runs,
+                    "seed": seed}
+    options.update({k: v for k, v in training_run.items() if v is not None})  # the core checks them
     if timeline is False or timeline is None:
         return Report(json.loads(_run(c._as_core(), w._as_core(), options)))
     classes = None if timeline_classes is None else int(timeline_classes)  # the core checks it (SpecError)

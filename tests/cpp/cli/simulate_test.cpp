@@ -199,3 +199,37 @@ TEST(CliSimulate, PresetsAreListed) {
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// Issue 23: --train-tokens adds the time_to_train section. 2 DGX H100 nodes, GPT-3 1.3B, 64 x 2,048
+// tokens per step: 1e9 tokens are ceil(1e9 / 131,072) = 7,630 steps; the days and their parts are
+// consistent with the step (the run is at least its failure-free time, goodput in (0, 1]), the same
+// seed gives the same section, and the text summary says it.
+TEST(CliSimulate, TrainTokensAddTheTimeToTrainSection) {
+  const std::string run = kSmallRun + " --fidelity analytical --train-tokens 1B --runs 200";
+  const auto j = simulate_json(run);
+  ASSERT_TRUE(j.contains("time_to_train"));
+  const auto& t = j["time_to_train"];
+  EXPECT_DOUBLE_EQ(t["tokens"].get<double>(), 1e9);
+  EXPECT_DOUBLE_EQ(t["steps"].get<double>(), 7630.0);
+  EXPECT_DOUBLE_EQ(t["failure_free_days"].get<double>(), 7630.0 * t["effective_step_time_s"].get<double>() / 86400.0);
+  EXPECT_GE(t["days_p10"].get<double>(), t["failure_free_days"].get<double>());
+  EXPECT_LE(t["days_p10"].get<double>(), t["days_p50"].get<double>());
+  EXPECT_LE(t["days_p50"].get<double>(), t["days_p90"].get<double>());
+  EXPECT_GT(t["goodput"].get<double>(), 0.0);
+  EXPECT_LE(t["goodput"].get<double>(), 1.0);
+  EXPECT_EQ(t["runs"], 200);
+  EXPECT_EQ(t["checkpoint_interval_basis"], "young_daly");
+  // 1.3e9 parameters x 14 bytes (bf16 weights + fp32 master weights and Adam moments).
+  EXPECT_NEAR(t["checkpoint_bytes"].get<double>() / (14.0 * j["run"]["parameters"].get<double>()), 1.0, 1e-12);
+  EXPECT_EQ(simulate_json(run)["time_to_train"].dump(), t.dump());  // same seed, same bytes
+  EXPECT_FALSE(simulate_json(kSmallRun + " --fidelity analytical").contains("time_to_train"));
+  const auto text = run_cli(run);
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("Time to train"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -35,6 +35,11 @@ bool in_power_or_cost(const SpecField& f) {
   return f.path.starts_with("power.") || f.path.starts_with("cost.");
 }
 
+// The blocks a training run reads (sim/training_run): TrainingRunBlocks checks them.
+bool in_training_run(const SpecField& f) {
+  return f.path.starts_with("reliability.") || f.path.starts_with("storage.");
+}
+
 // Left out, the blocks take the schema's defaults, which are the structs' initializers.
 TEST(ClusterSchema, DefaultsAreTheStructsInitializers) {
   const ClusterSpec s = parse(minimal_spec());
@@ -110,7 +115,7 @@ TEST(ClusterSchema, NodeAndFabricDefaults) {
   const nlohmann::json written = nlohmann::json::parse(cluster_spec_to_json(s));
   int checked = 0;
   for (const SpecField& f : cluster_schema()) {
-    if (in_power_or_cost(f) || f.default_json.empty() || !f.default_doc.empty()) continue;
+    if (in_power_or_cost(f) || in_training_run(f) || f.default_json.empty() || !f.default_doc.empty()) continue;
     const nlohmann::json::json_pointer p(pointer(f.path));
     if (f.path == "fabric.devices") {  // graph fabrics only
       EXPECT_FALSE(written.contains(p));
@@ -161,7 +166,9 @@ TEST(ClusterSchema, NodeAndFabricRanges) {
   const std::set<std::string> typed = {"fabric.link_bandwidth_Gbps"};
   int checked = 0;
   for (const SpecField& f : cluster_schema()) {
-    if (in_power_or_cost(f) || f.type != FieldType::number || typed.count(std::string(f.path)) != 0) continue;
+    if (in_power_or_cost(f) || in_training_run(f) || f.type != FieldType::number ||
+        typed.count(std::string(f.path)) != 0)
+      continue;
     const nlohmann::json::json_pointer p(pointer(f.path));
     nlohmann::json low = minimal_spec();
     low[p] = f.min_exclusive ? f.min_number : f.min_number - 0.5;
@@ -187,13 +194,46 @@ TEST(ClusterSchema, NodeAndFabricRanges) {
   EXPECT_EQ(testing::spec_error_of([&] { parse(radix); }).message(), "expected an integer >= 2, got 1");
 }
 
+// Issue 23: the reliability and storage blocks. Every number is refused below its minimum and above
+// its maximum at its own JSON path (negative failure rates among them), and a spec giving every key
+// reads back equal from what the writer writes; a bare spec writes neither block.
+TEST(ClusterSchema, TrainingRunBlocks) {
+  int checked = 0;
+  nlohmann::json all = minimal_spec();
+  double value = 0.5;
+  for (const SpecField& f : cluster_schema()) {
+    if (!in_training_run(f) || f.type != FieldType::number) continue;
+    const nlohmann::json::json_pointer p(pointer(f.path));
+    nlohmann::json low = minimal_spec();
+    low[p] = f.min_number - 0.5;
+    EXPECT_EQ(testing::spec_error_of([&] { parse(low); }).json_path(), pointer(f.path)) << f.path;
+    nlohmann::json high = minimal_spec();
+    high[p] = f.max_number * 2;
+    EXPECT_EQ(testing::spec_error_of([&] { parse(high); }).json_path(), pointer(f.path)) << f.path;
+    all[p] = value;
+    value += 0.25;  // 0.5 .. 4.75: inside every range (straggler_cv <= 10)
+    ++checked;
+  }
+  // reliability: 10 rates, 5 restart phases, straggler_cv; storage: 3 bandwidths
+  EXPECT_EQ(checked, 19);
+  all["reliability"]["spare_nodes"] = 3;
+  all["storage"]["kind"] = "local_nvme_async";
+  all["storage"]["asynchronous"] = true;
+  const ClusterSpec s = parse(all);
+  EXPECT_EQ(s.reliability.spare_nodes, 3);
+  EXPECT_EQ(parse_cluster_spec(cluster_spec_to_json(s), "c.json"), s);
+  const nlohmann::json bare = nlohmann::json::parse(cluster_spec_to_json(parse(minimal_spec())));
+  EXPECT_FALSE(bare.contains("reliability"));
+  EXPECT_FALSE(bare.contains("storage"));
+}
+
 TEST(ClusterSchema, DocsRowsAreTheGeneratedOnes) {
   std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/specs.md");
   ASSERT_TRUE(in) << "docs/specs.md";
   std::string line;
   std::string rows;
   while (std::getline(in, line))
-    for (const char* block : {"| `node.", "| `fabric.", "| `power.", "| `cost."})
+    for (const char* block : {"| `node.", "| `fabric.", "| `power.", "| `cost.", "| `reliability.", "| `storage."})
       if (line.rfind(block, 0) == 0) rows += line + "\n";
   const std::string generated = cluster_schema_markdown();
   const std::string header = "| key | type, unit | default | meaning |\n| --- | --- | --- | --- |\n";
