@@ -5,7 +5,9 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "sim/core/error.hpp"
@@ -33,19 +35,27 @@ struct Integrals {
 
 class Engine {
  public:
-  Engine(const ServingSpec& spec, const IterationModel& model, std::span<const RequestArrival> arrivals,
+  Engine(const ServingSpec& spec, const ServingModels& models, std::span<const RequestArrival> arrivals,
          const ServingRunOptions& options)
       : spec_(spec),
-        model_(model),
+        model_(models.decode),
+        prefill_model_(models.prefill),
+        transfer_(models.transfer),
         options_(options),
         scheduler_(
             make_serving_scheduler(spec.scheduler, {spec.max_batch_tokens, spec.max_batch_requests, spec.block_size})),
         router_(find_serving_router(spec.router)),
-        replicas_(static_cast<std::size_t>(spec.replicas)),
-        outstanding_(static_cast<std::size_t>(spec.replicas), 0) {
-    blocks_per_replica_ = model.memory().kv_capacity_tokens / spec.block_size;
-    for (ReplicaState& r : replicas_)
-      r.total_blocks = r.free_blocks = blocks_per_replica_;
+        prefill_replicas_(spec.disaggregated() ? static_cast<std::size_t>(spec.prefill_pool.replicas) : 0),
+        replicas_(prefill_replicas_ + static_cast<std::size_t>(spec.replicas)),
+        outstanding_(replicas_.size(), 0) {
+    if (prefill_replicas_ > 0 && (prefill_model_ == nullptr || transfer_ == nullptr))
+      throw std::invalid_argument("disaggregated serving needs a prefill iteration model and a KV transfer");
+    blocks_per_replica_ = model_.memory().kv_capacity_tokens / spec.block_size;
+    if (prefill_replicas_ > 0)
+      prefill_blocks_per_replica_ = prefill_model_->memory().kv_capacity_tokens / spec.block_size;
+    for (std::size_t k = 0; k < replicas_.size(); ++k)
+      replicas_[k].total_blocks = replicas_[k].free_blocks =
+          k < prefill_replicas_ ? prefill_blocks_per_replica_ : blocks_per_replica_;
     result_.requests.resize(arrivals.size());
     for (std::size_t i = 0; i < arrivals.size(); ++i) {
       ServedRequest& r = result_.requests[i];
@@ -53,22 +63,36 @@ class Engine {
       r.prompt_tokens = arrivals[i].prompt_tokens;
       r.output_tokens = arrivals[i].output_tokens;
     }
+    if (prefill_replicas_ > 0) {
+      // The prefill pool serves each request as one that ends with its first token.
+      prefills_ = result_.requests;
+      for (ServedRequest& r : prefills_)
+        r.output_tokens = 1;
+      result_.kv_transfers.bytes_per_token = kv_cache_bytes_per_token(spec.model, spec.kv_dtype, spec.group_size);
+      result_.kv_transfers.prefill_kv_blocks_per_replica = prefill_blocks_per_replica_;
+    }
   }
 
   ServingResult run() {
     std::vector<ServedRequest>& requests = result_.requests;
     constexpr double kNever = std::numeric_limits<double>::infinity();
     std::size_t next = 0;
-    while (next < requests.size() || !ends_.empty()) {
+    while (next < requests.size() || !ends_.empty() || !moves_.empty()) {
       const double arrival = next < requests.size() ? requests[next].arrival_s : kNever;
       const double end = ends_.empty() ? kNever : ends_.top().first;
-      if (end <= arrival) {
+      const double moved = moves_.empty() ? kNever : std::get<0>(moves_.top());
+      if (end <= arrival && end <= moved) {
         const std::size_t k = ends_.top().second;
         ends_.pop();
         advance(end);
         complete(k, end);
         start(k, end);
         refresh(k);
+      } else if (moved <= arrival) {
+        const auto [t, id, p] = moves_.top();
+        moves_.pop();
+        advance(t);
+        arrive_at_decode(id, p, t);
       } else {
         advance(arrival);
         arrive(static_cast<std::uint32_t>(next++), arrival);
@@ -79,6 +103,10 @@ class Engine {
 
  private:
   using End = std::pair<double, std::size_t>;
+  using Move = std::tuple<double, std::uint32_t, std::size_t>;  // a KV transfer's end, request, prefill replica
+
+  bool is_prefill(std::size_t k) const { return k < prefill_replicas_; }
+  std::span<ServedRequest> requests_of(std::size_t k) { return is_prefill(k) ? prefills_ : result_.requests; }
 
   // Integrates the totals up to `t` and takes the samples due by then.
   void advance(double t) {
@@ -123,11 +151,14 @@ class Engine {
       r.status = RequestStatus::rejected_batch_tokens;
       return;
     }
-    if (kv_blocks_for(total - 1, spec_.block_size) > blocks_per_replica_) {
+    if (kv_blocks_for(total - 1, spec_.block_size) > blocks_per_replica_ ||
+        (prefill_replicas_ > 0 && kv_blocks_for(r.prompt_tokens, spec_.block_size) > prefill_blocks_per_replica_)) {
       r.status = RequestStatus::rejected_kv_cache;
       return;
     }
-    const std::size_t k = router_.pick(outstanding_, accepted_++);
+    const std::size_t k = router_.pick(
+        std::span<const std::int64_t>(outstanding_).first(prefill_replicas_ > 0 ? prefill_replicas_ : replicas_.size()),
+        accepted_++);
     r.replica = static_cast<std::int32_t>(k);
     ++outstanding_[k];
     ++totals_.in_system;
@@ -139,12 +170,14 @@ class Engine {
   void start(std::size_t k, double t) {
     ReplicaState& rep = replicas_[k];
     const std::int64_t preempted = rep.preemptions;
-    scheduler_->schedule(rep, result_.requests);
+    const std::span<ServedRequest> requests = requests_of(k);
+    scheduler_->schedule(rep, requests);
     totals_.preemptions += rep.preemptions - preempted;
     if (rep.plan.empty()) {
       // Every policy runs something while requests wait (each fits an empty replica: checked on
-      // arrival), so an idle replica with requests would leave them unserved: never silently.
-      if (!rep.running.empty() || !rep.waiting.empty())
+      // arrival), so an idle replica with requests would leave them unserved: never silently. A prefill
+      // replica whose blocks hold KV caches being moved waits for the moves to end.
+      if ((!rep.running.empty() || !rep.waiting.empty()) && moving_from_[k] == 0)
         throw SimulationError("the " + spec_.scheduler + " scheduler stalled replica " + std::to_string(k) + " at " +
                               std::to_string(t) + " s with " + std::to_string(rep.waiting.size()) +
                               " requests queued, " + std::to_string(rep.running.size()) + " running and " +
@@ -156,15 +189,15 @@ class Engine {
     std::int32_t prefill = 0;
     std::int32_t decode = 0;
     for (const ScheduledEntry& e : rep.plan) {
-      const ServedRequest& r = result_.requests[e.request];
+      const ServedRequest& r = requests[e.request];
       batch_.push_back({e.new_tokens, r.computed});
       (r.known_tokens() - r.computed > 1 ? prefill : decode) += e.new_tokens;
     }
-    const IterationTime it = model_.iteration_time(batch_);
+    const IterationTime it = (is_prefill(k) ? *prefill_model_ : model_).iteration_time(batch_);
     if (!(it.time_s > 0.0) || !std::isfinite(it.time_s))
       throw SimulationError("the iteration model returned a time of " + std::to_string(it.time_s) +
                             " s for an iteration of " + std::to_string(batch_.size()) + " requests");
-    busy_s_ += it.time_s - it.host_s;
+    busy_s_ += (it.time_s - it.host_s) * (prefill_replicas_ == 0 ? 1.0 : gpus_of(k));
     ++iterations_;
     if (std::ssize(result_.iterations) < options_.iteration_records)
       result_.iterations.push_back({static_cast<std::int32_t>(k), t, it.time_s,
@@ -173,7 +206,15 @@ class Engine {
     ends_.push({t + it.time_s, k});
   }
 
+  double gpus_of(std::size_t k) const {
+    return is_prefill(k) ? double(spec_.prefill_tp()) * spec_.prefill_pp() : double(spec_.tp) * spec_.pp;
+  }
+
   void complete(std::size_t k, double t) {
+    if (is_prefill(k)) {
+      complete_prefill(k, t);
+      return;
+    }
     ReplicaState& rep = replicas_[k];
     std::vector<ServedRequest>& requests = result_.requests;
     bool any_finished = false;
@@ -205,6 +246,68 @@ class Engine {
       std::erase_if(rep.running, [&](std::uint32_t id) { return requests[id].status == RequestStatus::finished; });
   }
 
+  // A prefill replica's iteration ended: each request whose prompt is done has its first token; its KV
+  // cache starts moving to the decode replica the router picks (none when that token was its last).
+  void complete_prefill(std::size_t k, double t) {
+    ReplicaState& rep = replicas_[k];
+    bool any_finished = false;
+    for (const ScheduledEntry& e : rep.plan) {
+      ServedRequest& s = prefills_[e.request];
+      s.computed += e.new_tokens;
+      if (s.computed < s.known_tokens()) continue;
+      s.generated = 1;
+      s.status = RequestStatus::finished;
+      any_finished = true;
+      --outstanding_[k];
+      ServedRequest& r = result_.requests[e.request];
+      r.generated = 1;
+      r.first_token_s = r.last_token_s = t;
+      r.preemptions = s.preemptions;
+      if (r.output_tokens == 1) {
+        r.status = RequestStatus::finished;
+        r.finish_s = t;
+        release_kv_blocks(rep, s);
+        --totals_.in_system;
+        continue;
+      }
+      const std::size_t d =
+          prefill_replicas_ +
+          router_.pick(std::span<const std::int64_t>(outstanding_).subspan(prefill_replicas_), decode_routed_++);
+      r.replica = static_cast<std::int32_t>(d);
+      ++outstanding_[d];
+      KvTransferStats& x = result_.kv_transfers;
+      const double bytes = static_cast<double>(r.prompt_tokens) * x.bytes_per_token;
+      const double dt = transfer_->transfer_s(static_cast<int>(k), static_cast<int>(d - prefill_replicas_), bytes);
+      if (!(dt >= 0.0) || !std::isfinite(dt))
+        throw SimulationError("the KV transfer model returned a time of " + std::to_string(dt) + " s for " +
+                              std::to_string(bytes) + " bytes");
+      ++x.transfers;
+      x.bytes += bytes;
+      x.total_s += dt;
+      x.max_s = std::max(x.max_s, dt);
+      ++moving_from_[k];
+      moves_.push({t + dt, e.request, k});
+    }
+    rep.plan.clear();
+    if (any_finished)
+      std::erase_if(rep.running, [&](std::uint32_t id) { return prefills_[id].status == RequestStatus::finished; });
+  }
+
+  // A KV cache arrived at its decode replica: the prefill replica frees its blocks (and may admit more),
+  // the request queues at the decode replica with its prompt computed.
+  void arrive_at_decode(std::uint32_t id, std::size_t p, double t) {
+    --moving_from_[p];
+    release_kv_blocks(replicas_[p], prefills_[id]);
+    if (replicas_[p].plan.empty()) start(p, t);
+    refresh(p);
+    ServedRequest& r = result_.requests[id];
+    r.computed = r.prompt_tokens;
+    const std::size_t d = static_cast<std::size_t>(r.replica);
+    replicas_[d].waiting.push_back(id);
+    if (replicas_[d].plan.empty()) start(d, t);
+    refresh(d);
+  }
+
   ServingResult finish() {
     ServingSummary s = summarize_requests(result_.requests, spec_.slo, gaps_);
     s.iterations = iterations_;
@@ -218,12 +321,16 @@ class Engine {
       s.mean_requests_in_system = integrals_.in_system / T;
       s.mean_running = integrals_.running / T;
       s.mean_queued = integrals_.queued / T;
-      const double blocks = static_cast<double>(blocks_per_replica_) * spec_.replicas;
+      double blocks = static_cast<double>(blocks_per_replica_) * spec_.replicas;
+      if (prefill_replicas_ > 0)
+        blocks += static_cast<double>(prefill_blocks_per_replica_) * static_cast<double>(prefill_replicas_);
       if (blocks > 0) {
         s.mean_kv_occupancy = integrals_.kv_blocks_used / T / blocks;
         s.peak_kv_occupancy = static_cast<double>(integrals_.peak_kv_blocks_used) / blocks;
       }
-      s.gpu_busy_fraction = busy_s_ / (T * spec_.replicas);
+      // Colocated: busy replica-seconds over replicas; disaggregated: busy GPU-seconds over GPUs.
+      s.gpu_busy_fraction =
+          busy_s_ / (T * (prefill_replicas_ == 0 ? static_cast<double>(spec_.replicas) : double(spec_.gpus())));
     }
     result_.summary = s;
     return std::move(result_);
@@ -237,10 +344,18 @@ class Engine {
 
   const ServingSpec& spec_;
   const IterationModel& model_;
+  const IterationModel* prefill_model_;
+  const KvTransfer* transfer_;
   ServingRunOptions options_;
   std::unique_ptr<ServingScheduler> scheduler_;
   const ServingRouter& router_;
+  std::size_t prefill_replicas_;  // replicas 0 .. prefill_replicas_ - 1 are the prefill pool
   std::vector<ReplicaState> replicas_;
+  std::vector<ServedRequest> prefills_;  // disaggregated: the requests as the prefill pool serves them
+  std::vector<std::int64_t> moving_from_ = std::vector<std::int64_t>(replicas_.size(), 0);
+  std::priority_queue<Move, std::vector<Move>, std::greater<>> moves_;
+  std::uint64_t decode_routed_ = 0;
+  std::int64_t prefill_blocks_per_replica_ = 0;
   std::vector<Share> shares_ = std::vector<Share>(replicas_.size());
   std::vector<std::int64_t> outstanding_;
   std::int64_t blocks_per_replica_ = 0;
@@ -261,7 +376,12 @@ class Engine {
 
 ServingResult run_serving(const ServingSpec& spec, const IterationModel& model,
                           std::span<const RequestArrival> arrivals, const ServingRunOptions& options) {
-  return Engine(spec, model, arrivals, options).run();
+  return Engine(spec, ServingModels{model}, arrivals, options).run();
+}
+
+ServingResult run_serving(const ServingSpec& spec, const ServingModels& models,
+                          std::span<const RequestArrival> arrivals, const ServingRunOptions& options) {
+  return Engine(spec, models, arrivals, options).run();
 }
 
 }  // namespace clustersim

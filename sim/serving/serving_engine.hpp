@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/serving/iteration_model.hpp"
+#include "sim/serving/kv_transfer.hpp"
 #include "sim/serving/serving_metrics.hpp"
 #include "sim/serving/serving_scheduler.hpp"
 #include "sim/serving/serving_spec.hpp"
@@ -27,17 +28,46 @@ struct ServingRunOptions {
   static constexpr std::size_t kMaxSamples = std::size_t{1} << 22;
 };
 
+// Disaggregated serving's KV-cache transfers (kv_transfer.hpp), over the run.
+struct KvTransferStats {
+  std::int64_t transfers = 0;
+  double bytes = 0.0;  // sum of prompt tokens x kv_cache_bytes_per_token
+  double bytes_per_token = 0.0;
+  double total_s = 0.0;  // the transfers' times, summed
+  double max_s = 0.0;
+  std::int64_t prefill_kv_blocks_per_replica = 0;
+};
+
 struct ServingResult {
   ServingSummary summary;
+  KvTransferStats kv_transfers;         // disaggregated serving only
   std::vector<ServedRequest> requests;  // in arrival order
   std::vector<ServingSample> samples;
   std::vector<IterationRecord> iterations;  // the first options.iteration_records
   bool samples_truncated = false;           // kMaxSamples were taken before the run ended
 };
 
+// The models a run uses. Colocated serving: `decode` times every replica. Disaggregated serving
+// (spec.prefill_pool.replicas > 0): `prefill` times the prefill pool's replicas, `decode` the decode
+// pool's (spec.replicas), and `transfer` the move of each request's KV cache between them.
+struct ServingModels {
+  const IterationModel& decode;
+  const IterationModel* prefill = nullptr;
+  const KvTransfer* transfer = nullptr;
+};
+
 // Serves `arrivals` (in arrival order) on spec.replicas replicas of `model`. The model is shared: every
 // replica is the same. Throws SimulationError if the model returns a time that is not > 0.
 ServingResult run_serving(const ServingSpec& spec, const IterationModel& model,
+                          std::span<const RequestArrival> arrivals, const ServingRunOptions& options = {});
+// Disaggregated serving (DistServe's flow; docs/serving.md "Disaggregated prefill and decode"): a request
+// is routed to a prefill replica (replicas 0 .. P - 1, P = spec.prefill_pool.replicas), which runs its
+// prompt under the spec's scheduler and emits its first token (its TTFT); its KV cache of prompt tokens
+// then moves to a decode replica (P .. P + spec.replicas - 1, chosen by the router when the prefill ends;
+// the prefill replica holds the blocks until the move ends), where it queues with its prompt computed
+// and generates the rest. The first gap between tokens includes the transfer. Throws SimulationError as
+// above, and std::invalid_argument when a disaggregated spec comes without a prefill model or transfer.
+ServingResult run_serving(const ServingSpec& spec, const ServingModels& models,
                           std::span<const RequestArrival> arrivals, const ServingRunOptions& options = {});
 
 }  // namespace clustersim

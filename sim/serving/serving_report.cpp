@@ -36,6 +36,30 @@ std::string serving_report_json(const ServingReport& r, int indent) {
                  {"activation_bytes", m.activation_bytes},     {"workspace_bytes", m.workspace_bytes},
                  {"kv_cache_bytes", m.kv_cache_bytes},         {"kv_bytes_per_token", m.kv_bytes_per_token},
                  {"kv_capacity_tokens", m.kv_capacity_tokens}, {"kv_blocks", s.kv_blocks_per_replica}};
+  if (r.prefill_replicas > 0) {
+    const ReplicaMemory& pm = r.prefill_memory;
+    const KvTransferStats& x = r.result.kv_transfers;
+    j["disaggregation"] = {{"prefill_replicas", r.prefill_replicas},
+                           {"prefill_tp", r.prefill_tp},
+                           {"prefill_pp", r.prefill_pp},
+                           {"prefill_memory",
+                            {{"capacity_bytes", pm.capacity_bytes},
+                             {"weights_bytes", pm.weights_bytes},
+                             {"activation_bytes", pm.activation_bytes},
+                             {"workspace_bytes", pm.workspace_bytes},
+                             {"kv_cache_bytes", pm.kv_cache_bytes},
+                             {"kv_bytes_per_token", pm.kv_bytes_per_token},
+                             {"kv_capacity_tokens", pm.kv_capacity_tokens},
+                             {"kv_blocks", x.prefill_kv_blocks_per_replica}}},
+                           {"kv_transfers", x.transfers},
+                           {"kv_transfer_bytes", x.bytes},
+                           {"kv_transfer_bytes_per_token", x.bytes_per_token},
+                           {"kv_transfer_mean_s", x.transfers > 0 ? x.total_s / static_cast<double>(x.transfers) : 0.0},
+                           {"kv_transfer_max_s", x.max_s},
+                           {"ttft_convention",
+                            "first token emitted by the prefill replica (DistServe); the transfer is in the first "
+                            "gap between tokens"}};
+  }
   j["requests"] = {{"arrived", s.requests},
                    {"finished", s.finished},
                    {"rejected_context", s.rejected_context},
@@ -99,6 +123,14 @@ std::string serving_report_text(const ServingReport& r) {
        r.router + "\n";
   t += "  KV cache per replica   " + std::to_string(r.memory.kv_capacity_tokens) + " tokens (" +
        fixed("%.1f", r.memory.kv_cache_bytes / 1e9) + " GB per GPU)\n";
+  if (r.prefill_replicas > 0) {
+    const KvTransferStats& x = r.result.kv_transfers;
+    t += "  prefill pool           " + std::to_string(r.prefill_replicas) + " replicas x tp " +
+         std::to_string(r.prefill_tp) + " x pp " + std::to_string(r.prefill_pp) + " (the replicas above decode); " +
+         std::to_string(x.transfers) + " KV transfers, " + fixed("%.3f", x.bytes / 1e9) + " GB, mean " +
+         fixed("%.2f", x.transfers > 0 ? 1e3 * x.total_s / static_cast<double>(x.transfers) : 0.0) + " ms, max " +
+         fixed("%.2f", 1e3 * x.max_s) + " ms\n";
+  }
   t += "  requests               " + std::to_string(s.requests) + " arrived, " + std::to_string(s.finished) +
        " finished, rejected: " + std::to_string(s.rejected_context) + " context, " +
        std::to_string(s.rejected_kv_cache) + " KV cache, " + std::to_string(s.rejected_batch_tokens) +

@@ -220,6 +220,21 @@ const std::vector<Row>& rows() {
     add(row<&S::block_size>(
         count("scheduler.block_size", 1 << 16, "16", "tokens", "tokens per KV-cache block (paged attention)")));
 
+    // prefill_pool (disaggregated serving)
+    using P = PrefillPoolSpec;
+    add(row<&S::prefill_pool, &P::replicas>(
+        integer_field("prefill_pool.replicas", true, 0, 1 << 20, "0", "",
+                      "disaggregated serving (DistServe, Splitwise): replicas that run the prompts; the KV cache "
+                      "then moves over the fabric to a `replica` (the decode pool). 0: prefill and decode colocated")));
+    add(row<&S::prefill_pool, &P::tp>(with_unit(integer_field("prefill_pool.tp", true, 1, 1024, "", "`replica.tp`",
+                                                              "tensor-parallel degree of each prefill replica"),
+                                                "GPUs"),
+                                      "0"));
+    add(row<&S::prefill_pool, &P::pp>(with_unit(integer_field("prefill_pool.pp", true, 1, 1024, "", "`replica.pp`",
+                                                              "pipeline stages of each prefill replica"),
+                                                "GPUs"),
+                                      "0"));
+
     // slo
     add(row<&S::slo, &Slo::ttft_s>(number("slo.ttft_s", NumberRange::positive(), "2.0", "", "s",
                                           "a request attains the SLO when its time to first token is at most this")));
@@ -316,9 +331,14 @@ ServingSpec parse_document(const nlohmann::json& json, const std::string& file) 
   ServingSpec s;
   s.source_file = file;
   read_schema_fields<ServingSpec>(rows(), root, "", s);
-  for (const char* key : {"replica", "scheduler", "slo"}) {
+  for (const char* key : {"replica", "scheduler", "prefill_pool", "slo"}) {
     JsonReader r = section(root, key);
     read_schema_fields<ServingSpec>(rows(), r, key, s);
+    if (std::string_view(key) == "prefill_pool" && s.prefill_pool.replicas == 0)
+      for (const char* k : {"tp", "pp"})
+        if (r.has(k))
+          r.fail(k, std::string("a prefill pool of 0 replicas (colocated serving) has no \"") + k +
+                        "\"; set \"replicas\" >= 1 or remove it");
     r.finish();
   }
   read_traffic(root.object("traffic"), s);
@@ -356,6 +376,19 @@ ReplicaConfig replica_config(const ServingSpec& spec) {
   r.max_batch_tokens = spec.max_batch_tokens;
   r.host_overhead_s = spec.host_overhead_s;
   return r;
+}
+
+ReplicaConfig prefill_replica_config(const ServingSpec& spec) {
+  ReplicaConfig r = replica_config(spec);
+  r.tp = spec.prefill_tp();
+  r.pp = spec.prefill_pp();
+  return r;
+}
+
+std::string serving_path_of_prefill_replica_path(const ServingSpec& spec, std::string_view replica_path) {
+  if ((replica_path == "/tp" && spec.prefill_pool.tp > 0) || (replica_path == "/pp" && spec.prefill_pool.pp > 0))
+    return "/prefill_pool" + std::string(replica_path);
+  return serving_path_of_replica_path(spec, replica_path);
 }
 
 std::string serving_path_of_replica_path(const ServingSpec& spec, std::string_view replica_path) {

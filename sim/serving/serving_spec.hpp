@@ -45,6 +45,15 @@ struct SloSpec {
   double tbt_s = 0.2;
 };
 
+// Disaggregated serving (DistServe, Splitwise): `replicas` > 0 replicas of tp x pp GPUs run every prompt
+// (prefill) and emit each request's first token; its KV cache then moves over the fabric to a replica of
+// the decode pool (the spec's `replica` section), which generates the rest. 0: colocated (one pool).
+struct PrefillPoolSpec {
+  int replicas = 0;
+  int tp = 0;  // 0: replica.tp
+  int pp = 0;  // 0: replica.pp
+};
+
 struct ServingSpec {
   std::string name;
   std::string description;   // where the figures come from
@@ -65,11 +74,19 @@ struct ServingSpec {
   std::int64_t max_batch_tokens = 8192;
   std::int64_t max_batch_requests = 256;
   std::int64_t block_size = 16;
+  PrefillPoolSpec prefill_pool;
   SloSpec slo;
   TrafficSpec traffic;
   std::string source_file;
 
   std::int64_t context_limit_tokens() const { return max_context_tokens > 0 ? max_context_tokens : model.seq_len; }
+  bool disaggregated() const { return prefill_pool.replicas > 0; }
+  int prefill_tp() const { return prefill_pool.tp > 0 ? prefill_pool.tp : tp; }
+  int prefill_pp() const { return prefill_pool.pp > 0 ? prefill_pool.pp : pp; }
+  // GPUs of the deployment: replicas x tp x pp, plus the prefill pool's.
+  std::int64_t gpus() const {
+    return std::int64_t{replicas} * tp * pp + std::int64_t{prefill_pool.replicas} * prefill_tp() * prefill_pp();
+  }
 };
 
 using ServingOverrides = std::vector<std::pair<std::string, std::string>>;
@@ -84,6 +101,10 @@ std::vector<std::string> serving_preset_names();
 // serving spec of a ReplicaConfig member's path ("/tp" -> "/replica/tp", "/max_batch_tokens" ->
 // "/scheduler/max_batch_tokens", "/model/heads" -> "/model/heads" or "/model" when the model is a preset).
 ReplicaConfig replica_config(const ServingSpec& spec);
+// The prefill pool's replica (disaggregated serving): replica_config with the pool's tp and pp, and the
+// path of one of its errors ("/tp" -> "/prefill_pool/tp"; other members as serving_path_of_replica_path).
+ReplicaConfig prefill_replica_config(const ServingSpec& spec);
+std::string serving_path_of_prefill_replica_path(const ServingSpec& spec, std::string_view replica_path);
 std::string serving_path_of_replica_path(const ServingSpec& spec, std::string_view replica_path);
 
 // The names of the number formats, for the spec's choices; the format of a name (SpecError-free:

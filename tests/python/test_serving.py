@@ -93,3 +93,22 @@ def test_serving_validation_from_python_matches_the_published_rows():
     assert summary["dataset"] == "serving-trtllm-inflight" and "serve-0001" in summary["text"]
     with pytest.raises(ValueError):
         cs.validate_serving("no-such-serving-dataset")
+
+
+def test_disaggregated_pools_move_the_closed_form_kv_bytes():
+    # llama3-8b-h100 with 2 prefill + 6 decode replicas of one H100 each (8 GPUs of dgx-h100). Llama 3 8B:
+    # 32 layers, 8 KV heads of 128, bf16 KV: 2 x 32 x 8 x 128 x 2 = 131,072 bytes per token.
+    r = cs.serve("dgx-h100", "llama3-8b-h100",
+                 overrides={"traffic.duration_s": 5, "prefill_pool.replicas": 2, "replica.replicas": 6})
+    d = r.summary["disaggregation"]
+    assert (d["prefill_replicas"], d["prefill_tp"], d["prefill_pp"]) == (2, 1, 1)
+    assert d["kv_transfer_bytes_per_token"] == 131072
+    req = r.requests
+    done = req[req.status == "finished"]
+    assert len(done) == r.summary["requests"]["arrived"]
+    moved = done[done.output_tokens > 1]
+    assert d["kv_transfers"] == len(moved)
+    assert d["kv_transfer_bytes"] == 131072 * int(moved.prompt_tokens.sum())
+    assert (moved.replica >= 2).all()  # decoded in the decode pool (replicas 2..7)
+    assert 0 < d["kv_transfer_mean_s"] <= d["kv_transfer_max_s"]
+    assert r.summary["run"]["gpus"] == 8
