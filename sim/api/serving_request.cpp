@@ -142,6 +142,7 @@ ServingReport run(const Deployment& d, const TrafficSpec& traffic) {
   report.tp = spec.tp;
   report.pp = spec.pp;
   report.memory = d.model->memory();
+  report.prefix_caching = spec.prefix_caching;
   if (spec.disaggregated()) {
     report.prefill_replicas = spec.prefill_pool.replicas;
     report.prefill_tp = spec.prefill_tp();

@@ -57,11 +57,24 @@ class Engine {
       replicas_[k].total_blocks = replicas_[k].free_blocks =
           k < prefill_replicas_ ? prefill_blocks_per_replica_ : blocks_per_replica_;
     result_.requests.resize(arrivals.size());
+    std::int64_t groups = 0;
     for (std::size_t i = 0; i < arrivals.size(); ++i) {
       ServedRequest& r = result_.requests[i];
       r.arrival_s = arrivals[i].arrival_s;
       r.prompt_tokens = arrivals[i].prompt_tokens;
       r.output_tokens = arrivals[i].output_tokens;
+      r.prefix_group = arrivals[i].prefix_group;
+      groups = std::max<std::int64_t>(groups, std::int64_t{r.prefix_group} + 1);
+    }
+    // Prefix caches on the replicas that run prompts (every replica, or the prefill pool).
+    shared_blocks_ = static_cast<std::int32_t>(spec.traffic.prefix_tokens / spec.block_size);
+    if (spec.prefix_caching && groups > 0 && shared_blocks_ > 0) {
+      const std::size_t n = prefill_replicas_ > 0 ? prefill_replicas_ : replicas_.size();
+      caches_.reserve(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        caches_.emplace_back(groups, shared_blocks_, static_cast<std::int32_t>(spec.block_size));
+        replicas_[k].prefix_cache = &caches_.back();
+      }
     }
     if (prefill_replicas_ > 0) {
       // The prefill pool serves each request as one that ends with its first token.
@@ -162,6 +175,7 @@ class Engine {
     r.replica = static_cast<std::int32_t>(k);
     ++outstanding_[k];
     ++totals_.in_system;
+    look_up_prefix(k, requests_of(k)[id]);
     replicas_[k].waiting.push_back(id);
     if (replicas_[k].plan.empty()) start(k, t);
     refresh(k);
@@ -172,6 +186,10 @@ class Engine {
     const std::int64_t preempted = rep.preemptions;
     const std::span<ServedRequest> requests = requests_of(k);
     scheduler_->schedule(rep, requests);
+    // Queued requests hold their references to cached prefixes (looked up when they joined): when the
+    // replica would stall on them, they let go, from the back of the queue, until something runs.
+    while (rep.plan.empty() && rep.running.empty() && drop_a_queued_reference(k, requests))
+      scheduler_->schedule(rep, requests);
     totals_.preemptions += rep.preemptions - preempted;
     if (rep.plan.empty()) {
       // Every policy runs something while requests wait (each fits an empty replica: checked on
@@ -221,6 +239,7 @@ class Engine {
     for (const ScheduledEntry& e : rep.plan) {
       ServedRequest& r = requests[e.request];
       r.computed += e.new_tokens;
+      cache_prefix(k, r);
       if (r.computed < r.known_tokens()) continue;
       ++r.generated;
       if (r.generated == 1) {
@@ -235,7 +254,7 @@ class Engine {
       if (r.generated == r.output_tokens) {
         r.status = RequestStatus::finished;
         r.finish_s = t;
-        release_kv_blocks(rep, r);
+        release_all_blocks(k, r);
         --outstanding_[k];
         --totals_.in_system;
         any_finished = true;
@@ -254,6 +273,7 @@ class Engine {
     for (const ScheduledEntry& e : rep.plan) {
       ServedRequest& s = prefills_[e.request];
       s.computed += e.new_tokens;
+      cache_prefix(k, s);
       if (s.computed < s.known_tokens()) continue;
       s.generated = 1;
       s.status = RequestStatus::finished;
@@ -266,7 +286,7 @@ class Engine {
       if (r.output_tokens == 1) {
         r.status = RequestStatus::finished;
         r.finish_s = t;
-        release_kv_blocks(rep, s);
+        release_all_blocks(k, s);
         --totals_.in_system;
         continue;
       }
@@ -297,7 +317,7 @@ class Engine {
   // the request queues at the decode replica with its prompt computed.
   void arrive_at_decode(std::uint32_t id, std::size_t p, double t) {
     --moving_from_[p];
-    release_kv_blocks(replicas_[p], prefills_[id]);
+    release_all_blocks(p, prefills_[id]);
     if (replicas_[p].plan.empty()) start(p, t);
     refresh(p);
     ServedRequest& r = result_.requests[id];
@@ -308,11 +328,74 @@ class Engine {
     refresh(d);
   }
 
+  // Prefix caching: a request of a prefix group joining replica k references its group's cached blocks
+  // and skips their prefill (at most prompt - 1 tokens: the last is always computed).
+  void look_up_prefix(std::size_t k, ServedRequest& r) {
+    if (k >= caches_.size() || r.prefix_group < 0) return;
+    PrefixCacheStats& x = result_.prefix_cache;
+    ++x.lookups;
+    x.lookup_prompt_tokens += r.prompt_tokens;
+    PrefixCache& c = caches_[k];
+    if (!c.cached(r.prefix_group)) return;
+    c.pin(r.prefix_group);
+    r.shared_blocks = r.blocks = shared_blocks_;
+    r.computed = hit_tokens(r);
+    r.prefix_hit = true;
+    ++x.hits;
+    x.saved_prefill_tokens += r.computed;
+  }
+
+  std::int32_t hit_tokens(const ServedRequest& r) const {
+    return std::min(shared_blocks_ * static_cast<std::int32_t>(spec_.block_size), r.prompt_tokens - 1);
+  }
+
+  // The last queued request of replica k referencing a cached prefix lets go of it (and of its hit, which
+  // no longer counts); false when none does.
+  bool drop_a_queued_reference(std::size_t k, std::span<ServedRequest> requests) {
+    if (k >= caches_.size()) return false;
+    std::deque<std::uint32_t>& waiting = replicas_[k].waiting;
+    for (auto it = waiting.rbegin(); it != waiting.rend(); ++it) {
+      ServedRequest& r = requests[*it];
+      if (r.shared_blocks == 0) continue;
+      if (r.prefix_hit) {
+        --result_.prefix_cache.hits;
+        result_.prefix_cache.saved_prefill_tokens -= hit_tokens(r);
+        r.prefix_hit = false;
+      }
+      release_all_blocks(k, r);
+      r.computed = 0;
+      ++result_.prefix_cache.dropped_references;
+      return true;
+    }
+    return false;
+  }
+
+  // A request that has computed its group's prefix gives those blocks to the cache when it holds none
+  // and the group is not cached.
+  void cache_prefix(std::size_t k, ServedRequest& r) {
+    if (k >= caches_.size() || r.prefix_group < 0 || r.shared_blocks > 0 ||
+        r.computed < shared_blocks_ * spec_.block_size || caches_[k].cached(r.prefix_group))
+      return;
+    caches_[k].insert(r.prefix_group);
+    r.shared_blocks = shared_blocks_;
+  }
+
+  // Frees a request's blocks and lets go of the prefix-cache blocks it referenced.
+  void release_all_blocks(std::size_t k, ServedRequest& r) {
+    release_kv_blocks(replicas_[k], r);
+    if (r.shared_blocks > 0) {
+      caches_[k].unpin(r.prefix_group);
+      r.shared_blocks = r.blocks = 0;
+    }
+  }
+
   ServingResult finish() {
     ServingSummary s = summarize_requests(result_.requests, spec_.slo, gaps_);
     s.iterations = iterations_;
     for (const ReplicaState& r : replicas_)
       s.preemptions += r.preemptions;
+    for (const PrefixCache& c : caches_)
+      result_.prefix_cache.evictions += c.evictions();
     s.kv_blocks_per_replica = blocks_per_replica_;
     s.kv_capacity_tokens_per_replica = model_.memory().kv_capacity_tokens;
     const double T = s.makespan_s;
@@ -356,6 +439,8 @@ class Engine {
   std::priority_queue<Move, std::vector<Move>, std::greater<>> moves_;
   std::uint64_t decode_routed_ = 0;
   std::int64_t prefill_blocks_per_replica_ = 0;
+  std::vector<PrefixCache> caches_;  // prefix caching: one per replica that runs prompts
+  std::int32_t shared_blocks_ = 0;   // full blocks of a group's prefix
   std::vector<Share> shares_ = std::vector<Share>(replicas_.size());
   std::vector<std::int64_t> outstanding_;
   std::int64_t blocks_per_replica_ = 0;

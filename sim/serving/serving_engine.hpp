@@ -41,6 +41,7 @@ struct KvTransferStats {
 struct ServingResult {
   ServingSummary summary;
   KvTransferStats kv_transfers;         // disaggregated serving only
+  PrefixCacheStats prefix_cache;        // scheduler.prefix_caching only
   std::vector<ServedRequest> requests;  // in arrival order
   std::vector<ServingSample> samples;
   std::vector<IterationRecord> iterations;  // the first options.iteration_records

@@ -60,6 +60,19 @@ std::string serving_report_json(const ServingReport& r, int indent) {
                             "first token emitted by the prefill replica (DistServe); the transfer is in the first "
                             "gap between tokens"}};
   }
+  if (r.prefix_caching) {
+    const PrefixCacheStats& x = r.result.prefix_cache;
+    j["prefix_cache"] = {
+        {"lookups", x.lookups},
+        {"hits", x.hits},
+        {"hit_rate", x.lookups > 0 ? static_cast<double>(x.hits) / static_cast<double>(x.lookups) : 0.0},
+        {"saved_prefill_tokens", x.saved_prefill_tokens},
+        {"saved_prefill_fraction", x.lookup_prompt_tokens > 0 ? static_cast<double>(x.saved_prefill_tokens) /
+                                                                    static_cast<double>(x.lookup_prompt_tokens)
+                                                              : 0.0},
+        {"evictions", x.evictions},
+        {"dropped_references", x.dropped_references}};
+  }
   j["requests"] = {{"arrived", s.requests},
                    {"finished", s.finished},
                    {"rejected_context", s.rejected_context},
@@ -130,6 +143,12 @@ std::string serving_report_text(const ServingReport& r) {
          std::to_string(x.transfers) + " KV transfers, " + fixed("%.3f", x.bytes / 1e9) + " GB, mean " +
          fixed("%.2f", x.transfers > 0 ? 1e3 * x.total_s / static_cast<double>(x.transfers) : 0.0) + " ms, max " +
          fixed("%.2f", 1e3 * x.max_s) + " ms\n";
+  }
+  if (r.prefix_caching) {
+    const PrefixCacheStats& x = r.result.prefix_cache;
+    t += "  prefix cache           " + std::to_string(x.hits) + " hits of " + std::to_string(x.lookups) + " lookups, " +
+         std::to_string(x.saved_prefill_tokens) + " prefill tokens saved, " + std::to_string(x.evictions) +
+         " evictions\n";
   }
   t += "  requests               " + std::to_string(s.requests) + " arrived, " + std::to_string(s.finished) +
        " finished, rejected: " + std::to_string(s.rejected_context) + " context, " +

@@ -25,13 +25,15 @@ struct ServingReport {
   int prefill_tp = 1;
   int prefill_pp = 1;
   ReplicaMemory prefill_memory;  // per GPU of a prefill replica
+  bool prefix_caching = false;   // scheduler.prefix_caching: the report has `prefix_cache`
   ServingResult result;
   ServingCost cost;
 };
 
 // Keys: run, memory, requests, latency, throughput, utilization, power, cost, samples (columns:
 // time_s, running, queued, kv_blocks_used, preemptions so far), and for disaggregated serving
-// `disaggregation` (the prefill pool, its memory, the KV transfers). indent < 0: one line. Deterministic.
+// `disaggregation` (the prefill pool, its memory, the KV transfers), with prefix caching `prefix_cache`.
+// indent < 0: one line. Deterministic.
 std::string serving_report_json(const ServingReport& report, int indent);
 std::string serving_report_text(const ServingReport& report);
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/serving/iteration_model.hpp"
+#include "sim/serving/prefix_cache.hpp"
 
 namespace clustersim {
 
@@ -43,6 +44,9 @@ struct ServedRequest {
   std::int32_t blocks = 0;    // KV-cache blocks held
   std::int32_t replica = -1;
   std::int32_t preemptions = 0;
+  std::int32_t prefix_group = -1;  // its prefix group (prefix caching); -1: none
+  std::int32_t shared_blocks = 0;  // of `blocks`, those it references in the replica's prefix cache
+  bool prefix_hit = false;         // it found its group's blocks cached when it joined the replica
   RequestStatus status = RequestStatus::pending;
 
   std::int32_t known_tokens() const { return prompt_tokens + generated; }
@@ -67,6 +71,7 @@ struct ReplicaState {
   std::int64_t free_blocks = 0;
   std::vector<ScheduledEntry> plan;  // the iteration in flight (empty: idle)
   std::int64_t preemptions = 0;
+  PrefixCache* prefix_cache = nullptr;  // prefix caching: its unreferenced blocks are evicted before failing
 };
 
 class ServingScheduler {
@@ -97,11 +102,13 @@ inline std::int64_t kv_blocks_for(std::int64_t tokens, std::int64_t block_size) 
   return (tokens + block_size - 1) / block_size;
 }
 
-// Allocates blocks until `r` holds room for `tokens`; false (nothing allocated) when too few are free.
+// Allocates blocks until `r` holds room for `tokens` (evicting unreferenced prefix-cache blocks first when
+// too few are free); false (nothing allocated) when too few are free even then.
 bool reserve_kv_blocks(ReplicaState& replica, ServedRequest& r, std::int64_t tokens, std::int64_t block_size);
-// Frees every block of `r`.
+// Frees every block of `r` but the prefix-cache blocks it references (it keeps those).
 void release_kv_blocks(ReplicaState& replica, ServedRequest& r);
-// Preempts the last running request by recompute (back to the front of the queue); returns its index.
+// Preempts the last running request by recompute (back to the front of the queue; its computed tokens
+// fall back to the prefix-cache blocks it references, 0 without); returns its index.
 std::uint32_t preempt_last(ReplicaState& replica, std::span<ServedRequest> requests);
 // Gives the running requests from running[first] on one decode token each, in order, growing their
 // blocks and preempting from the back when the blocks run out (vLLM's _schedule_running). Requests

@@ -219,6 +219,10 @@ const std::vector<Row>& rows() {
         count("scheduler.max_batch_requests", 1 << 20, "256", "requests", "most requests in one iteration")));
     add(row<&S::block_size>(
         count("scheduler.block_size", 1 << 16, "16", "tokens", "tokens per KV-cache block (paged attention)")));
+    add(row<&S::prefix_caching>(spec_field(
+        "scheduler.prefix_caching", FieldType::boolean, true, "false", "",
+        "automatic prefix caching (vLLM's, SGLang's RadixAttention): requests of one prefix group share the full "
+        "KV blocks of their prefix and skip its prefill; unreferenced cached blocks are evicted LRU")));
 
     // prefill_pool (disaggregated serving)
     using P = PrefillPoolSpec;
@@ -264,6 +268,18 @@ const std::vector<Row>& rows() {
                                                "output_tokens) or JSONL (one object with those keys a line), "
                                                "relative to the spec")),
         &read_trace);
+    add(row<&S::traffic, &T::prefix_groups>(
+        integer_field("traffic.prefix_groups", true, 0, 1 << 20, "0", "",
+                      "shared prefixes: each request belongs to one of this many groups and its prompt is the "
+                      "group's `prefix_tokens` followed by its own `prompt` tokens; 0: none")));
+    add(row<&S::traffic, &T::prefix_tokens>(
+        with_unit(integer_field("traffic.prefix_tokens", true, 1, kMaxTokens, "", "required with `prefix_groups`",
+                                "tokens of each group's shared prefix"),
+                  "tokens"),
+        "0"));
+    add(row<&S::traffic, &T::prefix_zipf_s>(number("traffic.prefix_zipf_s", {0.0, 100.0, true}, "0.0", "", "",
+                                                   "group popularity: P(g) ~ 1 / (g + 1)^s over groups 0 .. "
+                                                   "prefix_groups - 1 (0: uniform)")));
     add_length_rows<&TrafficSpec::prompt>(t, "prompt lengths");
     add_length_rows<&TrafficSpec::output>(t, "output lengths (tokens generated, the first included)");
     return t;
@@ -303,7 +319,8 @@ void read_traffic(JsonReader r, ServingSpec& s) {
   TrafficSpec& t = s.traffic;
   const bool generated = t.trace.empty();
   if (!generated) {
-    for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv"})
+    for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "prefix_groups",
+                            "prefix_tokens", "prefix_zipf_s"})
       if (r.has(key))
         r.fail(key,
                std::string("a traffic with a \"trace\" takes its requests from the trace; remove \"") + key + "\"");
@@ -315,6 +332,13 @@ void read_traffic(JsonReader r, ServingSpec& s) {
       r.fail("duration_s", "rate_rps x duration_s must be at most " + std::to_string(kMaxRequests) + " requests, got " +
                                std::to_string(t.duration_s * t.rate_rps));
     if (!r.has("prompt")) r.fail("prompt", "expected the prompt lengths \"prompt\"");
+    if (t.prefix_groups > 0 && !r.has("prefix_tokens"))
+      r.fail("prefix_groups", "shared prefixes need their length \"prefix_tokens\"");
+    if (t.prefix_groups == 0)
+      for (const char* key : {"prefix_tokens", "prefix_zipf_s"})
+        if (r.has(key))
+          r.fail(key,
+                 std::string("\"") + key + "\" describes shared prefixes: set \"prefix_groups\" >= 1 or remove it");
     if (!r.has("output")) r.fail("output", "expected the output lengths \"output\"");
   }
   JsonReader prompt = section(r, "prompt");

@@ -37,6 +37,12 @@ struct TrafficSpec {
   LengthSpec prompt;
   LengthSpec output;
   std::string trace;  // a request trace file (CSV or JSONL) instead of the generated traffic
+  // Shared prefixes (a system prompt, a few-shot template, a document): each request belongs to one of
+  // `prefix_groups` groups, drawn with P(g) ~ 1 / (g + 1)^prefix_zipf_s (0: uniform), and its prompt is
+  // the group's `prefix_tokens` followed by its own `prompt` tokens. 0 groups: no shared prefixes.
+  std::int64_t prefix_groups = 0;
+  std::int64_t prefix_tokens = 0;
+  double prefix_zipf_s = 0.0;
 };
 
 // Per request: it attains the SLO when its TTFT and its mean time between tokens are both within.
@@ -74,6 +80,7 @@ struct ServingSpec {
   std::int64_t max_batch_tokens = 8192;
   std::int64_t max_batch_requests = 256;
   std::int64_t block_size = 16;
+  bool prefix_caching = false;  // automatic prefix caching (sim/serving/prefix_cache.hpp)
   PrefillPoolSpec prefill_pool;
   SloSpec slo;
   TrafficSpec traffic;

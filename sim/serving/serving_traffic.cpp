@@ -272,6 +272,10 @@ std::vector<RequestArrival> make_traffic(const TrafficSpec& t) {
   std::mt19937_64 outputs(splitmix64(t.seed + 2));
   const LengthSampler prompt(t.prompt);
   const LengthSampler output(t.output);
+  // Prefix groups from a fourth stream (the other three are as without them): g - 1 of zipf on [1, groups].
+  std::mt19937_64 groups(splitmix64(t.seed + 3));
+  const LengthSampler group(
+      LengthSpec{"zipf", 0.0, 0.0, 1, std::max<std::int64_t>(t.prefix_groups, 1), t.prefix_zipf_s});
   // Gamma inter-arrival times with mean 1 / rate and CV cv: shape 1 / cv^2, scale cv^2 / rate.
   const double shape = 1.0 / (t.cv * t.cv);
   const bool gamma = t.arrival == "gamma";
@@ -283,6 +287,10 @@ std::vector<RequestArrival> make_traffic(const TrafficSpec& t) {
                  : random_draw::exponential(arrivals, t.rate_rps);
     if (t.requests > 0 ? std::ssize(out) >= t.requests : now >= t.duration_s) break;
     out.push_back({now, prompt.draw(prompts), output.draw(outputs)});
+    if (t.prefix_groups > 0) {
+      out.back().prefix_group = group.draw(groups) - 1;
+      out.back().prompt_tokens += static_cast<std::int32_t>(t.prefix_tokens);
+    }
   }
   return out;
 }

@@ -19,6 +19,7 @@ struct RequestArrival {
   double arrival_s = 0.0;
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;  // tokens generated, the first included (>= 1)
+  std::int32_t prefix_group = -1;  // shared prefix group (traffic.prefix_groups); -1: none
 };
 
 // The requests of `traffic`, in arrival order. A trace is read from traffic.trace (see below); else

@@ -112,3 +112,17 @@ def test_disaggregated_pools_move_the_closed_form_kv_bytes():
     assert (moved.replica >= 2).all()  # decoded in the decode pool (replicas 2..7)
     assert 0 < d["kv_transfer_mean_s"] <= d["kv_transfer_max_s"]
     assert r.summary["run"]["gpus"] == 8
+
+
+def test_prefix_caching_saves_the_shared_prefix():
+    # 16 groups of a 2,000-token prefix (125 blocks of 16) on 8 round-robin replicas: each replica misses
+    # each group once at most; a hit saves exactly 2,000 tokens (125 x 16 = 2,000, below the prompt).
+    over = {"traffic.duration_s": 10, "traffic.prefix_groups": 16, "traffic.prefix_tokens": 2000}
+    on = cs.serve("dgx-h100", "llama3-8b-h100", overrides={**over, "scheduler.prefix_caching": True})
+    off = cs.serve("dgx-h100", "llama3-8b-h100", overrides=over)
+    p = on.summary["prefix_cache"]
+    assert "prefix_cache" not in off.summary
+    assert p["lookups"] - p["hits"] <= 16 * 8
+    assert p["saved_prefill_tokens"] == 2000 * p["hits"]
+    assert p["hit_rate"] == pytest.approx(p["hits"] / p["lookups"])
+    assert on.summary["latency"]["ttft_s"]["p50"] < off.summary["latency"]["ttft_s"]["p50"]
