@@ -143,14 +143,18 @@ ServingReport run(const Deployment& d, const TrafficSpec& traffic) {
   report.pp = spec.pp;
   report.memory = d.model->memory();
   report.prefix_caching = spec.prefix_caching;
+  report.swap = spec.preemption == "swap";
   if (spec.disaggregated()) {
     report.prefill_replicas = spec.prefill_pool.replicas;
     report.prefill_tp = spec.prefill_tp();
     report.prefill_pp = spec.prefill_pp();
     report.prefill_memory = d.prefill_model->memory();
   }
-  report.result =
-      run_serving(run_spec, ServingModels{*d.model, d.prefill_model.get(), d.transfer.get()}, arrivals, d.options);
+  report.result = run_serving(
+      run_spec,
+      // The host link: the GPU's PCIe link (node.pcie_bandwidth_GBps, per direction).
+      ServingModels{*d.model, d.prefill_model.get(), d.transfer.get(), d.cluster.node.pcie_bandwidth_GBps * 1e9},
+      arrivals, d.options);
   report.cost = serving_cost(report.result.summary, static_cast<int>(spec.gpus()), d.gpu, d.cluster);
   return report;
 }

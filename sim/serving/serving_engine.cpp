@@ -41,6 +41,7 @@ class Engine {
         model_(models.decode),
         prefill_model_(models.prefill),
         transfer_(models.transfer),
+        host_link_Bps_(models.host_link_Bps),
         options_(options),
         scheduler_(
             make_serving_scheduler(spec.scheduler, {spec.max_batch_tokens, spec.max_batch_requests, spec.block_size})),
@@ -75,6 +76,21 @@ class Engine {
         caches_.emplace_back(groups, shared_blocks_, static_cast<std::int32_t>(spec.block_size));
         replicas_[k].prefix_cache = &caches_.back();
       }
+    }
+    if (spec.preemption == "swap") {
+      // Host swap space per replica in blocks: per GPU, swap_space_GiB over one token's KV on one GPU.
+      if (!(host_link_Bps_ > 0.0))
+        throw std::invalid_argument("preemption by swap needs the GPUs' host link bandwidth");
+      const double per_gpu_token_bytes = model_.memory().kv_bytes_per_token;
+      const std::int64_t host_blocks =
+          per_gpu_token_bytes > 0.0
+              ? static_cast<std::int64_t>(std::floor(spec.swap_space_GiB * 1073741824.0 / per_gpu_token_bytes)) /
+                    spec.block_size
+              : 0;
+      for (std::size_t k = prefill_replicas_; k < replicas_.size(); ++k)
+        replicas_[k].host_free_blocks = host_blocks;
+      result_.swap.host_blocks_per_replica = host_blocks;
+      swap_bytes_per_block_ = static_cast<double>(spec.block_size) * per_gpu_token_bytes;
     }
     if (prefill_replicas_ > 0) {
       // The prefill pool serves each request as one that ends with its first token.
@@ -211,7 +227,8 @@ class Engine {
       batch_.push_back({e.new_tokens, r.computed});
       (r.known_tokens() - r.computed > 1 ? prefill : decode) += e.new_tokens;
     }
-    const IterationTime it = (is_prefill(k) ? *prefill_model_ : model_).iteration_time(batch_);
+    IterationTime it = (is_prefill(k) ? *prefill_model_ : model_).iteration_time(batch_);
+    if (rep.host_free_blocks >= 0) it.time_s += swap_time_s(rep, requests);
     if (!(it.time_s > 0.0) || !std::isfinite(it.time_s))
       throw SimulationError("the iteration model returned a time of " + std::to_string(it.time_s) +
                             " s for an iteration of " + std::to_string(batch_.size()) + " requests");
@@ -222,6 +239,29 @@ class Engine {
                                     static_cast<std::int32_t>(rep.plan.size()), prefill, decode,
                                     rep.total_blocks - rep.free_blocks});
     ends_.push({t + it.time_s, k});
+  }
+
+  // Preemption by swap: the blocks swapped out since the last iteration and those of the requests this
+  // iteration swaps in are copied over the host links before it runs (vLLM's cache operations).
+  double swap_time_s(ReplicaState& rep, std::span<ServedRequest> requests) {
+    SwapStats& x = result_.swap;
+    std::int64_t blocks = rep.swap_out_blocks;
+    x.blocks_out += rep.swap_out_blocks;
+    rep.swap_out_blocks = 0;
+    for (const ScheduledEntry& e : rep.plan) {
+      ServedRequest& r = requests[e.request];
+      if (r.swapped_blocks == 0) continue;
+      blocks += r.swapped_blocks;
+      x.blocks_in += r.swapped_blocks;
+      ++x.swap_ins;
+      rep.host_free_blocks += r.swapped_blocks;
+      r.swapped_blocks = 0;
+    }
+    const double bytes = static_cast<double>(blocks) * swap_bytes_per_block_;
+    const double t = bytes / host_link_Bps_;
+    x.bytes_per_gpu += bytes;
+    x.time_s += t;
+    return t;
   }
 
   double gpus_of(std::size_t k) const {
@@ -396,6 +436,11 @@ class Engine {
       s.preemptions += r.preemptions;
     for (const PrefixCache& c : caches_)
       result_.prefix_cache.evictions += c.evictions();
+    if (spec_.preemption == "swap") {
+      for (const ReplicaState& r : replicas_)
+        result_.swap.recompute_fallbacks += r.swap_fallbacks;
+      result_.swap.swap_outs = s.preemptions - result_.swap.recompute_fallbacks;
+    }
     s.kv_blocks_per_replica = blocks_per_replica_;
     s.kv_capacity_tokens_per_replica = model_.memory().kv_capacity_tokens;
     const double T = s.makespan_s;
@@ -429,6 +474,8 @@ class Engine {
   const IterationModel& model_;
   const IterationModel* prefill_model_;
   const KvTransfer* transfer_;
+  double host_link_Bps_;
+  double swap_bytes_per_block_ = 0.0;  // one block's K and V on one GPU
   ServingRunOptions options_;
   std::unique_ptr<ServingScheduler> scheduler_;
   const ServingRouter& router_;

@@ -38,10 +38,23 @@ struct KvTransferStats {
   std::int64_t prefill_kv_blocks_per_replica = 0;
 };
 
+// Preemption by swap over the run (blocks of the replica: each GPU copies its shard).
+struct SwapStats {
+  std::int64_t swap_outs = 0;
+  std::int64_t swap_ins = 0;
+  std::int64_t blocks_out = 0;
+  std::int64_t blocks_in = 0;
+  double bytes_per_gpu = 0.0;            // copied over each GPU's host link, both ways
+  double time_s = 0.0;                   // added to the iterations
+  std::int64_t recompute_fallbacks = 0;  // preemptions that recomputed: the host swap space was full
+  std::int64_t host_blocks_per_replica = 0;
+};
+
 struct ServingResult {
   ServingSummary summary;
   KvTransferStats kv_transfers;         // disaggregated serving only
   PrefixCacheStats prefix_cache;        // scheduler.prefix_caching only
+  SwapStats swap;                       // scheduler.preemption = swap only
   std::vector<ServedRequest> requests;  // in arrival order
   std::vector<ServingSample> samples;
   std::vector<IterationRecord> iterations;  // the first options.iteration_records
@@ -55,6 +68,10 @@ struct ServingModels {
   const IterationModel& decode;
   const IterationModel* prefill = nullptr;
   const KvTransfer* transfer = nullptr;
+  // Preemption by swap: each GPU's link to host memory (bytes/s per direction); a replica's GPUs copy
+  // their shards of a request's blocks at once, so a copy of b blocks takes
+  // b x block_size x kv_bytes_per_token (per GPU: memory()) / host_link_Bps.
+  double host_link_Bps = 0.0;
 };
 
 // Serves `arrivals` (in arrival order) on spec.replicas replicas of `model`. The model is shared: every

@@ -73,6 +73,17 @@ std::string serving_report_json(const ServingReport& r, int indent) {
         {"evictions", x.evictions},
         {"dropped_references", x.dropped_references}};
   }
+  if (r.swap) {
+    const SwapStats& x = r.result.swap;
+    j["swap"] = {{"swap_outs", x.swap_outs},
+                 {"swap_ins", x.swap_ins},
+                 {"blocks_out", x.blocks_out},
+                 {"blocks_in", x.blocks_in},
+                 {"bytes_per_gpu", x.bytes_per_gpu},
+                 {"time_s", x.time_s},
+                 {"recompute_fallbacks", x.recompute_fallbacks},
+                 {"host_blocks_per_replica", x.host_blocks_per_replica}};
+  }
   j["requests"] = {{"arrived", s.requests},
                    {"finished", s.finished},
                    {"rejected_context", s.rejected_context},
@@ -149,6 +160,12 @@ std::string serving_report_text(const ServingReport& r) {
     t += "  prefix cache           " + std::to_string(x.hits) + " hits of " + std::to_string(x.lookups) + " lookups, " +
          std::to_string(x.saved_prefill_tokens) + " prefill tokens saved, " + std::to_string(x.evictions) +
          " evictions\n";
+  }
+  if (r.swap) {
+    const SwapStats& x = r.result.swap;
+    t += "  swap                   " + std::to_string(x.swap_outs) + " out, " + std::to_string(x.swap_ins) + " in, " +
+         fixed("%.3f", x.bytes_per_gpu / 1e9) + " GB per GPU, " + fixed("%.3f", x.time_s) + " s; " +
+         std::to_string(x.recompute_fallbacks) + " recomputed (host space full)\n";
   }
   t += "  requests               " + std::to_string(s.requests) + " arrived, " + std::to_string(s.finished) +
        " finished, rejected: " + std::to_string(s.rejected_context) + " context, " +

@@ -26,13 +26,15 @@ struct ServingReport {
   int prefill_pp = 1;
   ReplicaMemory prefill_memory;  // per GPU of a prefill replica
   bool prefix_caching = false;   // scheduler.prefix_caching: the report has `prefix_cache`
+  bool swap = false;             // scheduler.preemption = swap: the report has `swap`
   ServingResult result;
   ServingCost cost;
 };
 
 // Keys: run, memory, requests, latency, throughput, utilization, power, cost, samples (columns:
 // time_s, running, queued, kv_blocks_used, preemptions so far), and for disaggregated serving
-// `disaggregation` (the prefill pool, its memory, the KV transfers), with prefix caching `prefix_cache`.
+// `disaggregation` (the prefill pool, its memory, the KV transfers), with prefix caching `prefix_cache`,
+// with preemption by swap `swap`.
 // indent < 0: one line. Deterministic.
 std::string serving_report_json(const ServingReport& report, int indent);
 std::string serving_report_text(const ServingReport& report);

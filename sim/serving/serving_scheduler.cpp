@@ -76,8 +76,19 @@ std::uint32_t preempt_last(ReplicaState& replica, std::span<ServedRequest> reque
   const std::uint32_t victim = replica.running.back();
   replica.running.pop_back();
   ServedRequest& r = requests[victim];
-  release_kv_blocks(replica, r);
-  r.computed = r.shared_blocks > 0 ? r.shared_blocks * replica.prefix_cache->block_size() : 0;
+  const std::int64_t own = r.blocks - r.shared_blocks;
+  if (replica.host_free_blocks >= 0 && own > 0 && own <= replica.host_free_blocks) {
+    // vLLM's PreemptionMode.SWAP: the blocks move to host memory; the request keeps its tokens.
+    replica.free_blocks += own;
+    replica.host_free_blocks -= own;
+    replica.swap_out_blocks += own;
+    r.blocks = r.shared_blocks;
+    r.swapped_blocks = static_cast<std::int32_t>(own);
+  } else {
+    if (replica.host_free_blocks >= 0) ++replica.swap_fallbacks;
+    release_kv_blocks(replica, r);
+    r.computed = r.shared_blocks > 0 ? r.shared_blocks * replica.prefix_cache->block_size() : 0;
+  }
   ++r.preemptions;
   ++replica.preemptions;
   replica.waiting.push_front(victim);

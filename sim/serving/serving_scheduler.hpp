@@ -44,9 +44,10 @@ struct ServedRequest {
   std::int32_t blocks = 0;    // KV-cache blocks held
   std::int32_t replica = -1;
   std::int32_t preemptions = 0;
-  std::int32_t prefix_group = -1;  // its prefix group (prefix caching); -1: none
-  std::int32_t shared_blocks = 0;  // of `blocks`, those it references in the replica's prefix cache
-  bool prefix_hit = false;         // it found its group's blocks cached when it joined the replica
+  std::int32_t prefix_group = -1;   // its prefix group (prefix caching); -1: none
+  std::int32_t shared_blocks = 0;   // of `blocks`, those it references in the replica's prefix cache
+  bool prefix_hit = false;          // it found its group's blocks cached when it joined the replica
+  std::int32_t swapped_blocks = 0;  // blocks swapped out to host memory (preemption by swap)
   RequestStatus status = RequestStatus::pending;
 
   std::int32_t known_tokens() const { return prompt_tokens + generated; }
@@ -72,6 +73,12 @@ struct ReplicaState {
   std::vector<ScheduledEntry> plan;  // the iteration in flight (empty: idle)
   std::int64_t preemptions = 0;
   PrefixCache* prefix_cache = nullptr;  // prefix caching: its unreferenced blocks are evicted before failing
+  // Preemption by swap (scheduler.preemption = swap): host blocks free (-1: preemption by recompute), the
+  // blocks swapped out since the last iteration started (their copy is timed with the next iteration), and
+  // the preemptions that recomputed because the host swap space was full.
+  std::int64_t host_free_blocks = -1;
+  std::int64_t swap_out_blocks = 0;
+  std::int64_t swap_fallbacks = 0;
 };
 
 class ServingScheduler {
@@ -107,8 +114,10 @@ inline std::int64_t kv_blocks_for(std::int64_t tokens, std::int64_t block_size) 
 bool reserve_kv_blocks(ReplicaState& replica, ServedRequest& r, std::int64_t tokens, std::int64_t block_size);
 // Frees every block of `r` but the prefix-cache blocks it references (it keeps those).
 void release_kv_blocks(ReplicaState& replica, ServedRequest& r);
-// Preempts the last running request by recompute (back to the front of the queue; its computed tokens
-// fall back to the prefix-cache blocks it references, 0 without); returns its index.
+// Preempts the last running request (back to the front of the queue) and returns its index: by swap when
+// the replica swaps and its host space holds the request's blocks (they move to host memory; its
+// computed tokens are kept), else by recompute (its computed tokens fall back to the prefix-cache blocks
+// it references, 0 without).
 std::uint32_t preempt_last(ReplicaState& replica, std::span<ServedRequest> requests);
 // Gives the running requests from running[first] on one decode token each, in order, growing their
 // blocks and preempting from the back when the blocks run out (vLLM's _schedule_running). Requests

@@ -83,6 +83,10 @@ SpecField number(std::string_view path, NumberRange range, std::string_view defa
   return number_field(path, true, range, default_json, default_doc, unit, doc);
 }
 
+std::vector<std::string> preemption_names() {
+  return {"recompute", "swap"};
+}
+
 std::vector<std::string> arrival_names() {
   return {"poisson", "gamma"};
 }
@@ -219,6 +223,14 @@ const std::vector<Row>& rows() {
         count("scheduler.max_batch_requests", 1 << 20, "256", "requests", "most requests in one iteration")));
     add(row<&S::block_size>(
         count("scheduler.block_size", 1 << 16, "16", "tokens", "tokens per KV-cache block (paged attention)")));
+    add(row<&S::preemption>(choice("scheduler.preemption", &preemption_names, "\"recompute\"",
+                                   "how continuous and chunked_prefill preempt when KV blocks run out: recompute "
+                                   "(free the blocks, prefill again) or swap (copy them to host memory over the "
+                                   "GPU's PCIe link, `node.pcie_bandwidth_GBps`, and back; vLLM's "
+                                   "PreemptionMode)")));
+    add(row<&S::swap_space_GiB>(number("replica.swap_space_GiB", NumberRange::between(0.0, 1e6), "4.0", "", "GiB",
+                                       "host memory per GPU for swapped KV blocks (vLLM's swap_space); when full, "
+                                       "preemption recomputes")));
     add(row<&S::prefix_caching>(spec_field(
         "scheduler.prefix_caching", FieldType::boolean, true, "false", "",
         "automatic prefix caching (vLLM's, SGLang's RadixAttention): requests of one prefix group share the full "

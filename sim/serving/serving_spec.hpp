@@ -80,7 +80,9 @@ struct ServingSpec {
   std::int64_t max_batch_tokens = 8192;
   std::int64_t max_batch_requests = 256;
   std::int64_t block_size = 16;
-  bool prefix_caching = false;  // automatic prefix caching (sim/serving/prefix_cache.hpp)
+  bool prefix_caching = false;           // automatic prefix caching (sim/serving/prefix_cache.hpp)
+  std::string preemption = "recompute";  // recompute | swap (to host memory over the GPU's host link)
+  double swap_space_GiB = 4.0;           // host memory per GPU for swapped KV blocks (vLLM's swap_space)
   PrefillPoolSpec prefill_pool;
   SloSpec slo;
   TrafficSpec traffic;

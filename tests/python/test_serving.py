@@ -126,3 +126,15 @@ def test_prefix_caching_saves_the_shared_prefix():
     assert p["saved_prefill_tokens"] == 2000 * p["hits"]
     assert p["hit_rate"] == pytest.approx(p["hits"] / p["lookups"])
     assert on.summary["latency"]["ttft_s"]["p50"] < off.summary["latency"]["ttft_s"]["p50"]
+
+
+def test_preemption_by_swap_copies_over_the_pcie_link():
+    # dgx-h100's node: PCIe Gen5 x16, 64 GB/s per direction; every swapped block comes back.
+    over = {"traffic.duration_s": 20, "traffic.rate_rps": 60, "replica.gpu_memory_utilization": 0.25,
+            "scheduler.preemption": "swap"}
+    r = cs.serve("dgx-h100", "llama3-8b-h100", overrides=over)
+    w = r.summary["swap"]
+    assert w["swap_outs"] > 0 and w["swap_ins"] == w["swap_outs"] and w["blocks_in"] == w["blocks_out"]
+    kv = r.summary["memory"]["kv_bytes_per_token"]
+    assert w["bytes_per_gpu"] == pytest.approx((w["blocks_in"] + w["blocks_out"]) * 16 * kv, rel=1e-12)
+    assert w["time_s"] == pytest.approx(w["bytes_per_gpu"] / 64e9, rel=1e-12)
