@@ -68,6 +68,7 @@ struct Deployment {
   std::unique_ptr<IterationModel> model;          // every replica; disaggregated: the decode pool's
   std::unique_ptr<IterationModel> prefill_model;  // disaggregated: the prefill pool's
   std::unique_ptr<KvTransfer> transfer;           // disaggregated: prefill -> decode over the fabric
+  std::unique_ptr<IterationModel> draft;          // speculative decoding: the draft model
   ServingRunOptions options;
   std::int64_t timeline_requests = kDefaultTimelineRequests;
 };
@@ -112,6 +113,16 @@ Deployment prepare(const ServingRequest& request) {
     if (e.file() == d.cluster.source_file) throw;
     throw SpecError(spec.source_file, serving_path_of_replica_path(spec, e.json_path()), e.message());
   }
+  if (spec.speculative.tokens > 0) {
+    try {
+      d.draft = make_iteration_model(draft_replica_config(spec), d.gpu, d.cluster);
+    } catch (const SpecError& e) {
+      if (e.file() == d.cluster.source_file) throw;
+      throw SpecError(
+          spec.source_file, "/speculative/draft_model",
+          "the draft model \"" + spec.speculative.draft_source + "\" on the replica's layout: " + e.message());
+    }
+  }
   if (spec.disaggregated()) {
     try {
       d.prefill_model = make_iteration_model(prefill_replica_config(spec), d.gpu, d.cluster);
@@ -144,17 +155,18 @@ ServingReport run(const Deployment& d, const TrafficSpec& traffic) {
   report.memory = d.model->memory();
   report.prefix_caching = spec.prefix_caching;
   report.swap = spec.preemption == "swap";
+  report.speculative_tokens = spec.speculative.tokens;
   if (spec.disaggregated()) {
     report.prefill_replicas = spec.prefill_pool.replicas;
     report.prefill_tp = spec.prefill_tp();
     report.prefill_pp = spec.prefill_pp();
     report.prefill_memory = d.prefill_model->memory();
   }
-  report.result = run_serving(
-      run_spec,
-      // The host link: the GPU's PCIe link (node.pcie_bandwidth_GBps, per direction).
-      ServingModels{*d.model, d.prefill_model.get(), d.transfer.get(), d.cluster.node.pcie_bandwidth_GBps * 1e9},
-      arrivals, d.options);
+  report.result = run_serving(run_spec,
+                              // The host link: the GPU's PCIe link (node.pcie_bandwidth_GBps, per direction).
+                              ServingModels{*d.model, d.prefill_model.get(), d.transfer.get(),
+                                            d.cluster.node.pcie_bandwidth_GBps * 1e9, d.draft.get()},
+                              arrivals, d.options);
   report.cost = serving_cost(report.result.summary, static_cast<int>(spec.gpus()), d.gpu, d.cluster);
   return report;
 }

@@ -12,6 +12,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/serving/serving_router.hpp"
+#include "sim/serving/speculative_decoding.hpp"
 
 namespace clustersim {
 namespace {
@@ -42,6 +43,7 @@ class Engine {
         prefill_model_(models.prefill),
         transfer_(models.transfer),
         host_link_Bps_(models.host_link_Bps),
+        draft_(models.draft),
         options_(options),
         scheduler_(
             make_serving_scheduler(spec.scheduler, {spec.max_batch_tokens, spec.max_batch_requests, spec.block_size})),
@@ -76,6 +78,12 @@ class Engine {
         caches_.emplace_back(groups, shared_blocks_, static_cast<std::int32_t>(spec.block_size));
         replicas_[k].prefix_cache = &caches_.back();
       }
+    }
+    if (spec.speculative.tokens > 0) {
+      if (draft_ == nullptr) throw std::invalid_argument("speculative decoding needs a draft iteration model");
+      speculative_tokens_per_step_ =
+          expected_tokens_per_step(spec.speculative.acceptance_rate, spec.speculative.tokens);
+      result_.speculative.expected_tokens_per_step = speculative_tokens_per_step_;
     }
     if (spec.preemption == "swap") {
       // Host swap space per replica in blocks: per GPU, swap_space_GiB over one token's KV on one GPU.
@@ -227,7 +235,9 @@ class Engine {
       batch_.push_back({e.new_tokens, r.computed});
       (r.known_tokens() - r.computed > 1 ? prefill : decode) += e.new_tokens;
     }
-    IterationTime it = (is_prefill(k) ? *prefill_model_ : model_).iteration_time(batch_);
+    IterationTime it = draft_ != nullptr && !is_prefill(k)
+                           ? speculative_iteration_time(rep, requests)
+                           : (is_prefill(k) ? *prefill_model_ : model_).iteration_time(batch_);
     if (rep.host_free_blocks >= 0) it.time_s += swap_time_s(rep, requests);
     if (!(it.time_s > 0.0) || !std::isfinite(it.time_s))
       throw SimulationError("the iteration model returned a time of " + std::to_string(it.time_s) +
@@ -239,6 +249,23 @@ class Engine {
                                     static_cast<std::int32_t>(rep.plan.size()), prefill, decode,
                                     rep.total_blocks - rep.free_blocks});
     ends_.push({t + it.time_s, k});
+  }
+
+  // Speculative decoding: the tokens a decode step of `r` emits: floor of its credit after adding E, at
+  // most what it has left to generate, fewer when no KV block is free for the accepted tokens.
+  std::int32_t speculate(ReplicaState& rep, ServedRequest& r) {
+    SpeculativeStats& x = result_.speculative;
+    r.speculative_credit += speculative_tokens_per_step_;
+    const auto owed = static_cast<std::int32_t>(std::floor(r.speculative_credit));
+    r.speculative_credit -= owed;
+    std::int32_t m = std::min(owed, r.output_tokens - r.generated);
+    // The K and V of m - 1 accepted tokens join the cache (beyond the one this step scheduled).
+    while (m > 1 && !reserve_kv_blocks(rep, r, std::int64_t{r.computed} + m, spec_.block_size))
+      --m;
+    ++x.steps;
+    x.tokens += m;
+    if (m < owed) ++x.truncated_steps;
+    return m;
   }
 
   // Preemption by swap: the blocks swapped out since the last iteration and those of the requests this
@@ -264,6 +291,60 @@ class Engine {
     return t;
   }
 
+  static bool decoding(const ServedRequest& r) { return r.generated >= 1 && r.known_tokens() - r.computed == 1; }
+
+  // Speculative decoding: the draft's k passes (the first with the iteration's prompt chunks, the others
+  // with one token per decoding request) and the served model's pass verifying k + 1 tokens of each
+  // decoding request (speculative_decoding.hpp).
+  IterationTime speculative_iteration_time(const ReplicaState& rep, std::span<const ServedRequest> requests) {
+    const std::int64_t k = spec_.speculative.tokens;
+    verify_.clear();
+    draft_decode_.clear();
+    for (std::size_t i = 0; i < rep.plan.size(); ++i) {
+      const bool d = decoding(requests[rep.plan[i].request]);
+      verify_.push_back({d ? k + 1 : batch_[i].new_tokens, batch_[i].context_tokens});
+      if (d) draft_decode_.push_back(batch_[i]);
+    }
+    if (draft_decode_.empty()) {  // nothing to speculate: the prompts run on both models
+      IterationTime t = model_.iteration_time(batch_);
+      const double draft_s = draft_->iteration_time(batch_).time_s - t.host_s;
+      t.time_s += draft_s;
+      result_.speculative.draft_time_s += draft_s;
+      return t;
+    }
+    IterationTime t = verify_time(verify_);
+    const double first = draft_->iteration_time(batch_).time_s;
+    const double rest = k > 1 ? static_cast<double>(k - 1) * draft_->iteration_time(draft_decode_).time_s : 0.0;
+    const double draft_s = first + rest - static_cast<double>(k) * t.host_s;  // one host overhead per step
+    t.time_s += draft_s;
+    result_.speculative.draft_time_s += draft_s;
+    return t;
+  }
+
+  // The verify pass: k + 1 tokens per decoding request may exceed max_batch_tokens (the schedulers
+  // budget one per decode): then it runs as consecutive passes within max_batch_tokens (one host overhead).
+  IterationTime verify_time(std::span<const IterationEntry> batch) const {
+    std::int64_t tokens = 0;
+    for (const IterationEntry& e : batch)
+      tokens += e.new_tokens;
+    if (tokens <= spec_.max_batch_tokens) return model_.iteration_time(batch);
+    IterationTime total;
+    std::size_t first = 0;
+    while (first < batch.size()) {
+      std::size_t last = first;
+      std::int64_t n = 0;
+      while (last < batch.size() && (last == first || n + batch[last].new_tokens <= spec_.max_batch_tokens))
+        n += batch[last++].new_tokens;
+      const IterationTime t = model_.iteration_time(batch.subspan(first, last - first));
+      total.time_s += total.host_s > 0.0 ? t.time_s - t.host_s : t.time_s;
+      total.compute_s += t.compute_s;
+      total.communication_s += t.communication_s;
+      total.host_s = t.host_s;
+      first = last;
+    }
+    return total;
+  }
+
   double gpus_of(std::size_t k) const {
     return is_prefill(k) ? double(spec_.prefill_tp()) * spec_.prefill_pp() : double(spec_.tp) * spec_.pp;
   }
@@ -278,13 +359,24 @@ class Engine {
     bool any_finished = false;
     for (const ScheduledEntry& e : rep.plan) {
       ServedRequest& r = requests[e.request];
+      const std::int32_t emitted = draft_ != nullptr && e.new_tokens == 1 && decoding(r) ? speculate(rep, r) : 1;
       r.computed += e.new_tokens;
       cache_prefix(k, r);
       if (r.computed < r.known_tokens()) continue;
+      if (emitted > 1) {  // the verify pass wrote the accepted tokens' K and V; m tokens share the gap
+        r.computed += emitted - 1;
+        const double gap = (t - r.last_token_s) / emitted;
+        for (std::int32_t i = 0; i < emitted; ++i) {
+          r.tbt_sum_s += gap;
+          gaps_.add(gap);
+        }
+        r.tbt_max_s = std::max(r.tbt_max_s, gap);
+        r.generated += emitted - 1;
+      }
       ++r.generated;
       if (r.generated == 1) {
         r.first_token_s = t;
-      } else {
+      } else if (emitted == 1) {
         const double gap = t - r.last_token_s;
         r.tbt_sum_s += gap;
         r.tbt_max_s = std::max(r.tbt_max_s, gap);
@@ -476,6 +568,9 @@ class Engine {
   const KvTransfer* transfer_;
   double host_link_Bps_;
   double swap_bytes_per_block_ = 0.0;  // one block's K and V on one GPU
+  const IterationModel* draft_;
+  double speculative_tokens_per_step_ = 1.0;
+  std::vector<IterationEntry> verify_, draft_decode_;
   ServingRunOptions options_;
   std::unique_ptr<ServingScheduler> scheduler_;
   const ServingRouter& router_;

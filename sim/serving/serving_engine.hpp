@@ -50,11 +50,21 @@ struct SwapStats {
   std::int64_t host_blocks_per_replica = 0;
 };
 
+// Speculative decoding over the run.
+struct SpeculativeStats {
+  double expected_tokens_per_step = 0.0;  // (1 - alpha^(k+1)) / (1 - alpha)
+  std::int64_t steps = 0;                 // decode steps (verify passes of one request)
+  std::int64_t tokens = 0;                // tokens they emitted
+  std::int64_t truncated_steps = 0;       // steps that emitted fewer: the output's end or no KV block free
+  double draft_time_s = 0.0;              // the draft's passes, over the iterations
+};
+
 struct ServingResult {
   ServingSummary summary;
   KvTransferStats kv_transfers;         // disaggregated serving only
   PrefixCacheStats prefix_cache;        // scheduler.prefix_caching only
   SwapStats swap;                       // scheduler.preemption = swap only
+  SpeculativeStats speculative;         // speculative.tokens > 0 only
   std::vector<ServedRequest> requests;  // in arrival order
   std::vector<ServingSample> samples;
   std::vector<IterationRecord> iterations;  // the first options.iteration_records
@@ -72,6 +82,8 @@ struct ServingModels {
   // their shards of a request's blocks at once, so a copy of b blocks takes
   // b x block_size x kv_bytes_per_token (per GPU: memory()) / host_link_Bps.
   double host_link_Bps = 0.0;
+  // Speculative decoding (spec.speculative.tokens > 0): the draft model on the replicas that decode.
+  const IterationModel* draft = nullptr;
 };
 
 // Serves `arrivals` (in arrival order) on spec.replicas replicas of `model`. The model is shared: every

@@ -84,6 +84,17 @@ std::string serving_report_json(const ServingReport& r, int indent) {
                  {"recompute_fallbacks", x.recompute_fallbacks},
                  {"host_blocks_per_replica", x.host_blocks_per_replica}};
   }
+  if (r.speculative_tokens > 0) {
+    const SpeculativeStats& x = r.result.speculative;
+    j["speculative"] = {
+        {"draft_tokens", r.speculative_tokens},
+        {"expected_tokens_per_step", x.expected_tokens_per_step},
+        {"steps", x.steps},
+        {"tokens", x.tokens},
+        {"tokens_per_step", x.steps > 0 ? static_cast<double>(x.tokens) / static_cast<double>(x.steps) : 0.0},
+        {"truncated_steps", x.truncated_steps},
+        {"draft_time_s", x.draft_time_s}};
+  }
   j["requests"] = {{"arrived", s.requests},
                    {"finished", s.finished},
                    {"rejected_context", s.rejected_context},

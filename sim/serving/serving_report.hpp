@@ -27,6 +27,7 @@ struct ServingReport {
   ReplicaMemory prefill_memory;  // per GPU of a prefill replica
   bool prefix_caching = false;   // scheduler.prefix_caching: the report has `prefix_cache`
   bool swap = false;             // scheduler.preemption = swap: the report has `swap`
+  int speculative_tokens = 0;    // speculative decoding's k: the report has `speculative` when > 0
   ServingResult result;
   ServingCost cost;
 };
@@ -34,7 +35,7 @@ struct ServingReport {
 // Keys: run, memory, requests, latency, throughput, utilization, power, cost, samples (columns:
 // time_s, running, queued, kv_blocks_used, preemptions so far), and for disaggregated serving
 // `disaggregation` (the prefill pool, its memory, the KV transfers), with prefix caching `prefix_cache`,
-// with preemption by swap `swap`.
+// with preemption by swap `swap`, with speculative decoding `speculative`.
 // indent < 0: one line. Deterministic.
 std::string serving_report_json(const ServingReport& report, int indent);
 std::string serving_report_text(const ServingReport& report);

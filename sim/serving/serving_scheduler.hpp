@@ -48,6 +48,7 @@ struct ServedRequest {
   std::int32_t shared_blocks = 0;   // of `blocks`, those it references in the replica's prefix cache
   bool prefix_hit = false;          // it found its group's blocks cached when it joined the replica
   std::int32_t swapped_blocks = 0;  // blocks swapped out to host memory (preemption by swap)
+  double speculative_credit = 0.0;  // speculative decoding: tokens owed (each step adds E, emits the floor)
   RequestStatus status = RequestStatus::pending;
 
   std::int32_t known_tokens() const { return prompt_tokens + generated; }

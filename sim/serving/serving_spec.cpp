@@ -124,6 +124,18 @@ void read_model(JsonReader& r, const SpecField&, ServingSpec& s) {
   s.model = parse_workload_spec(doc.dump(), r.file()).model;
 }
 
+void read_draft(JsonReader& r, const SpecField&, ServingSpec& s) {
+  if (!r.has("draft_model")) return;
+  const std::string source = r.string("draft_model");
+  try {
+    s.speculative.draft = load_workload_spec(source).model;
+  } catch (const SpecError& e) {
+    if (e.file() != source) throw;
+    r.fail("draft_model", "\"" + source + "\": " + e.message());
+  }
+  s.speculative.draft_source = source;
+}
+
 void read_trace(JsonReader& r, const SpecField&, ServingSpec& s) {
   if (!r.has("trace")) return;
   const std::string path = r.string("trace");
@@ -251,6 +263,22 @@ const std::vector<Row>& rows() {
                                                 "GPUs"),
                                       "0"));
 
+    // speculative decoding
+    using Sp = SpeculativeSpec;
+    add(row<&S::speculative, &Sp::draft_source>(
+            spec_field("speculative.draft_model", FieldType::string, true, "", "required with `tokens`",
+                       "the draft model: a workload preset name or file (its `model` block); it runs on the "
+                       "replica's GPUs with the replica's layout")),
+        &read_draft);
+    add(row<&S::speculative, &Sp::tokens>(with_unit(
+        integer_field("speculative.tokens", true, 0, 64, "0", "",
+                      "draft tokens k per step (Leviathan et al. 2023; vLLM's num_speculative_tokens); 0: off"),
+        "tokens")));
+    add(row<&S::speculative, &Sp::acceptance_rate>(
+        number("speculative.acceptance_rate", NumberRange::between(0.0, 1.0), "0.0", "", "",
+               "probability alpha that the served model accepts a draft token: (1 - alpha^(k+1)) / (1 - alpha) "
+               "tokens per step")));
+
     // slo
     add(row<&S::slo, &Slo::ttft_s>(number("slo.ttft_s", NumberRange::positive(), "2.0", "", "s",
                                           "a request attains the SLO when its time to first token is at most this")));
@@ -289,7 +317,8 @@ const std::vector<Row>& rows() {
                                 "tokens of each group's shared prefix"),
                   "tokens"),
         "0"));
-    add(row<&S::traffic, &T::prefix_zipf_s>(number("traffic.prefix_zipf_s", {0.0, 100.0, true}, "0.0", "", "",
+    add(row<&S::traffic, &T::prefix_zipf_s>(number("traffic.prefix_zipf_s", NumberRange::between(0.0, 100.0), "0.0", "",
+                                                   "",
                                                    "group popularity: P(g) ~ 1 / (g + 1)^s over groups 0 .. "
                                                    "prefix_groups - 1 (0: uniform)")));
     add_length_rows<&TrafficSpec::prompt>(t, "prompt lengths");
@@ -367,7 +396,7 @@ ServingSpec parse_document(const nlohmann::json& json, const std::string& file) 
   ServingSpec s;
   s.source_file = file;
   read_schema_fields<ServingSpec>(rows(), root, "", s);
-  for (const char* key : {"replica", "scheduler", "prefill_pool", "slo"}) {
+  for (const char* key : {"replica", "scheduler", "prefill_pool", "speculative", "slo"}) {
     JsonReader r = section(root, key);
     read_schema_fields<ServingSpec>(rows(), r, key, s);
     if (std::string_view(key) == "prefill_pool" && s.prefill_pool.replicas == 0)
@@ -375,6 +404,12 @@ ServingSpec parse_document(const nlohmann::json& json, const std::string& file) 
         if (r.has(k))
           r.fail(k, std::string("a prefill pool of 0 replicas (colocated serving) has no \"") + k +
                         "\"; set \"replicas\" >= 1 or remove it");
+    if (std::string_view(key) == "speculative" && s.speculative.tokens > 0 && !r.has("draft_model"))
+      r.fail("tokens", "speculative decoding needs a \"draft_model\"");
+    if (std::string_view(key) == "speculative" && s.speculative.tokens == 0)
+      for (const char* k : {"draft_model", "acceptance_rate"})
+        if (r.has(k))
+          r.fail(k, std::string("\"") + k + "\" is for speculative decoding: set \"tokens\" >= 1 or remove it");
     r.finish();
   }
   read_traffic(root.object("traffic"), s);
@@ -418,6 +453,12 @@ ReplicaConfig prefill_replica_config(const ServingSpec& spec) {
   ReplicaConfig r = replica_config(spec);
   r.tp = spec.prefill_tp();
   r.pp = spec.prefill_pp();
+  return r;
+}
+
+ReplicaConfig draft_replica_config(const ServingSpec& spec) {
+  ReplicaConfig r = replica_config(spec);
+  r.model = spec.speculative.draft;
   return r;
 }
 

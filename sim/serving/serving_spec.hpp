@@ -60,6 +60,15 @@ struct PrefillPoolSpec {
   int pp = 0;  // 0: replica.pp
 };
 
+// Speculative decoding (sim/serving/speculative_decoding.hpp): `tokens` > 0 draft tokens per step from
+// `draft_model` (a workload preset or file), each accepted with probability `acceptance_rate`.
+struct SpeculativeSpec {
+  std::string draft_source;  // the workload preset or file of the draft
+  ModelSpec draft;
+  int tokens = 0;  // k; 0: no speculative decoding
+  double acceptance_rate = 0.0;
+};
+
 struct ServingSpec {
   std::string name;
   std::string description;   // where the figures come from
@@ -84,6 +93,7 @@ struct ServingSpec {
   std::string preemption = "recompute";  // recompute | swap (to host memory over the GPU's host link)
   double swap_space_GiB = 4.0;           // host memory per GPU for swapped KV blocks (vLLM's swap_space)
   PrefillPoolSpec prefill_pool;
+  SpeculativeSpec speculative;
   SloSpec slo;
   TrafficSpec traffic;
   std::string source_file;
@@ -113,6 +123,8 @@ ReplicaConfig replica_config(const ServingSpec& spec);
 // The prefill pool's replica (disaggregated serving): replica_config with the pool's tp and pp, and the
 // path of one of its errors ("/tp" -> "/prefill_pool/tp"; other members as serving_path_of_replica_path).
 ReplicaConfig prefill_replica_config(const ServingSpec& spec);
+// The draft model's replica (speculative decoding): replica_config with the draft's shape, on the same GPUs.
+ReplicaConfig draft_replica_config(const ServingSpec& spec);
 std::string serving_path_of_prefill_replica_path(const ServingSpec& spec, std::string_view replica_path);
 std::string serving_path_of_replica_path(const ServingSpec& spec, std::string_view replica_path);
 

@@ -138,3 +138,16 @@ def test_preemption_by_swap_copies_over_the_pcie_link():
     kv = r.summary["memory"]["kv_bytes_per_token"]
     assert w["bytes_per_gpu"] == pytest.approx((w["blocks_in"] + w["blocks_out"]) * 16 * kv, rel=1e-12)
     assert w["time_s"] == pytest.approx(w["bytes_per_gpu"] / 64e9, rel=1e-12)
+
+
+def test_speculative_decoding_emits_the_expected_tokens_per_step():
+    # k = 4, alpha = 0.8: E = (1 - 0.8^5) / 0.2 = 3.3616 tokens per verify step (Leviathan et al. 2023).
+    over = {"traffic.duration_s": 20, "traffic.rate_rps": 0.5, "speculative.tokens": 4,
+            "speculative.draft_model": "llama2-7b", "speculative.acceptance_rate": 0.8}
+    r = cs.serve("dgx-h100", "llama3-70b-h100", overrides=over)
+    s = r.summary["speculative"]
+    assert s["expected_tokens_per_step"] == pytest.approx(3.3616, rel=1e-12)
+    assert s["tokens"] == int((r.requests.output_tokens - 1).sum())
+    assert s["tokens_per_step"] == pytest.approx(3.3616, rel=0.02)
+    base = cs.serve("dgx-h100", "llama3-70b-h100", overrides={"traffic.duration_s": 20, "traffic.rate_rps": 0.5})
+    assert r.summary["latency"]["e2e_s"]["p50"] < base.summary["latency"]["e2e_s"]["p50"]
