@@ -305,8 +305,9 @@ const std::vector<Row>& rows() {
         integer_field("traffic.seed", true, 0, kMaxInt64, "1", "", "the random stream (std::mt19937_64)")));
     add(row<&S::traffic, &T::trace>(spec_field("traffic.trace", FieldType::string, true, "", "none",
                                                "a request trace instead: CSV (header arrival_s,prompt_tokens,"
-                                               "output_tokens) or JSONL (one object with those keys a line), "
-                                               "relative to the spec")),
+                                               "output_tokens, optionally prefix_id) or JSONL (one object with those "
+                                               "keys a line), relative to the spec; prefix_id: the request's prefix "
+                                               "group, whose shared prefix is `prefix_tokens` of its prompt")),
         &read_trace);
     add(row<&S::traffic, &T::prefix_groups>(
         integer_field("traffic.prefix_groups", true, 0, 1 << 20, "0", "",
@@ -360,8 +361,9 @@ void read_traffic(JsonReader r, ServingSpec& s) {
   TrafficSpec& t = s.traffic;
   const bool generated = t.trace.empty();
   if (!generated) {
-    for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "prefix_groups",
-                            "prefix_tokens", "prefix_zipf_s"})
+    // A trace names each request's prefix group (column prefix_id); prefix_tokens is still the groups' length.
+    for (const char* key :
+         {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "prefix_groups", "prefix_zipf_s"})
       if (r.has(key))
         r.fail(key,
                std::string("a traffic with a \"trace\" takes its requests from the trace; remove \"") + key + "\"");

@@ -151,3 +151,50 @@ TEST(PrefixCaching, SpecKeys) {
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// A trace names each request's prefix group (column prefix_id, optional); prefix_tokens is the groups'
+// shared length. Bad ids are refused with the file, line and column.
+TEST(PrefixCaching, TraceColumnPrefixId) {
+  const std::vector<RequestArrival> csv = parse_request_trace(
+      "arrival_s,prompt_tokens,output_tokens,prefix_id\n0.0,50,2,0\n1.0,60,2,0\n2.0,70,2,1\n3.0,50,2,0\n", "t.csv",
+      false);
+  ASSERT_EQ(csv.size(), 4u);
+  EXPECT_EQ(csv[2].prefix_group, 1);
+  const std::vector<RequestArrival> jsonl = parse_request_trace(
+      "{\"arrival_s\": 0, \"prompt_tokens\": 50, \"output_tokens\": 2, \"prefix_id\": 3}\n"
+      "{\"arrival_s\": 1, \"prompt_tokens\": 50, \"output_tokens\": 2}\n",
+      "t.jsonl", true);
+  EXPECT_EQ(jsonl[0].prefix_group, 3);
+  EXPECT_EQ(jsonl[1].prefix_group, -1);
+  EXPECT_EQ(parse_request_trace("arrival_s,prompt_tokens,output_tokens\n0,5,5\n", "t.csv", false)[0].prefix_group, -1);
+  // The trace of HitSkipsThePrefixAndLruEvicts gives its figures.
+  ServingSpec s = test_serving_spec("continuous", 1000, 8, 16);
+  s.prefix_caching = true;
+  s.traffic.prefix_tokens = 40;
+  const ServingResult r = run_serving(s, LinearIterationModel(0.010, 0.001, 80), csv);
+  EXPECT_EQ(r.prefix_cache.hits, 1);
+  EXPECT_EQ(r.prefix_cache.evictions, 2);
+  EXPECT_NEAR(r.requests[1].first_token_s - 1.0, 0.038, 1e-12);
+  for (const char* bad : {"-1", "1.5", "x", "1048576"}) {
+    const SpecError e = testing::spec_error_of([&] {
+      parse_request_trace(std::string("arrival_s,prompt_tokens,output_tokens,prefix_id\n0,5,5,") + bad + "\n", "t.csv",
+                          false);
+    });
+    EXPECT_EQ(e.file(), "t.csv");
+    EXPECT_EQ(e.json_path(), "line 2/column prefix_id") << bad;
+  }
+  // A trace spec may give prefix_tokens, not the generated groups.
+  const ServingSpec traced = parse_serving_spec(
+      R"({"model": "llama2-7b", "traffic": {"trace": "t.csv", "prefix_tokens": 40}})", "/tmp/s.json");
+  EXPECT_EQ(traced.traffic.prefix_tokens, 40);
+  const SpecError groups = testing::spec_error_of([] {
+    parse_serving_spec(R"({"model": "llama2-7b", "traffic": {"trace": "t.csv", "prefix_groups": 4}})", "/tmp/s.json");
+  });
+  EXPECT_EQ(groups.json_path(), "/traffic/prefix_groups");
+}
+
+}  // namespace
+}  // namespace clustersim
