@@ -255,9 +255,9 @@ class Engine {
   // most what it has left to generate, fewer when no KV block is free for the accepted tokens.
   std::int32_t speculate(ReplicaState& rep, ServedRequest& r) {
     SpeculativeStats& x = result_.speculative;
-    r.speculative_credit += speculative_tokens_per_step_;
+    r.speculative_credit += static_cast<float>(speculative_tokens_per_step_);
     const auto owed = static_cast<std::int32_t>(std::floor(r.speculative_credit));
-    r.speculative_credit -= owed;
+    r.speculative_credit -= static_cast<float>(owed);
     std::int32_t m = std::min(owed, r.output_tokens - r.generated);
     // The K and V of m - 1 accepted tokens join the cache (beyond the one this step scheduled).
     while (m > 1 && !reserve_kv_blocks(rep, r, std::int64_t{r.computed} + m, spec_.block_size))

@@ -29,7 +29,7 @@ enum class RequestStatus : std::uint8_t {
 };
 const char* to_string(RequestStatus s);
 
-// One request's state through the simulation (kept small: about 64 bytes).
+// One request's state through the simulation (kept small: 96 bytes).
 struct ServedRequest {
   double arrival_s = 0.0;
   double first_token_s = -1.0;
@@ -46,10 +46,10 @@ struct ServedRequest {
   std::int32_t preemptions = 0;
   std::int32_t prefix_group = -1;   // its prefix group (prefix caching); -1: none
   std::int32_t shared_blocks = 0;   // of `blocks`, those it references in the replica's prefix cache
-  bool prefix_hit = false;          // it found its group's blocks cached when it joined the replica
   std::int32_t swapped_blocks = 0;  // blocks swapped out to host memory (preemption by swap)
-  double speculative_credit = 0.0;  // speculative decoding: tokens owed (each step adds E, emits the floor)
+  float speculative_credit = 0.0f;  // speculative decoding: tokens owed (each step adds E, emits the floor)
   RequestStatus status = RequestStatus::pending;
+  bool prefix_hit = false;  // it found its group's blocks cached when it joined the replica
 
   std::int32_t known_tokens() const { return prompt_tokens + generated; }
 };

@@ -60,7 +60,7 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 // Per-request token counts are kept in 32 bits by the engine; 2^24 (16.7 M) tokens is 13x the longest
 // published context windows (Llama-4 Scout: 10 M), so a larger value is a unit mistake.
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;
-// Requests in one simulation: about 64 bytes of state each (serving_engine.cpp), so 2^26 are 4 GiB.
+// Requests in one simulation: 96 bytes of state each (ServedRequest), so 2^26 are 6 GiB.
 constexpr std::int64_t kMaxRequests = std::int64_t{1} << 26;
 
 template <auto... Members>

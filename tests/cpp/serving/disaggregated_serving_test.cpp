@@ -106,8 +106,11 @@ TEST(DisaggregatedServing, MovesExactlyTheClosedFormBytes) {
   EXPECT_EQ(r.summary.finished, 2000);
   EXPECT_EQ(r.kv_transfers.transfers, moved);
   EXPECT_EQ(r.kv_transfers.bytes, bytes);
-  for (const ServedRequest& q : r.requests)
-    if (q.output_tokens > 1) EXPECT_GE(q.replica, 2) << "decoded in the decode pool";
+  for (const ServedRequest& q : r.requests) {
+    if (q.output_tokens > 1) {
+      EXPECT_GE(q.replica, 2) << "decoded in the decode pool";
+    }
+  }
   const ServingResult again = run_serving(spec, ServingModels{decode, &prefill, &transfer}, arrivals);
   EXPECT_EQ(again.summary.e2e.p99_s, r.summary.e2e.p99_s);
   EXPECT_EQ(again.summary.tbt_p99_s, r.summary.tbt_p99_s);
