@@ -65,7 +65,10 @@ struct Deployment {
   ClusterSpec cluster;
   ServingSpec spec;
   GpuSpec gpu;
-  std::unique_ptr<IterationModel> model;
+  std::unique_ptr<IterationModel> model;          // every replica; disaggregated: the decode pool's
+  std::unique_ptr<IterationModel> prefill_model;  // disaggregated: the prefill pool's
+  std::unique_ptr<KvTransfer> transfer;           // disaggregated: prefill -> decode over the fabric
+  std::unique_ptr<IterationModel> draft;          // speculative decoding: the draft model
   ServingRunOptions options;
   std::int64_t timeline_requests = kDefaultTimelineRequests;
 };
@@ -90,6 +93,13 @@ Deployment prepare(const ServingRequest& request) {
   d.spec = load_serving_spec(request.serving, overrides.serving);
   const ServingSpec& spec = d.spec;
   const std::int64_t gpus = std::int64_t{spec.replicas} * spec.tp * spec.pp;
+  if (spec.disaggregated() && spec.gpus() > d.cluster.gpu_count())
+    throw SpecError(spec.source_file, "/prefill_pool/replicas",
+                    std::to_string(spec.prefill_pool.replicas) + " prefill replicas x tp " +
+                        std::to_string(spec.prefill_tp()) + " x pp " + std::to_string(spec.prefill_pp()) + " and " +
+                        std::to_string(spec.replicas) + " decode replicas x tp " + std::to_string(spec.tp) + " x pp " +
+                        std::to_string(spec.pp) + " need " + std::to_string(spec.gpus()) + " GPUs; the cluster " +
+                        d.cluster.name + " has " + std::to_string(d.cluster.gpu_count()));
   if (gpus > d.cluster.gpu_count())
     throw SpecError(spec.source_file, "/replica/replicas",
                     std::to_string(spec.replicas) + " replicas x tp " + std::to_string(spec.tp) + " x pp " +
@@ -102,6 +112,27 @@ Deployment prepare(const ServingRequest& request) {
     // The replica's errors name ReplicaConfig's members: say where they are in the serving spec.
     if (e.file() == d.cluster.source_file) throw;
     throw SpecError(spec.source_file, serving_path_of_replica_path(spec, e.json_path()), e.message());
+  }
+  if (spec.speculative.tokens > 0) {
+    try {
+      d.draft = make_iteration_model(draft_replica_config(spec), d.gpu, d.cluster);
+    } catch (const SpecError& e) {
+      if (e.file() == d.cluster.source_file) throw;
+      throw SpecError(
+          spec.source_file, "/speculative/draft_model",
+          "the draft model \"" + spec.speculative.draft_source + "\" on the replica's layout: " + e.message());
+    }
+  }
+  if (spec.disaggregated()) {
+    try {
+      d.prefill_model = make_iteration_model(prefill_replica_config(spec), d.gpu, d.cluster);
+    } catch (const SpecError& e) {
+      if (e.file() == d.cluster.source_file) throw;
+      throw SpecError(spec.source_file, serving_path_of_prefill_replica_path(spec, e.json_path()),
+                      "prefill pool: " + e.message());
+    }
+    d.transfer = make_fabric_kv_transfer(d.cluster, {spec.prefill_pool.replicas, spec.prefill_tp(), spec.prefill_pp()},
+                                         {spec.replicas, spec.tp, spec.pp});
   }
   return d;
 }
@@ -122,8 +153,21 @@ ServingReport run(const Deployment& d, const TrafficSpec& traffic) {
   report.tp = spec.tp;
   report.pp = spec.pp;
   report.memory = d.model->memory();
-  report.result = run_serving(run_spec, *d.model, arrivals, d.options);
-  report.cost = serving_cost(report.result.summary, spec.replicas * spec.tp * spec.pp, d.gpu, d.cluster);
+  report.prefix_caching = spec.prefix_caching;
+  report.swap = spec.preemption == "swap";
+  report.speculative_tokens = spec.speculative.tokens;
+  if (spec.disaggregated()) {
+    report.prefill_replicas = spec.prefill_pool.replicas;
+    report.prefill_tp = spec.prefill_tp();
+    report.prefill_pp = spec.prefill_pp();
+    report.prefill_memory = d.prefill_model->memory();
+  }
+  report.result = run_serving(run_spec,
+                              // The host link: the GPU's PCIe link (node.pcie_bandwidth_GBps, per direction).
+                              ServingModels{*d.model, d.prefill_model.get(), d.transfer.get(),
+                                            d.cluster.node.pcie_bandwidth_GBps * 1e9, d.draft.get()},
+                              arrivals, d.options);
+  report.cost = serving_cost(report.result.summary, static_cast<int>(spec.gpus()), d.gpu, d.cluster);
   return report;
 }
 

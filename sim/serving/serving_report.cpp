@@ -36,6 +36,65 @@ std::string serving_report_json(const ServingReport& r, int indent) {
                  {"activation_bytes", m.activation_bytes},     {"workspace_bytes", m.workspace_bytes},
                  {"kv_cache_bytes", m.kv_cache_bytes},         {"kv_bytes_per_token", m.kv_bytes_per_token},
                  {"kv_capacity_tokens", m.kv_capacity_tokens}, {"kv_blocks", s.kv_blocks_per_replica}};
+  if (r.prefill_replicas > 0) {
+    const ReplicaMemory& pm = r.prefill_memory;
+    const KvTransferStats& x = r.result.kv_transfers;
+    j["disaggregation"] = {{"prefill_replicas", r.prefill_replicas},
+                           {"prefill_tp", r.prefill_tp},
+                           {"prefill_pp", r.prefill_pp},
+                           {"prefill_memory",
+                            {{"capacity_bytes", pm.capacity_bytes},
+                             {"weights_bytes", pm.weights_bytes},
+                             {"activation_bytes", pm.activation_bytes},
+                             {"workspace_bytes", pm.workspace_bytes},
+                             {"kv_cache_bytes", pm.kv_cache_bytes},
+                             {"kv_bytes_per_token", pm.kv_bytes_per_token},
+                             {"kv_capacity_tokens", pm.kv_capacity_tokens},
+                             {"kv_blocks", x.prefill_kv_blocks_per_replica}}},
+                           {"kv_transfers", x.transfers},
+                           {"kv_transfer_bytes", x.bytes},
+                           {"kv_transfer_bytes_per_token", x.bytes_per_token},
+                           {"kv_transfer_mean_s", x.transfers > 0 ? x.total_s / static_cast<double>(x.transfers) : 0.0},
+                           {"kv_transfer_max_s", x.max_s},
+                           {"ttft_convention",
+                            "first token emitted by the prefill replica (DistServe); the transfer is in the first "
+                            "gap between tokens"}};
+  }
+  if (r.prefix_caching) {
+    const PrefixCacheStats& x = r.result.prefix_cache;
+    j["prefix_cache"] = {
+        {"lookups", x.lookups},
+        {"hits", x.hits},
+        {"hit_rate", x.lookups > 0 ? static_cast<double>(x.hits) / static_cast<double>(x.lookups) : 0.0},
+        {"saved_prefill_tokens", x.saved_prefill_tokens},
+        {"saved_prefill_fraction", x.lookup_prompt_tokens > 0 ? static_cast<double>(x.saved_prefill_tokens) /
+                                                                    static_cast<double>(x.lookup_prompt_tokens)
+                                                              : 0.0},
+        {"evictions", x.evictions},
+        {"dropped_references", x.dropped_references}};
+  }
+  if (r.swap) {
+    const SwapStats& x = r.result.swap;
+    j["swap"] = {{"swap_outs", x.swap_outs},
+                 {"swap_ins", x.swap_ins},
+                 {"blocks_out", x.blocks_out},
+                 {"blocks_in", x.blocks_in},
+                 {"bytes_per_gpu", x.bytes_per_gpu},
+                 {"time_s", x.time_s},
+                 {"recompute_fallbacks", x.recompute_fallbacks},
+                 {"host_blocks_per_replica", x.host_blocks_per_replica}};
+  }
+  if (r.speculative_tokens > 0) {
+    const SpeculativeStats& x = r.result.speculative;
+    j["speculative"] = {
+        {"draft_tokens", r.speculative_tokens},
+        {"expected_tokens_per_step", x.expected_tokens_per_step},
+        {"steps", x.steps},
+        {"tokens", x.tokens},
+        {"tokens_per_step", x.steps > 0 ? static_cast<double>(x.tokens) / static_cast<double>(x.steps) : 0.0},
+        {"truncated_steps", x.truncated_steps},
+        {"draft_time_s", x.draft_time_s}};
+  }
   j["requests"] = {{"arrived", s.requests},
                    {"finished", s.finished},
                    {"rejected_context", s.rejected_context},
@@ -100,6 +159,26 @@ std::string serving_report_text(const ServingReport& r) {
        r.router + "\n";
   t += "  KV cache per replica   " + std::to_string(r.memory.kv_capacity_tokens) + " tokens (" +
        fixed("%.1f", r.memory.kv_cache_bytes / 1e9) + " GB per GPU)\n";
+  if (r.prefill_replicas > 0) {
+    const KvTransferStats& x = r.result.kv_transfers;
+    t += "  prefill pool           " + std::to_string(r.prefill_replicas) + " replicas x tp " +
+         std::to_string(r.prefill_tp) + " x pp " + std::to_string(r.prefill_pp) + " (the replicas above decode); " +
+         std::to_string(x.transfers) + " KV transfers, " + fixed("%.3f", x.bytes / 1e9) + " GB, mean " +
+         fixed("%.2f", x.transfers > 0 ? 1e3 * x.total_s / static_cast<double>(x.transfers) : 0.0) + " ms, max " +
+         fixed("%.2f", 1e3 * x.max_s) + " ms\n";
+  }
+  if (r.prefix_caching) {
+    const PrefixCacheStats& x = r.result.prefix_cache;
+    t += "  prefix cache           " + std::to_string(x.hits) + " hits of " + std::to_string(x.lookups) + " lookups, " +
+         std::to_string(x.saved_prefill_tokens) + " prefill tokens saved, " + std::to_string(x.evictions) +
+         " evictions\n";
+  }
+  if (r.swap) {
+    const SwapStats& x = r.result.swap;
+    t += "  swap                   " + std::to_string(x.swap_outs) + " out, " + std::to_string(x.swap_ins) + " in, " +
+         fixed("%.3f", x.bytes_per_gpu / 1e9) + " GB per GPU, " + fixed("%.3f", x.time_s) + " s; " +
+         std::to_string(x.recompute_fallbacks) + " recomputed (host space full)\n";
+  }
   t += "  requests               " + std::to_string(s.requests) + " arrived, " + std::to_string(s.finished) +
        " finished, rejected: " + std::to_string(s.rejected_context) + " context, " +
        std::to_string(s.rejected_kv_cache) + " KV cache, " + std::to_string(s.rejected_batch_tokens) +

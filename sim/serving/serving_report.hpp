@@ -20,13 +20,23 @@ struct ServingReport {
   int replicas = 0;
   int tp = 1;
   int pp = 1;
-  ReplicaMemory memory;  // per GPU of a replica
+  ReplicaMemory memory;      // per GPU of a replica (disaggregated: of the decode pool)
+  int prefill_replicas = 0;  // disaggregated serving: the prefill pool (0: colocated)
+  int prefill_tp = 1;
+  int prefill_pp = 1;
+  ReplicaMemory prefill_memory;  // per GPU of a prefill replica
+  bool prefix_caching = false;   // scheduler.prefix_caching: the report has `prefix_cache`
+  bool swap = false;             // scheduler.preemption = swap: the report has `swap`
+  int speculative_tokens = 0;    // speculative decoding's k: the report has `speculative` when > 0
   ServingResult result;
   ServingCost cost;
 };
 
 // Keys: run, memory, requests, latency, throughput, utilization, power, cost, samples (columns:
-// time_s, running, queued, kv_blocks_used, preemptions so far). indent < 0: one line. Deterministic.
+// time_s, running, queued, kv_blocks_used, preemptions so far), and for disaggregated serving
+// `disaggregation` (the prefill pool, its memory, the KV transfers), with prefix caching `prefix_cache`,
+// with preemption by swap `swap`, with speculative decoding `speculative`.
+// indent < 0: one line. Deterministic.
 std::string serving_report_json(const ServingReport& report, int indent);
 std::string serving_report_text(const ServingReport& report);
 

@@ -59,6 +59,8 @@ std::unique_ptr<ServingScheduler> make_serving_scheduler(std::string_view name, 
 bool reserve_kv_blocks(ReplicaState& replica, ServedRequest& r, std::int64_t tokens, std::int64_t block_size) {
   const std::int64_t more = kv_blocks_for(tokens, block_size) - r.blocks;
   if (more <= 0) return true;
+  if (more > replica.free_blocks && replica.prefix_cache != nullptr)
+    replica.prefix_cache->evict_for(more, replica.free_blocks);
   if (more > replica.free_blocks) return false;
   replica.free_blocks -= more;
   r.blocks += static_cast<std::int32_t>(more);
@@ -66,16 +68,27 @@ bool reserve_kv_blocks(ReplicaState& replica, ServedRequest& r, std::int64_t tok
 }
 
 void release_kv_blocks(ReplicaState& replica, ServedRequest& r) {
-  replica.free_blocks += r.blocks;
-  r.blocks = 0;
+  replica.free_blocks += r.blocks - r.shared_blocks;
+  r.blocks = r.shared_blocks;
 }
 
 std::uint32_t preempt_last(ReplicaState& replica, std::span<ServedRequest> requests) {
   const std::uint32_t victim = replica.running.back();
   replica.running.pop_back();
   ServedRequest& r = requests[victim];
-  release_kv_blocks(replica, r);
-  r.computed = 0;
+  const std::int64_t own = r.blocks - r.shared_blocks;
+  if (replica.host_free_blocks >= 0 && own > 0 && own <= replica.host_free_blocks) {
+    // vLLM's PreemptionMode.SWAP: the blocks move to host memory; the request keeps its tokens.
+    replica.free_blocks += own;
+    replica.host_free_blocks -= own;
+    replica.swap_out_blocks += own;
+    r.blocks = r.shared_blocks;
+    r.swapped_blocks = static_cast<std::int32_t>(own);
+  } else {
+    if (replica.host_free_blocks >= 0) ++replica.swap_fallbacks;
+    release_kv_blocks(replica, r);
+    r.computed = r.shared_blocks > 0 ? r.shared_blocks * replica.prefix_cache->block_size() : 0;
+  }
   ++r.preemptions;
   ++replica.preemptions;
   replica.waiting.push_front(victim);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/serving/iteration_model.hpp"
+#include "sim/serving/prefix_cache.hpp"
 
 namespace clustersim {
 
@@ -28,7 +29,7 @@ enum class RequestStatus : std::uint8_t {
 };
 const char* to_string(RequestStatus s);
 
-// One request's state through the simulation (kept small: about 64 bytes).
+// One request's state through the simulation (kept small: 96 bytes).
 struct ServedRequest {
   double arrival_s = 0.0;
   double first_token_s = -1.0;
@@ -43,7 +44,12 @@ struct ServedRequest {
   std::int32_t blocks = 0;    // KV-cache blocks held
   std::int32_t replica = -1;
   std::int32_t preemptions = 0;
+  std::int32_t prefix_group = -1;   // its prefix group (prefix caching); -1: none
+  std::int32_t shared_blocks = 0;   // of `blocks`, those it references in the replica's prefix cache
+  std::int32_t swapped_blocks = 0;  // blocks swapped out to host memory (preemption by swap)
+  float speculative_credit = 0.0f;  // speculative decoding: tokens owed (each step adds E, emits the floor)
   RequestStatus status = RequestStatus::pending;
+  bool prefix_hit = false;  // it found its group's blocks cached when it joined the replica
 
   std::int32_t known_tokens() const { return prompt_tokens + generated; }
 };
@@ -67,6 +73,13 @@ struct ReplicaState {
   std::int64_t free_blocks = 0;
   std::vector<ScheduledEntry> plan;  // the iteration in flight (empty: idle)
   std::int64_t preemptions = 0;
+  PrefixCache* prefix_cache = nullptr;  // prefix caching: its unreferenced blocks are evicted before failing
+  // Preemption by swap (scheduler.preemption = swap): host blocks free (-1: preemption by recompute), the
+  // blocks swapped out since the last iteration started (their copy is timed with the next iteration), and
+  // the preemptions that recomputed because the host swap space was full.
+  std::int64_t host_free_blocks = -1;
+  std::int64_t swap_out_blocks = 0;
+  std::int64_t swap_fallbacks = 0;
 };
 
 class ServingScheduler {
@@ -97,11 +110,15 @@ inline std::int64_t kv_blocks_for(std::int64_t tokens, std::int64_t block_size) 
   return (tokens + block_size - 1) / block_size;
 }
 
-// Allocates blocks until `r` holds room for `tokens`; false (nothing allocated) when too few are free.
+// Allocates blocks until `r` holds room for `tokens` (evicting unreferenced prefix-cache blocks first when
+// too few are free); false (nothing allocated) when too few are free even then.
 bool reserve_kv_blocks(ReplicaState& replica, ServedRequest& r, std::int64_t tokens, std::int64_t block_size);
-// Frees every block of `r`.
+// Frees every block of `r` but the prefix-cache blocks it references (it keeps those).
 void release_kv_blocks(ReplicaState& replica, ServedRequest& r);
-// Preempts the last running request by recompute (back to the front of the queue); returns its index.
+// Preempts the last running request (back to the front of the queue) and returns its index: by swap when
+// the replica swaps and its host space holds the request's blocks (they move to host memory; its
+// computed tokens are kept), else by recompute (its computed tokens fall back to the prefix-cache blocks
+// it references, 0 without).
 std::uint32_t preempt_last(ReplicaState& replica, std::span<ServedRequest> requests);
 // Gives the running requests from running[first] on one decode token each, in order, growing their
 // blocks and preempting from the back when the blocks run out (vLLM's _schedule_running). Requests

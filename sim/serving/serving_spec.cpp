@@ -60,7 +60,7 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 // Per-request token counts are kept in 32 bits by the engine; 2^24 (16.7 M) tokens is 13x the longest
 // published context windows (Llama-4 Scout: 10 M), so a larger value is a unit mistake.
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;
-// Requests in one simulation: about 64 bytes of state each (serving_engine.cpp), so 2^26 are 4 GiB.
+// Requests in one simulation: 96 bytes of state each (ServedRequest), so 2^26 are 6 GiB.
 constexpr std::int64_t kMaxRequests = std::int64_t{1} << 26;
 
 template <auto... Members>
@@ -81,6 +81,10 @@ SpecField count(std::string_view path, std::int64_t max, std::string_view defaul
 SpecField number(std::string_view path, NumberRange range, std::string_view default_json, std::string_view default_doc,
                  std::string_view unit, std::string_view doc) {
   return number_field(path, true, range, default_json, default_doc, unit, doc);
+}
+
+std::vector<std::string> preemption_names() {
+  return {"recompute", "swap"};
 }
 
 std::vector<std::string> arrival_names() {
@@ -118,6 +122,18 @@ void read_model(JsonReader& r, const SpecField&, ServingSpec& s) {
                      "), a workload file, or a model object, got " + describe_json(m));
   nlohmann::json doc = {{"model", m}, {"training", {{"global_batch", 1}}}};
   s.model = parse_workload_spec(doc.dump(), r.file()).model;
+}
+
+void read_draft(JsonReader& r, const SpecField&, ServingSpec& s) {
+  if (!r.has("draft_model")) return;
+  const std::string source = r.string("draft_model");
+  try {
+    s.speculative.draft = load_workload_spec(source).model;
+  } catch (const SpecError& e) {
+    if (e.file() != source) throw;
+    r.fail("draft_model", "\"" + source + "\": " + e.message());
+  }
+  s.speculative.draft_source = source;
 }
 
 void read_trace(JsonReader& r, const SpecField&, ServingSpec& s) {
@@ -219,6 +235,49 @@ const std::vector<Row>& rows() {
         count("scheduler.max_batch_requests", 1 << 20, "256", "requests", "most requests in one iteration")));
     add(row<&S::block_size>(
         count("scheduler.block_size", 1 << 16, "16", "tokens", "tokens per KV-cache block (paged attention)")));
+    add(row<&S::preemption>(choice("scheduler.preemption", &preemption_names, "\"recompute\"",
+                                   "how continuous and chunked_prefill preempt when KV blocks run out: recompute "
+                                   "(free the blocks, prefill again) or swap (copy them to host memory over the "
+                                   "GPU's PCIe link, `node.pcie_bandwidth_GBps`, and back; vLLM's "
+                                   "PreemptionMode)")));
+    add(row<&S::swap_space_GiB>(number("replica.swap_space_GiB", NumberRange::between(0.0, 1e6), "4.0", "", "GiB",
+                                       "host memory per GPU for swapped KV blocks (vLLM's swap_space); when full, "
+                                       "preemption recomputes")));
+    add(row<&S::prefix_caching>(spec_field(
+        "scheduler.prefix_caching", FieldType::boolean, true, "false", "",
+        "automatic prefix caching (vLLM's, SGLang's RadixAttention): requests of one prefix group share the full "
+        "KV blocks of their prefix and skip its prefill; unreferenced cached blocks are evicted LRU")));
+
+    // prefill_pool (disaggregated serving)
+    using P = PrefillPoolSpec;
+    add(row<&S::prefill_pool, &P::replicas>(
+        integer_field("prefill_pool.replicas", true, 0, 1 << 20, "0", "",
+                      "disaggregated serving (DistServe, Splitwise): replicas that run the prompts; the KV cache "
+                      "then moves over the fabric to a `replica` (the decode pool). 0: prefill and decode colocated")));
+    add(row<&S::prefill_pool, &P::tp>(with_unit(integer_field("prefill_pool.tp", true, 1, 1024, "", "`replica.tp`",
+                                                              "tensor-parallel degree of each prefill replica"),
+                                                "GPUs"),
+                                      "0"));
+    add(row<&S::prefill_pool, &P::pp>(with_unit(integer_field("prefill_pool.pp", true, 1, 1024, "", "`replica.pp`",
+                                                              "pipeline stages of each prefill replica"),
+                                                "GPUs"),
+                                      "0"));
+
+    // speculative decoding
+    using Sp = SpeculativeSpec;
+    add(row<&S::speculative, &Sp::draft_source>(
+            spec_field("speculative.draft_model", FieldType::string, true, "", "required with `tokens`",
+                       "the draft model: a workload preset name or file (its `model` block); it runs on the "
+                       "replica's GPUs with the replica's layout")),
+        &read_draft);
+    add(row<&S::speculative, &Sp::tokens>(with_unit(
+        integer_field("speculative.tokens", true, 0, 64, "0", "",
+                      "draft tokens k per step (Leviathan et al. 2023; vLLM's num_speculative_tokens); 0: off"),
+        "tokens")));
+    add(row<&S::speculative, &Sp::acceptance_rate>(
+        number("speculative.acceptance_rate", NumberRange::between(0.0, 1.0), "0.0", "", "",
+               "probability alpha that the served model accepts a draft token: (1 - alpha^(k+1)) / (1 - alpha) "
+               "tokens per step")));
 
     // slo
     add(row<&S::slo, &Slo::ttft_s>(number("slo.ttft_s", NumberRange::positive(), "2.0", "", "s",
@@ -252,9 +311,23 @@ const std::vector<Row>& rows() {
         integer_field("traffic.seed", true, 0, kMaxInt64, "1", "", "the random stream (std::mt19937_64)")));
     add(row<&S::traffic, &T::trace>(spec_field("traffic.trace", FieldType::string, true, "", "none",
                                                "a request trace instead: CSV (header arrival_s,prompt_tokens,"
-                                               "output_tokens) or JSONL (one object with those keys a line), "
-                                               "relative to the spec")),
+                                               "output_tokens, optionally prefix_id) or JSONL (one object with those "
+                                               "keys a line), relative to the spec; prefix_id: the request's prefix "
+                                               "group, whose shared prefix is `prefix_tokens` of its prompt")),
         &read_trace);
+    add(row<&S::traffic, &T::prefix_groups>(
+        integer_field("traffic.prefix_groups", true, 0, 1 << 20, "0", "",
+                      "shared prefixes: each request belongs to one of this many groups and its prompt is the "
+                      "group's `prefix_tokens` followed by its own `prompt` tokens; 0: none")));
+    add(row<&S::traffic, &T::prefix_tokens>(
+        with_unit(integer_field("traffic.prefix_tokens", true, 1, kMaxTokens, "", "required with `prefix_groups`",
+                                "tokens of each group's shared prefix"),
+                  "tokens"),
+        "0"));
+    add(row<&S::traffic, &T::prefix_zipf_s>(number("traffic.prefix_zipf_s", NumberRange::between(0.0, 100.0), "0.0", "",
+                                                   "",
+                                                   "group popularity: P(g) ~ 1 / (g + 1)^s over groups 0 .. "
+                                                   "prefix_groups - 1 (0: uniform)")));
     add_length_rows<&TrafficSpec::prompt>(t, "prompt lengths");
     add_length_rows<&TrafficSpec::output>(t, "output lengths (tokens generated, the first included)");
     return t;
@@ -294,7 +367,9 @@ void read_traffic(JsonReader r, ServingSpec& s) {
   TrafficSpec& t = s.traffic;
   const bool generated = t.trace.empty();
   if (!generated) {
-    for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "concurrency"})
+    // A trace names each request's prefix group (column prefix_id); prefix_tokens is still the groups' length.
+    for (const char* key :
+         {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "prefix_groups", "prefix_zipf_s", "concurrency"})
       if (r.has(key))
         r.fail(key,
                std::string("a traffic with a \"trace\" takes its requests from the trace; remove \"") + key + "\"");
@@ -319,6 +394,13 @@ void read_traffic(JsonReader r, ServingSpec& s) {
       r.fail("duration_s", "rate_rps x duration_s must be at most " + std::to_string(kMaxRequests) + " requests, got " +
                                std::to_string(t.duration_s * t.rate_rps));
     if (!r.has("prompt")) r.fail("prompt", "expected the prompt lengths \"prompt\"");
+    if (t.prefix_groups > 0 && !r.has("prefix_tokens"))
+      r.fail("prefix_groups", "shared prefixes need their length \"prefix_tokens\"");
+    if (t.prefix_groups == 0)
+      for (const char* key : {"prefix_tokens", "prefix_zipf_s"})
+        if (r.has(key))
+          r.fail(key,
+                 std::string("\"") + key + "\" describes shared prefixes: set \"prefix_groups\" >= 1 or remove it");
     if (!r.has("output")) r.fail("output", "expected the output lengths \"output\"");
   }
   JsonReader prompt = section(r, "prompt");
@@ -335,9 +417,20 @@ ServingSpec parse_document(const nlohmann::json& json, const std::string& file) 
   ServingSpec s;
   s.source_file = file;
   read_schema_fields<ServingSpec>(rows(), root, "", s);
-  for (const char* key : {"replica", "scheduler", "slo"}) {
+  for (const char* key : {"replica", "scheduler", "prefill_pool", "speculative", "slo"}) {
     JsonReader r = section(root, key);
     read_schema_fields<ServingSpec>(rows(), r, key, s);
+    if (std::string_view(key) == "prefill_pool" && s.prefill_pool.replicas == 0)
+      for (const char* k : {"tp", "pp"})
+        if (r.has(k))
+          r.fail(k, std::string("a prefill pool of 0 replicas (colocated serving) has no \"") + k +
+                        "\"; set \"replicas\" >= 1 or remove it");
+    if (std::string_view(key) == "speculative" && s.speculative.tokens > 0 && !r.has("draft_model"))
+      r.fail("tokens", "speculative decoding needs a \"draft_model\"");
+    if (std::string_view(key) == "speculative" && s.speculative.tokens == 0)
+      for (const char* k : {"draft_model", "acceptance_rate"})
+        if (r.has(k))
+          r.fail(k, std::string("\"") + k + "\" is for speculative decoding: set \"tokens\" >= 1 or remove it");
     r.finish();
   }
   read_traffic(root.object("traffic"), s);
@@ -375,6 +468,25 @@ ReplicaConfig replica_config(const ServingSpec& spec) {
   r.max_batch_tokens = spec.max_batch_tokens;
   r.host_overhead_s = spec.host_overhead_s;
   return r;
+}
+
+ReplicaConfig prefill_replica_config(const ServingSpec& spec) {
+  ReplicaConfig r = replica_config(spec);
+  r.tp = spec.prefill_tp();
+  r.pp = spec.prefill_pp();
+  return r;
+}
+
+ReplicaConfig draft_replica_config(const ServingSpec& spec) {
+  ReplicaConfig r = replica_config(spec);
+  r.model = spec.speculative.draft;
+  return r;
+}
+
+std::string serving_path_of_prefill_replica_path(const ServingSpec& spec, std::string_view replica_path) {
+  if ((replica_path == "/tp" && spec.prefill_pool.tp > 0) || (replica_path == "/pp" && spec.prefill_pool.pp > 0))
+    return "/prefill_pool" + std::string(replica_path);
+  return serving_path_of_replica_path(spec, replica_path);
 }
 
 std::string serving_path_of_replica_path(const ServingSpec& spec, std::string_view replica_path) {

@@ -69,6 +69,7 @@ double lognormal(std::mt19937_64& g, double mean, double cv) {
 namespace {
 
 constexpr double kMaxTokens = static_cast<double>(std::int64_t{1} << 24);
+constexpr std::int64_t kMaxPrefixGroups = std::int64_t{1} << 20;  // as traffic.prefix_groups
 
 // splitmix64 (Steele, Lea, Flood 2014): independent seeds for the three streams from one seed.
 std::uint64_t splitmix64(std::uint64_t x) {
@@ -169,6 +170,16 @@ struct RowChecker {
       bad_row(file, line, column, "expected an integer number of tokens between 1 and 16777216, got " + shown);
     return static_cast<std::int32_t>(v);
   }
+
+  // The optional prefix group of a row (prefix caching): an integer in 0 .. 2^20 - 1.
+  std::int32_t prefix_id(int line, std::optional<double> value, const std::string& shown) {
+    const double v = value.value_or(-1.0);
+    if (!value || v < 0.0 || v >= kMaxPrefixGroups || v != std::floor(v))
+      bad_row(file, line, "prefix_id",
+              "expected a prefix group: an integer between 0 and " + std::to_string(kMaxPrefixGroups - 1) + ", got " +
+                  shown);
+    return static_cast<std::int32_t>(v);
+  }
 };
 
 std::vector<RequestArrival> parse_csv(std::string_view text, const std::string& file) {
@@ -176,6 +187,7 @@ std::vector<RequestArrival> parse_csv(std::string_view text, const std::string& 
   RowChecker check{file};
   std::size_t columns[3] = {0, 0, 0};
   std::size_t header_size = 0;
+  std::optional<std::size_t> prefix_column;  // optional: the prefix group of each request
   constexpr const char* kColumns[3] = {"arrival_s", "prompt_tokens", "output_tokens"};
   int line = 0;
   bool header = true;
@@ -193,6 +205,8 @@ std::vector<RequestArrival> parse_csv(std::string_view text, const std::string& 
           bad_row(file, line, kColumns[c], "expected a header naming arrival_s, prompt_tokens and output_tokens");
         columns[c] = static_cast<std::size_t>(it - cells.begin());
       }
+      const auto prefix = std::find(cells.begin(), cells.end(), "prefix_id");
+      if (prefix != cells.end()) prefix_column = static_cast<std::size_t>(prefix - cells.begin());
       header_size = cells.size();
       header = false;
       continue;
@@ -207,6 +221,10 @@ std::vector<RequestArrival> parse_csv(std::string_view text, const std::string& 
     a.prompt_tokens = check.tokens(line, kColumns[1], parse_number(p), "\"" + p + "\"");
     const std::string& o = cells[columns[2]];
     a.output_tokens = check.tokens(line, kColumns[2], parse_number(o), "\"" + o + "\"");
+    if (prefix_column) {
+      const std::string& g = cells[*prefix_column];
+      a.prefix_group = check.prefix_id(line, parse_number(g), "\"" + g + "\"");
+    }
     out.push_back(a);
   }
   if (header) throw SpecError(file, "line 1", "expected a header naming arrival_s, prompt_tokens and output_tokens");
@@ -245,6 +263,10 @@ std::vector<RequestArrival> parse_jsonl(std::string_view text, const std::string
     a.prompt_tokens = check.tokens(line, "prompt_tokens", p, ps);
     auto [o, os] = value("output_tokens");
     a.output_tokens = check.tokens(line, "output_tokens", o, os);
+    if (row.contains("prefix_id")) {
+      auto [g, gs] = value("prefix_id");
+      a.prefix_group = check.prefix_id(line, g, gs);
+    }
     out.push_back(a);
   }
   return out;
@@ -272,6 +294,10 @@ std::vector<RequestArrival> make_traffic(const TrafficSpec& t) {
   std::mt19937_64 outputs(splitmix64(t.seed + 2));
   const LengthSampler prompt(t.prompt);
   const LengthSampler output(t.output);
+  // Prefix groups from a fourth stream (the other three are as without them): g - 1 of zipf on [1, groups].
+  std::mt19937_64 groups(splitmix64(t.seed + 3));
+  const LengthSampler group(
+      LengthSpec{"zipf", 0.0, 0.0, 1, std::max<std::int64_t>(t.prefix_groups, 1), t.prefix_zipf_s});
   // Gamma inter-arrival times with mean 1 / rate and CV cv: shape 1 / cv^2, scale cv^2 / rate.
   const double shape = 1.0 / (t.cv * t.cv);
   const bool gamma = t.arrival == "gamma";
@@ -288,6 +314,10 @@ std::vector<RequestArrival> make_traffic(const TrafficSpec& t) {
                  : random_draw::exponential(arrivals, t.rate_rps);
     if (t.requests > 0 ? std::ssize(out) >= t.requests : now >= t.duration_s) break;
     out.push_back({now, prompt.draw(prompts), output.draw(outputs)});
+    if (t.prefix_groups > 0) {
+      out.back().prefix_group = group.draw(groups) - 1;
+      out.back().prompt_tokens += static_cast<std::int32_t>(t.prefix_tokens);
+    }
   }
   return out;
 }

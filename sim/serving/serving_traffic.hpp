@@ -20,6 +20,7 @@ struct RequestArrival {
   double arrival_s = 0.0;
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;  // tokens generated, the first included (>= 1)
+  std::int32_t prefix_group = -1;  // shared prefix group (traffic.prefix_groups); -1: none
 };
 
 // A closed loop's request not sent yet: the serving engine sets its arrival when a request leaves.

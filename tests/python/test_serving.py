@@ -133,3 +133,61 @@ def test_serving_validation_from_python_matches_the_published_rows():
     assert summary["dataset"] == "serving-trtllm-inflight" and "serve-0001" in summary["text"]
     with pytest.raises(ValueError):
         cs.validate_serving("no-such-serving-dataset")
+
+
+def test_disaggregated_pools_move_the_closed_form_kv_bytes():
+    # llama3-8b-h100 with 2 prefill + 6 decode replicas of one H100 each (8 GPUs of dgx-h100). Llama 3 8B:
+    # 32 layers, 8 KV heads of 128, bf16 KV: 2 x 32 x 8 x 128 x 2 = 131,072 bytes per token.
+    r = cs.serve("dgx-h100", "llama3-8b-h100",
+                 overrides={"traffic.duration_s": 5, "prefill_pool.replicas": 2, "replica.replicas": 6})
+    d = r.summary["disaggregation"]
+    assert (d["prefill_replicas"], d["prefill_tp"], d["prefill_pp"]) == (2, 1, 1)
+    assert d["kv_transfer_bytes_per_token"] == 131072
+    req = r.requests
+    done = req[req.status == "finished"]
+    assert len(done) == r.summary["requests"]["arrived"]
+    moved = done[done.output_tokens > 1]
+    assert d["kv_transfers"] == len(moved)
+    assert d["kv_transfer_bytes"] == 131072 * int(moved.prompt_tokens.sum())
+    assert (moved.replica >= 2).all()  # decoded in the decode pool (replicas 2..7)
+    assert 0 < d["kv_transfer_mean_s"] <= d["kv_transfer_max_s"]
+    assert r.summary["run"]["gpus"] == 8
+
+
+def test_prefix_caching_saves_the_shared_prefix():
+    # 16 groups of a 2,000-token prefix (125 blocks of 16) on 8 round-robin replicas: each replica misses
+    # each group once at most; a hit saves exactly 2,000 tokens (125 x 16 = 2,000, below the prompt).
+    over = {"traffic.duration_s": 10, "traffic.prefix_groups": 16, "traffic.prefix_tokens": 2000}
+    on = cs.serve("dgx-h100", "llama3-8b-h100", overrides={**over, "scheduler.prefix_caching": True})
+    off = cs.serve("dgx-h100", "llama3-8b-h100", overrides=over)
+    p = on.summary["prefix_cache"]
+    assert "prefix_cache" not in off.summary
+    assert p["lookups"] - p["hits"] <= 16 * 8
+    assert p["saved_prefill_tokens"] == 2000 * p["hits"]
+    assert p["hit_rate"] == pytest.approx(p["hits"] / p["lookups"])
+    assert on.summary["latency"]["ttft_s"]["p50"] < off.summary["latency"]["ttft_s"]["p50"]
+
+
+def test_preemption_by_swap_copies_over_the_pcie_link():
+    # dgx-h100's node: PCIe Gen5 x16, 64 GB/s per direction; every swapped block comes back.
+    over = {"traffic.duration_s": 20, "traffic.rate_rps": 60, "replica.gpu_memory_utilization": 0.25,
+            "scheduler.preemption": "swap"}
+    r = cs.serve("dgx-h100", "llama3-8b-h100", overrides=over)
+    w = r.summary["swap"]
+    assert w["swap_outs"] > 0 and w["swap_ins"] == w["swap_outs"] and w["blocks_in"] == w["blocks_out"]
+    kv = r.summary["memory"]["kv_bytes_per_token"]
+    assert w["bytes_per_gpu"] == pytest.approx((w["blocks_in"] + w["blocks_out"]) * 16 * kv, rel=1e-12)
+    assert w["time_s"] == pytest.approx(w["bytes_per_gpu"] / 64e9, rel=1e-12)
+
+
+def test_speculative_decoding_emits_the_expected_tokens_per_step():
+    # k = 4, alpha = 0.8: E = (1 - 0.8^5) / 0.2 = 3.3616 tokens per verify step (Leviathan et al. 2023).
+    over = {"traffic.duration_s": 20, "traffic.rate_rps": 0.5, "speculative.tokens": 4,
+            "speculative.draft_model": "llama2-7b", "speculative.acceptance_rate": 0.8}
+    r = cs.serve("dgx-h100", "llama3-70b-h100", overrides=over)
+    s = r.summary["speculative"]
+    assert s["expected_tokens_per_step"] == pytest.approx(3.3616, rel=1e-12)
+    assert s["tokens"] == int((r.requests.output_tokens - 1).sum())
+    assert s["tokens_per_step"] == pytest.approx(3.3616, rel=0.02)
+    base = cs.serve("dgx-h100", "llama3-70b-h100", overrides={"traffic.duration_s": 20, "traffic.rate_rps": 0.5})
+    assert r.summary["latency"]["e2e_s"]["p50"] < base.summary["latency"]["e2e_s"]["p50"]

@@ -61,6 +61,30 @@ TEST(CliServe, SameSpecSameBytes) {
   EXPECT_NE(a.out, c.out);
 }
 
+// Every serving v2 option at once (disaggregated pools, prefix caching, swap, speculative decoding): same
+// bytes twice, the report's sections present, the KV bytes moved the closed form of the requests moved
+// (Llama 3 8B: 2 x 32 layers x 8 KV heads x 128 x 2 bytes = 131,072 per token).
+TEST(CliServe, ServingV2OptionsSameBytesAndClosedForms) {
+  const std::string args =
+      "serve --cluster dgx-h100 --serving llama3-8b-h100 --json --set traffic.duration_s=20 "
+      "--set prefill_pool.replicas=2 --set replica.replicas=6 --set scheduler.name=chunked_prefill "
+      "--set scheduler.prefix_caching=true --set traffic.prefix_groups=8 --set traffic.prefix_tokens=1000 "
+      "--set scheduler.preemption=swap --set speculative.tokens=3 --set speculative.draft_model=gpt3-1.3b "
+      "--set speculative.acceptance_rate=0.6";
+  const auto a = run_cli(args);
+  const auto b = run_cli(args);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const nlohmann::json j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["run"]["gpus"], 8);
+  EXPECT_EQ(j["disaggregation"]["kv_transfer_bytes_per_token"], 131072.0);
+  EXPECT_GT(j["prefix_cache"]["hits"].get<int>(), 0);
+  EXPECT_TRUE(j.contains("swap"));
+  // (1 - 0.6^4) / 0.4 = 2.176 tokens per verify step.
+  EXPECT_NEAR(j["speculative"]["expected_tokens_per_step"].get<double>(), 2.176, 1e-12);
+  EXPECT_EQ(j["requests"]["finished"], j["requests"]["arrived"]);
+}
+
 TEST(CliServe, FindMaxRateBracketsTheSlo) {
   const auto r =
       run_cli("serve --cluster dgx-h100 --serving llama3-8b-h100 --find-max-rate --json --set traffic.duration_s=20");
