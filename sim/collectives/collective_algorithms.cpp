@@ -256,36 +256,53 @@ double idle_fabric_latency_s(const CollectiveContext& ctx, const CollectivePlan&
 
 IdleFabricTime idle_fabric_time_parts(const CollectiveContext& ctx, const CollectivePlan& plan) {
   const auto links = ctx.cluster.links();
-  std::vector<double> load(links.size(), 0.0);
-  // Transfers of the phase routed so far, per link: adaptive routing (fabric.routing) spreads the
-  // phase's transfers over equal-cost links as the backends do when the phase starts on an idle fabric.
-  std::vector<int> in_flight(links.size(), 0);
+  // Bytes per link, and transfers of the phase routed so far per link: adaptive routing
+  // (fabric.routing) spreads the phase's transfers over equal-cost links as the backends do when the
+  // phase starts on an idle fabric. Both all zero on entry and on exit (only the links a phase touched
+  // are cleared), so that a lent scratch is reused without clearing every link.
+  LinkLoadScratch own;
+  LinkLoadScratch& scratch = ctx.scratch != nullptr ? *ctx.scratch : own;
+  if (scratch.bytes.size() != links.size()) {
+    scratch.bytes.assign(links.size(), 0.0);
+    scratch.in_flight.assign(links.size(), 0);
+  }
+  std::vector<double>& load = scratch.bytes;
+  std::vector<int>& in_flight = scratch.in_flight;
   std::vector<int> touched, route;
-  IdleFabricTime t;
-  t.latency_s = idle_fabric_latency_s(ctx, plan);
-  std::uint64_t flow = 0;
-  for (const auto& phase : plan.phases) {
-    for (const Transfer& tr : phase.transfers) {
-      route.clear();
-      if (tr.src_gpu != tr.dst_gpu && tr.bytes > 0.0)
-        ctx.cluster.route(tr.src_gpu, tr.dst_gpu, flow, route, in_flight, tr.lane);
-      ++flow;
-      for (int l : route) {
-        double& b = load[static_cast<std::size_t>(l)];
-        if (b == 0.0) touched.push_back(l);
-        b += tr.bytes;
-        ++in_flight[static_cast<std::size_t>(l)];
-      }
-    }
-    double busiest = 0.0;
+  const auto clear_touched = [&] {
     for (int l : touched) {
-      double& b = load[static_cast<std::size_t>(l)];
-      busiest = std::max(busiest, b / ctx.profile.effective_bandwidth_Bps(links[static_cast<std::size_t>(l)]));
-      b = 0.0;
+      load[static_cast<std::size_t>(l)] = 0.0;
       in_flight[static_cast<std::size_t>(l)] = 0;
     }
     touched.clear();
-    t.bandwidth_s += busiest;
+  };
+  IdleFabricTime t;
+  t.latency_s = idle_fabric_latency_s(ctx, plan);
+  std::uint64_t flow = 0;
+  try {
+    for (const auto& phase : plan.phases) {
+      for (const Transfer& tr : phase.transfers) {
+        route.clear();
+        if (tr.src_gpu != tr.dst_gpu && tr.bytes > 0.0)
+          ctx.cluster.route(tr.src_gpu, tr.dst_gpu, flow, route, in_flight, tr.lane);
+        ++flow;
+        for (int l : route) {
+          double& b = load[static_cast<std::size_t>(l)];
+          if (b == 0.0) touched.push_back(l);
+          b += tr.bytes;
+          ++in_flight[static_cast<std::size_t>(l)];
+        }
+      }
+      double busiest = 0.0;
+      for (int l : touched)
+        busiest = std::max(busiest, load[static_cast<std::size_t>(l)] /
+                                        ctx.profile.effective_bandwidth_Bps(links[static_cast<std::size_t>(l)]));
+      clear_touched();
+      t.bandwidth_s += busiest;
+    }
+  } catch (...) {
+    clear_touched();  // a lent scratch stays all zero
+    throw;
   }
   return t;
 }

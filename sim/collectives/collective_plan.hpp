@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/collectives/link_load_scratch.hpp"
 #include "sim/network/network_backend.hpp"
 #include "sim/network/network_profile.hpp"
 #include "workloads/execution_graph.hpp"
@@ -41,6 +42,9 @@ struct CollectivePlan {
 struct CollectiveContext {
   const Cluster& cluster;
   const NetworkProfile& profile;
+  // Optional per-link scratch for idle-fabric ratings (link_load_scratch.hpp); null: each rating
+  // allocates its own. The same answers either way.
+  LinkLoadScratch* scratch = nullptr;
 };
 
 // What an algorithm is asked to plan.

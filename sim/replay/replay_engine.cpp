@@ -485,7 +485,7 @@ class Replay {
     auto it = planned_.find(key);
     if (it != planned_.end()) return it->second;
     PlannedCollective planned;
-    const CollectiveContext ctx{cluster_, profile_for(comm)};
+    const CollectiveContext ctx{cluster_, profile_for(comm), &link_scratch_};
     for (std::size_t g : cells_[comm][static_cast<std::size_t>(cell)].groups) {
       const auto& group = graph_.communicators()[comm].groups[g];
       CollectiveRequest req{p.kind, &group, p.bytes, p.pair_bytes};
@@ -734,6 +734,7 @@ class Replay {
   std::map<std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>, PlannedCollective>
       planned_;
   std::vector<CollectiveRecord> records_;
+  LinkLoadScratch link_scratch_;  // lent to every plan's idle-fabric rating (plan_for)
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;
 };

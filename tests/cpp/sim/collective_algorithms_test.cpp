@@ -3,7 +3,9 @@
 //
 // Fabrics used: `star(n)` = n single-GPU nodes, one 400 Gb/s NIC each (B = 50 GB/s, slower than the
 // 64 GB/s PCIe hop), all under one leaf: every hop is NIC -> leaf -> NIC, a = 2 x 0.6 us = 1.2 us.
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -467,6 +469,48 @@ TEST(CollectiveAlgorithms, IdleFabricRatingRoutesLikeTheBackends) {
                             ideal.collective_latency_s.value;
     EXPECT_NEAR(rated, replayed, 0.02 * replayed) << algorithm;
   }
+}
+
+// A lent per-link scratch (CollectiveContext::scratch, as the replay lends one to every plan) gives
+// the very same idle-fabric ratings as a rating with its own arrays, plan after plan (adaptive routing
+// reads the scratch's in-flight counts, so a count left over would move later routes), and is all zero
+// after each rating, also after one whose route throws (issue 21).
+TEST(CollectiveAlgorithms, ALentLinkScratchRatesExactlyAsItsOwnArrays) {
+  const ClusterSpec spec = load_cluster_spec("dgx-h100-superpod", {{"nodes", "64"}, {"fabric.tiers", "3"}});
+  const NetworkProfile ideal = ideal_network_profile();
+  const Cluster cluster = Cluster::build(spec);
+  const std::vector<int> all = iota_ranks(512);
+  std::vector<int> rail;  // GPU 3 of every node: one rank per node, across the fabric
+  for (int node = 0; node < 64; ++node)
+    rail.push_back(node * 8 + 3);
+  LinkLoadScratch scratch;
+  const CollectiveContext own{cluster, ideal};
+  const CollectiveContext lent{cluster, ideal, &scratch};
+  const auto all_zero = [&] {
+    return std::all_of(scratch.bytes.begin(), scratch.bytes.end(), [](double b) { return b == 0.0; }) &&
+           std::all_of(scratch.in_flight.begin(), scratch.in_flight.end(), [](int n) { return n == 0; });
+  };
+  int rated = 0;
+  for (const std::vector<int>* ranks : std::vector<const std::vector<int>*>{&all, &rail, &all}) {
+    for (const char* algorithm : {"ring", "tree", "halving_doubling"}) {
+      const CollectivePlan plan = plan_collective(algorithm, own, {CollectiveKind::all_reduce, ranks, 1e9});
+      const IdleFabricTime a = idle_fabric_time_parts(own, plan);
+      const IdleFabricTime b = idle_fabric_time_parts(lent, plan);
+      EXPECT_EQ(a.bandwidth_s, b.bandwidth_s) << algorithm << " over " << ranks->size();
+      EXPECT_EQ(a.latency_s, b.latency_s) << algorithm;
+      EXPECT_GT(b.bandwidth_s, 0.0) << algorithm;
+      EXPECT_EQ(scratch.bytes.size(), cluster.links().size());
+      EXPECT_TRUE(all_zero()) << algorithm;
+      ++rated;
+    }
+  }
+  EXPECT_EQ(rated, 9);
+  // A plan whose second transfer names a GPU outside the cluster: the route throws, the first
+  // transfer's links were loaded; the scratch is cleared on the way out.
+  CollectivePlan bad;
+  bad.phases.push_back({"bad", {Transfer{0, 100, 1e6}, Transfer{0, 512, 1e6}}, 1, 0.0});
+  EXPECT_THROW(idle_fabric_time_parts(lent, bad), std::out_of_range);
+  EXPECT_TRUE(all_zero());
 }
 
 TEST(CollectiveAlgorithms, AutoSelectsTheFastestNcclAlgorithm) {
