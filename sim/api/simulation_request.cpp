@@ -2,11 +2,17 @@
 
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "sim/core/error.hpp"
 
 namespace clustersim {
+namespace {
+
+constexpr double kMaxTokens = 1e18;
+
+}  // namespace
 
 void add_algorithm(SimulationRequest& request, std::string_view value) {
   const auto eq = value.find('=');
@@ -16,24 +22,11 @@ void add_algorithm(SimulationRequest& request, std::string_view value) {
     request.algorithm_by_group[std::string(value.substr(0, eq))] = std::string(value.substr(eq + 1));
 }
 
-double parse_token_count(std::string_view text, std::string_view option) {
-  const std::string s(text);
-  const auto bad = [&] {
-    return SpecError(
-        std::string(option), "",
-        "expected a number of tokens > 0, optionally with a suffix K, M, B, T (\"15T\"), got \"" + s + "\"");
-  };
-  std::size_t used = 0;
-  double value = 0.0;
-  try {
-    value = std::stod(s, &used);
-  } catch (const std::exception&) {
-    throw bad();
-  }
-  const std::string suffix = s.substr(used);
+std::optional<double> parse_si_quantity(std::string_view text) {
+  std::string s(text);
   double scale = 1.0;
-  if (suffix.size() == 1) {
-    switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
+  if (!s.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(s.back()))) {
       case 'K':
         scale = 1e3;
         break;
@@ -48,14 +41,36 @@ double parse_token_count(std::string_view text, std::string_view option) {
         scale = 1e12;
         break;
       default:
-        throw bad();
+        scale = 0.0;  // no suffix
     }
-  } else if (!suffix.empty()) {
-    throw bad();
+    if (scale != 0.0)
+      s.pop_back();
+    else
+      scale = 1.0;
   }
-  value *= scale;
-  if (!std::isfinite(value) || !(value > 0.0)) throw bad();
-  return value;
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used == 0 || used != s.size() || !std::isfinite(value) || !(value > 0.0)) return std::nullopt;
+  return value * scale;  // may overflow to infinity ("1e308T"): callers bound it
+}
+
+double parse_token_count(std::string_view text, std::string_view option) {
+  const std::optional<double> tokens = parse_si_quantity(text);
+  if (!tokens)
+    throw SpecError(std::string(option), "",
+                    "expected a number of tokens > 0, optionally with a suffix K, M, B (or G), T (\"15T\"), got \"" +
+                        std::string(text) + "\"");
+  // 1e308T was infinite: the time and cost to train became null in the report (issue 19).
+  if (!(*tokens <= kMaxTokens))
+    throw SpecError(
+        std::string(option), "",
+        "expected at most 1e18 tokens (Llama 3 405B: 1.56e13, arXiv:2407.21783), got \"" + std::string(text) + "\"");
+  return *tokens;
 }
 
 SimulationOptions simulation_options(const SimulationRequest& request) {

@@ -27,8 +27,13 @@ struct SimulationRequest {
   std::optional<std::int64_t> time_to_train_seed;  // >= 0; none: 1
 };
 
-// "15T" -> 1.5e13 (suffixes K, M, B or G, T; case-insensitive). Throws SpecError naming `option` for
-// anything but a finite number > 0.
+// "2e12", "15T", "300B" (or "300G"), "15M", "1K", "50M" (dollars): a finite number > 0 with an optional
+// suffix K, M, B or G, T (case-insensitive); none for anything else. One rule for every such option.
+// The suffix may overflow a finite number to infinity ("1e308T"): callers bound the value.
+std::optional<double> parse_si_quantity(std::string_view text);
+
+// "15T" -> 1.5e13 (parse_si_quantity), at most 1e18 (Llama 3 405B trained on 1.56e13). Throws SpecError
+// naming `option` otherwise (`--tokens`, `--train-tokens`).
 double parse_token_count(std::string_view text, std::string_view option);
 
 // One --algorithm value: "NAME" (every communicator) or "GROUP=NAME" (one process group).

@@ -1,8 +1,6 @@
 // clustersim compare: one workload on several cluster designs, one table (sim/cost/design_comparison).
-#include <cctype>
 #include <cmath>
 #include <iostream>
-#include <map>
 #include <optional>
 
 #include "sim/api/design_sizing.hpp"
@@ -21,46 +19,10 @@ namespace clustersim::cli {
 namespace {
 
 constexpr double kDefaultTokens = 1e12;
-constexpr double kMaxTokens = 1e18;
 constexpr double kMaxBudgetUsd = 1e13;
 
-// "2e12", "2T", "300B", "300G", "15M", "1K": a positive finite amount with an optional SI suffix, or
-// none when the text is not one.
-std::optional<double> parse_si_amount(const std::string& text) {
-  static const std::map<char, double> suffixes = {{'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'B', 1e9}, {'T', 1e12}};
-  std::string digits = text;
-  double scale = 1.0;
-  if (!digits.empty()) {
-    const auto it = suffixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(digits.back()))));
-    if (it != suffixes.end()) {
-      scale = it->second;
-      digits.pop_back();
-    }
-  }
-  std::size_t used = 0;
-  double v = 0.0;
-  try {
-    v = std::stod(digits, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != digits.size() || !std::isfinite(v) || v <= 0) return std::nullopt;
-  return v * scale;
-}
-
-double parse_tokens(const std::string& text) {
-  const auto v = parse_si_amount(text);
-  if (!v)
-    throw SpecError("--tokens", "", "expected a positive number of tokens (e.g. 2e12, 2T, 300B), got \"" + text + "\"");
-  // 1e308T was infinite: the time and cost to train became null in the report.
-  if (!(*v <= kMaxTokens))
-    throw SpecError("--tokens", "",
-                    "expected at most 1e18 tokens (Llama 3 405B: 1.56e13, arXiv:2407.21783), got \"" + text + "\"");
-  return *v;
-}
-
 double parse_budget_usd(const std::string& text) {
-  const auto v = parse_si_amount(text);
+  const auto v = parse_si_quantity(text);
   if (!v || !(*v <= kMaxBudgetUsd))
     throw SpecError("--budget-usd", "",
                     "expected a capital budget in US dollars from 1 to 1e13 (e.g. 50M, 2.5e8), got \"" + text + "\"");
@@ -92,7 +54,7 @@ int run_compare(const std::vector<std::string>& args) {
   if (sources.empty()) throw UsageError("give at least one --cluster");
   if (a.value("serving")) return run_serving_compare(a);
   const auto tokens_text = a.value("tokens");
-  const double tokens = tokens_text ? parse_tokens(*tokens_text) : kDefaultTokens;
+  const double tokens = tokens_text ? parse_token_count(*tokens_text, "--tokens") : kDefaultTokens;
   if (const auto html = a.value("html")) {
     std::vector<std::string> inputs = sources;
     inputs.push_back(a.required("workload"));
@@ -146,7 +108,9 @@ int run_compare(const std::vector<std::string>& args) {
   }
   SimulationRequest request;
   request.fidelity = a.value("fidelity");
-  const SimulationOptions options = simulation_options(request);
+  SimulationOptions options = simulation_options(request);
+  // Each design's run of the tokens with failures, checkpoints and restarts ranks it (docs/time_to_train.md).
+  options.train_tokens = tokens;
 
   std::vector<DesignRow> rows;
   bool failed = false;

@@ -106,8 +106,8 @@ std::string pareto_chart(const std::vector<const DesignRow*>& rows) {
   const double left = 80.0, right = 30.0, top = 20.0, bottom = 50.0;
   double tmax = 0.0, cmax = 0.0;
   for (const DesignRow* r : rows) {
-    tmax = std::max(tmax, r->train_time_hi_s.value_or(r->train_time_s));
-    cmax = std::max(cmax, r->train_cost_usd);
+    tmax = std::max(tmax, std::max(ranked_time_s(*r), r->train_time_hi_s.value_or(0.0)));
+    cmax = std::max(cmax, ranked_cost_usd(*r));
   }
   if (!(tmax > 0.0)) tmax = 1.0;
   if (!(cmax > 0.0)) cmax = 1.0;
@@ -116,8 +116,11 @@ std::string pareto_chart(const std::vector<const DesignRow*>& rows) {
   auto px = [&](double t_s) { return left + t_s / tmax * (width - left - right); };
   auto py = [&](double usd) { return height - bottom - usd / cmax * (height - top - bottom); };
   std::ostringstream o;
-  o << "<figure><figcaption>Time and cost to train: the Pareto front (no other design is at least as fast and as "
-       "cheap and better in one) is joined; whiskers: the training time's interval</figcaption>\n"
+  const bool with_failures = !rows.empty() && rows.front()->run_time_s.has_value();
+  o << "<figure><figcaption>Time and cost to train"
+    << (with_failures ? " with failures, checkpoints and restarts (the Monte Carlo's mean run)" : "")
+    << ": the Pareto front (no other design is at least as fast and as cheap and better in one) is joined; "
+       "whiskers: the failure-free training time's interval</figcaption>\n"
     << "<svg class=\"chart\" id=\"pareto\" role=\"img\" width=\"" << width << "\" height=\"" << height
     << "\" viewBox=\"0 0 " << width << " " << height << "\">\n"
     << "<path d=\"M" << left << " " << top << "V" << height - bottom << "H" << width - right
@@ -137,27 +140,67 @@ std::string pareto_chart(const std::vector<const DesignRow*>& rows) {
   for (const DesignRow* r : rows)
     if (r->pareto) front.push_back(r);
   std::sort(front.begin(), front.end(),
-            [](const DesignRow* a, const DesignRow* b) { return a->train_time_s < b->train_time_s; });
+            [](const DesignRow* a, const DesignRow* b) { return ranked_time_s(*a) < ranked_time_s(*b); });
   if (front.size() > 1) {
     o << "<path class=\"front\" d=\"";
     for (std::size_t i = 0; i < front.size(); ++i)
-      o << (i == 0 ? "M" : "L") << fmt("%.2f", px(front[i]->train_time_s)) << " "
-        << fmt("%.2f", py(front[i]->train_cost_usd));
+      o << (i == 0 ? "M" : "L") << fmt("%.2f", px(ranked_time_s(*front[i]))) << " "
+        << fmt("%.2f", py(ranked_cost_usd(*front[i])));
     o << "\" stroke=\"#D55E00\" stroke-dasharray=\"5 3\" fill=\"none\"/>\n";
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const DesignRow* r = rows[i];
-    const double x = px(r->train_time_s), y = py(r->train_cost_usd);
+    const double x = px(ranked_time_s(*r)), y = py(ranked_cost_usd(*r));
     if (r->train_time_lo_s)
       o << "<path class=\"whisker\" d=\"M" << fmt("%.2f", px(*r->train_time_lo_s)) << " " << fmt("%.2f", y) << "H"
         << fmt("%.2f", px(*r->train_time_hi_s)) << "\" stroke=\"#888\"/>\n";
     o << "<circle class=\"point" << (r->pareto ? " pareto" : "") << "\" cx=\"" << fmt("%.2f", x) << "\" cy=\""
       << fmt("%.2f", y) << "\" r=\"6\" fill=\"" << kColours[i % 7] << "\"><title>" << esc(r->design) << ": "
-      << duration(r->train_time_s) << ", " << money(r->train_cost_usd) << "</title></circle>\n"
+      << duration(ranked_time_s(*r)) << ", " << money(ranked_cost_usd(*r)) << "</title></circle>\n"
       << "<text x=\"" << fmt("%.2f", x + 9) << "\" y=\"" << fmt("%.2f", y - 8) << "\">" << esc(r->design)
       << (r->pareto ? " *" : "") << "</text>\n";
   }
   o << "</svg></figure>\n";
+  return o.str();
+}
+
+// Each design's run with failures: where its days go (useful training, checkpoints, recomputation
+// after failures, restarts; the Monte Carlo's means), its p10 - p90 days as whiskers.
+std::string time_to_train_section(const std::vector<const DesignRow*>& rows, const std::vector<std::string>& names) {
+  std::vector<Segment> parts = {
+      {"useful training", {}}, {"checkpoints", {}}, {"lost (recomputed)", {}}, {"restarts", {}}};
+  std::vector<std::pair<double, double>> whiskers;
+  for (const DesignRow* r : rows) {
+    const auto& t = r->report->time_to_train;
+    if (!t) return "";
+    const double day = figure_format::kSecondsPerDay;
+    parts[0].values.push_back(t->useful_s / day);
+    parts[1].values.push_back(t->checkpoint_s / day);
+    parts[2].values.push_back(t->lost_s / day);
+    parts[3].values.push_back(t->restart_total_s / day);
+    whiskers.emplace_back(t->days_p10, t->days_p90);
+  }
+  std::ostringstream o;
+  o << bar_chart(
+      "The run with failures, checkpoints and restarts: where the days go (whiskers: p10 - p90 of the "
+      "Monte Carlo's runs)",
+      "days", names, parts, &whiskers);
+  o << "<table id=\"time-to-train\">\n<thead><tr><th>design</th><th>goodput</th><th>interruptions</th>"
+       "<th>top causes</th><th>checkpoint</th><th>interval</th><th>restart</th></tr></thead>\n<tbody>\n";
+  for (const DesignRow* r : rows) {
+    const TimeToTrainStats& t = *r->report->time_to_train;
+    std::string causes;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, t.causes.size()); ++i)
+      causes += (i ? ", " : "") + t.causes[i].cause + fmt(" %.2g", t.causes[i].expected);
+    o << "<tr><td>" << esc(r->design) << "</td><td>" << fmt("%.1f %%", 100 * t.goodput) << "</td><td>"
+      << fmt("%.1f", t.interruptions_mean) << "</td><td>" << esc(causes) << "</td><td>"
+      << fmt("%.3g TB", t.checkpoint_bytes / 1e12) << ", stall " << fmt("%.1f s", t.checkpoint_stall_s) << "</td><td>"
+      << duration(t.checkpoint_interval_s) << " (" << esc(t.checkpoint_interval_basis) << ")</td><td>"
+      << fmt("%.0f s", t.restart_s) << "</td></tr>\n";
+  }
+  o << "</tbody></table>\n<p class=\"note\">Failure rates per component, restart times and storage: "
+       "docs/time_to_train.md (the rates are fitted on Llama 3's interruption table; restart and storage figures "
+       "are assumptions unless the cluster spec sets them).</p>\n";
   return o.str();
 }
 
@@ -166,11 +209,12 @@ std::string designs_table(const DesignComparison& c) {
   o << "<table id=\"designs\">\n<thead><tr><th>design</th><th>GPU</th><th>GPUs</th><th>step time</th>"
        "<th>likely step time</th><th>tokens/s</th><th>MFU</th><th>fits in memory</th><th>facility kW</th>"
        "<th>J/token</th><th>capex</th><th>$/M tokens</th><th>time to train</th><th>likely</th>"
-       "<th>cost to train</th><th>energy to train</th><th>Pareto</th></tr></thead>\n<tbody>\n";
+       "<th>cost to train</th><th>energy to train</th><th>goodput</th><th>with failures (p10 - p90)</th>"
+       "<th>run cost</th><th>Pareto</th></tr></thead>\n<tbody>\n";
   for (const DesignRow& r : c.rows) {
     o << "<tr><td>" << esc(r.design) << "</td>";
     if (!r.report) {
-      o << "<td colspan=\"16\" class=\"error\">simulation failed: " << esc(r.error) << "</td></tr>\n";
+      o << "<td colspan=\"19\" class=\"error\">simulation failed: " << esc(r.error) << "</td></tr>\n";
       continue;
     }
     const Report& rep = *r.report;
@@ -185,7 +229,12 @@ std::string designs_table(const DesignComparison& c) {
       << (rep.cost ? fmt("%.3f", rep.cost->usd_per_million_tokens) : "-") << "</td><td>" << duration(r.train_time_s)
       << "</td><td>" << (r.train_time_lo_s ? duration(*r.train_time_lo_s) + " - " + duration(*r.train_time_hi_s) : "-")
       << "</td><td>" << money(r.train_cost_usd) << "</td><td>" << fmt("%.1f MWh", r.train_energy_kwh / 1e3)
-      << "</td><td>" << (r.pareto ? "&#9733;" : "") << "</td></tr>\n";
+      << "</td><td>" << (rep.time_to_train ? fmt("%.1f %%", 100 * rep.time_to_train->goodput) : "-") << "</td><td>"
+      << (rep.time_to_train
+              ? fmt("%.1f", rep.time_to_train->days_p10) + " - " + fmt("%.1f d", rep.time_to_train->days_p90)
+              : "-")
+      << "</td><td>" << (r.run_cost_usd ? money(*r.run_cost_usd) : "-") << "</td><td>" << (r.pareto ? "&#9733;" : "")
+      << "</td></tr>\n";
   }
   o << "</tbody></table>\n";
   std::string overlaps;
@@ -308,7 +357,7 @@ std::string comparison_to_html(const DesignComparison& c) {
                     {"host wait", per_design([](const Report& r) { return r.breakdown.host_wait_s; })}},
                    &whiskers)
       << "<h2>Time and cost to train</h2>\n"
-      << pareto_chart(rows) << "<h2>Cost per hour of training</h2>\n"
+      << pareto_chart(rows) << time_to_train_section(rows, names) << "<h2>Cost per hour of training</h2>\n"
       << bar_chart("Cost per hour by part", "$/h", names,
                    {{"amortized capex",
                      per_design([](const Report& r) { return r.cost ? r.cost->amortized_usd_per_hour : 0.0; })},

@@ -29,11 +29,19 @@ std::string cell(std::string s, std::size_t width, bool left = false) {
 }
 
 bool dominates(const DesignRow& a, const DesignRow& b) {
-  return a.train_time_s <= b.train_time_s && a.train_cost_usd <= b.train_cost_usd &&
-         (a.train_time_s < b.train_time_s || a.train_cost_usd < b.train_cost_usd);
+  return ranked_time_s(a) <= ranked_time_s(b) && ranked_cost_usd(a) <= ranked_cost_usd(b) &&
+         (ranked_time_s(a) < ranked_time_s(b) || ranked_cost_usd(a) < ranked_cost_usd(b));
 }
 
 }  // namespace
+
+double ranked_time_s(const DesignRow& r) {
+  return r.run_time_s.value_or(r.train_time_s);
+}
+
+double ranked_cost_usd(const DesignRow& r) {
+  return r.run_cost_usd.value_or(r.train_cost_usd);
+}
 
 void number_repeated_designs(std::vector<std::string*> names) {
   std::map<std::string, int> seen;
@@ -63,7 +71,19 @@ DesignComparison compare_designs(std::string workload, double tokens, std::vecto
       r.train_time_lo_s = steps * rep.step_time_interval->lo_s;
       r.train_time_hi_s = steps * rep.step_time_interval->hi_s;
     }
+    if (rep.time_to_train) {
+      r.run_time_s = rep.time_to_train->days_mean * figure_format::kSecondsPerDay;
+      r.run_cost_usd = rep.time_to_train->cost_usd;
+    }
   }
+  // Ranked with failures only when every simulated design has its run: one basis for all.
+  const bool with_failures =
+      std::all_of(rows.begin(), rows.end(), [](const DesignRow& r) { return !r.report || r.run_time_s.has_value(); });
+  if (!with_failures)
+    for (DesignRow& r : rows) {
+      r.run_time_s.reset();
+      r.run_cost_usd.reset();
+    }
   for (DesignRow& r : rows) {
     if (!r.train_time_lo_s) continue;
     for (const DesignRow& other : rows)
@@ -72,8 +92,9 @@ DesignComparison compare_designs(std::string workload, double tokens, std::vecto
         r.within_error_of.push_back(other.design);
   }
   c.pareto_among = any_fits ? "designs that fit in memory" : "all designs (none fits in memory)";
+  if (with_failures) c.pareto_among += ", by the run's time and cost with failures, checkpoints and restarts";
   const auto candidate = [&](const DesignRow& r) {
-    return r.report && r.train_time_s > 0 && (!any_fits || r.report->memory.fits);
+    return r.report && ranked_time_s(r) > 0 && (!any_fits || r.report->memory.fits);
   };
   for (DesignRow& r : rows) {
     if (!candidate(r)) continue;
@@ -96,7 +117,8 @@ std::string comparison_to_text(const DesignComparison& c) {
   }();
   o << cell("design", name_width, true) << cell("GPUs", 6) << cell("step", 11) << cell("tokens/s", 11) << cell("MFU", 7)
     << cell("fits", 6) << cell("avg kW", 9) << cell("J/token", 9) << cell("capex", 10) << cell("$/M tok", 9)
-    << cell("train time", 12) << cell("likely", 15) << cell("train cost", 12) << "  pareto\n";
+    << cell("train time", 12) << cell("likely", 15) << cell("train cost", 12) << cell("goodput", 9)
+    << cell("with failures", 15) << cell("run cost", 11) << "  pareto\n";
   for (const DesignRow& r : c.rows) {
     o << cell(r.design, name_width, true);
     if (!r.report) {
@@ -112,7 +134,13 @@ std::string comparison_to_text(const DesignComparison& c) {
       << cell(rep.cost ? money(rep.cost->capex_usd) : "-", 10)
       << cell(rep.cost ? fmt("%.3f", rep.cost->usd_per_million_tokens) : "-", 9) << cell(duration(r.train_time_s), 12)
       << cell(r.train_time_lo_s ? duration(*r.train_time_lo_s) + "-" + duration(*r.train_time_hi_s) : "-", 15)
-      << cell(money(r.train_cost_usd), 12) << "  " << (r.pareto ? "*" : "") << "\n";
+      << cell(money(r.train_cost_usd), 12)
+      << cell(rep.time_to_train ? fmt("%.1f%%", 100 * rep.time_to_train->goodput) : "-", 9)
+      << cell(rep.time_to_train
+                  ? fmt("%.1f", rep.time_to_train->days_p10) + "-" + fmt("%.1f d", rep.time_to_train->days_p90)
+                  : "-",
+              15)
+      << cell(r.run_cost_usd ? money(*r.run_cost_usd) : "-", 11) << "  " << (r.pareto ? "*" : "") << "\n";
   }
   std::string overlaps;
   for (std::size_t i = 0; i < c.rows.size(); ++i)
@@ -127,7 +155,10 @@ std::string comparison_to_text(const DesignComparison& c) {
        "  NICs, switches, cables and optics; $/M tok: amortized capex + energy per million tokens;\n"
        "  likely: the training time's interval, from the validation errors of the runs nearest to each design;\n"
        "  train time/cost: "
-    << fmt("%.3g", c.tokens) << " tokens at the simulated step; * Pareto-optimal (time vs cost) among "
+    << fmt("%.3g", c.tokens)
+    << " tokens at the simulated step, nothing failing; goodput, with failures (days, p10-p90) and\n"
+       "  run cost: the same run with failures, checkpoints and restarts (docs/time_to_train.md);\n"
+       "  * Pareto-optimal (time vs cost) among "
     << c.pareto_among << ".\n";
   return o.str();
 }
@@ -163,6 +194,13 @@ std::string comparison_to_json(const DesignComparison& c, int indent) {
          rep.step_time_interval ? Json{rep.step_time_interval->lo_s, rep.step_time_interval->hi_s} : Json(nullptr)},
         {"train_time_interval_s", r.train_time_lo_s ? Json{*r.train_time_lo_s, *r.train_time_hi_s} : Json(nullptr)},
         {"within_error_of", r.within_error_of}};
+    const auto& ttt = rep.time_to_train;
+    d["goodput"] = ttt ? Json(ttt->goodput) : Json(nullptr);
+    d["train_days_p10"] = ttt ? Json(ttt->days_p10) : Json(nullptr);
+    d["train_days_p50"] = ttt ? Json(ttt->days_p50) : Json(nullptr);
+    d["train_days_p90"] = ttt ? Json(ttt->days_p90) : Json(nullptr);
+    d["run_time_s"] = r.run_time_s ? Json(*r.run_time_s) : Json(nullptr);
+    d["run_cost_usd"] = r.run_cost_usd ? Json(*r.run_cost_usd) : Json(nullptr);
     d["report"] = Json::parse(rep.to_json(-1));
     designs.push_back(std::move(d));
   }

@@ -45,6 +45,12 @@ COMPARE_COLUMNS: Tuple[str, ...] = (
     "step_time_interval_s",
     "train_time_interval_s",
     "within_error_of",
+    "goodput",
+    "train_days_p10",
+    "train_days_p50",
+    "train_days_p90",
+    "run_time_s",
+    "run_cost_usd",
     "pareto",
     "error",
 )
@@ -83,7 +89,10 @@ def compare(
     ``train_cost_usd``, ``train_energy_kwh`` (the whole run), ``step_time_interval_s`` and
     ``train_time_interval_s`` ((lo, hi) where the measured time is expected, from the validation errors
     of the nearest runs), ``within_error_of`` (the designs whose training-time intervals overlap this
-    one's: which is faster is within the model's error), ``pareto`` (bool) and ``error`` (None, or why
+    one's: which is faster is within the model's error), ``goodput``, ``train_days_p10`` / ``_p50`` /
+    ``_p90``, ``run_time_s`` and ``run_cost_usd`` (the same run with failures, checkpoints and restarts:
+    the report's time_to_train, docs/time_to_train.md; these rank the designs), ``pareto`` (bool) and
+    ``error`` (None, or why
     the simulation failed). ``df.attrs``: ``workload``, ``tokens``, ``pareto_among``, ``text`` (the
     command's table), ``reports`` (design -> :class:`~clustersim.Report`) and ``html`` (the purchase
     report: one self-contained HTML page, ``clustersim compare --html``'s); ``html=PATH`` also writes it.
@@ -112,6 +121,7 @@ def compare(
         raise ValueError(f"tokens must be a positive number of tokens, got {tokens!r}")
     names = _design_names(specs, clusters)
     options = core_options(fidelity, algorithm, network_profile)
+    options["train_tokens"] = tokens  # each design's run with failures ranks it, as in the command
     sizing_errors = [""] * len(specs)
     if gpus is not None:
         w = Workload._from_loaded(_core.workload_at_any_size(*w._as_core()))

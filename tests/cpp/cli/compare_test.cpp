@@ -40,8 +40,27 @@ TEST(CliCompare, JsonHasEveryDesignWithItsTrainingRunAndParetoMark) {
     EXPECT_GT(d["energy_per_token_j"].get<double>(), 0.0);
     EXPECT_TRUE(d["fits"].get<bool>());
     pareto += d["pareto"].get<bool>() ? 1 : 0;
+    // The run with failures, checkpoints and restarts: the report's time_to_train; it takes at least the
+    // failure-free time, and its days' percentiles are ordered.
+    const auto& ttt = d["report"]["time_to_train"];
+    EXPECT_EQ(d["goodput"].get<double>(), ttt["goodput"].get<double>());
+    EXPECT_GT(d["goodput"].get<double>(), 0.0);
+    EXPECT_LE(d["goodput"].get<double>(), 1.0);
+    EXPECT_GE(d["run_time_s"].get<double>(), d["train_time_s"].get<double>() * (1 - 1e-12));
+    EXPECT_LE(d["train_days_p10"].get<double>(), d["train_days_p50"].get<double>());
+    EXPECT_LE(d["train_days_p50"].get<double>(), d["train_days_p90"].get<double>());
   }
   EXPECT_GE(pareto, 1);
+  // The front is taken on the runs with failures: a design is Pareto exactly when no other is at least as
+  // fast and as cheap there and better in one.
+  for (const auto& d : j["designs"]) {
+    bool dominated = false;
+    for (const auto& o : j["designs"])
+      if (o["design"] != d["design"] && o["run_time_s"] <= d["run_time_s"] && o["run_cost_usd"] <= d["run_cost_usd"] &&
+          (o["run_time_s"] < d["run_time_s"] || o["run_cost_usd"] < d["run_cost_usd"]))
+        dominated = true;
+    EXPECT_EQ(d["pareto"].get<bool>(), !dominated) << d["design"];
+  }
   EXPECT_EQ(j["designs"][0]["design"], "ib");
 }
 
@@ -75,6 +94,7 @@ TEST(CliCompare, HtmlReportIsSelfContainedAndAgreesWithTheJson) {
     pareto += d["pareto"].get<bool>() ? 1 : 0;
   }
   EXPECT_EQ(count("<circle class=\"point pareto\""), pareto);
+  EXPECT_NE(html.find("<table id=\"time-to-train\">"), std::string::npos);
   for (const char* section : {"Designs side by side", "Step time", "Time and cost to train", "Cost per hour", "Power",
                               "Bottleneck links", "Assumptions and sources"})
     EXPECT_NE(html.find(std::string("<h2>") + section), std::string::npos) << section;
@@ -101,7 +121,8 @@ TEST(CliCompare, GpusSizesEveryDesignAndSaysWhichCannot) {
     const auto& d = j["designs"][i];
     ASSERT_FALSE(d.contains("error")) << d;
     EXPECT_EQ(d["gpus"], 1024);
-    EXPECT_EQ(d["report"]["run"]["parallelism"]["dp"], 16);  // 1024 / (tp 8 x pp 8): the preset's dp 24 left to the cluster
+    EXPECT_EQ(d["report"]["run"]["parallelism"]["dp"],
+              16);  // 1024 / (tp 8 x pp 8): the preset's dp 24 left to the cluster
   }
   EXPECT_NE(j["designs"][2]["error"].get<std::string>().find("single_node"), std::string::npos);
   EXPECT_NE(r.err.find("hgx-h100-roce sized to 1024 GPUs: nodes 64 -> 128, fabric.spines 7 -> 21"), std::string::npos)
@@ -115,17 +136,18 @@ TEST(CliCompare, GpusSizesEveryDesignAndSaysWhichCannot) {
 // model parallelism) on DGX H100 nodes: sizes 8, 16, 32, ..., 512 GPUs. The chosen size fits the
 // budget and the next one (twice as many GPUs) does not.
 TEST(CliCompare, BudgetSizesEveryDesignToTheMostGpusItAffords) {
-  const auto r = run_cli("compare --budget-usd 20M --workload gpt3-1.3b --fidelity analytical --json --cluster "
-                         "dgx-h100-superpod --cluster dgx-b200-superpod");
+  const auto r = run_cli(
+      "compare --budget-usd 20M --workload gpt3-1.3b --fidelity analytical --json --cluster "
+      "dgx-h100-superpod --cluster dgx-b200-superpod");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   for (const auto& d : j["designs"]) {
     const int gpus = d["gpus"];
     EXPECT_LE(d["capex_usd"].get<double>(), 20e6) << d["design"];
     EXPECT_EQ(512 % gpus, 0) << gpus;
-    const auto next = run_cli("compare --gpus " + std::to_string(2 * gpus) +
-                              " --workload gpt3-1.3b --fidelity analytical --json --cluster " +
-                              d["design"].get<std::string>());
+    const auto next =
+        run_cli("compare --gpus " + std::to_string(2 * gpus) +
+                " --workload gpt3-1.3b --fidelity analytical --json --cluster " + d["design"].get<std::string>());
     ASSERT_EQ(next.status, 0) << next.err;
     EXPECT_GT(nlohmann::json::parse(next.out)["designs"][0]["capex_usd"].get<double>(), 20e6) << d["design"];
   }
