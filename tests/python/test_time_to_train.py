@@ -55,3 +55,25 @@ def test_a_set_interval_and_stragglers_reach_the_section() -> None:
     # The slowest of 16 GPUs: E[max] of 16 lognormal slowdowns of cv 0.05, about 1 + 1.77 x 0.05.
     assert 1.07 < t["straggler_inflation"] < 1.10
     assert t["effective_step_time_s"] == pytest.approx(report.step_time_s * t["straggler_inflation"], rel=1e-12)
+
+
+def test_best_searches_the_checkpoint_interval_and_sweep_the_spare_nodes() -> None:
+    # best() over checkpoint intervals around Young's (a tenth, Young's, ten times) by the run's mean days
+    # picks Young's; the sweep's rows carry each run's days, goodput and cost, and more spare nodes
+    # never lengthen the run (a failed node is replaced at once instead of waiting for its repair).
+    big = {"nodes": 32, "training.global_batch": 512, "training.micro_batch": 2}
+    young = cs.simulate("dgx-h100-superpod", "gpt3-1.3b", fidelity="analytical", overrides=big,
+                        train_tokens="2T").time_to_train["young_daly_interval_s"]
+    candidates = [{"checkpoint_interval_s": young * f} for f in (0.1, 1.0, 10.0)]
+    b = cs.best(cs.Cluster.preset("dgx-h100-superpod", nodes=32), cs.Workload.preset("gpt3-1.3b", training={
+        "global_batch": 512, "micro_batch": 2}), objective="time_to_train_days", candidates=candidates,
+                fidelity="analytical", train_tokens="2T", n_jobs=1, progress=False)
+    assert b.found and b.parameters == {"checkpoint_interval_s": young}
+    days = b.candidates.set_index("checkpoint_interval_s")["time_to_train_days"]
+    assert days[young] < days[young * 0.1] and days[young] < days[young * 10]
+    df = cs.sweep("dgx-h100-superpod", "gpt3-1.3b", {"reliability.spare_nodes": [0, 4]}, fidelity="analytical",
+                  train_tokens="2T", n_jobs=1, progress=False)
+    assert {"time_to_train_days", "goodput", "time_to_train_usd"} <= set(df.columns)
+    assert df["time_to_train_days"].iloc[1] <= df["time_to_train_days"].iloc[0]
+    with pytest.raises(ValueError, match="train_tokens"):
+        cs.sweep("dgx-h100-superpod", "gpt3-1.3b", {"checkpoint_interval_s": [60]}, progress=False)

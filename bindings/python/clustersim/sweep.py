@@ -69,6 +69,16 @@ _OPTIONAL_COLUMNS: Tuple[Tuple[str, str], ...] = (
     ("cost", "usd_per_step"),
     ("cost", "usd_per_million_tokens"),
 )
+# The run with failures, checkpoints and restarts (train_tokens=...): report time_to_train key -> column.
+_TIME_TO_TRAIN_COLUMNS: Tuple[Tuple[str, str], ...] = (
+    ("days_mean", "time_to_train_days"),
+    ("days_p90", "time_to_train_days_p90"),
+    ("goodput", "goodput"),
+    ("cost_usd", "time_to_train_usd"),
+    ("checkpoint_interval_s", "checkpoint_interval_s"),
+)
+# Grid keys that are options of the run, not spec paths: each configuration's value goes to the core.
+_RUN_OPTION_KEYS: Tuple[str, ...] = ("checkpoint_interval_s",)
 
 # One configuration for a worker: plain strings and lists, cheap to pickle for process pools and Dask.
 #   (cluster JSON, cluster file, workload JSON, workload file,
@@ -120,6 +130,10 @@ def _row_from_report(report: Mapping[str, Any]) -> Dict[str, Any]:
         value = (report.get(section) or {}).get(key)
         if value is not None:
             row[key] = value
+    ttt = report.get("time_to_train")
+    if ttt:
+        for key, column in _TIME_TO_TRAIN_COLUMNS:
+            row[column] = ttt.get(key)
     return row
 
 
@@ -201,6 +215,7 @@ def sweep(
     algorithm: Algorithm = None,
     network_profile: Optional[str] = None,
     progress: bool = True,
+    train_tokens: Union[None, int, float, str] = None,
 ) -> "pd.DataFrame":
     """Simulates every configuration of ``grid`` and returns one DataFrame row per configuration.
 
@@ -219,6 +234,12 @@ def sweep(
     instead (its workers need ``clustersim`` installed). ``fidelity``, ``algorithm``,
     ``network_profile``: as :func:`clustersim.simulate` (``fidelity="analytical"``, where built, is
     the fast one for large sweeps). ``progress``: show a tqdm progress bar.
+
+    ``train_tokens`` (as :func:`clustersim.simulate`'s): every configuration also gets its run with
+    failures, checkpoints and restarts, and the columns ``time_to_train_days`` (the mean run),
+    ``time_to_train_days_p90``, ``goodput``, ``time_to_train_usd`` and ``checkpoint_interval_s``. The
+    grid may then vary ``checkpoint_interval_s`` (an option of the run, not a spec path) and the
+    cluster's ``reliability.*`` / ``storage.*`` keys (``reliability.spare_nodes``, ...).
     """
     import pandas as pd
 
@@ -228,20 +249,26 @@ def sweep(
     keys: List[str] = []
     for config in configs:
         keys.extend(k for k in config if k not in keys)
-    target = {k: resolve_key(k, configs[0].get(k, 0) if configs else 0) for k in keys}  # SpecError: unknown key
+    if train_tokens is None and any(k in _RUN_OPTION_KEYS for k in keys):
+        raise ValueError("checkpoint_interval_s is an option of the time to train: give train_tokens too")
+    target = {k: ("run", k) if k in _RUN_OPTION_KEYS else resolve_key(k, configs[0].get(k, 0) if configs else 0)
+              for k in keys}  # SpecError: unknown key
 
     options = core_options(fidelity, algorithm, network_profile)
+    if train_tokens is not None:
+        options["train_tokens"] = train_tokens
     cluster_json, cluster_file = cluster._as_core()
     workload_json, workload_file = workload._as_core()
     tasks: List[_Task] = []
     for config in configs:
         c_over = [(target[k][1], override_text(v)) for k, v in config.items() if target[k][0] == "cluster"]
         w_over = [(target[k][1], override_text(v)) for k, v in config.items() if target[k][0] == "workload"]
-        tasks.append((cluster_json, cluster_file, workload_json, workload_file, c_over, w_over, options))
+        run_options = {**options, **{k: v for k, v in config.items() if target[k][0] == "run"}}
+        tasks.append((cluster_json, cluster_file, workload_json, workload_file, c_over, w_over, run_options))
 
     results = _run_all(tasks, n_jobs, executor, progress)
     present = {k for r in results for k in r}
-    optional = [key for _, key in _OPTIONAL_COLUMNS if key in present]
+    optional = [key for _, key in _OPTIONAL_COLUMNS + _TIME_TO_TRAIN_COLUMNS if key in present and key not in keys]
     columns = keys + list(RESULT_COLUMNS) + optional + ["error"]
     rows = [{**config, **result} for config, result in zip(configs, results)]
     df = pd.DataFrame(rows, columns=columns)
@@ -265,6 +292,10 @@ _DIRECTIONS: Dict[str, bool] = {
     "energy_per_token_j": True,
     "usd_per_step": True,
     "usd_per_million_tokens": True,
+    "time_to_train_days": True,
+    "time_to_train_days_p90": True,
+    "time_to_train_usd": True,
+    "goodput": False,
 }
 
 
@@ -366,6 +397,7 @@ def best(
     algorithm: Algorithm = None,
     network_profile: Optional[str] = None,
     progress: bool = True,
+    train_tokens: Union[None, int, float, str] = None,
 ) -> Best:
     """Searches parallel configurations for the best one by ``objective`` that fits in memory.
 
@@ -378,7 +410,10 @@ def best(
     ``objective`` is a sweep column: ``step_time_s`` (fastest, the default), ``tokens_per_s``, ``mfu``,
     ``usd_per_million_tokens`` or ``usd_per_step`` (cheapest), ``energy_per_token_j``, ...;
     ``minimize`` defaults to the column's natural direction. ``fidelity="analytical"`` makes large
-    searches fast. Raises ValueError when no candidate reported the objective at all.
+    searches fast. With ``train_tokens`` the objective may be ``time_to_train_days`` (goodput-adjusted
+    days of the run with failures), ``time_to_train_usd`` or ``goodput``, and ``candidates`` may vary
+    ``checkpoint_interval_s`` and the cluster's ``reliability.spare_nodes`` (:func:`sweep`). Raises
+    ValueError when no candidate reported the objective at all.
     """
     import pandas as pd
 
@@ -389,7 +424,7 @@ def best(
             raise ValueError(f"objective {objective!r}: say whether to minimize it (minimize=True or False)")
         minimize = _DIRECTIONS[objective]
     run = dict(n_jobs=n_jobs, executor=executor, fidelity=fidelity, algorithm=algorithm,
-               network_profile=network_profile, progress=progress)
+               network_profile=network_profile, progress=progress, train_tokens=train_tokens)
     if candidates is not None:
         grid = list(candidates)
         df = sweep(c, w, grid, **run)  # type: ignore[arg-type]
@@ -421,6 +456,8 @@ def best(
     parameters = {k: _plain(winner[k]) for k in keys if not _missing(winner[k])}
     parts: Dict[str, Dict[str, Any]] = {"cluster": {}, "workload": {}}
     for k, v in parameters.items():
+        if k in _RUN_OPTION_KEYS:
+            continue  # an option of the run (in `parameters`), not of a spec
         spec, path = resolve_key(k, v)
         parts[spec][path] = v
     return Best(objective, minimize, parameters, c.updated(parts["cluster"]), w.updated(parts["workload"]), winner,
