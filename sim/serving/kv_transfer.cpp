@@ -11,6 +11,7 @@
 #include "sim/collectives/collective_plan.hpp"
 #include "sim/core/error.hpp"
 #include "sim/network/network_profile.hpp"
+#include "sim/serving/deployment_cluster.hpp"
 #include "topologies/cluster.hpp"
 
 namespace clustersim {
@@ -23,23 +24,6 @@ double kv_cache_bytes_per_token(const ModelSpec& model, ServingDtype kv_dtype, i
 namespace {
 
 constexpr double kProbeBytes = double(1 << 30);  // the size each pair's plan is timed at
-
-// As replica_links.cpp: only the deployment's GPUs matter, so the cluster is built with as many nodes as
-// they need (the whole cluster when its fabric cannot be built that small).
-Cluster build_deployment_cluster(const ClusterSpec& spec, std::int64_t gpus) {
-  const std::int64_t per_node = std::max(spec.node.gpus, 1);
-  const int nodes = static_cast<int>((gpus + per_node - 1) / per_node);
-  if (nodes < spec.nodes) {
-    ClusterSpec small = spec;
-    small.nodes = nodes;
-    try {
-      return Cluster::build(small);
-    } catch (const SpecError&) {
-      // the fabric needs more nodes (fixed shapes): build it whole
-    }
-  }
-  return Cluster::build(spec);
-}
 
 class FabricKvTransfer final : public KvTransfer {
  public:

@@ -20,26 +20,13 @@
 #include "sim/collectives/collective_plan.hpp"
 #include "sim/core/error.hpp"
 #include "sim/network/network_profile.hpp"
+#include "sim/serving/deployment_cluster.hpp"
 #include "topologies/cluster.hpp"
 
 namespace clustersim {
 namespace {
 
 constexpr double kChannelProbeBytes = 1 << 30;  // a size at which NCCL opens all its channels
-
-Cluster build_replica_cluster(const ClusterSpec& spec, int gpus) {
-  const int nodes = (gpus + spec.node.gpus - 1) / std::max(spec.node.gpus, 1);
-  if (nodes < spec.nodes) {
-    ClusterSpec small = spec;
-    small.nodes = nodes;
-    try {
-      return Cluster::build(small);
-    } catch (const SpecError&) {
-      // the fabric needs more nodes (fixed shapes): build it whole
-    }
-  }
-  return Cluster::build(spec);
-}
 
 }  // namespace
 
@@ -71,7 +58,7 @@ ReplicaLinks::ReplicaLinks(const ClusterSpec& spec, int tp, int pp) {
                         " GPUs");
   const std::string name = network_profile_for_gpu(spec.gpu_id);
   s_ = std::make_unique<State>(
-      State{build_replica_cluster(spec, gpus), load_network_profile(name), name, {}, {}, tp, pp});
+      State{build_deployment_cluster(spec, gpus), load_network_profile(name), name, {}, {}, tp, pp});
   s_->first_stage.resize(static_cast<std::size_t>(tp));
   std::iota(s_->first_stage.begin(), s_->first_stage.end(), 0);
   s_->last_stage.resize(static_cast<std::size_t>(tp));
