@@ -132,9 +132,9 @@ TEST(CliCompare, GpusSizesEveryDesignAndSaysWhichCannot) {
 }
 
 // --budget-usd: each design at the most GPUs its capital cost allows, in whole model replicas whose
-// data-parallel size divides the step's micro-batches: gpt3-1.3b (global batch 512, micro-batch 1, no
-// model parallelism) on DGX H100 nodes: sizes 8, 16, 32, ..., 512 GPUs. The chosen size fits the
-// budget and the next one (twice as many GPUs) does not.
+// data-parallel size divides the step's micro-batches: gpt3-1.3b (global batch 4096, micro-batch 2: 2048
+// micro-batches, no model parallelism) on nodes of 8 GPUs: sizes 8, 16, 32, ..., 2048 GPUs. The chosen
+// size fits the budget and the next one (twice as many GPUs) does not.
 TEST(CliCompare, BudgetSizesEveryDesignToTheMostGpusItAffords) {
   const auto r = run_cli(
       "compare --budget-usd 20M --workload gpt3-1.3b --fidelity analytical --json --cluster "
@@ -144,7 +144,7 @@ TEST(CliCompare, BudgetSizesEveryDesignToTheMostGpusItAffords) {
   for (const auto& d : j["designs"]) {
     const int gpus = d["gpus"];
     EXPECT_LE(d["capex_usd"].get<double>(), 20e6) << d["design"];
-    EXPECT_EQ(512 % gpus, 0) << gpus;
+    EXPECT_EQ(2048 % gpus, 0) << gpus;
     const auto next =
         run_cli("compare --gpus " + std::to_string(2 * gpus) +
                 " --workload gpt3-1.3b --fidelity analytical --json --cluster " + d["design"].get<std::string>());
