@@ -166,28 +166,24 @@ TEST(SoftwareStack, AProfileFileIsNamedByItsPathRelativeToTheSpec) {
     EXPECT_NE(e.message().find("nope.json"), std::string::npos) << e.message();
   }
   // A bad value of the profile file: the file and the value's path.
+  const auto expect_refused_at = [&](const nlohmann::json& profile_json, const std::string& path) {
+    std::ofstream(profile, std::ios::binary) << profile_json.dump();
+    try {
+      find_software_stack(profile, spec, "/training/stack");
+      ADD_FAILURE() << "expected a SpecError at " << path;
+    } catch (const SpecError& e) {
+      EXPECT_EQ(e.file(), profile);
+      EXPECT_EQ(e.json_path(), path);
+    }
+  };
   nlohmann::json bad = nlohmann::json::parse(text);
   bad["kernel_time_scale"]["gemm"] = -1;
-  std::ofstream(profile, std::ios::binary) << bad.dump();
-  try {
-    find_software_stack(profile, spec, "/training/stack");
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.file(), profile);
-    EXPECT_EQ(e.json_path(), "/kernel_time_scale/gemm");
-  }
+  expect_refused_at(bad, "/kernel_time_scale/gemm");
   // The pipeline instruction's host time is read back (megatron-deepspeed's), and a negative one is refused.
   EXPECT_GT(back.pipeline_instruction_us, 0.0);
   bad = nlohmann::json::parse(text);
   bad["pipeline_instruction_us"] = -1;
-  std::ofstream(profile, std::ios::binary) << bad.dump();
-  try {
-    find_software_stack(profile, spec, "/training/stack");
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.file(), profile);
-    EXPECT_EQ(e.json_path(), "/pipeline_instruction_us");
-  }
+  expect_refused_at(bad, "/pipeline_instruction_us");
   bad = nlohmann::json::parse(text);
   bad["sources"].erase("kernel_time_scale.gemm");
   std::ofstream(profile, std::ios::binary) << bad.dump();
