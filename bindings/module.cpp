@@ -115,6 +115,21 @@ std::tuple<std::string, std::string, std::vector<std::string>, std::string> size
   }
 }
 
+// compare(..., budget_usd=X): the cluster at the most GPUs its capex allows for the workload (its JSON,
+// file, the changes with the capex, '') or ('', file, [], why it cannot).
+std::tuple<std::string, std::string, std::vector<std::string>, std::string> size_cluster_to_budget(
+    const std::string& text, const std::string& file, const std::string& workload_text,
+    const std::string& workload_file, double budget_usd) {
+  const ClusterSpec spec = parse_cluster_spec(text, file);
+  const WorkloadSpec workload = parse_workload_spec(workload_text, workload_file);
+  try {
+    BudgetSizedDesign sized = size_design_to_budget(spec, workload, budget_usd);
+    return {cluster_spec_to_json(sized.design.cluster), sized.design.cluster.source_file, sized.design.changes, ""};
+  } catch (const SpecError& e) {
+    return {"", file, {}, e.what()};
+  }
+}
+
 SpecText workload_at_any_size_text(const std::string& text, const std::string& file) {
   return workload_text(workload_at_any_size(parse_workload_spec(text, file)));
 }
@@ -567,6 +582,10 @@ PYBIND11_MODULE(_core, m) {
         "Parses cluster spec JSON text, applies overrides, validates: (normalized JSON, file).");
   m.def("size_cluster", &size_cluster, py::arg("text"), py::arg("file"), py::arg("gpus"),
         "compare --gpus: (cluster JSON sized to gpus, its file, the changes, '') or ('', file, [], why it cannot).");
+  m.def("size_cluster_to_budget", &size_cluster_to_budget, py::arg("text"), py::arg("file"), py::arg("workload_text"),
+        py::arg("workload_file"), py::arg("budget_usd"),
+        "compare --budget-usd: (cluster JSON at the most GPUs the budget buys for the workload, its file, the\n"
+        "changes, '') or ('', file, [], why it cannot).");
   m.def("workload_at_any_size", &workload_at_any_size_text, py::arg("text"), py::arg("file"),
         "compare --gpus: the workload (text, file) with its data-parallel size left to the cluster.");
   m.def("load_workload", &load_workload, py::arg("source"), py::arg("overrides") = Overrides{},

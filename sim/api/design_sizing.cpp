@@ -79,6 +79,7 @@ BudgetSizedDesign size_design_to_budget(const ClusterSpec& cluster, const Worklo
             (smallest_refusal.empty() ? "is out of reach" : smallest_refusal) +
             (smallest_refusal.rfind("costs", 0) == 0 ? ", above the budget of " + std::to_string(budget_usd) + " USD"
                                                      : ""));
+  best->design.changes.push_back("capex " + std::to_string(static_cast<long long>(best->capex_usd)) + " USD");
   return *std::move(best);
 }
 

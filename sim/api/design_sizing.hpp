@@ -24,7 +24,7 @@ SizedDesign size_design(const ClusterSpec& cluster, std::int64_t gpus);
 // The most GPUs, in whole steps of the workload's model-parallel size (tp x pp x cp), that the
 // design holds (grown by size_design) for a capital cost of at most `budget_usd` (the cost model's
 // capex: GPU servers, NICs, switches, cables, optics, cost.other_capex_usd). Throws SpecError when not
-// even one step fits the budget, naming its capex.
+// even one step fits the budget, naming its capex. The changes end with "capex N USD".
 struct BudgetSizedDesign {
   SizedDesign design;
   std::int64_t gpus = 0;

@@ -100,7 +100,6 @@ int run_compare(const std::vector<std::string>& args) {
         BudgetSizedDesign sized = size_design_to_budget(clusters[i], workload, budget);
         clusters[i] = std::move(sized.design.cluster);
         sizing_changes[i] = std::move(sized.design.changes);
-        sizing_changes[i].push_back("capex " + std::to_string(static_cast<long long>(sized.capex_usd)) + " USD");
       } catch (const SpecError& e) {
         sizing_errors[i] = std::string("cannot be sized to a budget of ") + *budget_text + " USD: " + e.what();
       }

@@ -141,6 +141,27 @@ def test_compare_at_a_gpu_count_agrees_with_the_command(cli: Optional[str]) -> N
     assert bad.error == out["designs"][1]["error"] and "single_node" in bad.error
 
 
+def test_compare_at_a_budget_agrees_with_the_command(cli: Optional[str]) -> None:
+    # compare(budget_usd=X) sizes each design as `clustersim compare --budget-usd X` does.
+    assert cli is not None, "set CLUSTERSIM_CLI"
+    designs = ["dgx-h100-superpod", "dgx-b200-superpod", "dgx-h100"]
+    df = cs.compare("gpt3-1.3b", designs, budget_usd=20e6, fidelity="analytical", tokens=3e11)
+    args = [cli, "compare", "--workload", "gpt3-1.3b", "--budget-usd", "20M", "--fidelity", "analytical",
+            "--tokens", "300B", "--json"]
+    for d in designs:
+        args += ["--cluster", d]
+    out = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=300).stdout)
+    for row, d in zip(df.itertuples(), out["designs"]):
+        assert row.design == d["design"]
+        if "error" in d:  # the same reason (the budget printed as each front end was given it)
+            assert row.error.split(" USD: ", 1)[1] == d["error"].split(" USD: ", 1)[1]
+        else:
+            assert row.gpus == d["gpus"] and row.capex_usd == d["capex_usd"] <= 20e6
+    assert df.iloc[2].gpus == 8  # a single server does not grow: its 8 GPUs are what the budget buys
+    with pytest.raises(ValueError, match="not both"):
+        cs.compare("gpt3-1.3b", designs, budget_usd=1e6, gpus=64)
+
+
 def test_compare_refuses_bad_input_before_simulating(workload: cs.Workload) -> None:
     with pytest.raises(cs.SpecError):
         cs.compare(workload, ["dgx-h100-superpod", "no-such-cluster"], fidelity="analytical")

@@ -73,6 +73,7 @@ def compare(
     n_jobs: int = -1,
     html: Optional[Any] = None,
     gpus: Optional[int] = None,
+    budget_usd: Optional[float] = None,
 ) -> "pd.DataFrame":
     """Compares cluster designs for one workload: one row per design, in the order given.
 
@@ -81,7 +82,8 @@ def compare(
     :func:`clustersim.simulate` (``overrides`` apply to every design, like the command's ``--set``).
     ``n_jobs``: simulations at once (-1: one per CPU). ``gpus``: size every design to this many GPUs by
     its own rules and leave the workload's data-parallel size to it (``clustersim compare --gpus``); a
-    design that cannot reach it is a row with the reason.
+    design that cannot reach it is a row with the reason. ``budget_usd``: instead, each design at the
+    most GPUs its capital cost stays within (``clustersim compare --budget-usd``).
 
     Columns (:data:`COMPARE_COLUMNS`, those of ``clustersim compare``): ``design``, ``gpus``,
     ``step_time_s``, ``tokens_per_s``, ``mfu``, ``fits``, ``cluster_avg_kw`` (facility, PUE
@@ -123,6 +125,19 @@ def compare(
     options = core_options(fidelity, algorithm, network_profile)
     options["train_tokens"] = tokens  # each design's run with failures ranks it, as in the command
     sizing_errors = [""] * len(specs)
+    if gpus is not None and budget_usd is not None:
+        raise ValueError("give gpus or budget_usd, not both")
+    if budget_usd is not None:
+        budget = float(budget_usd)
+        if not budget > 0:
+            raise ValueError(f"budget_usd must be a capital budget in US dollars > 0, got {budget_usd!r}")
+        w = Workload._from_loaded(_core.workload_at_any_size(*w._as_core()))
+        for i, spec in enumerate(specs):
+            text, file, _changes, error = _core.size_cluster_to_budget(*spec._as_core(), *w._as_core(), budget)
+            if error:
+                sizing_errors[i] = f"cannot be sized to a budget of {budget:g} USD: {error}"
+            else:
+                specs[i] = Cluster._from_loaded((text, file))
     if gpus is not None:
         w = Workload._from_loaded(_core.workload_at_any_size(*w._as_core()))
         for i, spec in enumerate(specs):
@@ -140,9 +155,9 @@ def compare(
         except SimulationError as e:
             return "", str(e)
         except SpecError as e:
-            if gpus is None:
+            if gpus is None and budget_usd is None:
                 raise
-            return "", f"cannot run at {int(gpus)} GPUs: {e}"
+            return "", f"cannot run at {specs[i].gpu_count} GPUs: {e}"
 
     workers = min(_worker_count(n_jobs), len(specs))
     with cf.ThreadPoolExecutor(workers) as pool:  # each thread waits on its simulation's child process
