@@ -24,8 +24,6 @@ std::span<const Resource> workload_preset_resources();  // generated from worklo
 namespace {
 
 constexpr std::int64_t kMaxMicroBatchesPerStep = std::int64_t{1} << 16;  // per rank (resolve_parallelism)
-// model.layers: the largest published dense models have about 100-200 layers.
-constexpr std::int64_t kMaxLayers = std::int64_t{1} << 14;
 // Layers x micro-batches per rank per step: the generator makes ops per layer and micro-batch, about
 // 2.2 KB of them each (measured: gpt3-1.3b on dgx-h100, 2400 layers x 256 micro-batches took 1.32 GB
 // and 35 s), so 2^20 of them are about 2.3 GB; the presets use at most a few ten thousand.

@@ -105,9 +105,12 @@ TEST_P(BadInputTable, IsRefusedWithItsMessage) {
   for (const auto& fragment : row.at("expect"))
     EXPECT_NE(stream.find(sub(fragment)), std::string::npos) << "expected: " << sub(fragment) << "\nin: " << stream;
   EXPECT_EQ(err.find("internal error"), std::string::npos) << err;
-  if (expected_status == 2 && row.value("stream", "") != "stdout" && !row.value("usage_on_stdout", false))
+  if (expected_status == 2 && row.value("stream", "") != "stdout" && !row.value("usage_on_stdout", false)) {
     EXPECT_TRUE(out.empty()) << out;
-  if (!unchanged.empty()) EXPECT_EQ(read_file(unchanged), before) << unchanged << " was changed";
+  }
+  if (!unchanged.empty()) {
+    EXPECT_EQ(read_file(unchanged), before) << unchanged << " was changed";
+  }
   std::error_code ec;
   fs::remove_all(tmp, ec);
 }

@@ -57,8 +57,9 @@ TEST(CliServePublished, NimLlama70bLatencyAtItsOperatingPoints) {
     EXPECT_LE(std::abs(error(itl_ms, row["itl_ms"])), kTolerance) << "concurrency " << c << ": ITL " << itl_ms;
     EXPECT_LE(std::abs(error(tokens_per_s, row["output_tokens_per_s"])), kTolerance)
         << "concurrency " << c << ": " << tokens_per_s << " tokens/s";
-    if (c == 1 || c >= 100)
+    if (c == 1 || c >= 100) {
       EXPECT_LE(std::abs(error(ttft_ms, row["ttft_ms"])), kTolerance) << "concurrency " << c << ": TTFT " << ttft_ms;
+    }
   }
 }
 

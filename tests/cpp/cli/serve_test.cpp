@@ -99,7 +99,9 @@ TEST(CliServe, FindMaxRateBracketsTheSlo) {
     const double rate = p["rate_rps"];
     const bool meets = p["ttft_p90_s"].get<double>() <= 2.0 && p["tbt_p99_s"].get<double>() <= 0.2;
     EXPECT_EQ(p["meets"].get<bool>(), meets) << p;
-    if (rate == max) EXPECT_TRUE(meets);
+    if (rate == max) {
+      EXPECT_TRUE(meets);
+    }
     if (!meets && rate > max && rate <= max * 1.01) failing_just_above = true;
   }
   EXPECT_TRUE(failing_just_above) << j["probes"];
@@ -147,7 +149,9 @@ TEST(CliServe, SearchLayoutsFindsTheFewestReplicasAndTheCheapest) {
     EXPECT_TRUE(meets(at)) << c;
     EXPECT_DOUBLE_EQ(c["ttft_p90_s"].get<double>(), at["latency"]["ttft_s"]["p90"].get<double>());
     EXPECT_NEAR(c["usd_per_hour"].get<double>(), at["cost"]["usd_per_gpu_hour"].get<double>() * replicas * tp, 1e-9);
-    if (replicas > 1) EXPECT_FALSE(meets(serve_at(tp, replicas - 1))) << c;
+    if (replicas > 1) {
+      EXPECT_FALSE(meets(serve_at(tp, replicas - 1))) << c;
+    }
     cheapest_usd = std::min(cheapest_usd, c["usd_per_hour"].get<double>());
   }
   EXPECT_EQ(meeting, 3);
