@@ -118,14 +118,11 @@ ClusterSpec parse_cluster_json(const nlohmann::json& doc, const std::string& fil
 }  // namespace
 
 ClusterSpec parse_cluster_spec(std::string_view json_text, const std::string& file) {
-  const SpecDocument doc = parse_spec_text(json_text, file);
-  return parse_cluster_json(doc.json, doc.file);
+  return parse_spec_with(json_text, file, parse_cluster_json);
 }
 
 ClusterSpec load_cluster_spec(std::string_view source, const Overrides& overrides) {
-  const SpecDocument doc =
-      load_spec_document(source, resources_detail::cluster_preset_resources(), "cluster", overrides);
-  return parse_cluster_json(doc.json, doc.file);
+  return load_spec_with(source, resources_detail::cluster_preset_resources(), "cluster", overrides, parse_cluster_json);
 }
 
 std::string cluster_spec_to_json(const ClusterSpec& spec) {

@@ -152,14 +152,11 @@ std::int64_t WorkloadSpec::micro_batches() const {
 }
 
 WorkloadSpec parse_workload_spec(std::string_view json_text, const std::string& file) {
-  const SpecDocument doc = parse_spec_text(json_text, file);
-  return parse_document(doc.json, doc.file);
+  return parse_spec_with(json_text, file, parse_document);
 }
 
 WorkloadSpec load_workload_spec(std::string_view source, const WorkloadOverrides& overrides) {
-  const SpecDocument doc =
-      load_spec_document(source, resources_detail::workload_preset_resources(), "workload", overrides);
-  return parse_document(doc.json, doc.file);
+  return load_spec_with(source, resources_detail::workload_preset_resources(), "workload", overrides, parse_document);
 }
 
 std::string workload_spec_to_json(const WorkloadSpec& spec) {

@@ -34,6 +34,21 @@ SpecDocument load_spec_document(std::string_view source, std::span<const Resourc
 // Parses JSON text; `file` names it in errors.
 SpecDocument parse_spec_text(std::string_view text, std::string file);
 
+// A spec reader's two entry points, the same for every spec with presets (cluster, workload, serving):
+// from JSON text (`file` names it in errors), and from a source (a file or one of `presets`) with its
+// --set overrides; `parse(json, file)` turns the document into the spec.
+template <typename Parse>
+auto parse_spec_with(std::string_view text, const std::string& file, Parse&& parse) {
+  const SpecDocument doc = parse_spec_text(text, file);
+  return parse(doc.json, doc.file);
+}
+template <typename Parse>
+auto load_spec_with(std::string_view source, std::span<const Resource> presets, std::string_view kind,
+                    std::span<const std::pair<std::string, std::string>> overrides, Parse&& parse) {
+  const SpecDocument doc = load_spec_document(source, presets, kind, overrides);
+  return parse(doc.json, doc.file);
+}
+
 // Sets the value at a dotted path ("fabric.oversubscription") in `doc`, creating objects on the way.
 // `value` is parsed as JSON when it is valid JSON (numbers, true, {"a":1}), otherwise kept as a
 // string. Array elements are addressed by index ("groups.0.size").

@@ -368,8 +368,8 @@ void read_traffic(JsonReader r, ServingSpec& s) {
   const bool generated = t.trace.empty();
   if (!generated) {
     // A trace names each request's prefix group (column prefix_id); prefix_tokens is still the groups' length.
-    for (const char* key :
-         {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "prefix_groups", "prefix_zipf_s", "concurrency"})
+    for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "prefix_groups",
+                            "prefix_zipf_s", "concurrency"})
       if (r.has(key))
         r.fail(key,
                std::string("a traffic with a \"trace\" takes its requests from the trace; remove \"") + key + "\"");
@@ -441,14 +441,11 @@ ServingSpec parse_document(const nlohmann::json& json, const std::string& file) 
 }  // namespace
 
 ServingSpec parse_serving_spec(std::string_view json_text, const std::string& file) {
-  const SpecDocument doc = parse_spec_text(json_text, file);
-  return parse_document(doc.json, doc.file);
+  return parse_spec_with(json_text, file, parse_document);
 }
 
 ServingSpec load_serving_spec(std::string_view source, const ServingOverrides& overrides) {
-  const SpecDocument doc =
-      load_spec_document(source, resources_detail::serving_preset_resources(), "serving", overrides);
-  return parse_document(doc.json, doc.file);
+  return load_spec_with(source, resources_detail::serving_preset_resources(), "serving", overrides, parse_document);
 }
 
 std::vector<std::string> serving_preset_names() {
