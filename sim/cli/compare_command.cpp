@@ -1,5 +1,6 @@
 // clustersim compare: one workload on several cluster designs, one table (sim/cost/design_comparison).
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -65,10 +66,10 @@ int run_compare(const std::vector<std::string>& args) {
   std::vector<ClusterSpec> clusters;  // every spec is checked before any simulation runs
   for (const std::string& source : sources)
     clusters.push_back(load_cluster_spec(source, overrides.cluster));
-  // --gpus N: every design sized to N GPUs by its own rules (a design that cannot be is a row with the
-  // reason), and the workload's data-parallel size left to the cluster.
-  std::vector<std::string> sizing_errors(clusters.size());
-  std::vector<std::vector<std::string>> sizing_changes(clusters.size());
+  // --gpus N or --budget-usd X: every design sized by its own rules (sim/api/design_sizing; one that
+  // cannot be is a row with the reason), the workload's data-parallel size left to the cluster.
+  std::function<SizedDesign(const ClusterSpec&)> size_design_as_asked;
+  std::string sized_to;  // "1024 GPUs", "a budget of 50M USD"
   if (const auto gpus_text = a.value("gpus")) {
     std::size_t used = 0;
     long long gpus = 0;
@@ -79,29 +80,28 @@ int run_compare(const std::vector<std::string>& args) {
     }
     if (used == 0 || used != gpus_text->size() || gpus < 1 || gpus > (1LL << 22))
       throw SpecError("--gpus", "", "expected a number of GPUs from 1 to 4194304, got \"" + *gpus_text + "\"");
-    workload = workload_at_any_size(std::move(workload));
-    for (std::size_t i = 0; i < clusters.size(); ++i) {
-      try {
-        SizedDesign sized = size_design(clusters[i], gpus);
-        clusters[i] = std::move(sized.cluster);
-        sizing_changes[i] = std::move(sized.changes);
-      } catch (const SpecError& e) {
-        sizing_errors[i] = std::string("cannot be sized to ") + *gpus_text + " GPUs: " + e.what();
-      }
-    }
+    size_design_as_asked = [gpus](const ClusterSpec& c) { return size_design(c, gpus); };
+    sized_to = *gpus_text + " GPUs";
   }
-  // --budget-usd X: every design at the most GPUs its capital cost allows, in whole model replicas.
   if (const auto budget_text = a.value("budget-usd")) {
     if (a.value("gpus")) throw UsageError("give --gpus or --budget-usd, not both");
     const double budget = parse_budget_usd(*budget_text);
+    size_design_as_asked = [&workload, budget](const ClusterSpec& c) {
+      return size_design_to_budget(c, workload, budget).design;
+    };
+    sized_to = "a budget of " + *budget_text + " USD";
+  }
+  std::vector<std::string> sizing_errors(clusters.size());
+  std::vector<std::vector<std::string>> sizing_changes(clusters.size());
+  if (size_design_as_asked) {
     workload = workload_at_any_size(std::move(workload));
     for (std::size_t i = 0; i < clusters.size(); ++i) {
       try {
-        BudgetSizedDesign sized = size_design_to_budget(clusters[i], workload, budget);
-        clusters[i] = std::move(sized.design.cluster);
-        sizing_changes[i] = std::move(sized.design.changes);
+        SizedDesign sized = size_design_as_asked(clusters[i]);
+        clusters[i] = std::move(sized.cluster);
+        sizing_changes[i] = std::move(sized.changes);
       } catch (const SpecError& e) {
-        sizing_errors[i] = std::string("cannot be sized to a budget of ") + *budget_text + " USD: " + e.what();
+        sizing_errors[i] = "cannot be sized to " + sized_to + ": " + e.what();
       }
     }
   }
@@ -123,16 +123,15 @@ int run_compare(const std::vector<std::string>& args) {
       continue;
     }
     if (!sizing_changes[i].empty())
-      std::cerr << "compare: " << row.design << " sized to "
-                << (a.value("gpus") ? *a.value("gpus") + " GPUs" : "a budget of " + *a.value("budget-usd") + " USD")
-                << ": " << sizing_changes_text(sizing_changes[i]) << "\n";
+      std::cerr << "compare: " << row.design << " sized to " << sized_to << ": "
+                << sizing_changes_text(sizing_changes[i]) << "\n";
     try {
       row.report = simulate(clusters[i], workload, options);
     } catch (const SimulationError& e) {
       row.error = e.what();
       failed = true;
     } catch (const SpecError& e) {
-      if (!a.value("gpus") && !a.value("budget-usd")) throw;  // the specs as given: bad input
+      if (!size_design_as_asked) throw;  // the specs as given: bad input
       row.error = std::string("cannot run at ") + std::to_string(clusters[i].gpu_count()) + " GPUs: " + e.what();
       failed = true;
     }

@@ -22,10 +22,6 @@ constexpr double kBarHeight = 22.0;
 // Colour-blind-safe palette (Okabe and Ito, 2008).
 constexpr const char* kColours[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442"};
 
-std::string esc(const std::string& s) {
-  return xml_escape(s);
-}
-
 std::vector<const DesignRow*> simulated(const DesignComparison& c) {
   std::vector<const DesignRow*> rows;
   for (const DesignRow& r : c.rows)
@@ -56,29 +52,30 @@ std::string bar_chart(const std::string& title, const std::string& unit, const s
   const double legend_height = parts.size() > 1 ? 24.0 : 0.0;
   const double height = 30.0 + legend_height + kBarHeight * 1.5 * static_cast<double>(designs.size()) + 10.0;
   std::ostringstream o;
-  o << "<figure><figcaption>" << esc(title) << "</figcaption>\n<svg class=\"chart\" role=\"img\" width=\""
+  o << "<figure><figcaption>" << xml_escape(title) << "</figcaption>\n<svg class=\"chart\" role=\"img\" width=\""
     << kChartWidth << "\" height=\"" << height << "\" viewBox=\"0 0 " << kChartWidth << " " << height << "\">\n";
   double y = 20.0;
   if (parts.size() > 1) {
     double x = kLabelWidth;
     for (std::size_t p = 0; p < parts.size(); ++p) {
       o << "<rect x=\"" << x << "\" y=\"" << y - 10 << "\" width=\"12\" height=\"12\" fill=\"" << kColours[p % 7]
-        << "\"/><text x=\"" << x + 16 << "\" y=\"" << y << "\">" << esc(parts[p].label) << "</text>\n";
+        << "\"/><text x=\"" << x + 16 << "\" y=\"" << y << "\">" << xml_escape(parts[p].label) << "</text>\n";
       x += 24.0 + 7.0 * static_cast<double>(parts[p].label.size());
     }
     y += legend_height;
   }
   for (std::size_t d = 0; d < designs.size(); ++d) {
     o << "<text x=\"" << kLabelWidth - 8 << "\" y=\"" << y + kBarHeight * 0.7 << "\" text-anchor=\"end\">"
-      << esc(designs[d]) << "</text>\n";
+      << xml_escape(designs[d]) << "</text>\n";
     double x = kLabelWidth;
     double total = 0.0;
     for (std::size_t p = 0; p < parts.size(); ++p) {
       const double v = std::max(0.0, parts[p].values[d]);
       const double w = v / max_total * plot_width;
       o << "<rect class=\"bar\" x=\"" << fmt("%.2f", x) << "\" y=\"" << y << "\" width=\"" << fmt("%.2f", w)
-        << "\" height=\"" << kBarHeight << "\" fill=\"" << kColours[p % 7] << "\"><title>" << esc(designs[d]) << ": "
-        << esc(parts[p].label) << " " << fmt("%.4g", v) << " " << esc(unit) << "</title></rect>\n";
+        << "\" height=\"" << kBarHeight << "\" fill=\"" << kColours[p % 7] << "\"><title>" << xml_escape(designs[d])
+        << ": " << xml_escape(parts[p].label) << " " << fmt("%.4g", v) << " " << xml_escape(unit)
+        << "</title></rect>\n";
       x += w;
       total += v;
     }
@@ -92,7 +89,7 @@ std::string bar_chart(const std::string& title, const std::string& unit, const s
         << y + kBarHeight - 4 << "\" stroke=\"#222\" stroke-width=\"1.5\"/>\n";
     }
     o << "<text x=\"" << fmt("%.2f", std::max(x, kLabelWidth) + 6) << "\" y=\"" << y + kBarHeight * 0.7 << "\">"
-      << fmt("%.4g", total) << " " << esc(unit) << "</text>\n";
+      << fmt("%.4g", total) << " " << xml_escape(unit) << "</text>\n";
     y += kBarHeight * 1.5;
   }
   o << "</svg></figure>\n";
@@ -155,9 +152,9 @@ std::string pareto_chart(const std::vector<const DesignRow*>& rows) {
       o << "<path class=\"whisker\" d=\"M" << fmt("%.2f", px(*r->train_time_lo_s)) << " " << fmt("%.2f", y) << "H"
         << fmt("%.2f", px(*r->train_time_hi_s)) << "\" stroke=\"#888\"/>\n";
     o << "<circle class=\"point" << (r->pareto ? " pareto" : "") << "\" cx=\"" << fmt("%.2f", x) << "\" cy=\""
-      << fmt("%.2f", y) << "\" r=\"6\" fill=\"" << kColours[i % 7] << "\"><title>" << esc(r->design) << ": "
+      << fmt("%.2f", y) << "\" r=\"6\" fill=\"" << kColours[i % 7] << "\"><title>" << xml_escape(r->design) << ": "
       << duration(ranked_time_s(*r)) << ", " << money(ranked_cost_usd(*r)) << "</title></circle>\n"
-      << "<text x=\"" << fmt("%.2f", x + 9) << "\" y=\"" << fmt("%.2f", y - 8) << "\">" << esc(r->design)
+      << "<text x=\"" << fmt("%.2f", x + 9) << "\" y=\"" << fmt("%.2f", y - 8) << "\">" << xml_escape(r->design)
       << (r->pareto ? " *" : "") << "</text>\n";
   }
   o << "</svg></figure>\n";
@@ -192,10 +189,10 @@ std::string time_to_train_section(const std::vector<const DesignRow*>& rows, con
     std::string causes;
     for (std::size_t i = 0; i < std::min<std::size_t>(3, t.causes.size()); ++i)
       causes += (i ? ", " : "") + t.causes[i].cause + fmt(" %.2g", t.causes[i].expected);
-    o << "<tr><td>" << esc(r->design) << "</td><td>" << fmt("%.1f %%", 100 * t.goodput) << "</td><td>"
-      << fmt("%.1f", t.interruptions_mean) << "</td><td>" << esc(causes) << "</td><td>"
+    o << "<tr><td>" << xml_escape(r->design) << "</td><td>" << fmt("%.1f %%", 100 * t.goodput) << "</td><td>"
+      << fmt("%.1f", t.interruptions_mean) << "</td><td>" << xml_escape(causes) << "</td><td>"
       << fmt("%.3g TB", t.checkpoint_bytes / 1e12) << ", stall " << fmt("%.1f s", t.checkpoint_stall_s) << "</td><td>"
-      << duration(t.checkpoint_interval_s) << " (" << esc(t.checkpoint_interval_basis) << ")</td><td>"
+      << duration(t.checkpoint_interval_s) << " (" << xml_escape(t.checkpoint_interval_basis) << ")</td><td>"
       << fmt("%.0f s", t.restart_s) << "</td></tr>\n";
   }
   o << "</tbody></table>\n<p class=\"note\">Failure rates per component, restart times and storage: "
@@ -212,15 +209,16 @@ std::string designs_table(const DesignComparison& c) {
        "<th>cost to train</th><th>energy to train</th><th>goodput</th><th>with failures (p10 - p90)</th>"
        "<th>run cost</th><th>Pareto</th></tr></thead>\n<tbody>\n";
   for (const DesignRow& r : c.rows) {
-    o << "<tr><td>" << esc(r.design) << "</td>";
+    o << "<tr><td>" << xml_escape(r.design) << "</td>";
     if (!r.report) {
-      o << "<td colspan=\"19\" class=\"error\">simulation failed: " << esc(r.error) << "</td></tr>\n";
+      o << "<td colspan=\"19\" class=\"error\">simulation failed: " << xml_escape(r.error) << "</td></tr>\n";
       continue;
     }
     const Report& rep = *r.report;
     const auto& iv = rep.step_time_interval;
-    o << "<td>" << esc(rep.run.gpu) << "</td><td>" << rep.run.gpus << "</td><td>" << fmt("%.3f s", rep.step_time_s)
-      << "</td><td>" << (iv ? fmt("%.3f", iv->lo_s) + " - " + fmt("%.3f s", iv->hi_s) : "-") << "</td><td>"
+    o << "<td>" << xml_escape(rep.run.gpu) << "</td><td>" << rep.run.gpus << "</td><td>"
+      << fmt("%.3f s", rep.step_time_s) << "</td><td>"
+      << (iv ? fmt("%.3f", iv->lo_s) + " - " + fmt("%.3f s", iv->hi_s) : "-") << "</td><td>"
       << fmt("%.0f", rep.tokens_per_s) << "</td><td>" << fmt("%.1f %%", 100 * rep.mfu) << "</td><td>"
       << (rep.memory.fits ? "yes" : "<b>no</b>") << "</td><td>"
       << (rep.power ? fmt("%.0f", rep.power->cluster_avg_kw) : "-") << "</td><td>"
@@ -241,12 +239,13 @@ std::string designs_table(const DesignComparison& c) {
   for (std::size_t i = 0; i < c.rows.size(); ++i)
     for (const std::string& other : c.rows[i].within_error_of)
       for (std::size_t k = i + 1; k < c.rows.size(); ++k)
-        if (c.rows[k].design == other) overlaps += "<li>" + esc(c.rows[i].design) + " and " + esc(other) + "</li>";
+        if (c.rows[k].design == other)
+          overlaps += "<li>" + xml_escape(c.rows[i].design) + " and " + xml_escape(other) + "</li>";
   if (!overlaps.empty())
     o << "<p>Within the model's error of each other (their training-time intervals overlap, so which is faster "
          "is not known):</p><ul>"
       << overlaps << "</ul>\n";
-  o << "<p class=\"note\">&#9733; Pareto-optimal (time vs cost to train) among " << esc(c.pareto_among)
+  o << "<p class=\"note\">&#9733; Pareto-optimal (time vs cost to train) among " << xml_escape(c.pareto_among)
     << ". Likely: the interval where the measured time is expected, from the validation errors of the runs "
        "nearest to each design. Facility kW and J/token include the PUE; capex counts GPU servers, NICs, "
        "switches, cables and optics; $/M tokens is amortized capex, energy and operations per million tokens.</p>\n";
@@ -260,12 +259,14 @@ std::string links_section(const std::vector<const DesignRow*>& rows) {
   for (const DesignRow* r : rows) {
     const Report& rep = *r->report;
     const std::size_t n = std::min<std::size_t>(3, rep.links.size());
-    if (n == 0) o << "<tr><td>" << esc(r->design) << "</td><td colspan=\"6\">no link carried traffic</td></tr>\n";
+    if (n == 0)
+      o << "<tr><td>" << xml_escape(r->design) << "</td><td colspan=\"6\">no link carried traffic</td></tr>\n";
     for (std::size_t i = 0; i < n; ++i) {
       const LinkStats& l = rep.links[i];
-      o << "<tr><td>" << (i == 0 ? esc(r->design) : "") << "</td><td>" << esc(l.id) << "</td><td>" << esc(l.kind)
-        << "</td><td>" << fmt("%.1f %%", 100 * l.utilization) << "</td><td>" << fmt("%.4f s", l.busy_s) << "</td><td>"
-        << fmt("%.3g", l.bytes) << "</td><td>" << (l.users.empty() ? "" : esc(l.users.front().group)) << "</td></tr>\n";
+      o << "<tr><td>" << (i == 0 ? xml_escape(r->design) : "") << "</td><td>" << xml_escape(l.id) << "</td><td>"
+        << xml_escape(l.kind) << "</td><td>" << fmt("%.1f %%", 100 * l.utilization) << "</td><td>"
+        << fmt("%.4f s", l.busy_s) << "</td><td>" << fmt("%.3g", l.bytes) << "</td><td>"
+        << (l.users.empty() ? "" : xml_escape(l.users.front().group)) << "</td></tr>\n";
     }
   }
   o << "</tbody></table>\n";
@@ -276,35 +277,37 @@ std::string assumptions_section(const std::vector<const DesignRow*>& rows) {
   std::ostringstream o;
   for (const DesignRow* r : rows) {
     const Report& rep = *r->report;
-    o << "<h3>" << esc(r->design) << "</h3>\n<ul>\n"
-      << "<li>GPU model: " << esc(rep.provenance.calibration) << "</li>\n"
-      << "<li>Software stack: " << esc(rep.provenance.stack) << "</li>\n"
-      << "<li>Network: " << esc(rep.provenance.network) << " (" << esc(rep.provenance.fidelity) << " fidelity)</li>\n";
+    o << "<h3>" << xml_escape(r->design) << "</h3>\n<ul>\n"
+      << "<li>GPU model: " << xml_escape(rep.provenance.calibration) << "</li>\n"
+      << "<li>Software stack: " << xml_escape(rep.provenance.stack) << "</li>\n"
+      << "<li>Network: " << xml_escape(rep.provenance.network) << " (" << xml_escape(rep.provenance.fidelity)
+      << " fidelity)</li>\n";
     if (rep.step_time_interval) {
       std::string datasets;
       for (const IntervalNeighbours& n : rep.step_time_interval->datasets)
         datasets += (datasets.empty() ? "" : ", ") + n.dataset + " (" + std::to_string(n.rows) + ")";
-      o << "<li>Error bar: " << esc(rep.step_time_interval->rule) << "; nearest validation runs: " << esc(datasets)
-        << "</li>\n";
+      o << "<li>Error bar: " << xml_escape(rep.step_time_interval->rule)
+        << "; nearest validation runs: " << xml_escape(datasets) << "</li>\n";
     } else {
       o << "<li>Error bar: none (no validation residuals apply)</li>\n";
     }
     for (const std::string& e : rep.provenance.extrapolated)
-      o << "<li class=\"warn\">Extrapolated: " << esc(e) << "</li>\n";
+      o << "<li class=\"warn\">Extrapolated: " << xml_escape(e) << "</li>\n";
     for (const DerivedDefault& d : rep.provenance.derived_defaults)
-      o << "<li>Derived default: " << esc(d.key) << " = " << esc(d.value) << " (" << esc(d.why) << ")</li>\n";
+      o << "<li>Derived default: " << xml_escape(d.key) << " = " << xml_escape(d.value) << " (" << xml_escape(d.why)
+        << ")</li>\n";
     if (rep.cost) {
       std::set<std::string> sources;
       for (const CostLine& l : rep.cost->bill_of_materials)
         sources.insert(l.item + ": " + l.source);
       for (const std::string& s : sources)
-        o << "<li>Price, " << esc(s) << "</li>\n";
+        o << "<li>Price, " << xml_escape(s) << "</li>\n";
       o << "<li>Electricity " << fmt("%.3f", rep.cost->electricity_usd_per_kwh) << " $/kWh, amortized over "
         << fmt("%.3g", rep.cost->amortization_years) << " years</li>\n";
     }
     if (rep.power)
       for (const DeviceEnergy& d : rep.power->by_device)
-        if (!d.basis.empty()) o << "<li>Power, " << esc(d.device) << ": " << esc(d.basis) << "</li>\n";
+        if (!d.basis.empty()) o << "<li>Power, " << xml_escape(d.device) << ": " << xml_escape(d.basis) << "</li>\n";
     o << "</ul>\n";
   }
   return o.str();
@@ -333,9 +336,10 @@ std::string comparison_to_html(const DesignComparison& c) {
     return v;
   };
   std::ostringstream o;
-  o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>clustersim: " << esc(c.workload)
-    << " on " << c.rows.size() << " designs</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n"
-    << "<h1>" << esc(c.workload) << ": " << c.rows.size() << " cluster designs, a training run of "
+  o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>clustersim: "
+    << xml_escape(c.workload) << " on " << c.rows.size() << " designs</title>\n<style>" << kStyle
+    << "</style>\n</head>\n<body>\n"
+    << "<h1>" << xml_escape(c.workload) << ": " << c.rows.size() << " cluster designs, a training run of "
     << fmt("%.3g", c.tokens) << " tokens</h1>\n"
     << "<p class=\"note\">Simulated by clustersim: every figure below comes from the simulated step of each design "
        "(its kernel, network, memory, power and cost models); the assumptions and their sources are at the end. "

@@ -127,23 +127,22 @@ def compare(
     sizing_errors = [""] * len(specs)
     if gpus is not None and budget_usd is not None:
         raise ValueError("give gpus or budget_usd, not both")
-    if budget_usd is not None:
-        budget = float(budget_usd)
-        if not budget > 0:
-            raise ValueError(f"budget_usd must be a capital budget in US dollars > 0, got {budget_usd!r}")
+    if gpus is not None or budget_usd is not None:
+        # Each design sized as the command's --gpus / --budget-usd size it (sim/api/design_sizing).
         w = Workload._from_loaded(_core.workload_at_any_size(*w._as_core()))
+        if budget_usd is not None:
+            budget = float(budget_usd)
+            if not budget > 0:
+                raise ValueError(f"budget_usd must be a capital budget in US dollars > 0, got {budget_usd!r}")
+            sized_to = f"a budget of {budget:g} USD"
+            size = lambda spec: _core.size_cluster_to_budget(*spec._as_core(), *w._as_core(), budget)  # noqa: E731
+        else:
+            sized_to = f"{int(gpus)} GPUs"
+            size = lambda spec: _core.size_cluster(*spec._as_core(), int(gpus))  # noqa: E731
         for i, spec in enumerate(specs):
-            text, file, _changes, error = _core.size_cluster_to_budget(*spec._as_core(), *w._as_core(), budget)
+            text, file, _changes, error = size(spec)
             if error:
-                sizing_errors[i] = f"cannot be sized to a budget of {budget:g} USD: {error}"
-            else:
-                specs[i] = Cluster._from_loaded((text, file))
-    if gpus is not None:
-        w = Workload._from_loaded(_core.workload_at_any_size(*w._as_core()))
-        for i, spec in enumerate(specs):
-            text, file, _changes, error = _core.size_cluster(*spec._as_core(), int(gpus))
-            if error:
-                sizing_errors[i] = f"cannot be sized to {int(gpus)} GPUs: {error}"
+                sizing_errors[i] = f"cannot be sized to {sized_to}: {error}"
             else:
                 specs[i] = Cluster._from_loaded((text, file))
 
