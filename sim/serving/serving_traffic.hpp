@@ -2,12 +2,11 @@
 // The requests of a serving run: generated from the spec's traffic (arrival process, prompt and output
 // length distributions, seed) or read from a request trace file.
 //
-// Random numbers: std::mt19937_64 (its output is fixed by the C++ standard) and this file's own
-// uniform, exponential, normal, gamma, lognormal and zipf transforms (the std:: distributions are not
-// the same across standard libraries), so a seed gives the same requests everywhere.
+// Random numbers: std::mt19937_64 (its output is fixed by the C++ standard) through the portable
+// transforms of sim/core/random_draw and this file's zipf table (the std:: distributions are not the
+// same across standard libraries), so a seed gives the same requests everywhere.
 #include <cstdint>
 #include <limits>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,14 +39,5 @@ std::vector<std::string> length_distribution_names();
 // "line N/column NAME" (JSONL: the key, or the column of a JSON syntax error).
 std::vector<RequestArrival> read_request_trace(const std::string& path);
 std::vector<RequestArrival> parse_request_trace(std::string_view text, const std::string& file, bool jsonl);
-
-// The transforms, exposed for their tests.
-namespace random_draw {
-double uniform01(std::mt19937_64& g);  // [0, 1) with 53 random bits
-double exponential(std::mt19937_64& g, double rate);
-double standard_normal(std::mt19937_64& g);      // Box-Muller (one value per two uniforms)
-double gamma(std::mt19937_64& g, double shape);  // Marsaglia-Tsang (2000), scale 1
-double lognormal(std::mt19937_64& g, double mean, double cv);
-}  // namespace random_draw
 
 }  // namespace clustersim

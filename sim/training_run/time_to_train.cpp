@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/core/random_draw.hpp"
 #include "sim/training_run/straggler_model.hpp"
 #include "sim/training_run/young_daly.hpp"
 
@@ -17,13 +18,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kDayS = 86400.0;
 constexpr double kHourS = 3600.0;
 
-// The transforms of sim/serving/serving_traffic.cpp (portable: no std:: distribution).
-double uniform01(std::mt19937_64& g) {
-  return static_cast<double>(g() >> 11) * 0x1.0p-53;
-}
-double exponential(std::mt19937_64& g, double rate) {
-  return -std::log1p(-uniform01(g)) / rate;
-}
+using random_draw::exponential;  // portable transforms (sim/core/random_draw)
+using random_draw::uniform01;
 
 // The cause of a failure, drawn in proportion to the rates.
 std::size_t draw_cause(const std::vector<FailureCause>& causes, double total, std::mt19937_64& g) {
