@@ -1,12 +1,12 @@
 #include "sim/api/serving_request.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/api/spec_overrides.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/serving/serving_engine.hpp"
@@ -16,7 +16,6 @@
 namespace clustersim {
 namespace {
 
-constexpr std::array<std::string_view, 6> kClusterKeys = {"gpu", "nodes", "node", "fabric", "power", "cost"};
 constexpr std::int64_t kDefaultTimelineRequests = 10'000;
 constexpr double kDefaultSampleInterval_s = 1.0;
 
@@ -46,7 +45,7 @@ SplitServingOverrides split_serving_overrides(const std::vector<std::string>& se
       out.cluster.emplace_back(rest, value);
     else if (first == "serving" && !rest.empty())
       out.serving.emplace_back(rest, value);
-    else if (std::find(kClusterKeys.begin(), kClusterKeys.end(), first) != kClusterKeys.end())
+    else if (is_cluster_key(first))
       out.cluster.emplace_back(key, value);
     else if (is_serving_key(first))
       out.serving.emplace_back(key, value);

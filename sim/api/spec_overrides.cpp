@@ -14,17 +14,6 @@ namespace {
 // The cluster spec's top-level keys read outside its schema (cluster_spec.cpp).
 constexpr std::array<std::string_view, 2> kClusterKeys = {"gpu", "nodes"};
 
-// A top-level key of the cluster spec: one of those, or a section of its schema (node, fabric, power,
-// cost, reliability, storage).
-bool is_cluster_key(std::string_view k) {
-  if (std::find(kClusterKeys.begin(), kClusterKeys.end(), k) != kClusterKeys.end()) return true;
-  for (const SpecField& f : cluster_schema()) {
-    const std::string_view section = f.section();
-    if (!section.empty() && section.substr(0, section.find('.')) == k) return true;
-  }
-  return false;
-}
-
 // A section of the workload spec: the first key of a nested field of the schema (model, training, ...).
 bool is_workload_section(std::string_view k) {
   for (const WorkloadField& f : workload_schema()) {
@@ -35,6 +24,15 @@ bool is_workload_section(std::string_view k) {
 }
 
 }  // namespace
+
+bool is_cluster_key(std::string_view k) {
+  if (std::find(kClusterKeys.begin(), kClusterKeys.end(), k) != kClusterKeys.end()) return true;
+  for (const SpecField& f : cluster_schema()) {
+    const std::string_view section = f.section();
+    if (!section.empty() && section.substr(0, section.find('.')) == k) return true;
+  }
+  return false;
+}
 
 SplitOverrides split_overrides(const std::vector<std::string>& settings) {
   SplitOverrides out;

@@ -1,6 +1,7 @@
 #pragma once
 // --set key.path=value (the CLI) and dotted override keys (Python): which spec each belongs to.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "topologies/cluster_spec.hpp"
@@ -12,6 +13,10 @@ struct SplitOverrides {
   Overrides cluster;
   WorkloadOverrides workload;
 };
+
+// A top-level key of the cluster spec: gpu, nodes, or a section of its schema (node, fabric, power, cost,
+// reliability, storage). One rule for every front end and every pairing of the cluster with another spec.
+bool is_cluster_key(std::string_view key);
 
 // "cluster.nodes=4" and "workload.training.micro_batch=2" go where their prefix says. Without a
 // prefix, the first key decides when it belongs to one spec only ("nodes", "fabric" -> cluster;
