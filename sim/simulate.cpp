@@ -374,16 +374,42 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   return report;
 }
 
-Report simulate(const ClusterSpec& cluster, const WorkloadSpec& workload, const SimulationOptions& options) {
-  const std::string json =
-      run_in_child_process([&] { return simulate_in_this_process(cluster, workload, options).to_json(-1); });
+namespace {
+
+// What the parent adds to the child's report: the training run around the step (sim/training_run),
+// a Monte Carlo over the step's figures.
+Report finish_report(const std::string& json, const ClusterSpec& cluster, const WorkloadSpec& workload,
+                     const SimulationOptions& options) {
   Report report = Report::from_json(json);
-  // The training run around the step (sim/training_run): a Monte Carlo over the step's figures.
   if (options.train_tokens)
     report.time_to_train = time_to_train(
         report, cluster, workload,
         {*options.train_tokens, options.checkpoint_interval_s, options.time_to_train_runs, options.time_to_train_seed});
   return report;
+}
+
+}  // namespace
+
+Report simulate(const ClusterSpec& cluster, const WorkloadSpec& workload, const SimulationOptions& options) {
+  std::vector<SimulationOutcome> outcome = simulate_all({{&cluster, &workload}}, options, 1);
+  if (outcome.front().error) std::rethrow_exception(outcome.front().error);
+  return std::move(*outcome.front().report);
+}
+
+std::vector<SimulationOutcome> simulate_all(const std::vector<SimulationCase>& cases, const SimulationOptions& options,
+                                            std::size_t jobs) {
+  const std::vector<ChildOutcome> children = run_in_child_processes(cases.size(), jobs, [&](std::size_t i) {
+    return simulate_in_this_process(*cases[i].cluster, *cases[i].workload, options).to_json(-1);
+  });
+  std::vector<SimulationOutcome> outcomes(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    try {
+      outcomes[i].report = finish_report(children[i].get(), *cases[i].cluster, *cases[i].workload, options);
+    } catch (...) {
+      outcomes[i].error = std::current_exception();
+    }
+  }
+  return outcomes;
 }
 
 }  // namespace clustersim

@@ -1,9 +1,12 @@
 #pragma once
 // The top of the simulator: specs in, report out.
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/hardware/gpu_spec.hpp"
 #include "sim/report/report.hpp"
@@ -41,6 +44,22 @@ GpuSpec simulated_gpu(const ClusterSpec& cluster);
 // cannot be restarted in a process). Throws SpecError for bad input (file + JSON path) and
 // SimulationError when the simulation cannot finish.
 Report simulate(const ClusterSpec& cluster, const WorkloadSpec& workload, const SimulationOptions& options = {});
+
+// One of several simulations to run: its specs (which outlive the call).
+struct SimulationCase {
+  const ClusterSpec* cluster = nullptr;
+  const WorkloadSpec* workload = nullptr;
+};
+// Its outcome: the report, or the error simulate() would have thrown.
+struct SimulationOutcome {
+  std::optional<Report> report;
+  std::exception_ptr error;
+};
+
+// simulate() of every case, at most `jobs` at once (each in its own child process, all started from
+// the calling thread: sim/core/child_process); outcome i is case i's.
+std::vector<SimulationOutcome> simulate_all(const std::vector<SimulationCase>& cases, const SimulationOptions& options,
+                                            std::size_t jobs);
 
 // The same, in the calling process. Only once per process: use simulate() unless you are the child.
 Report simulate_in_this_process(const ClusterSpec& cluster, const WorkloadSpec& workload,

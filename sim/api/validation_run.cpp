@@ -1,8 +1,6 @@
 #include "sim/api/validation_run.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 
 #include "sim/core/error.hpp"
 #include "sim/network/network_backend.hpp"
@@ -11,15 +9,13 @@
 namespace clustersim {
 namespace {
 
-RowResult replay_case(const ValidationDataset& d, const ValidationCase& c, const SimulationOptions& options) {
+// A row's result from its simulation's outcome (a report, or the error the simulation raised).
+RowResult row_result(const ValidationDataset& d, const ValidationCase& c, const SimulationOutcome& outcome) {
   RowResult r;
   r.measured = c.measured;
-  if (!c.unsupported.empty()) {
-    r.reason = c.unsupported;
-    return r;
-  }
   try {
-    const Report report = simulate(*c.cluster, *c.workload, options);
+    if (outcome.error) std::rethrow_exception(outcome.error);
+    const Report& report = *outcome.report;
     r.status = RowStatus::simulated;
     r.step_time_s = report.step_time_s;
     r.fits = report.memory.fits;
@@ -55,20 +51,25 @@ ValidationResult run_validation(const ValidationDataset& dataset, const Validati
   sim.fidelity = options.fidelity;
   ValidationResult result;
   result.rows.resize(dataset.cases.size());
-  // A small pool of threads, each waiting on one simulation child at a time; results land at their
-  // row's index, so the output order does not depend on which finishes first.
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < dataset.cases.size(); i = next++)
-      result.rows[i] = replay_case(dataset, dataset.cases[i], sim);
-  };
-  const auto jobs = static_cast<std::size_t>(std::max(1, options.jobs));
-  std::vector<std::thread> pool;
-  for (std::size_t k = 1; k < std::min(jobs, dataset.cases.size()); ++k)
-    pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool)
-    t.join();
+  // The rows the specs could express are simulated, options.jobs at once (sim/simulate: each in its
+  // own child process); results land at their row's index, so the output order does not depend on
+  // which finishes first.
+  std::vector<std::size_t> simulated;
+  std::vector<SimulationCase> cases;
+  for (std::size_t i = 0; i < dataset.cases.size(); ++i) {
+    const ValidationCase& c = dataset.cases[i];
+    if (!c.unsupported.empty()) {
+      result.rows[i].measured = c.measured;
+      result.rows[i].reason = c.unsupported;
+      continue;
+    }
+    simulated.push_back(i);
+    cases.push_back({&*c.cluster, &*c.workload});
+  }
+  const std::vector<SimulationOutcome> outcomes =
+      simulate_all(cases, sim, static_cast<std::size_t>(std::max(1, options.jobs)));
+  for (std::size_t k = 0; k < simulated.size(); ++k)
+    result.rows[simulated[k]] = row_result(dataset, dataset.cases[simulated[k]], outcomes[k]);
   result.summary = summarize(result.rows);
   return result;
 }

@@ -6,9 +6,14 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "sim/core/error.hpp"
 
@@ -48,6 +53,60 @@ TEST(ChildProcess, ACrashBecomesASimulationErrorAndTheParentLivesOn) {
     EXPECT_NE(std::string(e.what()).find("signal 11"), std::string::npos) << e.what();
   }
   EXPECT_EQ(run_in_child_process([] { return std::string("alive"); }), "alive");
+}
+
+// Several children: outcome i is item i's whatever order they finish in, and no more than `jobs` run
+// at once. Each child leaves a marker file while it works and counts the markers it sees after 100 ms:
+// with 3 at once over 9 items, the most any child sees is 3 (itself and two siblings), and at least
+// two ran together.
+TEST(ChildProcess, ManyChildrenKeepTheirOrderAndRunAtMostJobsAtOnce) {
+  const auto dir = std::filesystem::temp_directory_path() / ("child_process_jobs_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::vector<ChildOutcome> out = run_in_child_processes(9, 3, [&](std::size_t i) {
+    const auto marker = dir / std::to_string(i);
+    std::ofstream(marker) << i;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 + 20 * (8 - static_cast<int>(i))));
+    const auto seen = std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator());
+    std::filesystem::remove(marker);
+    return std::to_string(i) + ":" + std::to_string(seen);
+  });
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(out.size(), 9u);
+  long most = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string& text = out[i].get();
+    const auto colon = text.find(':');
+    EXPECT_EQ(text.substr(0, colon), std::to_string(i));
+    most = std::max(most, std::stol(text.substr(colon + 1)));
+  }
+  EXPECT_LE(most, 3);
+  EXPECT_GE(most, 2);
+}
+
+// One item's error or crash is that item's outcome; the other items still return theirs.
+TEST(ChildProcess, OneChildsErrorIsItsOwnOutcome) {
+  const std::vector<ChildOutcome> out = run_in_child_processes(4, 2, [](std::size_t i) -> std::string {
+    if (i == 1) throw SpecError("w.json", "/model/layers", "expected an integer >= 1, got 0");
+    if (i == 2) std::raise(SIGKILL);
+    return "item " + std::to_string(i);
+  });
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].get(), "item 0");
+  EXPECT_EQ(out[3].get(), "item 3");
+  try {
+    out[1].get();
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.json_path(), "/model/layers");
+  }
+  try {
+    out[2].get();
+    FAIL() << "expected a SimulationError";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("signal 9"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(run_in_child_processes(0, 2, [](std::size_t) { return std::string(); }).empty());
 }
 
 // Killing the parent (a CLI killed with SIGKILL, a crashed kernel) kills the simulation child too:
