@@ -105,12 +105,14 @@ inline std::string driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (std::getline(in, line)) {
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..." or, on the open modules,
+    // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  ...": the first word after
+    // "Kernel Module" that starts with a digit.
     const auto pos = line.find("Kernel Module");
     if (pos != std::string::npos) {
       std::stringstream s(line.substr(pos + 13));
-      std::string version;
-      s >> version;
-      if (!version.empty()) return version;
+      for (std::string word; s >> word;)
+        if (word[0] >= '0' && word[0] <= '9') return word;
     }
   }
   int v = 0;

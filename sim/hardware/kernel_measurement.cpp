@@ -105,7 +105,9 @@ std::optional<KernelClass> kernel_named(std::string_view name) {
   return std::nullopt;
 }
 
-// --- record selection ("#micro-0001..micro-0008,micro-0015") -----------------------------------
+// --- record selection ("#micro-0001..micro-0008,micro-0015", "#dtype=bf16,dtype=fp16") -----------
+// An item is an id, a range of ids (string order) or "dtype=X": the records of that dtype (what a
+// sweep of the project's own microbenchmarks, whose records carry no ids, is split by).
 
 class Selector {
  public:
@@ -117,21 +119,30 @@ class Selector {
       const std::string_view item = text.substr(start, comma - start);
       if (item.empty()) throw SpecError(file, "", "empty record id in the selector '#" + std::string(text) + "'");
       const std::size_t dots = item.find("..");
-      if (dots == std::string_view::npos)
+      if (item.starts_with(kDtypeItem)) {
+        const std::string dtype(item.substr(kDtypeItem.size()));
+        if (!precision_named(dtype))
+          throw SpecError(file, "", "expected fp32, tf32, fp16, bf16 or fp8 after 'dtype=' in the selector '#" +
+                                        std::string(text) + "', got \"" + dtype + "\"");
+        dtypes_.push_back(dtype);
+      } else if (dots == std::string_view::npos)
         ranges_.emplace_back(std::string(item), std::string(item));
       else
         ranges_.emplace_back(std::string(item.substr(0, dots)), std::string(item.substr(dots + 2)));
       start = comma + 1;
     }
   }
-  bool active() const { return !ranges_.empty(); }
-  bool selects(const std::string& id) const {
-    if (ranges_.empty()) return true;
-    return std::any_of(ranges_.begin(), ranges_.end(), [&](const auto& r) { return id >= r.first && id <= r.second; });
+  bool active() const { return !ranges_.empty() || !dtypes_.empty(); }
+  bool selects(const std::string& id, const std::string& dtype = "") const {
+    if (!active()) return true;
+    return std::any_of(ranges_.begin(), ranges_.end(), [&](const auto& r) { return id >= r.first && id <= r.second; }) ||
+           std::find(dtypes_.begin(), dtypes_.end(), dtype) != dtypes_.end();
   }
 
  private:
+  static constexpr std::string_view kDtypeItem = "dtype=";
   std::vector<std::pair<std::string, std::string>> ranges_;
+  std::vector<std::string> dtypes_;
 };
 
 // Published GEMM tables timed as kernel durations by a profiler, by the start of the record's
@@ -240,7 +251,7 @@ MeasurementSet read_own(const std::string& file, const std::string& text, const 
     for (const char* key : {"library", "algorithm", "layout", "note"})
       e.accept(key);
     e.finish();
-    if (selector.active() && !selector.selects(id)) continue;
+    if (selector.active() && !selector.selects(id, dtype)) continue;
     mm.gpu = gpu;
     mm.operation = role;
     mm.name = "bench." + role;

@@ -143,6 +143,29 @@ TEST(KernelMeasurement, OwnFormatRecordsAndDefaults) {
   EXPECT_EQ(one.kernels[0].operation, "copy");
 }
 
+// The project's own sweeps carry no record ids: "dtype=X" items select by dtype (a record without
+// one is bf16), so one sweep can be split between a fit and its held-out set.
+TEST(KernelMeasurement, OwnFormatRecordsSelectedByDtype) {
+  std::string text = kOwnFile;
+  for (const char* id : {"\"id\": \"g1\", ", "\"id\": \"c1\", ", "\"id\": \"l1\", ", "\"id\": \"n1\", "})
+    text.erase(text.find(id), std::string(id).size());
+  const std::string fp8 = R"({"kernel": "gemm", "dtype": "fp8", "m": 8192, "n": 8192, "k": 8192, "time_s": 9e-4, "repetitions": 10},
+    {"kernel": "elementwise")";
+  text.replace(text.find(R"({"kernel": "elementwise")"), std::string(R"({"kernel": "elementwise")").size(), fp8);
+  const std::string path = write("own_dtypes.json", text);
+  ASSERT_EQ(read_measurements(path).kernels.size(), 4u);
+  const MeasurementSet only_fp8 = read_measurements(path + "#dtype=fp8");
+  ASSERT_EQ(only_fp8.kernels.size(), 1u);
+  EXPECT_EQ(only_fp8.kernels[0].precision, Precision::fp8);
+  EXPECT_EQ(only_fp8.kernels[0].m, 8192u);
+  // bf16: the bf16 GEMM, and the copy and the launch, whose dtype is the default.
+  EXPECT_EQ(read_measurements(path + "#dtype=bf16").kernels.size(), 3u);
+  EXPECT_EQ(read_measurements(path + "#dtype=fp16,dtype=fp8").kernels.size(), 1u);
+  const SpecError bad = error_of([&] { read_measurements(path + "#dtype=int3"); });
+  EXPECT_EQ(bad.file(), path);
+  EXPECT_NE(bad.message().find("got \"int3\""), std::string::npos) << bad.message();
+}
+
 TEST(KernelMeasurement, MalformedOwnFilesNameTheJsonPath) {
   auto path_of = [](const std::string& from, const std::string& to) {
     std::string text = kOwnFile;

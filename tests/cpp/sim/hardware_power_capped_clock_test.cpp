@@ -121,6 +121,68 @@ TEST(PowerCappedClock, ShippedH100ProfileMatchesTheMeasuredSustainedGemms) {
   EXPECT_LT(tflops(g, gemm(16384, 16384, 16384)), tflops(g, gemm(8192, 8192, 8192)));
 }
 
+// An fp8 GEMM C[m x n] = A[m x k] B[k x n]: fp8 operands (1 byte), bf16 output (Transformer Engine).
+ComputeOp gemm_fp8(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  ComputeOp op = gemm(m, n, k);
+  op.precision = Precision::fp8;
+  op.bytes = double(m) * k + double(k) * n + double(m) * n * 2.0;
+  return op;
+}
+
+// One measured H200 (calibration/data/device/h200-2026-11-28/gemm_sweep.json, cuBLASLt, sustained loops
+// of ~0.2 s under the 700 W cap): bf16 8192^3 691 and 16384^3 639 TFLOP/s, fp16 8192^3 660, fp8 8192^3
+// 1259 and 16384^3 1232.
+struct H200Gemms {
+  double bf16_8k, bf16_16k, fp16_8k, fp8_8k, fp8_16k;
+};
+H200Gemms h200_gemms(const GpuSpec& g) {
+  ComputeOp fp16 = gemm(8192, 8192, 8192);
+  fp16.precision = Precision::fp16;
+  return {tflops(g, gemm(8192, 8192, 8192)), tflops(g, gemm(16384, 16384, 16384)), tflops(g, fp16),
+          tflops(g, gemm_fp8(8192, 8192, 8192)), tflops(g, gemm_fp8(16384, 16384, 16384))};
+}
+
+// Before any H200 measurement: the catalogue entry alone, whose clock under the cap is the H100
+// profile's (same GH100 SMs, same 700 W cap; sim/hardware/catalogue/h200-sxm-141gb.json). bf16 comes
+// out at +4.0 % and -2.2 %. The misses are the known ones: the model runs fp16 at bf16's power, where
+// the measured fp16 ran 4.5 % below bf16 (3 % on the measured H100: random fp16 operands toggle more
+// mantissa bits), and fp8 is taken not to throttle at 700 W (tensor_fp8_power_ratio, derived from
+// Azure's H100 table whose rates rise with size), where this H200's 16384^3 ran 2 % below its 8192^3:
+// +8.9 %, +8.5 % and +15.6 %.
+TEST(PowerCappedClock, H200CatalogueEntryPredictsTheMeasuredH200BeforeAnyH200Fit) {
+  const GpuSpec g = find_gpu("h200-sxm-141gb", "test", "");
+  ASSERT_TRUE(models_power_cap(g));
+  const H200Gemms t = h200_gemms(g);
+  EXPECT_NEAR(t.bf16_8k, 691.0, 0.05 * 691.0);
+  EXPECT_NEAR(t.bf16_16k, 639.0, 0.05 * 639.0);
+  EXPECT_NEAR(t.fp16_8k, 660.0 * 1.089, 0.01 * 660.0);
+  EXPECT_NEAR(t.fp8_8k, 1259.0 * 1.085, 0.01 * 1259.0);
+  EXPECT_NEAR(t.fp8_16k, 1232.0 * 1.156, 0.01 * 1232.0);
+}
+
+// After: the shipped H200 profile (calibration/profiles/h200-sxm-141gb.json) is fitted to the sweep's
+// 126 16-bit and tf32 GEMMs (median error 8.4 %, 3.8 % for the clock family) and, for fp8, to Azure's
+// published ND H200 v5 table (micro-0038..0046: 8192^3 1300.6, 16384^3 1366.3 TFLOP/s). The 16-bit
+// points: -2.5, +7.9 and +2.1 %; the fit trades the largest square (whose long kernel settles to the
+// sustained clock; fitted power_response_us 57 us) for the projection shapes of 512 to 8192 tokens
+// that training steps run: it predicts the held-out H200 training steps at MAPE 4.6 %, where the
+// catalogue entry alone gives 6.9 % (validate h200-device, docs/validation.md). fp8: +6.9 and +7.9 %
+// of Azure's two figures (the fit's median over its 9 shapes, 1024^3 to 802816 x 16384 x 4096, is
+// 7.7 %), and +10.5 / +19.6 % on this GPU's own fp8 sweep, held out: it throttled its fp8 GEMMs
+// (16384^3 below 8192^3) where Azure's did not.
+TEST(PowerCappedClock, ShippedH200ProfileMatchesItsMeasuredSustainedGemms) {
+  GpuSpec g = find_gpu("h200-sxm-141gb", "test", "");
+  apply_calibration_profile(g);
+  const H200Gemms t = h200_gemms(g);
+  EXPECT_NEAR(t.bf16_8k, 691.0 * 0.975, 0.01 * 691.0);
+  EXPECT_NEAR(t.bf16_16k, 639.0 * 1.079, 0.01 * 639.0);
+  EXPECT_NEAR(t.fp16_8k, 660.0 * 1.021, 0.01 * 660.0);
+  EXPECT_NEAR(t.fp8_8k, 1300.6 * 1.069, 0.01 * 1300.6);
+  EXPECT_NEAR(t.fp8_16k, 1366.3 * 1.079, 0.01 * 1366.3);
+  EXPECT_NEAR(t.fp8_8k, 1259.0 * 1.105, 0.01 * 1259.0);
+  EXPECT_NEAR(t.fp8_16k, 1232.0 * 1.196, 0.01 * 1232.0);
+}
+
 TEST(PowerCappedClock, PowerModelAgreesWithTheClock) {
   GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
   apply_calibration_profile(g);
@@ -141,13 +203,6 @@ TEST(PowerCappedClock, PowerModelAgreesWithTheClock) {
   EXPECT_NEAR(s.gpu_avg_w, p.tdp_w, 1e-9);
 }
 
-// An fp8 GEMM C[m x n] = A[m x k] B[k x n]: fp8 operands (1 byte), bf16 output (Transformer Engine).
-ComputeOp gemm_fp8(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
-  ComputeOp op = gemm(m, n, k);
-  op.precision = Precision::fp8;
-  op.bytes = double(m) * k + double(k) * n + double(m) * n * 2.0;
-  return op;
-}
 
 // One rule for every precision: P = idle + (boost - idle) w(p) u phi^3, w(bf16) = 1,
 // w(fp8) = tensor_fp8_power_ratio. Hand-worked with idle 70 W, boost 1500 W (1430 W dynamic),
