@@ -103,6 +103,7 @@ StepClock solve_step_clock(GpuSpec& gpu, const std::function<PowerInputs(const G
     c.basis = "boost clock: the GPU's catalogue entry does not model the clock under the power cap (tensor_boost_W)";
     return c;
   }
+  c.cap_modelled = true;
   c.sustained_gemm_clock_MHz = gemm_clock_fraction(gpu) * c.boost_clock_MHz;
   std::size_t limiting = 0;
   for (;;) {

@@ -81,6 +81,7 @@ Json power_json(const PowerStats& p) {
           {"gemm_clock_MHz", p.gemm_clock_MHz},
           {"tensor_duty_cycle", p.tensor_duty_cycle},
           {"clock_basis", p.clock_basis},
+          {"clock_cap_modelled", p.clock_cap_modelled},
           {"by_device", devices},
           {"gpu_classes", classes}};
 }
@@ -116,6 +117,7 @@ PowerStats power_from_json(const Json& p) {
   s.gemm_clock_MHz = number_or_zero(p, "gemm_clock_MHz");
   s.tensor_duty_cycle = number_or_zero(p, "tensor_duty_cycle");
   s.clock_basis = p.value("clock_basis", std::string());
+  s.clock_cap_modelled = p.value("clock_cap_modelled", true);
   if (p.contains("by_device"))
     for (const auto& d : p.at("by_device"))
       s.by_device.push_back({d.at("device").get<std::string>(), d.at("count").get<double>(),
@@ -628,7 +630,12 @@ std::string Report::to_text() const {
       << fmt("%.2f", power->pue) << "; IT " << fmt("%.1f kW", power->it_avg_kw)
       << "), peak <= " << fmt("%.1f kW", power->peak_kw) << ";  GPU " << fmt("%.0f W", power->gpu_avg_w)
       << " average\n";
-    if (power->gemm_clock_MHz > 0)
+    if (!power->clock_cap_modelled)
+      o << "  GPU clock          the boost clock for every kernel: this GPU's entry does not model the clock under its "
+        << fmt("%.0f W", power->tensor_power_budget_w)  // the TDP when the cap is not modelled (step_clock.cpp)
+        << " cap (tensor_boost_W), so steps bound by its tensor cores may come out faster than it runs them (a "
+           "measured H200 sustained 1440 of 1830 MHz on GEMMs: docs/validation.md)\n";
+    else if (power->gemm_clock_MHz > 0)
       o << "  GPU clock          " << fmt("%.0f MHz", power->gemm_clock_MHz) << " for large GEMMs, tensor kernels "
         << fmt("%.0f W", power->tensor_power_budget_w) << " while they run, "
         << fmt("%.0f %%", 100 * power->tensor_duty_cycle) << " of the step (power.clock_basis)\n";

@@ -108,6 +108,7 @@ struct PowerStats {
   double gemm_clock_MHz = 0.0;
   double tensor_duty_cycle = 0.0;
   std::string clock_basis;
+  bool clock_cap_modelled = true;  // false: every kernel at the boost clock (the GPU entry has no tensor_boost_W)
   std::vector<DeviceEnergy> by_device;      // sums to energy_per_step_j
   std::vector<GpuClassEnergy> gpu_classes;  // sums to the "gpu" entry of by_device
 };

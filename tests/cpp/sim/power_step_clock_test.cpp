@@ -179,6 +179,16 @@ TEST(StepClock, GpuWithoutThePowerCapModelRunsOnceAtTheBoostClock) {
   EXPECT_EQ(runs, 1);
   EXPECT_NEAR(c.gemm_clock_MHz, 1830.0, 1e-9);
   EXPECT_FALSE(c.basis.empty());
+  EXPECT_FALSE(c.cap_modelled);
+  // The report says so in its summary, with the cap it did not apply.
+  Report r;
+  r.power = PowerStats{};
+  r.power->clock_cap_modelled = c.cap_modelled;
+  r.power->tensor_power_budget_w = c.tensor_power_budget_w;
+  EXPECT_NE(r.to_text().find("GPU clock          the boost clock for every kernel: this GPU's entry does not model the "
+                             "clock under its 700 W cap"),
+            std::string::npos)
+      << r.to_text();
 }
 
 // The whole flow on the shipped H100: the report names the clock, between the sustained GEMM clock
@@ -201,12 +211,15 @@ TEST(StepClock, SimulatedStepReportsItsClockAndStaysWithinTheTdp) {
   EXPECT_GT(r.power->tensor_duty_cycle, 0.0);
   EXPECT_LT(r.power->tensor_duty_cycle, 1.0);
   EXPECT_NE(r.power->clock_basis.find("step-averaged power"), std::string::npos);
+  EXPECT_TRUE(r.power->clock_cap_modelled);
+  EXPECT_EQ(r.to_text().find("the boost clock for every kernel"), std::string::npos);
   for (const GpuClassEnergy& c : r.power->gpu_classes)
     EXPECT_LE(c.avg_w_per_gpu, 700.0 + 1e-6) << c.name;
   // The report's JSON carries the clock and reads back.
   const Report back = Report::from_json(r.to_json());
   EXPECT_DOUBLE_EQ(back.power->gemm_clock_MHz, r.power->gemm_clock_MHz);
   EXPECT_EQ(back.power->clock_basis, r.power->clock_basis);
+  EXPECT_EQ(back.power->clock_cap_modelled, true);
 }
 
 }  // namespace
