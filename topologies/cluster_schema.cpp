@@ -71,7 +71,8 @@ std::vector<std::string> storage_kinds() {
 
 constexpr std::string_view kGenerationDoc =
     "the GPU implies it when left out: V100 SXM `nvlink2`, A100 SXM `nvlink3` (no NVLS), H100/H200 SXM "
-    "`nvlink4` and B200 `nvlink5` (NVSwitch with NVLS), L4 `pcie4`, H100 PCIe `pcie5` (type `pcie`); an "
+    "`nvlink4` and B200 `nvlink5` (NVSwitch with NVLS), MI300X/MI325X `xgmi3` and MI355X `xgmi4` (type "
+    "`xgmi_mesh`: 7 Infinity Fabric links per GPU), L4 `pcie4`, H100 PCIe `pcie5` (type `pcie`); an "
     "inline GPU uses its `base`; the report's `provenance.derived_defaults` lists what was filled in. It "
     "fills `bandwidth_GBps` and `latency_us` from the vendors' figures "
     "(topologies/scale_up_generation.cpp) and bounds the NVSwitch domain (nvlink3: 16 GPUs, nvlink4: "
@@ -145,22 +146,26 @@ void read_with_another_key(JsonReader& /*r*/, const SpecField& /*f*/, ClusterSpe
 void read_scale_up_generation(JsonReader& r, const SpecField& f, ClusterSpec& spec) {
   ScaleUpSpec& s = spec.node.scale_up;
   const std::string gpu_id = gpu_catalogue_id(spec);
-  const bool wants_pcie = s.type == "pcie";
+  const std::string_view technology = scale_up_technology_of_type(s.type);
   if (r.has(f.key())) {
     s.generation = r.choice(f.key(), f.choices());
     const ScaleUpGeneration* generation = find_scale_up_generation(s.generation);
     if (s.type == "none") r.fail(f.key(), "scale_up type none has no generation, got \"" + s.generation + "\"");
-    if ((generation->technology == "pcie") != wants_pcie)
-      r.fail(f.key(), "scale_up type " + s.type + " needs " + (wants_pcie ? "a PCIe" : "an NVLink") +
+    if (generation->technology != technology)
+      r.fail(f.key(), "scale_up type " + s.type + " needs " +
+                          (technology == "pcie"   ? "a PCIe"
+                           : technology == "xgmi" ? "an Infinity Fabric (xgmi)"
+                                                  : "an NVLink") +
                           " generation, got \"" + s.generation + "\"");
-  } else if (s.type == "nvswitch" || s.type == "nvlink_mesh" || wants_pcie) {
+  } else if (s.type == "nvswitch" || s.type == "nvlink_mesh" || s.type == "xgmi_mesh" || technology == "pcie") {
     // (Not nvlink_pairs: a bridge carries less than the GPU's NVLink generation.)
-    const ScaleUpGeneration* generation = scale_up_generation_of_gpu(gpu_id, wants_pcie ? "pcie" : "nvlink");
+    const ScaleUpGeneration* generation = scale_up_generation_of_gpu(gpu_id, technology);
     if (generation != nullptr) {
       s.generation = generation->id;
       std::string why = (gpu_id.empty() ? std::string("the GPU") : gpu_id) + " carries " + s.generation;
       if (s.type == "nvswitch")
         why += generation->nvls ? ": its NVSwitch reduces in the switch (NVLS)" : ": its NVSwitch has no NVLS";
+      if (s.type == "xgmi_mesh") why += ": 7 Infinity Fabric links per GPU, one to each peer, no switch";
       derive(spec.derived_defaults, r, f.key(), s.generation, why + " (topologies/scale_up_generation.cpp)");
     } else if (s.type == "nvswitch") {
       derive(spec.derived_defaults, r, f.key(), nullptr,
@@ -471,17 +476,19 @@ const std::vector<Row>& rows() {
       row<&C::node, &N::scale_up, &U::type>(choice_field(
           "node.scale_up.type", true, &scale_up_type_names, "\"nvswitch\"", "",
           "how GPUs are joined: NVSwitch domain; DGX-1 hybrid cube-mesh (8 GPUs, 6 NVLink bricks each); NVLink "
-          "bridges between GPUs 2k and 2k+1; PCIe; nothing (a torus links them)")),
+          "bridges between GPUs 2k and 2k+1; PCIe; nothing (a torus links them); `xgmi_mesh`: AMD Infinity Fabric, "
+          "every GPU linked to every other of its node (8 GPUs: 7 links each), no switch")),
       custom(row<&C::node, &N::scale_up, &U::generation>(
                  with_type_doc(choice_field("node.scale_up.generation", false, &scale_up_generation_ids, "",
                                             "the GPU's (derived)", kGenerationDoc),
-                               "`nvlink2` ... `nvlink5` \\| `pcie3` ... `pcie5`"),
+                               "`nvlink2` ... `nvlink5` \\| `xgmi3`, `xgmi4` \\| `pcie3` ... `pcie5`"),
                  "\"\""),
              &read_scale_up_generation),
       custom(row<&C::node, &N::scale_up, &U::bandwidth_GBps>(
                  number_field("node.scale_up.bandwidth_GBps", true, NumberRange::between(kMinPcieGBps, kMaxScaleUpGBps),
                               "", "required (unless `generation`, or type `none`)", "GB/s",
-                              "per GPU, per direction (mesh: over its 6 bricks; pairs: the bridge)"),
+                              "per GPU, per direction (mesh: over its 6 bricks; xgmi_mesh: over its gpus - 1 links; "
+                              "pairs: the bridge)"),
                  "0"),
              &read_scale_up_bandwidth),
       custom(row<&C::node, &N::scale_up, &U::latency_us>(

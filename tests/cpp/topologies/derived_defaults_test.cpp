@@ -149,7 +149,26 @@ TEST(DerivedDefaults, ATransportOnTheWrongTechnologyIsRefused) {
   doc["fabric"]["transport"] = "omnipath";
   e = testing::spec_error_of([&] { parse_cluster_spec(doc.dump(), "t.json"); });
   EXPECT_EQ(e.json_path(), "/fabric/transport");
-  EXPECT_NE(std::string(e.what()).find("infiniband, roce, spectrum_x, efa, efa_v3, tcpxo"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("infiniband, roce, spectrum_x, efa, efa_v3, tcpxo"), std::string::npos)
+      << e.what();
+}
+
+TEST(DerivedDefaults, AnAmdInstinctGpuImpliesTheXgmiMeshGenerationAndListsIt) {
+  // MI300X / MI325X: xgmi3, 7 x 64 GB/s; MI355X: xgmi4, 7 x 76.8 GB/s (topologies/scale_up_generation.cpp).
+  const std::pair<const char*, std::pair<const char*, double>> cases[] = {
+      {"mi300x", {"xgmi3", 448.0}}, {"mi325x", {"xgmi3", 448.0}}, {"mi355x", {"xgmi4", 537.6}}};
+  for (const auto& [gpu, expected] : cases) {
+    const ClusterSpec spec = parse_cluster_spec(spec_with(gpu, {{"type", "xgmi_mesh"}}).dump(), "t.json");
+    EXPECT_EQ(spec.node.scale_up.generation, expected.first) << gpu;
+    EXPECT_DOUBLE_EQ(spec.node.scale_up.bandwidth_GBps, expected.second) << gpu;
+    const DerivedDefault* g = find_derived(spec, "/node/scale_up/generation");
+    ASSERT_NE(g, nullptr) << gpu;
+    EXPECT_NE(g->why.find(std::string(gpu) + " carries " + expected.first), std::string::npos) << g->why;
+    EXPECT_NE(g->why.find("7 Infinity Fabric links"), std::string::npos) << g->why;
+    const DerivedDefault* b = find_derived(spec, "/node/scale_up/bandwidth_GBps");
+    ASSERT_NE(b, nullptr) << gpu;
+    EXPECT_NE(b->why.find("data sheet"), std::string::npos) << b->why;
+  }
 }
 
 }  // namespace
