@@ -71,7 +71,8 @@ std::vector<std::string> storage_kinds() {
 
 constexpr std::string_view kGenerationDoc =
     "the GPU implies it when left out: V100 SXM `nvlink2`, A100 SXM `nvlink3` (no NVLS), H100/H200 SXM "
-    "`nvlink4` and B200 `nvlink5` (NVSwitch with NVLS), MI300X/MI325X `xgmi3` and MI355X `xgmi4` (type "
+    "`nvlink4` and B200/GB200/B300/GB300 `nvlink5` (NVSwitch with NVLS), MI300X/MI325X `xgmi3` and MI355X `xgmi4` "
+    "(type "
     "`xgmi_mesh`: 7 Infinity Fabric links per GPU), L4 `pcie4`, H100 PCIe `pcie5` (type `pcie`); an "
     "inline GPU uses its `base`; the report's `provenance.derived_defaults` lists what was filled in. It "
     "fills `bandwidth_GBps` and `latency_us` from the vendors' figures "

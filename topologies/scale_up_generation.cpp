@@ -28,9 +28,10 @@ constexpr ScaleUpGeneration k_generations[] = {
     {"nvlink4", "nvlink", "H100, H200", 450.0, 0.7, 256, 4.0 / 8.0, true, "h100-sxm5-80gb,h200-sxm-141gb",
      "NVLink 4: 18 links x 25 GB/s = 450 GB/s per direction (900 GB/s bidirectional, NVIDIA H100 datasheet); "
      "NVSwitch gen 3: 4 chips per 8 GPUs (DGX H100 datasheet), up to 256 GPUs with the NVLink Switch System"},
-    {"nvlink5", "nvlink", "B200, GB200", 900.0, 0.7, 576, 18.0 / 72.0, true, "b200",
+    {"nvlink5", "nvlink", "B200, GB200, B300, GB300", 900.0, 0.7, 576, 18.0 / 72.0, true, "b200,gb200,b300,gb300",
      "NVLink 5: 18 links x 50 GB/s = 900 GB/s per direction (1.8 TB/s bidirectional, NVIDIA Blackwell "
-     "datasheet); NVSwitch gen 4: 18 chips per 72 GPUs (GB200 NVL72 datasheet), domains up to 576 GPUs"},
+     "datasheet; B300: HGX B300 specifications; GB200 and GB300 NVL72 datasheets); NVSwitch gen 4: 18 chips per 72 "
+     "GPUs (GB200 NVL72 datasheet), domains up to 576 GPUs"},
     {"xgmi3", "xgmi", "MI300X, MI325X", 448.0, 1.0, 0, 0.0, false, "mi300x,mi325x",
      "AMD Infinity Fabric (CDNA 3): 7 xGMI links x 64 GB/s = 448 GB/s per direction (896 GB/s aggregate, AMD "
      "Instinct MI300X and MI325X data sheets; 64 GB/s per link per direction: AMD CDNA 3 white paper and ROCm blog "

@@ -69,6 +69,9 @@ TEST(DerivedDefaults, EachGpuImpliesItsGeneration) {
       {"a100-sxm4-80gb", "nvlink3", 300.0},
       {"h200-sxm-141gb", "nvlink4", 450.0},
       {"b200", "nvlink5", 900.0},
+      {"gb200", "nvlink5", 900.0},
+      {"b300", "nvlink5", 900.0},
+      {"gb300", "nvlink5", 900.0},
       {"v100-sxm2-32gb", "nvlink2", 150.0},
       {{{"base", "h100-sxm5-80gb"}, {"name", "derated H100"}}, "nvlink4", 450.0},  // an inline GPU's base
   };
