@@ -141,6 +141,27 @@ void read_int_member(JsonReader& r, const SpecField& f, ClusterSpec& s) {
 // A key read together with another one (named in its row's comment).
 void read_with_another_key(JsonReader& /*r*/, const SpecField& /*f*/, ClusterSpec& /*s*/) {}
 
+// node.scale_up.type. Left out, an AMD Instinct GPU implies its Infinity Fabric mesh (the GPU carries an
+// xgmi generation: MI300X, MI325X, MI355X platforms join their 8 GPUs point to point, no switch), listed
+// in the spec's derived defaults; any other GPU takes the default, nvswitch.
+void read_scale_up_type(JsonReader& r, const SpecField& f, ClusterSpec& spec) {
+  ScaleUpSpec& s = spec.node.scale_up;
+  if (r.has(f.key())) {
+    s.type = r.choice(f.key(), f.choices());
+    return;
+  }
+  const std::string gpu_id = gpu_catalogue_id(spec);
+  if (scale_up_generation_of_gpu(gpu_id, "xgmi") != nullptr) {
+    s.type = "xgmi_mesh";
+    derive(spec.derived_defaults, r, f.key(), s.type,
+           gpu_id +
+               " joins the 8 GPUs of its platform by 7 Infinity Fabric links each, no switch "
+               "(topologies/scale_up_generation.cpp)");
+  } else {
+    s.type = "nvswitch";
+  }
+}
+
 // node.scale_up.generation. Left out, the generation is the one the GPU carries (an H100 SXM's
 // NVSwitch is NVLink 4 with NVLS whether the spec says so or not); its figures then default the
 // bandwidth and latency. Each value filled in that way is listed in the spec's derived defaults.
@@ -474,11 +495,14 @@ const std::vector<Row>& rows() {
       // node
       custom(row<&C::node, &N::gpus>(int_field("node.gpus", true, 1, "8", "", "GPUs per node")),
              &read_int_member<&C::node, &N::gpus>),
-      row<&C::node, &N::scale_up, &U::type>(choice_field(
-          "node.scale_up.type", true, &scale_up_type_names, "\"nvswitch\"", "",
-          "how GPUs are joined: NVSwitch domain; DGX-1 hybrid cube-mesh (8 GPUs, 6 NVLink bricks each); NVLink "
-          "bridges between GPUs 2k and 2k+1; PCIe; nothing (a torus links them); `xgmi_mesh`: AMD Infinity Fabric, "
-          "every GPU linked to every other of its node (8 GPUs: 7 links each), no switch")),
+      custom(
+          row<&C::node, &N::scale_up, &U::type>(choice_field(
+              "node.scale_up.type", true, &scale_up_type_names, "\"nvswitch\"", "",
+              "how GPUs are joined: NVSwitch domain; DGX-1 hybrid cube-mesh (8 GPUs, 6 NVLink bricks each); "
+              "NVLink bridges between GPUs 2k and 2k+1; PCIe; nothing (a torus links them); `xgmi_mesh`: AMD "
+              "Infinity Fabric, every GPU linked to every other of its node (8 GPUs: 7 links each), no switch; "
+              "left out, an MI300X, MI325X or MI355X implies `xgmi_mesh` (listed in `provenance.derived_defaults`)")),
+          &read_scale_up_type),
       custom(row<&C::node, &N::scale_up, &U::generation>(
                  with_type_doc(choice_field("node.scale_up.generation", false, &scale_up_generation_ids, "",
                                             "the GPU's (derived)", kGenerationDoc),

@@ -174,5 +174,22 @@ TEST(DerivedDefaults, AnAmdInstinctGpuImpliesTheXgmiMeshGenerationAndListsIt) {
   }
 }
 
+TEST(DerivedDefaults, AnAmdInstinctGpuImpliesTheXgmiMeshWhenTheTypeIsLeftOut) {
+  // No scale_up.type: an MI300X platform is the Infinity Fabric mesh (and xgmi3), listed as derived; an
+  // H100 keeps the default, nvswitch, which is no derivation.
+  const ClusterSpec amd = parse_cluster_spec(spec_with("mi300x", nlohmann::json::object()).dump(), "t.json");
+  EXPECT_EQ(amd.node.scale_up.type, "xgmi_mesh");
+  EXPECT_EQ(amd.node.scale_up.generation, "xgmi3");
+  const DerivedDefault* t = find_derived(amd, "/node/scale_up/type");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->value, "\"xgmi_mesh\"");
+  EXPECT_NE(t->why.find("mi300x joins the 8 GPUs of its platform by 7 Infinity Fabric links"), std::string::npos)
+      << t->why;
+  EXPECT_EQ(parse_cluster_spec(cluster_spec_to_json(amd), "t.json"), amd);
+  const ClusterSpec h100 = parse_cluster_spec(spec_with("h100-sxm5-80gb", {{"bandwidth_GBps", 450}}).dump(), "t.json");
+  EXPECT_EQ(h100.node.scale_up.type, "nvswitch");
+  EXPECT_EQ(find_derived(h100, "/node/scale_up/type"), nullptr);
+}
+
 }  // namespace
 }  // namespace clustersim
