@@ -71,7 +71,9 @@ std::vector<std::string> storage_kinds() {
 
 constexpr std::string_view kGenerationDoc =
     "the GPU implies it when left out: V100 SXM `nvlink2`, A100 SXM `nvlink3` (no NVLS), H100/H200 SXM "
-    "`nvlink4` and B200 `nvlink5` (NVSwitch with NVLS), L4 `pcie4`, H100 PCIe `pcie5` (type `pcie`); an "
+    "`nvlink4` and B200/GB200/B300/GB300 `nvlink5` (NVSwitch with NVLS), MI300X/MI325X `xgmi3` and MI355X `xgmi4` "
+    "(type "
+    "`xgmi_mesh`: 7 Infinity Fabric links per GPU), L4 `pcie4`, H100 PCIe `pcie5` (type `pcie`); an "
     "inline GPU uses its `base`; the report's `provenance.derived_defaults` lists what was filled in. It "
     "fills `bandwidth_GBps` and `latency_us` from the vendors' figures "
     "(topologies/scale_up_generation.cpp) and bounds the NVSwitch domain (nvlink3: 16 GPUs, nvlink4: "
@@ -139,28 +141,53 @@ void read_int_member(JsonReader& r, const SpecField& f, ClusterSpec& s) {
 // A key read together with another one (named in its row's comment).
 void read_with_another_key(JsonReader& /*r*/, const SpecField& /*f*/, ClusterSpec& /*s*/) {}
 
+// node.scale_up.type. Left out, an AMD Instinct GPU implies its Infinity Fabric mesh (the GPU carries an
+// xgmi generation: MI300X, MI325X, MI355X platforms join their 8 GPUs point to point, no switch), listed
+// in the spec's derived defaults; any other GPU takes the default, nvswitch.
+void read_scale_up_type(JsonReader& r, const SpecField& f, ClusterSpec& spec) {
+  ScaleUpSpec& s = spec.node.scale_up;
+  if (r.has(f.key())) {
+    s.type = r.choice(f.key(), f.choices());
+    return;
+  }
+  const std::string gpu_id = gpu_catalogue_id(spec);
+  if (scale_up_generation_of_gpu(gpu_id, "xgmi") != nullptr) {
+    s.type = "xgmi_mesh";
+    derive(spec.derived_defaults, r, f.key(), s.type,
+           gpu_id +
+               " joins the 8 GPUs of its platform by 7 Infinity Fabric links each, no switch "
+               "(topologies/scale_up_generation.cpp)");
+  } else {
+    s.type = "nvswitch";
+  }
+}
+
 // node.scale_up.generation. Left out, the generation is the one the GPU carries (an H100 SXM's
 // NVSwitch is NVLink 4 with NVLS whether the spec says so or not); its figures then default the
 // bandwidth and latency. Each value filled in that way is listed in the spec's derived defaults.
 void read_scale_up_generation(JsonReader& r, const SpecField& f, ClusterSpec& spec) {
   ScaleUpSpec& s = spec.node.scale_up;
   const std::string gpu_id = gpu_catalogue_id(spec);
-  const bool wants_pcie = s.type == "pcie";
+  const std::string_view technology = scale_up_technology_of_type(s.type);
   if (r.has(f.key())) {
     s.generation = r.choice(f.key(), f.choices());
     const ScaleUpGeneration* generation = find_scale_up_generation(s.generation);
     if (s.type == "none") r.fail(f.key(), "scale_up type none has no generation, got \"" + s.generation + "\"");
-    if ((generation->technology == "pcie") != wants_pcie)
-      r.fail(f.key(), "scale_up type " + s.type + " needs " + (wants_pcie ? "a PCIe" : "an NVLink") +
+    if (generation->technology != technology)
+      r.fail(f.key(), "scale_up type " + s.type + " needs " +
+                          (technology == "pcie"   ? "a PCIe"
+                           : technology == "xgmi" ? "an Infinity Fabric (xgmi)"
+                                                  : "an NVLink") +
                           " generation, got \"" + s.generation + "\"");
-  } else if (s.type == "nvswitch" || s.type == "nvlink_mesh" || wants_pcie) {
+  } else if (s.type == "nvswitch" || s.type == "nvlink_mesh" || s.type == "xgmi_mesh" || technology == "pcie") {
     // (Not nvlink_pairs: a bridge carries less than the GPU's NVLink generation.)
-    const ScaleUpGeneration* generation = scale_up_generation_of_gpu(gpu_id, wants_pcie ? "pcie" : "nvlink");
+    const ScaleUpGeneration* generation = scale_up_generation_of_gpu(gpu_id, technology);
     if (generation != nullptr) {
       s.generation = generation->id;
       std::string why = (gpu_id.empty() ? std::string("the GPU") : gpu_id) + " carries " + s.generation;
       if (s.type == "nvswitch")
         why += generation->nvls ? ": its NVSwitch reduces in the switch (NVLS)" : ": its NVSwitch has no NVLS";
+      if (s.type == "xgmi_mesh") why += ": 7 Infinity Fabric links per GPU, one to each peer, no switch";
       derive(spec.derived_defaults, r, f.key(), s.generation, why + " (topologies/scale_up_generation.cpp)");
     } else if (s.type == "nvswitch") {
       derive(spec.derived_defaults, r, f.key(), nullptr,
@@ -468,20 +495,25 @@ const std::vector<Row>& rows() {
       // node
       custom(row<&C::node, &N::gpus>(int_field("node.gpus", true, 1, "8", "", "GPUs per node")),
              &read_int_member<&C::node, &N::gpus>),
-      row<&C::node, &N::scale_up, &U::type>(choice_field(
-          "node.scale_up.type", true, &scale_up_type_names, "\"nvswitch\"", "",
-          "how GPUs are joined: NVSwitch domain; DGX-1 hybrid cube-mesh (8 GPUs, 6 NVLink bricks each); NVLink "
-          "bridges between GPUs 2k and 2k+1; PCIe; nothing (a torus links them)")),
+      custom(
+          row<&C::node, &N::scale_up, &U::type>(choice_field(
+              "node.scale_up.type", true, &scale_up_type_names, "\"nvswitch\"", "",
+              "how GPUs are joined: NVSwitch domain; DGX-1 hybrid cube-mesh (8 GPUs, 6 NVLink bricks each); "
+              "NVLink bridges between GPUs 2k and 2k+1; PCIe; nothing (a torus links them); `xgmi_mesh`: AMD "
+              "Infinity Fabric, every GPU linked to every other of its node (8 GPUs: 7 links each), no switch; "
+              "left out, an MI300X, MI325X or MI355X implies `xgmi_mesh` (listed in `provenance.derived_defaults`)")),
+          &read_scale_up_type),
       custom(row<&C::node, &N::scale_up, &U::generation>(
                  with_type_doc(choice_field("node.scale_up.generation", false, &scale_up_generation_ids, "",
                                             "the GPU's (derived)", kGenerationDoc),
-                               "`nvlink2` ... `nvlink5` \\| `pcie3` ... `pcie5`"),
+                               "`nvlink2` ... `nvlink5` \\| `xgmi3`, `xgmi4` \\| `pcie3` ... `pcie5`"),
                  "\"\""),
              &read_scale_up_generation),
       custom(row<&C::node, &N::scale_up, &U::bandwidth_GBps>(
                  number_field("node.scale_up.bandwidth_GBps", true, NumberRange::between(kMinPcieGBps, kMaxScaleUpGBps),
                               "", "required (unless `generation`, or type `none`)", "GB/s",
-                              "per GPU, per direction (mesh: over its 6 bricks; pairs: the bridge)"),
+                              "per GPU, per direction (mesh: over its 6 bricks; xgmi_mesh: over its gpus - 1 links; "
+                              "pairs: the bridge)"),
                  "0"),
              &read_scale_up_bandwidth),
       custom(row<&C::node, &N::scale_up, &U::latency_us>(

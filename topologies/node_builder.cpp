@@ -7,6 +7,12 @@
 //   nvlink_mesh   the DGX-1 hybrid cube-mesh of 8 GPUs: each GPU has 6 NVLink bricks of
 //                 bandwidth_GBps / 6, to 4 peers (2 of them over 2 bricks); one link per peer carries
 //                 its bricks' bandwidth, latency_us. Other pairs talk over PCIe.
+//   xgmi_mesh     AMD Infinity Fabric: every GPU of the node linked to every other, no switch (MI300X,
+//                 MI325X, MI355X: 8 GPUs, 7 links each). bandwidth_GBps is the GPU's, over its gpus - 1
+//                 links: one link per pair at bandwidth_GBps / (gpus - 1) per direction (MI300X: 448 / 7 =
+//                 64 GB/s), latency_us. A transfer between two GPUs takes their one link; a ring step uses
+//                 one link, so one ring is bound by 1/7 of the GPU's bandwidth and RCCL runs several
+//                 (sim/collectives/ring_algorithm.cpp), while an all-to-all uses the 7 links at once.
 //   nvlink_pairs  GPUs 2k and 2k + 1 joined by an NVLink bridge of bandwidth_GBps, latency_us; other
 //                 pairs talk over PCIe.
 //   pcie          GPUs talk over PCIe: with pcie_switches = 0, one PCIe switch joins them (GPU <->
@@ -135,6 +141,28 @@ void build_nvlink_mesh(NodeBuild& b, int node) {
                               LinkTechnology::nvlink);
 }
 
+// Fully connected 8-GPU platforms: AMD Instinct MI300X/MI325X/MI355X platform data sheets (one xGMI link
+// between every pair of the 8 OAM modules). Bounded at 8: no larger fully connected xGMI node exists.
+constexpr int k_xgmi_mesh_max_gpus = 8;
+
+void check_xgmi_mesh(const ClusterSpec& spec) {
+  if (spec.node.gpus < 2 || spec.node.gpus > k_xgmi_mesh_max_gpus)
+    fail(spec, "/node/gpus",
+         "xgmi_mesh links every GPU of a node to every other (an AMD Instinct platform: up to 8 GPUs, 7 links "
+         "each): expected 2 to 8 GPUs, got " +
+             std::to_string(spec.node.gpus));
+}
+
+void build_xgmi_mesh(NodeBuild& b, int node) {
+  const ScaleUpSpec& s = b.spec.node.scale_up;
+  const int gpus = b.spec.node.gpus;
+  const double link_Bps = s.bandwidth_GBps * units::kGBpsToBps / (gpus - 1);
+  const int base = first_gpu(b.spec, node);
+  for (int a = 0; a < gpus; ++a)
+    for (int c = a + 1; c < gpus; ++c)
+      b.cluster.add_duplex_link(base + a, base + c, link_Bps, s.latency_us * units::kUsToS, LinkTechnology::nvlink);
+}
+
 void check_nvlink_pairs(const ClusterSpec& spec) {
   if (spec.node.gpus % 2 != 0)
     fail(spec, "/node/gpus",
@@ -171,6 +199,7 @@ constexpr ScaleUpBuilder k_scale_up_builders[] = {
     {"nvswitch", &check_nvswitch, &build_nvswitch},
     {"nvlink_mesh", &check_nvlink_mesh, &build_nvlink_mesh},
     {"nvlink_pairs", &check_nvlink_pairs, &build_nvlink_pairs},
+    {"xgmi_mesh", &check_xgmi_mesh, &build_xgmi_mesh},
     {"pcie", &check_nothing, &build_pcie},
     {"none", &check_nothing, &build_none},
 };

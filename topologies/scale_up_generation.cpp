@@ -8,6 +8,11 @@
 // algorithm where the driver reports NVLink multicast (src/transport/nvls.cc, ncclNvlsInit,
 // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: Hopper and later).
 // A100's NVSwitch generation 2 has none. GPU ids per generation: the catalogue's datasheet figures.
+// AMD Infinity Fabric (xGMI, technology "xgmi"): no switch; 8 GPUs joined point to point, 7 links per GPU
+// (node.scale_up.type xgmi_mesh). Per-GPU bandwidth is the 7 links together; a link carries 1/7 of it.
+// The 1.0 us GPU-to-GPU latency is assumed like NVLink's (the 8-byte rccl-tests all-reduce of an 8 x MI300X
+// node takes 16 us, mostly launch and synchronisation: ROCm blog "Understanding RCCL Bandwidth and xGMI
+// Performance on AMD Instinct MI300X", 2025-03-02).
 #include "topologies/scale_up_generation.hpp"
 
 namespace clustersim {
@@ -23,9 +28,18 @@ constexpr ScaleUpGeneration k_generations[] = {
     {"nvlink4", "nvlink", "H100, H200", 450.0, 0.7, 256, 4.0 / 8.0, true, "h100-sxm5-80gb,h200-sxm-141gb",
      "NVLink 4: 18 links x 25 GB/s = 450 GB/s per direction (900 GB/s bidirectional, NVIDIA H100 datasheet); "
      "NVSwitch gen 3: 4 chips per 8 GPUs (DGX H100 datasheet), up to 256 GPUs with the NVLink Switch System"},
-    {"nvlink5", "nvlink", "B200, GB200", 900.0, 0.7, 576, 18.0 / 72.0, true, "b200",
+    {"nvlink5", "nvlink", "B200, GB200, B300, GB300", 900.0, 0.7, 576, 18.0 / 72.0, true, "b200,gb200,b300,gb300",
      "NVLink 5: 18 links x 50 GB/s = 900 GB/s per direction (1.8 TB/s bidirectional, NVIDIA Blackwell "
-     "datasheet); NVSwitch gen 4: 18 chips per 72 GPUs (GB200 NVL72 datasheet), domains up to 576 GPUs"},
+     "datasheet; B300: HGX B300 specifications; GB200 and GB300 NVL72 datasheets); NVSwitch gen 4: 18 chips per 72 "
+     "GPUs (GB200 NVL72 datasheet), domains up to 576 GPUs"},
+    {"xgmi3", "xgmi", "MI300X, MI325X", 448.0, 1.0, 0, 0.0, false, "mi300x,mi325x",
+     "AMD Infinity Fabric (CDNA 3): 7 xGMI links x 64 GB/s = 448 GB/s per direction (896 GB/s aggregate, AMD "
+     "Instinct MI300X and MI325X data sheets; 64 GB/s per link per direction: AMD CDNA 3 white paper and ROCm blog "
+     "'Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X'), a fully connected 8-GPU mesh "
+     "without a switch"},
+    {"xgmi4", "xgmi", "MI355X", 537.6, 1.0, 0, 0.0, false, "mi355x",
+     "AMD Infinity Fabric (CDNA 4): 7 xGMI links x 76.8 GB/s = 537.6 GB/s per direction (1,075.2 GB/s aggregate, "
+     "AMD Instinct MI355X data sheet), a fully connected 8-GPU mesh without a switch"},
     {"pcie3", "pcie", "V100 PCIe, T4", 16.0, 1.0, 0, 0.0, false, "",
      "PCIe Gen3 x16: 8 GT/s x 16 lanes, 128b/130b = 15.75 GB/s per direction (PCI-SIG), rounded to 16"},
     {"pcie4", "pcie", "A100 PCIe, L4, L40S", 32.0, 1.0, 0, 0.0, false, "l4",
@@ -52,6 +66,12 @@ std::vector<std::string> scale_up_generation_ids() {
   for (const auto& g : k_generations)
     out.emplace_back(g.id);
   return out;
+}
+
+std::string_view scale_up_technology_of_type(std::string_view type) {
+  if (type == "pcie") return "pcie";
+  if (type == "xgmi_mesh") return "xgmi";
+  return "nvlink";
 }
 
 const ScaleUpGeneration* scale_up_generation_of_gpu(std::string_view gpu_id, std::string_view technology) {

@@ -114,7 +114,22 @@ void stripe_over_nics(const Cluster& cluster, std::vector<Transfer>& transfers) 
   transfers = std::move(out);
 }
 
+namespace {
+
+// Every rank of the group inside one NVLink domain of several nodes (NCCL's MNNVL clique).
+bool within_one_rack_scale_domain(const Cluster& cluster, const std::vector<int>& ranks) {
+  const ClusterSpec& spec = cluster.spec();
+  if (ranks.empty() || spec.node.scale_up.type != "nvswitch") return false;
+  const int per_domain = spec.nodes_per_domain();
+  if (per_domain <= 1) return false;
+  const int domain = cluster.node_of_gpu(ranks.front()) / per_domain;
+  return std::all_of(ranks.begin(), ranks.end(), [&](int r) { return cluster.node_of_gpu(r) / per_domain == domain; });
+}
+
+}  // namespace
+
 std::vector<std::vector<int>> node_segments(const Cluster& cluster, const std::vector<int>& ranks) {
+  if (within_one_rack_scale_domain(cluster, ranks)) return {ranks};
   std::vector<std::vector<int>> segments;
   int current_node = -1;
   for (int r : ranks) {
@@ -127,6 +142,7 @@ std::vector<std::vector<int>> node_segments(const Cluster& cluster, const std::v
 }
 
 bool within_one_node(const Cluster& cluster, const std::vector<int>& ranks) {
+  if (within_one_rack_scale_domain(cluster, ranks)) return true;
   return std::all_of(ranks.begin(), ranks.end(),
                      [&](int r) { return cluster.node_of_gpu(r) == cluster.node_of_gpu(ranks.front()); });
 }

@@ -68,9 +68,15 @@ void sort_and_merge_transfers(std::vector<Transfer>& transfers);
 // transfer becomes k transfers of 1/k of its bytes, lane 0..k-1 (the route takes NIC `lane` of the
 // GPU). Transfers inside a node are left alone.
 void stripe_over_nics(const Cluster& cluster, std::vector<Transfer>& transfers);
-// Consecutive ranks of the group that live on the same node.
+// Consecutive ranks of the group that live on the same node. A group that lies inside one rack-scale
+// NVLink domain (GB200/GB300 NVL72: node.scale_up.domain_gpus spanning several trays) is one segment:
+// NCCL 2.20+ treats the GPUs of a multi-node NVLink domain (MNNVL, one NVLink "clique") as one node, so
+// its rings, trees and NVLS run over NVLink without the NICs (NCCL's multi-node NVLink support:
+// `comm->MNNVL` and the NVLink `clique` of src/include/comm.h; src/graph/paths.cc ncclTopoCheckP2p treats
+// two ranks of one clique as peers on one node).
 std::vector<std::vector<int>> node_segments(const Cluster& cluster, const std::vector<int>& ranks);
-// Whether every rank of the group lives on one node (node_segments would give one segment).
+// Whether the group is one node as NCCL sees it: every rank on one node, or inside one rack-scale
+// NVLink domain (node_segments would give one segment).
 bool within_one_node(const Cluster& cluster, const std::vector<int>& ranks);
 
 }  // namespace clustersim

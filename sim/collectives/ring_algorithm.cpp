@@ -16,6 +16,12 @@
 // NIC c to the rail-c GPU of the next node. Rail-aligned inter-node hops stay under one rail's leaf switch on
 // rail-optimized fabrics. Within one node (one NVSwitch domain) one ring already saturates every GPU port: C = 1.
 //
+// A fully connected node without a switch (xgmi_mesh: AMD Instinct, 7 links per GPU) is different: a ring
+// step takes one link, so one ring is bound by one link. RCCL runs several rings over different links
+// (mesh_rings.cpp): within such a node C = the number of arc-disjoint rings (7 for 8 GPUs) and channel c
+// takes ring c, so every link carries 1/C of the data. Across nodes every channel's pass through a mesh
+// node is spread evenly over those rings (each carries 1/C of the node's intra-node bytes).
+//
 // The plan is the ring's steady state: one flow per (source, destination) pair carrying all the bytes
 // that pair exchanges over every step and channel.
 #include "sim/collectives/ring_algorithm.hpp"
@@ -24,15 +30,29 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/collectives/mesh_rings.hpp"
 #include "topologies/cluster.hpp"
 
 namespace clustersim {
 
 int ring_channels(const Cluster& cluster, const std::vector<int>& ranks) {
-  return within_one_node(cluster, ranks) ? 1 : std::max(1, cluster.spec().node.nics);
+  if (!within_one_node(cluster, ranks)) return std::max(1, cluster.spec().node.nics);
+  if (is_full_mesh_segment(cluster, ranks))
+    return std::max(1, static_cast<int>(mesh_ring_orders(static_cast<int>(ranks.size())).size()));
+  return 1;
 }
 
 namespace {
+
+// The hops of ring `order` (positions into `members`), each carrying `bytes`; without `close_ring` the
+// hop back to the first member is left out.
+void add_ring(std::vector<Transfer>& hops, const std::vector<int>& members, const std::vector<int>& order, double bytes,
+              bool close_ring) {
+  const std::size_t n = order.size();
+  for (std::size_t i = 0; i + (close_ring ? 0 : 1) < n; ++i)
+    hops.push_back(Transfer{members[static_cast<std::size_t>(order[i])],
+                            members[static_cast<std::size_t>(order[(i + 1) % n])], bytes});
+}
 
 // The member of `segment` (GPUs of one node) next to NIC c: the rail-c GPU (GPUs are numbered node by
 // node; with fewer NICs than GPUs, consecutive GPUs share a NIC; with more, GPU g owns NICs g k..g k +
@@ -56,8 +76,15 @@ std::vector<Transfer> ring_hops(const Cluster& cluster, const std::vector<int>& 
   const auto segments = node_segments(cluster, ranks);
   if (segments.size() == 1) {
     const std::size_t n = ranks.size();
-    for (std::size_t i = 0; i + (close_ring ? 0 : 1) < n; ++i)
-      hops.push_back(Transfer{ranks[i], ranks[(i + 1) % n], bytes_per_hop});
+    if (is_full_mesh_segment(cluster, ranks) && n > 2) {
+      // Channel c runs mesh ring c mod R (every ring starts at ranks[0], the root of a chain).
+      const auto rings = mesh_ring_orders(static_cast<int>(n));
+      for (int c = 0; c < channels; ++c)
+        add_ring(hops, ranks, rings[static_cast<std::size_t>(c) % rings.size()], bytes_per_hop, close_ring);
+    } else {
+      for (std::size_t i = 0; i + (close_ring ? 0 : 1) < n; ++i)
+        hops.push_back(Transfer{ranks[i], ranks[(i + 1) % n], bytes_per_hop});
+    }
   } else {
     // Every channel goes around each node from its rail GPU back to it (PXN): the same edges, all of
     // the node's ring, whatever the entry. They are listed once, carrying every channel's bytes (added
@@ -67,6 +94,12 @@ std::vector<Transfer> ring_hops(const Cluster& cluster, const std::vector<int>& 
       intra_bytes += bytes_per_hop;
     hops.reserve(ranks.size() + segments.size() * static_cast<std::size_t>(channels));
     for (const auto& seg : segments) {
+      if (is_full_mesh_segment(cluster, seg) && seg.size() > 2) {
+        const auto rings = mesh_ring_orders(static_cast<int>(seg.size()));
+        for (const auto& ring : rings)
+          add_ring(hops, seg, ring, intra_bytes / static_cast<double>(rings.size()), true);
+        continue;
+      }
       for (std::size_t a = 0; seg.size() > 1 && a < seg.size(); ++a)
         hops.push_back(Transfer{seg[a], seg[a + 1 == seg.size() ? 0 : a + 1], intra_bytes});
     }

@@ -223,5 +223,36 @@ TEST(CliCompare, ServingRowsAreTheServeRunsAndTheirCapacity) {
   EXPECT_TRUE(h100["pareto"].get<bool>() || h200["pareto"].get<bool>());
 }
 
+// Issue 22: a 70B training run compared across an AMD MI300X cluster and four NVIDIA presets, each sized
+// to 576 GPUs (8 NVL72 racks; 72 nodes of 8) with a global batch of 576 (dp 18 x micro-batch 1 x 32
+// steps of accumulation fits every design). Every design runs; the AMD one on its xGMI mesh with the
+// RCCL profile, its generation listed as derived from the GPU.
+TEST(CliCompare, Llama70bAcrossAnAmdClusterAndFourNvidiaPresets) {
+  const char* designs[] = {"amd-mi300x-roce", "dgx-h100-superpod", "dgx-b200-superpod", "gb200-nvl72", "hgx-b200-roce"};
+  std::string args =
+      "compare --workload llama3.1-70b --gpus 576 --set workload.training.global_batch=576 "
+      "--fidelity analytical --json";
+  for (const char* d : designs)
+    args += std::string(" --cluster ") + d;
+  const auto r = run_cli(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["designs"].size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    const auto& d = j["designs"][i];
+    EXPECT_EQ(d["design"], designs[i]);
+    ASSERT_FALSE(d.contains("error")) << d["error"];
+    EXPECT_EQ(d["gpus"].get<int>(), 576) << designs[i];
+    EXPECT_TRUE(d["fits"].get<bool>()) << designs[i];
+    EXPECT_GT(d["step_time_s"].get<double>(), 0.0) << designs[i];
+  }
+  const auto& amd = j["designs"][0]["report"]["provenance"];
+  EXPECT_NE(amd["network"].get<std::string>().find("rccl-mi300x"), std::string::npos) << amd["network"];
+  bool derived = false;
+  for (const auto& item : amd["derived_defaults"])
+    derived = derived || (item["key"] == "/node/scale_up/generation" && item["value"] == "xgmi3");
+  EXPECT_TRUE(derived) << amd["derived_defaults"];
+}
+
 }  // namespace
 }  // namespace clustersim

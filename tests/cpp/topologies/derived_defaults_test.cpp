@@ -69,6 +69,9 @@ TEST(DerivedDefaults, EachGpuImpliesItsGeneration) {
       {"a100-sxm4-80gb", "nvlink3", 300.0},
       {"h200-sxm-141gb", "nvlink4", 450.0},
       {"b200", "nvlink5", 900.0},
+      {"gb200", "nvlink5", 900.0},
+      {"b300", "nvlink5", 900.0},
+      {"gb300", "nvlink5", 900.0},
       {"v100-sxm2-32gb", "nvlink2", 150.0},
       {{{"base", "h100-sxm5-80gb"}, {"name", "derated H100"}}, "nvlink4", 450.0},  // an inline GPU's base
   };
@@ -149,7 +152,43 @@ TEST(DerivedDefaults, ATransportOnTheWrongTechnologyIsRefused) {
   doc["fabric"]["transport"] = "omnipath";
   e = testing::spec_error_of([&] { parse_cluster_spec(doc.dump(), "t.json"); });
   EXPECT_EQ(e.json_path(), "/fabric/transport");
-  EXPECT_NE(std::string(e.what()).find("infiniband, roce, spectrum_x, efa, efa_v3, tcpxo"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("infiniband, roce, spectrum_x, efa, efa_v3, tcpxo"), std::string::npos)
+      << e.what();
+}
+
+TEST(DerivedDefaults, AnAmdInstinctGpuImpliesTheXgmiMeshGenerationAndListsIt) {
+  // MI300X / MI325X: xgmi3, 7 x 64 GB/s; MI355X: xgmi4, 7 x 76.8 GB/s (topologies/scale_up_generation.cpp).
+  const std::pair<const char*, std::pair<const char*, double>> cases[] = {
+      {"mi300x", {"xgmi3", 448.0}}, {"mi325x", {"xgmi3", 448.0}}, {"mi355x", {"xgmi4", 537.6}}};
+  for (const auto& [gpu, expected] : cases) {
+    const ClusterSpec spec = parse_cluster_spec(spec_with(gpu, {{"type", "xgmi_mesh"}}).dump(), "t.json");
+    EXPECT_EQ(spec.node.scale_up.generation, expected.first) << gpu;
+    EXPECT_DOUBLE_EQ(spec.node.scale_up.bandwidth_GBps, expected.second) << gpu;
+    const DerivedDefault* g = find_derived(spec, "/node/scale_up/generation");
+    ASSERT_NE(g, nullptr) << gpu;
+    EXPECT_NE(g->why.find(std::string(gpu) + " carries " + expected.first), std::string::npos) << g->why;
+    EXPECT_NE(g->why.find("7 Infinity Fabric links"), std::string::npos) << g->why;
+    const DerivedDefault* b = find_derived(spec, "/node/scale_up/bandwidth_GBps");
+    ASSERT_NE(b, nullptr) << gpu;
+    EXPECT_NE(b->why.find("data sheet"), std::string::npos) << b->why;
+  }
+}
+
+TEST(DerivedDefaults, AnAmdInstinctGpuImpliesTheXgmiMeshWhenTheTypeIsLeftOut) {
+  // No scale_up.type: an MI300X platform is the Infinity Fabric mesh (and xgmi3), listed as derived; an
+  // H100 keeps the default, nvswitch, which is no derivation.
+  const ClusterSpec amd = parse_cluster_spec(spec_with("mi300x", nlohmann::json::object()).dump(), "t.json");
+  EXPECT_EQ(amd.node.scale_up.type, "xgmi_mesh");
+  EXPECT_EQ(amd.node.scale_up.generation, "xgmi3");
+  const DerivedDefault* t = find_derived(amd, "/node/scale_up/type");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->value, "\"xgmi_mesh\"");
+  EXPECT_NE(t->why.find("mi300x joins the 8 GPUs of its platform by 7 Infinity Fabric links"), std::string::npos)
+      << t->why;
+  EXPECT_EQ(parse_cluster_spec(cluster_spec_to_json(amd), "t.json"), amd);
+  const ClusterSpec h100 = parse_cluster_spec(spec_with("h100-sxm5-80gb", {{"bandwidth_GBps", 450}}).dump(), "t.json");
+  EXPECT_EQ(h100.node.scale_up.type, "nvswitch");
+  EXPECT_EQ(find_derived(h100, "/node/scale_up/type"), nullptr);
 }
 
 }  // namespace

@@ -152,6 +152,29 @@ TEST(Presets, RealSystemsSayWhereTheirFiguresComeFrom) {
   EXPECT_EQ(load_cluster_spec("dgx-b200-superpod").node.scale_up.generation, "nvlink5");
 }
 
+TEST(Presets, AmdInstinctClustersAreXgmiMeshesOnRailOptimizedRoce) {
+  // 64 nodes of 8 MI300X (or MI325X): each node a full xGMI mesh (28 pairs, 7 x 64 GB/s per GPU, no
+  // switch), 8 x 400GbE per node, one NIC per GPU and rail. Rail-optimized radix-128 fat tree, 1:1: 64
+  // down and 64 up per leaf, 8 leaves (one per rail, 64 nodes each), 64 spines.
+  // Devices: 512 GPUs + 512 NICs + 8 leaves + 64 spines = 1096. Links (directed): mesh 2 x 28 x 64 = 3584,
+  // GPU-NIC 2 x 512, NIC-leaf 2 x 512, leaf-spine 2 x 8 x 64 = 1024: 6656.
+  for (const char* name : {"amd-mi300x-roce", "amd-mi325x-roce"}) {
+    const Cluster c = Cluster::build(load_cluster_spec(name));
+    expect_counts(c, {512, 0, 512, 8, 64, 1096, 6656});
+    EXPECT_EQ(test::count_links(c, DeviceKind::gpu, DeviceKind::gpu), 3584) << name;
+    EXPECT_EQ(c.spec().node.scale_up.type, "xgmi_mesh") << name;
+    EXPECT_EQ(c.spec().node.scale_up.generation, "xgmi3") << name;  // derived from the GPU
+    EXPECT_DOUBLE_EQ(c.spec().node.scale_up.bandwidth_GBps, 448.0) << name;
+    EXPECT_DOUBLE_EQ(c.spec().node.nics * c.spec().node.nic_bandwidth_Gbps, 3200.0) << name;
+    EXPECT_EQ(c.spec().fabric.routing_in_effect(), "ecmp") << name;
+    EXPECT_GT(c.spec().description.size(), 200u) << name;
+    ASSERT_FALSE(c.spec().sources.empty()) << name;
+    for (const auto& s : c.spec().sources)
+      EXPECT_EQ(s.rfind("https://", 0), 0u) << name << ": " << s;
+  }
+  EXPECT_EQ(load_cluster_spec("amd-mi325x-roce").gpu_id, "mi325x");
+}
+
 TEST(Presets, EveryPresetBuilds) {
   for (const auto& name : cluster_preset_names()) {
     const Cluster c = Cluster::build(load_cluster_spec(name));

@@ -95,6 +95,78 @@ TEST(ScaleUp, HybridCubeMeshOfDgx1) {
   check_random_routes_are_shortest(c, 100);
 }
 
+TEST(ScaleUpGenerations, InfinityFabricIsSevenXgmiLinksPerGpu) {
+  // AMD data sheets: MI300X/MI325X 896 GB/s aggregate = 7 x 64 GB/s per direction; MI355X 1,075.2 GB/s
+  // aggregate = 7 x 76.8 GB/s. No switch (no NVSwitch domain, no NVLS).
+  const ScaleUpGeneration* x3 = find_scale_up_generation("xgmi3");
+  const ScaleUpGeneration* x4 = find_scale_up_generation("xgmi4");
+  ASSERT_NE(x3, nullptr);
+  ASSERT_NE(x4, nullptr);
+  EXPECT_DOUBLE_EQ(x3->bandwidth_GBps, 7 * 64.0);
+  EXPECT_DOUBLE_EQ(x4->bandwidth_GBps, 7 * 76.8);
+  EXPECT_EQ(x3->max_domain_gpus, 0);
+  EXPECT_FALSE(x3->nvls);
+  EXPECT_EQ(scale_up_generation_of_gpu("mi300x", "xgmi"), x3);
+  EXPECT_EQ(scale_up_generation_of_gpu("mi325x", "xgmi"), x3);
+  EXPECT_EQ(scale_up_generation_of_gpu("mi355x", "xgmi"), x4);
+  EXPECT_EQ(scale_up_generation_of_gpu("mi300x", "nvlink"), nullptr);
+  EXPECT_EQ(scale_up_technology_of_type("xgmi_mesh"), "xgmi");
+}
+
+TEST(ScaleUp, XgmiMeshLinksEveryPairOfANodeWithoutASwitch) {
+  // 2 MI300X platforms: 8 GPUs, every pair joined by its own 64 GB/s link (448 / 7), no NVSwitch.
+  nlohmann::json doc = test::node_spec(2, 8, 8, {{"type", "fat_tree"}, {"switch_radix", 16}});
+  doc["gpu"] = "mi300x";
+  doc["node"]["scale_up"] = {{"type", "xgmi_mesh"}};
+  const ClusterSpec spec = spec_from(doc);
+  EXPECT_EQ(spec.node.scale_up.generation, "xgmi3");  // derived from the GPU
+  EXPECT_DOUBLE_EQ(spec.node.scale_up.bandwidth_GBps, 448.0);
+  const Cluster c = Cluster::build(spec);
+  EXPECT_EQ(count_devices(c, DeviceKind::nvswitch), 0);
+  EXPECT_EQ(count_links(c, DeviceKind::gpu, DeviceKind::gpu), 2 * 2 * 28);  // 8 choose 2 per node, both ways
+  for (int g = 0; g < 16; ++g) {
+    int peers = 0;
+    double xgmi_Bps = 0;
+    for (const int id : c.out_links(g)) {
+      if (link(c, id).technology != LinkTechnology::nvlink) continue;
+      EXPECT_DOUBLE_EQ(link(c, id).bandwidth_Bps, 64e9);
+      EXPECT_EQ(head(c, id).node, g / 8);  // the mesh stays inside the node
+      xgmi_Bps += link(c, id).bandwidth_Bps;
+      ++peers;
+    }
+    EXPECT_EQ(peers, 7) << "GPU " << g;
+    EXPECT_DOUBLE_EQ(xgmi_Bps, 448e9) << "GPU " << g;
+  }
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b)
+      if (a != b) {
+        EXPECT_EQ(c.route_hops(a, b), 1) << a << " -> " << b;
+      }
+  check_random_routes_are_shortest(c, 200);
+}
+
+TEST(ScaleUp, XgmiMeshRefusesANvlinkGenerationAndLargeNodes) {
+  nlohmann::json doc = test::node_spec(1, 8, 0, {{"type", "single_node"}});
+  doc["gpu"] = "mi300x";
+  doc["node"]["scale_up"] = {{"type", "xgmi_mesh"}, {"generation", "nvlink4"}};
+  try {
+    (void)spec_from(doc);
+    FAIL() << "an NVLink generation on an xgmi_mesh was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("/node/scale_up/generation"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Infinity Fabric"), std::string::npos) << e.what();
+  }
+  doc["node"]["scale_up"] = {{"type", "xgmi_mesh"}};
+  doc["node"]["gpus"] = 16;
+  try {
+    (void)Cluster::build(spec_from(doc));
+    FAIL() << "a 16-GPU xgmi_mesh was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("/node/gpus"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("2 to 8 GPUs"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ScaleUp, NvlinkPairsAndPcieTrees) {
   // 4 GPUs bridged two by two, under 2 PCIe switches (GPUs 0, 1 on switch 0; 2, 3 on switch 1).
   nlohmann::json doc = test::node_spec(1, 4, 2, {{"type", "single_node"}});
