@@ -34,7 +34,7 @@ struct ReplicaLinks::State {
   Cluster cluster;
   NetworkProfile profile;
   std::string profile_name;
-  std::vector<int> first_stage, last_stage;
+  std::vector<int> first_stage, last_stage, replica_stage;
   int tp = 1, pp = 1;
 
   CollectiveContext context() const { return CollectiveContext{cluster, profile}; }
@@ -49,7 +49,7 @@ struct ReplicaLinks::State {
   }
 };
 
-ReplicaLinks::ReplicaLinks(const ClusterSpec& spec, int tp, int pp) {
+ReplicaLinks::ReplicaLinks(const ClusterSpec& spec, int tp, int pp, int attention_tp) {
   const int gpus = tp * pp;
   if (gpus > spec.gpu_count())
     throw SpecError(spec.source_file.empty() ? "cluster" : spec.source_file, "/nodes",
@@ -58,11 +58,14 @@ ReplicaLinks::ReplicaLinks(const ClusterSpec& spec, int tp, int pp) {
                         " GPUs");
   const std::string name = network_profile_for_gpu(spec.gpu_id);
   s_ = std::make_unique<State>(
-      State{build_deployment_cluster(spec, gpus), load_network_profile(name), name, {}, {}, tp, pp});
-  s_->first_stage.resize(static_cast<std::size_t>(tp));
+      State{build_deployment_cluster(spec, gpus), load_network_profile(name), name, {}, {}, {}, tp, pp});
+  const int group = attention_tp > 0 ? std::min(attention_tp, tp) : tp;
+  s_->first_stage.resize(static_cast<std::size_t>(group));
   std::iota(s_->first_stage.begin(), s_->first_stage.end(), 0);
-  s_->last_stage.resize(static_cast<std::size_t>(tp));
+  s_->last_stage.resize(static_cast<std::size_t>(group));
   std::iota(s_->last_stage.begin(), s_->last_stage.end(), (pp - 1) * tp);
+  s_->replica_stage.resize(static_cast<std::size_t>(tp));
+  std::iota(s_->replica_stage.begin(), s_->replica_stage.end(), 0);
 }
 
 ReplicaLinks::~ReplicaLinks() = default;
@@ -73,6 +76,10 @@ double ReplicaLinks::all_reduce_s(double bytes) const {
 
 double ReplicaLinks::all_gather_s(double bytes) const {
   return s_->collective_s(CollectiveKind::all_gather, s_->last_stage, bytes);
+}
+
+double ReplicaLinks::all_to_all_s(double bytes) const {
+  return s_->collective_s(CollectiveKind::all_to_all, s_->replica_stage, bytes);
 }
 
 double ReplicaLinks::stage_send_s(double bytes) const {
@@ -91,7 +98,7 @@ double ReplicaLinks::stage_send_s(double bytes) const {
 }
 
 int ReplicaLinks::tensor_parallel_channels() const {
-  if (s_->tp < 2) return 0;
+  if (s_->first_stage.size() < 2) return 0;
   const CollectiveContext ctx = s_->context();
   CollectiveRequest request;
   request.kind = CollectiveKind::all_reduce;

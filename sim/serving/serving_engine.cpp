@@ -55,8 +55,11 @@ class Engine {
     if (prefill_replicas_ > 0 && (prefill_model_ == nullptr || transfer_ == nullptr))
       throw std::invalid_argument("disaggregated serving needs a prefill iteration model and a KV transfer");
     blocks_per_replica_ = model_.memory().kv_capacity_tokens / spec.block_size;
-    if (prefill_replicas_ > 0)
+    blocks_per_request_ = largest_request_blocks(model_.memory(), spec.block_size);
+    if (prefill_replicas_ > 0) {
       prefill_blocks_per_replica_ = prefill_model_->memory().kv_capacity_tokens / spec.block_size;
+      prefill_blocks_per_request_ = largest_request_blocks(prefill_model_->memory(), spec.block_size);
+    }
     for (std::size_t k = 0; k < replicas_.size(); ++k)
       replicas_[k].total_blocks = replicas_[k].free_blocks =
           k < prefill_replicas_ ? prefill_blocks_per_replica_ : blocks_per_replica_;
@@ -109,6 +112,10 @@ class Engine {
       result_.kv_transfers.bytes_per_token = kv_cache_bytes_per_token(spec.model, spec.kv_dtype, spec.group_size);
       result_.kv_transfers.prefill_kv_blocks_per_replica = prefill_blocks_per_replica_;
     }
+  }
+
+  static std::int64_t largest_request_blocks(const ReplicaMemory& m, std::int64_t block_size) {
+    return (m.attention_dp_ranks > 1 ? m.kv_capacity_tokens_per_rank : m.kv_capacity_tokens) / block_size;
   }
 
   ServingResult run() {
@@ -194,8 +201,8 @@ class Engine {
       send_next(t);
       return;
     }
-    if (kv_blocks_for(total - 1, spec_.block_size) > blocks_per_replica_ ||
-        (prefill_replicas_ > 0 && kv_blocks_for(r.prompt_tokens, spec_.block_size) > prefill_blocks_per_replica_)) {
+    if (kv_blocks_for(total - 1, spec_.block_size) > blocks_per_request_ ||
+        (prefill_replicas_ > 0 && kv_blocks_for(r.prompt_tokens, spec_.block_size) > prefill_blocks_per_request_)) {
       r.status = RequestStatus::rejected_kv_cache;
       send_next(t);
       return;
@@ -604,6 +611,9 @@ class Engine {
   std::vector<Share> shares_ = std::vector<Share>(replicas_.size());
   std::vector<std::int64_t> outstanding_;
   std::int64_t blocks_per_replica_ = 0;
+  // The most blocks one request may hold: the replica's, or one attention rank's under data-parallel
+  // attention (a request's KV cache lives on one rank); the replica's blocks are pooled over its ranks.
+  std::int64_t blocks_per_request_ = 0, prefill_blocks_per_request_ = 0;
   std::uint64_t accepted_ = 0;
   std::size_t next_pending_ = 0;  // closed loop: no request before it is pending
   std::priority_queue<End, std::vector<End>, std::greater<>> ends_;

@@ -206,6 +206,11 @@ const std::vector<Row>& rows() {
     add(row<&S::ep>(count("replica.ep", 1024, "1", "GPUs",
                           "expert-parallel degree over the tensor-parallel GPUs (vLLM's enable_expert_parallel): "
                           "divides tp and the experts; MoE models only")));
+    add(row<&S::dp_attention>(count("replica.dp_attention", 64, "1", "ranks",
+                                    "data-parallel attention (SGLang's --enable-dp-attention, DeepSeek-V3 style): "
+                                    "the tp GPUs form this many attention ranks of tp / dp_attention GPUs, each "
+                                    "with the KV cache of its own requests, the experts over all tp GPUs with an "
+                                    "all-to-all between; divides tp; MoE models only, pp 1")));
     add(row<&S::replicas>(
         count("replica.replicas", 1 << 20, "1", "", "model replicas; each runs its own scheduler on tp x pp GPUs")));
     add(row<&S::weight_dtype>(choice("replica.weight_dtype", &serving_dtype_names, "\"bf16\"",
@@ -458,6 +463,7 @@ ReplicaConfig replica_config(const ServingSpec& spec) {
   r.tp = spec.tp;
   r.pp = spec.pp;
   r.ep = spec.ep;
+  r.dp_attention = spec.dp_attention;
   r.weight_dtype = spec.weight_dtype;
   r.kv_dtype = spec.kv_dtype;
   r.group_size = spec.group_size;

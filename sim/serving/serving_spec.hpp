@@ -82,7 +82,8 @@ struct ServingSpec {
   ModelSpec model;
   int tp = 1;
   int pp = 1;
-  int ep = 1;  // expert parallelism over the tp GPUs (MoE)
+  int ep = 1;            // expert parallelism over the tp GPUs (MoE)
+  int dp_attention = 1;  // data-parallel attention ranks over the tp GPUs (MoE; ReplicaConfig::dp_attention)
   int replicas = 1;
   ServingDtype weight_dtype = ServingDtype::bf16;
   ServingDtype kv_dtype = ServingDtype::bf16;
