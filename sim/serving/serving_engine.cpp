@@ -64,6 +64,12 @@ class Engine {
       replicas_[k].total_blocks = replicas_[k].free_blocks =
           k < prefill_replicas_ ? prefill_blocks_per_replica_ : blocks_per_replica_;
     result_.requests.resize(arrivals.size());
+    if (spec.traffic.closed_loop() && spec.traffic.think_time_s > 0.0) {
+      released_ = static_cast<std::size_t>(std::min<std::int64_t>(spec.traffic.concurrency, std::ssize(arrivals)));
+      think_s_.reserve(arrivals.size());
+      for (const RequestArrival& a : arrivals)
+        think_s_.push_back(a.think_s);
+    }
     std::int64_t groups = 0;
     for (std::size_t i = 0; i < arrivals.size(); ++i) {
       ServedRequest& r = result_.requests[i];
@@ -123,7 +129,10 @@ class Engine {
     constexpr double kNever = std::numeric_limits<double>::infinity();
     std::size_t next = 0;
     while (next < requests.size() || !ends_.empty() || !moves_.empty()) {
-      const double arrival = next < requests.size() ? requests[next].arrival_s : kNever;
+      double arrival = next < requests.size() ? requests[next].arrival_s : kNever;
+      // A closed loop with think time: the next pending request goes at the earliest send due.
+      const bool send = arrival == kClosedLoopPending_s && !sends_.empty();
+      if (send) arrival = sends_.top();
       const double end = ends_.empty() ? kNever : ends_.top().first;
       const double moved = moves_.empty() ? kNever : std::get<0>(moves_.top());
       if (end == kNever && arrival == kNever && moved == kNever)  // a closed loop sends as requests leave
@@ -142,6 +151,10 @@ class Engine {
         advance(t);
         arrive_at_decode(id, p, t);
       } else {
+        if (send) {
+          sends_.pop();
+          requests[next].arrival_s = arrival;
+        }
         advance(arrival);
         arrive(static_cast<std::uint32_t>(next++), arrival);
       }
@@ -220,8 +233,13 @@ class Engine {
   }
 
   // A closed loop sends its next pending request when one leaves (finished or rejected) at `t`.
+  // With think time (traffic.think_time_s) the send is due the pause of the request it releases later.
   void send_next(double t) {
     if (!spec_.traffic.closed_loop()) return;
+    if (!think_s_.empty()) {
+      if (released_ < think_s_.size()) sends_.push(t + think_s_[released_++]);
+      return;
+    }
     std::vector<ServedRequest>& requests = result_.requests;
     while (next_pending_ < requests.size() && requests[next_pending_].arrival_s != kClosedLoopPending_s)
       ++next_pending_;
@@ -617,6 +635,11 @@ class Engine {
   std::uint64_t accepted_ = 0;
   std::size_t next_pending_ = 0;  // closed loop: no request before it is pending
   std::priority_queue<End, std::vector<End>, std::greater<>> ends_;
+  // Closed loop with think time: each later request's pause (by release order), the next to release,
+  // and the sends due (the engine gives each to the next pending request when its time comes).
+  std::vector<double> think_s_;
+  std::size_t released_ = 0;
+  std::priority_queue<double, std::vector<double>, std::greater<>> sends_;
   std::vector<IterationEntry> batch_;
   TokenGapHistogram gaps_;
   Totals totals_;

@@ -303,6 +303,10 @@ const std::vector<Row>& rows() {
                                 "requests in flight at once: sent at 0, then one as each finishes or is rejected"),
                   "requests"),
         "0"));
+    add(row<&S::traffic, &T::think_time_s>(
+        number("traffic.think_time_s", NumberRange::between(0.0, 1e6), "0.0", "", "s",
+               "closed only: mean of each client's exponential pause before each of its requests (its first included: "
+               "the clients start apart); 0: none, as vLLM's benchmark_serving and AIPerf send")));
     add(row<&S::traffic, &T::cv>(number("traffic.cv", {0.0, 100.0, true}, "1.0", "", "",
                                         "gamma: coefficient of variation of the inter-arrival times")));
     add(row<&S::traffic, &T::duration_s>(number("traffic.duration_s", NumberRange::positive(), "",
@@ -374,7 +378,7 @@ void read_traffic(JsonReader r, ServingSpec& s) {
   if (!generated) {
     // A trace names each request's prefix group (column prefix_id); prefix_tokens is still the groups' length.
     for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "prefix_groups",
-                            "prefix_zipf_s", "concurrency"})
+                            "prefix_zipf_s", "concurrency", "think_time_s"})
       if (r.has(key))
         r.fail(key,
                std::string("a traffic with a \"trace\" takes its requests from the trace; remove \"") + key + "\"");
@@ -390,6 +394,8 @@ void read_traffic(JsonReader r, ServingSpec& s) {
       if (!r.has("requests")) r.fail("requests", "expected the number of requests \"requests\" of the closed loop");
     } else if (r.has("concurrency")) {
       r.fail("concurrency", "\"concurrency\" is for \"arrival\": \"closed\"");
+    } else if (r.has("think_time_s")) {
+      r.fail("think_time_s", "\"think_time_s\" is for \"arrival\": \"closed\"");
     }
     if (!t.closed_loop() && !r.has("rate_rps"))
       r.fail("rate_rps", "expected the arrival rate \"rate_rps\" (or a \"trace\")");

@@ -31,6 +31,7 @@ struct TrafficSpec {
   std::string arrival = "poisson";  // poisson | gamma | closed
   double rate_rps = 0.0;            // mean arrivals per second (the whole deployment); not for closed
   std::int64_t concurrency = 0;     // closed: requests in flight at once (each sent as one finishes)
+  double think_time_s = 0.0;        // closed: mean of a client's exponential pause before each request; 0: none
   double cv = 1.0;                  // gamma: coefficient of variation of the inter-arrival times
   double duration_s = 0.0;          // arrivals in [0, duration_s); 0: `requests` decides
   std::int64_t requests = 0;        // this many arrivals; 0: `duration_s` decides
