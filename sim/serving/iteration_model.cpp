@@ -80,7 +80,7 @@ class KernelIterationModel final : public IterationModel {
         kernel_grid_(replica.max_batch_tokens, TokenGrid::Spacing::tile_intervals),
         communication_grid_(replica.max_batch_tokens, TokenGrid::Spacing::geometric),
         host_s_(replica.host_overhead_s) {
-    const ReplicaLinks links(cluster, replica.tp, replica.pp, layout_.attention_tp);
+    const ReplicaLinks links(cluster, replica.tp, replica.pp, layout_.attention_tp, replica.custom_all_reduce);
     memory_ = replica_memory(replica, layout_, kernels_, gpu, links.tensor_parallel_channels());
     if (layout_.attention_dp > 1) {
       tabulate_data_parallel_attention(links);

@@ -42,6 +42,7 @@ struct ReplicaConfig {
   double gpu_memory_utilization = 0.9;            // the fraction of HBM the engine may use (vLLM's)
   std::int64_t max_batch_tokens = 8192;           // most tokens in one iteration (sizes activations)
   double host_overhead_s = 0.0;                   // per iteration: scheduling, sampling, detokenization
+  bool custom_all_reduce = true;  // vLLM's custom all-reduce where it applies (custom_all_reduce.hpp), else NCCL
 };
 
 // One request's share of an iteration: `new_tokens` are processed now (a prompt chunk, or 1 when

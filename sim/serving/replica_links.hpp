@@ -15,13 +15,15 @@ class ReplicaLinks {
   // The replica's GPUs are the cluster's first tp x pp (stage s: GPUs s tp .. (s + 1) tp - 1). Throws
   // SpecError when the cluster has fewer GPUs. `attention_tp` (data-parallel attention, pp 1): the
   // all-reduces and all-gathers run over the first attention rank's GPUs, the first attention_tp
-  // (0: all tp).
-  ReplicaLinks(const ClusterSpec& cluster, int tp, int pp, int attention_tp = 0);
+  // (0: all tp). `custom_all_reduce`: all-reduces that vLLM's custom all-reduce takes are timed by it
+  // (custom_all_reduce.hpp), the others by NCCL's plan.
+  ReplicaLinks(const ClusterSpec& cluster, int tp, int pp, int attention_tp = 0, bool custom_all_reduce = true);
   ~ReplicaLinks();
   ReplicaLinks(const ReplicaLinks&) = delete;
   ReplicaLinks& operator=(const ReplicaLinks&) = delete;
 
-  // All-reduce of `bytes` per GPU over stage 0's tp GPUs (attention_tp of them) (0 when one).
+  // All-reduce of `bytes` per GPU over stage 0's tp GPUs (attention_tp of them) (0 when one): vLLM's
+  // custom all-reduce where it applies, else NCCL's.
   double all_reduce_s(double bytes) const;
   // All-gather of `bytes` per GPU (each GPU's share) over the last stage's tp GPUs (attention_tp of
   // them) (0 when one).

@@ -223,6 +223,11 @@ const std::vector<Row>& rows() {
                                                "the fraction of HBM the engine may use (vLLM's)")));
     add(row<&S::host_overhead_s>(number("replica.host_overhead_s", NumberRange::between(0.0, 10.0), "0.0", "", "s",
                                         "host time per iteration: scheduling, sampling, detokenization")));
+    add(row<&S::custom_all_reduce>(spec_field(
+        "replica.custom_all_reduce", FieldType::boolean, true, "true", "",
+        "tensor-parallel all-reduces under 8 MiB over 2, 4, 6 or 8 GPUs of one NVSwitch (NVLink 4) node take "
+        "vLLM's custom all-reduce, timed from its measured latencies (docs/serving_iteration_model.md); false: "
+        "NCCL (vLLM's disable_custom_all_reduce)")));
     add(row<&S::max_context_tokens>(
         with_unit(integer_field("replica.max_context_tokens", true, 1, kMaxTokens, "", "`model.seq_len`",
                                 "longest prompt + output a request may have; longer ones are rejected and counted"),
@@ -476,6 +481,7 @@ ReplicaConfig replica_config(const ServingSpec& spec) {
   r.gpu_memory_utilization = spec.gpu_memory_utilization;
   r.max_batch_tokens = spec.max_batch_tokens;
   r.host_overhead_s = spec.host_overhead_s;
+  r.custom_all_reduce = spec.custom_all_reduce;
   return r;
 }
 

@@ -91,6 +91,7 @@ struct ServingSpec {
   int group_size = 128;
   double gpu_memory_utilization = 0.9;
   double host_overhead_s = 0.0;
+  bool custom_all_reduce = true;        // vLLM's custom all-reduce where it applies (custom_all_reduce.hpp)
   std::int64_t max_context_tokens = 0;  // 0: the model's seq_len
   std::string scheduler = "continuous";
   std::string router = "round_robin";
