@@ -11,6 +11,7 @@
 #include "sim/core/output_file.hpp"
 #include "sim/serving/serving_engine.hpp"
 #include "sim/serving/serving_traffic.hpp"
+#include "sim/serving/speculative_decoding.hpp"
 #include "sim/simulate.hpp"
 
 namespace clustersim {
@@ -120,6 +121,11 @@ Deployment prepare(const ServingRequest& request) {
       throw SpecError(
           spec.source_file, "/speculative/draft_model",
           "the draft model \"" + spec.speculative.draft_source + "\" on the replica's layout: " + e.message());
+    }
+    try {  // the draft's weights and KV cache come out of the replica's KV budget
+      d.model = with_draft_memory(std::move(d.model), d.draft->memory());
+    } catch (const SpecError& e) {
+      throw SpecError(spec.source_file, e.json_path(), e.message());
     }
   }
   if (spec.disaggregated()) {

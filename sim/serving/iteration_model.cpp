@@ -28,11 +28,27 @@
 // Attention: vLLM V1's FlashAttention backend runs every request of the batch in one varlen kernel
 // per layer: each prefill chunk's and the decoding requests' parts are timed as their own kernels
 // (replica_kernels.cpp) and added, the kernel's fixed time (gemm_launch_s, per call) paid once.
+// Data-parallel attention (D = dp_attention > 1 ranks of a = tp / D GPUs, MoE, pp 1; replica_layout.cpp):
+// the batch's entries go to the ranks one by one, each to the rank with the fewest new tokens so far
+// (lowest index on ties: decodes spread round-robin, prompts balance; SGLang's DP controller sends each
+// request to one rank, its shortest-queue policy balancing them). Rank j has T_j tokens, r_j entries;
+// the ranks run their attention side by side and meet at every MoE layer (SGLang runs idle ranks
+// on an empty batch), so
+//   compute = max_j [ L x (attention_block(T_j) + attention_j) + embedding(T_j) + final_norm(T_j)
+//                     + lm_head(r_j) + sampling(r_j) ] + L x mlp_block(T)
+//   communication = (L + 1) x all_reduce_a(T_max h e) + all_gather_a(r_max V / a e)
+//                   + L x 2 x all_to_all(T_max / a x k x h x e)
+// with T_max, r_max the busiest rank's, the all-reduce and all-gather over a rank's a GPUs (the
+// attention output's and the embedding's), and per layer the all-to-alls over the replica's tp GPUs
+// that send each token's hidden state to its top-k experts and back (dispatch and combine: DeepEP's
+// pattern; each of a rank's a GPUs sends its 1 / a of the rank's tokens, 16-bit both ways (DeepEP
+// dispatches fp8: this is an upper bound)); the MLP's all-reduce is replaced by the combine.
 #include "sim/serving/iteration_model.hpp"
 
 #include <array>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/error.hpp"
@@ -49,18 +65,27 @@ namespace {
 constexpr double kActivationBytes = 2.0;
 constexpr double kStageSendTensors = 2.0;  // hidden states and residual (vLLM's IntermediateTensors)
 constexpr double kAllReducesPerLayer = 2.0;
+constexpr double kAllToAllsPerLayer = 2.0;  // data-parallel attention: MoE dispatch and combine
 
 class KernelIterationModel final : public IterationModel {
  public:
   KernelIterationModel(const ReplicaConfig& replica, const GpuSpec& gpu, const ClusterSpec& cluster)
+      : KernelIterationModel(replica, gpu, cluster, replica_layout(replica)) {}
+
+  KernelIterationModel(const ReplicaConfig& replica, const GpuSpec& gpu, const ClusterSpec& cluster,
+                       ReplicaLayout layout)
       : gpu_(gpu),
-        layout_(replica_layout(replica)),
+        layout_(std::move(layout)),
         kernels_(replica, layout_, gpu),
         kernel_grid_(replica.max_batch_tokens, TokenGrid::Spacing::tile_intervals),
         communication_grid_(replica.max_batch_tokens, TokenGrid::Spacing::geometric),
         host_s_(replica.host_overhead_s) {
-    const ReplicaLinks links(cluster, replica.tp, replica.pp);
+    const ReplicaLinks links(cluster, replica.tp, replica.pp, layout_.attention_tp, replica.custom_all_reduce);
     memory_ = replica_memory(replica, layout_, kernels_, gpu, links.tensor_parallel_channels());
+    if (layout_.attention_dp > 1) {
+      tabulate_data_parallel_attention(links);
+      return;
+    }
     const double h = layout_.hidden, layers = layout_.layers;
     std::array<ComputeOp, kMaxLayerKernels> ops{};
     for (const std::int64_t point : kernel_grid_.points()) {
@@ -88,6 +113,7 @@ class KernelIterationModel final : public IterationModel {
   IterationTime iteration_time(std::span<const IterationEntry> batch) const override {
     IterationTime r;
     if (batch.empty()) return r;
+    if (layout_.attention_dp > 1) return data_parallel_attention_time(batch);
     std::int64_t tokens = 0, decoding = 0, attention_kernels = 0;
     double cached = 0.0, attention_s = 0.0;
     for (const IterationEntry& e : batch) {
@@ -127,6 +153,95 @@ class KernelIterationModel final : public IterationModel {
   const ReplicaMemory& memory() const override { return memory_; }
 
  private:
+  static void check_entry(const IterationEntry& e) {
+    if (e.new_tokens < 1 || e.context_tokens < 0)
+      throw SimulationError("iteration entry with " + std::to_string(e.new_tokens) + " new tokens after " +
+                            std::to_string(e.context_tokens) + ": expected >= 1 new token and a context >= 0");
+  }
+
+  // Data-parallel attention's tables: at kernel_grid_'s points, a rank's attention blocks, embedding
+  // and final norm (compute_), head (head_graph_, head_eager_) and every rank's MLP blocks (mlp_); at
+  // communication_grid_'s, a rank's all-reduces and all-to-alls by its tokens (communication_), its
+  // logits' all-gather by its rows (head_communication_).
+  void tabulate_data_parallel_attention(const ReplicaLinks& links) {
+    const double h = layout_.hidden, layers = layout_.layers;
+    std::array<ComputeOp, kMaxLayerKernels> ops{};
+    for (const std::int64_t point : kernel_grid_.points()) {
+      const double t = double(point);
+      const KernelTiming timing = graph_timing(t);
+      double attention_block_s = 0.0, mlp_block_s = 0.0;
+      std::size_t count = kernels_.attention_block_kernels(t, ops.data());
+      for (std::size_t j = 0; j < count; ++j)
+        attention_block_s += time_of(ops[j], timing);
+      count = kernels_.mlp_block_kernels(t, ops.data());
+      for (std::size_t j = 0; j < count; ++j)
+        mlp_block_s += time_of(ops[j], timing);
+      compute_.push_back(layers * attention_block_s + time_of(kernels_.embedding(t), timing) +
+                         time_of(kernels_.final_norm(t), timing));
+      mlp_.push_back(layers * mlp_block_s);
+      for (const KernelTiming head : kKernelTimings)
+        (head == KernelTiming::per_call ? head_eager_ : head_graph_)
+            .push_back(time_of(kernels_.lm_head(t), head) + time_of(kernels_.sampling(t), head));
+    }
+    const double a = layout_.attention_tp;
+    for (const std::int64_t point : communication_grid_.points()) {
+      const double t = double(point), activation_bytes = t * h * kActivationBytes;
+      communication_.push_back((layers + 1.0) * links.all_reduce_s(activation_bytes) +
+                               layers * kAllToAllsPerLayer * links.all_to_all_s(activation_bytes * layout_.top_k / a));
+      head_communication_.push_back(links.all_gather_s(t * layout_.vocab_per_gpu * kActivationBytes));
+    }
+  }
+
+  IterationTime data_parallel_attention_time(std::span<const IterationEntry> batch) const {
+    const auto ranks = static_cast<std::size_t>(layout_.attention_dp);
+    std::array<std::int64_t, kMaxAttentionRanks> tokens{}, rows{}, decoding{}, kernels{};
+    std::array<double, kMaxAttentionRanks> cached{}, attention_s{};
+    std::int64_t total = 0;
+    for (const IterationEntry& e : batch) {
+      check_entry(e);
+      std::size_t j = 0;
+      for (std::size_t k = 1; k < ranks; ++k)
+        if (tokens[k] < tokens[j]) j = k;
+      tokens[j] += e.new_tokens;
+      total += e.new_tokens;
+      ++rows[j];
+      if (e.new_tokens == 1) {
+        ++decoding[j];
+        cached[j] += double(e.context_tokens) + 1.0;
+      } else {
+        attention_s[j] += time_of(kernels_.prefill_attention(double(e.new_tokens), double(e.context_tokens)));
+        ++kernels[j];
+      }
+    }
+    if (total > kernel_grid_.max_tokens())
+      throw SimulationError("an iteration of " + std::to_string(total) +
+                            " tokens exceeds the replica's max_batch_tokens " +
+                            std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
+    const auto& head = graph_timing(double(total)) == KernelTiming::per_call ? head_eager_ : head_graph_;
+    double rank_s = 0.0;
+    std::int64_t busiest_tokens = 0, busiest_rows = 0;
+    for (std::size_t j = 0; j < ranks; ++j) {
+      if (rows[j] == 0) continue;  // an idle rank runs an empty batch
+      if (decoding[j] > 0) {
+        attention_s[j] += time_of(kernels_.decode_attention(double(decoding[j]), cached[j]));
+        ++kernels[j];
+      }
+      attention_s[j] -= double(kernels[j] - 1) * gpu_.gemm_launch_s;
+      const double s = TokenGrid::at(compute_, kernel_grid_.locate(tokens[j])) + layout_.layers * attention_s[j] +
+                       TokenGrid::at(head, kernel_grid_.locate(rows[j]));
+      rank_s = std::max(rank_s, s);
+      busiest_tokens = std::max(busiest_tokens, tokens[j]);
+      busiest_rows = std::max(busiest_rows, rows[j]);
+    }
+    IterationTime r;
+    r.compute_s = rank_s + TokenGrid::at(mlp_, kernel_grid_.locate(total));
+    r.communication_s = TokenGrid::at(communication_, communication_grid_.locate(busiest_tokens)) +
+                        TokenGrid::at(head_communication_, communication_grid_.locate(busiest_rows));
+    r.host_s = host_s_;
+    r.time_s = r.compute_s + r.communication_s + r.host_s;
+    return r;
+  }
+
   double time_of(const ComputeOp& op, KernelTiming timing = KernelTiming::per_call) const {
     return kernel_time(gpu_, op, timing).time_s;
   }
@@ -142,6 +257,7 @@ class KernelIterationModel final : public IterationModel {
   // sends by token count; the logits' all-gather by sampled rows.
   // (head_graph_: as a CUDA graph replays them, head_eager_: per call; replica_kernels.hpp).
   std::vector<double> compute_, head_graph_, head_eager_, communication_, head_communication_;
+  std::vector<double> mlp_;  // data-parallel attention only: every rank's MLP blocks by the replica's tokens
 };
 
 }  // namespace

@@ -30,6 +30,11 @@ struct ReplicaConfig {
   int tp = 1;       // tensor-parallel degree
   int pp = 1;       // pipeline stages
   int ep = 1;       // expert-parallel degree (MoE only)
+  // Data-parallel attention (MoE only; SGLang's --enable-dp-attention, DeepSeek-V3's deployment): the
+  // replica's tp GPUs form dp_attention ranks of tp / dp_attention GPUs, each running attention (and
+  // holding the KV cache) of its own requests, while the experts stay spread over all tp GPUs, with an
+  // all-to-all dispatch and combine between. 1: attention tensor-parallel over all tp GPUs.
+  int dp_attention = 1;
   ServingDtype weight_dtype = ServingDtype::bf16;
   ServingDtype kv_dtype = ServingDtype::bf16;
   int group_size = 128;                           // int8 / int4 scales
@@ -37,6 +42,7 @@ struct ReplicaConfig {
   double gpu_memory_utilization = 0.9;            // the fraction of HBM the engine may use (vLLM's)
   std::int64_t max_batch_tokens = 8192;           // most tokens in one iteration (sizes activations)
   double host_overhead_s = 0.0;                   // per iteration: scheduling, sampling, detokenization
+  bool custom_all_reduce = true;  // vLLM's custom all-reduce where it applies (custom_all_reduce.hpp), else NCCL
 };
 
 // One request's share of an iteration: `new_tokens` are processed now (a prompt chunk, or 1 when
@@ -55,13 +61,21 @@ struct IterationTime {
 
 // Memory of one GPU of the replica, as a serving engine lays it out (per GPU unless named otherwise).
 struct ReplicaMemory {
-  double capacity_bytes = 0.0;     // HBM x gpu_memory_utilization
-  double weights_bytes = 0.0;      // this GPU's shard of the weights
-  double activation_bytes = 0.0;   // peak activations of an iteration of max_batch_tokens
-  double workspace_bytes = 0.0;    // CUDA context, library workspaces, communication buffers
-  double kv_cache_bytes = 0.0;     // what is left for the KV cache
-  double kv_bytes_per_token = 0.0; // one token's K and V over this GPU's layers and KV heads
-  std::int64_t kv_capacity_tokens = 0;  // tokens the replica's KV cache holds
+  double capacity_bytes = 0.0;          // HBM x gpu_memory_utilization
+  double weights_bytes = 0.0;           // this GPU's shard of the weights
+  double activation_bytes = 0.0;        // peak activations of an iteration of max_batch_tokens
+  double workspace_bytes = 0.0;         // CUDA context, library workspaces, communication buffers
+  double kv_cache_bytes = 0.0;          // what is left for the KV cache
+  double kv_bytes_per_token = 0.0;      // one token's K and V over this GPU's layers and KV heads
+  std::int64_t kv_capacity_tokens = 0;  // tokens the replica's KV cache holds (every rank's together)
+  // Data-parallel attention: ranks of the replica, each with its own KV cache; a request's tokens
+  // live on one rank, so none can hold more than kv_capacity_tokens_per_rank. 1 rank: the replica's.
+  int attention_dp_ranks = 1;
+  std::int64_t kv_capacity_tokens_per_rank = 0;
+  // Speculative decoding: the draft model's weights on this GPU and one token's K and V of the draft,
+  // taken from the KV cache (kv_bytes_per_token then counts both models'; speculative_decoding.hpp).
+  double draft_weights_bytes = 0.0;
+  double draft_kv_bytes_per_token = 0.0;
 };
 
 class IterationModel {

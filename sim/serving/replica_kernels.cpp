@@ -110,7 +110,12 @@ ComputeOp ReplicaKernels::gemm_16bit(const char* name, double m, double n, doubl
 }
 
 std::size_t ReplicaKernels::layer_kernels(double T, ComputeOp* out) const {
-  const double h = l_.hidden, q = l_.q_width_per_gpu(), kv = l_.kv_width_per_gpu(), c = l_.mlp_input_matrices;
+  const std::size_t n = attention_block_kernels(T, out);
+  return n + mlp_block_kernels(T, out + n);
+}
+
+std::size_t ReplicaKernels::attention_block_kernels(double T, ComputeOp* out) const {
+  const double h = l_.hidden, q = l_.q_width_per_gpu(), kv = l_.kv_width_per_gpu();
   const double e = kActivationBytes;
   std::size_t n = 0;
   out[n++] = memory_op("serve.input_norm", KernelClass::normalization, compute_, 2.0 * T * h * e, T);
@@ -120,6 +125,13 @@ std::size_t ReplicaKernels::layer_kernels(double T, ComputeOp* out) const {
                        2.0 * T * kv * e + T * kv_bytes_per_token_layer_, T);
   out[n++] = gemm("serve.attn_out", T, h, q);
   out[n++] = memory_op("serve.residual", KernelClass::elementwise, compute_, 3.0 * T * h * e, 0.0);
+  return n;
+}
+
+std::size_t ReplicaKernels::mlp_block_kernels(double T, ComputeOp* out) const {
+  const double h = l_.hidden, c = l_.mlp_input_matrices;
+  const double e = kActivationBytes;
+  std::size_t n = 0;
   out[n++] = memory_op("serve.post_attention_norm", KernelClass::normalization, compute_, 2.0 * T * h * e, T);
   if (!l_.moe) {
     const double f = l_.ffn_per_gpu;

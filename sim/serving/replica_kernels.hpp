@@ -33,6 +33,12 @@ class ReplicaKernels {
   // attention output projection, the MLP (or the MoE router and experts), residual adds. Writes them
   // to `out` (at least kMaxLayerKernels long) and returns how many.
   std::size_t layer_kernels(double tokens, ComputeOp* out) const;
+  // The same layer in its two halves (layer_kernels is the first's kernels, then the second's): the
+  // attention block (input norm, QKV, rope, KV-cache write, attention output, residual) and the MLP
+  // block (post-attention norm, the MLP or the MoE router and experts, residual). Data-parallel
+  // attention runs the first over a rank's tokens and the second over every rank's.
+  std::size_t attention_block_kernels(double tokens, ComputeOp* out) const;
+  std::size_t mlp_block_kernels(double tokens, ComputeOp* out) const;
   // FlashAttention over a prompt chunk of `new_tokens` after `context_tokens` in the KV cache (causal).
   ComputeOp prefill_attention(double new_tokens, double context_tokens) const;
   // The decode kernel (paged attention / flash-decoding) of `requests` decoding requests whose KV

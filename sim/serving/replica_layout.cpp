@@ -15,6 +15,14 @@
 // enable_expert_parallel over the tp ranks): ep must divide tp; each GPU holds experts / ep experts,
 // each split over the tp / ep GPUs that share them. Tokens reach the experts through the layer's
 // tensor-parallel all-reduce (no all-to-all).
+// Data-parallel attention (dp_attention = D > 1, MoE only; SGLang's --enable-dp-attention with
+// --dp-size D, as DeepSeek-V3 is served: sglang python/sglang/srt/layers/dp_attention.py,
+// attn_tp_size = tp_size // dp_size): the tp GPUs form D attention ranks of tp / D consecutive GPUs;
+// each rank holds the attention weights split over its tp / D GPUs (heads and KV heads divide by
+// tp / D, the rules above with tp / D for tp) and the KV cache of its own requests; the experts stay
+// over all tp GPUs as above (ep divides tp). Each rank embeds its own tokens and samples its own
+// requests: the vocabulary is split over the rank's tp / D GPUs (an assumption: the logits then need
+// no communication outside the rank). Pipeline stages are not combined with it (pp must be 1).
 #include "sim/serving/replica_layout.hpp"
 
 #include <algorithm>
@@ -61,22 +69,41 @@ ReplicaLayout replica_layout(const ReplicaConfig& r) {
     bad("/gpu_memory_utilization", "expected a fraction in (0, 1], got " + std::to_string(r.gpu_memory_utilization));
   if (!(r.host_overhead_s >= 0.0) || !std::isfinite(r.host_overhead_s))
     bad("/host_overhead_s", "expected a time >= 0 s, got " + std::to_string(r.host_overhead_s));
-  require_divides(r.tp, m.heads, "/model/heads", "the heads");
+  if (r.dp_attention < 1 || r.dp_attention > kMaxAttentionRanks)
+    bad("/dp_attention", "expected 1 .. " + std::to_string(kMaxAttentionRanks) +
+                             " data-parallel attention ranks, got " + std::to_string(r.dp_attention));
+  if (r.dp_attention > 1) {
+    if (m.moe.experts < 1)
+      bad("/dp_attention", "expected 1 for a dense model (data-parallel attention needs model.moe.experts > 0), got " +
+                               std::to_string(r.dp_attention));
+    require_divides(r.dp_attention, r.tp, "/dp_attention",
+                    "the tensor-parallel degree (each attention rank takes tp / dp_attention GPUs)");
+    if (r.pp != 1)
+      bad("/dp_attention", "expected 1 with pipeline stages (pp " + std::to_string(r.pp) +
+                               "): data-parallel attention is modelled on one stage");
+  }
+  const int attention_tp = r.tp / r.dp_attention;
+  const std::string attention_path = r.dp_attention > 1 ? "/dp_attention" : "/tp";
+  require_divides(attention_tp, m.heads, "/model/heads",
+                  r.dp_attention > 1 ? "the heads (split over tp / dp_attention GPUs)" : "the heads");
   const int kv = m.effective_kv_heads();
-  if (kv >= r.tp)
-    require_divides(r.tp, kv, "/model/kv_heads", "the KV heads");
+  if (kv >= attention_tp)
+    require_divides(attention_tp, kv, "/model/kv_heads", "the KV heads");
   else
-    require_divides(kv, r.tp, "/tp", "the tensor-parallel degree (more GPUs than KV heads replicate them)");
+    require_divides(kv, attention_tp, attention_path,
+                    "the attention's tensor-parallel degree (more GPUs than KV heads replicate them)");
   require_divides(r.tp, m.ffn_hidden, "/model/ffn_hidden", "ffn_hidden");
 
   ReplicaLayout l;
   l.tp = r.tp;
   l.pp = r.pp;
   l.ep = r.ep;
+  l.attention_dp = r.dp_attention;
+  l.attention_tp = attention_tp;
   l.hidden = m.hidden;
   l.head_dim = m.effective_head_dim();
-  l.q_heads_per_gpu = double(m.heads) / r.tp;
-  l.kv_heads_per_gpu = kv >= r.tp ? double(kv) / r.tp : 1.0;
+  l.q_heads_per_gpu = double(m.heads) / attention_tp;
+  l.kv_heads_per_gpu = kv >= attention_tp ? double(kv) / attention_tp : 1.0;
   l.mlp_input_matrices = llama_style(m) ? 2.0 : 1.0;
   l.ffn_per_gpu = double(m.ffn_hidden) / r.tp;
   l.moe = m.moe.experts > 0;
@@ -97,7 +124,7 @@ ReplicaLayout replica_layout(const ReplicaConfig& r) {
         "expected 1 for a dense model (expert parallelism needs model.moe.experts > 0), got " + std::to_string(r.ep));
   }
   l.vocab = std::ceil(m.vocab / kVocabPadding) * kVocabPadding;
-  l.vocab_per_gpu = std::ceil(l.vocab / r.tp);
+  l.vocab_per_gpu = std::ceil(l.vocab / attention_tp);
   l.biases = !llama_style(m);
   l.position_embedding = !llama_style(m);
   l.seq_len = m.seq_len;

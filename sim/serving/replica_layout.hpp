@@ -7,12 +7,17 @@
 
 namespace clustersim {
 
+// The most data-parallel attention ranks of a replica (ReplicaConfig::dp_attention).
+inline constexpr int kMaxAttentionRanks = 64;
+
 struct ReplicaLayout {
   int tp = 1, pp = 1, ep = 1;
+  int attention_dp = 1;  // data-parallel attention ranks (ReplicaConfig::dp_attention)
+  int attention_tp = 1;  // GPUs of one attention rank: tp / attention_dp (tp without data-parallel attention)
   double hidden = 0.0;
   double head_dim = 0.0;
-  double q_heads_per_gpu = 0.0;     // heads / tp
-  double kv_heads_per_gpu = 0.0;    // kv_heads / tp, or 1 when tp > kv_heads (each GPU keeps a copy of one)
+  double q_heads_per_gpu = 0.0;     // heads / attention_tp
+  double kv_heads_per_gpu = 0.0;    // kv_heads / attention_tp, or 1 when more (each GPU keeps a copy of one)
   double mlp_input_matrices = 1.0;  // 2 for swiglu (gate and up), 1 otherwise
   double ffn_per_gpu = 0.0;         // dense MLP width on one GPU: ffn_hidden / tp
   bool moe = false;
@@ -20,7 +25,7 @@ struct ReplicaLayout {
   double experts_per_gpu = 0.0;     // experts / ep
   double expert_ffn_per_gpu = 0.0;  // expert width on one GPU: expert_ffn_hidden / (tp / ep)
   double vocab = 0.0;               // padded to a multiple of 64
-  double vocab_per_gpu = 0.0;       // padded vocab / tp
+  double vocab_per_gpu = 0.0;       // padded vocab / attention_tp
   bool biases = false;              // GPT-style layers (not llama_style)
   bool position_embedding = false;  // learned (GPT-style), seq_len x hidden on the first stage
   double seq_len = 0.0;

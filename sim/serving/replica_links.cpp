@@ -4,8 +4,9 @@
 // network profile, plus the algorithm's and NCCL's latencies). A stage-to-stage send is one phase of
 // tp concurrent transfers with the per-step latency of its route (max_hop_latency_s), as the replay
 // times a point-to-point channel.
-// vLLM's own custom all-reduce (one-shot over NVLink for small messages, used instead of NCCL under
-// 8 MiB on one node) is not modelled: its small-message latency is below NCCL's.
+// vLLM's own custom all-reduce (one-shot / two-shot over NVLink peer memory, used instead of NCCL under
+// 8 MiB for 2, 4, 6 or 8 GPUs of one NVSwitch node) is timed from its measured latencies where the
+// measurement applies (custom_all_reduce.hpp); elsewhere NCCL's plan.
 // Only the replica's GPUs matter: the cluster is built with as many nodes as they need (falling back
 // to the whole cluster when its fabric cannot be built that small), which keeps the build cheap for a
 // large cluster and leaves the routes between those GPUs as they are.
@@ -20,6 +21,7 @@
 #include "sim/collectives/collective_plan.hpp"
 #include "sim/core/error.hpp"
 #include "sim/network/network_profile.hpp"
+#include "sim/serving/custom_all_reduce.hpp"
 #include "sim/serving/deployment_cluster.hpp"
 #include "topologies/cluster.hpp"
 
@@ -34,8 +36,10 @@ struct ReplicaLinks::State {
   Cluster cluster;
   NetworkProfile profile;
   std::string profile_name;
-  std::vector<int> first_stage, last_stage;
+  std::vector<int> first_stage, last_stage, replica_stage;
   int tp = 1, pp = 1;
+  bool custom_all_reduce = false;  // whether the all-reduce group may take vLLM's custom all-reduce
+  ClusterSpec spec;
 
   CollectiveContext context() const { return CollectiveContext{cluster, profile}; }
   double collective_s(CollectiveKind kind, const std::vector<int>& ranks, double bytes) const {
@@ -49,7 +53,7 @@ struct ReplicaLinks::State {
   }
 };
 
-ReplicaLinks::ReplicaLinks(const ClusterSpec& spec, int tp, int pp) {
+ReplicaLinks::ReplicaLinks(const ClusterSpec& spec, int tp, int pp, int attention_tp, bool custom_all_reduce) {
   const int gpus = tp * pp;
   if (gpus > spec.gpu_count())
     throw SpecError(spec.source_file.empty() ? "cluster" : spec.source_file, "/nodes",
@@ -58,21 +62,32 @@ ReplicaLinks::ReplicaLinks(const ClusterSpec& spec, int tp, int pp) {
                         " GPUs");
   const std::string name = network_profile_for_gpu(spec.gpu_id);
   s_ = std::make_unique<State>(
-      State{build_deployment_cluster(spec, gpus), load_network_profile(name), name, {}, {}, tp, pp});
-  s_->first_stage.resize(static_cast<std::size_t>(tp));
+      State{build_deployment_cluster(spec, gpus), load_network_profile(name), name, {}, {}, {}, tp, pp, false, spec});
+  const int group = attention_tp > 0 ? std::min(attention_tp, tp) : tp;
+  s_->custom_all_reduce = custom_all_reduce;
+  s_->first_stage.resize(static_cast<std::size_t>(group));
   std::iota(s_->first_stage.begin(), s_->first_stage.end(), 0);
-  s_->last_stage.resize(static_cast<std::size_t>(tp));
+  s_->last_stage.resize(static_cast<std::size_t>(group));
   std::iota(s_->last_stage.begin(), s_->last_stage.end(), (pp - 1) * tp);
+  s_->replica_stage.resize(static_cast<std::size_t>(tp));
+  std::iota(s_->replica_stage.begin(), s_->replica_stage.end(), 0);
 }
 
 ReplicaLinks::~ReplicaLinks() = default;
 
 double ReplicaLinks::all_reduce_s(double bytes) const {
+  const int n = static_cast<int>(s_->first_stage.size());
+  if (s_->custom_all_reduce && n > 1 && custom_all_reduce_applies(s_->spec, n, bytes))
+    return custom_all_reduce_s(n, bytes);
   return s_->collective_s(CollectiveKind::all_reduce, s_->first_stage, bytes);
 }
 
 double ReplicaLinks::all_gather_s(double bytes) const {
   return s_->collective_s(CollectiveKind::all_gather, s_->last_stage, bytes);
+}
+
+double ReplicaLinks::all_to_all_s(double bytes) const {
+  return s_->collective_s(CollectiveKind::all_to_all, s_->replica_stage, bytes);
 }
 
 double ReplicaLinks::stage_send_s(double bytes) const {
@@ -91,7 +106,7 @@ double ReplicaLinks::stage_send_s(double bytes) const {
 }
 
 int ReplicaLinks::tensor_parallel_channels() const {
-  if (s_->tp < 2) return 0;
+  if (s_->first_stage.size() < 2) return 0;
   const CollectiveContext ctx = s_->context();
   CollectiveRequest request;
   request.kind = CollectiveKind::all_reduce;

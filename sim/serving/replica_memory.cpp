@@ -34,6 +34,10 @@
 //                tp > kv_heads: replica_layout.cpp)
 //   kv_capacity_tokens = floor(KV cache / kv_bytes_per_token): every GPU of the replica holds the same
 //                tokens (tp splits heads, pp splits layers), so this is the replica's.
+//   Data-parallel attention (D ranks of tp / D GPUs, replica_layout.cpp): the lines above with the
+//   attention's widths over tp / D GPUs (its weights, activations and KV heads per GPU); each rank's GPUs
+//   hold the KV cache of that rank's requests only, so kv_capacity_tokens_per_rank = floor(KV cache /
+//   kv_bytes_per_token) and the replica holds D x as many (kv_capacity_tokens).
 #include "sim/serving/replica_memory.hpp"
 
 #include <algorithm>
@@ -113,6 +117,9 @@ ReplicaMemory replica_memory(const ReplicaConfig& r, const ReplicaLayout& l, con
         m.kv_cache_bytes > 0.0 ? static_cast<std::int64_t>(std::floor(m.kv_cache_bytes / m.kv_bytes_per_token)) : 0;
     if (m.kv_capacity_tokens < best.kv_capacity_tokens) best = m;
   }
+  best.attention_dp_ranks = l.attention_dp;
+  best.kv_capacity_tokens_per_rank = best.kv_capacity_tokens;
+  best.kv_capacity_tokens *= l.attention_dp;
   if (best.kv_capacity_tokens < 1) {
     std::ostringstream msg;
     msg << "the replica does not fit: on one GPU" << (l.pp > 1 ? " of its tightest pipeline stage" : "") << ", HBM "

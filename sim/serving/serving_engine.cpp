@@ -55,12 +55,21 @@ class Engine {
     if (prefill_replicas_ > 0 && (prefill_model_ == nullptr || transfer_ == nullptr))
       throw std::invalid_argument("disaggregated serving needs a prefill iteration model and a KV transfer");
     blocks_per_replica_ = model_.memory().kv_capacity_tokens / spec.block_size;
-    if (prefill_replicas_ > 0)
+    blocks_per_request_ = largest_request_blocks(model_.memory(), spec.block_size);
+    if (prefill_replicas_ > 0) {
       prefill_blocks_per_replica_ = prefill_model_->memory().kv_capacity_tokens / spec.block_size;
+      prefill_blocks_per_request_ = largest_request_blocks(prefill_model_->memory(), spec.block_size);
+    }
     for (std::size_t k = 0; k < replicas_.size(); ++k)
       replicas_[k].total_blocks = replicas_[k].free_blocks =
           k < prefill_replicas_ ? prefill_blocks_per_replica_ : blocks_per_replica_;
     result_.requests.resize(arrivals.size());
+    if (spec.traffic.closed_loop() && spec.traffic.think_time_s > 0.0) {
+      released_ = static_cast<std::size_t>(std::min<std::int64_t>(spec.traffic.concurrency, std::ssize(arrivals)));
+      think_s_.reserve(arrivals.size());
+      for (const RequestArrival& a : arrivals)
+        think_s_.push_back(a.think_s);
+    }
     std::int64_t groups = 0;
     for (std::size_t i = 0; i < arrivals.size(); ++i) {
       ServedRequest& r = result_.requests[i];
@@ -111,12 +120,19 @@ class Engine {
     }
   }
 
+  static std::int64_t largest_request_blocks(const ReplicaMemory& m, std::int64_t block_size) {
+    return (m.attention_dp_ranks > 1 ? m.kv_capacity_tokens_per_rank : m.kv_capacity_tokens) / block_size;
+  }
+
   ServingResult run() {
     std::vector<ServedRequest>& requests = result_.requests;
     constexpr double kNever = std::numeric_limits<double>::infinity();
     std::size_t next = 0;
     while (next < requests.size() || !ends_.empty() || !moves_.empty()) {
-      const double arrival = next < requests.size() ? requests[next].arrival_s : kNever;
+      double arrival = next < requests.size() ? requests[next].arrival_s : kNever;
+      // A closed loop with think time: the next pending request goes at the earliest send due.
+      const bool send = arrival == kClosedLoopPending_s && !sends_.empty();
+      if (send) arrival = sends_.top();
       const double end = ends_.empty() ? kNever : ends_.top().first;
       const double moved = moves_.empty() ? kNever : std::get<0>(moves_.top());
       if (end == kNever && arrival == kNever && moved == kNever)  // a closed loop sends as requests leave
@@ -135,6 +151,10 @@ class Engine {
         advance(t);
         arrive_at_decode(id, p, t);
       } else {
+        if (send) {
+          sends_.pop();
+          requests[next].arrival_s = arrival;
+        }
         advance(arrival);
         arrive(static_cast<std::uint32_t>(next++), arrival);
       }
@@ -194,8 +214,8 @@ class Engine {
       send_next(t);
       return;
     }
-    if (kv_blocks_for(total - 1, spec_.block_size) > blocks_per_replica_ ||
-        (prefill_replicas_ > 0 && kv_blocks_for(r.prompt_tokens, spec_.block_size) > prefill_blocks_per_replica_)) {
+    if (kv_blocks_for(total - 1, spec_.block_size) > blocks_per_request_ ||
+        (prefill_replicas_ > 0 && kv_blocks_for(r.prompt_tokens, spec_.block_size) > prefill_blocks_per_request_)) {
       r.status = RequestStatus::rejected_kv_cache;
       send_next(t);
       return;
@@ -213,8 +233,13 @@ class Engine {
   }
 
   // A closed loop sends its next pending request when one leaves (finished or rejected) at `t`.
+  // With think time (traffic.think_time_s) the send is due the pause of the request it releases later.
   void send_next(double t) {
     if (!spec_.traffic.closed_loop()) return;
+    if (!think_s_.empty()) {
+      if (released_ < think_s_.size()) sends_.push(t + think_s_[released_++]);
+      return;
+    }
     std::vector<ServedRequest>& requests = result_.requests;
     while (next_pending_ < requests.size() && requests[next_pending_].arrival_s != kClosedLoopPending_s)
       ++next_pending_;
@@ -604,9 +629,17 @@ class Engine {
   std::vector<Share> shares_ = std::vector<Share>(replicas_.size());
   std::vector<std::int64_t> outstanding_;
   std::int64_t blocks_per_replica_ = 0;
+  // The most blocks one request may hold: the replica's, or one attention rank's under data-parallel
+  // attention (a request's KV cache lives on one rank); the replica's blocks are pooled over its ranks.
+  std::int64_t blocks_per_request_ = 0, prefill_blocks_per_request_ = 0;
   std::uint64_t accepted_ = 0;
   std::size_t next_pending_ = 0;  // closed loop: no request before it is pending
   std::priority_queue<End, std::vector<End>, std::greater<>> ends_;
+  // Closed loop with think time: each later request's pause (by release order), the next to release,
+  // and the sends due (the engine gives each to the next pending request when its time comes).
+  std::vector<double> think_s_;
+  std::size_t released_ = 0;
+  std::priority_queue<double, std::vector<double>, std::greater<>> sends_;
   std::vector<IterationEntry> batch_;
   TokenGapHistogram gaps_;
   Totals totals_;

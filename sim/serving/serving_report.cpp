@@ -36,6 +36,14 @@ std::string serving_report_json(const ServingReport& r, int indent) {
                  {"activation_bytes", m.activation_bytes},     {"workspace_bytes", m.workspace_bytes},
                  {"kv_cache_bytes", m.kv_cache_bytes},         {"kv_bytes_per_token", m.kv_bytes_per_token},
                  {"kv_capacity_tokens", m.kv_capacity_tokens}, {"kv_blocks", s.kv_blocks_per_replica}};
+  if (m.attention_dp_ranks > 1) {  // data-parallel attention: the KV cache per rank
+    j["memory"]["attention_dp_ranks"] = m.attention_dp_ranks;
+    j["memory"]["kv_capacity_tokens_per_rank"] = m.kv_capacity_tokens_per_rank;
+  }
+  if (m.draft_weights_bytes > 0.0) {  // speculative decoding: the draft's share of the KV budget
+    j["memory"]["draft_weights_bytes"] = m.draft_weights_bytes;
+    j["memory"]["draft_kv_bytes_per_token"] = m.draft_kv_bytes_per_token;
+  }
   if (r.prefill_replicas > 0) {
     const ReplicaMemory& pm = r.prefill_memory;
     const KvTransferStats& x = r.result.kv_transfers;

@@ -206,6 +206,11 @@ const std::vector<Row>& rows() {
     add(row<&S::ep>(count("replica.ep", 1024, "1", "GPUs",
                           "expert-parallel degree over the tensor-parallel GPUs (vLLM's enable_expert_parallel): "
                           "divides tp and the experts; MoE models only")));
+    add(row<&S::dp_attention>(count("replica.dp_attention", 64, "1", "ranks",
+                                    "data-parallel attention (SGLang's --enable-dp-attention, DeepSeek-V3 style): "
+                                    "the tp GPUs form this many attention ranks of tp / dp_attention GPUs, each "
+                                    "with the KV cache of its own requests, the experts over all tp GPUs with an "
+                                    "all-to-all between; divides tp; MoE models only, pp 1")));
     add(row<&S::replicas>(
         count("replica.replicas", 1 << 20, "1", "", "model replicas; each runs its own scheduler on tp x pp GPUs")));
     add(row<&S::weight_dtype>(choice("replica.weight_dtype", &serving_dtype_names, "\"bf16\"",
@@ -218,6 +223,11 @@ const std::vector<Row>& rows() {
                                                "the fraction of HBM the engine may use (vLLM's)")));
     add(row<&S::host_overhead_s>(number("replica.host_overhead_s", NumberRange::between(0.0, 10.0), "0.0", "", "s",
                                         "host time per iteration: scheduling, sampling, detokenization")));
+    add(row<&S::custom_all_reduce>(spec_field(
+        "replica.custom_all_reduce", FieldType::boolean, true, "true", "",
+        "tensor-parallel all-reduces under 8 MiB over 2, 4, 6 or 8 GPUs of one NVSwitch (NVLink 4) node take "
+        "vLLM's custom all-reduce, timed from its measured latencies (docs/serving_iteration_model.md); false: "
+        "NCCL (vLLM's disable_custom_all_reduce)")));
     add(row<&S::max_context_tokens>(
         with_unit(integer_field("replica.max_context_tokens", true, 1, kMaxTokens, "", "`model.seq_len`",
                                 "longest prompt + output a request may have; longer ones are rejected and counted"),
@@ -298,6 +308,10 @@ const std::vector<Row>& rows() {
                                 "requests in flight at once: sent at 0, then one as each finishes or is rejected"),
                   "requests"),
         "0"));
+    add(row<&S::traffic, &T::think_time_s>(
+        number("traffic.think_time_s", NumberRange::between(0.0, 1e6), "0.0", "", "s",
+               "closed only: mean of each client's exponential pause before each of its requests (its first included: "
+               "the clients start apart); 0: none, as vLLM's benchmark_serving and AIPerf send")));
     add(row<&S::traffic, &T::cv>(number("traffic.cv", {0.0, 100.0, true}, "1.0", "", "",
                                         "gamma: coefficient of variation of the inter-arrival times")));
     add(row<&S::traffic, &T::duration_s>(number("traffic.duration_s", NumberRange::positive(), "",
@@ -369,7 +383,7 @@ void read_traffic(JsonReader r, ServingSpec& s) {
   if (!generated) {
     // A trace names each request's prefix group (column prefix_id); prefix_tokens is still the groups' length.
     for (const char* key : {"rate_rps", "duration_s", "requests", "prompt", "output", "arrival", "cv", "prefix_groups",
-                            "prefix_zipf_s", "concurrency"})
+                            "prefix_zipf_s", "concurrency", "think_time_s"})
       if (r.has(key))
         r.fail(key,
                std::string("a traffic with a \"trace\" takes its requests from the trace; remove \"") + key + "\"");
@@ -385,6 +399,8 @@ void read_traffic(JsonReader r, ServingSpec& s) {
       if (!r.has("requests")) r.fail("requests", "expected the number of requests \"requests\" of the closed loop");
     } else if (r.has("concurrency")) {
       r.fail("concurrency", "\"concurrency\" is for \"arrival\": \"closed\"");
+    } else if (r.has("think_time_s")) {
+      r.fail("think_time_s", "\"think_time_s\" is for \"arrival\": \"closed\"");
     }
     if (!t.closed_loop() && !r.has("rate_rps"))
       r.fail("rate_rps", "expected the arrival rate \"rate_rps\" (or a \"trace\")");
@@ -458,12 +474,14 @@ ReplicaConfig replica_config(const ServingSpec& spec) {
   r.tp = spec.tp;
   r.pp = spec.pp;
   r.ep = spec.ep;
+  r.dp_attention = spec.dp_attention;
   r.weight_dtype = spec.weight_dtype;
   r.kv_dtype = spec.kv_dtype;
   r.group_size = spec.group_size;
   r.gpu_memory_utilization = spec.gpu_memory_utilization;
   r.max_batch_tokens = spec.max_batch_tokens;
   r.host_overhead_s = spec.host_overhead_s;
+  r.custom_all_reduce = spec.custom_all_reduce;
   return r;
 }
 

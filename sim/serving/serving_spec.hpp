@@ -31,6 +31,7 @@ struct TrafficSpec {
   std::string arrival = "poisson";  // poisson | gamma | closed
   double rate_rps = 0.0;            // mean arrivals per second (the whole deployment); not for closed
   std::int64_t concurrency = 0;     // closed: requests in flight at once (each sent as one finishes)
+  double think_time_s = 0.0;        // closed: mean of a client's exponential pause before each request; 0: none
   double cv = 1.0;                  // gamma: coefficient of variation of the inter-arrival times
   double duration_s = 0.0;          // arrivals in [0, duration_s); 0: `requests` decides
   std::int64_t requests = 0;        // this many arrivals; 0: `duration_s` decides
@@ -82,13 +83,15 @@ struct ServingSpec {
   ModelSpec model;
   int tp = 1;
   int pp = 1;
-  int ep = 1;  // expert parallelism over the tp GPUs (MoE)
+  int ep = 1;            // expert parallelism over the tp GPUs (MoE)
+  int dp_attention = 1;  // data-parallel attention ranks over the tp GPUs (MoE; ReplicaConfig::dp_attention)
   int replicas = 1;
   ServingDtype weight_dtype = ServingDtype::bf16;
   ServingDtype kv_dtype = ServingDtype::bf16;
   int group_size = 128;
   double gpu_memory_utilization = 0.9;
   double host_overhead_s = 0.0;
+  bool custom_all_reduce = true;        // vLLM's custom all-reduce where it applies (custom_all_reduce.hpp)
   std::int64_t max_context_tokens = 0;  // 0: the model's seq_len
   std::string scheduler = "continuous";
   std::string router = "round_robin";

@@ -261,6 +261,20 @@ std::vector<RequestArrival> make_traffic(const TrafficSpec& t) {
   if (t.closed_loop()) {  // the engine sets each later arrival when a request leaves
     for (std::int64_t i = 0; i < t.requests; ++i)
       out.push_back({i < t.concurrency ? 0.0 : kClosedLoopPending_s, prompt.draw(prompts), output.draw(outputs)});
+    if (t.think_time_s > 0.0) {  // a fifth stream: the clients' pauses (the other streams as without them)
+      std::mt19937_64 pauses(splitmix64(t.seed + 4));
+      for (RequestArrival& a : out)
+        a.think_s = random_draw::exponential(pauses, 1.0 / t.think_time_s);
+      // The first requests are sent after the clients' first pauses, taken in order of time (the engine
+      // takes arrivals in order): the i-th at the i-th shortest; their lengths stay where they were drawn.
+      const auto first = static_cast<std::size_t>(std::min<std::int64_t>(t.concurrency, std::ssize(out)));
+      std::vector<double> starts(first);
+      for (std::size_t i = 0; i < first; ++i)
+        starts[i] = out[i].think_s;
+      std::sort(starts.begin(), starts.end());
+      for (std::size_t i = 0; i < first; ++i)
+        out[i].arrival_s = starts[i];
+    }
     return out;
   }
   double now = 0.0;

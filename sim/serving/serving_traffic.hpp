@@ -20,6 +20,9 @@ struct RequestArrival {
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;  // tokens generated, the first included (>= 1)
   std::int32_t prefix_group = -1;  // shared prefix group (traffic.prefix_groups); -1: none
+  // Closed loop with think time: the pause before the send this request's index stands for (the
+  // engine's (k - concurrency + 1)-th departure releases a send think_s later).
+  double think_s = 0.0;
 };
 
 // A closed loop's request not sent yet: the serving engine sets its arrival when a request leaves.
@@ -27,7 +30,9 @@ inline constexpr double kClosedLoopPending_s = std::numeric_limits<double>::infi
 
 // The requests of `traffic`, in arrival order. A trace is read from traffic.trace (see below); a
 // closed loop's first `concurrency` arrive at 0 and the others are pending; else arrivals start at
-// the first inter-arrival time after 0.
+// the first inter-arrival time after 0. With traffic.think_time_s the closed loop's first
+// `concurrency` arrive at their pauses (think_s) sorted (the i-th at the i-th shortest) and each
+// later request carries its own pause.
 std::vector<RequestArrival> make_traffic(const TrafficSpec& traffic);
 
 // The names of the length distributions (the spec's choices for traffic.prompt/output.distribution).

@@ -176,6 +176,51 @@ TEST(CliServe, SearchLayoutsFindsTheFewestReplicasAndTheCheapest) {
   EXPECT_EQ(run_cli(base + " --search-layouts --json --target-rate 40 --tp 1,2,4,3,16").out, r.out);
 }
 
+// Data-parallel attention, think time and the draft's memory end to end: the report's memory lines
+// (a replica holds its ranks' tokens; the draft takes its share), and bad values named by the spec's
+// path, exit 2.
+TEST(CliServe, ServingV3OptionsAndTheirErrors) {
+  const auto dp = run_cli(
+      "serve --cluster dgx-h100 --serving llama3-8b-h100 --json --set model=mixtral-8x7b --set replica.replicas=1 "
+      "--set replica.tp=8 --set replica.ep=8 --set replica.dp_attention=8 --set traffic.duration_s=10");
+  ASSERT_EQ(dp.status, 0) << dp.err;
+  const nlohmann::json m = nlohmann::json::parse(dp.out)["memory"];
+  EXPECT_EQ(m["attention_dp_ranks"], 8);
+  EXPECT_EQ(m["kv_capacity_tokens"].get<long long>(), 8 * m["kv_capacity_tokens_per_rank"].get<long long>());
+  EXPECT_EQ(m["kv_capacity_tokens_per_rank"].get<long long>(),
+            static_cast<long long>(m["kv_cache_bytes"].get<double>() / m["kv_bytes_per_token"].get<double>()));
+
+  const auto spec = run_cli(
+      "serve --cluster dgx-h100 --serving llama3-70b-h100 --json --set traffic.rate_rps=0.5 --set "
+      "traffic.duration_s=20 "
+      "--set speculative.tokens=4 --set speculative.draft_model=llama2-7b --set speculative.acceptance_rate=0.8");
+  ASSERT_EQ(spec.status, 0) << spec.err;
+  const nlohmann::json d = nlohmann::json::parse(spec.out)["memory"];
+  EXPECT_GT(d["draft_weights_bytes"].get<double>(), 0.0);
+  // floor((KV cache, the draft's weights taken) / (target's + draft's bytes per token))
+  EXPECT_EQ(d["kv_capacity_tokens"].get<long long>(),
+            static_cast<long long>(d["kv_cache_bytes"].get<double>() / d["kv_bytes_per_token"].get<double>()));
+
+  const std::string closed_spec = testing::write_temp("closed_think.json", R"({"name": "closed-think",
+    "model": "llama3.1-8b", "replica": {"tp": 1, "replicas": 1},
+    "traffic": {"arrival": "closed", "concurrency": 16, "requests": 400, "think_time_s": 0.5,
+                "prompt": {"distribution": "fixed", "mean": 512}, "output": {"distribution": "fixed", "mean": 64}}})");
+  const auto closed = run_cli("serve --cluster dgx-h100 --serving " + closed_spec + " --json");
+  ASSERT_EQ(closed.status, 0) << closed.err;
+  const nlohmann::json c = nlohmann::json::parse(closed.out);
+  EXPECT_EQ(c["requests"]["finished"], 400);
+  EXPECT_LT(c["utilization"]["mean_requests_in_system"].get<double>(), 16.0);  // clients pausing
+
+  const auto dense = run_cli(
+      "serve --cluster dgx-h100 --serving llama3-8b-h100 --set replica.tp=2 --set replica.replicas=1 "
+      "--set replica.dp_attention=2");
+  EXPECT_EQ(dense.status, 2);
+  EXPECT_NE(dense.err.find("/replica/dp_attention"), std::string::npos) << dense.err;
+  const auto open = run_cli("serve --cluster dgx-h100 --serving llama3-8b-h100 --set traffic.think_time_s=1");
+  EXPECT_EQ(open.status, 2);
+  EXPECT_NE(open.err.find("/traffic/think_time_s"), std::string::npos) << open.err;
+}
+
 TEST(CliServe, TextSummary) {
   const auto r = run_cli("serve --cluster dgx-h100 --serving llama3-8b-h100 --set traffic.duration_s=5");
   ASSERT_EQ(r.status, 0) << r.err;

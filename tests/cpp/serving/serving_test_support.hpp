@@ -26,6 +26,11 @@ class LinearIterationModel final : public IterationModel {
   }
 
   const ReplicaMemory& memory() const override { return memory_; }
+  // Data-parallel attention: the KV tokens split evenly over `ranks` ranks.
+  void set_attention_ranks(int ranks) {
+    memory_.attention_dp_ranks = ranks;
+    memory_.kv_capacity_tokens_per_rank = memory_.kv_capacity_tokens / ranks;
+  }
 
  private:
   double fixed_s_;

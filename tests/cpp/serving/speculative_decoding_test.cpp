@@ -10,7 +10,10 @@
 
 #include "../spec_error_of.hpp"
 #include "serving_test_support.hpp"
+#include "sim/hardware/calibration_profile.hpp"
+#include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/serving/serving_engine.hpp"
+#include "topologies/cluster_spec.hpp"
 
 namespace clustersim {
 namespace {
@@ -83,6 +86,52 @@ TEST(SpeculativeDecoding, TokensPerStepIsTheExpectation) {
   const double per_step = static_cast<double>(r.speculative.tokens) / static_cast<double>(r.speculative.steps);
   EXPECT_NEAR(per_step, 3.3616, 3.3616 * 0.003);
   EXPECT_EQ(r.speculative.tokens, 200 * 1000);
+}
+
+// The draft's weights and KV cache come out of the KV budget (vLLM's split_num_cache_blocks_evenly).
+// Target Llama-3-8B in bf16 on one H100 (docs/serving_iteration_model.md's worked example): KV cache
+// 60,035,791,257.6 B at 131,072 B per token, 458,036 tokens. Draft Llama-3.2-1B's shape (16 layers,
+// hidden 2048, 32 heads of 64, 8 KV heads, ffn 8192, vocabulary 128256, untied): a layer's linear
+// weights 2048 x (2048 + 2 x 512) + 2048 x 2048 + 3 x 2048 x 8192 = 60,817,408 x 2 B plus its norms
+// 2 x 2048 x 2 B = 121,643,008 B; 16 layers 1,946,288,128 B, embedding and LM head 128256 x 2048 x 2 B
+// each, the final norm 4,096 B: 2,996,965,376 B. Its KV per token 2 x 16 x 8 x 64 x 2 = 32,768 B.
+// Capacity: floor((60,035,791,257.6 - 2,996,965,376) / (131,072 + 32,768)) = floor(348,137.4) = 348,137.
+TEST(SpeculativeDecoding, DraftWeightsAndKvComeOutOfTheKvBudget) {
+  GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "");
+  apply_calibration_profile(gpu);
+  const ClusterSpec cluster = load_cluster_spec("dgx-h100");
+  ReplicaConfig target;
+  target.model = testing::llama2(false);
+  target.model.kv_heads = 8;
+  target.model.ffn_hidden = 14336;
+  target.model.vocab = 128256;
+  target.model.seq_len = 8192;
+  ReplicaConfig draft = target;
+  draft.model.layers = 16;
+  draft.model.hidden = 2048;
+  draft.model.ffn_hidden = 8192;
+  std::unique_ptr<IterationModel> model = make_iteration_model(target, gpu, cluster);
+  const auto draft_model = make_iteration_model(draft, gpu, cluster);
+  ASSERT_EQ(model->memory().kv_capacity_tokens, 458036);
+  EXPECT_DOUBLE_EQ(draft_model->memory().weights_bytes, 2996965376.0);
+  EXPECT_DOUBLE_EQ(draft_model->memory().kv_bytes_per_token, 32768.0);
+  const std::vector<IterationEntry> batch{{512, 0}, {1, 700}};
+  const double before_s = model->iteration_time(batch).time_s;
+  model = with_draft_memory(std::move(model), draft_model->memory());
+  const ReplicaMemory& m = model->memory();
+  EXPECT_NEAR(m.kv_cache_bytes, 60035791257.6 - 2996965376.0, 1.0);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token, 163840.0);
+  EXPECT_EQ(m.kv_capacity_tokens, 348137);
+  EXPECT_DOUBLE_EQ(m.draft_weights_bytes, 2996965376.0);
+  EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token, 32768.0);
+  EXPECT_DOUBLE_EQ(m.weights_bytes, 16060522496.0);                 // the target's own line is unchanged
+  EXPECT_DOUBLE_EQ(model->iteration_time(batch).time_s, before_s);  // and so are its iteration times
+  // A draft whose weights exceed the KV budget is refused with the lines
+  ReplicaMemory huge = draft_model->memory();
+  huge.weights_bytes = 61e9;
+  const SpecError e = testing::spec_error_of([&] { memory_with_draft(model->memory(), huge); });
+  EXPECT_EQ(e.json_path(), "/speculative/draft_model");
+  EXPECT_NE(std::string(e.what()).find("leaves no KV cache"), std::string::npos) << e.what();
 }
 
 TEST(SpeculativeDecoding, SpecKeys) {
