@@ -1,12 +1,14 @@
 #include "sim/replay/replay_engine.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/collectives/collective_algorithm.hpp"
@@ -235,9 +237,7 @@ class Replay {
     if (ops.kind(op) == OpKind::compute) {
       const double measured = ops.duration_s(op);
       const KernelClass kernel = ops.kernel(op);
-      const double duration = measured > 0.0 ? measured
-                                             : kernel_time(gpu_, ops.compute_op(op)).time_s *
-                                                   options_.kernel_time_scale[static_cast<std::size_t>(kernel)];
+      const double duration = measured > 0.0 ? measured : modelled_kernel_s(ops, op);
       const bool tensor = kernel == KernelClass::gemm || kernel == KernelClass::attention;
       (tensor ? s.tensor_s : s.vector_s) += duration;
       if (tensor && low_precision(ops.precision(op))) s.low_precision_tensor_s += duration;
@@ -247,6 +247,27 @@ class Replay {
     } else {
       arrive_p2p(c, op);
     }
+  }
+
+  // The kernel model's time of compute op `op`, scaled by its kernel class's factor. A step repeats a
+  // few distinct kernels (a layer's, per micro-batch): each is timed once per replay (same GPU, same
+  // inputs, same time) and looked up after, by everything the kernel model reads of the op.
+  double modelled_kernel_s(const OpTable& ops, OpId op) {
+    const KernelKey key{ops.name(op).data(),
+                        ops.flops(op),
+                        ops.bytes(op),
+                        ops.m(op),
+                        ops.n(op),
+                        ops.k(op),
+                        ops.batch(op),
+                        static_cast<std::uint8_t>(ops.kernel(op)),
+                        static_cast<std::uint8_t>(ops.precision(op)),
+                        static_cast<std::uint8_t>((ops.causal(op) ? 1 : 0) | (ops.backward(op) ? 2 : 0))};
+    auto [it, inserted] = kernel_s_.try_emplace(key, 0.0);
+    if (inserted)
+      it->second = kernel_time(gpu_, ops.compute_op(op)).time_s *
+                   options_.kernel_time_scale[static_cast<std::size_t>(ops.kernel(op))];
+    return it->second;
   }
 
   // The peer of class c's ranks at `offset` in communicator `comm`: (peer class, offset normalized
@@ -734,6 +755,30 @@ class Replay {
   std::map<std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>, PlannedCollective>
       planned_;
   std::vector<CollectiveRecord> records_;
+  // What the kernel model reads of a compute op (the name by its interned text: names of one table
+  // are stored once, and a key never outlives the graph) -> its scaled time (modelled_kernel_s).
+  struct KernelKey {
+    const char* name;
+    double flops, bytes;
+    std::uint32_t m, n, k, batch;
+    std::uint8_t kernel, precision, attention;
+    bool operator==(const KernelKey&) const = default;
+  };
+  struct KernelKeyHash {
+    std::size_t operator()(const KernelKey& k) const {
+      std::size_t h = std::hash<const void*>{}(k.name);
+      auto mix = [&h](std::uint64_t v) {
+        h ^= std::hash<std::uint64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      };
+      mix(std::bit_cast<std::uint64_t>(k.flops));
+      mix(std::bit_cast<std::uint64_t>(k.bytes));
+      mix((std::uint64_t{k.m} << 32) | k.n);
+      mix((std::uint64_t{k.k} << 32) | k.batch);
+      mix((std::uint64_t{k.kernel} << 16) | (std::uint64_t{k.precision} << 8) | k.attention);
+      return h;
+    }
+  };
+  std::unordered_map<KernelKey, double, KernelKeyHash> kernel_s_;
   LinkLoadScratch link_scratch_;  // lent to every plan's idle-fabric rating (plan_for)
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;
