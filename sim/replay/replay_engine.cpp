@@ -412,6 +412,12 @@ class Replay {
     const std::uint16_t comm = ops.communicator(op);
     const std::uint32_t seq = states_[c].next_seq[comm]++;
     const int cell = cell_of_class_[comm][c];
+    if (cells_[comm][static_cast<std::size_t>(cell)].participants == 1) {  // a cell of one class: no wait
+      Pending p{ops.collective(op), ops.bytes(op), ops.pair_bytes(op), {c, op}, {}};
+      p.arrived.emplace_back(c, op);
+      launch(comm, cell, std::move(p));
+      return;
+    }
     auto [it, inserted] = pending_.try_emplace({comm, cell, seq});
     Pending& p = it->second;
     const std::vector<double>* pair_bytes = ops.pair_bytes(op);
@@ -471,6 +477,7 @@ class Replay {
     // Plans whose transfers all stay inside one NVSwitch domain: timed by the closed form (its time on
     // an idle fabric) instead of the backend, with the bytes each link carries. Empty: not eligible.
     std::vector<double> closed_form_s;
+    double closed_form_max_s = 0.0;  // the largest: when the collective ends
     std::vector<std::vector<std::pair<int, double>>> link_bytes;
     std::size_t runs = 0;
   };
@@ -528,6 +535,8 @@ class Replay {
       planned.closed_form_s.clear();
       planned.link_bytes.clear();
     }
+    for (const double t : planned.closed_form_s)
+      planned.closed_form_max_s = std::max(planned.closed_form_max_s, t);
     return planned_.emplace(key, std::move(planned)).first->second;
   }
 
@@ -560,9 +569,12 @@ class Replay {
     records_.push_back(std::move(rec));
     if (!planned.closed_form_s.empty()) {
       ++planned.runs;  // its link bytes are counted once per run in result()
-      const double now = backend_.now_s();
-      for (std::size_t i = 0; i < plans.size(); ++i)
-        backend_.schedule(now + planned.closed_form_s[i], on_group_done);
+      // The groups end at their closed-form times and the collective with the last of them. One
+      // event at that time stands for the groups' events: theirs were scheduled one after the other
+      // with nothing in between, so every other event orders against this one as against the last
+      // group's, and the others did nothing but count down.
+      *groups_left = 1;
+      backend_.schedule(backend_.now_s() + planned.closed_form_max_s, std::move(on_group_done));
       return;
     }
     for (auto& plan : plans)
