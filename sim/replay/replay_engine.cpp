@@ -60,6 +60,7 @@ class Replay {
     std::vector<Interval> host_wait;  // ops ready on the GPU, not yet issued by the host
     // ReplayOptions::pipeline_instruction_s > 0: pipeline sends and recvs among ops 0..k (program order)
     std::vector<std::uint32_t> pipeline_instructions;
+    std::vector<std::uint32_t> kernel_id;  // compute ops the kernel model times: index into kernel_s_
     std::size_t finished = 0;
     double finish_s = 0.0;
     double tensor_s = 0.0, low_precision_tensor_s = 0.0, vector_s = 0.0;
@@ -179,7 +180,9 @@ class Replay {
       s.started_s.assign(s.queue.size(), 0.0);
       s.next_seq.assign(graph_.communicators().size(), 0);
       if (options_.pipeline_instruction_s > 0.0) count_pipeline_instructions(ops, s);
+      number_kernels(ops, s);
     }
+    kernel_ids_.clear();
   }
 
   // The host's pipeline instructions issued up to each op (ReplayOptions::pipeline_instruction_s).
@@ -237,7 +240,7 @@ class Replay {
     if (ops.kind(op) == OpKind::compute) {
       const double measured = ops.duration_s(op);
       const KernelClass kernel = ops.kernel(op);
-      const double duration = measured > 0.0 ? measured : modelled_kernel_s(ops, op);
+      const double duration = measured > 0.0 ? measured : modelled_kernel_s(c, op);
       const bool tensor = kernel == KernelClass::gemm || kernel == KernelClass::attention;
       (tensor ? s.tensor_s : s.vector_s) += duration;
       if (tensor && low_precision(ops.precision(op))) s.low_precision_tensor_s += duration;
@@ -249,25 +252,38 @@ class Replay {
     }
   }
 
-  // The kernel model's time of compute op `op`, scaled by its kernel class's factor. A step repeats a
-  // few distinct kernels (a layer's, per micro-batch): each is timed once per replay (same GPU, same
-  // inputs, same time) and looked up after, by everything the kernel model reads of the op.
-  double modelled_kernel_s(const OpTable& ops, OpId op) {
-    const KernelKey key{ops.name(op).data(),
-                        ops.flops(op),
-                        ops.bytes(op),
-                        ops.m(op),
-                        ops.n(op),
-                        ops.k(op),
-                        ops.batch(op),
-                        static_cast<std::uint8_t>(ops.kernel(op)),
-                        static_cast<std::uint8_t>(ops.precision(op)),
-                        static_cast<std::uint8_t>((ops.causal(op) ? 1 : 0) | (ops.backward(op) ? 2 : 0))};
-    auto [it, inserted] = kernel_s_.try_emplace(key, 0.0);
-    if (inserted)
-      it->second = kernel_time(gpu_, ops.compute_op(op)).time_s *
-                   options_.kernel_time_scale[static_cast<std::size_t>(ops.kernel(op))];
-    return it->second;
+  // The kernel model's time of compute op `op` of class c, scaled by its kernel class's factor: each
+  // distinct kernel (kernel_id, numbered in prepare()) is timed once per replay, at its first call.
+  double modelled_kernel_s(std::size_t c, OpId op) {
+    double& t = kernel_s_[states_[c].kernel_id[op]];
+    if (t < 0.0) {
+      const OpTable& ops = graph_.classes()[c].ops;
+      t = kernel_time(gpu_, ops.compute_op(op)).time_s *
+          options_.kernel_time_scale[static_cast<std::size_t>(ops.kernel(op))];
+    }
+    return t;
+  }
+
+  // A step repeats a few distinct kernels (a layer's, per micro-batch): ops that give the kernel model
+  // the same inputs share one id (and one time).
+  void number_kernels(const OpTable& ops, ClassState& s) {
+    s.kernel_id.assign(ops.size(), 0);
+    for (OpId op = 0; op < ops.size(); ++op) {
+      if (ops.kind(op) != OpKind::compute || ops.duration_s(op) > 0.0) continue;
+      const KernelKey key{ops.name(op).data(),
+                          ops.flops(op),
+                          ops.bytes(op),
+                          ops.m(op),
+                          ops.n(op),
+                          ops.k(op),
+                          ops.batch(op),
+                          static_cast<std::uint8_t>(ops.kernel(op)),
+                          static_cast<std::uint8_t>(ops.precision(op)),
+                          static_cast<std::uint8_t>((ops.causal(op) ? 1 : 0) | (ops.backward(op) ? 2 : 0))};
+      const auto [it, inserted] = kernel_ids_.try_emplace(key, static_cast<std::uint32_t>(kernel_s_.size()));
+      if (inserted) kernel_s_.push_back(-1.0);  // not timed yet
+      s.kernel_id[op] = it->second;
+    }
   }
 
   // The peer of class c's ranks at `offset` in communicator `comm`: (peer class, offset normalized
@@ -768,7 +784,7 @@ class Replay {
       planned_;
   std::vector<CollectiveRecord> records_;
   // What the kernel model reads of a compute op (the name by its interned text: names of one table
-  // are stored once, and a key never outlives the graph) -> its scaled time (modelled_kernel_s).
+  // are stored once, and a key never outlives the graph).
   struct KernelKey {
     const char* name;
     double flops, bytes;
@@ -790,7 +806,8 @@ class Replay {
       return h;
     }
   };
-  std::unordered_map<KernelKey, double, KernelKeyHash> kernel_s_;
+  std::unordered_map<KernelKey, std::uint32_t, KernelKeyHash> kernel_ids_;  // while numbering (prepare)
+  std::vector<double> kernel_s_;  // per kernel id: its scaled time, < 0 until its first call
   LinkLoadScratch link_scratch_;  // lent to every plan's idle-fabric rating (plan_for)
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;
