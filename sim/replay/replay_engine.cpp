@@ -210,6 +210,11 @@ class Replay {
     }
   }
 
+  // A class and an op or stream in one word: an event's closure of `this` and one word fits the
+  // std::function's own storage (no allocation per event).
+  static std::uint64_t pack(std::size_t c, std::size_t i) { return (std::uint64_t{c} << 32) | i; }
+  static std::pair<std::size_t, std::size_t> unpack(std::uint64_t at) { return {at >> 32, at & 0xffffffffU}; }
+
   void try_start_all(std::size_t c) {
     for (std::size_t stream = 0; stream < states_[c].queue.size(); ++stream)
       try_start(c, stream);
@@ -227,9 +232,10 @@ class Replay {
       if (issued_s > backend_.now_s()) {
         s.awaiting_host[stream] = 1;
         s.host_wait.emplace_back(backend_.now_s(), issued_s);
-        backend_.schedule(issued_s, [this, c, stream] {
-          states_[c].awaiting_host[stream] = 0;
-          try_start(c, stream);
+        backend_.schedule(issued_s, [this, at = pack(c, stream)] {
+          const auto [cls, st] = unpack(at);
+          states_[cls].awaiting_host[st] = 0;
+          try_start(cls, st);
         });
         return;
       }
@@ -244,7 +250,10 @@ class Replay {
       const bool tensor = kernel == KernelClass::gemm || kernel == KernelClass::attention;
       (tensor ? s.tensor_s : s.vector_s) += duration;
       if (tensor && low_precision(ops.precision(op))) s.low_precision_tensor_s += duration;
-      backend_.schedule(backend_.now_s() + duration, [this, c, op] { finish(c, op); });
+      backend_.schedule(backend_.now_s() + duration, [this, at = pack(c, op)] {
+        const auto [cls, o] = unpack(at);
+        finish(cls, static_cast<OpId>(o));
+      });
     } else if (ops.kind(op) == OpKind::collective) {
       arrive(c, op);
     } else {
