@@ -51,7 +51,7 @@ namespace {
 
 constexpr std::uint16_t k_unreached = std::numeric_limits<std::uint16_t>::max();
 constexpr std::size_t k_route_cache_budget_bytes = std::size_t{256} << 20;
-constexpr std::size_t k_head_mask_budget_bytes = std::size_t{64} << 20;
+constexpr std::size_t k_head_mask_budget_bytes = std::size_t{256} << 20;
 constexpr std::size_t k_mask_bits = 64;
 // Out-link masks span up to this many 64-bit words (devices of up to 256 out-links: switches of radix
 // up to 256); larger devices are scanned link by link.
@@ -910,9 +910,8 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
         !m.has_exception[static_cast<std::size_t>(current)]) {
       // A core device at its key's distance: its core heads one hop closer from the cache, the other
       // heads by their distance; the out-links in CSR order.
-      std::array<std::uint64_t, k_max_mask_words> mask{};
-      const std::uint64_t* core_heads = m.core_head_mask(target, current, current_core, mask.data());
-      std::copy(core_heads, core_heads + words, mask.begin());
+      std::array<std::uint64_t, k_max_mask_words> scratch, mask{};  // the core heads' mask, the others'
+      const std::uint64_t* core_heads = m.core_head_mask(target, current, current_core, scratch.data());
       const auto consider = [&](std::size_t k) {
         if (m.other_head_distance(target, k) == want)
           mask[(k - begin) / k_mask_bits] |= std::uint64_t{1} << ((k - begin) % k_mask_bits);
@@ -936,6 +935,8 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
       } else {
         each_bit(m.component_heads.data() + current_index * words, consider);
       }
+      for (std::size_t w = 0; w < words; ++w)
+        mask[w] |= core_heads[w];
       each_bit(mask.data(), [&](std::size_t k) { choices.push_back(static_cast<int>(k)); });
     } else {
       for (std::size_t k = begin; k < end; ++k) {
