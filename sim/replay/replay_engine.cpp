@@ -572,19 +572,11 @@ class Replay {
     rec.kind = p.kind;
     rec.bytes = p.bytes;
     rec.start_s = backend_.now_s();
-    auto groups_left = std::make_shared<std::size_t>(cells_[comm][static_cast<std::size_t>(cell)].groups.size());
     for (const auto& [cls, op] : p.arrived)  // communication starts now; waiting before is idle time
       states_[cls].started_s[graph_.classes()[cls].ops.stream(op)] = rec.start_s;
     if (!recorded_classes_.empty())
       for (const auto& [cls, op] : p.arrived)
         if (recorded_[cls]) slice_algorithm_[{cls, op}] = plan_for(comm, cell, p).algorithm;
-    auto members = std::make_shared<std::vector<std::pair<std::size_t, OpId>>>(std::move(p.arrived));
-    auto on_group_done = [this, groups_left, members, record_index] {
-      if (--*groups_left != 0) return;
-      records_[record_index].end_s = backend_.now_s();
-      for (const auto& [cls, op] : *members)
-        finish(cls, op);
-    };
     PlannedCollective& planned = plan_for(comm, cell, p);
     const std::string& algorithm = planned.algorithm;
     const auto& plans = planned.plans;
@@ -598,10 +590,22 @@ class Replay {
       // event at that time stands for the groups' events: theirs were scheduled one after the other
       // with nothing in between, so every other event orders against this one as against the last
       // group's, and the others did nothing but count down.
-      *groups_left = 1;
-      backend_.schedule(backend_.now_s() + planned.closed_form_max_s, std::move(on_group_done));
+      backend_.schedule(backend_.now_s() + planned.closed_form_max_s,
+                        [this, members = std::move(p.arrived), record_index] {
+                          records_[record_index].end_s = backend_.now_s();
+                          for (const auto& [cls, op] : members)
+                            finish(cls, op);
+                        });
       return;
     }
+    auto groups_left = std::make_shared<std::size_t>(cells_[comm][static_cast<std::size_t>(cell)].groups.size());
+    auto members = std::make_shared<std::vector<std::pair<std::size_t, OpId>>>(std::move(p.arrived));
+    auto on_group_done = [this, groups_left, members, record_index] {
+      if (--*groups_left != 0) return;
+      records_[record_index].end_s = backend_.now_s();
+      for (const auto& [cls, op] : *members)
+        finish(cls, op);
+    };
     for (auto& plan : plans)
       run_phase(comm, plan, 0, on_group_done);
   }
