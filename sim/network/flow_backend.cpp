@@ -23,6 +23,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <simgrid/kernel/Timer.hpp>
@@ -63,8 +64,10 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
     }
     for (auto* h : hosts_)
       h->seal();
-    for (auto* l : links_)
+    for (auto* l : links_) {
       l->seal();
+      link_impls_.push_back(l->get_impl());
+    }
     seal();
   }
 
@@ -87,19 +90,20 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
     if (!explicit_route_.empty()) {
       into->link_list_.reserve(into->link_list_.size() + explicit_route_.size());
       for (int l : explicit_route_)
-        into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
+        into->link_list_.push_back(link_impls_[static_cast<std::size_t>(l)]);
       return;
     }
     route_.clear();
     cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_, link_load_, lane_);
     for (int l : route_)
-      into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
+      into->link_list_.push_back(link_impls_[static_cast<std::size_t>(l)]);
   }
 
  private:
   const Cluster& cluster_;
   std::vector<sg4::Host*> hosts_;
   std::vector<sg4::Link*> links_;
+  std::vector<decltype(std::declval<sg4::Link&>().get_impl())> link_impls_;  // links_[i]->get_impl(), once
   std::uint64_t flow_id_ = 0;
   int lane_ = -1;
   std::span<const int> link_load_;  // transfers in flight per link, for adaptive routing
