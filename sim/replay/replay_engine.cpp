@@ -181,8 +181,36 @@ class Replay {
       s.next_seq.assign(graph_.communicators().size(), 0);
       if (options_.pipeline_instruction_s > 0.0) count_pipeline_instructions(ops, s);
       number_kernels(ops, s);
+      reserve_intervals(ops, s);
     }
     kernel_ids_.clear();
+    // One record per collective launched: per communicator and cell, the calls of one of its classes.
+    std::size_t launches = 0;
+    for (std::size_t comm = 0; comm < cells_.size(); ++comm) {
+      std::vector<char> counted(cells_[comm].size(), 0);
+      for (std::size_t c = 0; c < states_.size(); ++c) {
+        const int cell = cell_of_class_[comm][c];
+        if (cell < 0 || counted[static_cast<std::size_t>(cell)]) continue;
+        counted[static_cast<std::size_t>(cell)] = 1;
+        launches += collective_calls_[c * cells_.size() + comm];
+      }
+    }
+    records_.reserve(launches);
+    collective_calls_ = {};
+  }
+
+  // The intervals finish() records: one per op, compute or communication (vectors filled in place).
+  void reserve_intervals(const OpTable& ops, ClassState& s) {
+    std::size_t compute = 0;
+    const std::size_t comms = graph_.communicators().size();
+    collective_calls_.resize(states_.size() * comms, 0);
+    const std::size_t c = static_cast<std::size_t>(&s - states_.data());
+    for (OpId op = 0; op < ops.size(); ++op) {
+      if (ops.kind(op) == OpKind::compute) ++compute;
+      if (ops.kind(op) == OpKind::collective) ++collective_calls_[c * comms + ops.communicator(op)];
+    }
+    s.compute.reserve(compute);
+    s.communication.reserve(ops.size() - compute);
   }
 
   // The host's pipeline instructions issued up to each op (ReplayOptions::pipeline_instruction_s).
@@ -796,6 +824,7 @@ class Replay {
   std::map<std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>, PlannedCollective>
       planned_;
   std::vector<CollectiveRecord> records_;
+  std::vector<std::size_t> collective_calls_;  // while preparing: [class x communicators + comm] -> calls
   // What the kernel model reads of a compute op (the name by its interned text: names of one table
   // are stored once, and a key never outlives the graph).
   struct KernelKey {
