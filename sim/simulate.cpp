@@ -266,7 +266,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   // A trace has no model: its flops are the compute ops' (recomputation included), its tokens what the
   // trace records (unknown when it records none).
   const double tokens = trace ? graph.tokens_per_step().value_or(0.0) : sequences * model.seq_len;
-  const TopologyMetrics metrics = compute_metrics(cluster);
+  const TopologyMetrics metrics = hardware_metrics(cluster);  // the counts power and cost read
   // The clock of the tensor kernels is solved with the step's mean power (sim/power/step_clock.hpp) by
   // replaying the step on the analytical backend, a fresh one each time (a backend keeps its clock;
   // SimGrid's engine, behind the flow backend, runs once per process). Another backend then replays
