@@ -216,13 +216,14 @@ class Replay {
   // The host's pipeline instructions issued up to each op (ReplayOptions::pipeline_instruction_s).
   void count_pipeline_instructions(const OpTable& ops, ClassState& s) const {
     const auto& comms = graph_.communicators();
+    std::vector<char> pipeline(comms.size());  // per communicator: whether it is the pipeline's
+    for (std::size_t c = 0; c < comms.size(); ++c)
+      pipeline[c] = comms[c].name == options_.pipeline_communicator;
     s.pipeline_instructions.resize(ops.size());
     std::uint32_t n = 0;
     for (OpId i = 0; i < ops.size(); ++i) {
       const OpKind kind = ops.kind(i);
-      if ((kind == OpKind::send || kind == OpKind::recv) &&
-          comms[ops.communicator(i)].name == options_.pipeline_communicator)
-        ++n;
+      if ((kind == OpKind::send || kind == OpKind::recv) && pipeline[ops.communicator(i)]) ++n;
       s.pipeline_instructions[i] = n;
     }
   }
