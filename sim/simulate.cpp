@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <tuple>
 
 #include "sim/collectives/collective_algorithm.hpp"
@@ -61,13 +62,20 @@ void check_algorithm(const std::string& name, const std::string& where) {
 
 std::vector<CommunicationStats> communication_stats(const ExecutionGraph& graph, const ReplayResult& r) {
   std::map<std::tuple<std::string, std::string, std::string, std::string>, CommunicationStats> by_key;
+  // Each (communicator, kind, algorithm, protocol) found once by its names; the records (tens of
+  // thousands per step) then add to it without building them.
+  std::map<std::tuple<std::uint16_t, CollectiveKind, std::string_view, std::string_view>, CommunicationStats*> found;
   for (const auto& rec : r.collectives) {
-    const std::string group = graph.communicators()[rec.communicator].name;
-    auto& s = by_key[{group, to_string(rec.kind), rec.algorithm, rec.protocol}];
-    s.group = group;
-    s.collective = to_string(rec.kind);
-    s.algorithm = rec.algorithm;
-    s.protocol = rec.protocol;
+    auto [at, inserted] = found.try_emplace({rec.communicator, rec.kind, rec.algorithm, rec.protocol}, nullptr);
+    if (inserted) {
+      const std::string group = graph.communicators()[rec.communicator].name;
+      at->second = &by_key[{group, to_string(rec.kind), rec.algorithm, rec.protocol}];
+      at->second->group = group;
+      at->second->collective = to_string(rec.kind);
+      at->second->algorithm = rec.algorithm;
+      at->second->protocol = rec.protocol;
+    }
+    CommunicationStats& s = *at->second;
     s.bytes += rec.bytes;
     s.count += 1;
     s.time_s += rec.end_s - rec.start_s;
@@ -266,7 +274,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   // A trace has no model: its flops are the compute ops' (recomputation included), its tokens what the
   // trace records (unknown when it records none).
   const double tokens = trace ? graph.tokens_per_step().value_or(0.0) : sequences * model.seq_len;
-  const TopologyMetrics metrics = compute_metrics(cluster);
+  const TopologyMetrics metrics = hardware_metrics(cluster);  // the counts power and cost read
   // The clock of the tensor kernels is solved with the step's mean power (sim/power/step_clock.hpp) by
   // replaying the step on the analytical backend, a fresh one each time (a backend keeps its clock;
   // SimGrid's engine, behind the flow backend, runs once per process). Another backend then replays

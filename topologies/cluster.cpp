@@ -28,6 +28,7 @@
 #include "topologies/cluster.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <future>
 #include <limits>
@@ -50,8 +51,11 @@ namespace {
 
 constexpr std::uint16_t k_unreached = std::numeric_limits<std::uint16_t>::max();
 constexpr std::size_t k_route_cache_budget_bytes = std::size_t{256} << 20;
-constexpr std::size_t k_head_mask_budget_bytes = std::size_t{64} << 20;
+constexpr std::size_t k_head_mask_budget_bytes = std::size_t{256} << 20;
 constexpr std::size_t k_mask_bits = 64;
+// Out-link masks span up to this many 64-bit words (devices of up to 256 out-links: switches of radix
+// up to 256); larger devices are scanned link by link.
+constexpr std::size_t k_max_mask_words = 4;
 constexpr std::uint32_t k_no_slot = std::numeric_limits<std::uint32_t>::max();
 constexpr std::size_t k_max_funnel = 4;  // funnel devices with at most this many forwarding in-neighbours
 constexpr int k_max_funnel_depth = 4;
@@ -178,12 +182,17 @@ struct Cluster::Impl {
   mutable std::vector<int> walk_choices;  // CSR positions of the eligible out-links at one step
   // The walk's cache of a core device's eligible core heads toward a key (they depend on the key's
   // distances only, not on the destination's shift): per key, per core device, a mask over its
-  // out-links (devices of at most 64), and a bitset of the masks known. Filled on demand within
-  // k_head_mask_budget_bytes; the masks follow from the distances, so a full cache changes nothing.
+  // out-links (mask_words words each: devices of at most 64 x mask_words), and a bitset of the masks
+  // known. Filled on demand within k_head_mask_budget_bytes; the masks follow from the distances, so a
+  // full cache changes nothing.
   mutable std::vector<std::vector<std::uint64_t>> head_masks, head_masks_known;
   mutable std::size_t head_mask_bytes = 0;
-  // Per device of at most 64 out-links: the masks of those whose head is not a core device, inside a
-  // component (component_heads) or not (other_heads: GPUs, funnelled switches).
+  // Words per out-link mask: enough for the core device with the most out-links, at most
+  // k_max_mask_words (a fat-tree switch of radix 128 has 128 out-links: 2 words).
+  std::size_t mask_words = 1;
+  // Per device of at most 64 x mask_words out-links (mask_words words each): the masks of those whose
+  // head is not a core device, inside a component (component_heads) or not (other_heads: GPUs,
+  // funnelled switches).
   std::vector<std::uint64_t> other_heads, component_heads;
   // Per component, CSR of the out-links into it from core devices: (tail device, CSR position).
   std::vector<int> component_entry_offsets;
@@ -242,7 +251,8 @@ struct Cluster::Impl {
   std::uint32_t distance(const Target& t, int device) const {
     return distance(t, device, forwarding_index[static_cast<std::size_t>(device)]);
   }
-  std::uint64_t core_head_mask(const Target& t, int current, int current_core) const;
+  // mask_words words: the cached mask, or `scratch` filled when the cache is full.
+  const std::uint64_t* core_head_mask(const Target& t, int current, int current_core, std::uint64_t* scratch) const;
   // Marks the components that hold t's component seeds and funnelled devices (its own components)
   // with a new stamp; the others are foreign to t until the next call.
   void mark_own_components(const Target& t) const {
@@ -555,37 +565,36 @@ const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
   return slots[slot].data();
 }
 
-// The out-links of core device `current` (core index `current_core`, at most 64 out-links) whose head
-// is a core device one hop closer to t's key: their key entry is current's minus 1.
-std::uint64_t Cluster::Impl::core_head_mask(const Target& t, int current, int current_core) const {
+// The out-links of core device `current` (core index `current_core`, at most 64 x mask_words
+// out-links) whose head is a core device one hop closer to t's key: their key entry is current's minus 1.
+const std::uint64_t* Cluster::Impl::core_head_mask(const Target& t, int current, int current_core,
+                                                   std::uint64_t* scratch) const {
   const auto cc = static_cast<std::size_t>(current_core);
   std::vector<std::uint64_t>& masks = head_masks[t.key];
   std::vector<std::uint64_t>& known = head_masks_known[t.key];
   if (masks.empty()) {
     const std::size_t cores = route_distances.core_count();
-    const std::size_t bytes = cores * sizeof(std::uint64_t) + (cores / 64 + 1) * sizeof(std::uint64_t);
+    const std::size_t bytes = cores * mask_words * sizeof(std::uint64_t) + (cores / 64 + 1) * sizeof(std::uint64_t);
     if (head_mask_bytes + bytes <= k_head_mask_budget_bytes) {
       head_mask_bytes += bytes;
-      masks.assign(cores, 0);
+      masks.assign(cores * mask_words, 0);
       known.assign(cores / 64 + 1, 0);
     }
   }
   const bool cached = !masks.empty();
-  if (cached && ((known[cc / 64] >> (cc % 64)) & 1u) != 0) return masks[cc];
-  std::uint64_t mask = 0;
+  std::uint64_t* mask = cached ? masks.data() + cc * mask_words : scratch;
+  if (cached && ((known[cc / 64] >> (cc % 64)) & 1u) != 0) return mask;
+  std::fill(mask, mask + mask_words, 0);
   const std::uint16_t here = t.dist[cc];
   if (here != k_unreached && here > 0) {
     const auto begin = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current)]);
     const auto end = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current) + 1]);
     for (std::size_t k = begin; k < end; ++k) {
       const int core = out_head_core[k];
-      if (core >= 0 && t.dist[core] == here - 1) mask |= std::uint64_t{1} << (k - begin);
+      if (core >= 0 && t.dist[core] == here - 1) mask[(k - begin) / 64] |= std::uint64_t{1} << ((k - begin) % 64);
     }
   }
-  if (cached) {
-    masks[cc] = mask;
-    known[cc / 64] |= std::uint64_t{1} << (cc % 64);
-  }
+  if (cached) known[cc / 64] |= std::uint64_t{1} << (cc % 64);
   return mask;
 }
 
@@ -796,8 +805,14 @@ void Cluster::finalize() {
       continue;
     m.out_head_core[k] = m.route_distances.core_of(f);
   }
-  m.other_heads.assign(m.devices.size(), 0);
-  m.component_heads.assign(m.devices.size(), 0);
+  std::size_t widest_core = 0;  // the most out-links of a core device
+  for (std::size_t d = 0; d < m.devices.size(); ++d)
+    if (m.forwarding_index[d] >= 0 && m.route_distances.core_of(m.forwarding_index[d]) >= 0)
+      widest_core = std::max(widest_core, static_cast<std::size_t>(m.out_offsets[d + 1] - m.out_offsets[d]));
+  m.mask_words = std::clamp<std::size_t>((widest_core + k_mask_bits - 1) / k_mask_bits, 1, k_max_mask_words);
+  const std::size_t mask_bits = m.mask_words * k_mask_bits;
+  m.other_heads.assign(m.devices.size() * m.mask_words, 0);
+  m.component_heads.assign(m.devices.size() * m.mask_words, 0);
   m.component_entry_offsets.assign(m.route_distances.component_count() + 1, 0);
   for (std::size_t d = 0; d < m.devices.size(); ++d) {
     const auto begin = static_cast<std::size_t>(m.out_offsets[d]), end = static_cast<std::size_t>(m.out_offsets[d + 1]);
@@ -805,8 +820,9 @@ void Cluster::finalize() {
     for (std::size_t k = begin; k < end; ++k) {
       const int component = m.out_head_component[k];
       if (core_tail && component >= 0) ++m.component_entry_offsets[static_cast<std::size_t>(component) + 1];
-      if (end - begin > k_mask_bits || m.out_head_core[k] >= 0) continue;
-      (component >= 0 ? m.component_heads[d] : m.other_heads[d]) |= std::uint64_t{1} << (k - begin);
+      if (end - begin > mask_bits || m.out_head_core[k] >= 0) continue;
+      (component >= 0 ? m.component_heads : m.other_heads)[d * m.mask_words + (k - begin) / k_mask_bits] |=
+          std::uint64_t{1} << ((k - begin) % k_mask_bits);
     }
   }
   std::partial_sum(m.component_entry_offsets.begin(), m.component_entry_offsets.end(),
@@ -888,18 +904,26 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
         m.route_distances.transits_strict() && current_f >= 0 && m.route_distances.core_of(current_f) >= 0;
     choices.clear();
     const int current_core = current_f >= 0 ? m.route_distances.core_of(current_f) : -1;
-    if (current_core >= 0 && !at_source && end - begin <= k_mask_bits &&
+    const std::size_t words = m.mask_words;
+    if (current_core >= 0 && !at_source && end - begin <= words * k_mask_bits &&
         m.devices[static_cast<std::size_t>(current)].kind != DeviceKind::gpu &&
         !m.has_exception[static_cast<std::size_t>(current)]) {
       // A core device at its key's distance: its core heads one hop closer from the cache, the other
       // heads by their distance; the out-links in CSR order.
-      std::uint64_t mask = m.core_head_mask(target, current, current_core);
+      std::array<std::uint64_t, k_max_mask_words> scratch, mask{};  // the core heads' mask, the others'
+      const std::uint64_t* core_heads = m.core_head_mask(target, current, current_core, scratch.data());
       const auto consider = [&](std::size_t k) {
-        if (m.other_head_distance(target, k) == want) mask |= std::uint64_t{1} << (k - begin);
+        if (m.other_head_distance(target, k) == want)
+          mask[(k - begin) / k_mask_bits] |= std::uint64_t{1} << ((k - begin) % k_mask_bits);
+      };
+      // The links of a device's mask words (`heads`: words words per device), in CSR order.
+      const auto each_bit = [&](const std::uint64_t* heads, const auto& fn) {
+        for (std::size_t w = 0; w < words; ++w)
+          for (std::uint64_t rest = heads[w]; rest != 0; rest &= rest - 1)
+            fn(begin + w * k_mask_bits + static_cast<std::size_t>(std::countr_zero(rest)));
       };
       const auto current_index = static_cast<std::size_t>(current);
-      for (std::uint64_t rest = m.other_heads[current_index]; rest != 0; rest &= rest - 1)
-        consider(begin + static_cast<std::size_t>(std::countr_zero(rest)));
+      each_bit(m.other_heads.data() + current_index * words, consider);
       if (skip_here) {  // heads inside components: only the destination's own can be closer
         for (const int c : m.own_components) {
           const auto c_index = static_cast<std::size_t>(c);
@@ -909,11 +933,11 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
           }
         }
       } else {
-        for (std::uint64_t rest = m.component_heads[current_index]; rest != 0; rest &= rest - 1)
-          consider(begin + static_cast<std::size_t>(std::countr_zero(rest)));
+        each_bit(m.component_heads.data() + current_index * words, consider);
       }
-      for (; mask != 0; mask &= mask - 1)
-        choices.push_back(static_cast<int>(begin + static_cast<std::size_t>(std::countr_zero(mask))));
+      for (std::size_t w = 0; w < words; ++w)
+        mask[w] |= core_heads[w];
+      each_bit(mask.data(), [&](std::size_t k) { choices.push_back(static_cast<int>(k)); });
     } else {
       for (std::size_t k = begin; k < end; ++k) {
         if (m.out_head_core[k] < 0 && skip_here && m.foreign(m.out_head_component[k])) continue;

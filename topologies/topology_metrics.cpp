@@ -353,6 +353,14 @@ double max_flow_Bps(const Cluster& c, std::span<const int> side_a) {
 }
 
 TopologyMetrics compute_metrics(const Cluster& cluster) {
+  TopologyMetrics m = hardware_metrics(cluster);
+  measure_hops(cluster, m);
+  measure_oversubscription(cluster, m);
+  measure_bisection(cluster, m);
+  return m;
+}
+
+TopologyMetrics hardware_metrics(const Cluster& cluster) {
   const ClusterSpec& spec = cluster.spec();
   TopologyMetrics m;
   m.name = spec.name;
@@ -373,9 +381,6 @@ TopologyMetrics compute_metrics(const Cluster& cluster) {
   m.nodes = spec.nodes;
   m.gpus = cluster.gpu_count();
   count_hardware(cluster, m);
-  measure_hops(cluster, m);
-  measure_oversubscription(cluster, m);
-  measure_bisection(cluster, m);
   return m;
 }
 

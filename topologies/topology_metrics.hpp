@@ -64,6 +64,10 @@ struct TopologyMetrics {
 };
 
 TopologyMetrics compute_metrics(const Cluster& cluster);
+// compute_metrics() without the measurements (hops, oversubscription, bisection: left at their
+// defaults): the names and the hardware counts (devices, ports, cables, transceivers, racks, links),
+// all that the power and cost models read, at the cost of one pass over devices and links.
+TopologyMetrics hardware_metrics(const Cluster& cluster);
 
 // Bandwidth (bytes/s) of the minimum cut separating the GPUs in `side_a` from all other GPUs, for
 // traffic from A to the others (max-flow, Boost.Graph push-relabel); GPUs that do not forward are

@@ -49,7 +49,16 @@ class AnalyticalBackend final : public NetworkBackend {
   double now_s() const override { return now_s_; }
 
   void schedule(double time_s, std::function<void()> fn) override {
-    events_.push_back(Event{std::max(time_s, now_s_), next_seq_++, std::move(fn)});
+    std::uint32_t slot;
+    if (free_slots_.empty()) {
+      slot = static_cast<std::uint32_t>(actions_.size());
+      actions_.push_back(std::move(fn));
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      actions_[slot] = std::move(fn);
+    }
+    events_.push_back(Event{std::max(time_s, now_s_), next_seq_++, slot});
     std::push_heap(events_.begin(), events_.end(), std::greater<>{});
   }
 
@@ -59,6 +68,7 @@ class AnalyticalBackend final : public NetworkBackend {
     auto group = std::make_shared<Group>();
     group->route_begin.reserve(transfers.size() + 1);
     group->route_begin.push_back(0);
+    group->links.reserve(transfers.size() * hops_per_transfer_);
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       const Transfer& t = transfers[i];
       if (t.src_gpu != t.dst_gpu && t.bytes > 0.0) {
@@ -71,6 +81,8 @@ class AnalyticalBackend final : public NetworkBackend {
     }
     for (int l : group->links)
       ++active_[static_cast<std::size_t>(l)];
+    if (!transfers.empty())  // the next group's guess of its routes' length (a reservation only)
+      hops_per_transfer_ = std::max<std::size_t>(1, (group->links.size() + transfers.size() - 1) / transfers.size());
     // The group's own bytes per link, and whether its transfers there differ in size.
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       for (const int l : group->route(i)) {
@@ -138,10 +150,12 @@ class AnalyticalBackend final : public NetworkBackend {
   void run() override {
     while (!events_.empty()) {
       std::pop_heap(events_.begin(), events_.end(), std::greater<>{});
-      Event e = std::move(events_.back());
+      const Event e = events_.back();
       events_.pop_back();
       now_s_ = e.time_s;
-      e.fn();
+      std::function<void()> fn = std::move(actions_[e.slot]);
+      free_slots_.push_back(e.slot);
+      fn();
     }
   }
 
@@ -149,10 +163,11 @@ class AnalyticalBackend final : public NetworkBackend {
   void set_traffic_label(std::uint16_t label) override { usage_.set_label(label); }
 
  private:
+  // The heap holds times and slots only (cheap to move); the actions wait in actions_[slot].
   struct Event {
     double time_s;
     std::uint64_t seq;  // equal times run in scheduling order: deterministic
-    std::function<void()> fn;
+    std::uint32_t slot;
     bool operator>(const Event& o) const { return time_s != o.time_s ? time_s > o.time_s : seq > o.seq; }
   };
 
@@ -181,6 +196,9 @@ class AnalyticalBackend final : public NetworkBackend {
   std::vector<LinkShare> shares_;
   std::vector<int> touched_;
   std::vector<Event> events_;  // a min-heap on (time, seq)
+  std::vector<std::function<void()>> actions_;
+  std::vector<std::uint32_t> free_slots_;  // of actions_
+  std::size_t hops_per_transfer_ = 4;      // the last group's route length per transfer, rounded up
   std::uint64_t next_seq_ = 0;
   double now_s_ = 0.0;
 };

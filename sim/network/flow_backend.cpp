@@ -23,6 +23,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <simgrid/kernel/Timer.hpp>
@@ -63,8 +64,10 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
     }
     for (auto* h : hosts_)
       h->seal();
-    for (auto* l : links_)
+    for (auto* l : links_) {
       l->seal();
+      link_impls_.push_back(l->get_impl());
+    }
     seal();
   }
 
@@ -87,19 +90,20 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
     if (!explicit_route_.empty()) {
       into->link_list_.reserve(into->link_list_.size() + explicit_route_.size());
       for (int l : explicit_route_)
-        into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
+        into->link_list_.push_back(link_impls_[static_cast<std::size_t>(l)]);
       return;
     }
     route_.clear();
     cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_, link_load_, lane_);
     for (int l : route_)
-      into->link_list_.push_back(links_[static_cast<std::size_t>(l)]->get_impl());
+      into->link_list_.push_back(link_impls_[static_cast<std::size_t>(l)]);
   }
 
  private:
   const Cluster& cluster_;
   std::vector<sg4::Host*> hosts_;
   std::vector<sg4::Link*> links_;
+  std::vector<decltype(std::declval<sg4::Link&>().get_impl())> link_impls_;  // links_[i]->get_impl(), once
   std::uint64_t flow_id_ = 0;
   int lane_ = -1;
   std::span<const int> link_load_;  // transfers in flight per link, for adaptive routing
@@ -139,8 +143,23 @@ class FlowBackend final : public NetworkBackend {
   }
   double now_s() const override { return sg4::Engine::get_clock(); }
 
+  // The action waits in a slot; SimGrid's timer holds (this, slot), which fits its task's own storage
+  // (a std::function does not: one allocation less per event).
   void schedule(double time_s, std::function<void()> fn) override {
-    simgrid::kernel::timer::Timer::set(time_s, [fn = std::move(fn)]() { fn(); });
+    std::uint32_t slot;
+    if (free_slots_.empty()) {
+      slot = static_cast<std::uint32_t>(actions_.size());
+      actions_.push_back(std::move(fn));
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      actions_[slot] = std::move(fn);
+    }
+    simgrid::kernel::timer::Timer::set(time_s, [this, slot] {
+      std::function<void()> action = std::move(actions_[slot]);
+      free_slots_.push_back(slot);
+      action();
+    });
   }
 
   // Each transfer is one SimGrid communication, except pipelined ones (Transfer::pipelined): those of
@@ -231,6 +250,8 @@ class FlowBackend final : public NetworkBackend {
   sg4::Engine* engine_ = nullptr;
   ClusterZone* zone_ = nullptr;
   LinkUsage usage_;
+  std::vector<std::function<void()>> actions_;  // scheduled, by slot
+  std::vector<std::uint32_t> free_slots_;       // of actions_
 };
 
 }  // namespace

@@ -1,12 +1,14 @@
 #include "sim/replay/replay_engine.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/collectives/collective_algorithm.hpp"
@@ -58,6 +60,7 @@ class Replay {
     std::vector<Interval> host_wait;  // ops ready on the GPU, not yet issued by the host
     // ReplayOptions::pipeline_instruction_s > 0: pipeline sends and recvs among ops 0..k (program order)
     std::vector<std::uint32_t> pipeline_instructions;
+    std::vector<std::uint32_t> kernel_id;  // compute ops the kernel model times: index into kernel_s_
     std::size_t finished = 0;
     double finish_s = 0.0;
     double tensor_s = 0.0, low_precision_tensor_s = 0.0, vector_s = 0.0;
@@ -177,19 +180,50 @@ class Replay {
       s.started_s.assign(s.queue.size(), 0.0);
       s.next_seq.assign(graph_.communicators().size(), 0);
       if (options_.pipeline_instruction_s > 0.0) count_pipeline_instructions(ops, s);
+      number_kernels(ops, s);
+      reserve_intervals(ops, s);
     }
+    kernel_ids_.clear();
+    // One record per collective launched: per communicator and cell, the calls of one of its classes.
+    std::size_t launches = 0;
+    for (std::size_t comm = 0; comm < cells_.size(); ++comm) {
+      std::vector<char> counted(cells_[comm].size(), 0);
+      for (std::size_t c = 0; c < states_.size(); ++c) {
+        const int cell = cell_of_class_[comm][c];
+        if (cell < 0 || counted[static_cast<std::size_t>(cell)]) continue;
+        counted[static_cast<std::size_t>(cell)] = 1;
+        launches += collective_calls_[c * cells_.size() + comm];
+      }
+    }
+    records_.reserve(launches);
+    collective_calls_ = {};
+  }
+
+  // The intervals finish() records: one per op, compute or communication (vectors filled in place).
+  void reserve_intervals(const OpTable& ops, ClassState& s) {
+    std::size_t compute = 0;
+    const std::size_t comms = graph_.communicators().size();
+    collective_calls_.resize(states_.size() * comms, 0);
+    const std::size_t c = static_cast<std::size_t>(&s - states_.data());
+    for (OpId op = 0; op < ops.size(); ++op) {
+      if (ops.kind(op) == OpKind::compute) ++compute;
+      if (ops.kind(op) == OpKind::collective) ++collective_calls_[c * comms + ops.communicator(op)];
+    }
+    s.compute.reserve(compute);
+    s.communication.reserve(ops.size() - compute);
   }
 
   // The host's pipeline instructions issued up to each op (ReplayOptions::pipeline_instruction_s).
   void count_pipeline_instructions(const OpTable& ops, ClassState& s) const {
     const auto& comms = graph_.communicators();
+    std::vector<char> pipeline(comms.size());  // per communicator: whether it is the pipeline's
+    for (std::size_t c = 0; c < comms.size(); ++c)
+      pipeline[c] = comms[c].name == options_.pipeline_communicator;
     s.pipeline_instructions.resize(ops.size());
     std::uint32_t n = 0;
     for (OpId i = 0; i < ops.size(); ++i) {
       const OpKind kind = ops.kind(i);
-      if ((kind == OpKind::send || kind == OpKind::recv) &&
-          comms[ops.communicator(i)].name == options_.pipeline_communicator)
-        ++n;
+      if ((kind == OpKind::send || kind == OpKind::recv) && pipeline[ops.communicator(i)]) ++n;
       s.pipeline_instructions[i] = n;
     }
   }
@@ -204,6 +238,11 @@ class Replay {
       recorded_[c] = 1;
     }
   }
+
+  // A class and an op or stream in one word: an event's closure of `this` and one word fits the
+  // std::function's own storage (no allocation per event).
+  static std::uint64_t pack(std::size_t c, std::size_t i) { return (std::uint64_t{c} << 32) | i; }
+  static std::pair<std::size_t, std::size_t> unpack(std::uint64_t at) { return {at >> 32, at & 0xffffffffU}; }
 
   void try_start_all(std::size_t c) {
     for (std::size_t stream = 0; stream < states_[c].queue.size(); ++stream)
@@ -222,9 +261,10 @@ class Replay {
       if (issued_s > backend_.now_s()) {
         s.awaiting_host[stream] = 1;
         s.host_wait.emplace_back(backend_.now_s(), issued_s);
-        backend_.schedule(issued_s, [this, c, stream] {
-          states_[c].awaiting_host[stream] = 0;
-          try_start(c, stream);
+        backend_.schedule(issued_s, [this, at = pack(c, stream)] {
+          const auto [cls, st] = unpack(at);
+          states_[cls].awaiting_host[st] = 0;
+          try_start(cls, st);
         });
         return;
       }
@@ -235,17 +275,52 @@ class Replay {
     if (ops.kind(op) == OpKind::compute) {
       const double measured = ops.duration_s(op);
       const KernelClass kernel = ops.kernel(op);
-      const double duration = measured > 0.0 ? measured
-                                             : kernel_time(gpu_, ops.compute_op(op)).time_s *
-                                                   options_.kernel_time_scale[static_cast<std::size_t>(kernel)];
+      const double duration = measured > 0.0 ? measured : modelled_kernel_s(c, op);
       const bool tensor = kernel == KernelClass::gemm || kernel == KernelClass::attention;
       (tensor ? s.tensor_s : s.vector_s) += duration;
       if (tensor && low_precision(ops.precision(op))) s.low_precision_tensor_s += duration;
-      backend_.schedule(backend_.now_s() + duration, [this, c, op] { finish(c, op); });
+      backend_.schedule(backend_.now_s() + duration, [this, at = pack(c, op)] {
+        const auto [cls, o] = unpack(at);
+        finish(cls, static_cast<OpId>(o));
+      });
     } else if (ops.kind(op) == OpKind::collective) {
       arrive(c, op);
     } else {
       arrive_p2p(c, op);
+    }
+  }
+
+  // The kernel model's time of compute op `op` of class c, scaled by its kernel class's factor: each
+  // distinct kernel (kernel_id, numbered in prepare()) is timed once per replay, at its first call.
+  double modelled_kernel_s(std::size_t c, OpId op) {
+    double& t = kernel_s_[states_[c].kernel_id[op]];
+    if (t < 0.0) {
+      const OpTable& ops = graph_.classes()[c].ops;
+      t = kernel_time(gpu_, ops.compute_op(op)).time_s *
+          options_.kernel_time_scale[static_cast<std::size_t>(ops.kernel(op))];
+    }
+    return t;
+  }
+
+  // A step repeats a few distinct kernels (a layer's, per micro-batch): ops that give the kernel model
+  // the same inputs share one id (and one time).
+  void number_kernels(const OpTable& ops, ClassState& s) {
+    s.kernel_id.assign(ops.size(), 0);
+    for (OpId op = 0; op < ops.size(); ++op) {
+      if (ops.kind(op) != OpKind::compute || ops.duration_s(op) > 0.0) continue;
+      const KernelKey key{ops.name(op).data(),
+                          ops.flops(op),
+                          ops.bytes(op),
+                          ops.m(op),
+                          ops.n(op),
+                          ops.k(op),
+                          ops.batch(op),
+                          static_cast<std::uint8_t>(ops.kernel(op)),
+                          static_cast<std::uint8_t>(ops.precision(op)),
+                          static_cast<std::uint8_t>((ops.causal(op) ? 1 : 0) | (ops.backward(op) ? 2 : 0))};
+      const auto [it, inserted] = kernel_ids_.try_emplace(key, static_cast<std::uint32_t>(kernel_s_.size()));
+      if (inserted) kernel_s_.push_back(-1.0);  // not timed yet
+      s.kernel_id[op] = it->second;
     }
   }
 
@@ -391,6 +466,12 @@ class Replay {
     const std::uint16_t comm = ops.communicator(op);
     const std::uint32_t seq = states_[c].next_seq[comm]++;
     const int cell = cell_of_class_[comm][c];
+    if (cells_[comm][static_cast<std::size_t>(cell)].participants == 1) {  // a cell of one class: no wait
+      Pending p{ops.collective(op), ops.bytes(op), ops.pair_bytes(op), {c, op}, {}};
+      p.arrived.emplace_back(c, op);
+      launch(comm, cell, std::move(p));
+      return;
+    }
     auto [it, inserted] = pending_.try_emplace({comm, cell, seq});
     Pending& p = it->second;
     const std::vector<double>* pair_bytes = ops.pair_bytes(op);
@@ -450,6 +531,7 @@ class Replay {
     // Plans whose transfers all stay inside one NVSwitch domain: timed by the closed form (its time on
     // an idle fabric) instead of the backend, with the bytes each link carries. Empty: not eligible.
     std::vector<double> closed_form_s;
+    double closed_form_max_s = 0.0;  // the largest: when the collective ends
     std::vector<std::vector<std::pair<int, double>>> link_bytes;
     std::size_t runs = 0;
   };
@@ -507,6 +589,8 @@ class Replay {
       planned.closed_form_s.clear();
       planned.link_bytes.clear();
     }
+    for (const double t : planned.closed_form_s)
+      planned.closed_form_max_s = std::max(planned.closed_form_max_s, t);
     return planned_.emplace(key, std::move(planned)).first->second;
   }
 
@@ -517,19 +601,11 @@ class Replay {
     rec.kind = p.kind;
     rec.bytes = p.bytes;
     rec.start_s = backend_.now_s();
-    auto groups_left = std::make_shared<std::size_t>(cells_[comm][static_cast<std::size_t>(cell)].groups.size());
     for (const auto& [cls, op] : p.arrived)  // communication starts now; waiting before is idle time
       states_[cls].started_s[graph_.classes()[cls].ops.stream(op)] = rec.start_s;
     if (!recorded_classes_.empty())
       for (const auto& [cls, op] : p.arrived)
         if (recorded_[cls]) slice_algorithm_[{cls, op}] = plan_for(comm, cell, p).algorithm;
-    auto members = std::make_shared<std::vector<std::pair<std::size_t, OpId>>>(std::move(p.arrived));
-    auto on_group_done = [this, groups_left, members, record_index] {
-      if (--*groups_left != 0) return;
-      records_[record_index].end_s = backend_.now_s();
-      for (const auto& [cls, op] : *members)
-        finish(cls, op);
-    };
     PlannedCollective& planned = plan_for(comm, cell, p);
     const std::string& algorithm = planned.algorithm;
     const auto& plans = planned.plans;
@@ -539,11 +615,26 @@ class Replay {
     records_.push_back(std::move(rec));
     if (!planned.closed_form_s.empty()) {
       ++planned.runs;  // its link bytes are counted once per run in result()
-      const double now = backend_.now_s();
-      for (std::size_t i = 0; i < plans.size(); ++i)
-        backend_.schedule(now + planned.closed_form_s[i], on_group_done);
+      // The groups end at their closed-form times and the collective with the last of them. One
+      // event at that time stands for the groups' events: theirs were scheduled one after the other
+      // with nothing in between, so every other event orders against this one as against the last
+      // group's, and the others did nothing but count down.
+      backend_.schedule(backend_.now_s() + planned.closed_form_max_s,
+                        [this, members = std::move(p.arrived), record_index] {
+                          records_[record_index].end_s = backend_.now_s();
+                          for (const auto& [cls, op] : members)
+                            finish(cls, op);
+                        });
       return;
     }
+    auto groups_left = std::make_shared<std::size_t>(cells_[comm][static_cast<std::size_t>(cell)].groups.size());
+    auto members = std::make_shared<std::vector<std::pair<std::size_t, OpId>>>(std::move(p.arrived));
+    auto on_group_done = [this, groups_left, members, record_index] {
+      if (--*groups_left != 0) return;
+      records_[record_index].end_s = backend_.now_s();
+      for (const auto& [cls, op] : *members)
+        finish(cls, op);
+    };
     for (auto& plan : plans)
       run_phase(comm, plan, 0, on_group_done);
   }
@@ -734,6 +825,32 @@ class Replay {
   std::map<std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>, PlannedCollective>
       planned_;
   std::vector<CollectiveRecord> records_;
+  std::vector<std::size_t> collective_calls_;  // while preparing: [class x communicators + comm] -> calls
+  // What the kernel model reads of a compute op (the name by its interned text: names of one table
+  // are stored once, and a key never outlives the graph).
+  struct KernelKey {
+    const char* name;
+    double flops, bytes;
+    std::uint32_t m, n, k, batch;
+    std::uint8_t kernel, precision, attention;
+    bool operator==(const KernelKey&) const = default;
+  };
+  struct KernelKeyHash {
+    std::size_t operator()(const KernelKey& k) const {
+      std::size_t h = std::hash<const void*>{}(k.name);
+      auto mix = [&h](std::uint64_t v) {
+        h ^= std::hash<std::uint64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      };
+      mix(std::bit_cast<std::uint64_t>(k.flops));
+      mix(std::bit_cast<std::uint64_t>(k.bytes));
+      mix((std::uint64_t{k.m} << 32) | k.n);
+      mix((std::uint64_t{k.k} << 32) | k.batch);
+      mix((std::uint64_t{k.kernel} << 16) | (std::uint64_t{k.precision} << 8) | k.attention);
+      return h;
+    }
+  };
+  std::unordered_map<KernelKey, std::uint32_t, KernelKeyHash> kernel_ids_;  // while numbering (prepare)
+  std::vector<double> kernel_s_;  // per kernel id: its scaled time, < 0 until its first call
   LinkLoadScratch link_scratch_;  // lent to every plan's idle-fabric rating (plan_for)
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;

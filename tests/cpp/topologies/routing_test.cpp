@@ -2,6 +2,7 @@
 // GPU; intra-node traffic takes the 2 NVLink hops of the scale-up domain; ECMP (fabric.routing ecmp)
 // spreads flows evenly over equal-cost uplinks and a flow always takes the same path; D-mod-K
 // (d_mod_k, InfiniBand's default) routes by destination and leaves shift permutations contention-free.
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -382,6 +383,51 @@ TEST(Routing, EcmpTakesEveryEqualCostRoute) {
     }
   }
   EXPECT_GE(pairs_checked, 40);
+}
+
+TEST(Routing, SwitchesOfRadix128ChooseAmongAllTheirUplinks) {
+  // Radix 128, one GPU and NIC per node, 160 nodes: 3 leaves of 64 NICs, each with 64 uplinks (128
+  // out-links: the walk's masks of eligible out-links take 2 words). Routes are shortest (plain BFS);
+  // ECMP reaches every uplink of the source leaf (the walkable routes, counted by BFS: 64 spines x 1
+  // way down = 64); adaptive routing with every uplink of leaf 0 loaded but the one last in its
+  // out-links (CSR position >= 64: the second word) takes that one.
+  const ClusterSpec spec = fat_tree_spec(160, 1, 1, 128, 1.0, false);
+  check_random_routes_are_shortest(Cluster::build(spec), 300);
+  const int src = 0, dst = 100;  // leaf 0 -> leaf 1
+  const Cluster ecmp = Cluster::build(with_routing(spec, "ecmp"));
+  ASSERT_EQ(count_walkable_shortest_routes(ecmp, src, dst), 64);
+  std::set<int> uplinks;
+  std::vector<int> route;
+  for (std::uint64_t flow = 0; flow < 4000; ++flow) {  // P(some uplink missed) <= 64 (63/64)^4000 < 1e-25
+    route.clear();
+    ecmp.route(src, dst, flow, route);
+    ASSERT_EQ(route.size(), 6u);  // GPU -> NIC -> leaf -> spine -> leaf -> NIC -> GPU
+    uplinks.insert(route[2]);
+  }
+  EXPECT_EQ(uplinks.size(), 64u);
+
+  ClusterSpec adaptive_spec = spec;
+  adaptive_spec.fabric.routing = "adaptive";
+  const Cluster adaptive = Cluster::build(adaptive_spec);
+  route.clear();
+  adaptive.route(src, dst, 0, route);
+  const int leaf = link(adaptive, route[2]).src;
+  std::vector<int> leaf_uplinks;
+  for (const int id : adaptive.out_links(leaf))
+    if (device(adaptive, link(adaptive, id).dst).kind == DeviceKind::spine_switch) leaf_uplinks.push_back(id);
+  ASSERT_EQ(leaf_uplinks.size(), 64u);
+  ASSERT_EQ(adaptive.out_links(leaf).size(), 128u);
+  const int free_uplink = leaf_uplinks.back();
+  EXPECT_GE(std::find(adaptive.out_links(leaf).begin(), adaptive.out_links(leaf).end(), free_uplink) -
+                adaptive.out_links(leaf).begin(),
+            64);
+  std::vector<int> load(adaptive.links().size(), 0);
+  for (const int id : leaf_uplinks)
+    load[static_cast<std::size_t>(id)] = id == free_uplink ? 0 : 1;
+  route.clear();
+  adaptive.route(src, dst, 0, route, load);
+  ASSERT_EQ(route.size(), 6u);
+  EXPECT_EQ(route[2], free_uplink);
 }
 
 TEST(Routing, AMultiHomedNicIsAnEqualCostWayBetweenLeaves) {

@@ -158,6 +158,34 @@ TEST(TopologyMetrics, DgxH100SuperpodBillOfMaterials) {
   EXPECT_DOUBLE_EQ(m.oversubscription[0].ratio, 1.0);
 }
 
+TEST(TopologyMetrics, HardwareMetricsAreTheCountsWithoutTheMeasurements) {
+  // What simulate hands the power and cost models: the bill of materials above (8 leaves, 32 spines,
+  // 512 optical cables, 1024 transceivers, 8 racks), no hop count or bisection measured.
+  const Cluster c = Cluster::build(load_cluster_spec("dgx-h100-superpod"));
+  const TopologyMetrics full = compute_metrics(c);
+  const TopologyMetrics counts = hardware_metrics(c);
+  EXPECT_EQ(counts.name, full.name);
+  EXPECT_EQ(counts.fabric, full.fabric);
+  EXPECT_EQ(counts.gpus, 256);
+  EXPECT_EQ(counts.racks, 8);
+  EXPECT_EQ(counts.directed_links, full.directed_links);
+  EXPECT_EQ(device_count(counts, "leaf_switch"), 8);
+  EXPECT_EQ(device_count(counts, "spine_switch"), 32);
+  EXPECT_EQ(device_count(counts, "nvswitch_chip"), 128);
+  ASSERT_EQ(counts.devices.size(), full.devices.size());
+  ASSERT_EQ(counts.ports.size(), full.ports.size());
+  for (std::size_t i = 0; i < counts.ports.size(); ++i)
+    EXPECT_EQ(counts.ports[i].count, full.ports[i].count);
+  ASSERT_EQ(counts.cables.size(), 1u);
+  EXPECT_EQ(counts.cables[0].count, 512);
+  ASSERT_EQ(counts.transceivers.size(), 1u);
+  EXPECT_EQ(counts.transceivers[0].count, 1024);
+  EXPECT_EQ(counts.pairs_measured, 0);
+  EXPECT_TRUE(counts.hop_histogram.empty());
+  EXPECT_TRUE(counts.oversubscription.empty());
+  EXPECT_EQ(counts.bisection_Bps, 0.0);
+}
+
 TEST(TopologyMetrics, CopperInsideARackOpticsBetweenRacks) {
   // hgx-h100-roce: 4 nodes per rack; leaves of 42 NICs span racks except the last, which holds node
   // 63's 8 NICs only: a top-of-rack switch, cabled in copper. 504 other NIC cables and 13 x 21 = 273
