@@ -448,7 +448,7 @@ std::pair<std::vector<KernelMeasurement>, std::vector<std::string>> read_measure
   return {std::move(set.kernels), std::move(set.notes)};
 }
 
-// calibrate's fit from Python's keywords: {measurements, held_out, gpu, description, data_dir}
+// calibrate's fit from Python's keywords: {measurements, held_out, gpu, description, data_dir, fixed}
 // (KernelFitRequest's fields); None or absent: the request's default. The profile's JSON.
 std::string fit_profile(const py::dict& keywords) {
   KernelFitRequest r;
@@ -457,7 +457,8 @@ std::string fit_profile(const py::dict& keywords) {
                   {"held_out", set(r.held_out)},
                   {"gpu", set(r.gpu)},
                   {"description", set(r.description)},
-                  {"data_dir", set(r.data_dir)}});
+                  {"data_dir", set(r.data_dir)},
+                  {"fixed", set(r.fixed)}});
   const KernelFitInput input = kernel_fit_input(r);
   py::gil_scoped_release release;
   return calibration_profile_to_json(fit_kernel_profile(input));
@@ -681,7 +682,7 @@ PYBIND11_MODULE(_core, m) {
         "Reads one measurement file (PATH or PATH#SELECTOR): (kernel measurements, notes on what was skipped).");
   m.def("fit_profile", &fit_profile, py::arg("options"),
         "clustersim calibrate MEASUREMENTS: fits the kernel model of a catalogue GPU to measurements; the\n"
-        "calibration profile's JSON. options: {measurements, held_out, gpu, description, data_dir}; absent or\n"
+        "calibration profile's JSON. options: {measurements, held_out, gpu, description, data_dir, fixed}; absent or\n"
         "None: the command's defaults (sim/api/kernel_fit_request.hpp).");
   m.def("fit_stack", &fit_stack, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("options"),
         "calibrate --from-trace: fits a software-stack profile to PyTorch profiler traces; returns (profile JSON,\n"

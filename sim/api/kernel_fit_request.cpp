@@ -18,6 +18,7 @@ KernelFitInput kernel_fit_input(const KernelFitRequest& request) {
   input.base = find_gpu(input.selection.gpu, "--gpu", "");
   input.options.fitted_on = request.measurements;
   input.options.held_out = request.held_out;
+  input.options.fixed = request.fixed;
   input.options.description =
       request.description.value_or("kernel-model parameters of " + input.base.name + " fitted by clustersim calibrate");
   return input;

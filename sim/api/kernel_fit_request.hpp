@@ -17,6 +17,7 @@ struct KernelFitRequest {
   std::optional<std::string> gpu;          // a catalogue id; none: the one GPU the files name
   std::optional<std::string> description;  // none: "kernel-model parameters of <GPU name> fitted by ..."
   std::optional<std::string> data_dir;     // where relative paths are looked up; none: calibration/data
+  std::vector<std::string> fixed;          // parameters kept at the catalogue's values (KernelFitOptions)
 };
 
 // What the fit runs on: the catalogue GPU, its measurements (read and selected), the options recorded

@@ -2,7 +2,7 @@
 // (--report) print the error of the compiled-in profiles on measurements kept out of their fit.
 //
 //   clustersim calibrate MEASUREMENTS... [--gpu ID] [--out profile.json] [--held-out FILE ...]
-//                        [--description TEXT] [--data DIR]
+//                        [--fixed KEY,...] [--description TEXT] [--data DIR]
 //   clustersim calibrate --report [--gpu ID] [--data DIR] [--json]
 //   clustersim calibrate --from-trace TRACE --workload SPEC [--from-trace TRACE --workload SPEC ...]
 //                        --cluster CLUSTER [--step last|N] [--id ID] [--name TEXT] [--fidelity F]
@@ -28,6 +28,7 @@
 #include "sim/api/stack_fit_request.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/core/csv_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/hardware/calibration_profile.hpp"
@@ -79,6 +80,8 @@ int run_fit(const Arguments& a) {
   KernelFitRequest request;
   request.measurements = a.positional();
   request.held_out = a.values("held-out");
+  for (const std::string& list : a.values("fixed"))
+    for (std::string& key : split_csv_line(list)) request.fixed.push_back(std::move(key));
   request.gpu = a.value("gpu");
   request.description = a.value("description");
   request.data_dir = a.value("data");
@@ -285,7 +288,7 @@ int run_from_trace(const Arguments& a) {
 
 int run_calibrate(const std::vector<std::string>& args) {
   const Arguments a(args,
-                    {"gpu", "out", "held-out", "description", "data", "from-trace", "workload", "cluster", "step", "id",
+                    {"gpu", "out", "held-out", "fixed", "description", "data", "from-trace", "workload", "cluster", "step", "id",
                      "name", "fidelity"},
                     {"report", "json"});
   if (!a.values("from-trace").empty()) return run_from_trace(a);

@@ -314,8 +314,26 @@ double unset_start(const GpuSpec& gpu, std::string_view key) {
 
 }  // namespace
 
+std::vector<std::string> fit_parameter_names() {
+  return {"gemm_max_efficiency", "gemm_k_half", "gemm_tile_exponent", "gemm_memory_efficiency", "gemm_launch_us",
+          "tensor_boost_W", "power_response_us", "gemm_fp8_efficiency", "attention_efficiency", "memory_efficiency",
+          "activation_efficiency", "normalization_efficiency", "rope_efficiency", "embedding_efficiency",
+          "kernel_launch_us", "row_bandwidth_GBps", "l2_reuse"};
+}
+
 CalibrationProfile fit_kernel_model(const GpuSpec& base, std::span<const KernelMeasurement> measurements,
                                     const KernelFitOptions& options) {
+  const std::vector<std::string> known = fit_parameter_names();
+  for (const std::string& key : options.fixed) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw SpecError("--fixed", "", "expected a parameter of the kernel fit (" + list + "), got \"" + key + "\"");
+    }
+  }
+  const auto is_fixed = [&](const std::string& key) {
+    return std::find(options.fixed.begin(), options.fixed.end(), key) != options.fixed.end();
+  };
   if (measurements.empty())
     throw SpecError(options.fitted_on.empty() ? std::string("measurements") : options.fitted_on.front(), "",
                     "no kernel measurements of " + base.id + " to fit");
@@ -343,6 +361,8 @@ CalibrationProfile fit_kernel_model(const GpuSpec& base, std::span<const KernelM
       });
     }
     family.parameters = parameters_of(family.name, gpu, family.data);
+    std::erase_if(family.parameters, [&](const FreeParameter& f) { return is_fixed(f.key); });
+    if (is_fixed("memory_efficiency")) streams.clear();
     if (family.parameters.empty()) {
       if (const auto pinned = pin_memory_efficiency(gpu, streams)) profile.parameters.push_back(*pinned);
       continue;

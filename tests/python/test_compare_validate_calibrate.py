@@ -261,6 +261,20 @@ def test_calibrate_round_trip_reproduces_the_shipped_profile(tmp_path: Path,
         > overall["median_abs_error"]
 
 
+def test_calibrate_with_fixed_parameters_reproduces_the_shipped_h200_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    # calibration/fit_profiles.sh fits the H200 to its own microbenchmarks with gemm_memory_efficiency
+    # fixed (--fixed): the sweep cannot pin it, so it keeps the catalogue's value and is not in the profile.
+    shipped = cs.calibration_profile("h200-sxm-141gb")
+    assert "gemm_memory_efficiency" not in shipped["parameters"]
+    monkeypatch.chdir(REPO)
+    profile = cs.calibrate(shipped["fitted_on"], gpu="h200-sxm-141gb", held_out=shipped["held_out"],
+                           description=shipped["description"], data_dir="calibration/data",
+                           fixed=["gemm_memory_efficiency"])
+    assert _same_fit(profile, shipped)
+    with pytest.raises(cs.SpecError, match="expected a parameter of the kernel fit"):
+        cs.calibrate(shipped["fitted_on"], gpu="h200-sxm-141gb", data_dir="calibration/data", fixed=["no_such"])
+
+
 def test_kernel_errors_per_measurement_agree_with_the_summary() -> None:
     data = _data()
     files = ["published/microbench.json#micro-0028..micro-0032,micro-0077..micro-0082"]

@@ -147,6 +147,7 @@ def calibrate(
     description: Optional[str] = None,
     data_dir: Optional[PathLike] = None,
     out: Optional[PathLike] = None,
+    fixed: Sequence[str] = (),
     from_trace: Union[PathLike, Sequence[PathLike], None] = None,
     workload: Any = None,
     cluster: Any = None,
@@ -158,7 +159,8 @@ def calibrate(
 
     ``measurements``: measurement files (``PATH#SELECTOR`` allowed); only those of ``gpu`` (a catalogue
     id; None: the one GPU the files name) are used. ``held_out``: files kept out of the fit, recorded in
-    the profile for :func:`calibration_report`. ``out``: also write the profile there (what
+    the profile for :func:`calibration_report`. ``fixed``: parameters kept at the catalogue's values,
+    not fitted (``clustersim calibrate --fixed``). ``out``: also write the profile there (what
     ``clustersim calibrate --out`` writes: the format of calibration/profiles/). What the files hold
     that was not used (other GPUs, collectives) is in :func:`read_measurements`'s ``attrs["notes"]``.
     Raises SpecError for a bad file (naming the JSON path or CSV cell) or when nothing can be fitted.
@@ -171,7 +173,8 @@ def calibrate(
         raise ValueError("give the measurement files to fit (or from_trace=...)")
     text = _core.fit_profile({"measurements": [os.fspath(a) for a in _arguments(measurements)],
                               "held_out": [os.fspath(h) for h in held_out], "gpu": gpu, "description": description,
-                              "data_dir": None if data_dir is None else os.fspath(data_dir)})
+                              "data_dir": None if data_dir is None else os.fspath(data_dir),
+                              "fixed": list(fixed)})
     if out is not None:
         _core.write_output_file(os.fspath(out), text, "profile")
     return json.loads(text)  # type: ignore[no-any-return]

@@ -40,11 +40,13 @@ TEST(CalibrationProfile, ShippedProfilesCarryProvenance) {
     EXPECT_FALSE(p->fitted_on.empty());
     EXPECT_FALSE(p->held_out.empty());
     // The A100 and H100 are fitted to Vidur's operator tables (every family); the H200 to the project's
-    // own microbenchmarks (GEMMs, copies, launches: the operator families keep the catalogue's values).
-    std::vector<const char*> keys = {"gemm_max_efficiency", "gemm_k_half", "gemm_memory_efficiency", "memory_efficiency",
-                                     "kernel_launch_us"};
-    if (id != "h200-sxm-141gb") keys.insert(keys.end(), {"attention_efficiency", "normalization_efficiency"});
-    else keys.insert(keys.end(), {"tensor_boost_W", "gemm_fp8_efficiency"});
+    // own microbenchmarks (GEMMs, copies, launches: the operator families keep the catalogue's values,
+    // and gemm_memory_efficiency too, which its sweep cannot fix: calibration/fit_profiles.sh).
+    std::vector<const char*> keys = {"gemm_max_efficiency", "gemm_k_half", "memory_efficiency", "kernel_launch_us"};
+    if (id != "h200-sxm-141gb")
+      keys.insert(keys.end(), {"gemm_memory_efficiency", "attention_efficiency", "normalization_efficiency"});
+    else
+      keys.insert(keys.end(), {"tensor_boost_W", "gemm_fp8_efficiency"});
     for (const char* key : keys) {
       const FittedParameter* f = p->find(key);
       ASSERT_NE(f, nullptr) << id << " " << key;

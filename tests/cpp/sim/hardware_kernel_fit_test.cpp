@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
+#include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_fit.hpp"
 #include "sim/hardware/kernel_model.hpp"
@@ -209,6 +211,30 @@ TEST(KernelFit, SmallFamiliesFitOnlyTheirEfficiency) {
   const CalibrationProfile p = fit_kernel_model(find_gpu("h100-sxm5-80gb", "test", ""), data, {});
   ASSERT_EQ(p.parameters.size(), 1u);
   EXPECT_EQ(p.parameters[0].name, "gemm_max_efficiency");
+}
+
+// --fixed: the named parameters keep the catalogue's values, out of the profile; the rest of their
+// family is fitted around them. A name the fit does not know is refused with the list.
+TEST(KernelFit, FixedParametersKeepTheCatalogueValues) {
+  const GpuSpec prior = find_gpu("h100-sxm5-80gb", "test", "");
+  KernelFitOptions options;
+  options.fixed = {"gemm_memory_efficiency", "l2_reuse"};
+  const CalibrationProfile p = fit_kernel_model(prior, synthetic_measurements(), options);
+  EXPECT_EQ(p.find("gemm_memory_efficiency"), nullptr);
+  EXPECT_EQ(p.find("l2_reuse"), nullptr);
+  for (const char* key : {"gemm_max_efficiency", "gemm_k_half", "gemm_tile_exponent", "gemm_launch_us",
+                          "memory_efficiency", "kernel_launch_us"})
+    EXPECT_NE(p.find(key), nullptr) << key;
+  GpuSpec applied = prior;
+  apply_calibration_profile(applied, p);
+  EXPECT_DOUBLE_EQ(applied.gemm_memory_efficiency, prior.gemm_memory_efficiency);
+  EXPECT_DOUBLE_EQ(applied.l2_reuse, prior.l2_reuse);
+  options.fixed = {"gemm_efficiency"};
+  const SpecError bad = testing::spec_error_of([&] { fit_kernel_model(prior, synthetic_measurements(), options); });
+  EXPECT_EQ(bad.file(), "--fixed");
+  EXPECT_NE(bad.message().find("gemm_max_efficiency"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("got \"gemm_efficiency\""), std::string::npos) << bad.message();
+  EXPECT_EQ(fit_parameter_names().size(), 17u);
 }
 
 TEST(KernelFit, NothingToFitIsAnError) {
