@@ -158,12 +158,12 @@ TEST(CalibrateCli, ReportsTheHeldOutErrorOfTheShippedProfiles) {
   ASSERT_EQ(j.size(), 3u);
   for (const auto& p : j) {
     if (p["profile"] == "h200-sxm-141gb") {
-      // Fitted to the project's own H200 sweep; held out: that sweep's 42 fp8 GEMMs, 16 % median (the
+      // Fitted to the project's own H200 sweep; held out: that sweep's 42 fp8 GEMMs, 15.7 % median (the
       // measured GPU throttled its fp8 GEMMs, Azure's, whose table the fp8 efficiency is fitted to, did
       // not: docs/validation.md).
       const auto& fp8 = p["held_out_gemm_tflops"]["all"];
       EXPECT_EQ(fp8["count"].get<int>(), 42);
-      EXPECT_NEAR(fp8["median_abs_error"].get<double>(), 0.161, 0.01);
+      EXPECT_NEAR(fp8["median_abs_error"].get<double>(), 0.157, 0.005);
       continue;
     }
     const auto& all = p["held_out_kernel_time"]["all"];
