@@ -347,6 +347,30 @@ TEST(TransformerGenerator, MoePermutationMovesEveryRoutedTokenTwice) {
   EXPECT_GT(last_named(ops, "fwd.moe.unpermute"), last_named(ops, "fwd.ep.combine"));
 }
 
+TEST(TransformerGenerator, TheBusiestRanksRoutedTokensSizeTheExpertGemmsAndAllToAlls) {
+  // tokens 2 x 128 = 256, top_k 2: 512 routed copies on average; load_imbalance 1.5: 768 rows on the
+  // busiest rank; with token dropping at capacity 1.25: 640 rows. The all-to-alls move as many rows of
+  // h 256 in bf16 (768 * 256 * 2 = 393,216 bytes; 327,680 dropped).
+  WorkloadSpec spec = small_gpt(2);
+  spec.model.moe.experts = 4;
+  spec.model.moe.top_k = 2;
+  spec.model.moe.load_imbalance = 1.5;
+  spec.model.moe.capacity_factor = 1.25;
+  spec.parallelism.ep = 2;
+  for (const bool dropping : {false, true}) {
+    SCOPED_TRACE(dropping);
+    spec.model.moe.token_dropping = dropping;
+    const ExecutionGraph graph = generate_transformer_training(spec, 2);
+    const OpTable& ops = ops_of(graph);
+    const double rows = dropping ? 640.0 : 768.0;
+    EXPECT_EQ(ops.m(last_named(ops, "fwd.mlp_up")), std::uint32_t(rows));
+    EXPECT_DOUBLE_EQ(ops.bytes(last_named(ops, "fwd.ep.dispatch")), rows * 256 * 2);
+    EXPECT_DOUBLE_EQ(ops.bytes(last_named(ops, "fwd.ep.combine")), rows * 256 * 2);
+    // the permutation happens before the capacity is applied: all 512 copies
+    EXPECT_DOUBLE_EQ(ops.bytes(last_named(ops, "fwd.moe.permute")), 512.0 * 256 * 2 * 2);
+  }
+}
+
 // A small DeepSeek-style model: MLA, a dense first layer, a shared expert.
 WorkloadSpec small_deepseek() {
   WorkloadSpec spec = small_gpt(2);
