@@ -97,7 +97,7 @@
 // experts (model.moe.shared_experts): a tensor-parallel MLP of shared_experts x f_e over the layer's
 // T tokens after the combine (Megatron-Core's SharedExpertMLP without overlap), its gradients with the
 // dense ones. A MoE model's first_dense_layers run the dense MLP of ffn_hidden (select_layer).
-// Multi-head latent attention (model.attention mla; weights in transformer_math.cpp): instead of the
+// Multi-head latent attention (model.attention_type mla; weights in transformer_math.cpp): instead of the
 // QKV GEMM, the replicated down projections q_down (h -> q_lora_rank) and kv_down (h -> kv_lora_rank +
 // qk_rope_head_dim) on the gathered input, an RMSNorm on each latent, the column-parallel up
 // projections q_up (-> heads x (qk_nope + qk_rope)) and kv_up (-> heads x (qk_nope + v)); the
@@ -730,7 +730,7 @@ class StageBuilder {
   }
 
   // --- the layers -------------------------------------------------------------------------------
-  // --- multi-head latent attention (model.attention mla; transformer_math.cpp) -------------------
+  // --- multi-head latent attention (model.attention_type mla; transformer_math.cpp) -------------------
   // Megatron-Core's MLASelfAttention: the down projections (q_down, kv_down: the latent and the shared
   // rotary key) are replicated over tp and read the whole (gathered) input; the latent RMSNorms; the
   // column-parallel up projections to each head's query (q_up) and key and value (kv_up). r_q = 0: one

@@ -22,7 +22,7 @@
 // = 174,615,846,912 parameters; Llama-2-7B (L 32, h 4096, f 11008, V 32000, untied)
 // = 32 * (4h^2 + 3hf + 2h) + 2Vh + h = 6,738,415,616.
 //
-// Multi-head latent attention (model.attention "mla"; DeepSeek-V2, arXiv:2405.04434 sec. 2.1, and
+// Multi-head latent attention (model.attention_type "mla"; DeepSeek-V2, arXiv:2405.04434 sec. 2.1, and
 // DeepSeek-V3, arXiv:2412.19437 sec. 2.1.1; shapes as the released modeling_deepseek.py names them),
 // with r_q q_lora_rank, r_kv kv_lora_rank, n qk_nope_head_dim, r qk_rope_head_dim, v v_head_dim:
 //   query   h * r_q (q_a_proj) + r_q (its RMSNorm) + r_q * a(n + r) (q_b_proj);   r_q = 0: h * a(n + r)

@@ -105,12 +105,12 @@ void set_trace_step(WorkloadSpec& s, const nlohmann::json& v) {
 
 std::string mha_only(const WorkloadSpec& s) {
   if (!s.model.latent_attention()) return "";
-  return "does not apply to attention \"mla\" (its key/value shape is model.mla)";
+  return "does not apply to attention_type \"mla\" (its key/value shape is model.mla)";
 }
 
 std::string mla_only(const WorkloadSpec& s) {
   if (s.model.latent_attention()) return "";
-  return "applies to attention \"mla\" only, got attention \"" + s.model.attention + "\"";
+  return "applies to attention_type \"mla\" only, got attention_type \"" + s.model.attention_type + "\"";
 }
 
 std::string moe_only(const WorkloadSpec& s) {
@@ -179,9 +179,9 @@ const std::vector<Row>& rows() {
                 "of generated ops), else exit 2 at `/training/global_batch`")));
     add(row<&W::model, &M::hidden>(count("model.hidden", true, "", "hidden size")));
     add(row<&W::model, &M::heads>(count("model.heads", true, "", "attention heads")));
-    add(row<&W::model, &M::attention>(
+    add(row<&W::model, &M::attention_type>(
         choice(
-            "model.attention", false,
+            "model.attention_type", false,
             [] {
               return std::vector<std::string>{"mha", "mla"};
             },

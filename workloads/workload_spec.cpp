@@ -66,10 +66,11 @@ void parse_model(JsonReader r, WorkloadSpec& spec) {
   parse_moe(r.optional_object("moe").value_or(empty_section(r.file(), r.path_of("moe"))), spec);
   const ModelSpec& m = spec.model;
   if (m.latent_attention()) {
-    if (!r.has("mla")) r.fail("attention", "attention \"mla\" needs its shape in model.mla (kv_lora_rank, ...)");
+    if (!r.has("mla"))
+      r.fail("attention_type", "attention_type \"mla\" needs its shape in model.mla (kv_lora_rank, ...)");
     parse_mla(r.object("mla"), spec);
   } else if (r.has("mla")) {
-    r.fail("mla", "model.mla applies to attention \"mla\" only, got attention \"" + m.attention + "\"");
+    r.fail("mla", "model.mla applies to attention_type \"mla\" only, got attention_type \"" + m.attention_type + "\"");
   }
   if (m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
     r.fail("kv_heads",

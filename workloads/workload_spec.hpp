@@ -37,7 +37,7 @@ struct MoeSpec {
   friend bool operator==(const MoeSpec&, const MoeSpec&) = default;
 };
 
-// Multi-head latent attention (DeepSeek-V2/V3, model.attention "mla"): queries through a rank
+// Multi-head latent attention (DeepSeek-V2/V3, model.attention_type "mla"): queries through a rank
 // q_lora_rank bottleneck (0: projected from the hidden state directly), keys and values from one
 // compressed latent of kv_lora_rank plus a shared rotary key of qk_rope_head_dim; per head, query and
 // key have qk_nope_head_dim + qk_rope_head_dim elements, the value v_head_dim. Formulas in
@@ -64,15 +64,16 @@ struct ModelSpec {
   int vocab = 0;
   std::string activation = "gelu";  // gelu | swiglu | squared_relu
   bool tied_embeddings = false;
-  // mha: multi-head attention (grouped-query with kv_heads < heads); mla: multi-head latent attention
+  // model.attention_type. mha: multi-head attention (grouped-query with kv_heads < heads); mla: multi-head latent
+  // attention
   // (`mla` below; kv_heads and head_dim do not apply).
-  std::string attention = "mha";
+  std::string attention_type = "mha";
   MlaSpec mla;
   MoeSpec moe;
 
   int effective_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
-  bool latent_attention() const { return attention == "mla"; }
+  bool latent_attention() const { return attention_type == "mla"; }
   // Layer `layer` (0-based) has experts: a MoE model past its first_dense_layers.
   bool moe_layer(int layer) const { return moe.experts > 0 && layer >= moe.first_dense_layers; }
 

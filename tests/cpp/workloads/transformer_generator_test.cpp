@@ -377,7 +377,7 @@ WorkloadSpec small_deepseek() {
   spec.model.activation = "swiglu";
   spec.model.tied_embeddings = false;
   spec.model.layers = 3;
-  spec.model.attention = "mla";
+  spec.model.attention_type = "mla";
   spec.model.mla = {
       .q_lora_rank = 64, .kv_lora_rank = 32, .qk_nope_head_dim = 32, .qk_rope_head_dim = 16, .v_head_dim = 32};
   spec.model.moe.experts = 4;

@@ -121,7 +121,7 @@ TEST(TransformerMath, TrainingFlopsOfASwigluGqaModel) {
 ModelSpec deepseek_v3() {
   ModelSpec m = llama2(61, 7168, 128, 0, 18432);
   m.vocab = 129280;
-  m.attention = "mla";
+  m.attention_type = "mla";
   m.mla = {
       .q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
   m.moe.experts = 256;

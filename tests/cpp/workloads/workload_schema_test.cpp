@@ -139,10 +139,10 @@ TEST(WorkloadSchema, RangesAndChoicesAreEnforcedAtTheKeysPath) {
 }
 
 // model.mla's keys: each refused below its range at its path; kv_lora_rank and the head dimensions
-// are required >= 1 by attention "mla"; the section and kv_heads are refused where they do not apply.
+// are required >= 1 by attention_type "mla"; the section and kv_heads are refused where they do not apply.
 TEST(WorkloadSchema, LatentAttentionKeysAreCheckedAtTheirPaths) {
   nlohmann::json mla = minimal_spec();
-  mla["model"]["attention"] = "mla";
+  mla["model"]["attention_type"] = "mla";
   mla["model"]["mla"] = {{"q_lora_rank", 64},
                          {"kv_lora_rank", 32},
                          {"qk_nope_head_dim", 32},
@@ -166,7 +166,7 @@ TEST(WorkloadSchema, LatentAttentionKeysAreCheckedAtTheirPaths) {
   EXPECT_EQ(checked, 5);
   nlohmann::json j = mla;
   j["model"].erase("mla");
-  EXPECT_EQ(parse_error(j).json_path(), "/model/attention");
+  EXPECT_EQ(parse_error(j).json_path(), "/model/attention_type");
   j = mla;
   j["model"]["kv_heads"] = 2;
   EXPECT_EQ(parse_error(j).json_path(), "/model/kv_heads");
@@ -214,7 +214,7 @@ TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
   std::set<std::string> schema_paths;
   // every key but multi-head latent attention's (attention "mha" is the default, left out)
   for (const WorkloadField& f : workload_schema())
-    if ((in_model_sections(f) || f.section().empty()) && f.path != "model.attention")
+    if ((in_model_sections(f) || f.section().empty()) && f.path != "model.attention_type")
       schema_paths.insert(std::string(f.path));
   std::set<std::string> written_paths;
   std::function<void(const nlohmann::json&, const std::string&)> walk = [&](const nlohmann::json& v,
@@ -228,17 +228,17 @@ TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
   };
   walk(written, "");
   EXPECT_EQ(written_paths, schema_paths);
-  // attention "mla": its section and attention written, kv_heads and head_dim not
+  // attention_type "mla": its section and attention_type written, kv_heads and head_dim not
   j["model"].erase("kv_heads");
   j["model"].erase("head_dim");
-  j["model"]["attention"] = "mla";
+  j["model"]["attention_type"] = "mla";
   j["model"]["mla"] = {{"q_lora_rank", 64},
                        {"kv_lora_rank", 32},
                        {"qk_nope_head_dim", 32},
                        {"qk_rope_head_dim", 16},
                        {"v_head_dim", 32}};
   const nlohmann::json mla = nlohmann::json::parse(workload_spec_to_json(parse_workload_spec(j.dump(), "w.json")));
-  EXPECT_EQ(mla["model"]["attention"], "mla");
+  EXPECT_EQ(mla["model"]["attention_type"], "mla");
   EXPECT_EQ(mla["model"]["mla"], j["model"]["mla"]);
   EXPECT_FALSE(mla["model"].contains("kv_heads"));
   EXPECT_FALSE(mla["model"].contains("head_dim"));
