@@ -18,11 +18,19 @@ int stage_layers(const ModelSpec& m, const ParallelismSpec& p, int stage) {
   return layers;
 }
 
+int chunk_first_layer(const ModelSpec& m, const ParallelismSpec& p, int chunk) {
+  int first = 0;
+  for (int c = 0; c < chunk; ++c)
+    first += chunk_layers(m, p, c);
+  return first;
+}
+
 double replicated_layer_parameters(const ModelSpec& m) {
   const LayerParameterGroups g = layer_parameter_groups(m);
   if (llama_style(m)) return g.norms;  // no biases
   const double experts = m.moe.experts > 0 ? m.moe.experts : 1.0;
-  return g.norms + double(m.hidden) /* attention output bias */ + experts * m.hidden /* MLP down bias */;
+  const double shared = g.shared_experts > 0.0 ? double(m.hidden) : 0.0;  // shared experts' down bias
+  return g.norms + double(m.hidden) /* attention output bias */ + experts * m.hidden /* MLP down bias */ + shared;
 }
 
 LayerParameterGroups rank_layer_parameter_groups(const ModelSpec& m, const ParallelismSpec& p) {
@@ -34,24 +42,39 @@ LayerParameterGroups rank_layer_parameter_groups(const ModelSpec& m, const Paral
   const double expert_share = m.moe.experts > 0 ? 1.0 / p.ep : 1.0;
   LayerParameterGroups r;
   r.qkv = g.qkv / t;
+  if (m.latent_attention()) {
+    const MlaSpec& l = m.mla;
+    const double whole =
+        h * l.q_lora_rank + h * (double(l.kv_lora_rank) + l.qk_rope_head_dim) + double(l.q_lora_rank) + l.kv_lora_rank;
+    r.qkv = whole + (g.qkv - whole) / t;
+  }
   r.attention_out = (g.attention_out - (bias ? h : 0.0)) / t + (bias ? h : 0.0);
   r.mlp_up = g.mlp_up / t * expert_share;
   const double down_bias = bias ? experts * h : 0.0;
   r.mlp_down = ((g.mlp_down - down_bias) / t + down_bias) * expert_share;
   r.router = g.router;
   r.norms = g.norms;
+  r.shared_experts = g.shared_experts > 0.0 ? (g.shared_experts - (bias ? h : 0.0)) / t + (bias ? h : 0.0) : 0.0;
   return r;
 }
 
 RankParameters stage_rank_parameters(const WorkloadSpec& spec, int stage) {
   const ModelSpec& m = spec.model;
   const ParallelismSpec& p = spec.parallelism;
-  const LayerParameterGroups g = rank_layer_parameter_groups(m, p);
-  const double layers = stage_layers(m, p, stage);
+  const LayerParameterGroups moe = rank_layer_parameter_groups(m, p);
+  const LayerParameterGroups dense = rank_layer_parameter_groups(dense_layer_model(m), p);
   RankParameters r;
-  const double expert = m.moe.experts > 0 ? g.mlp_up + g.mlp_down : 0.0;
-  r.expert = layers * expert;
-  r.dense = layers * (g.sum() - expert);
+  for (int c = stage; c < model_chunks(p); c += p.pp) {
+    const int first = chunk_first_layer(m, p, c);
+    for (int layer = first; layer < first + chunk_layers(m, p, c); ++layer) {
+      if (m.moe_layer(layer)) {
+        r.expert += moe.mlp_up + moe.mlp_down;
+        r.dense += moe.sum() - moe.mlp_up - moe.mlp_down;
+      } else {
+        r.dense += dense.sum();
+      }
+    }
+  }
   const EmbeddingParameterGroups e = embedding_parameter_groups(m);
   if (stage == 0) r.dense += e.word / p.tp + e.position;
   if (stage == p.pp - 1) {

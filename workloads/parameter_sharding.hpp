@@ -11,12 +11,17 @@ int model_chunks(const ParallelismSpec& p);
 // Layers of global chunk g: layers / chunks, the first (layers mod chunks) chunks one more.
 int chunk_layers(const ModelSpec& m, const ParallelismSpec& p, int chunk);
 int stage_layers(const ModelSpec& m, const ParallelismSpec& p, int stage);
+// The model's index of global chunk g's first layer (the chunks hold consecutive layers in order).
+int chunk_first_layer(const ModelSpec& m, const ParallelismSpec& p, int chunk);
 
 // Parameters of one layer that every tp rank holds whole: norms and the row-parallel layers' biases.
 double replicated_layer_parameters(const ModelSpec& m);
 
 // One rank's share of one layer's parameter groups: column- and row-parallel matrices / tp, norms
-// and row-parallel biases whole, experts / ep (and / tp), the router whole.
+// and row-parallel biases whole, experts / ep (and / tp), shared experts / tp, the router whole; MLA's
+// down projections and latent norms whole (Megatron-Core's MLASelfAttention builds
+// linear_q_down_proj and linear_kv_down_proj with parallel_mode "duplicated"), its up projections / tp.
+// `m` is the layer's model (dense_layer_model for a MoE model's first dense layers).
 LayerParameterGroups rank_layer_parameter_groups(const ModelSpec& m, const ParallelismSpec& p);
 
 struct RankParameters {

@@ -87,8 +87,24 @@
 // "bwd.<gemm>.fp8_transpose": the transposed fp8 copies of dY, X and W its backward GEMMs need).
 // Loss: the stack's cross entropy (training.cross_entropy, memory_recipe.cpp) moves its kernels'
 // bytes per logit forward and backward, plus one fp32 loss per token.
-// MoE: tokens routed to top_k experts without dropping; the experts' GEMMs as one grouped GEMM of
-// T x top_k x load_imbalance rows (the busiest rank); wgrad a batch of one GEMM per local expert.
+// MoE: tokens routed to top_k experts; the experts' GEMMs as one grouped GEMM of the busiest rank's
+// routed tokens (moe_routing.hpp: T x top_k x the load distribution's imbalance, capped at
+// capacity_factor x T x top_k with token_dropping), the dispatch and combine all-to-alls of as many
+// rows; wgrad a batch of one GEMM per local expert.
+// Around the all-to-alls, Megatron-Core's token permutation (after the router, before the dispatch)
+// and un-permutation (after the combine), and their mirror images in the backward: elementwise
+// kernels reading and writing the rank's T x top_k routed copies, 2 T top_k h e bytes each. Shared
+// experts (model.moe.shared_experts): a tensor-parallel MLP of shared_experts x f_e over the layer's
+// T tokens after the combine (Megatron-Core's SharedExpertMLP without overlap), its gradients with the
+// dense ones. A MoE model's first_dense_layers run the dense MLP of ffn_hidden (select_layer).
+// Multi-head latent attention (model.attention_type mla; weights in transformer_math.cpp): instead of the
+// QKV GEMM, the replicated down projections q_down (h -> q_lora_rank) and kv_down (h -> kv_lora_rank +
+// qk_rope_head_dim) on the gathered input, an RMSNorm on each latent, the column-parallel up
+// projections q_up (-> heads x (qk_nope + qk_rope)) and kv_up (-> heads x (qk_nope + v)); the
+// attention's scores over qk_nope + qk_rope dimensions and values of v_head_dim per head (flops
+// 2 b q kv heads (d_qk + d_v), halved causal); the output projection from heads x v_head_dim.
+// Backward: each projection's dgrad and wgrad in reverse, the latent norms' backward, then one tp
+// reduction of the input's gradient.
 // Vocabulary-parallel cross-entropy (tp > 1): three all-reduces of one fp32 per token (max, target
 // logit, sum of exponentials).
 //
@@ -136,6 +152,7 @@
 #include "workloads/eager_pytorch_ops.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
+#include "workloads/moe_routing.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
@@ -236,7 +253,8 @@ class StageBuilder {
         grad_bytes_(parameter_state_bytes(spec.training).gradients),
         weight_bytes_(parameter_state_bytes(spec.training).weights),
         act_(activation_info(spec.model)),
-        groups_(rank_layer_parameter_groups(spec.model, spec.parallelism)),
+        moe_groups_(rank_layer_parameter_groups(spec.model, spec.parallelism)),
+        dense_groups_(rank_layer_parameter_groups(dense_layer_model(spec.model), spec.parallelism)),
         embedding_(embedding_parameter_groups(spec.model)),
         bucket_params_(static_cast<double>(spec.parallelism.effective_bucket_size_params())) {
     t_ = p_.tp;
@@ -245,14 +263,21 @@ class StageBuilder {
     T_ = b_ * s_;
     T_sp_ = p_.sequence_parallel && t_ > 1 ? T_ / t_ : T_;
     h_ = m_.hidden;
-    d_ = m_.effective_head_dim();
+    const AttentionShape shape = attention_shape(m_);
+    mla_ = m_.latent_attention();
+    d_ = u32(shape.qk_head_dim);
+    v_dim_ = u32(shape.v_head_dim);
     heads_ = m_.heads / t_;
     q_ = heads_ * d_;
-    kv_ = m_.effective_kv_heads() / t_ * d_;
-    moe_ = m_.moe.experts > 0;
-    f_ = (moe_ && m_.moe.expert_ffn_hidden > 0 ? m_.moe.expert_ffn_hidden : m_.ffn_hidden) / t_;
-    expert_tokens_ = moe_ ? u32(std::ceil(double(T_) * m_.moe.top_k * m_.moe.load_imbalance)) : T_;
-    local_experts_ = moe_ ? m_.moe.experts / p_.ep : 0;
+    o_ = heads_ * v_dim_;
+    kv_ = u32(shape.kv_heads) / t_ * d_;
+    const bool model_moe = m_.moe.experts > 0;
+    dense_f_ = m_.ffn_hidden / t_;
+    expert_f_ = (m_.moe.expert_ffn_hidden > 0 ? m_.moe.expert_ffn_hidden : m_.ffn_hidden) / t_;
+    shared_f_ = double(m_.moe.shared_experts) * expert_f_;
+    routed_tokens_ = model_moe ? u32(std::ceil(busiest_rank_routed_tokens(m_.moe, p_.ep, T_))) : T_;
+    local_experts_ = model_moe ? m_.moe.experts / p_.ep : 0;
+    select_layer(m_.layers - 1);
     chunks_ = model_chunks(p_);
     biases_ = !llama_style(m_);
     // torch.compile fuses the eager ops (Inductor generates one kernel per fusible chain)
@@ -260,7 +285,15 @@ class StageBuilder {
     eager_rmsnorm_ = eager && llama_style(m_) && !stack_.fused.rmsnorm;
     eager_rope_ = eager && llama_style(m_) && !stack_.fused.rope;
     // repeat_kv is a copy before an opaque SDPA kernel: compiled or not, the repeated K/V are written
-    repeat_kv_ = !stack_.fused.gqa && kv_ < q_;
+    repeat_kv_ = !mla_ && !stack_.fused.gqa && kv_ < q_;
+  }
+
+  // The shape of model layer `layer`: a MoE model's first_dense_layers have the dense MLP.
+  void select_layer(int layer) {
+    moe_ = m_.moe_layer(layer);
+    f_ = moe_ ? expert_f_ : dense_f_;
+    expert_tokens_ = moe_ ? routed_tokens_ : T_;
+    groups_ = moe_ ? moe_groups_ : dense_groups_;
   }
 
   void build() {
@@ -446,7 +479,8 @@ class StageBuilder {
   // The backward moves the same bytes as the forward (the inverse rotation), hence no flag.
   void rope(const std::string& phase, double tokens) {
     if (!eager_rope_) return;
-    const double elements = tokens * (q_ + kv_);
+    // MLA: the rotary part of every query head and the one shared rotary key
+    const double elements = mla_ ? tokens * (heads_ + 1.0) * m_.mla.qk_rope_head_dim : tokens * (q_ + kv_);
     compute(phase + ".eager_rope", KernelClass::elementwise, kRopeFlopsPerElement * elements,
             eager_rope_bytes_per_element(e_) * elements);
   }
@@ -484,10 +518,12 @@ class StageBuilder {
   OpId attention(const std::string& name, bool backward, double q_tokens, double kv_tokens, bool causal = true) {
     if (!find_attention_implementation(spec_.training.attention).fused)
       return unfused_attention(name, backward, q_tokens, kv_tokens);
-    const double forward_flops = 4.0 * double(b_) * q_tokens * kv_tokens * q_ * (causal ? 0.5 : 1.0);
+    // scores over d_ dimensions per head, values of v_dim_ (MHA: both head_dim)
+    const double forward_flops =
+        2.0 * double(b_) * q_tokens * kv_tokens * heads_ * (d_ + v_dim_) * (causal ? 0.5 : 1.0);
     const double q_bytes = double(b_) * q_tokens * q_ * e_;
-    const double kv_bytes = double(b_) * kv_tokens * 2.0 * kv_width() * e_;
-    const double out_bytes = q_bytes;
+    const double kv_bytes = double(b_) * kv_tokens * kv_pair_width() * e_;
+    const double out_bytes = double(b_) * q_tokens * o_ * e_;
     const double lse_bytes = double(b_) * heads_ * q_tokens * kFp32Bytes;
     const double flops = backward ? kAttentionBackwardFlopsFactor * forward_flops : forward_flops;
     // backward reads Q, K, V, O, dO and the log-sum-exp, writes dQ, dK, dV
@@ -514,10 +550,10 @@ class StageBuilder {
       // attention dropout: reads P, writes the dropped P and its mask
       if (spec_.training.dropout > 0.0)
         compute(name + ".dropout", KernelClass::elementwise, scores, scores * (2.0 * e_ + kMaskBytes));
-      return gemm(name + ".context", q_tokens, d_, kv_tokens, heads);
+      return gemm(name + ".context", q_tokens, v_dim_, kv_tokens, heads);
     }
-    gemm(name + ".context.dgrad", kv_tokens, d_, q_tokens, heads);  // dV
-    gemm(name + ".context.pgrad", q_tokens, kv_tokens, d_, heads);  // dP
+    gemm(name + ".context.dgrad", kv_tokens, v_dim_, q_tokens, heads);  // dV
+    gemm(name + ".context.pgrad", q_tokens, kv_tokens, v_dim_, heads);  // dP
     // dropout backward: reads the gradient and the mask, writes the gradient of P
     if (spec_.training.dropout > 0.0)
       compute(name + ".dropout", KernelClass::elementwise, scores, scores * (2.0 * e_ + kMaskBytes));
@@ -552,7 +588,7 @@ class StageBuilder {
       all_gather_attention(phase, backward, method);
       return;
     }
-    const double block_bytes = double(b_) * s_ * 2.0 * kv_width() * e_ * (backward ? 2.0 : 1.0);
+    const double block_bytes = double(b_) * s_ * kv_pair_width() * e_ * (backward ? 2.0 : 1.0);
     const std::uint32_t tag = backward ? kKeyValueGradTag : kKeyValueTag;
     OpId have_block = last_;  // the local block is ready after the QKV projection (or dO)
     for (int step = 0; step < cp; ++step) {
@@ -576,8 +612,8 @@ class StageBuilder {
   // step (all_to_all to the next rank), step i + 1's accumulation waiting for step i's block.
   void all_gather_attention(const std::string& phase, bool backward, const ContextParallelComm& c) {
     const int cp = p_.cp;
-    const double kv_elements = double(b_) * s_ * 2.0 * kv_width();  // the rank's K and V
-    const double q_elements = double(b_) * s_ * q_;                 // its queries (and output)
+    const double kv_elements = double(b_) * s_ * kv_pair_width();  // the rank's K and V
+    const double q_elements = double(b_) * s_ * q_;                // its queries (and output)
     const double pack_bytes = c.pack_bytes_per_kv_element * kv_elements;
     compute(phase + ".cp.pack_kv", KernelClass::elementwise, 0.0, pack_bytes);
     const OpId gathered = collective(phase + ".cp.all_gather_kv", CollectiveKind::all_gather, comms_.cp,
@@ -619,6 +655,8 @@ class StageBuilder {
 
   // K/V width per token the attention reads: the rank's kv heads, or (repeat_kv_) one per query head.
   double kv_width() const { return repeat_kv_ ? double(q_) : double(kv_); }
+  // K and V together per token: 2 kv_width, or with MLA each head's key (d_) and value (v_dim_).
+  double kv_pair_width() const { return mla_ ? heads_ * (d_ + v_dim_) : 2.0 * kv_width(); }
 
   // torchtitan's eager repeat_kv (stack fused.gqa false): K and V expanded to every query head by a
   // copy (reads the kv_heads tensors, writes the repeated ones); backward, the sum back over the
@@ -692,9 +730,114 @@ class StageBuilder {
   }
 
   // --- the layers -------------------------------------------------------------------------------
+  // --- multi-head latent attention (model.attention_type mla; transformer_math.cpp) -------------------
+  // Megatron-Core's MLASelfAttention: the down projections (q_down, kv_down: the latent and the shared
+  // rotary key) are replicated over tp and read the whole (gathered) input; the latent RMSNorms; the
+  // column-parallel up projections to each head's query (q_up) and key and value (kv_up). r_q = 0: one
+  // column-parallel q projection.
+  // A norm over a latent of `width` (q_lora_rank or kv_lora_rank) for T tokens.
+  void latent_norm(const std::string& name, bool backward, double width) {
+    const double elements = double(T_) * width;
+    compute(name, KernelClass::normalization, kNormFlopsPerElement * elements, (backward ? 3.0 : 2.0) * e_ * elements);
+  }
+  double mla_kv_down_width() const { return double(m_.mla.kv_lora_rank) + m_.mla.qk_rope_head_dim; }
+  double mla_kv_up_width() const { return heads_ * (double(m_.mla.qk_nope_head_dim) + v_dim_); }
+
+  void mla_projections(const std::string& phase) {
+    const MlaSpec& l = m_.mla;
+    tp_forward_entry(phase + ".tp.all_gather");
+    const double T = T_, rq = l.q_lora_rank, rkv = l.kv_lora_rank;
+    if (l.q_lora_rank > 0) {
+      {
+        const LinearScope fp8 = linear_forward(phase + ".q_down", T * h_, double(h_) * rq);
+        gemm(phase + ".q_down", T, rq, h_);
+      }
+      latent_norm(phase + ".q_norm", false, rq);
+      const LinearScope fp8 = linear_forward(phase + ".q_up", T * rq, rq * q_);
+      gemm(phase + ".q_up", T, q_, rq);
+    } else {
+      const LinearScope fp8 = linear_forward(phase + ".q_proj", T * h_, double(h_) * q_);
+      gemm(phase + ".q_proj", T, q_, h_);
+    }
+    {
+      const LinearScope fp8 = linear_forward(phase + ".kv_down", T * h_, double(h_) * mla_kv_down_width());
+      gemm(phase + ".kv_down", T, mla_kv_down_width(), h_);
+    }
+    latent_norm(phase + ".kv_norm", false, rkv);
+    const LinearScope fp8 = linear_forward(phase + ".kv_up", T * rkv, rkv * mla_kv_up_width());
+    gemm(phase + ".kv_up", T, mla_kv_up_width(), rkv);
+  }
+
+  // The mirror image: each projection's dgrad then wgrad, the latent norms' backward; the replicated
+  // down projections' input gradient is reduced over tp like a column-parallel layer's. Returns the
+  // last wgrad (the qkv group's gradients are final there).
+  OpId mla_projections_backward() {
+    const MlaSpec& l = m_.mla;
+    const double T = T_, rq = l.q_lora_rank, rkv = l.kv_lora_rank;
+    auto backward = [this, T](const char* what, double n, double k) {
+      const LinearScope fp8 = linear_backward(what, T * n, T * k, k * n);
+      gemm(std::string("bwd.") + what + ".dgrad", T, k, n);
+      return gemm(std::string("bwd.") + what + ".wgrad", k, n, T);
+    };
+    backward("kv_up", mla_kv_up_width(), rkv);
+    latent_norm("bwd.kv_norm", true, rkv);
+    OpId last = backward("kv_down", mla_kv_down_width(), h_);
+    if (l.q_lora_rank > 0) {
+      backward("q_up", q_, rq);
+      latent_norm("bwd.q_norm", true, rq);
+      last = backward("q_down", rq, h_);
+    } else {
+      last = backward("q_proj", q_, h_);
+    }
+    if (t_ > 1)
+      blocking_collective("bwd.tp.qkv",
+                          p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, comms_.tp,
+                          double(T_) * h_ * e_);
+    return last;
+  }
+
+  // --- MoE as it runs (Megatron-Core's MoEAlltoAllTokenDispatcher) -------------------------------
+  // Token permutation before the dispatch all-to-all and un-permutation after the combine: each of
+  // the rank's T x top_k routed token copies is read and written once, T x top_k x h x e x 2 bytes per
+  // kernel (the same in the backward, on the gradients).
+  double permutation_bytes() const { return 2.0 * double(T_) * m_.moe.top_k * h_ * e_; }
+  void permute(const std::string& name) { compute(name, KernelClass::elementwise, 0.0, permutation_bytes()); }
+
+  // Shared experts (model.moe.shared_experts): a tensor-parallel MLP of shared_experts x f_e on the
+  // layer's T tokens beside the routed experts (Megatron-Core's SharedExpertMLP, not overlapped).
+  void shared_experts_forward(const std::string& phase) {
+    if (shared_f_ <= 0.0) return;
+    {
+      const LinearScope fp8 =
+          linear_forward(phase + ".shared_up", double(T_) * h_, double(h_) * act_.inputs * shared_f_);
+      gemm(phase + ".shared_up", T_, act_.inputs * shared_f_, h_);
+    }
+    const double out = double(T_) * shared_f_, in = act_.inputs * out;
+    compute(phase + ".shared_activation", KernelClass::elementwise, act_.flops_per_element * out, (in + out) * e_);
+    const LinearScope fp8 = linear_forward(phase + ".shared_down", out, shared_f_ * h_);
+    gemm(phase + ".shared_down", T_, h_, shared_f_);
+  }
+  void shared_experts_backward() {
+    if (shared_f_ <= 0.0) return;
+    const double share = groups_.shared_experts;
+    const double up = act_.inputs / (act_.inputs + 1.0);  // the up (and gate) projections' share of the weights
+    {
+      const LinearScope fp8 = linear_backward("shared_down", double(T_) * h_);
+      gemm("bwd.shared_down.dgrad", T_, shared_f_, h_);
+      grads(share * (1.0 - up), false, gemm("bwd.shared_down.wgrad", shared_f_, h_, T_));
+    }
+    const double out = double(T_) * shared_f_, in = act_.inputs * out;
+    compute("bwd.shared_activation", KernelClass::elementwise, act_.flops_per_element * out, (2.0 * in + out) * e_);
+    const LinearScope fp8 = linear_backward("shared_up", double(T_) * act_.inputs * shared_f_);
+    gemm("bwd.shared_up.dgrad", T_, h_, act_.inputs * shared_f_);
+    grads(share * up, false, gemm("bwd.shared_up.wgrad", h_, act_.inputs * shared_f_, T_));
+  }
+
   void forward_layer(const std::string& phase) {
     norm(phase + ".ln1", false, T_sp_);
-    {
+    if (mla_) {
+      mla_projections(phase);
+    } else {
       const LinearScope fp8 = linear_forward(phase + ".qkv", double(T_sp_) * h_, double(h_) * (q_ + 2.0 * kv_));
       gathered_gemm(phase + ".tp.all_gather", phase + ".qkv", T_, q_ + 2.0 * kv_, h_);
     }
@@ -702,14 +845,15 @@ class StageBuilder {
     repeat_kv(phase, false);
     attention_core(phase, false);
     {
-      const LinearScope fp8 = linear_forward(phase + ".attn_out", double(T_) * q_, double(q_) * h_);
-      scattered_gemm(phase + ".attn_out", phase + ".tp.attn_out", T_, h_, q_);
+      const LinearScope fp8 = linear_forward(phase + ".attn_out", double(T_) * o_, double(o_) * h_);
+      scattered_gemm(phase + ".attn_out", phase + ".tp.attn_out", T_, h_, o_);
     }
     residual(phase + ".residual1", false);
     norm(phase + ".ln2", false, T_sp_);
     if (moe_) {
       tp_forward_entry(phase + ".tp.all_gather");
       gemm(phase + ".router", T_, m_.moe.experts, h_);
+      permute(phase + ".moe.permute");
       blocking_collective(phase + ".ep.dispatch", CollectiveKind::all_to_all, comms_.ep,
                           double(expert_tokens_) * h_ * e_);
     }
@@ -727,6 +871,8 @@ class StageBuilder {
       }
       blocking_collective(phase + ".ep.combine", CollectiveKind::all_to_all, comms_.ep,
                           double(expert_tokens_) * h_ * e_);
+      permute(phase + ".moe.unpermute");
+      shared_experts_forward(phase);
       tp_forward_exit(phase + ".tp.mlp_down");
     } else {
       {
@@ -815,9 +961,11 @@ class StageBuilder {
     cast_weights_ = !spec_.training.fp8_weight_cache;
     const bool op_level = recompute == "selective" && spec_.training.selective_recompute == "matmul_outputs";
     if (recompute == "full") forward_layer("recompute");
-    if (op_level && !moe_) recompute_unsaved_ops();
+    if (op_level && !moe_ && !mla_) recompute_unsaved_ops();
     residual("bwd.residual2", true);
     if (moe_) {
+      shared_experts_backward();
+      permute("bwd.moe.unpermute");
       blocking_collective("bwd.ep.combine", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
       tp_forward_entry("bwd.tp.all_gather_grad");
       // wgrad per local expert: dW_e = X_e^T dY_e with expert_tokens / local experts tokens each
@@ -838,6 +986,7 @@ class StageBuilder {
                    2.0 * double(expert_tokens_) * h_ * act_.inputs * f_));
       }
       blocking_collective("bwd.ep.dispatch", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
+      permute("bwd.moe.permute");
       gemm("bwd.router.dgrad", T_, h_, m_.moe.experts);
       grads(groups_.router, false, gemm("bwd.router.wgrad", h_, m_.moe.experts, T_));
       if (t_ > 1)
@@ -851,7 +1000,7 @@ class StageBuilder {
     }
     grads(groups_.norms / 2.0, false, norm("bwd.ln2", true, T_sp_));
     residual("bwd.residual1", true);
-    grads(groups_.attention_out, false, fp8_row_parallel_backward("attn_out", T_, h_, q_));
+    grads(groups_.attention_out, false, fp8_row_parallel_backward("attn_out", T_, h_, o_));
     // selective recompute: the attention forward again, as one kernel over the rank's queries; with
     // context parallelism the load-balanced work of the ring (s / cp queries against s / 2 keys, dense)
     if (recompute == "selective" && !op_level) {
@@ -863,7 +1012,10 @@ class StageBuilder {
     attention_core("bwd", true);
     repeat_kv("bwd", true);
     rope("bwd", T_);
-    grads(groups_.qkv, false, fp8_column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
+    if (mla_)
+      grads(groups_.qkv, false, mla_projections_backward());
+    else
+      grads(groups_.qkv, false, fp8_column_parallel_backward("qkv", T_, q_ + 2.0 * kv_, h_));
     grads(groups_.norms / 2.0, false, norm("bwd.ln1", true, T_sp_));
   }
 
@@ -905,14 +1057,15 @@ class StageBuilder {
 
   std::vector<OpId> prefetch_chunk_weights(int chunk) {
     const int layers = chunk_layers(m_, p_, chunk);
-    const double expert = moe_ ? groups_.mlp_up + groups_.mlp_down : 0.0;
-    const double dense = groups_.sum() - expert;
+    const int first_layer = chunk_first_layer(m_, p_, chunk);
     double fill_dense = chunk == 0 ? embedding_.word / t_ + embedding_.position : 0.0;
     double fill_expert = 0.0;
     std::vector<OpId> per_layer(static_cast<std::size_t>(layers));
     int first = 0;
     for (int l = 0; l < layers; ++l) {
-      fill_dense += dense;
+      select_layer(first_layer + l);
+      const double expert = moe_ ? groups_.mlp_up + groups_.mlp_down : 0.0;
+      fill_dense += groups_.sum() - expert;
       fill_expert += expert;
       if (l + 1 == layers && chunk + 1 == chunks_) fill_dense += head_parameters();  // in the last bucket
       if (fill_dense + fill_expert < bucket_params_ && l + 1 < layers) continue;
@@ -944,7 +1097,9 @@ class StageBuilder {
               T_ * kTokenIdBytes + (positions ? 3.0 : 2.0) * elements * e_);
       tp_forward_exit("fwd.tp.embedding");
     }
+    const int first_layer = chunk_first_layer(m_, p_, chunk);
     for (int l = 0; l < chunk_layers(m_, p_, chunk); ++l) {
+      select_layer(first_layer + l);
       gather_layer_weights();
       if (!prefetched.empty()) extra_deps_.push_back(prefetched[static_cast<std::size_t>(l)]);
       forward_layer("fwd");
@@ -980,7 +1135,9 @@ class StageBuilder {
             column_parallel_backward("logits", T_, double(m_.vocab) / t_, h_));
       grads(embedding_.final_norm, false, norm("bwd.final_norm", true, T_sp_));
     }
-    for (int l = 0; l < chunk_layers(m_, p_, chunk); ++l) {
+    const int first_layer = chunk_first_layer(m_, p_, chunk), layers = chunk_layers(m_, p_, chunk);
+    for (int l = 0; l < layers; ++l) {
+      select_layer(first_layer + layers - 1 - l);  // the layers in reverse
       gather_layer_weights();
       backward_layer();
     }
@@ -1114,12 +1271,16 @@ class StageBuilder {
 
   // Parameter tensors of this stage's ranks (see the top of the file).
   double parameter_tensors() const {
-    double per_layer = llama_style(m_) ? kLlamaLayerTensors : kGptLayerTensors;
-    if (moe_) per_layer += 1.0 + kTensorsPerExpert * (double(local_experts_) - 1.0);  // router, more experts
-    double layers = 0.0;
-    for (int c = 0; c < chunks_; ++c)
-      if (c % p_.pp == stage_) layers += chunk_layers(m_, p_, c);
-    double tensors = per_layer * layers;
+    const double dense_layer = llama_style(m_) ? kLlamaLayerTensors : kGptLayerTensors;
+    // router, more experts, the shared experts' MLP
+    const double moe_layer = dense_layer + 1.0 + kTensorsPerExpert * (double(local_experts_) - 1.0) +
+                             (shared_f_ > 0.0 ? kTensorsPerExpert : 0.0);
+    double tensors = 0.0;
+    for (int c = stage_; c < chunks_; c += p_.pp) {
+      const int first = chunk_first_layer(m_, p_, c);
+      for (int layer = first; layer < first + chunk_layers(m_, p_, c); ++layer)
+        tensors += m_.moe_layer(layer) ? moe_layer : dense_layer;
+    }
     if (stage_ == 0) tensors += embedding_.position > 0.0 ? 2.0 : 1.0;
     if (stage_ == p_.pp - 1) tensors += (biases_ ? 2.0 : 1.0) + (head_parameters() > embedding_.final_norm ? 1.0 : 0.0);
     return tensors;
@@ -1140,14 +1301,23 @@ class StageBuilder {
   bool cast_weights_ = true;  // the linear layers being emitted cast their weights
   double grad_bytes_, weight_bytes_;
   const ActivationInfo& act_;
-  LayerParameterGroups groups_;  // one rank's share
+  // one rank's share of a layer: a MoE layer (any layer of a dense model), a dense one, the current one
+  LayerParameterGroups moe_groups_, dense_groups_;
+  LayerParameterGroups groups_;
   EmbeddingParameterGroups embedding_;
   double bucket_params_;
 
-  std::uint32_t t_ = 1, b_ = 0, s_ = 0, T_ = 0, T_sp_ = 0, h_ = 0, d_ = 0, heads_ = 0, q_ = 0, kv_ = 0, f_ = 0;
-  std::uint32_t expert_tokens_ = 0, local_experts_ = 0;
+  // d_: query/key dimensions per head, v_dim_: value's (MHA: both head_dim); q_ = heads_ x d_ and
+  // o_ = heads_ x v_dim_ the rank's query and attention-output widths, kv_ its K width (kv heads x d_)
+  std::uint32_t t_ = 1, b_ = 0, s_ = 0, T_ = 0, T_sp_ = 0, h_ = 0, d_ = 0, v_dim_ = 0, heads_ = 0, q_ = 0, o_ = 0,
+                kv_ = 0;
+  // the current layer's MLP width (dense_f_ or expert_f_, / tp) and tokens through it (routed_tokens_:
+  // the busiest rank's, moe_routing.hpp, or T)
+  std::uint32_t f_ = 0, dense_f_ = 0, expert_f_ = 0, expert_tokens_ = 0, routed_tokens_ = 0, local_experts_ = 0;
+  double shared_f_ = 0.0;  // the shared experts' MLP width / tp (0: none)
   int chunks_ = 1;
-  bool moe_ = false;
+  bool moe_ = false;            // the current layer has experts (select_layer)
+  bool mla_ = false;            // multi-head latent attention
   bool biases_ = true;          // GPT-style layers have biases; Llama-style (swiglu) none
   bool eager_rmsnorm_ = false;  // stack fused.rmsnorm false and a Llama-style model: PyTorch eager ops
   bool eager_rope_ = false;     // stack fused.rope false and a Llama-style model

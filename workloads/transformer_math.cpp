@@ -22,8 +22,27 @@
 // = 174,615,846,912 parameters; Llama-2-7B (L 32, h 4096, f 11008, V 32000, untied)
 // = 32 * (4h^2 + 3hf + 2h) + 2Vh + h = 6,738,415,616.
 //
+// Multi-head latent attention (model.attention_type "mla"; DeepSeek-V2, arXiv:2405.04434 sec. 2.1, and
+// DeepSeek-V3, arXiv:2412.19437 sec. 2.1.1; shapes as the released modeling_deepseek.py names them),
+// with r_q q_lora_rank, r_kv kv_lora_rank, n qk_nope_head_dim, r qk_rope_head_dim, v v_head_dim:
+//   query   h * r_q (q_a_proj) + r_q (its RMSNorm) + r_q * a(n + r) (q_b_proj);   r_q = 0: h * a(n + r)
+//   key/value  h * (r_kv + r) (kv_a_proj_with_mqa: the latent and the shared rotary key)
+//              + r_kv (its RMSNorm) + r_kv * a(n + v) (kv_b_proj: per-head keys and values)
+//   output  a v * h
+// all in the qkv group; no biases. Attention per head: scores over n + r dimensions, values of v.
+// KV cache per token and layer: the latent and the rotary key, r_kv + r elements (the keys and values
+// are recomputed from it, or the up projections absorbed into the query and output: sec. 2.1.1).
+// DeepSeek-V3 (h 7168, a 128, r_q 1536, r_kv 512, n 128, r 64, v 128): 187,107,328 attention weights
+// per layer; KV cache 576 elements = 1,152 bytes per token and layer in bf16.
+// MoE layers of DeepSeek-V3 (3 dense of f 18432, 58 MoE of 256 routed experts top-8 + 1 shared, f_e
+// 2048, V 129,280 untied): 671,026,404,352 parameters (the paper's 671B), of which a token uses
+// 37,552,282,624 (activated_parameters), 36,625,603,584 without the input embedding's lookup table: the
+// paper's "37B" rounds the latter (the former would round to 38B).
+//
 // Model flops of one training step (Megatron-LM's convention):
 //   forward per sequence = L * (2 * s * P_mm + 4 * s^2 * a*d) + 2 * s * h * V
+// (MLA: 2 s^2 a (n + r + v) for the attention, the scores over n + r and the values of v; a MoE model's
+// first dense layers with their dense MLP)
 // where P_mm is layer_matmul_parameters (the weights each token multiplies: QKV, output projection,
 // router and the top_k experts' MLP), 4 s^2 a d the attention scores QK^T and the weighted sum AV
 // (2 s^2 a d each; causal masking NOT halved, as in Megatron's convention), 2 s h V the logits.
@@ -34,6 +53,8 @@
 // Model Training on GPU Clusters Using Megatron-LM", appendix: 96 B s L h^2 (1 + s/(6h) + V/(16 L h))
 // counts the full-recompute forward too), as used for MFU by Korthikanti et al. 2022.
 #include "workloads/transformer_math.hpp"
+
+#include <algorithm>
 
 namespace clustersim {
 namespace {
@@ -46,12 +67,43 @@ double expert_ffn(const ModelSpec& m) {
   return m.moe.expert_ffn_hidden > 0 ? m.moe.expert_ffn_hidden : m.ffn_hidden;
 }
 
-// Widths of the attention projections.
+// Widths of the attention projections (MHA / GQA).
 double q_width(const ModelSpec& m) {
   return double(m.heads) * m.effective_head_dim();
 }
 double kv_width(const ModelSpec& m) {
   return double(m.effective_kv_heads()) * m.effective_head_dim();
+}
+
+// The attention's weights (MLA: see the top of the file) and its norms' (MLA's latent RMSNorms).
+struct AttentionWeights {
+  double qkv = 0.0, out = 0.0, norms = 0.0;
+};
+AttentionWeights attention_weights(const ModelSpec& m) {
+  const double h = m.hidden;
+  AttentionWeights w;
+  if (!m.latent_attention()) {
+    w.qkv = h * (q_width(m) + 2.0 * kv_width(m));
+    w.out = q_width(m) * h;
+    return w;
+  }
+  const MlaSpec& l = m.mla;
+  const double a = m.heads, qk = double(l.qk_nope_head_dim) + l.qk_rope_head_dim;
+  const double query = l.q_lora_rank > 0 ? h * l.q_lora_rank + double(l.q_lora_rank) * a * qk : h * a * qk;
+  const double key_value = h * (double(l.kv_lora_rank) + l.qk_rope_head_dim) +
+                           double(l.kv_lora_rank) * a * (double(l.qk_nope_head_dim) + l.v_head_dim);
+  w.qkv = query + key_value;
+  w.out = a * l.v_head_dim * h;
+  w.norms = double(l.q_lora_rank) + l.kv_lora_rank;
+  return w;
+}
+
+// Sums f(layer model) over the layers: the first dense ones and the rest.
+template <typename F>
+double over_layers(const ModelSpec& m, F f) {
+  const int moe = moe_layer_count(m);
+  const double dense = m.layers - moe;
+  return (dense > 0 ? dense * f(dense_layer_model(m)) : 0.0) + (moe > 0 ? moe * f(m) : 0.0);
 }
 
 }  // namespace
@@ -60,13 +112,43 @@ bool llama_style(const ModelSpec& m) {
   return m.activation == "swiglu";
 }
 
+ModelSpec dense_layer_model(const ModelSpec& m) {
+  ModelSpec dense = m;
+  dense.moe = MoeSpec{};
+  return dense;
+}
+
+int moe_layer_count(const ModelSpec& m) {
+  return m.moe.experts > 0 ? m.layers - m.moe.first_dense_layers : 0;
+}
+
+AttentionShape attention_shape(const ModelSpec& m) {
+  AttentionShape a;
+  a.heads = m.heads;
+  if (m.latent_attention()) {
+    a.kv_heads = m.heads;
+    a.qk_head_dim = double(m.mla.qk_nope_head_dim) + m.mla.qk_rope_head_dim;
+    a.v_head_dim = m.mla.v_head_dim;
+  } else {
+    a.kv_heads = m.effective_kv_heads();
+    a.qk_head_dim = a.v_head_dim = m.effective_head_dim();
+  }
+  return a;
+}
+
+double kv_cache_elements_per_token_layer(const ModelSpec& m) {
+  if (m.latent_attention()) return double(m.mla.kv_lora_rank) + m.mla.qk_rope_head_dim;
+  return 2.0 * kv_width(m);
+}
+
 LayerParameterGroups layer_parameter_groups(const ModelSpec& m) {
   const double h = m.hidden;
   const bool bias = !llama_style(m);
   const double qkv_out = q_width(m) + 2.0 * kv_width(m);
+  const AttentionWeights attention = attention_weights(m);
   LayerParameterGroups g;
-  g.qkv = h * qkv_out + (bias ? qkv_out : 0.0);
-  g.attention_out = q_width(m) * h + (bias ? h : 0.0);
+  g.qkv = attention.qkv + attention.norms + (bias ? qkv_out : 0.0);
+  g.attention_out = attention.out + (bias ? h : 0.0);
   const double experts = m.moe.experts > 0 ? m.moe.experts : 1.0;
   const double f = m.moe.experts > 0 ? expert_ffn(m) : double(m.ffn_hidden);
   // Up (and gate) projections: (matrices - 1) * h * f weights, one bias of f each (GPT: one matrix).
@@ -74,6 +156,10 @@ LayerParameterGroups layer_parameter_groups(const ModelSpec& m) {
   g.mlp_down = experts * (f * h + (bias ? h : 0.0));
   g.router = m.moe.experts > 0 ? h * m.moe.experts : 0.0;
   g.norms = 2.0 * (llama_style(m) ? h : 2.0 * h);
+  // shared experts: one MLP of shared_experts x f_e, biased like the routed ones
+  const double shared_f = double(m.moe.shared_experts) * f;
+  if (m.moe.experts > 0 && shared_f > 0.0)
+    g.shared_experts = mlp_matrices(m) * h * shared_f + (bias ? (mlp_matrices(m) - 1.0) * shared_f + h : 0.0);
   return g;
 }
 
@@ -89,9 +175,10 @@ EmbeddingParameterGroups embedding_parameter_groups(const ModelSpec& m) {
 
 double layer_matmul_parameters(const ModelSpec& m) {
   const double h = m.hidden;
-  const double attention = h * (q_width(m) + 2.0 * kv_width(m)) + q_width(m) * h;
+  const AttentionWeights w = attention_weights(m);
+  const double attention = w.qkv + w.out;
   if (m.moe.experts == 0) return attention + mlp_matrices(m) * h * m.ffn_hidden;
-  return attention + h * m.moe.experts + m.moe.top_k * mlp_matrices(m) * h * expert_ffn(m);
+  return attention + h * m.moe.experts + (m.moe.top_k + m.moe.shared_experts) * mlp_matrices(m) * h * expert_ffn(m);
 }
 
 double layer_parameters(const ModelSpec& m) {
@@ -103,14 +190,24 @@ double embedding_parameters(const ModelSpec& m) {
 }
 
 double total_parameters(const ModelSpec& m) {
-  return m.layers * layer_parameters(m) + embedding_parameters(m);
+  return over_layers(m, [](const ModelSpec& l) { return layer_parameters(l); }) + embedding_parameters(m);
+}
+
+double activated_parameters(const ModelSpec& m) {
+  const double unused_experts = double(m.moe.experts - m.moe.top_k) * moe_layer_count(m);
+  const double expert =
+      (layer_parameter_groups(m).mlp_up + layer_parameter_groups(m).mlp_down) / std::max(1, m.moe.experts);
+  return total_parameters(m) - unused_experts * expert;
 }
 
 double training_flops_per_step(const ModelSpec& m, double sequences) {
   const double s = m.seq_len;
-  const double layer = 2.0 * s * layer_matmul_parameters(m) + 4.0 * s * s * q_width(m);
+  const AttentionShape a = attention_shape(m);
+  const double scores = 2.0 * s * s * a.heads * (a.qk_head_dim + a.v_head_dim);
+  const double layers =
+      over_layers(m, [s, scores](const ModelSpec& l) { return 2.0 * s * layer_matmul_parameters(l) + scores; });
   const double logits = 2.0 * s * double(m.hidden) * m.vocab;
-  return sequences * 3.0 * (m.layers * layer + logits);
+  return sequences * 3.0 * (layers + logits);
 }
 
 }  // namespace clustersim

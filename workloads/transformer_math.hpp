@@ -16,8 +16,20 @@ struct LayerParameterGroups {
   double mlp_down = 0.0;       // MLP down projection
   double router = 0.0;         // MoE router (0 for dense models)
   double norms = 0.0;          // the layer's two norms together
+  // MoE shared experts (model.moe.shared_experts): their up (and gate) and down projections together,
+  // split over tp like a dense MLP, not over ep.
+  double shared_experts = 0.0;
 
-  double sum() const { return qkv + attention_out + mlp_up + mlp_down + router + norms; }
+  double sum() const { return qkv + attention_out + mlp_up + mlp_down + router + norms + shared_experts; }
+};
+
+// The attention's shape as its kernel sees it: query/key and value dimensions per head, and the
+// key/value heads it reads (MLA: every head has its own key and value once the latent is projected up).
+struct AttentionShape {
+  double heads = 0.0;
+  double kv_heads = 0.0;
+  double qk_head_dim = 0.0;  // MHA: head_dim; MLA: qk_nope_head_dim + qk_rope_head_dim
+  double v_head_dim = 0.0;   // MHA: head_dim; MLA: v_head_dim
 };
 
 // The parameters outside the layers.
@@ -30,7 +42,18 @@ struct EmbeddingParameterGroups {
   double sum() const { return word + position + final_norm + output; }
 };
 
+// A layer of `m` as the model's MoE layers are (every layer of a dense model); the first
+// first_dense_layers of a MoE model are layers of dense_layer_model(m).
 LayerParameterGroups layer_parameter_groups(const ModelSpec& m);
+// `m` with a dense MLP of ffn_hidden instead of the experts: the shape of a MoE model's first dense layers.
+ModelSpec dense_layer_model(const ModelSpec& m);
+// Layers with experts: layers - first_dense_layers (0 for a dense model).
+int moe_layer_count(const ModelSpec& m);
+AttentionShape attention_shape(const ModelSpec& m);
+// Elements one token keeps in the KV cache per layer: its key and value (2 x kv_heads x head_dim), or
+// with MLA the compressed latent and the shared rotary key (kv_lora_rank + qk_rope_head_dim). The one
+// rule for serving's KV cache and its transfers.
+double kv_cache_elements_per_token_layer(const ModelSpec& m);
 EmbeddingParameterGroups embedding_parameter_groups(const ModelSpec& m);
 // Weights of the matrix multiplications one token passes through in one layer (no biases or norms;
 // MoE: the router and top_k experts). Forward GEMM flops of a layer = 2 * this * tokens.
@@ -43,6 +66,9 @@ double layer_parameters(const ModelSpec& m);
 // Everything outside the layers: embeddings, final norm, and the output projection when untied.
 double embedding_parameters(const ModelSpec& m);
 double total_parameters(const ModelSpec& m);
+// Parameters one token uses (the "activated" parameters of MoE papers): all but the routed experts it
+// is not sent to (experts - top_k per MoE layer); embeddings included, as Mixtral's 12.9B counts them.
+double activated_parameters(const ModelSpec& m);
 // Model flops of one training step (forward + backward = 3x forward, no recompute), for MFU, for
 // `sequences` sequences of the model's seq_len.
 double training_flops_per_step(const ModelSpec& m, double sequences);

@@ -103,6 +103,21 @@ void set_trace_step(WorkloadSpec& s, const nlohmann::json& v) {
   s.trace.step = v.is_string() ? v.get<std::string>() : std::to_string(v.get<std::int64_t>());
 }
 
+std::string mha_only(const WorkloadSpec& s) {
+  if (!s.model.latent_attention()) return "";
+  return "does not apply to attention_type \"mla\" (its key/value shape is model.mla)";
+}
+
+std::string mla_only(const WorkloadSpec& s) {
+  if (s.model.latent_attention()) return "";
+  return "applies to attention_type \"mla\" only, got attention_type \"" + s.model.attention_type + "\"";
+}
+
+std::string moe_only(const WorkloadSpec& s) {
+  if (s.model.moe.experts > 0) return "";
+  return "applies to a mixture of experts only (experts > 0)";
+}
+
 std::vector<std::string> stack_choices() {
   return software_stack_ids();
 }
@@ -141,6 +156,7 @@ const std::vector<Row>& rows() {
   using W = WorkloadSpec;
   using M = ModelSpec;
   using E = MoeSpec;
+  using L = MlaSpec;
   using T = TrainingSpec;
   using P = ParallelismSpec;
   using R = TraceSpec;
@@ -163,11 +179,26 @@ const std::vector<Row>& rows() {
                 "of generated ops), else exit 2 at `/training/global_batch`")));
     add(row<&W::model, &M::hidden>(count("model.hidden", true, "", "hidden size")));
     add(row<&W::model, &M::heads>(count("model.heads", true, "", "attention heads")));
+    add(row<&W::model, &M::attention_type>(
+        choice(
+            "model.attention_type", false,
+            [] {
+              return std::vector<std::string>{"mha", "mla"};
+            },
+            "\"mha\"",
+            "`mha`: multi-head attention (grouped-query with `kv_heads` < `heads`); `mla`: multi-head latent "
+            "attention (DeepSeek-V2/V3; its shape in `model.mla`, `kv_heads` and `head_dim` do not apply): "
+            "projections through the latent ranks, attention over qk_nope + qk_rope dimensions per head for "
+            "scores and v_head_dim for values, a KV cache of kv_lora_rank + qk_rope_head_dim elements per "
+            "token and layer (workloads/transformer_math.cpp)"),
+        "\"mha\""));
     add(row<&W::model, &M::kv_heads>(
-        integer("model.kv_heads", true, 1, INT_MAX, "", "`heads`",
-                "key/value heads, dividing `heads`; fewer than heads: grouped-query attention"),
-        "0"));
-    add(row<&W::model, &M::head_dim>(integer("model.head_dim", false, 1, INT_MAX, "", "hidden / heads", ""), "0"));
+            integer("model.kv_heads", true, 1, INT_MAX, "", "`heads`",
+                    "key/value heads, dividing `heads`; fewer than heads: grouped-query attention"),
+            "0"),
+        nullptr, &mha_only);
+    add(row<&W::model, &M::head_dim>(integer("model.head_dim", false, 1, INT_MAX, "", "hidden / heads", ""), "0"),
+        nullptr, &mha_only);
     add(row<&W::model, &M::ffn_hidden>(count("model.ffn_hidden", true, "", "MLP width")));
     add(row<&W::model, &M::seq_len>(count("model.seq_len", true, "tokens", "sequence length")));
     add(row<&W::model, &M::vocab>(count("model.vocab", true, "", "vocabulary size")));
@@ -186,11 +217,71 @@ const std::vector<Row>& rows() {
     add(row<&W::model, &M::moe, &E::expert_ffn_hidden>(
         integer("model.moe.expert_ffn_hidden", true, 0, INT_MAX, "0", "", "an expert's MLP width; 0: `ffn_hidden`")));
     add(row<&W::model, &M::moe, &E::capacity_factor>(
-        number("model.moe.capacity_factor", true, NumberRange::positive(), "1.0", "", "")));
+        number("model.moe.capacity_factor", true, NumberRange::positive(), "1.0", "",
+               "with `token_dropping`: the most routed tokens an expert-parallel rank takes, over its mean "
+               "(T x top_k); without it, unused (no token is dropped)")));
+    add(row<&W::model, &M::moe, &E::token_dropping>(
+            boolean("model.moe.token_dropping", false, "false",
+                    "tokens past a rank's capacity (`capacity_factor` x T x top_k) skip the experts "
+                    "(Megatron-Core's --moe-expert-capacity-factor with token dropping): the busiest rank's "
+                    "expert GEMMs and all-to-alls are capped there"),
+            "false"),
+        nullptr, &moe_only);
     add(row<&W::model, &M::moe, &E::load_imbalance>(number(
         "model.moe.load_imbalance", false, NumberRange::at_least(1.0), "1.0", "",
         "tokens of the busiest expert-parallel rank over the mean; every rank's all-to-alls and expert GEMMs wait "
-        "for it")));
+        "for it (with `load_distribution` `multinomial`: a factor on top of the random imbalance)")));
+    add(row<&W::model, &M::moe, &E::load_distribution>(
+            choice(
+                "model.moe.load_distribution", false,
+                [] {
+                  return std::vector<std::string>{"factor", "multinomial"};
+                },
+                "\"factor\"",
+                "`factor`: the busiest rank's load is `load_imbalance` x the mean; `multinomial`: each routed copy "
+                "picks an expert uniformly, and the busiest of the ep ranks takes the expected maximum of their "
+                "loads, T top_k (1 + z_ep sqrt((1 - 1/ep) / (T top_k))) with z_ep the expected largest of ep standard "
+                "normals, times `load_imbalance` (workloads/moe_routing.cpp)"),
+            "\"factor\""),
+        nullptr, &moe_only);
+    add(row<&W::model, &M::moe, &E::shared_experts>(
+            integer("model.moe.shared_experts", false, 0, INT_MAX, "0", "",
+                    "experts every token passes through besides its routed ones (DeepSeek's shared experts), each "
+                    "`expert_ffn_hidden` wide, run as one tensor-parallel MLP of shared_experts x expert_ffn_hidden "
+                    "(Megatron-Core's shared_expert_intermediate_size)"),
+            "0"),
+        nullptr, &moe_only);
+    add(row<&W::model, &M::moe, &E::first_dense_layers>(
+            integer("model.moe.first_dense_layers", false, 0, INT_MAX, "0", "",
+                    "the first layers are dense, their MLP `ffn_hidden` wide (DeepSeek-V3's first_k_dense_replace "
+                    "3); fewer than `layers`"),
+            "0"),
+        nullptr, &moe_only);
+    auto mla_dim = [](std::string_view path, std::string_view doc) {
+      return integer(path, false, 0, INT_MAX, "0", "", doc);
+    };
+    add(row<&W::model, &M::mla, &L::q_lora_rank>(
+            mla_dim("model.mla.q_lora_rank",
+                    "rank of the query's down projection (an RMSNorm between down and up projection); 0: queries "
+                    "projected from the hidden state directly (DeepSeek-V2-Lite)"),
+            "0"),
+        nullptr, &mla_only);
+    add(row<&W::model, &M::mla, &L::kv_lora_rank>(
+            mla_dim("model.mla.kv_lora_rank", "rank of the compressed key-value latent, cached (>= 1)"), "0"),
+        nullptr, &mla_only);
+    add(row<&W::model, &M::mla, &L::qk_nope_head_dim>(
+            mla_dim("model.mla.qk_nope_head_dim", "per-head query/key dimensions without rotary embedding (>= 1)"),
+            "0"),
+        nullptr, &mla_only);
+    add(row<&W::model, &M::mla, &L::qk_rope_head_dim>(
+            mla_dim("model.mla.qk_rope_head_dim",
+                    "per-head query/key dimensions with rotary embedding; the rotary key is one per token, shared "
+                    "by the heads, and cached (>= 1)"),
+            "0"),
+        nullptr, &mla_only);
+    add(row<&W::model, &M::mla, &L::v_head_dim>(mla_dim("model.mla.v_head_dim", "per-head value dimensions (>= 1)"),
+                                                "0"),
+        nullptr, &mla_only);
 
     // training
     add(row<&W::training, &T::stack>(

@@ -36,6 +36,22 @@ void parse_moe(JsonReader r, WorkloadSpec& spec) {
     r.fail("top_k",
            "top_k (" + std::to_string(moe.top_k) + ") must not exceed experts (" + std::to_string(moe.experts) + ")");
   if (moe.experts > 0 && moe.top_k == 0) r.fail("top_k", "a mixture of experts needs top_k >= 1");
+  if (moe.first_dense_layers >= spec.model.layers && moe.experts > 0)
+    r.fail("first_dense_layers", "first_dense_layers (" + std::to_string(moe.first_dense_layers) +
+                                     ") must be fewer than model.layers (" + std::to_string(spec.model.layers) + ")");
+  r.finish();
+}
+
+void parse_mla(JsonReader r, WorkloadSpec& spec) {
+  read_workload_fields(r, "model.mla", spec);
+  const MlaSpec& mla = spec.model.mla;
+  const std::pair<const char*, int> required[] = {{"kv_lora_rank", mla.kv_lora_rank},
+                                                  {"qk_nope_head_dim", mla.qk_nope_head_dim},
+                                                  {"qk_rope_head_dim", mla.qk_rope_head_dim},
+                                                  {"v_head_dim", mla.v_head_dim}};
+  for (const auto& [key, value] : required)
+    if (value < 1)
+      r.fail(key, std::string("multi-head latent attention needs ") + key + " >= 1, got " + std::to_string(value));
   r.finish();
 }
 
@@ -49,10 +65,17 @@ void parse_model(JsonReader r, WorkloadSpec& spec) {
   read_workload_fields(r, "model", spec);
   parse_moe(r.optional_object("moe").value_or(empty_section(r.file(), r.path_of("moe"))), spec);
   const ModelSpec& m = spec.model;
+  if (m.latent_attention()) {
+    if (!r.has("mla"))
+      r.fail("attention_type", "attention_type \"mla\" needs its shape in model.mla (kv_lora_rank, ...)");
+    parse_mla(r.object("mla"), spec);
+  } else if (r.has("mla")) {
+    r.fail("mla", "model.mla applies to attention_type \"mla\" only, got attention_type \"" + m.attention_type + "\"");
+  }
   if (m.kv_heads > 0 && (m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
     r.fail("kv_heads",
            "kv_heads (" + std::to_string(m.kv_heads) + ") must divide heads (" + std::to_string(m.heads) + ")");
-  if (m.head_dim == 0 && m.hidden % m.heads != 0)
+  if (!m.latent_attention() && m.head_dim == 0 && m.hidden % m.heads != 0)
     r.fail("heads", "heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) +
                         ") unless head_dim is given");
   r.finish();
@@ -171,6 +194,10 @@ std::string workload_spec_to_json(const WorkloadSpec& spec) {
   write_workload_fields(model, "model", spec);
   model["moe"] = nlohmann::ordered_json::object();
   write_workload_fields(model["moe"], "model.moe", spec);
+  if (spec.model.latent_attention()) {
+    model["mla"] = nlohmann::ordered_json::object();
+    write_workload_fields(model["mla"], "model.mla", spec);
+  }
   j["model"] = std::move(model);
   j["training"] = nlohmann::ordered_json::object();
   write_workload_fields(j["training"], "training", spec);

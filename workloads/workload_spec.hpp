@@ -19,12 +19,37 @@ struct MoeSpec {
   int experts = 0;  // 0: dense model
   int top_k = 0;
   int expert_ffn_hidden = 0;  // 0: same as ffn_hidden
+  // With token_dropping, each expert-parallel rank takes at most capacity_factor x its mean routed
+  // tokens (T x top_k); the rest skip the experts (Megatron-Core's --moe-expert-capacity-factor).
   double capacity_factor = 1.0;
+  bool token_dropping = false;
   // Tokens of the busiest expert-parallel rank over the mean (>= 1): the all-to-alls and the expert
-  // GEMMs of every rank wait for the busiest one.
+  // GEMMs of every rank wait for the busiest one. With load_distribution "multinomial", the expected
+  // busiest of ep ranks under uniform random routing, times this factor (workloads/moe_routing.hpp).
   double load_imbalance = 1.0;
+  std::string load_distribution = "factor";
+  // Experts every token passes through besides its top_k routed ones (DeepSeek's shared experts), each
+  // of expert_ffn_hidden; Megatron-Core runs them as one MLP of shared_experts x expert_ffn_hidden.
+  int shared_experts = 0;
+  // The first layers are dense MLPs of ffn_hidden (DeepSeek-V3's first_k_dense_replace = 3).
+  int first_dense_layers = 0;
 
   friend bool operator==(const MoeSpec&, const MoeSpec&) = default;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3, model.attention_type "mla"): queries through a rank
+// q_lora_rank bottleneck (0: projected from the hidden state directly), keys and values from one
+// compressed latent of kv_lora_rank plus a shared rotary key of qk_rope_head_dim; per head, query and
+// key have qk_nope_head_dim + qk_rope_head_dim elements, the value v_head_dim. Formulas in
+// transformer_math.cpp.
+struct MlaSpec {
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+
+  friend bool operator==(const MlaSpec&, const MlaSpec&) = default;
 };
 
 struct ModelSpec {
@@ -39,10 +64,18 @@ struct ModelSpec {
   int vocab = 0;
   std::string activation = "gelu";  // gelu | swiglu | squared_relu
   bool tied_embeddings = false;
+  // model.attention_type. mha: multi-head attention (grouped-query with kv_heads < heads); mla: multi-head latent
+  // attention
+  // (`mla` below; kv_heads and head_dim do not apply).
+  std::string attention_type = "mha";
+  MlaSpec mla;
   MoeSpec moe;
 
   int effective_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
+  bool latent_attention() const { return attention_type == "mla"; }
+  // Layer `layer` (0-based) has experts: a MoE model past its first_dense_layers.
+  bool moe_layer(int layer) const { return moe.experts > 0 && layer >= moe.first_dense_layers; }
 
   friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 };

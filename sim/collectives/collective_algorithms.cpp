@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/collectives/collective_algorithm.hpp"
+#include "sim/collectives/deepep_algorithm.hpp"
 #include "sim/collectives/direct_algorithm.hpp"
 #include "sim/collectives/halving_doubling_algorithm.hpp"
 #include "sim/collectives/hierarchical_algorithm.hpp"
@@ -206,6 +207,10 @@ std::span<const CollectiveAlgorithmEntry> collective_algorithms() {
        "traffic)",
        true, &pat_supports, &pat_infeasible, &plan_pat, kPatTunerBandwidthFactor},
       {"direct", "every pair at once (all-to-all, all-to-allv)", true, &direct_supports, nullptr, &plan_direct},
+      {"deepep",
+       "DeepEP's normal MoE dispatch/combine: RDMA along rails between nodes, NVLink forwarding inside them, "
+       "pipelined (all-to-all; not NCCL: name it, e.g. --algorithm ep=deepep)",
+       false, &deepep_supports, &deepep_infeasible, &plan_deepep},
       {"halving_doubling", "recursive halving then doubling (MPI, Gloo): log2(N) steps, power-of-two groups", false,
        &halving_doubling_supports, &halving_doubling_infeasible, &plan_halving_doubling},
       {"hierarchical", "intra-node reduce-scatter, inter-node ring per rail, intra-node all-gather (Horovod)", false,

@@ -13,12 +13,12 @@
 #include "sim/network/network_profile.hpp"
 #include "sim/serving/deployment_cluster.hpp"
 #include "topologies/cluster.hpp"
+#include "workloads/transformer_math.hpp"
 
 namespace clustersim {
 
 double kv_cache_bytes_per_token(const ModelSpec& model, ServingDtype kv_dtype, int group_size) {
-  return 2.0 * model.layers * model.effective_kv_heads() * model.effective_head_dim() *
-         bytes_per_element(kv_dtype, group_size);
+  return model.layers * kv_cache_elements_per_token_layer(model) * bytes_per_element(kv_dtype, group_size);
 }
 
 namespace {

@@ -2,7 +2,8 @@
 // Disaggregated serving's KV-cache transfer (DistServe, OSDI 2024; Splitwise, ISCA 2024): when a request's
 // prompt has run on a prefill replica, its KV cache moves to a decode replica over the cluster's links.
 // The bytes are the closed form of the whole model (every layer and KV head once):
-//   bytes = tokens x 2 (K and V) x layers x kv_heads x head_dim x bytes per element of the KV dtype.
+//   bytes = tokens x layers x kv_cache_elements_per_token_layer (workloads/transformer_math.hpp: 2 x kv_heads x
+//   head_dim, or MLA's kv_lora_rank + qk_rope_head_dim) x bytes per element of the KV dtype.
 // The time is that of the transfer on an idle fabric (the collective model's idle_fabric_time_s): the
 // busiest link's bytes over its effective bandwidth under the GPU's network profile, plus the route's
 // per-step latency and the profile's per-call latency. The routes are the cluster's: NVLink / the

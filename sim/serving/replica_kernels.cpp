@@ -98,7 +98,7 @@ ReplicaKernels::ReplicaKernels(const ReplicaConfig& replica, const ReplicaLayout
     input_bytes_ = kActivationBytes;
   }
   kv_element_bytes_ = bytes_per_element(replica.kv_dtype, replica.group_size);
-  kv_bytes_per_token_layer_ = 2.0 * l_.kv_width_per_gpu() * kv_element_bytes_;
+  kv_bytes_per_token_layer_ = l_.kv_cache_elements_per_gpu * kv_element_bytes_;
 }
 
 ComputeOp ReplicaKernels::gemm(const char* name, double m, double n, double k, double batch) const {

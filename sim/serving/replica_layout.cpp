@@ -104,6 +104,9 @@ ReplicaLayout replica_layout(const ReplicaConfig& r) {
   l.head_dim = m.effective_head_dim();
   l.q_heads_per_gpu = double(m.heads) / attention_tp;
   l.kv_heads_per_gpu = kv >= attention_tp ? double(kv) / attention_tp : 1.0;
+  // the model's KV elements per token and layer (transformer_math.hpp), this GPU's share of them
+  l.kv_cache_elements_per_gpu =
+      kv_cache_elements_per_token_layer(m) * (m.latent_attention() ? 1.0 : l.kv_heads_per_gpu / kv);
   l.mlp_input_matrices = llama_style(m) ? 2.0 : 1.0;
   l.ffn_per_gpu = double(m.ffn_hidden) / r.tp;
   l.moe = m.moe.experts > 0;

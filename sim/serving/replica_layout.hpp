@@ -18,6 +18,9 @@ struct ReplicaLayout {
   double head_dim = 0.0;
   double q_heads_per_gpu = 0.0;     // heads / attention_tp
   double kv_heads_per_gpu = 0.0;    // kv_heads / attention_tp, or 1 when more (each GPU keeps a copy of one)
+  // KV-cache elements of one token and layer on one GPU: its kv heads' keys and values, or MLA's whole
+  // latent and rotary key (replicated on every tensor-parallel GPU)
+  double kv_cache_elements_per_gpu = 0.0;
   double mlp_input_matrices = 1.0;  // 2 for swiglu (gate and up), 1 otherwise
   double ffn_per_gpu = 0.0;         // dense MLP width on one GPU: ffn_hidden / tp
   bool moe = false;

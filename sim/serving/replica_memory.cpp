@@ -30,8 +30,9 @@
 //                the context lies in the 1 - gpu_memory_utilization margin.
 //   capacity     HBM x gpu_memory_utilization
 //   KV cache     capacity - weights - activations - workspace
-//   kv_bytes_per_token = 2 x L_s x kv heads per GPU x d x bytes(kv dtype) (kv heads replicated when
-//                tp > kv_heads: replica_layout.cpp)
+//   kv_bytes_per_token = L_s x KV elements per token and layer on one GPU x bytes(kv dtype): 2 x kv
+//                heads per GPU x d (kv heads replicated when tp > kv_heads), or MLA's whole latent and
+//                rotary key (replica_layout.cpp; the model's rule in workloads/transformer_math.hpp)
 //   kv_capacity_tokens = floor(KV cache / kv_bytes_per_token): every GPU of the replica holds the same
 //                tokens (tp splits heads, pp splits layers), so this is the replica's.
 //   Data-parallel attention (D ranks of tp / D GPUs, replica_layout.cpp): the lines above with the

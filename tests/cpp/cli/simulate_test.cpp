@@ -167,6 +167,25 @@ TEST(CliSimulate, ModelPresetsOfTodaySimulateOnShippedClusters) {
   }
 }
 
+// DeepSeek-V3 on the report's 2,048 GPUs (256 DGX H100 nodes; PP 16, EP 64 carved out of DP 128): 671B
+// parameters (arXiv:2412.19437) within 1 %, the model flops of its MLA and dense first layers, memory
+// that fits, and the MoE's ops in the timeline of the step (the expert-parallel all-to-alls named with
+// DeepEP's algorithm). 1,024 sequences (8 micro-batches per rank) keep the test short.
+TEST(CliSimulate, DeepSeekV3SimulatesOnTwoThousandGpus) {
+  const std::string run =
+      "simulate --fidelity analytical --cluster dgx-h100-superpod --set cluster.nodes=256 --workload deepseek-v3 "
+      "--set workload.training.global_batch=1024 --algorithm ep=deepep";
+  const auto j = simulate_json(run);
+  EXPECT_EQ(j["run"]["gpus"].get<int>(), 2048);
+  EXPECT_NEAR(j["run"]["parameters"].get<double>() / 671e9, 1.0, 0.01);
+  EXPECT_GT(j["step_time_s"].get<double>(), 0.0);
+  EXPECT_TRUE(j["memory"]["fits"].get<bool>()) << j["memory"].dump();
+  bool ep_deepep = false;
+  for (const auto& c : j["communication"])
+    if (c["group"] == "ep" && c["algorithm"] == "deepep") ep_deepep = true;
+  EXPECT_TRUE(ep_deepep) << j["communication"].dump();
+}
+
 // A GPU whose kernel-model figures are assumptions is flagged in the report: JSON provenance and text.
 TEST(CliSimulate, AnUncalibratedGpuIsFlaggedInTheReport) {
   const std::string run =

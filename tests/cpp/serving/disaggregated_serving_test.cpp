@@ -11,6 +11,7 @@
 #include "sim/serving/kv_transfer.hpp"
 #include "sim/serving/serving_engine.hpp"
 #include "topologies/cluster_spec.hpp"
+#include "workloads/workload_spec.hpp"
 
 namespace clustersim {
 namespace {
@@ -48,6 +49,11 @@ TEST(DisaggregatedServing, KvBytesPerTokenIsTheClosedForm) {
   // Llama-2-7B (MHA): 2 x 32 x 32 x 128 x 2 = 524,288.
   EXPECT_EQ(kv_cache_bytes_per_token(testing::llama2(false), ServingDtype::bf16, 128), 524288.0);
   EXPECT_EQ(kv_cache_bytes_per_token(tiny_disaggregated("continuous", 1, 1).model, ServingDtype::bf16, 128), 64.0);
+  // DeepSeek-V3's multi-head latent attention caches the latent and the rotary key: 61 layers x (512 +
+  // 64) x 2 bytes = 70,272 bytes per token, 1/7.5 of Llama-2-70B's with twice the layers' width.
+  const ModelSpec deepseek = load_workload_spec("deepseek-v3").model;
+  EXPECT_EQ(kv_cache_bytes_per_token(deepseek, ServingDtype::bf16, 128), 70272.0);
+  EXPECT_EQ(kv_cache_bytes_per_token(deepseek, ServingDtype::fp8, 128), 35136.0);
 }
 
 // One request, arrival 1 s, prompt 100, output 3; prefill model 10 ms + 1 ms per token, decode model

@@ -325,5 +325,103 @@ TEST(TransformerGenerator, MoeGemmsCountTopKExperts) {
   EXPECT_DOUBLE_EQ(total, 4.0 * total_parameters(spec.model));
 }
 
+TEST(TransformerGenerator, MoePermutationMovesEveryRoutedTokenTwice) {
+  // Per MoE layer and direction, the permutation and the un-permutation each read and write the
+  // rank's T x top_k routed copies: tokens 2 x 128 = 256, top_k 2, h 256, bf16:
+  // 256 * 2 * 256 * 2 bytes * 2 = 524,288 bytes per kernel.
+  WorkloadSpec spec = small_gpt(2);
+  spec.model.moe.experts = 4;
+  spec.model.moe.top_k = 2;
+  spec.parallelism.ep = 2;
+  const ExecutionGraph graph = generate_transformer_training(spec, 2);
+  const OpTable& ops = ops_of(graph);
+  const double micro_batches = 2.0, layers = 2.0;
+  for (const char* name : {"fwd.moe.permute", "fwd.moe.unpermute", "bwd.moe.permute", "bwd.moe.unpermute"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(count(ops, name), std::size_t(micro_batches * layers));
+    EXPECT_DOUBLE_EQ(ops.bytes(last_named(ops, name)), 524'288.0);
+    EXPECT_EQ(ops.kernel(last_named(ops, name)), KernelClass::elementwise);
+  }
+  // dispatch comes after the permutation, the un-permutation after the combine
+  EXPECT_LT(last_named(ops, "fwd.moe.permute"), last_named(ops, "fwd.ep.dispatch"));
+  EXPECT_GT(last_named(ops, "fwd.moe.unpermute"), last_named(ops, "fwd.ep.combine"));
+}
+
+TEST(TransformerGenerator, TheBusiestRanksRoutedTokensSizeTheExpertGemmsAndAllToAlls) {
+  // tokens 2 x 128 = 256, top_k 2: 512 routed copies on average; load_imbalance 1.5: 768 rows on the
+  // busiest rank; with token dropping at capacity 1.25: 640 rows. The all-to-alls move as many rows of
+  // h 256 in bf16 (768 * 256 * 2 = 393,216 bytes; 327,680 dropped).
+  WorkloadSpec spec = small_gpt(2);
+  spec.model.moe.experts = 4;
+  spec.model.moe.top_k = 2;
+  spec.model.moe.load_imbalance = 1.5;
+  spec.model.moe.capacity_factor = 1.25;
+  spec.parallelism.ep = 2;
+  for (const bool dropping : {false, true}) {
+    SCOPED_TRACE(dropping);
+    spec.model.moe.token_dropping = dropping;
+    const ExecutionGraph graph = generate_transformer_training(spec, 2);
+    const OpTable& ops = ops_of(graph);
+    const double rows = dropping ? 640.0 : 768.0;
+    EXPECT_EQ(ops.m(last_named(ops, "fwd.mlp_up")), std::uint32_t(rows));
+    EXPECT_DOUBLE_EQ(ops.bytes(last_named(ops, "fwd.ep.dispatch")), rows * 256 * 2);
+    EXPECT_DOUBLE_EQ(ops.bytes(last_named(ops, "fwd.ep.combine")), rows * 256 * 2);
+    // the permutation happens before the capacity is applied: all 512 copies
+    EXPECT_DOUBLE_EQ(ops.bytes(last_named(ops, "fwd.moe.permute")), 512.0 * 256 * 2 * 2);
+  }
+}
+
+// A small DeepSeek-style model: MLA, a dense first layer, a shared expert.
+WorkloadSpec small_deepseek() {
+  WorkloadSpec spec = small_gpt(2);
+  spec.model.activation = "swiglu";
+  spec.model.tied_embeddings = false;
+  spec.model.layers = 3;
+  spec.model.attention_type = "mla";
+  spec.model.mla = {
+      .q_lora_rank = 64, .kv_lora_rank = 32, .qk_nope_head_dim = 32, .qk_rope_head_dim = 16, .v_head_dim = 32};
+  spec.model.moe.experts = 4;
+  spec.model.moe.top_k = 2;
+  spec.model.moe.expert_ffn_hidden = 128;
+  spec.model.moe.shared_experts = 1;
+  spec.model.moe.first_dense_layers = 1;
+  return spec;
+}
+
+TEST(TransformerGenerator, LatentAttentionDenseFirstLayersAndSharedExpertsConserveGemmFlops) {
+  // Forward GEMM flops of a micro-batch = 2 x tokens x (the layers' matmul weights + the logits): the
+  // dense first layer with its MLP of ffn_hidden, the two MoE layers with top_k + 1 shared experts.
+  const WorkloadSpec spec = small_deepseek();
+  const ExecutionGraph graph = generate_transformer_training(spec, 2);
+  const OpTable& ops = ops_of(graph);
+  const auto [forward, backward] = gemm_flops(ops);
+  const ModelSpec& m = spec.model;
+  const double tokens = 256, micro_batches = 2;
+  const double weights =
+      layer_matmul_parameters(dense_layer_model(m)) + 2.0 * layer_matmul_parameters(m) + 1000.0 * 256;
+  EXPECT_DOUBLE_EQ(forward / micro_batches, 2.0 * tokens * weights);
+  EXPECT_DOUBLE_EQ(backward, 2.0 * forward);
+  // MoE ops only in the two MoE layers; the MLA projections in all three
+  EXPECT_EQ(count(ops, "fwd.router"), std::size_t(2 * micro_batches));
+  EXPECT_EQ(count(ops, "fwd.shared_up"), std::size_t(2 * micro_batches));
+  EXPECT_EQ(count(ops, "fwd.q_down"), std::size_t(3 * micro_batches));
+  EXPECT_EQ(count(ops, "fwd.kv_up"), std::size_t(3 * micro_batches));
+  EXPECT_EQ(count(ops, "fwd.qkv"), 0u);
+  // The kv_down projection makes the latent and the rotary key: 32 + 16 columns from h 256.
+  const OpId kv_down = last_named(ops, "fwd.kv_down");
+  EXPECT_EQ(ops.n(kv_down), 48u);
+  EXPECT_EQ(ops.k(kv_down), 256u);
+  // Attention: scores over n + r = 48 dimensions, values of 32, 4 heads, causal half:
+  // 2 * 2 seq * 128 * 128 * 4 * (48 + 32) / 2 = 10,485,760.
+  const OpId attention = last_named(ops, "fwd.attention");
+  EXPECT_DOUBLE_EQ(ops.flops(attention), 10'485'760.0);
+  EXPECT_EQ(ops.k(attention), 48u);
+  // Every parameter's gradient is reduced once (fp32, no ZeRO): 4 bytes per parameter.
+  double total = 0.0;
+  for (OpId id : all_reduces(ops))
+    total += ops.bytes(id);
+  EXPECT_DOUBLE_EQ(total, 4.0 * total_parameters(m));
+}
+
 }  // namespace
 }  // namespace clustersim

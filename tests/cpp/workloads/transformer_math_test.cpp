@@ -117,6 +117,89 @@ TEST(TransformerMath, TrainingFlopsOfASwigluGqaModel) {
   EXPECT_NEAR(training_flops_per_step(m, 1.0) / (3.0 * forward), 1.0, 1e-12);
 }
 
+// DeepSeek-V3's shape (Hugging Face deepseek-ai/DeepSeek-V3 config.json; arXiv:2412.19437).
+ModelSpec deepseek_v3() {
+  ModelSpec m = llama2(61, 7168, 128, 0, 18432);
+  m.vocab = 129280;
+  m.attention_type = "mla";
+  m.mla = {
+      .q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
+  m.moe.experts = 256;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden = 2048;
+  m.moe.shared_experts = 1;
+  m.moe.first_dense_layers = 3;
+  return m;
+}
+
+TEST(TransformerMath, MultiHeadLatentAttentionWeightsByHand) {
+  // h 7168, a 128, r_q 1536, r_kv 512, n 128, r 64, v 128:
+  //   q_a 7168 * 1536 = 11,010,048; q norm 1,536; q_b 1536 * 128 * 192 = 37,748,736
+  //   kv_a 7168 * 576 = 4,128,768; kv norm 512; kv_b 512 * 128 * 256 = 16,777,216
+  //   qkv group 69,666,816; output 128 * 128 * 7168 = 117,440,512.
+  const ModelSpec m = deepseek_v3();
+  const LayerParameterGroups g = layer_parameter_groups(m);
+  EXPECT_DOUBLE_EQ(g.qkv, 69'666'816.0);
+  EXPECT_DOUBLE_EQ(g.attention_out, 117'440'512.0);
+  // MoE layer: 256 routed experts of 3 * 7168 * 2048 = 44,040,192 each, 1 shared, router 7168 * 256
+  EXPECT_DOUBLE_EQ(g.mlp_up + g.mlp_down, 256.0 * 44'040'192.0);
+  EXPECT_DOUBLE_EQ(g.shared_experts, 44'040'192.0);
+  EXPECT_DOUBLE_EQ(g.router, 1'835'008.0);
+  EXPECT_DOUBLE_EQ(g.norms, 2.0 * 7168);
+  // Without a query bottleneck (r_q 0, DeepSeek-V2-Lite style): q is h * a * (n + r) = 176,160,768.
+  ModelSpec lite = m;
+  lite.mla.q_lora_rank = 0;
+  EXPECT_DOUBLE_EQ(layer_parameter_groups(lite).qkv, 176'160'768.0 + 4'128'768.0 + 512.0 + 16'777'216.0);
+}
+
+TEST(TransformerMath, DeepSeekV3ParametersTotalAndActivated) {
+  // Dense layer: attention 187,107,328 + norms 14,336 + MLP 3 * 7168 * 18432 = 396,361,728
+  //   = 583,483,392, x 3 = 1,750,450,176.
+  // MoE layer: 187,107,328 + 14,336 + router 1,835,008 + 257 experts of 44,040,192 (11,318,329,344)
+  //   = 11,507,286,016, x 58 = 667,422,588,928.
+  // Embedding and output 2 * 129,280 * 7168 = 1,853,358,080, final norm 7,168.
+  // Total 671,026,404,352: the report's 671B (arXiv:2412.19437, abstract).
+  const ModelSpec m = deepseek_v3();
+  EXPECT_EQ(moe_layer_count(m), 58);
+  EXPECT_DOUBLE_EQ(layer_parameters(dense_layer_model(m)), 583'483'392.0);
+  EXPECT_DOUBLE_EQ(layer_parameters(m), 11'507'286'016.0);
+  EXPECT_DOUBLE_EQ(total_parameters(m), 671'026'404'352.0);
+  EXPECT_NEAR(total_parameters(m) / 671e9, 1.0, 0.01);
+  // Activated: all but 248 unused routed experts in each of 58 layers: 671,026,404,352
+  // - 14,384 * 44,040,192 = 37,552,282,624. The report's "37B" is rounded to whole billions; without
+  // the input embedding (a lookup, 926,679,040) it is 36,625,603,584, which rounds to 37B (the full
+  // count would round to 38B): within half a unit of the published digit.
+  EXPECT_DOUBLE_EQ(activated_parameters(m), 37'552'282'624.0);
+  const double without_lookup = activated_parameters(m) - embedding_parameter_groups(m).word;
+  EXPECT_NEAR(without_lookup, 37e9, 0.5e9);
+  // A dense model activates everything.
+  const ModelSpec llama = llama2(32, 4096, 32, 32, 11008);
+  EXPECT_DOUBLE_EQ(activated_parameters(llama), total_parameters(llama));
+}
+
+TEST(TransformerMath, KvCacheElementsPerTokenAndLayer) {
+  // MLA caches the latent and the shared rotary key: 512 + 64 = 576 elements, 1,152 bytes in bf16;
+  // 61 layers: 70,272 bytes per token (DeepSeek-V2 paper, Table 1: (d_c + d_h^R) l elements per token).
+  EXPECT_DOUBLE_EQ(kv_cache_elements_per_token_layer(deepseek_v3()), 576.0);
+  // MHA/GQA: K and V of each KV head: Llama-2-70B 2 * 8 * 128 = 2,048; Llama-2-7B 2 * 32 * 128 = 8,192.
+  EXPECT_DOUBLE_EQ(kv_cache_elements_per_token_layer(llama2(80, 8192, 64, 8, 28672)), 2048.0);
+  EXPECT_DOUBLE_EQ(kv_cache_elements_per_token_layer(llama2(32, 4096, 32, 32, 11008)), 8192.0);
+}
+
+TEST(TransformerMath, TrainingFlopsOfLatentAttentionAndDenseFirstLayers) {
+  // One sequence: forward = sum over layers (2 s P_mm + 2 s^2 a (n + r + v)) + 2 s h V, the first 3
+  // layers with the dense MLP. P_mm (MoE) = attention 187,105,280 (weights without the latent norms)
+  // + router 1,835,008 + 9 experts * 44,040,192 = 585,302,016; P_mm (dense) = 187,105,280
+  // + 396,361,728 = 583,467,008. Scores: 2 * 4096^2 * 128 * 320.
+  const ModelSpec m = deepseek_v3();
+  EXPECT_DOUBLE_EQ(layer_matmul_parameters(m), 585'302'016.0);
+  EXPECT_DOUBLE_EQ(layer_matmul_parameters(dense_layer_model(m)), 583'467'008.0);
+  const double s = 4096, scores = 2.0 * s * s * 128 * 320;
+  const double forward =
+      3.0 * (2.0 * s * 583'467'008.0 + scores) + 58.0 * (2.0 * s * 585'302'016.0 + scores) + 2.0 * s * 7168 * 129280;
+  EXPECT_NEAR(training_flops_per_step(m, 1.0) / (3.0 * forward), 1.0, 1e-12);
+}
+
 TEST(TrainingState, MixedPrecisionAdamKeepsSixteenBytesPlusTwo) {
   TrainingSpec t;
   t.precision = Precision::bf16;

@@ -53,8 +53,8 @@ TEST(WorkloadSchema, PathsAreUniqueAndSplitIntoSectionAndKey) {
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->section(), "model.moe");
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->key(), "load_imbalance");
   EXPECT_EQ(find_workload_field("training.nope"), nullptr);
-  // name, description; 11 model keys, 5 moe, 15 training, 15 parallelism; 3 trace.
-  EXPECT_EQ(workload_schema().size(), 2u + 11 + 5 + 15 + 15 + 3);
+  // name, description; 12 model keys, 9 moe, 5 mla, 15 training, 15 parallelism; 3 trace.
+  EXPECT_EQ(workload_schema().size(), 2u + 12 + 9 + 5 + 15 + 15 + 3);
 }
 
 // A spec with only the required keys takes each default the schema declares, and those are the
@@ -107,6 +107,8 @@ TEST(WorkloadSchema, RangesAndChoicesAreEnforcedAtTheKeysPath) {
     if (!in_model_sections(f)) continue;
     nlohmann::json bad = minimal_spec();
     if (f.path != "training.precision") bad["training"]["precision"] = "fp8";  // fp8_* apply
+    if (f.section() == "model.moe" && f.key() != "experts" && f.key() != "top_k")
+      bad["model"]["moe"] = {{"experts", 4}, {"top_k", 2}};  // the keys of a mixture of experts apply
     switch (f.type) {
       case FieldType::integer:
         if (f.min_integer <= INT64_MIN + 1) continue;
@@ -133,7 +135,51 @@ TEST(WorkloadSchema, RangesAndChoicesAreEnforcedAtTheKeysPath) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 46);  // every key of model, model.moe, training and parallelism
+  EXPECT_EQ(checked, 51);  // every key of model, model.moe, training and parallelism
+}
+
+// model.mla's keys: each refused below its range at its path; kv_lora_rank and the head dimensions
+// are required >= 1 by attention_type "mla"; the section and kv_heads are refused where they do not apply.
+TEST(WorkloadSchema, LatentAttentionKeysAreCheckedAtTheirPaths) {
+  nlohmann::json mla = minimal_spec();
+  mla["model"]["attention_type"] = "mla";
+  mla["model"]["mla"] = {{"q_lora_rank", 64},
+                         {"kv_lora_rank", 32},
+                         {"qk_nope_head_dim", 32},
+                         {"qk_rope_head_dim", 16},
+                         {"v_head_dim", 32}};
+  EXPECT_EQ(parse_workload_spec(mla.dump(), "w.json").model.mla.kv_lora_rank, 32);
+  int checked = 0;
+  for (const WorkloadField& f : workload_schema()) {
+    if (f.section() != "model.mla") continue;
+    nlohmann::json bad = mla;
+    at(bad, f.path) = -1;
+    EXPECT_EQ(parse_error(bad).json_path(), pointer(f.path)) << f.path;
+    if (f.key() != "q_lora_rank") {  // 0 is allowed there only (no query bottleneck)
+      at(bad, f.path) = 0;
+      const SpecError e = parse_error(bad);
+      EXPECT_EQ(e.json_path(), pointer(f.path)) << f.path;
+      EXPECT_NE(e.message().find(">= 1"), std::string::npos) << e.message();
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+  nlohmann::json j = mla;
+  j["model"].erase("mla");
+  EXPECT_EQ(parse_error(j).json_path(), "/model/attention_type");
+  j = mla;
+  j["model"]["kv_heads"] = 2;
+  EXPECT_EQ(parse_error(j).json_path(), "/model/kv_heads");
+  j = minimal_spec();
+  j["model"]["mla"] = mla["model"]["mla"];
+  EXPECT_EQ(parse_error(j).json_path(), "/model/mla");
+  // first_dense_layers must leave a MoE layer; shared_experts needs experts
+  j = minimal_spec();
+  j["model"]["moe"] = {{"experts", 4}, {"top_k", 2}, {"first_dense_layers", 4}};
+  EXPECT_EQ(parse_error(j).json_path(), "/model/moe/first_dense_layers");
+  j = minimal_spec();
+  j["model"]["moe"] = {{"shared_experts", 1}};
+  EXPECT_EQ(parse_error(j).json_path(), "/model/moe/shared_experts");
 }
 
 TEST(WorkloadSchema, UpperBoundsAreEnforced) {
@@ -152,14 +198,24 @@ TEST(WorkloadSchema, UpperBoundsAreEnforced) {
 TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
   nlohmann::json j = minimal_spec();
   j["description"] = "d";
-  j["model"].update({{"kv_heads", 2}, {"head_dim", 64}, {"moe", {{"experts", 4}, {"top_k", 2}}}});
+  j["model"].update({{"kv_heads", 2},
+                     {"head_dim", 64},
+                     {"moe",
+                      {{"experts", 4},
+                       {"top_k", 2},
+                       {"shared_experts", 1},
+                       {"first_dense_layers", 1},
+                       {"token_dropping", true},
+                       {"load_distribution", "multinomial"}}}});
   j["training"].update({{"precision", "fp8"}, {"torch_compile", true}, {"stack", "megatron-core"}});
   j["parallelism"].update({{"dp", 2}, {"ep", 2}, {"bucket_size_params", 1000}, {"cp_comm", "all_gather"}});
   const WorkloadSpec s = parse_workload_spec(j.dump(), "w.json");
   const nlohmann::json written = nlohmann::json::parse(workload_spec_to_json(s));
   std::set<std::string> schema_paths;
+  // every key but multi-head latent attention's (attention "mha" is the default, left out)
   for (const WorkloadField& f : workload_schema())
-    if (in_model_sections(f) || f.section().empty()) schema_paths.insert(std::string(f.path));
+    if ((in_model_sections(f) || f.section().empty()) && f.path != "model.attention_type")
+      schema_paths.insert(std::string(f.path));
   std::set<std::string> written_paths;
   std::function<void(const nlohmann::json&, const std::string&)> walk = [&](const nlohmann::json& v,
                                                                             const std::string& prefix) {
@@ -172,6 +228,20 @@ TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
   };
   walk(written, "");
   EXPECT_EQ(written_paths, schema_paths);
+  // attention_type "mla": its section and attention_type written, kv_heads and head_dim not
+  j["model"].erase("kv_heads");
+  j["model"].erase("head_dim");
+  j["model"]["attention_type"] = "mla";
+  j["model"]["mla"] = {{"q_lora_rank", 64},
+                       {"kv_lora_rank", 32},
+                       {"qk_nope_head_dim", 32},
+                       {"qk_rope_head_dim", 16},
+                       {"v_head_dim", 32}};
+  const nlohmann::json mla = nlohmann::json::parse(workload_spec_to_json(parse_workload_spec(j.dump(), "w.json")));
+  EXPECT_EQ(mla["model"]["attention_type"], "mla");
+  EXPECT_EQ(mla["model"]["mla"], j["model"]["mla"]);
+  EXPECT_FALSE(mla["model"].contains("kv_heads"));
+  EXPECT_FALSE(mla["model"].contains("head_dim"));
 }
 
 TEST(WorkloadSchema, JsonFormListsEveryField) {
