@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/core/stable_key_sort.hpp"
+#include "sim/network/action_slots.hpp"
 #include "sim/network/network_profile.hpp"
 #include "topologies/cluster.hpp"
 
@@ -49,16 +50,7 @@ class AnalyticalBackend final : public NetworkBackend {
   double now_s() const override { return now_s_; }
 
   void schedule(double time_s, std::function<void()> fn) override {
-    std::uint32_t slot;
-    if (free_slots_.empty()) {
-      slot = static_cast<std::uint32_t>(actions_.size());
-      actions_.push_back(std::move(fn));
-    } else {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-      actions_[slot] = std::move(fn);
-    }
-    events_.push_back(Event{std::max(time_s, now_s_), next_seq_++, slot});
+    events_.push_back(Event{std::max(time_s, now_s_), next_seq_++, actions_.put(std::move(fn))});
     std::push_heap(events_.begin(), events_.end(), std::greater<>{});
   }
 
@@ -153,9 +145,7 @@ class AnalyticalBackend final : public NetworkBackend {
       const Event e = events_.back();
       events_.pop_back();
       now_s_ = e.time_s;
-      std::function<void()> fn = std::move(actions_[e.slot]);
-      free_slots_.push_back(e.slot);
-      fn();
+      actions_.take(e.slot)();
     }
   }
 
@@ -163,7 +153,7 @@ class AnalyticalBackend final : public NetworkBackend {
   void set_traffic_label(std::uint16_t label) override { usage_.set_label(label); }
 
  private:
-  // The heap holds times and slots only (cheap to move); the actions wait in actions_[slot].
+  // The heap holds times and slots only (cheap to move); the actions wait in actions_ (ActionSlots).
   struct Event {
     double time_s;
     std::uint64_t seq;  // equal times run in scheduling order: deterministic
@@ -196,9 +186,8 @@ class AnalyticalBackend final : public NetworkBackend {
   std::vector<LinkShare> shares_;
   std::vector<int> touched_;
   std::vector<Event> events_;  // a min-heap on (time, seq)
-  std::vector<std::function<void()>> actions_;
-  std::vector<std::uint32_t> free_slots_;  // of actions_
-  std::size_t hops_per_transfer_ = 4;      // the last group's route length per transfer, rounded up
+  ActionSlots actions_;
+  std::size_t hops_per_transfer_ = 4;  // the last group's route length per transfer, rounded up
   std::uint64_t next_seq_ = 0;
   double now_s_ = 0.0;
 };

@@ -32,6 +32,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/network/action_slots.hpp"
 #include "sim/network/network_profile.hpp"
 #include "topologies/cluster.hpp"
 
@@ -146,20 +147,7 @@ class FlowBackend final : public NetworkBackend {
   // The action waits in a slot; SimGrid's timer holds (this, slot), which fits its task's own storage
   // (a std::function does not: one allocation less per event).
   void schedule(double time_s, std::function<void()> fn) override {
-    std::uint32_t slot;
-    if (free_slots_.empty()) {
-      slot = static_cast<std::uint32_t>(actions_.size());
-      actions_.push_back(std::move(fn));
-    } else {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-      actions_[slot] = std::move(fn);
-    }
-    simgrid::kernel::timer::Timer::set(time_s, [this, slot] {
-      std::function<void()> action = std::move(actions_[slot]);
-      free_slots_.push_back(slot);
-      action();
-    });
+    simgrid::kernel::timer::Timer::set(time_s, [this, slot = actions_.put(std::move(fn))] { actions_.take(slot)(); });
   }
 
   // Each transfer is one SimGrid communication, except pipelined ones (Transfer::pipelined): those of
@@ -250,8 +238,7 @@ class FlowBackend final : public NetworkBackend {
   sg4::Engine* engine_ = nullptr;
   ClusterZone* zone_ = nullptr;
   LinkUsage usage_;
-  std::vector<std::function<void()>> actions_;  // scheduled, by slot
-  std::vector<std::uint32_t> free_slots_;       // of actions_
+  ActionSlots actions_;  // scheduled, by slot
 };
 
 }  // namespace
