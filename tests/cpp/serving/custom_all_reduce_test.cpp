@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "serving_test_support.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/serving/iteration_model.hpp"
@@ -55,8 +56,7 @@ TEST(CustomAllReduce, WhereItApplies) {
 // Llama-3-8B at tp 2 decoding 64 requests: 2 x 32 + 1 all-reduces of 64 x 4096 x 2 = 524,288 B, each
 // 17.7 us (the table) instead of NCCL's plan; the logits' all-gather is NCCL's either way.
 TEST(CustomAllReduce, DecodeAllReducesTakeIt) {
-  GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "");
-  apply_calibration_profile(gpu);
+  const GpuSpec gpu = testing::calibrated_gpu("h100-sxm5-80gb");
   const ClusterSpec cluster = load_cluster_spec("dgx-h100");
   ReplicaConfig r;
   r.model.layers = 32;

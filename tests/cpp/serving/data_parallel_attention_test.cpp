@@ -52,9 +52,7 @@ ReplicaConfig replica(int tp, int ep, int dp) {
 }
 
 GpuSpec h100() {
-  GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "");
-  apply_calibration_profile(gpu);
-  return gpu;
+  return testing::calibrated_gpu("h100-sxm5-80gb");
 }
 
 const ClusterSpec& dgx_h100() {

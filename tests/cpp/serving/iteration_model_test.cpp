@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "../spec_error_of.hpp"
+#include "serving_test_support.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
@@ -49,11 +50,7 @@ ModelSpec llama2_70b() {
   return m;
 }
 
-GpuSpec calibrated(const char* id) {
-  GpuSpec gpu = find_gpu(id, "test", "");
-  apply_calibration_profile(gpu);
-  return gpu;
-}
+using testing::calibrated_gpu;
 
 ReplicaConfig replica(const ModelSpec& m, int tp = 1) {
   ReplicaConfig r;
@@ -139,7 +136,7 @@ TEST(TokenGrid, TileIntervalsEveryCountTo128ThenBothEndsOfEach16) {
 //   KV cache    76,968,728,985.6 - the three = 60,035,791,257.6 B
 //   per token   2 x 32 layers x 8 KV heads x 128 x 2 B = 131,072 B -> 458,036 tokens
 TEST(ReplicaMemory, KvCapacityClosedFormLlama3_8bOnH100) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   const auto model = make_iteration_model(replica(llama3_8b()), gpu, dgx_h100());
   const ReplicaMemory& m = model->memory();
   EXPECT_NEAR(m.capacity_bytes, 76968728985.6, 1.0);
@@ -154,7 +151,7 @@ TEST(ReplicaMemory, KvCapacityClosedFormLlama3_8bOnH100) {
 // tp 8: 1 KV head per GPU; tp 16 (two nodes): still 1, replicated (8 KV heads over 16 GPUs), so a
 // token's K and V take 2 x 32 x 1 x 128 x 2 = 16,384 B per GPU at both. tp 4: 2 heads, 32,768 B.
 TEST(ReplicaMemory, KvHeadsReplicateWhenTpExceedsThem) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   EXPECT_DOUBLE_EQ(make_iteration_model(replica(llama3_8b(), 4), gpu, dgx_h100())->memory().kv_bytes_per_token,
                    32768.0);
   EXPECT_DOUBLE_EQ(make_iteration_model(replica(llama3_8b(), 8), gpu, dgx_h100())->memory().kv_bytes_per_token,
@@ -175,7 +172,7 @@ TEST(ReplicaMemory, KvHeadsReplicateWhenTpExceedsThem) {
 // 0.515625 B (int4, fp16 scales per 128): 6,979,321,856 x 1.484375 = 10,359,930,880 B fewer; fp8 1 B:
 // 6,979,321,856 fewer. Embeddings, LM head and norms stay 16-bit.
 TEST(ReplicaMemory, WeightBytesPerDtype) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   ReplicaConfig r = replica(llama3_8b());
   const double bf16 = make_iteration_model(r, gpu, dgx_h100())->memory().weights_bytes;
   r.weight_dtype = ServingDtype::int4;
@@ -189,7 +186,7 @@ TEST(ReplicaMemory, WeightBytesPerDtype) {
 
 // Llama-2-70B in bf16 (138 GB of weights) on one 80 GB H100: refused, naming every memory line.
 TEST(ReplicaMemory, AReplicaThatDoesNotFitThrowsWithTheMemoryLines) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   const SpecError e = testing::spec_error_of([&] { make_iteration_model(replica(llama2_70b()), gpu, dgx_h100()); });
   EXPECT_EQ(e.json_path(), "/gpu_memory_utilization");
   for (const char* line : {"does not fit", "weights", "activations", "workspace", "KV cache", "HBM"})
@@ -211,7 +208,7 @@ std::vector<IterationEntry> decode_batch(int requests, std::int64_t context) {
 // nothing else (same tokens, same rows: every other kernel and the fixed terms are unchanged).
 // Llama-3-8B tp 1: 32 x 64 x 1000 x 2 x 8 x 128 x 2 B = 4,194,304,000 B at 3.35 TB/s x efficiency.
 TEST(IterationTime, DecodeAttentionIsTheKvReadAtTheMemoryBandwidth) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   const auto model = make_iteration_model(replica(llama3_8b()), gpu, dgx_h100());
   const auto short_ctx = decode_batch(64, 1000), long_ctx = decode_batch(64, 2000);
   const IterationTime a = model->iteration_time(short_ctx), b = model->iteration_time(long_ctx);
@@ -228,7 +225,7 @@ TEST(IterationTime, DecodeAttentionIsTheKvReadAtTheMemoryBandwidth) {
 }
 
 TEST(IterationTime, GrowsWithContextInDecodeAndQuadraticallyInPrefillAttention) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   const ReplicaConfig r = replica(llama3_8b());
   const auto model = make_iteration_model(r, gpu, dgx_h100());
   double previous = 0.0;
@@ -262,7 +259,7 @@ TEST(IterationTime, GrowsWithContextInDecodeAndQuadraticallyInPrefillAttention) 
 // the same) by the attention of the two less the 500's, with the kernel's fixed time paid once, and by
 // the head's second row (LM head and sampler of 2 rows instead of 1, replayed from the CUDA graph).
 TEST(IterationTime, OneAttentionLaunchPerLayerForTheWholeBatch) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   const ReplicaConfig r = replica(llama3_8b());
   const auto model = make_iteration_model(r, gpu, dgx_h100());
   const ReplicaKernels kernels(r, replica_layout(r), gpu);
@@ -294,7 +291,7 @@ double gemm_time_s(const ReplicaConfig& r, const GpuSpec& gpu, double tokens) {
 // all-reduces: 2 per layer and the embedding's, of T x h x 2 B, and the logits' all-gather, which are
 // the whole communication of the iteration.
 TEST(IterationTime, TensorParallelHalvesTheGemmsAndAddsTheAllReduces) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   const double one = gemm_time_s(replica(llama3_8b(), 1), gpu, 4096),
                two = gemm_time_s(replica(llama3_8b(), 2), gpu, 4096);
   EXPECT_NEAR(two / one, 0.5, 0.03);
@@ -316,7 +313,7 @@ TEST(IterationTime, TensorParallelHalvesTheGemmsAndAddsTheAllReduces) {
 // the embedding and the second the LM head; the iteration computes what pp 1 computes (the same
 // kernels, over both stages) and adds one send of the hidden states and residual between the stages.
 TEST(IterationTime, PipelineStagesRunOneAfterTheOther) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   ReplicaConfig r = replica(llama3_8b());
   const auto one = make_iteration_model(r, gpu, dgx_h100());
   r.pp = 2;
@@ -344,7 +341,7 @@ TEST(ReplicaKernels, Fp8WeightsUseTheFp8PathWhereTheGpuHasIt) {
   const ReplicaLayout layout = replica_layout(r);
   std::array<ComputeOp, kMaxLayerKernels> ops{};
   for (const char* id : {"h100-sxm5-80gb", "a100-sxm4-80gb"}) {
-    const GpuSpec gpu = calibrated(id);
+    const GpuSpec gpu = calibrated_gpu(id);
     const ReplicaKernels kernels(r, layout, gpu);
     kernels.layer_kernels(64, ops.data());
     const ComputeOp& qkv = ops[1];
@@ -358,7 +355,7 @@ TEST(ReplicaKernels, Fp8WeightsUseTheFp8PathWhereTheGpuHasIt) {
 }
 
 TEST(IterationTime, HostOverheadAndBadBatches) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   ReplicaConfig r = replica(llama3_8b());
   r.host_overhead_s = 2e-3;
   r.max_batch_tokens = 2048;
@@ -378,7 +375,7 @@ TEST(IterationTime, HostOverheadAndBadBatches) {
 // 2..2048 (tile and wave boundaries included) the tabulated time is within 1 % of the direct sum of
 // kernel times.
 TEST(IterationTime, TabulatedTimesFollowTheKernelModel) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   ReplicaConfig r = replica(llama3_8b());
   r.max_batch_tokens = 2048;
   const auto model = make_iteration_model(r, gpu, dgx_h100());
@@ -404,7 +401,7 @@ TEST(IterationTime, TabulatedTimesFollowTheKernelModel) {
 }
 
 TEST(IterationTime, MixtureOfExpertsReadsOnlyTheExpertsHit) {
-  const GpuSpec gpu = calibrated("h100-sxm5-80gb");
+  const GpuSpec gpu = calibrated_gpu("h100-sxm5-80gb");
   // Mixtral-8x7B: 32 layers, hidden 4096, 32 heads, 8 KV heads, 8 experts of 14336, top 2
   ModelSpec m = llama3_8b();
   m.vocab = 32000;

@@ -30,8 +30,7 @@ struct Prediction {
 
 Prediction predict(const nlohmann::json& r) {
   const std::string gpu_id = r["gpu_id"];
-  GpuSpec gpu = find_gpu(gpu_id, "test", "");
-  apply_calibration_profile(gpu);
+  const GpuSpec gpu = testing::calibrated_gpu(gpu_id);
   const bool fp8 = gpu_id == "h100-sxm5-80gb";
   ReplicaConfig replica;
   replica.model = llama2(r["model"].get<std::string>().find("70B") != std::string::npos);

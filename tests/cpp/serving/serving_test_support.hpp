@@ -2,7 +2,10 @@
 // A test double of the iteration model: time = fixed_s + per_token_s x (new tokens of the batch), so
 // the hand-worked cases of the serving tests are exact; a KV cache of `kv_tokens` tokens.
 #include <span>
+#include <string>
 
+#include "sim/hardware/calibration_profile.hpp"
+#include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/serving/iteration_model.hpp"
 #include "sim/serving/serving_spec.hpp"
 
@@ -37,6 +40,13 @@ class LinearIterationModel final : public IterationModel {
   double per_token_s_;
   ReplicaMemory memory_;
 };
+
+// A catalogue GPU with its shipped calibration profile applied (as a simulation times its kernels).
+inline GpuSpec calibrated_gpu(const std::string& id) {
+  GpuSpec gpu = find_gpu(id, "test", "");
+  apply_calibration_profile(gpu);
+  return gpu;
+}
 
 // Llama-2-7B or -70B as their released config.json files give them (the models of Vidur's operator
 // tables and of TensorRT-LLM's static-batch figures).

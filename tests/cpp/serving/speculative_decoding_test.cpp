@@ -97,8 +97,7 @@ TEST(SpeculativeDecoding, TokensPerStepIsTheExpectation) {
 // each, the final norm 4,096 B: 2,996,965,376 B. Its KV per token 2 x 16 x 8 x 64 x 2 = 32,768 B.
 // Capacity: floor((60,035,791,257.6 - 2,996,965,376) / (131,072 + 32,768)) = floor(348,137.4) = 348,137.
 TEST(SpeculativeDecoding, DraftWeightsAndKvComeOutOfTheKvBudget) {
-  GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "");
-  apply_calibration_profile(gpu);
+  const GpuSpec gpu = testing::calibrated_gpu("h100-sxm5-80gb");
   const ClusterSpec cluster = load_cluster_spec("dgx-h100");
   ReplicaConfig target;
   target.model = testing::llama2(false);

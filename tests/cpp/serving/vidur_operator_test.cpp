@@ -86,8 +86,7 @@ class VidurLayer : public ::testing::TestWithParam<Case> {};
 // batches), and the model's layers neither all fast nor all slow (median signed error within 5 %).
 TEST_P(VidurLayer, MedianErrorOfTheLayerTime) {
   const Case& c = GetParam();
-  GpuSpec gpu = find_gpu(c.gpu_id, "test", "");
-  apply_calibration_profile(gpu);
+  const GpuSpec gpu = testing::calibrated_gpu(c.gpu_id);
   const std::string file = std::string(CLUSTERSIM_DATA_DIR) + "/vidur/compute/" + c.gpu_dir +
                            (c.seventy ? "/Llama-2-70b-hf/mlp.csv" : "/Llama-2-7b-hf/mlp.csv");
   const std::vector<Row> rows = layer_rows(read_measurements(file));
