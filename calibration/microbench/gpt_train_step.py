@@ -19,6 +19,7 @@ calibration/validation/data/h100_device.json).
 
     python3 gpt_train_step.py --out steps.json                 # the default rows
     python3 gpt_train_step.py --rows gpt-1.3b:4:4:none,gpt-6.7b:1:1:full --out steps.json
+    python3 gpt_train_step.py --rows gpt-350m:4:4:none --trace-dir traces --out steps.json
 
 Needs PyTorch 2.1+ (register_post_accumulate_grad_hook) and a CUDA GPU.
 """
@@ -92,7 +93,31 @@ class Gpt(nn.Module):
         return F.cross_entropy(logits.float().view(-1, VOCAB), targets.view(-1))
 
 
-def run_row(model_name, mb, gb, recompute, warmup, steps):
+def write_trace(step, path):
+    """One profiled step after the timed ones (torch.profiler: CPU and CUDA activities, shapes), as a
+    gzip-compressed Kineto trace whose ProfilerStep#1 is the step: what `clustersim calibrate
+    --from-trace` reads. Not timed: the profiler slows the host."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    def ready(prof):
+        prof.export_chrome_trace(path[: -len(".gz")])
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+                 schedule=schedule(wait=0, warmup=1, active=1), on_trace_ready=ready) as prof:
+        for _ in range(2):
+            step()
+            torch.cuda.synchronize()
+            prof.step()
+    import gzip
+    import os
+    import shutil
+
+    with open(path[: -len(".gz")], "rb") as raw, gzip.open(path, "wb", compresslevel=9) as packed:
+        shutil.copyfileobj(raw, packed)
+    os.remove(path[: -len(".gz")])
+
+
+def run_row(model_name, mb, gb, recompute, warmup, steps, trace_dir=None):
     layers, hidden, heads, ffn = MODELS[model_name]
     gc.collect()
     torch.cuda.empty_cache()
@@ -145,8 +170,14 @@ def run_row(model_name, mb, gb, recompute, warmup, steps):
         torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
     peak = torch.cuda.max_memory_allocated()
+    row_id = f"{model_name}-mb{mb}-gb{gb}" + ("-full" if recompute == "full" else "")
+    if trace_dir:
+        try:
+            write_trace(step, f"{trace_dir}/{row_id}.json.gz")
+        except Exception:  # the timed row stands without its trace
+            traceback.print_exc()
     row = {
-        "id": f"{model_name}-mb{mb}-gb{gb}" + ("-full" if recompute == "full" else ""),
+        "id": row_id,
         "gpus": 1,
         "model": model_name,
         "layers": layers,
@@ -200,14 +231,19 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--out", default="-")
+    ap.add_argument("--trace-dir", help="also write a profiler trace of one step per row here (ROW_ID.json.gz)")
     a = ap.parse_args()
+    if a.trace_dir:
+        import os
+
+        os.makedirs(a.trace_dir, exist_ok=True)
     rows = []
     for item in a.rows.split(","):
         name, mb, gb, recompute = item.split(":")
         if name not in MODELS or recompute not in ("none", "full") or int(gb) % int(mb):
             sys.exit(f"bad row {item!r}: model one of {sorted(MODELS)}, recompute none|full, global batch a multiple of micro")
         try:
-            row = run_row(name, int(mb), int(gb), recompute, a.warmup, a.steps)
+            row = run_row(name, int(mb), int(gb), recompute, a.warmup, a.steps, a.trace_dir)
         except torch.cuda.OutOfMemoryError:
             print(f"{item}: out of memory", file=sys.stderr)
             continue
