@@ -42,7 +42,7 @@ struct RunFit {
   std::size_t compute_kernels = 0, communication_kernels = 0, memcpy_events = 0;
   std::size_t model_compute_ops = 0, model_ops = 0;  // rank 0's class of the generated step
   std::size_t launches = 0, starved = 0;             // kernels with a CPU launch; those the GPU waited for
-  double launch_gap_s = 0.0;                         // median CPU time between launches, over the starved kernels
+  double launch_gap_s = 0.0;                         // median CPU time between consecutive launches
   double communication_s = 0.0, communication_overlapped_s = 0.0;  // NCCL kernel time; concurrent with compute
   double measured_step_s = 0.0;
   double builtin_step_s = 0.0;  // simulated with the workload's own stack
