@@ -93,7 +93,7 @@ class Gpt(nn.Module):
         return F.cross_entropy(logits.float().view(-1, VOCAB), targets.view(-1))
 
 
-def write_trace(step, path):
+def write_trace(step, path, shapes=True):
     """One profiled step after the timed ones (torch.profiler: CPU and CUDA activities, shapes), as a
     gzip-compressed Kineto trace whose ProfilerStep#1 is the step: what `clustersim calibrate
     --from-trace` reads. Not timed: the profiler slows the host."""
@@ -102,7 +102,7 @@ def write_trace(step, path):
     def ready(prof):
         prof.export_chrome_trace(path[: -len(".gz")])
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=shapes,
                  schedule=schedule(wait=0, warmup=1, active=1), on_trace_ready=ready) as prof:
         for _ in range(2):
             step()
@@ -117,7 +117,7 @@ def write_trace(step, path):
     os.remove(path[: -len(".gz")])
 
 
-def run_row(model_name, mb, gb, recompute, warmup, steps, trace_dir=None):
+def run_row(model_name, mb, gb, recompute, warmup, steps, trace_dir=None, compiled=False, trace_shapes=True):
     layers, hidden, heads, ffn = MODELS[model_name]
     gc.collect()
     torch.cuda.empty_cache()
@@ -125,6 +125,7 @@ def run_row(model_name, mb, gb, recompute, warmup, steps, trace_dir=None):
     torch.manual_seed(0)
     with torch.device("cuda"):  # initialized on the GPU: a 6.7B model's CPU init takes minutes
         model = Gpt(layers, hidden, heads, ffn, recompute == "full").to(torch.bfloat16)
+    forward = torch.compile(model) if compiled else model  # the parameters stay the module's
     params = [p for p in model.parameters()]
     master = [p.detach().float().requires_grad_() for p in params]
     main_grad = [None] * len(params)
@@ -147,7 +148,7 @@ def run_row(model_name, mb, gb, recompute, warmup, steps, trace_dir=None):
 
     def step():
         for _ in range(gb // mb):
-            model(tokens, targets).backward()
+            forward(tokens, targets).backward()
         for m, g in zip(master, main_grad):
             m.grad = g
         optimizer.step()
@@ -170,10 +171,10 @@ def run_row(model_name, mb, gb, recompute, warmup, steps, trace_dir=None):
         torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
     peak = torch.cuda.max_memory_allocated()
-    row_id = f"{model_name}-mb{mb}-gb{gb}" + ("-full" if recompute == "full" else "")
+    row_id = f"{model_name}-mb{mb}-gb{gb}" + ("-full" if recompute == "full" else "") + ("-compile" if compiled else "")
     if trace_dir:
         try:
-            write_trace(step, f"{trace_dir}/{row_id}.json.gz")
+            write_trace(step, f"{trace_dir}/{row_id}.json.gz", trace_shapes)
         except Exception:  # the timed row stands without its trace
             traceback.print_exc()
     row = {
@@ -189,13 +190,14 @@ def run_row(model_name, mb, gb, recompute, warmup, steps, trace_dir=None):
         "mb": mb,
         "gb": gb,
         "recompute": recompute,
+        "torch_compile": compiled,
         "step_ms": round(statistics.median(times) * 1e3, 1),
         "peak_gib": round(peak / 2**30, 2),
         "parameters": sum(p.numel() for p in params),
         "step_ms_min_max": [round(min(times) * 1e3, 1), round(max(times) * 1e3, 1)],
         "allocated_before_gib": round(allocated_before / 2**30, 3),
     }
-    del optimizer, model, params, master, main_grad
+    del optimizer, model, forward, params, master, main_grad
     torch.cuda.empty_cache()
     return row
 
@@ -232,6 +234,8 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--out", default="-")
     ap.add_argument("--trace-dir", help="also write a profiler trace of one step per row here (ROW_ID.json.gz)")
+    ap.add_argument("--no-trace-shapes", action="store_true", help="traces without record_shapes (less host overhead)")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model (default inductor mode); ids end in -compile")
     a = ap.parse_args()
     if a.trace_dir:
         import os
@@ -243,7 +247,8 @@ def main():
         if name not in MODELS or recompute not in ("none", "full") or int(gb) % int(mb):
             sys.exit(f"bad row {item!r}: model one of {sorted(MODELS)}, recompute none|full, global batch a multiple of micro")
         try:
-            row = run_row(name, int(mb), int(gb), recompute, a.warmup, a.steps, a.trace_dir)
+            row = run_row(name, int(mb), int(gb), recompute, a.warmup, a.steps, a.trace_dir, a.compile,
+                          not a.no_trace_shapes)
         except torch.cuda.OutOfMemoryError:
             print(f"{item}: out of memory", file=sys.stderr)
             continue
