@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Leave-one-configuration-out figure of `clustersim calibrate --from-trace`: synthetic traces, or real ones.
 
-REAL (`--real`): the project's own PyTorch 2.11 profiler traces of seven configurations of one stack
-(calibration/microbench/gpt_train_step.py: PyTorch eager GPT, 350M to 2.7B, one H100 SXM5 80GB,
-2026-11-28; calibration/data/device/h100-2026-11-28/traces, steps.json there gives each row's
+REAL (`--real [traces|traces-no-shapes|traces-compile]`): the project's own PyTorch 2.11 profiler
+traces of six or seven configurations of one stack (calibration/microbench/gpt_train_step.py: PyTorch
+GPT, 350M to 2.7B, one H100 SXM5 80GB, 2026-11-28; that folder of calibration/data/device/h100-2026-11-28:
+eager with shapes recorded, eager without, torch.compile without; steps.json there gives each row's
 unprofiled step). Each configuration's workload is the h100-device-rerun validation dataset's mapping
 of its row; the built-in prediction is that dataset's (training.host_op_us 90, fitted on h100-device's
 unprofiled steps), the fitted one drops that key so the profile's host cost applies. "measured" is the
@@ -110,11 +111,11 @@ def dump(path, data):
     return path
 
 
-REAL_TRACES = os.path.join(REPO, "calibration", "data", "device", "h100-2026-11-28", "traces")
+REAL_TRACES = os.path.join(REPO, "calibration", "data", "device", "h100-2026-11-28")
 REAL_DATASET = os.path.join(REPO, "calibration", "validation", "datasets", "h100-device-rerun.json")
 
 
-def real_configurations(tmp):
+def real_configurations(tmp, traces):
     """(name, trace, workload path, unprofiled step_s) per traced row, and a one-GPU cluster file."""
     with open(REAL_DATASET) as f:
         dataset = json.load(f)
@@ -122,7 +123,7 @@ def real_configurations(tmp):
         cluster = json.load(f)
     cluster["node"]["gpus"], cluster["node"]["nics"] = 1, 1
     cluster_path = dump(os.path.join(tmp, "h100-1gpu.json"), cluster)
-    with open(os.path.join(REAL_TRACES, "steps.json")) as f:
+    with open(os.path.join(REAL_TRACES, traces, "steps.json")) as f:
         steps = json.load(f)["records"]
     configs = []
     for r in steps:
@@ -131,15 +132,15 @@ def real_configurations(tmp):
         w["model"].update(layers=r["layers"], hidden=r["hidden"], heads=r["heads"], ffn_hidden=r["ffn"],
                           seq_len=r["seq"], vocab=r["vocab"])
         w["training"].update(micro_batch=r["mb"], global_batch=r["gb"], recompute=r["recompute"])
-        configs.append((r["id"], os.path.join(REAL_TRACES, r["id"] + ".json.gz"),
+        configs.append((r["id"], os.path.join(REAL_TRACES, traces, r["id"] + ".json.gz"),
                         dump(os.path.join(tmp, r["id"] + ".workload.json"), w), r["step_ms"] * 1e-3))
     return cluster_path, configs
 
 
-def real(cli):
+def real(cli, traces):
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        cluster, configs = real_configurations(tmp)
+        cluster, configs = real_configurations(tmp, traces)
         for name, trace, workload_path, unprofiled in configs:
             others = [c for c in configs if c[0] != name]
             profile = os.path.join(tmp, f"fit-without-{name}.json")
@@ -171,7 +172,7 @@ def real(cli):
                          "kernels_measured_s": kernels_measured, "kernels_builtin_s": kernels_builtin,
                          "kernels_fitted_s": kernels_fitted,
                          "fitted_scales": {c["kernel_class"]: c["scale"] for c in fit["classes"]}})
-    print("leave-one-configuration-out, REAL traces: PyTorch eager GPT on one H100, 2026-11-28 (see the docstring)")
+    print(f"leave-one-configuration-out, REAL traces ({traces}): PyTorch GPT on one H100, 2026-11-28 (see the docstring)")
     print(f"{'left out':24}{'traced_ms':>10}{'unprof_ms':>10}{'built-in_ms':>12}{'error':>8}{'fitted_ms':>10}{'error':>8}"
           f"{'| kernels_ms':>12}{'built-in':>10}{'error':>8}{'fitted':>9}{'error':>8}")
     for r in rows:
@@ -230,10 +231,12 @@ def synthetic(cli):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cli", default=os.path.join(REPO, "build", "bin", "clustersim"))
-    ap.add_argument("--real", action="store_true", help="the real H100 traces instead of the synthetic ones")
+    ap.add_argument("--real", nargs="?", const="traces", choices=["traces", "traces-no-shapes", "traces-compile"],
+                    help="the real H100 traces (a folder of calibration/data/device/h100-2026-11-28) instead of the "
+                         "synthetic ones")
     ap.add_argument("--json", help="write the figures here")
     a = ap.parse_args()
-    rows = real(a.cli) if a.real else synthetic(a.cli)
+    rows = real(a.cli, a.real) if a.real else synthetic(a.cli)
     mean_b = sum(abs(r["builtin_error"]) for r in rows) / len(rows)
     mean_f = sum(abs(r["fitted_error"]) for r in rows) / len(rows)
     print(f"mean |error|: built-in stack {mean_b * 100:.1f}%, fitted on the other configurations {mean_f * 100:.1f}%")
