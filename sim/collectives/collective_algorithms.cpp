@@ -10,6 +10,7 @@
 #include "sim/collectives/direct_algorithm.hpp"
 #include "sim/collectives/halving_doubling_algorithm.hpp"
 #include "sim/collectives/hierarchical_algorithm.hpp"
+#include "sim/collectives/nccl_channels.hpp"
 #include "sim/collectives/nccl_protocol.hpp"
 #include "sim/collectives/pat_algorithm.hpp"
 #include "sim/collectives/ring_algorithm.hpp"
@@ -53,7 +54,16 @@ std::vector<NcclProtocol> protocols_for(const CollectiveAlgorithmEntry& a, const
   if (!ctx.profile.nccl_protocols || (name != "ring" && name != "tree")) return {NcclProtocol::simple};
   const ClusterSpec& spec = ctx.cluster.spec();
   if (spec.node.scale_up.type == "pcie") return {NcclProtocol::ll, NcclProtocol::simple};
+  // RCCL enables LL128 by default on gfx90a (MI200) only (ROCm/rccl develop at 0cbce2a, src/graph/tuning.cc:
+  // "Enable LL128 by default only on gfx90a with available tuning table"): an xGMI-mesh node (MI300X
+  // onwards) runs LL and Simple.
+  if (spec.node.scale_up.type == "xgmi_mesh") return {NcclProtocol::ll, NcclProtocol::simple};
   return {NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple};
+}
+
+// The library a node runs its collectives on: RCCL on AMD Instinct nodes (xGMI mesh), NCCL elsewhere.
+const NcclLibraryConstants& nccl_library_of(const CollectiveContext& ctx) {
+  return nccl_library(ctx.cluster.spec().node.scale_up.type == "xgmi_mesh" ? NcclLibrary::rccl : NcclLibrary::nccl);
 }
 
 // NCCL's modelled latency of `a` under `p` for `request` (nccl_protocol.hpp), added to the plan's own
@@ -87,14 +97,34 @@ double protocol_latency_s(const CollectiveAlgorithmEntry& a, NcclProtocol p, con
 // nccl_protocol.hpp), given the Simple plan's bandwidth part (LL's cap is on bus bandwidth).
 double protocol_slowdown(const CollectiveAlgorithmEntry& a, NcclProtocol p, const CollectiveContext& ctx,
                          const CollectiveRequest& request, double simple_bandwidth_s) {
-  if (!ctx.profile.nccl_protocols || p == NcclProtocol::simple) return 1.0;
+  if (!ctx.profile.nccl_protocols) return 1.0;
   const int n = static_cast<int>(request.ranks->size());
   NcclBandwidthInput in;
   in.nodes = static_cast<int>(node_segments(ctx.cluster, *request.ranks).size());
   in.scale_up_generation = ctx.cluster.spec().node.scale_up.generation;
   if (simple_bandwidth_s > 0.0)
     in.simple_bus_bandwidth_Bps = bus_factor(request.kind, n) * request.bytes / simple_bandwidth_s;
-  return nccl_bandwidth_slowdown(a.name, p, in);
+  const double slowdown = nccl_bandwidth_slowdown(a.name, p, in);
+  // NCCL's per-channel cap (nccl_channels.hpp): the bus bandwidth under p is at most the call's channels
+  // (by its size) x the per-channel maximum, whatever the links allow.
+  const double cap_per_channel_Bps =
+      nccl_per_channel_cap_Bps(a.name, p, request.kind, in.scale_up_generation, in.nodes);
+  if (!(cap_per_channel_Bps > 0.0) || !(in.simple_bus_bandwidth_Bps > 0.0)) return slowdown;
+  const NcclLibraryConstants& lib = nccl_library_of(ctx);
+  const int channels =
+      nccl_channels_for_size(lib, std::string_view(a.name) == "ring", p, request.bytes, n, lib.max_channels);
+  return std::max(slowdown, in.simple_bus_bandwidth_Bps / (channels * cap_per_channel_Bps));
+}
+
+// The ring's pipeline fill under `p` (nccl_channels.hpp): its first chunk crossing the ring's N-1 hops at
+// the rate a rank sends (its bytes over the plan's bandwidth part under p). 0 for other algorithms and
+// without the profile's NCCL protocols.
+double ring_fill_s(const CollectiveAlgorithmEntry& a, NcclProtocol p, const CollectiveContext& ctx,
+                   const CollectiveRequest& request, double simple_bandwidth_s, double slowdown) {
+  if (!ctx.profile.nccl_protocols || std::string_view(a.name) != "ring" || !(simple_bandwidth_s > 0.0)) return 0.0;
+  const int n = static_cast<int>(request.ranks->size());
+  const double rank_rate_Bps = bus_factor(request.kind, n) * request.bytes / (simple_bandwidth_s * slowdown);
+  return ring_pipeline_fill_s(nccl_library_of(ctx), p, request.kind, n, request.bytes, rank_rate_Bps);
 }
 
 // `plan` (Simple) run with protocol `p`: its bytes on the wire take `slowdown` times longer (each
@@ -143,8 +173,8 @@ Candidate best_protocol(const CollectiveAlgorithmEntry& a, const CollectiveConte
   NcclProtocol best = NcclProtocol::simple;
   double best_latency_s = 0.0, best_slowdown = 1.0;
   for (NcclProtocol p : protocols_for(a, ctx)) {
-    const double extra_s = protocol_latency_s(a, p, ctx, request);
     const double slowdown = protocol_slowdown(a, p, ctx, request, bandwidth_s);
+    const double extra_s = protocol_latency_s(a, p, ctx, request);
     // NCCL's tuner also corrects a tree all-reduce's bandwidth by size (nccl_tree_correction): the estimate
     // only, the run keeps its plan.
     const double correction =
@@ -159,6 +189,9 @@ Candidate best_protocol(const CollectiveAlgorithmEntry& a, const CollectiveConte
       best_slowdown = slowdown;
     }
   }
+  // The ring's pipeline fill is paid by the run, not rated: NCCL's tuner does not model it (its estimate is
+  // latency + size / bandwidth, tuning.cc ncclTopoGetAlgoTime), so it does not change NCCL's choice.
+  best_latency_s += ring_fill_s(a, best, ctx, request, bandwidth_s, best_slowdown);
   apply_protocol(c.plan, best, best_latency_s, best_slowdown);
   return c;
 }
@@ -345,9 +378,13 @@ CollectivePlan plan_collective(std::string_view name, std::string_view protocol,
   for (NcclProtocol p : protocols_for(a, ctx)) {
     if (nccl_protocol(p).name == protocol) {
       CollectivePlan plan = plan_with(a, ctx, request);
-      const double simple_bandwidth_s = p == NcclProtocol::ll ? idle_fabric_time_parts(ctx, plan).bandwidth_s : 0.0;
-      apply_protocol(plan, p, protocol_latency_s(a, p, ctx, request),
-                     protocol_slowdown(a, p, ctx, request, simple_bandwidth_s));
+      const double simple_bandwidth_s =
+          ctx.profile.nccl_protocols ? idle_fabric_time_parts(ctx, plan).bandwidth_s : 0.0;
+      const double slowdown = protocol_slowdown(a, p, ctx, request, simple_bandwidth_s);
+      apply_protocol(
+          plan, p,
+          protocol_latency_s(a, p, ctx, request) + ring_fill_s(a, p, ctx, request, simple_bandwidth_s, slowdown),
+          slowdown);
       return plan;
     }
     known += std::string(known.empty() ? "" : ", ") + std::string(nccl_protocol(p).name);

@@ -69,8 +69,8 @@ constexpr double kCollNetArityUs = 0.4;  // "arity serialization latency" per lo
 
 // NCCL's bandwidth model of the low-latency protocols (tuning.cc, NCCL 2.27.7):
 //   ring LL      busBw = min(llMaxBw, busBw x .5)
-//   ring LL128   busBw x 0.92 ("0.92 /*120.0/128.0*/"; capped at nChannels x perChMaxRingLL128Bw, which
-//                clustersim does not model: 36.7 GB/s per channel on Hopper)
+//   ring LL128   busBw x 0.92 ("0.92 /*120.0/128.0*/"; capped at nChannels x perChMaxRingLL128Bw, 36.7 GB/s
+//                per channel on Hopper: nccl_channels.hpp, applied by the selector with the channels by size)
 //   tree LL      busBw x 1/3.8, capped at llMaxBw
 //   tree LL128   busBw x 7/9 on one node, x 120/128 across nodes
 // llMaxBw (GB/s of bus bandwidth): on one node by GPU generation, Volta 39.0, Ampere 87.7, Hopper 141.0,

@@ -13,6 +13,10 @@
 //     t_p = 2(N-1)/N * S / (f_p B) + 2(N-1) (a + hw_p) + base_p.
 #include "sim/collectives/nccl_protocol.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
 #include <gtest/gtest.h>
 
 #include "sim/collectives/collective_algorithm.hpp"
@@ -46,8 +50,15 @@ ClusterSpec slow_node() {
   return s;
 }
 
+// LL128's bus bandwidth is also capped at NCCL's per-channel maximum (Hopper: 36.7 GB/s) x the channels the
+// call runs on by its size (nccl_channels.hpp: floor(S / (640 threads x 8)), 1 to 64): at 8 B one channel,
+// 36.7 GB/s, below 0.92 x 200 GB/s (50.4001 us before the cap, 50.4004 us with it); from 64 kB (12 channels,
+// 440 GB/s) it does not bind.
 double ring_closed_form(const Protocol& p, double bytes) {
-  return 2 * (kN - 1) / kN * bytes / (p.fraction * kB) + 2 * (kN - 1) * (kA + p.hw_s) + p.base_s;
+  double bus_Bps = p.fraction * kB;
+  if (p.name == std::string_view("LL128"))
+    bus_Bps = std::min(bus_Bps, std::clamp(std::floor(bytes / 5120.0), 1.0, 64.0) * 36.7e9);
+  return 2 * (kN - 1) / kN * bytes / bus_Bps + 2 * (kN - 1) * (kA + p.hw_s) + p.base_s;
 }
 
 NetworkProfile ideal_with_protocols() {
