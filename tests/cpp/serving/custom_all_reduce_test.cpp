@@ -113,14 +113,7 @@ TEST(CustomAllReduce, DecodeAllReducesTakeIt) {
   const GpuSpec gpu = testing::calibrated_gpu("h100-sxm5-80gb");
   const ClusterSpec cluster = load_cluster_spec("dgx-h100");
   ReplicaConfig r;
-  r.model.layers = 32;
-  r.model.hidden = 4096;
-  r.model.heads = 32;
-  r.model.kv_heads = 8;
-  r.model.ffn_hidden = 14336;
-  r.model.seq_len = 8192;
-  r.model.vocab = 128256;
-  r.model.activation = "swiglu";
+  r.model = testing::llama3_8b();
   r.tp = 2;
   const std::vector<IterationEntry> batch(64, IterationEntry{1, 1000});
   const auto custom = make_iteration_model(r, gpu, cluster);

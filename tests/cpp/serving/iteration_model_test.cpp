@@ -23,31 +23,11 @@
 namespace clustersim {
 namespace {
 
-// Llama-3-8B (meta-llama/Meta-Llama-3-8B config.json): 32 layers, hidden 4096, 32 heads, 8 KV heads,
-// head dim 128, ffn 14336, vocabulary 128256, SwiGLU, untied embeddings.
-ModelSpec llama3_8b() {
-  ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.seq_len = 8192;
-  m.vocab = 128256;
-  m.activation = "swiglu";
-  return m;
-}
+using testing::llama3_8b;
 
 // Llama-2-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672, vocabulary 32000.
 ModelSpec llama2_70b() {
-  ModelSpec m = llama3_8b();
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.ffn_hidden = 28672;
-  m.vocab = 32000;
-  m.seq_len = 4096;
-  return m;
+  return testing::llama2(true);
 }
 
 using testing::calibrated_gpu;

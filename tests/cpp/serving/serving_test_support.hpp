@@ -63,6 +63,32 @@ inline ModelSpec llama2(bool seventy) {
   return m;
 }
 
+// Llama-3-8B (meta-llama/Meta-Llama-3-8B config.json): 32 layers, hidden 4096, 32 heads, 8 KV heads,
+// head dim 128, ffn 14336, vocabulary 128256, SwiGLU, untied embeddings.
+inline ModelSpec llama3_8b() {
+  ModelSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.seq_len = 8192;
+  m.vocab = 128256;
+  m.activation = "swiglu";
+  return m;
+}
+
+// Mixtral-8x7B (mistralai/Mixtral-8x7B-v0.1 config.json): Llama-3-8B's layers (32 layers, hidden 4096,
+// 32 heads, 8 KV heads, SwiGLU) with 8 experts of 14336, top 2, vocabulary 32000, context 32768.
+inline ModelSpec mixtral_8x7b() {
+  ModelSpec m = llama3_8b();
+  m.seq_len = 32768;
+  m.vocab = 32000;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  return m;
+}
+
 // A serving spec for the engine's tests: one replica, a context of 1 M tokens.
 inline ServingSpec test_serving_spec(const char* scheduler, std::int64_t max_batch_tokens,
                                      std::int64_t max_batch_requests, std::int64_t block_size) {
