@@ -106,14 +106,7 @@ TEST(DataParallelAttention, FewKvHeadsStopBeingReplicated) {
 }
 
 double mlp_block_s(const ReplicaConfig& r, const GpuSpec& gpu, double tokens) {
-  const ReplicaLayout l = replica_layout(r);
-  const ReplicaKernels k(r, l, gpu);
-  std::array<ComputeOp, kMaxLayerKernels> ops{};
-  const std::size_t n = k.mlp_block_kernels(tokens, ops.data());
-  double s = 0.0;
-  for (std::size_t i = 0; i < n; ++i)
-    s += kernel_time(gpu, ops[i], graph_timing(tokens)).time_s;
-  return s;
+  return testing::block_kernels_s(r, gpu, tokens, &ReplicaKernels::mlp_block_kernels, graph_timing(tokens));
 }
 
 // Eight decoding requests on eight ranks take one each: the busiest rank's attention, embedding and
