@@ -121,9 +121,7 @@ class KernelIterationModel final : public IterationModel {
     std::int64_t tokens = 0, decoding = 0, attention_kernels = 0;
     double cached = 0.0, attention_s = 0.0;
     for (const IterationEntry& e : batch) {
-      if (e.new_tokens < 1 || e.context_tokens < 0)
-        throw SimulationError("iteration entry with " + std::to_string(e.new_tokens) + " new tokens after " +
-                              std::to_string(e.context_tokens) + ": expected >= 1 new token and a context >= 0");
+      check_entry(e);
       tokens += e.new_tokens;
       if (e.new_tokens == 1) {
         ++decoding;
@@ -133,10 +131,7 @@ class KernelIterationModel final : public IterationModel {
         ++attention_kernels;
       }
     }
-    if (tokens > kernel_grid_.max_tokens())
-      throw SimulationError("an iteration of " + std::to_string(tokens) +
-                            " tokens exceeds the replica's max_batch_tokens " +
-                            std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
+    check_tokens(tokens);
     if (decoding > 0) {
       attention_s += decode_attention_s(double(decoding), cached);
       ++attention_kernels;
@@ -161,6 +156,13 @@ class KernelIterationModel final : public IterationModel {
     if (e.new_tokens < 1 || e.context_tokens < 0)
       throw SimulationError("iteration entry with " + std::to_string(e.new_tokens) + " new tokens after " +
                             std::to_string(e.context_tokens) + ": expected >= 1 new token and a context >= 0");
+  }
+
+  void check_tokens(std::int64_t tokens) const {
+    if (tokens > kernel_grid_.max_tokens())
+      throw SimulationError("an iteration of " + std::to_string(tokens) +
+                            " tokens exceeds the replica's max_batch_tokens " +
+                            std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
   }
 
   // Data-parallel attention's tables: at kernel_grid_'s points, a rank's attention blocks, embedding
@@ -217,10 +219,7 @@ class KernelIterationModel final : public IterationModel {
         ++kernels[j];
       }
     }
-    if (total > kernel_grid_.max_tokens())
-      throw SimulationError("an iteration of " + std::to_string(total) +
-                            " tokens exceeds the replica's max_batch_tokens " +
-                            std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
+    check_tokens(total);
     const auto& head = graph_timing(double(total)) == KernelTiming::per_call ? head_eager_ : head_graph_;
     double rank_s = 0.0;
     std::int64_t busiest_tokens = 0, busiest_rows = 0;
