@@ -60,11 +60,14 @@
 //   decode        FlashMLA: every head's query (R + r wide) against each cached latent and rotary key
 //                 read once for all a heads: flops 2 a (R + r) K (scores) + 2 a R K (the latent as the
 //                 values) = 2 a (2 R + r) K; bytes K (R + r) b_kv + D a (R + r) e (query) + D a R e
-//                 (output); timed at FlashMLA's published H800 figures (deepseek-ai/FlashMLA README:
-//                 "up to 3000 GB/s in memory-bound configuration and 580 TFLOPS in computation-bound
-//                 configuration on H800 SXM5", bf16) as fractions of the H800's HBM bandwidth
-//                 (3.35 TB/s) and dense bf16 peak (989.5 TFLOP/s; the H800 SXM5 has H100 SXM5's
-//                 compute and memory): 0.896 and 0.586, applied to every GPU (measured on Hopper)
+//                 (output); timed at FlashMLA's published H800 figures (deepseek-ai/FlashMLA README
+//                 at its first release, 2025-02-24: "up to 3000 GB/s in memory-bound configuration and
+//                 580 TFLOPS in computation-bound configuration on H800 SXM5", bf16) as fractions of
+//                 the H800's HBM bandwidth (3.35 TB/s) and dense bf16 peak (989.5 TFLOP/s; the H800
+//                 SXM5 has H100 SXM5's compute and memory): 0.896 and 0.586, applied to every GPU
+//                 (measured on Hopper). The kernel of 2025-04-22 reaches 660 TFLOPS compute-bound
+//                 (README at commit 066b5ba6f63d9d0840eac008fe58a1f70acfac78), 14 % more: not taken,
+//                 as the serving frameworks validated against ran their own or the earlier kernels
 //   mla_absorb_o  batched gemm, a heads: m D, n v, k R  (the latent output through W_UV)
 // Per cached token and layer the decode reads R + r = 576 elements (DeepSeek-V3: 1,152 bytes in bf16)
 // whatever the heads, where multi-head attention of the same heads would read a (n + r + v).
