@@ -3,6 +3,7 @@
 // all-reduces timed by it.
 #include "sim/serving/custom_all_reduce.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
@@ -105,6 +106,20 @@ TEST(CustomAllReduce, WhereItApplies) {
   EXPECT_FALSE(custom_all_reduce_applies(h100, 3, 1e6));
   EXPECT_FALSE(custom_all_reduce_applies(h100, 16, 1e6));
   EXPECT_FALSE(custom_all_reduce_applies(a100, 2, 1e6));
+}
+
+// A replica's all-reduce: the fitted line up to the measured 1 MiB; above it, to vLLM's 8 MiB, the
+// shorter of the line and NCCL's plan (custom_all_reduce.hpp); at 8 MiB and above NCCL's plan.
+TEST(CustomAllReduce, AboveTheMeasuredSizesTheShorterOfTheLineAndNccl) {
+  const ClusterSpec h100 = load_cluster_spec("dgx-h100");
+  for (const int tp : {2, 8}) {
+    SCOPED_TRACE(tp);
+    const ReplicaLinks custom(h100, tp, 1, 0, true), nccl(h100, tp, 1, 0, false);
+    EXPECT_DOUBLE_EQ(custom.all_reduce_s(1048576), custom_all_reduce_s(tp, 1048576));
+    for (const double bytes : {2097152.0, 4194304.0, 8388592.0})
+      EXPECT_DOUBLE_EQ(custom.all_reduce_s(bytes), std::min(custom_all_reduce_s(tp, bytes), nccl.all_reduce_s(bytes)));
+    EXPECT_DOUBLE_EQ(custom.all_reduce_s(8388608), nccl.all_reduce_s(8388608));
+  }
 }
 
 // Llama-3-8B at tp 2 decoding 64 requests: 2 x 32 + 1 all-reduces of 64 x 4096 x 2 = 524,288 B, each
