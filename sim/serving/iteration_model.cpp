@@ -28,6 +28,9 @@
 // Attention: vLLM V1's FlashAttention backend runs every request of the batch in one varlen kernel
 // per layer: each prefill chunk's and the decoding requests' parts are timed as their own kernels
 // (replica_kernels.cpp) and added, the kernel's fixed time (gemm_launch_s, per call) paid once.
+// Multi-head latent attention (replica_kernels.cpp): a prefill chunk adds its keys' up-projection
+// (a GEMM) to its attention kernel, the decoding requests their absorbed projections (two batched
+// GEMMs) to theirs; the decode kernel is FlashMLA's, at its published efficiencies.
 // Data-parallel attention (D = dp_attention > 1 ranks of a = tp / D GPUs, MoE, pp 1; replica_layout.cpp):
 // the batch's entries go to the ranks one by one, each to the rank with the fewest new tokens so far
 // (lowest index on ties: decodes spread round-robin, prompts balance; SGLang's DP controller sends each
@@ -77,6 +80,7 @@ class KernelIterationModel final : public IterationModel {
       : gpu_(gpu),
         layout_(std::move(layout)),
         kernels_(replica, layout_, gpu),
+        decode_gpu_(kernels_.decode_attention_gpu(gpu)),
         kernel_grid_(replica.max_batch_tokens, TokenGrid::Spacing::tile_intervals),
         communication_grid_(replica.max_batch_tokens, TokenGrid::Spacing::geometric),
         host_s_(replica.host_overhead_s) {
@@ -117,24 +121,19 @@ class KernelIterationModel final : public IterationModel {
     std::int64_t tokens = 0, decoding = 0, attention_kernels = 0;
     double cached = 0.0, attention_s = 0.0;
     for (const IterationEntry& e : batch) {
-      if (e.new_tokens < 1 || e.context_tokens < 0)
-        throw SimulationError("iteration entry with " + std::to_string(e.new_tokens) + " new tokens after " +
-                              std::to_string(e.context_tokens) + ": expected >= 1 new token and a context >= 0");
+      check_entry(e);
       tokens += e.new_tokens;
       if (e.new_tokens == 1) {
         ++decoding;
         cached += double(e.context_tokens) + 1.0;
       } else {
-        attention_s += time_of(kernels_.prefill_attention(double(e.new_tokens), double(e.context_tokens)));
+        attention_s += prefill_attention_s(e);
         ++attention_kernels;
       }
     }
-    if (tokens > kernel_grid_.max_tokens())
-      throw SimulationError("an iteration of " + std::to_string(tokens) +
-                            " tokens exceeds the replica's max_batch_tokens " +
-                            std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
+    check_tokens(tokens);
     if (decoding > 0) {
-      attention_s += time_of(kernels_.decode_attention(double(decoding), cached));
+      attention_s += decode_attention_s(double(decoding), cached);
       ++attention_kernels;
     }
     // one launch per layer for every request's attention (vLLM V1's varlen FlashAttention)
@@ -157,6 +156,13 @@ class KernelIterationModel final : public IterationModel {
     if (e.new_tokens < 1 || e.context_tokens < 0)
       throw SimulationError("iteration entry with " + std::to_string(e.new_tokens) + " new tokens after " +
                             std::to_string(e.context_tokens) + ": expected >= 1 new token and a context >= 0");
+  }
+
+  void check_tokens(std::int64_t tokens) const {
+    if (tokens > kernel_grid_.max_tokens())
+      throw SimulationError("an iteration of " + std::to_string(tokens) +
+                            " tokens exceeds the replica's max_batch_tokens " +
+                            std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
   }
 
   // Data-parallel attention's tables: at kernel_grid_'s points, a rank's attention blocks, embedding
@@ -209,21 +215,18 @@ class KernelIterationModel final : public IterationModel {
         ++decoding[j];
         cached[j] += double(e.context_tokens) + 1.0;
       } else {
-        attention_s[j] += time_of(kernels_.prefill_attention(double(e.new_tokens), double(e.context_tokens)));
+        attention_s[j] += prefill_attention_s(e);
         ++kernels[j];
       }
     }
-    if (total > kernel_grid_.max_tokens())
-      throw SimulationError("an iteration of " + std::to_string(total) +
-                            " tokens exceeds the replica's max_batch_tokens " +
-                            std::to_string(kernel_grid_.max_tokens()) + " (its activations were sized for that)");
+    check_tokens(total);
     const auto& head = graph_timing(double(total)) == KernelTiming::per_call ? head_eager_ : head_graph_;
     double rank_s = 0.0;
     std::int64_t busiest_tokens = 0, busiest_rows = 0;
     for (std::size_t j = 0; j < ranks; ++j) {
       if (rows[j] == 0) continue;  // an idle rank runs an empty batch
       if (decoding[j] > 0) {
-        attention_s[j] += time_of(kernels_.decode_attention(double(decoding[j]), cached[j]));
+        attention_s[j] += decode_attention_s(double(decoding[j]), cached[j]);
         ++kernels[j];
       }
       attention_s[j] -= double(kernels[j] - 1) * gpu_.gemm_launch_s;
@@ -246,9 +249,30 @@ class KernelIterationModel final : public IterationModel {
     return kernel_time(gpu_, op, timing).time_s;
   }
 
+  // One prefill chunk's attention: its attention kernel, and MLA's up-projection of the chunk's keys.
+  double prefill_attention_s(const IterationEntry& e) const {
+    const double fresh = double(e.new_tokens), context = double(e.context_tokens);
+    std::array<ComputeOp, 2> ops{};
+    double s = time_of(kernels_.prefill_attention(fresh, context));
+    for (std::size_t j = 0, n = kernels_.prefill_up_projection(context + fresh, ops.data()); j < n; ++j)
+      s += time_of(ops[j]);
+    return s;
+  }
+
+  // The decoding requests' attention kernel (on decode_gpu_: FlashMLA's figures for MLA), and MLA's
+  // absorbed projections of their queries and outputs.
+  double decode_attention_s(double requests, double cached) const {
+    std::array<ComputeOp, 2> ops{};
+    double s = kernel_time(decode_gpu_, kernels_.decode_attention(requests, cached), KernelTiming::per_call).time_s;
+    for (std::size_t j = 0, n = kernels_.decode_absorption(requests, ops.data()); j < n; ++j)
+      s += time_of(ops[j]);
+    return s;
+  }
+
   GpuSpec gpu_;
   ReplicaLayout layout_;
   ReplicaKernels kernels_;
+  GpuSpec decode_gpu_;  // the GPU as the decode attention kernel runs on it (ReplicaKernels::decode_attention_gpu)
   TokenGrid kernel_grid_, communication_grid_;
   double host_s_ = 0.0;
   ReplicaMemory memory_;

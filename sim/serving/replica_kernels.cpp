@@ -39,6 +39,38 @@
 //                 decode path): no shape (kernel_model.cpp: memory-bound unless its flops dominate),
 //                 flops 4 d heads/tp per cached token, bytes the cached K and V of every request plus
 //                 its query and output (2 q e)
+// Multi-head latent attention (model.attention_type "mla"; DeepSeek-V2 arXiv:2405.04434 sec. 2.1 and
+// appendix C, DeepSeek-V3 arXiv:2412.19437 sec. 2.1.1; vLLM's MLA backend, vllm/attention/backends/
+// mla/common.py, and deepseek-ai/FlashMLA): a = heads per GPU, R_q q_lora_rank, R kv_lora_rank, n
+// qk_nope_head_dim, r qk_rope_head_dim, v v_head_dim. The attention block instead of qkv:
+//   mla_qkv_a     gemm m T, n R_q + R + r, k h   (q_a_proj and kv_a_proj_with_mqa, replicated; R_q 0:
+//                 the query's a (n + r) column-parallel columns instead of R_q)
+//   mla_latent_norm  normalization, T rows, 2 T (R_q + R) e bytes (q_a_layernorm, kv_a_layernorm)
+//   mla_q_b       gemm m T, n a (n + r), k R_q   (R_q > 0)
+//   rope          2 T (a r + r) e bytes (each head's rotary query part and the shared rotary key)
+//   kv_cache_write  T (R + r) e read, T (R + r) b_kv stored (concat_and_cache_mla)
+//   attn_out      gemm m T, n h, k a v
+// Prefill, not absorbed (vLLM's MLA prefill): the chunk's keys (context + new) are up-projected from
+// the cache, mla_kv_b gemm m keys, n a (n + v), k R; then FlashAttention over a heads with query/key
+// width n + r and value width v: flops 2 a (n + r + v) (new x context + new^2 / 2), bytes Q (new a
+// (n + r) e), O (new a v e), K and V (keys a (n + r + v) e; the rotary key is shared but broadcast).
+// Decode, absorbed (sec. 2.1.1: W_UK into the query, W_UV into the output), D decoding requests, K
+// cached tokens together:
+//   mla_absorb_q  batched gemm, a heads: m D, n R, k n  (q_nope W_UK; W_UK_T in 16-bit)
+//   decode        FlashMLA: every head's query (R + r wide) against each cached latent and rotary key
+//                 read once for all a heads: flops 2 a (R + r) K (scores) + 2 a R K (the latent as the
+//                 values) = 2 a (2 R + r) K; bytes K (R + r) b_kv + D a (R + r) e (query) + D a R e
+//                 (output); timed at FlashMLA's published H800 figures (deepseek-ai/FlashMLA README
+//                 at its first release, 2025-02-24: "up to 3000 GB/s in memory-bound configuration and
+//                 580 TFLOPS in computation-bound configuration on H800 SXM5", bf16) as fractions of
+//                 the H800's HBM bandwidth (3.35 TB/s) and dense bf16 peak (989.5 TFLOP/s; the H800
+//                 SXM5 has H100 SXM5's compute and memory): 0.896 and 0.586, applied to every GPU
+//                 (measured on Hopper). The kernel of 2025-04-22 reaches 660 TFLOPS compute-bound
+//                 (README at commit 066b5ba6f63d9d0840eac008fe58a1f70acfac78), 14 % more: not taken,
+//                 as the serving frameworks validated against ran their own or the earlier kernels
+//   mla_absorb_o  batched gemm, a heads: m D, n v, k R  (the latent output through W_UV)
+// Per cached token and layer the decode reads R + r = 576 elements (DeepSeek-V3: 1,152 bytes in bf16)
+// whatever the heads, where multi-head attention of the same heads would read a (n + r + v).
 // First stage:    embedding  2 T h e + 8 T bytes (Vidur's emb: gather of T rows of int64 ids)
 // Last stage:     final_norm over T tokens; lm_head gemm m = sampled rows, n = V / tp, k = h, 16-bit;
 //                 sampling  elementwise over rows x V logits: the fp16 logits cast to fp32 (2 + 4 bytes)
@@ -56,6 +88,9 @@ constexpr double kActivationBytes = 2.0;
 constexpr double kTokenIdBytes = 8.0;            // int64 token ids
 constexpr double kSamplingBytesPerLogit = 14.0;  // (2 + 4) cast + (4 + 4) softmax
 constexpr double kFp8Bytes = 1.0;
+// FlashMLA's published H800 SXM5 figures over the H800's datasheet (top of the file)
+constexpr double kFlashMlaBandwidth_Bps = 3000e9, kH800HbmBandwidth_Bps = 3.35e12;
+constexpr double kFlashMlaFlops = 580e12, kH800Bf16DenseFlops = 989.5e12;
 
 std::uint32_t u32(double v) {
   return static_cast<std::uint32_t>(std::max(0.0, std::ceil(v)));
@@ -105,8 +140,8 @@ ComputeOp ReplicaKernels::gemm(const char* name, double m, double n, double k, d
   return make_gemm(name, gemm_, input_bytes_, weight_bytes_, m, n, k, batch);
 }
 
-ComputeOp ReplicaKernels::gemm_16bit(const char* name, double m, double n, double k) const {
-  return make_gemm(name, compute_, kActivationBytes, kActivationBytes, m, n, k, 1.0);
+ComputeOp ReplicaKernels::gemm_16bit(const char* name, double m, double n, double k, double batch) const {
+  return make_gemm(name, compute_, kActivationBytes, kActivationBytes, m, n, k, batch);
 }
 
 std::size_t ReplicaKernels::layer_kernels(double T, ComputeOp* out) const {
@@ -115,6 +150,7 @@ std::size_t ReplicaKernels::layer_kernels(double T, ComputeOp* out) const {
 }
 
 std::size_t ReplicaKernels::attention_block_kernels(double T, ComputeOp* out) const {
+  if (l_.mla) return mla_attention_block_kernels(T, out);
   const double h = l_.hidden, q = l_.q_width_per_gpu(), kv = l_.kv_width_per_gpu();
   const double e = kActivationBytes;
   std::size_t n = 0;
@@ -124,6 +160,23 @@ std::size_t ReplicaKernels::attention_block_kernels(double T, ComputeOp* out) co
   out[n++] = memory_op("serve.kv_cache_write", KernelClass::elementwise, compute_,
                        2.0 * T * kv * e + T * kv_bytes_per_token_layer_, T);
   out[n++] = gemm("serve.attn_out", T, h, q);
+  out[n++] = memory_op("serve.residual", KernelClass::elementwise, compute_, 3.0 * T * h * e, 0.0);
+  return n;
+}
+
+std::size_t ReplicaKernels::mla_attention_block_kernels(double T, ComputeOp* out) const {
+  const double h = l_.hidden, a = l_.q_heads_per_gpu, rq = l_.q_lora_rank, rkv = l_.kv_lora_rank;
+  const double qk = l_.qk_nope_head_dim + l_.qk_rope_head_dim, rope = l_.qk_rope_head_dim;
+  const double e = kActivationBytes;
+  std::size_t n = 0;
+  out[n++] = memory_op("serve.input_norm", KernelClass::normalization, compute_, 2.0 * T * h * e, T);
+  out[n++] = gemm("serve.mla_qkv_a", T, (rq > 0.0 ? rq : a * qk) + rkv + rope, h);
+  out[n++] = memory_op("serve.mla_latent_norm", KernelClass::normalization, compute_, 2.0 * T * (rq + rkv) * e, T);
+  if (rq > 0.0) out[n++] = gemm("serve.mla_q_b", T, a * qk, rq);
+  out[n++] = memory_op("serve.rope", KernelClass::elementwise, compute_, 2.0 * T * (a * rope + rope) * e, T);
+  out[n++] = memory_op("serve.kv_cache_write", KernelClass::elementwise, compute_,
+                       T * (rkv + rope) * e + T * kv_bytes_per_token_layer_, T);
+  out[n++] = gemm("serve.attn_out", T, h, a * l_.v_head_dim);
   out[n++] = memory_op("serve.residual", KernelClass::elementwise, compute_, 3.0 * T * h * e, 0.0);
   return n;
 }
@@ -161,13 +214,18 @@ std::size_t ReplicaKernels::mlp_block_kernels(double T, ComputeOp* out) const {
 }
 
 ComputeOp ReplicaKernels::prefill_attention(double new_tokens, double context_tokens) const {
-  const double d = l_.head_dim, heads = l_.q_heads_per_gpu, keys = context_tokens + new_tokens;
+  const double heads = l_.q_heads_per_gpu, keys = context_tokens + new_tokens;
+  const double pairs = new_tokens * context_tokens + 0.5 * new_tokens * new_tokens;
+  // MLA: query and key n + r wide, value v (the kernel's shape takes the query/key width)
+  const double qk = l_.mla ? l_.qk_nope_head_dim + l_.qk_rope_head_dim : l_.head_dim;
+  const double v = l_.mla ? l_.v_head_dim : l_.head_dim, d = qk;
   ComputeOp op;
   op.name = "serve.prefill_attention";
   op.kernel = KernelClass::attention;
   op.precision = compute_;
-  op.flops = 4.0 * d * heads * (new_tokens * context_tokens + 0.5 * new_tokens * new_tokens);
-  op.bytes = 2.0 * new_tokens * l_.q_width_per_gpu() * kActivationBytes + keys * kv_bytes_per_token_layer_;
+  op.flops = 2.0 * (qk + v) * heads * pairs;
+  op.bytes = l_.mla ? new_tokens * heads * (qk + v) * kActivationBytes + keys * heads * (qk + v) * kActivationBytes
+                    : 2.0 * new_tokens * l_.q_width_per_gpu() * kActivationBytes + keys * kv_bytes_per_token_layer_;
   op.m = u32(new_tokens);
   op.n = u32(keys);
   op.k = u32(d);
@@ -181,9 +239,38 @@ ComputeOp ReplicaKernels::decode_attention(double requests, double kv_tokens) co
   op.name = "serve.decode_attention";
   op.kernel = KernelClass::attention;
   op.precision = compute_;
+  if (l_.mla) {
+    const double a = l_.q_heads_per_gpu, rkv = l_.kv_lora_rank, latent = rkv + l_.qk_rope_head_dim;
+    op.flops = 2.0 * a * (latent + rkv) * kv_tokens;
+    op.bytes = kv_tokens * kv_bytes_per_token_layer_ + requests * a * (latent + rkv) * kActivationBytes;
+    return op;
+  }
   op.flops = 4.0 * l_.head_dim * l_.q_heads_per_gpu * kv_tokens;
   op.bytes = kv_tokens * kv_bytes_per_token_layer_ + 2.0 * requests * l_.q_width_per_gpu() * kActivationBytes;
   return op;
+}
+
+std::size_t ReplicaKernels::prefill_up_projection(double keys, ComputeOp* out) const {
+  if (!l_.mla) return 0;
+  out[0] = gemm("serve.mla_kv_b", keys, l_.q_heads_per_gpu * (l_.qk_nope_head_dim + l_.v_head_dim), l_.kv_lora_rank);
+  return 1;
+}
+
+std::size_t ReplicaKernels::decode_absorption(double requests, ComputeOp* out) const {
+  if (!l_.mla) return 0;
+  const double a = l_.q_heads_per_gpu;
+  out[0] = gemm_16bit("serve.mla_absorb_q", requests, l_.kv_lora_rank, l_.qk_nope_head_dim, a);
+  out[1] = gemm_16bit("serve.mla_absorb_o", requests, l_.v_head_dim, l_.kv_lora_rank, a);
+  return 2;
+}
+
+GpuSpec ReplicaKernels::decode_attention_gpu(const GpuSpec& gpu) const {
+  GpuSpec g = gpu;
+  if (l_.mla) {
+    g.attention_efficiency = kFlashMlaFlops / kH800Bf16DenseFlops;
+    g.memory_efficiency = kFlashMlaBandwidth_Bps / kH800HbmBandwidth_Bps;
+  }
+  return g;
 }
 
 ComputeOp ReplicaKernels::embedding(double T) const {
@@ -208,6 +295,13 @@ double ReplicaKernels::layer_linear_weight_bytes() const {
   const double h = l_.hidden, q = l_.q_width_per_gpu(), kv = l_.kv_width_per_gpu(), c = l_.mlp_input_matrices;
   const double mlp =
       l_.moe ? l_.experts_per_gpu * (c + 1.0) * h * l_.expert_ffn_per_gpu : (c + 1.0) * h * l_.ffn_per_gpu;
+  if (l_.mla) {  // the latent projections (replicated), q_b, kv_b and o_proj's heads on this GPU
+    const double a = l_.q_heads_per_gpu, rq = l_.q_lora_rank, rkv = l_.kv_lora_rank;
+    const double qk = l_.qk_nope_head_dim + l_.qk_rope_head_dim, rope = l_.qk_rope_head_dim;
+    const double attention = h * ((rq > 0.0 ? rq : a * qk) + rkv + rope) + rq * a * qk +
+                             rkv * a * (l_.qk_nope_head_dim + l_.v_head_dim) + a * l_.v_head_dim * h;
+    return weight_bytes_ * (attention + mlp);
+  }
   return weight_bytes_ * (h * (q + 2.0 * kv) + q * h + mlp);
 }
 
@@ -217,7 +311,12 @@ double ReplicaKernels::layer_16bit_weight_bytes() const {
   const double router = l_.moe ? h * l_.experts : 0.0;
   const double mlp_biases = l_.moe ? 0.0 : l_.mlp_input_matrices * l_.ffn_per_gpu + h;
   const double biases = l_.biases ? (q + 2.0 * kv) + h + mlp_biases : 0.0;
-  return kActivationBytes * (norms + router + biases);
+  // MLA: the latent norms, and W_UK and W_UV kept apart in 16-bit for the absorbed decode (vLLM's
+  // W_UK_T and W_UV, taken from kv_b_proj)
+  const double mla = l_.mla ? l_.q_lora_rank + l_.kv_lora_rank +
+                                  l_.q_heads_per_gpu * l_.kv_lora_rank * (l_.qk_nope_head_dim + l_.v_head_dim)
+                            : 0.0;
+  return kActivationBytes * (norms + router + biases + mla);
 }
 
 }  // namespace clustersim

@@ -13,7 +13,7 @@
 namespace clustersim {
 
 // The most kernels layer_kernels fills in.
-inline constexpr std::size_t kMaxLayerKernels = 12;
+inline constexpr std::size_t kMaxLayerKernels = 14;
 
 // vLLM (V1, the default engine since 0.8) captures the forward pass in piecewise CUDA graphs for
 // batches of up to 512 tokens (CompilationConfig.cudagraph_capture_sizes, largest 512) and replays
@@ -41,9 +41,18 @@ class ReplicaKernels {
   std::size_t mlp_block_kernels(double tokens, ComputeOp* out) const;
   // FlashAttention over a prompt chunk of `new_tokens` after `context_tokens` in the KV cache (causal).
   ComputeOp prefill_attention(double new_tokens, double context_tokens) const;
-  // The decode kernel (paged attention / flash-decoding) of `requests` decoding requests whose KV
-  // caches hold `kv_tokens` tokens together (their new token included): a memory-bound read.
+  // The decode kernel (paged attention / flash-decoding; MLA: FlashMLA over the latent) of `requests`
+  // decoding requests whose KV caches hold `kv_tokens` tokens together (their new token included).
   ComputeOp decode_attention(double requests, double kv_tokens) const;
+  // MLA only (none otherwise; writes at most 2 to `out`, returns how many): a prefill chunk's
+  // up-projection of its `keys` latents to per-head keys and values (kv_b_proj), and the decoding
+  // requests' absorbed projections (the query through W_UK before the kernel, the latent output through
+  // W_UV after it).
+  std::size_t prefill_up_projection(double keys, ComputeOp* out) const;
+  std::size_t decode_absorption(double requests, ComputeOp* out) const;
+  // The GPU as the decode kernel runs on it: MLA takes FlashMLA's published efficiencies
+  // (replica_kernels.cpp); multi-head attention the GPU's own.
+  GpuSpec decode_attention_gpu(const GpuSpec& gpu) const;
   // First stage: the embedding lookup of `tokens` tokens.
   ComputeOp embedding(double tokens) const;
   // Last stage: the final norm over the `tokens` tokens.
@@ -60,8 +69,9 @@ class ReplicaKernels {
   double kv_bytes_per_token_layer() const { return kv_bytes_per_token_layer_; }
 
  private:
-  ComputeOp gemm(const char* name, double m, double n, double k, double batch = 1.0) const;  // a linear layer's
-  ComputeOp gemm_16bit(const char* name, double m, double n, double k) const;                // LM head, router
+  ComputeOp gemm(const char* name, double m, double n, double k, double batch = 1.0) const;        // a linear layer's
+  ComputeOp gemm_16bit(const char* name, double m, double n, double k, double batch = 1.0) const;  // LM head, router
+  std::size_t mla_attention_block_kernels(double tokens, ComputeOp* out) const;
 
   ReplicaLayout l_;
   Precision compute_;          // attention, norms, 16-bit GEMMs

@@ -23,6 +23,10 @@
 // over all tp GPUs as above (ep divides tp). Each rank embeds its own tokens and samples its own
 // requests: the vocabulary is split over the rank's tp / D GPUs (an assumption: the logits then need
 // no communication outside the rank). Pipeline stages are not combined with it (pp must be 1).
+// Multi-head latent attention (vllm/model_executor/models/deepseek_v2.py, DeepseekV2MLAAttention): the
+// latent projections (q_a_proj, kv_a_proj_with_mqa) are replicated on every GPU, q_b_proj and kv_b_proj
+// column-parallel over the heads, o_proj row-parallel; the KV cache (the latent and the rotary key) is
+// whole on every GPU (replicated tp times).
 #include "sim/serving/replica_layout.hpp"
 
 #include <algorithm>
@@ -107,6 +111,14 @@ ReplicaLayout replica_layout(const ReplicaConfig& r) {
   // the model's KV elements per token and layer (transformer_math.hpp), this GPU's share of them
   l.kv_cache_elements_per_gpu =
       kv_cache_elements_per_token_layer(m) * (m.latent_attention() ? 1.0 : l.kv_heads_per_gpu / kv);
+  l.mla = m.latent_attention();
+  if (l.mla) {
+    l.q_lora_rank = m.mla.q_lora_rank;
+    l.kv_lora_rank = m.mla.kv_lora_rank;
+    l.qk_nope_head_dim = m.mla.qk_nope_head_dim;
+    l.qk_rope_head_dim = m.mla.qk_rope_head_dim;
+    l.v_head_dim = m.mla.v_head_dim;
+  }
   l.mlp_input_matrices = llama_style(m) ? 2.0 : 1.0;
   l.ffn_per_gpu = double(m.ffn_hidden) / r.tp;
   l.moe = m.moe.experts > 0;

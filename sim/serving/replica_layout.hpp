@@ -16,11 +16,15 @@ struct ReplicaLayout {
   int attention_tp = 1;  // GPUs of one attention rank: tp / attention_dp (tp without data-parallel attention)
   double hidden = 0.0;
   double head_dim = 0.0;
-  double q_heads_per_gpu = 0.0;     // heads / attention_tp
-  double kv_heads_per_gpu = 0.0;    // kv_heads / attention_tp, or 1 when more (each GPU keeps a copy of one)
+  double q_heads_per_gpu = 0.0;   // heads / attention_tp
+  double kv_heads_per_gpu = 0.0;  // kv_heads / attention_tp, or 1 when more (each GPU keeps a copy of one)
   // KV-cache elements of one token and layer on one GPU: its kv heads' keys and values, or MLA's whole
   // latent and rotary key (replicated on every tensor-parallel GPU)
   double kv_cache_elements_per_gpu = 0.0;
+  // Multi-head latent attention (model.attention_type "mla"; replica_kernels.cpp): the query and KV
+  // latent ranks and the per-head widths (query and key qk_nope + qk_rope, value v_head_dim)
+  bool mla = false;
+  double q_lora_rank = 0.0, kv_lora_rank = 0.0, qk_nope_head_dim = 0.0, qk_rope_head_dim = 0.0, v_head_dim = 0.0;
   double mlp_input_matrices = 1.0;  // 2 for swiglu (gate and up), 1 otherwise
   double ffn_per_gpu = 0.0;         // dense MLP width on one GPU: ffn_hidden / tp
   bool moe = false;

@@ -5,8 +5,9 @@
 // tp concurrent transfers with the per-step latency of its route (max_hop_latency_s), as the replay
 // times a point-to-point channel.
 // vLLM's own custom all-reduce (one-shot / two-shot over NVLink peer memory, used instead of NCCL under
-// 8 MiB for 2, 4, 6 or 8 GPUs of one NVSwitch node) is timed from its measured latencies where the
-// measurement applies (custom_all_reduce.hpp); elsewhere NCCL's plan.
+// 8 MiB for 2, 4, 6 or 8 GPUs of one NVSwitch node) is timed by its fitted physics where it applies
+// (custom_all_reduce.hpp): as fitted up to the measured 1 MiB, above it the shorter of the fitted
+// line and NCCL's plan (the line is the eager test's bandwidth extrapolated); elsewhere NCCL's plan.
 // Only the replica's GPUs matter: the cluster is built with as many nodes as they need (falling back
 // to the whole cluster when its fabric cannot be built that small), which keeps the build cheap for a
 // large cluster and leaves the routes between those GPUs as they are.
@@ -77,9 +78,10 @@ ReplicaLinks::~ReplicaLinks() = default;
 
 double ReplicaLinks::all_reduce_s(double bytes) const {
   const int n = static_cast<int>(s_->first_stage.size());
-  if (s_->custom_all_reduce && n > 1 && custom_all_reduce_applies(s_->spec, n, bytes))
-    return custom_all_reduce_s(n, bytes);
-  return s_->collective_s(CollectiveKind::all_reduce, s_->first_stage, bytes);
+  const double nccl_s = s_->collective_s(CollectiveKind::all_reduce, s_->first_stage, bytes);
+  if (!s_->custom_all_reduce || n < 2 || !custom_all_reduce_applies(s_->spec, n, bytes)) return nccl_s;
+  const double custom_s = custom_all_reduce_s(n, bytes);
+  return bytes <= kCustomAllReduceMeasuredBytes ? custom_s : std::min(custom_s, nccl_s);
 }
 
 double ReplicaLinks::all_gather_s(double bytes) const {

@@ -226,7 +226,8 @@ const std::vector<Row>& rows() {
     add(row<&S::custom_all_reduce>(spec_field(
         "replica.custom_all_reduce", FieldType::boolean, true, "true", "",
         "tensor-parallel all-reduces under 8 MiB over 2, 4, 6 or 8 GPUs of one NVSwitch (NVLink 4) node take "
-        "vLLM's custom all-reduce, timed from its measured latencies (docs/serving_iteration_model.md); false: "
+        "vLLM's custom all-reduce, timed by its one-shot / two-shot kernels fitted to measured latencies "
+        "(docs/serving_iteration_model.md); false: "
         "NCCL (vLLM's disable_custom_all_reduce)")));
     add(row<&S::max_context_tokens>(
         with_unit(integer_field("replica.max_context_tokens", true, 1, kMaxTokens, "", "`model.seq_len`",

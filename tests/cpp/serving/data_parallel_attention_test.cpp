@@ -25,26 +25,9 @@
 namespace clustersim {
 namespace {
 
-// Mixtral-8x7B's shape (mistralai/Mixtral-8x7B-v0.1 config.json): 32 layers, hidden 4096, 32 heads,
-// 8 KV heads (head dim 128), 8 experts of 14336, top 2, vocabulary 32000, SwiGLU.
-ModelSpec mixtral() {
-  ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.seq_len = 32768;
-  m.vocab = 32000;
-  m.activation = "swiglu";
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  return m;
-}
-
 ReplicaConfig replica(int tp, int ep, int dp) {
   ReplicaConfig r;
-  r.model = mixtral();
+  r.model = testing::mixtral_8x7b();
   r.tp = tp;
   r.ep = ep;
   r.dp_attention = dp;
@@ -123,14 +106,7 @@ TEST(DataParallelAttention, FewKvHeadsStopBeingReplicated) {
 }
 
 double mlp_block_s(const ReplicaConfig& r, const GpuSpec& gpu, double tokens) {
-  const ReplicaLayout l = replica_layout(r);
-  const ReplicaKernels k(r, l, gpu);
-  std::array<ComputeOp, kMaxLayerKernels> ops{};
-  const std::size_t n = k.mlp_block_kernels(tokens, ops.data());
-  double s = 0.0;
-  for (std::size_t i = 0; i < n; ++i)
-    s += kernel_time(gpu, ops[i], graph_timing(tokens)).time_s;
-  return s;
+  return testing::block_kernels_s(r, gpu, tokens, &ReplicaKernels::mlp_block_kernels, graph_timing(tokens));
 }
 
 // Eight decoding requests on eight ranks take one each: the busiest rank's attention, embedding and

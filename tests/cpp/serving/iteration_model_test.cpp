@@ -23,31 +23,11 @@
 namespace clustersim {
 namespace {
 
-// Llama-3-8B (meta-llama/Meta-Llama-3-8B config.json): 32 layers, hidden 4096, 32 heads, 8 KV heads,
-// head dim 128, ffn 14336, vocabulary 128256, SwiGLU, untied embeddings.
-ModelSpec llama3_8b() {
-  ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.seq_len = 8192;
-  m.vocab = 128256;
-  m.activation = "swiglu";
-  return m;
-}
+using testing::llama3_8b;
 
 // Llama-2-70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, ffn 28672, vocabulary 32000.
 ModelSpec llama2_70b() {
-  ModelSpec m = llama3_8b();
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.ffn_hidden = 28672;
-  m.vocab = 32000;
-  m.seq_len = 4096;
-  return m;
+  return testing::llama2(true);
 }
 
 using testing::calibrated_gpu;
@@ -277,14 +257,8 @@ TEST(IterationTime, OneAttentionLaunchPerLayerForTheWholeBatch) {
 }
 
 double gemm_time_s(const ReplicaConfig& r, const GpuSpec& gpu, double tokens) {
-  const ReplicaLayout layout = replica_layout(r);
-  const ReplicaKernels kernels(r, layout, gpu);
-  std::array<ComputeOp, kMaxLayerKernels> ops{};
-  const std::size_t n = kernels.layer_kernels(tokens, ops.data());
-  double t = 0.0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (ops[i].kernel == KernelClass::gemm) t += kernel_time(gpu, ops[i]).time_s;
-  return t;
+  return testing::block_kernels_s(r, gpu, tokens, &ReplicaKernels::layer_kernels, KernelTiming::per_call,
+                                  KernelClass::gemm);
 }
 
 // tp 2 halves every GEMM of a layer (a large, compute-bound batch: within 6 % of half) and adds the
@@ -381,16 +355,12 @@ TEST(IterationTime, TabulatedTimesFollowTheKernelModel) {
   const auto model = make_iteration_model(r, gpu, dgx_h100());
   const ReplicaLayout layout = replica_layout(r);
   const ReplicaKernels kernels(r, layout, gpu);
-  std::array<ComputeOp, kMaxLayerKernels> ops{};
   double worst = 0.0;
   for (std::int64_t t = 2; t <= 2048; t += 7) {
     const std::vector<IterationEntry> batch{{t, 0}};
     const IterationTime it = model->iteration_time(batch);
     const KernelTiming g = graph_timing(double(t));
-    double direct = 0.0;
-    const std::size_t n = kernels.layer_kernels(double(t), ops.data());
-    for (std::size_t i = 0; i < n; ++i)
-      direct += kernel_time(gpu, ops[i], g).time_s;
+    double direct = testing::block_kernels_s(r, gpu, double(t), &ReplicaKernels::layer_kernels, g);
     direct = 32 * (direct + kernel_time(gpu, kernels.prefill_attention(double(t), 0)).time_s) +
              kernel_time(gpu, kernels.embedding(double(t)), g).time_s +
              kernel_time(gpu, kernels.final_norm(double(t)), g).time_s +

@@ -1,12 +1,17 @@
 #pragma once
 // A test double of the iteration model: time = fixed_s + per_token_s x (new tokens of the batch), so
 // the hand-worked cases of the serving tests are exact; a KV cache of `kv_tokens` tokens.
+#include <array>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
+#include "sim/hardware/kernel_model.hpp"
 #include "sim/serving/iteration_model.hpp"
+#include "sim/serving/replica_kernels.hpp"
+#include "sim/serving/replica_layout.hpp"
 #include "sim/serving/serving_spec.hpp"
 
 namespace clustersim::testing {
@@ -61,6 +66,46 @@ inline ModelSpec llama2(bool seventy) {
   m.seq_len = 4096;
   m.activation = "swiglu";
   return m;
+}
+
+// Llama-3-8B (meta-llama/Meta-Llama-3-8B config.json): 32 layers, hidden 4096, 32 heads, 8 KV heads,
+// head dim 128, ffn 14336, vocabulary 128256, SwiGLU, untied embeddings.
+inline ModelSpec llama3_8b() {
+  ModelSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.seq_len = 8192;
+  m.vocab = 128256;
+  m.activation = "swiglu";
+  return m;
+}
+
+// Mixtral-8x7B (mistralai/Mixtral-8x7B-v0.1 config.json): Llama-3-8B's layers (32 layers, hidden 4096,
+// 32 heads, 8 KV heads, SwiGLU) with 8 experts of 14336, top 2, vocabulary 32000, context 32768.
+inline ModelSpec mixtral_8x7b() {
+  ModelSpec m = llama3_8b();
+  m.seq_len = 32768;
+  m.vocab = 32000;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  return m;
+}
+
+// The kernel model's time of the kernels a ReplicaKernels block function (&ReplicaKernels::layer_kernels,
+// mlp_block_kernels, ...) writes for `tokens` tokens of replica `r`, only those of class `only` when given.
+inline double block_kernels_s(const ReplicaConfig& r, const GpuSpec& gpu, double tokens,
+                              std::size_t (ReplicaKernels::*block)(double, ComputeOp*) const, KernelTiming timing,
+                              std::optional<KernelClass> only = std::nullopt) {
+  const ReplicaKernels kernels(r, replica_layout(r), gpu);
+  std::array<ComputeOp, kMaxLayerKernels> ops{};
+  const std::size_t n = (kernels.*block)(tokens, ops.data());
+  double s = 0.0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!only || ops[i].kernel == *only) s += kernel_time(gpu, ops[i], timing).time_s;
+  return s;
 }
 
 // A serving spec for the engine's tests: one replica, a context of 1 M tokens.

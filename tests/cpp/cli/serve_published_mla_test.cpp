@@ -1,0 +1,43 @@
+// A DeepSeek-V3-class replica (multi-head latent attention, MoE, attention data parallelism) against
+// TensorRT-LLM's published DeepSeek-R1 max-throughput run on 8 x H200
+// (calibration/data/published/serving_throughput_mla.json; the deployment as a serving spec with its
+// assumptions in tests/cpp/serving/specs/trtllm_deepseek_r1_h200.json). Nothing is fitted to it.
+//
+// Measured on this commit (2026-11-28): 18,013 output tokens/s against the published 11,489 (+56.8 %);
+// before MLA's kernels (attention timed as multi-head attention of hidden / heads = 56 per head)
+// 20,071 (+74.7 %). What is left, not modelled in the serving iteration model: DeepSeek-V3's shared
+// expert and its 3 dense first layers (every layer is timed as 256 routed experts), the MoE's fp8
+// block scaling, and the CUDA graph padding to 128 requests per rank. Asserted: the model stays above
+// the published figure by no more than the +60 % it is now, so that a change moving it is seen.
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace clustersim {
+namespace {
+
+TEST(CliServePublished, DeepSeekR1MaxThroughputOnEightH200) {
+  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/published/serving_throughput_mla.json");
+  ASSERT_TRUE(in);
+  const nlohmann::json rows = nlohmann::json::parse(in);
+  ASSERT_EQ(rows.size(), 1u);
+  const double published = rows[0]["output_tokens_per_s"];
+  const auto r =
+      testing::run_cli("serve --cluster dgx-h200-superpod --set nodes=1 --json --serving " +
+                       std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/cpp/serving/specs/trtllm_deepseek_r1_h200.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["requests"]["finished"], 5120);
+  EXPECT_EQ(j["requests"]["output_tokens"], 5120 * 2048);
+  const double tokens_per_s = j["throughput"]["output_tokens_per_s"];
+  const double error = tokens_per_s / published - 1.0;
+  EXPECT_GT(error, 0.50) << tokens_per_s;
+  EXPECT_LT(error, 0.60) << tokens_per_s;
+}
+
+}  // namespace
+}  // namespace clustersim
