@@ -118,6 +118,16 @@
 //     and the mask, writes the gradient) before the residual's.
 //   fused.masked_softmax false (unfused attention): scale, mask and softmax as three kernels over the
 //     s x s scores (each reads and writes them); backward: softmax, mask and scale backward likewise.
+//   memory_passes (stack_memory_passes.hpp), ZeRO-3 only for the FSDP copies:
+//     fsdp_all_gather_copy_out: after each layer's parameter all-gather, "dp.param_all_gather.copy_out"
+//       on the compute stream reads the gathered buffer and writes the unsharded parameters (2 x the
+//       16-bit weight bytes of the layer's parameters). Not modelled: the copy-in (the shard cast to
+//       16 bits and copied into the all-gather buffer), which runs on its own stream beside the compute.
+//     fsdp_reduce_scatter_copy_in: before each gradient reduce-scatter, "dp.grad_reduce_scatter.copy_in"
+//       on the compute stream reads the 16-bit unsharded gradients and writes the reduce-scatter input
+//       in the reduce dtype (16-bit weight bytes + gradient bytes per parameter).
+//     optimizer foreach: "optimizer.<name>.foreach_passes" after the fused-equivalent optimizer kernel,
+//       the bytes the foreach passes move beyond it (foreach_optimizer_extra_bytes).
 //   fused.rmsnorm false (Llama-style models, not training.torch_compile): each norm is PyTorch's eager
 //     RMSNorm, one elementwise-class op carrying its kernels' bytes (workloads/eager_pytorch_ops.cpp).
 //   fused.rope false (likewise): an "eager_rope" op over q and k after the QKV GEMM, in the op-level
@@ -157,6 +167,7 @@
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/software_stack.hpp"
+#include "workloads/stack_memory_passes.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -238,9 +249,11 @@ std::uint32_t u32(double v) {
 
 class StageBuilder {
  public:
-  StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, OpTable& ops, const Communicators& comms, int stage)
+  StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, const StackMemoryPasses& passes, OpTable& ops,
+               const Communicators& comms, int stage)
       : spec_(spec),
         stack_(stack),
+        passes_(passes),
         m_(spec.model),
         p_(spec.parallelism),
         ops_(ops),
@@ -1188,6 +1201,20 @@ class StageBuilder {
 
   void reduce_gradients(double params, bool expert, std::vector<OpId> deps) {
     const bool zero = p_.zero_stage >= 1;
+    if (p_.zero_stage == 3 && passes_.fsdp_reduce_scatter_copy_in) {
+      // FSDP2's chunk_cat into the reduce-scatter buffer: the 16-bit gradients read, written in the
+      // reduce dtype, on the compute stream after the gradients are final.
+      ComputeOp copy;
+      copy.name = "dp.grad_reduce_scatter.copy_in";
+      copy.kernel = KernelClass::elementwise;
+      copy.precision = Precision::fp32;
+      copy.bytes = params * (weight_bytes_ + grad_bytes_);
+      copy.stream = kComputeStream;
+      if (have_last_ && std::find(deps.begin(), deps.end(), last_) == deps.end()) deps.push_back(last_);
+      last_ = ops_.add_compute(copy, std::move(deps));
+      have_last_ = true;
+      deps = {last_};
+    }
     reductions_.push_back(collective(zero ? "dp.grad_reduce_scatter" : "dp.grad_all_reduce",
                                      zero ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
                                      grad_communicator(expert), params * grad_bytes_, kGradStream, std::move(deps)));
@@ -1212,7 +1239,13 @@ class StageBuilder {
                             kParamGatherStream, ahead);
       any = true;
     }
-    if (any) extra_deps_.push_back(gathered);
+    if (!any) return;
+    extra_deps_.push_back(gathered);
+    if (passes_.fsdp_all_gather_copy_out) {
+      // FSDP2's foreach_all_gather_copy_out: the gathered buffer copied into the unsharded
+      // parameters on the compute stream, before the layer's first kernel.
+      compute("dp.param_all_gather.copy_out", KernelClass::elementwise, 0.0, 2.0 * (dense + expert) * weight_bytes_);
+    }
   }
 
   void tied_embedding_all_reduce() {
@@ -1257,6 +1290,13 @@ class StageBuilder {
       last_ = ops_.add_compute(op, take_deps());
       have_last_ = true;
     }
+    if (passes_.optimizer == OptimizerImplementation::foreach) {
+      ComputeOp passes = op;
+      passes.name = name + ".foreach_passes";
+      passes.flops = 0.0;
+      passes.bytes = shard * foreach_optimizer_extra_bytes(spec_.training.optimizer, stack_.grad_norm);
+      last_ = ops_.add_compute(passes, take_deps());
+    }
     // ZeRO 1 and 2: every rank updated its shard; gather the updated weights (with
     // overlap_param_gather, during the next step's forward: issued at the start of this one).
     if ((p_.zero_stage == 1 || p_.zero_stage == 2) && !prefetch_params()) {
@@ -1288,6 +1328,7 @@ class StageBuilder {
 
   const WorkloadSpec& spec_;
   const StackProfile& stack_;
+  const StackMemoryPasses& passes_;
   const ModelSpec& m_;
   const ParallelismSpec& p_;
   OpTable& ops_;
@@ -1353,6 +1394,10 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
     throw SimulationError("generate_transformer_training: the workload's parallelism is not resolved for " +
                           std::to_string(world_size) + " GPUs (call resolve_parallelism first)");
   const RankLayout layout(p);
+  // The memory passes of the spec's stack (a profile given here, e.g. fitted by calibrate --from-trace,
+  // carries none of its own).
+  const StackMemoryPasses passes =
+      stack_memory_passes(spec.training.effective_stack(), spec.source_file, "/training/stack");
   ExecutionGraph graph(world_size);
   Communicators comms;
   using D = ParallelDim;
@@ -1380,7 +1425,7 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
   for (int stage = 0; stage < p.pp; ++stage) {
     RankClass& cls =
         graph.add_class(p.pp == 1 ? "all ranks" : "stage " + std::to_string(stage), layout.stage_ranks(stage));
-    StageBuilder(spec, stack, cls.ops, comms, stage).build();
+    StageBuilder(spec, stack, passes, cls.ops, comms, stage).build();
   }
   return graph;
 }
