@@ -1291,8 +1291,9 @@ class StageBuilder {
       have_last_ = true;
     }
     if (passes_.optimizer == OptimizerImplementation::foreach) {
+      const std::string passes_name = name + ".foreach_passes";
       ComputeOp passes = op;
-      passes.name = name + ".foreach_passes";
+      passes.name = passes_name;
       passes.flops = 0.0;
       passes.bytes = shard * foreach_optimizer_extra_bytes(spec_.training.optimizer, stack_.grad_norm);
       last_ = ops_.add_compute(passes, take_deps());
