@@ -345,9 +345,11 @@ std::string software_stack_to_json(const StackProfile& s) {
     if (s.sources.count(key) != 0) scale[to_string(k)] = s.kernel_time_scale[static_cast<std::size_t>(k)];
   }
   if (!scale.empty()) j["kernel_time_scale"] = scale;
+  // The memory passes are not part of StackProfile (stack_memory_passes reads them from the profile's
+  // file): a profile written back carries none, nor their sources.
   Json sources = Json::object();
   for (const auto& [key, text] : s.sources)
-    sources[key] = text;
+    if (key.rfind("memory_passes.", 0) != 0) sources[key] = text;
   j["sources"] = sources;
   return j.dump(2) + "\n";
 }

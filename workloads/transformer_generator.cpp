@@ -52,7 +52,8 @@
 //     2 then all-gather the updated bf16 weights (overlap_param_gather: the previous step's gathers
 //     run at the start of this one, in buckets, each layer's first forward waiting for its bucket). ZeRO 3 all-gathers
 //     each layer's weights before its forward and its backward, every micro-batch (FSDP without reshard_after_forward =
-//     false).
+//     false), and the parameters outside the layers (the root unit: embeddings, final norm, output layer)
+//     once per micro-batch before the forward needs them ("dp.param_all_gather.root").
 //
 // Kernel sizes: GEMM C[m x n] = A[m x k] B[k x n], flops 2mnk, bytes (mk + kn + mn) x element size.
 // Tokens per micro-batch and rank T = micro_batch x seq_len / cp; norms and residual adds see T / tp
@@ -1103,6 +1104,7 @@ class StageBuilder {
     std::vector<OpId> prefetched;
     if (prefetch_params() && gathered_chunks_.insert(chunk).second) prefetched = prefetch_chunk_weights(chunk);
     if (!prefetched.empty()) extra_deps_.push_back(prefetched.front());
+    gather_root_weights(chunk);
     if (chunk == 0) {
       const double elements = double(T_) * h_;
       const bool positions = embedding_.position > 0.0;
@@ -1144,9 +1146,17 @@ class StageBuilder {
       compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits,
               logits * cross_entropy_recipe(spec_.training.cross_entropy).backward_bytes_per_logit);
       // Tied embeddings and pp = 1: the output layer's gradient is completed by the embedding backward.
-      grads(head_parameters() - embedding_.final_norm, false,
-            column_parallel_backward("logits", T_, double(m_.vocab) / t_, h_));
-      grads(embedding_.final_norm, false, norm("bwd.final_norm", true, T_sp_));
+      // ZeRO-3: the root unit's gradients are reduce-scattered together after the unit's backward
+      // (FSDP2 runs the root's post-backward in the autograd engine's final callback).
+      const double head = head_parameters() - embedding_.final_norm;
+      const OpId logits_wgrad = column_parallel_backward("logits", T_, double(m_.vocab) / t_, h_);
+      const OpId final_norm = norm("bwd.final_norm", true, T_sp_);
+      if (p_.zero_stage == 3) {
+        root_grads_ += head + embedding_.final_norm;
+      } else {
+        grads(head, false, logits_wgrad);
+        grads(embedding_.final_norm, false, final_norm);
+      }
     }
     const int first_layer = chunk_first_layer(m_, p_, chunk), layers = chunk_layers(m_, p_, chunk);
     for (int l = 0; l < layers; ++l) {
@@ -1166,6 +1176,10 @@ class StageBuilder {
                     elements * e_ + tables * 2.0 * elements * kFp32Bytes));
     } else if (p_.pp > 1) {
       send_to_stage("pp.send_gradient", -1, kGradientTag, kSendBackwardStream);
+    }
+    if (root_grads_ > 0.0) {
+      grads(root_grads_, false, last_);
+      root_grads_ = 0.0;
     }
     // Each model chunk's buckets are its own: the chunk's last gradients close its last buckets.
     if (grads_final_)
@@ -1246,6 +1260,26 @@ class StageBuilder {
       // parameters on the compute stream, before the layer's first kernel.
       compute("dp.param_all_gather.copy_out", KernelClass::elementwise, 0.0, 2.0 * (dense + expert) * weight_bytes_);
     }
+  }
+
+  // ZeRO-3: the parameters outside the layers (embeddings, final norm, output layer) are the root
+  // unit's (FSDP's fully_shard / FullyShardedDataParallel of the whole model): gathered before the
+  // micro-batch's forward reaches them, on the critical path of the embedding (the first chunk) or
+  // of the final norm (the last), and kept until after the backward: the root is not resharded after
+  // forward (torch.distributed.fsdp fully_shard: "the root FSDP state has its value specially set to
+  // False"; FSDP1 _post_forward_reshard skips the root likewise).
+  void gather_root_weights(int chunk) {
+    if (p_.zero_stage < 3 || comms_.dp == kNone) return;
+    const double params = (chunk == 0 ? embedding_.word / t_ + embedding_.position : 0.0) +
+                          (chunk + 1 == chunks_ ? head_parameters() : 0.0);
+    if (params <= 0.0) return;
+    std::vector<OpId> deps;
+    if (have_last_) deps.push_back(last_);
+    const OpId gathered = collective("dp.param_all_gather.root", CollectiveKind::all_gather, comms_.dp,
+                                     params * weight_bytes_, kParamGatherStream, std::move(deps));
+    extra_deps_.push_back(gathered);
+    if (passes_.fsdp_all_gather_copy_out)
+      compute("dp.param_all_gather.copy_out", KernelClass::elementwise, 0.0, 2.0 * params * weight_bytes_);
   }
 
   void tied_embedding_all_reduce() {
@@ -1340,6 +1374,7 @@ class StageBuilder {
   bool fp8_;             // training.precision fp8: the linear layers' GEMMs in fp8_gemm_precision_
   Precision fp8_gemm_precision_;
   bool fp8_gemms_ = false;    // a LinearScope is alive
+  double root_grads_ = 0.0;   // ZeRO-3: the root unit's gradients of this backward unit, reduced at its end
   bool cast_weights_ = true;  // the linear layers being emitted cast their weights
   double grad_bytes_, weight_bytes_;
   const ActivationInfo& act_;
