@@ -9,8 +9,9 @@ and prints the error on the source left out:
    llm-foundry, NeMo). The two values fitted on them are `training.host_op_us` of the Megatron-DeepSpeed
    datasets (80 us: grid 0-100 us in steps of 10, least MAPE on vtrain-single rows 0000-0199) and its
    stack's pipeline_instruction_us (2400 us, on vtrain-single's pipelined rows). Left
-   out, vtrain-single's values are refitted by a grid and the same criterion on the other dataset that
-   carries it (vtrain-multi), and vtrain-single is predicted with it. Every other dataset took part in
+   out, vtrain-single's values are refitted by a grid and the same criterion on the other sources that
+   carry them (host_op_us: vtrain-multi and h100-device, the other eager-PyTorch source;
+   pipeline_instruction_us: vtrain-multi), and vtrain-single is predicted with them. Every other dataset took part in
    no fit: its left-out error is its validation error, measured here.
 2. GPU kernel timings (Vidur's operator tables, calibration/data/vidur/compute): per GPU, the shipped
    profile is fitted on Llama-2-7B and checked on Llama-2-70B (calibration/fit_profiles.sh); the other
@@ -42,6 +43,9 @@ DATA = os.path.join(REPO, "calibration", "data")  # calibration/data/README.md
 
 # What the shipped fits used (docs/validation.md, calibration/fit_profiles.sh).
 HOST_OP_GRID_US = [10 * i for i in range(11)]
+# Sources besides vtrain-multi that pin an eager-PyTorch host cost per op (their descriptions set
+# training.host_op_us): refitted together with vtrain-multi when vtrain-single is left out.
+HOST_OP_SOURCES = ["h100-device"]
 # The Megatron-DeepSpeed stack's pipeline_instruction_us (2400 us, fitted on vtrain-single's pipelined rows):
 # refitted on vtrain-multi with vtrain-single left out, on this grid.
 PIPELINE_INSTRUCTION_GRID_US = [0, 1200, 2400, 3600]
@@ -111,17 +115,22 @@ def end_to_end(cli, jobs, tmp):
         with open(os.path.join(DATASETS, name + ".json")) as f:
             host = json.load(f)["workload"].get("training", {}).get("host_op_us")
         if name == "vtrain-single":
-            # Refit host_op_us without vtrain-single: on vtrain-multi, the other dataset that carries it.
+            # Refit host_op_us without vtrain-single: on every other source whose step carries an eager
+            # PyTorch host cost per op: vtrain-multi (Megatron-DeepSpeed; its kernels hide the host, so
+            # alone it leaves the value undetermined) and h100-device (a PyTorch eager loop on one GPU,
+            # whose description fits its own host_op_us). The pipeline cost is refitted on the
+            # Megatron-DeepSpeed source only (h100-device has no pipeline).
             others = [n for n in names if n != name and n.startswith("vtrain")]
+            host_sources = others + [n for n in names if n in HOST_OP_SOURCES]
             grid = []
             for us in HOST_OP_GRID_US:
                 errors = []
-                for other in others:
+                for other in host_sources:
                     _, e = validate(cli, dataset_copy(other, tmp, us), jobs)
                     errors += e
                 grid.append((statistics.mean(abs(x) for x in errors), us))
                 print(f"  refit host_op_us without {name}: {us:3d} us -> MAPE {100 * grid[-1][0]:.2f} % on "
-                      f"{', '.join(others)}", flush=True)
+                      f"{', '.join(host_sources)}", flush=True)
             best = min(grid)[1]  # least MAPE, the smallest value on ties
             spread = max(g[0] for g in grid) - min(g[0] for g in grid)
             shipped_host = f"{host} us" if host is not None else "the stack's default"

@@ -13,6 +13,9 @@
 //   kernel_time_scale {"<class>": x}      optional: the kernel model's time of a class times x > 0
 //                                          (classes: gemm, attention, elementwise, normalization,
 //                                          optimizer, embedding, loss; a class not given: 1)
+//   memory_passes {fsdp_all_gather_copy_out, fsdp_reduce_scatter_copy_in, optimizer}
+//                                          optional: booleans (default false); "fused" | "foreach"
+//                                          (default fused); stack_memory_passes.hpp
 //   sources {"<value path>": "where it comes from"}: one for every value above, by its path
 //     ("training.host_op_us", "fused.bias_activation", "optimizer_kernels", "step.grad_norm");
 //     a missing or extra source is an error of the stack file.
@@ -32,6 +35,7 @@
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
 #include "workloads/attention_implementation.hpp"
+#include "workloads/stack_memory_passes.hpp"
 
 namespace clustersim {
 namespace resources_detail {
@@ -89,6 +93,24 @@ constexpr PipelineP2PName kPipelineP2P[] = {
 
 const std::vector<std::string> kLossAllReduce = {"per_micro_batch", "none"};
 
+struct OptimizerImplementationName {
+  OptimizerImplementation value;
+  const char* name;
+};
+constexpr OptimizerImplementationName kOptimizerImplementations[] = {
+    {OptimizerImplementation::fused, "fused"},
+    {OptimizerImplementation::foreach, "foreach"},
+};
+
+struct MemoryPassField {
+  const char* key;
+  bool StackMemoryPasses::*member;
+};
+constexpr MemoryPassField kMemoryPassFlags[] = {
+    {"fsdp_all_gather_copy_out", &StackMemoryPasses::fsdp_all_gather_copy_out},
+    {"fsdp_reduce_scatter_copy_in", &StackMemoryPasses::fsdp_reduce_scatter_copy_in},
+};
+
 template <typename Table>
 std::vector<std::string> names_of(const Table& table) {
   std::vector<std::string> names;
@@ -104,8 +126,14 @@ auto value_of(const Table& table, const std::string& name) {
   return table[0].value;  // unreachable: the name was checked against names_of(table)
 }
 
-StackProfile parse_stack(JsonReader r) {
-  StackProfile s;
+struct ParsedStack {
+  StackProfile profile;
+  StackMemoryPasses memory_passes;
+};
+
+ParsedStack parse_stack_file(JsonReader r) {
+  ParsedStack parsed;
+  StackProfile& s = parsed.profile;
   std::set<std::string> values;  // paths of the values read: each needs a source
   s.id = r.string("id");
   s.name = r.string("name");
@@ -166,6 +194,20 @@ StackProfile parse_stack(JsonReader r) {
     scale->finish();
   }
 
+  if (auto passes = r.optional_object("memory_passes")) {
+    for (const auto& f : kMemoryPassFlags) {
+      if (!passes->has(f.key)) continue;
+      parsed.memory_passes.*f.member = passes->boolean(f.key);
+      values.insert(std::string("memory_passes.") + f.key);
+    }
+    if (passes->has("optimizer")) {
+      parsed.memory_passes.optimizer =
+          value_of(kOptimizerImplementations, passes->choice("optimizer", names_of(kOptimizerImplementations)));
+      values.insert("memory_passes.optimizer");
+    }
+    passes->finish();
+  }
+
   JsonReader sources = r.object("sources");
   for (const auto& [key, text] : r.raw("sources").items()) {
     if (values.count(key) == 0) sources.fail(key, "a source for a value the stack does not set");
@@ -175,7 +217,38 @@ StackProfile parse_stack(JsonReader r) {
     if (s.sources.count(v) == 0) r.fail("sources", "every value needs a source; missing: \"" + v + "\"");
   sources.finish();
   r.finish();
-  return s;
+  return parsed;
+}
+
+// The profile `id` and its memory passes: a built-in id, or a profile file (is_stack_file).
+ParsedStack load_stack(std::string_view id, const std::string& file, const std::string& json_path) {
+  if (is_stack_file(id)) {
+    const std::string path(id);
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw SpecError(file, json_path,
+                      "cannot read the software stack profile file \"" + path +
+                          "\" (a path ending in .json is resolved relative to the spec's directory)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    const SpecDocument doc = parse_spec_text(text.str(), path);
+    return parse_stack_file(JsonReader(doc.json, doc.file));
+  }
+  const Resource* entry = find_resource(resources_detail::software_stack_resources(), id);
+  if (entry == nullptr) {
+    std::string known;
+    for (const auto& s : software_stack_ids())
+      known += (known.empty() ? "" : ", ") + s;
+    throw SpecError(file, json_path,
+                    "unknown software stack \"" + std::string(id) + "\"; expected one of " + known +
+                        ", or the path of a stack profile file ending in .json");
+  }
+  const SpecDocument doc = parse_spec_text(entry->text, entry->path);
+  ParsedStack parsed = parse_stack_file(JsonReader(doc.json, doc.file));
+  if (parsed.profile.id != entry->name)
+    throw SpecError(doc.file, "/id",
+                    "the id '" + parsed.profile.id + "' differs from the file name '" + entry->name + "'");
+  return parsed;
 }
 
 }  // namespace
@@ -214,32 +287,32 @@ std::string resolve_stack_reference(const std::string& reference, const std::str
 }
 
 StackProfile find_software_stack(std::string_view id, const std::string& file, const std::string& json_path) {
-  if (is_stack_file(id)) {
-    const std::string path(id);
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-      throw SpecError(file, json_path,
-                      "cannot read the software stack profile file \"" + path +
-                          "\" (a path ending in .json is resolved relative to the spec's directory)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    const SpecDocument doc = parse_spec_text(text.str(), path);
-    return parse_stack(JsonReader(doc.json, doc.file));
-  }
-  const Resource* entry = find_resource(resources_detail::software_stack_resources(), id);
-  if (entry == nullptr) {
-    std::string known;
-    for (const auto& s : software_stack_ids())
-      known += (known.empty() ? "" : ", ") + s;
-    throw SpecError(file, json_path,
-                    "unknown software stack \"" + std::string(id) + "\"; expected one of " + known +
-                        ", or the path of a stack profile file ending in .json");
-  }
-  const SpecDocument doc = parse_spec_text(entry->text, entry->path);
-  StackProfile s = parse_stack(JsonReader(doc.json, doc.file));
-  if (s.id != entry->name)
-    throw SpecError(doc.file, "/id", "the id '" + s.id + "' differs from the file name '" + entry->name + "'");
-  return s;
+  return load_stack(id, file, json_path).profile;
+}
+
+StackMemoryPasses stack_memory_passes(std::string_view id, const std::string& file, const std::string& json_path) {
+  return load_stack(id, file, json_path).memory_passes;
+}
+
+// PyTorch's foreach Adam/AdamW (torch/optim/adamw.py _multi_tensor_adamw @ v2.5.0; adam.py
+// _multi_tensor_adam with decoupled weight decay @ v2.6.0, the same passes), per fp32 parameter, each
+// pass one multi-tensor kernel reading and writing whole tensors:
+//   _foreach_mul_(params, 1 - lr wd)                    read p, write p                  8
+//   _foreach_lerp_(exp_avgs, grads, 1 - beta1)          read m, g, write m              12
+//   _foreach_mul_(exp_avg_sqs, beta2)                   read v, write v                  8
+//   _foreach_addcmul_(exp_avg_sqs, grads, grads, ...)   read v, g, write v              12
+//   exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs)        read v, write a temporary        8
+//   _foreach_div_(exp_avg_sq_sqrt, bc2_sqrt)            read, write the temporary        8
+//   _foreach_add_(exp_avg_sq_sqrt, eps)                 read, write the temporary        8
+//   _foreach_addcdiv_(params, exp_avgs, sqrt, step)     read p, m, the temporary, write p 16
+// 80 bytes, against the fused kernel's 28 (read g, read and write p, m, v) that optimizer_step_cost
+// counts: 52 more. clip_grad_norm_ (torch/nn/utils/clip_grad.py, foreach) then scales every gradient by
+// the clamped clip coefficient whatever its value (_foreach_mul_: read and write the fp32 gradient, 8),
+// after the norm pass the graph counts. SGD's foreach passes are not counted (0).
+double foreach_optimizer_extra_bytes(std::string_view optimizer, bool grad_norm) {
+  constexpr double kAdamForeachBytes = 80.0, kAdamFusedBytes = 28.0, kClipScaleBytes = 8.0;
+  const double optimizer_passes = optimizer == "adam" ? kAdamForeachBytes - kAdamFusedBytes : 0.0;
+  return optimizer_passes + (grad_norm ? kClipScaleBytes : 0.0);
 }
 
 std::string software_stack_to_json(const StackProfile& s) {
@@ -272,9 +345,11 @@ std::string software_stack_to_json(const StackProfile& s) {
     if (s.sources.count(key) != 0) scale[to_string(k)] = s.kernel_time_scale[static_cast<std::size_t>(k)];
   }
   if (!scale.empty()) j["kernel_time_scale"] = scale;
+  // The memory passes are not part of StackProfile (stack_memory_passes reads them from the profile's
+  // file): a profile written back carries none, nor their sources.
   Json sources = Json::object();
   for (const auto& [key, text] : s.sources)
-    sources[key] = text;
+    if (key.rfind("memory_passes.", 0) != 0) sources[key] = text;
   j["sources"] = sources;
   return j.dump(2) + "\n";
 }

@@ -52,7 +52,8 @@
 //     2 then all-gather the updated bf16 weights (overlap_param_gather: the previous step's gathers
 //     run at the start of this one, in buckets, each layer's first forward waiting for its bucket). ZeRO 3 all-gathers
 //     each layer's weights before its forward and its backward, every micro-batch (FSDP without reshard_after_forward =
-//     false).
+//     false), and the parameters outside the layers (the root unit: embeddings, final norm, output layer)
+//     once per micro-batch before the forward needs them ("dp.param_all_gather.root").
 //
 // Kernel sizes: GEMM C[m x n] = A[m x k] B[k x n], flops 2mnk, bytes (mk + kn + mn) x element size.
 // Tokens per micro-batch and rank T = micro_batch x seq_len / cp; norms and residual adds see T / tp
@@ -118,6 +119,16 @@
 //     and the mask, writes the gradient) before the residual's.
 //   fused.masked_softmax false (unfused attention): scale, mask and softmax as three kernels over the
 //     s x s scores (each reads and writes them); backward: softmax, mask and scale backward likewise.
+//   memory_passes (stack_memory_passes.hpp), ZeRO-3 only for the FSDP copies:
+//     fsdp_all_gather_copy_out: after each layer's parameter all-gather, "dp.param_all_gather.copy_out"
+//       on the compute stream reads the gathered buffer and writes the unsharded parameters (2 x the
+//       16-bit weight bytes of the layer's parameters). Not modelled: the copy-in (the shard cast to
+//       16 bits and copied into the all-gather buffer), which runs on its own stream beside the compute.
+//     fsdp_reduce_scatter_copy_in: before each gradient reduce-scatter, "dp.grad_reduce_scatter.copy_in"
+//       on the compute stream reads the 16-bit unsharded gradients and writes the reduce-scatter input
+//       in the reduce dtype (16-bit weight bytes + gradient bytes per parameter).
+//     optimizer foreach: "optimizer.<name>.foreach_passes" after the fused-equivalent optimizer kernel,
+//       the bytes the foreach passes move beyond it (foreach_optimizer_extra_bytes).
 //   fused.rmsnorm false (Llama-style models, not training.torch_compile): each norm is PyTorch's eager
 //     RMSNorm, one elementwise-class op carrying its kernels' bytes (workloads/eager_pytorch_ops.cpp).
 //   fused.rope false (likewise): an "eager_rope" op over q and k after the QKV GEMM, in the op-level
@@ -157,6 +168,7 @@
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/software_stack.hpp"
+#include "workloads/stack_memory_passes.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -238,9 +250,11 @@ std::uint32_t u32(double v) {
 
 class StageBuilder {
  public:
-  StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, OpTable& ops, const Communicators& comms, int stage)
+  StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, const StackMemoryPasses& passes, OpTable& ops,
+               const Communicators& comms, int stage)
       : spec_(spec),
         stack_(stack),
+        passes_(passes),
         m_(spec.model),
         p_(spec.parallelism),
         ops_(ops),
@@ -1090,6 +1104,7 @@ class StageBuilder {
     std::vector<OpId> prefetched;
     if (prefetch_params() && gathered_chunks_.insert(chunk).second) prefetched = prefetch_chunk_weights(chunk);
     if (!prefetched.empty()) extra_deps_.push_back(prefetched.front());
+    gather_root_weights(chunk);
     if (chunk == 0) {
       const double elements = double(T_) * h_;
       const bool positions = embedding_.position > 0.0;
@@ -1131,9 +1146,17 @@ class StageBuilder {
       compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits,
               logits * cross_entropy_recipe(spec_.training.cross_entropy).backward_bytes_per_logit);
       // Tied embeddings and pp = 1: the output layer's gradient is completed by the embedding backward.
-      grads(head_parameters() - embedding_.final_norm, false,
-            column_parallel_backward("logits", T_, double(m_.vocab) / t_, h_));
-      grads(embedding_.final_norm, false, norm("bwd.final_norm", true, T_sp_));
+      // ZeRO-3: the root unit's gradients are reduce-scattered together after the unit's backward
+      // (FSDP2 runs the root's post-backward in the autograd engine's final callback).
+      const double head = head_parameters() - embedding_.final_norm;
+      const OpId logits_wgrad = column_parallel_backward("logits", T_, double(m_.vocab) / t_, h_);
+      const OpId final_norm = norm("bwd.final_norm", true, T_sp_);
+      if (p_.zero_stage == 3) {
+        root_grads_ += head + embedding_.final_norm;
+      } else {
+        grads(head, false, logits_wgrad);
+        grads(embedding_.final_norm, false, final_norm);
+      }
     }
     const int first_layer = chunk_first_layer(m_, p_, chunk), layers = chunk_layers(m_, p_, chunk);
     for (int l = 0; l < layers; ++l) {
@@ -1153,6 +1176,10 @@ class StageBuilder {
                     elements * e_ + tables * 2.0 * elements * kFp32Bytes));
     } else if (p_.pp > 1) {
       send_to_stage("pp.send_gradient", -1, kGradientTag, kSendBackwardStream);
+    }
+    if (root_grads_ > 0.0) {
+      grads(root_grads_, false, last_);
+      root_grads_ = 0.0;
     }
     // Each model chunk's buckets are its own: the chunk's last gradients close its last buckets.
     if (grads_final_)
@@ -1188,6 +1215,20 @@ class StageBuilder {
 
   void reduce_gradients(double params, bool expert, std::vector<OpId> deps) {
     const bool zero = p_.zero_stage >= 1;
+    if (p_.zero_stage == 3 && passes_.fsdp_reduce_scatter_copy_in) {
+      // FSDP2's chunk_cat into the reduce-scatter buffer: the 16-bit gradients read, written in the
+      // reduce dtype, on the compute stream after the gradients are final.
+      ComputeOp copy;
+      copy.name = "dp.grad_reduce_scatter.copy_in";
+      copy.kernel = KernelClass::elementwise;
+      copy.precision = Precision::fp32;
+      copy.bytes = params * (weight_bytes_ + grad_bytes_);
+      copy.stream = kComputeStream;
+      if (have_last_ && std::find(deps.begin(), deps.end(), last_) == deps.end()) deps.push_back(last_);
+      last_ = ops_.add_compute(copy, std::move(deps));
+      have_last_ = true;
+      deps = {last_};
+    }
     reductions_.push_back(collective(zero ? "dp.grad_reduce_scatter" : "dp.grad_all_reduce",
                                      zero ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
                                      grad_communicator(expert), params * grad_bytes_, kGradStream, std::move(deps)));
@@ -1212,7 +1253,33 @@ class StageBuilder {
                             kParamGatherStream, ahead);
       any = true;
     }
-    if (any) extra_deps_.push_back(gathered);
+    if (!any) return;
+    extra_deps_.push_back(gathered);
+    if (passes_.fsdp_all_gather_copy_out) {
+      // FSDP2's foreach_all_gather_copy_out: the gathered buffer copied into the unsharded
+      // parameters on the compute stream, before the layer's first kernel.
+      compute("dp.param_all_gather.copy_out", KernelClass::elementwise, 0.0, 2.0 * (dense + expert) * weight_bytes_);
+    }
+  }
+
+  // ZeRO-3: the parameters outside the layers (embeddings, final norm, output layer) are the root
+  // unit's (FSDP's fully_shard / FullyShardedDataParallel of the whole model): gathered before the
+  // micro-batch's forward reaches them, on the critical path of the embedding (the first chunk) or
+  // of the final norm (the last), and kept until after the backward: the root is not resharded after
+  // forward (torch.distributed.fsdp fully_shard: "the root FSDP state has its value specially set to
+  // False"; FSDP1 _post_forward_reshard skips the root likewise).
+  void gather_root_weights(int chunk) {
+    if (p_.zero_stage < 3 || comms_.dp == kNone) return;
+    const double params = (chunk == 0 ? embedding_.word / t_ + embedding_.position : 0.0) +
+                          (chunk + 1 == chunks_ ? head_parameters() : 0.0);
+    if (params <= 0.0) return;
+    std::vector<OpId> deps;
+    if (have_last_) deps.push_back(last_);
+    const OpId gathered = collective("dp.param_all_gather.root", CollectiveKind::all_gather, comms_.dp,
+                                     params * weight_bytes_, kParamGatherStream, std::move(deps));
+    extra_deps_.push_back(gathered);
+    if (passes_.fsdp_all_gather_copy_out)
+      compute("dp.param_all_gather.copy_out", KernelClass::elementwise, 0.0, 2.0 * params * weight_bytes_);
   }
 
   void tied_embedding_all_reduce() {
@@ -1257,6 +1324,14 @@ class StageBuilder {
       last_ = ops_.add_compute(op, take_deps());
       have_last_ = true;
     }
+    if (passes_.optimizer == OptimizerImplementation::foreach) {
+      const std::string passes_name = name + ".foreach_passes";
+      ComputeOp passes = op;
+      passes.name = passes_name;
+      passes.flops = 0.0;
+      passes.bytes = shard * foreach_optimizer_extra_bytes(spec_.training.optimizer, stack_.grad_norm);
+      last_ = ops_.add_compute(passes, take_deps());
+    }
     // ZeRO 1 and 2: every rank updated its shard; gather the updated weights (with
     // overlap_param_gather, during the next step's forward: issued at the start of this one).
     if ((p_.zero_stage == 1 || p_.zero_stage == 2) && !prefetch_params()) {
@@ -1288,6 +1363,7 @@ class StageBuilder {
 
   const WorkloadSpec& spec_;
   const StackProfile& stack_;
+  const StackMemoryPasses& passes_;
   const ModelSpec& m_;
   const ParallelismSpec& p_;
   OpTable& ops_;
@@ -1298,6 +1374,7 @@ class StageBuilder {
   bool fp8_;             // training.precision fp8: the linear layers' GEMMs in fp8_gemm_precision_
   Precision fp8_gemm_precision_;
   bool fp8_gemms_ = false;    // a LinearScope is alive
+  double root_grads_ = 0.0;   // ZeRO-3: the root unit's gradients of this backward unit, reduced at its end
   bool cast_weights_ = true;  // the linear layers being emitted cast their weights
   double grad_bytes_, weight_bytes_;
   const ActivationInfo& act_;
@@ -1353,6 +1430,10 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
     throw SimulationError("generate_transformer_training: the workload's parallelism is not resolved for " +
                           std::to_string(world_size) + " GPUs (call resolve_parallelism first)");
   const RankLayout layout(p);
+  // The memory passes of the spec's stack (a profile given here, e.g. fitted by calibrate --from-trace,
+  // carries none of its own).
+  const StackMemoryPasses passes =
+      stack_memory_passes(spec.training.effective_stack(), spec.source_file, "/training/stack");
   ExecutionGraph graph(world_size);
   Communicators comms;
   using D = ParallelDim;
@@ -1380,7 +1461,7 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
   for (int stage = 0; stage < p.pp; ++stage) {
     RankClass& cls =
         graph.add_class(p.pp == 1 ? "all ranks" : "stage " + std::to_string(stage), layout.stage_ranks(stage));
-    StageBuilder(spec, stack, cls.ops, comms, stage).build();
+    StageBuilder(spec, stack, passes, cls.ops, comms, stage).build();
   }
   return graph;
 }

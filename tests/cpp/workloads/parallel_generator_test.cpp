@@ -238,8 +238,19 @@ TEST(ParallelGenerator, ZeroThreeGathersEachLayersWeightsTwicePerMicroBatchAndSc
   const auto all = collectives(ops, dp);
   const int micro_batches = 2;  // 8 / (1 * 4)
   // all-gather (full buffer = the layer's weights) before every layer's forward and backward
-  EXPECT_EQ(all.at(CollectiveKind::all_gather).first, micro_batches * 2 * 4);
-  EXPECT_DOUBLE_EQ(all.at(CollectiveKind::all_gather).second, micro_batches * 2 * 4 * layer * bytes.weights);
+  int layer_gathers = 0, root_gathers = 0;
+  double layer_gathered = 0.0, root_gathered = 0.0;
+  for (OpId i = 0; i < ops.size(); ++i) {
+    if (ops.kind(i) != OpKind::collective || ops.communicator(i) != dp) continue;
+    if (ops.name(i) == "dp.param_all_gather") ++layer_gathers, layer_gathered += ops.bytes(i);
+    if (ops.name(i) == "dp.param_all_gather.root") ++root_gathers, root_gathered += ops.bytes(i);
+  }
+  EXPECT_EQ(layer_gathers, micro_batches * 2 * 4);
+  EXPECT_DOUBLE_EQ(layer_gathered, micro_batches * 2 * 4 * layer * bytes.weights);
+  // and the root unit (the parameters outside the 4 layers) once per micro-batch, before its forward
+  EXPECT_EQ(root_gathers, micro_batches);
+  EXPECT_DOUBLE_EQ(root_gathered, micro_batches * (total_parameters(s.model) - 4 * layer) * bytes.weights);
+  EXPECT_EQ(all.at(CollectiveKind::all_gather).first, layer_gathers + root_gathers);
   // every gradient reduce-scattered once, as fp32
   EXPECT_DOUBLE_EQ(all.at(CollectiveKind::reduce_scatter).second, total_parameters(s.model) * bytes.gradients);
   EXPECT_EQ(all.count(CollectiveKind::all_reduce), 0u);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sim/core/error.hpp"
+#include "workloads/stack_memory_passes.hpp"
 #include "workloads/transformer_generator.hpp"
 #include "workloads/workload_spec.hpp"
 
@@ -54,9 +55,11 @@ TEST(SoftwareStack, EveryProfileLoadsWithASourceForEveryValue) {
     EXPECT_EQ(s.id, id);
     EXPECT_FALSE(s.name.empty());
     // defaults + 3 fusions + optimizer_kernels + pipeline_p2p + 2 step costs, each with its source,
-    // + the optional fusions (rmsnorm, rope, gqa) and pipeline instruction cost the profile gives
-    const std::size_t optional = s.sources.count("fused.rmsnorm") + s.sources.count("fused.rope") +
-                                 s.sources.count("fused.gqa") + s.sources.count("pipeline_instruction_us");
+    // + the optional fusions (rmsnorm, rope, gqa), pipeline instruction cost and memory passes the profile gives
+    const std::size_t optional =
+        s.sources.count("fused.rmsnorm") + s.sources.count("fused.rope") + s.sources.count("fused.gqa") +
+        s.sources.count("pipeline_instruction_us") + s.sources.count("memory_passes.fsdp_all_gather_copy_out") +
+        s.sources.count("memory_passes.fsdp_reduce_scatter_copy_in") + s.sources.count("memory_passes.optimizer");
     EXPECT_EQ(s.sources.size(), s.defaults.size() + 7 + optional) << id;
     for (const auto& [key, source] : s.sources)
       EXPECT_GT(source.size(), 20u) << id << " " << key;
@@ -300,6 +303,102 @@ TEST(SoftwareStack, FixedStepCostsFollowTheProfile) {
       EXPECT_DOUBLE_EQ(with.bytes(i), 1'868'800.0 * 4.0);
     }
   }
+}
+
+double bytes_named(const OpTable& ops, std::string_view name) {
+  double sum = 0.0;
+  for (OpId i = 0; i < ops.size(); ++i)
+    sum += ops.name(i) == name ? ops.bytes(i) : 0.0;
+  return sum;
+}
+
+TEST(SoftwareStack, FsdpTwoCopiesAndForeachAdamMoveTheirBytes) {
+  // ZeRO-3 over dp 4 (global batch 8 / micro-batch 2 / dp 4 = 1 micro-batch), bf16, 2 layers.
+  nlohmann::json j = small_workload();
+  j["parallelism"] = {{"dp", 4}, {"zero_stage", 3}};
+  j["training"]["stack"] = "pytorch-fsdp2";
+  WorkloadSpec fsdp = parse(j);
+  resolve_parallelism(fsdp, 4);
+  j["training"]["stack"] = "megatron-core";
+  j["training"]["grad_buffer"] = "per_step";  // the same gradient dtype (fp32) as pytorch-fsdp2's
+  WorkloadSpec core = parse(j);
+  resolve_parallelism(core, 4);
+  const StackMemoryPasses passes = stack_memory_passes("pytorch-fsdp2");
+  EXPECT_TRUE(passes.fsdp_all_gather_copy_out);
+  EXPECT_TRUE(passes.fsdp_reduce_scatter_copy_in);
+  EXPECT_EQ(passes.optimizer, OptimizerImplementation::foreach);
+  const StackMemoryPasses none = stack_memory_passes("megatron-core");
+  EXPECT_FALSE(none.fsdp_all_gather_copy_out || none.fsdp_reduce_scatter_copy_in);
+  EXPECT_EQ(none.optimizer, OptimizerImplementation::fused);
+
+  const ExecutionGraph gf = generate_transformer_training(fsdp, 4);
+  const ExecutionGraph gc = generate_transformer_training(core, 4);
+  const OpTable& f = gf.classes().at(0).ops;
+  const OpTable& c = gc.classes().at(0).ops;
+  double gathered = 0.0, scattered = 0.0;
+  for (OpId i = 0; i < f.size(); ++i) {
+    if (f.kind(i) != OpKind::collective) continue;
+    if (f.name(i).starts_with("dp.param_all_gather")) gathered += f.bytes(i);  // the layers' and the root's
+    if (f.name(i) == "dp.grad_reduce_scatter") scattered += f.bytes(i);
+  }
+  ASSERT_GT(gathered, 0.0);
+  ASSERT_GT(scattered, 0.0);
+  // One copy-out per layer gather (2 layers x forward and backward x 1 micro-batch) and one for the
+  // root unit's gather, reading and writing every gathered byte: 2 x the all-gathers' bytes.
+  EXPECT_EQ(count(f, "dp.param_all_gather.copy_out"), 5u);
+  EXPECT_DOUBLE_EQ(bytes_named(f, "dp.param_all_gather.copy_out"), 2.0 * gathered);
+  // The copy-in reads each bf16 gradient (2 bytes) and writes it in fp32 (4), which the reduce-scatter
+  // moves: 6 / 4 of its bytes.
+  EXPECT_DOUBLE_EQ(bytes_named(f, "dp.grad_reduce_scatter.copy_in"), 1.5 * scattered);
+  // foreach AdamW: 80 - 28 = 52 bytes per shard parameter more than the fused kernel, and clip_grad_norm_'s
+  // scaling 8: 60, twice the fused kernel's 30 bytes (bf16 mixed precision).
+  EXPECT_DOUBLE_EQ(bytes_named(f, "optimizer.adam.foreach_passes"), 2.0 * bytes_named(f, "optimizer.adam"));
+  EXPECT_DOUBLE_EQ(foreach_optimizer_extra_bytes("adam", false), 52.0);
+  EXPECT_DOUBLE_EQ(foreach_optimizer_extra_bytes("sgd", true), 8.0);
+  // Megatron-Core's profile has none of them, and the same optimizer kernel.
+  EXPECT_EQ(count(c, "dp.param_all_gather.copy_out"), 0u);
+  EXPECT_EQ(count(c, "dp.grad_reduce_scatter.copy_in"), 0u);
+  EXPECT_EQ(count(c, "optimizer.adam.foreach_passes"), 0u);
+  EXPECT_DOUBLE_EQ(bytes_named(c, "optimizer.adam"), bytes_named(f, "optimizer.adam"));
+  // The copy-out runs on the compute stream after its all-gather: each depends on one.
+  for (OpId i = 0; i < f.size(); ++i) {
+    if (f.name(i) != "dp.param_all_gather.copy_out") continue;
+    bool after_gather = false;
+    for (OpId d : f.deps(i))
+      after_gather = after_gather || f.name(d).starts_with("dp.param_all_gather");
+    EXPECT_TRUE(after_gather);
+  }
+}
+
+TEST(SoftwareStack, ABadMemoryPassIsRefusedAtItsPath) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("clustersim_passes_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string profile = (dir / "mine.json").string();
+  const nlohmann::json good = nlohmann::json::parse(software_stack_to_json(find_software_stack("pytorch-fsdp2")));
+  const auto expect_refused_at = [&](const nlohmann::json& profile_json, const std::string& path,
+                                     const std::string& says) {
+    std::ofstream(profile, std::ios::binary) << profile_json.dump();
+    try {
+      stack_memory_passes(profile);
+      ADD_FAILURE() << "expected a SpecError at " << path;
+    } catch (const SpecError& e) {
+      EXPECT_EQ(e.file(), profile);
+      EXPECT_EQ(e.json_path(), path);
+      EXPECT_NE(e.message().find(says), std::string::npos) << e.message();
+    }
+  };
+  nlohmann::json bad = good;
+  bad["memory_passes"] = {{"optimizer", "fast"}};
+  bad["sources"]["memory_passes.optimizer"] = "x";
+  expect_refused_at(bad, "/memory_passes/optimizer", "foreach");  // the allowed values
+  bad = good;
+  bad["memory_passes"] = {{"fsdp_all_gather_copy_out", true}};  // no source
+  expect_refused_at(bad, "/sources", "memory_passes.fsdp_all_gather_copy_out");
+  bad = good;
+  bad["memory_passes"] = {{"fsdp_copy", true}};
+  expect_refused_at(bad, "/memory_passes/fsdp_copy", "");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
