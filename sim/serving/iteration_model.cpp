@@ -83,7 +83,8 @@ class KernelIterationModel final : public IterationModel {
         decode_gpu_(kernels_.decode_attention_gpu(gpu)),
         kernel_grid_(replica.max_batch_tokens, TokenGrid::Spacing::tile_intervals),
         communication_grid_(replica.max_batch_tokens, TokenGrid::Spacing::geometric),
-        host_s_(replica.host_overhead_s) {
+        host_s_(replica.host_overhead_s),
+        dense_layers_(layout_.moe ? layout_.dense_layers : 0.0) {
     const ReplicaLinks links(cluster, replica.tp, replica.pp, layout_.attention_tp, replica.custom_all_reduce);
     memory_ = replica_memory(replica, layout_, kernels_, gpu, links.tensor_parallel_channels());
     if (layout_.attention_dp > 1) {
@@ -95,12 +96,16 @@ class KernelIterationModel final : public IterationModel {
     for (const std::int64_t point : kernel_grid_.points()) {
       const double t = double(point);
       const KernelTiming timing = graph_timing(t);
-      const std::size_t count = kernels_.layer_kernels(t, ops.data());
-      double layer_s = 0.0;
-      for (std::size_t j = 0; j < count; ++j)
-        layer_s += time_of(ops[j], timing);
-      compute_.push_back(layers * layer_s + time_of(kernels_.embedding(t), timing) +
-                         time_of(kernels_.final_norm(t), timing));
+      double layers_s = 0.0;  // a MoE model's expert layers, then its first dense layers (dense_layers_)
+      for (const auto& [dense, count_of_layers] : {std::pair{false, layers - dense_layers_}, {true, dense_layers_}}) {
+        if (count_of_layers <= 0.0) continue;
+        const std::size_t count = kernels_.layer_kernels(t, ops.data(), dense);
+        double layer_s = 0.0;
+        for (std::size_t j = 0; j < count; ++j)
+          layer_s += time_of(ops[j], timing);
+        layers_s += count_of_layers * layer_s;
+      }
+      compute_.push_back(layers_s + time_of(kernels_.embedding(t), timing) + time_of(kernels_.final_norm(t), timing));
       // the head's rows (t here) run in the graph of their iteration's tokens (>= rows)
       for (const KernelTiming head : kKernelTimings)
         (head == KernelTiming::per_call ? head_eager_ : head_graph_)
@@ -179,12 +184,17 @@ class KernelIterationModel final : public IterationModel {
       std::size_t count = kernels_.attention_block_kernels(t, ops.data());
       for (std::size_t j = 0; j < count; ++j)
         attention_block_s += time_of(ops[j], timing);
-      count = kernels_.mlp_block_kernels(t, ops.data());
-      for (std::size_t j = 0; j < count; ++j)
-        mlp_block_s += time_of(ops[j], timing);
+      for (const auto& [dense, count_of_layers] : {std::pair{false, layers - dense_layers_}, {true, dense_layers_}}) {
+        if (count_of_layers <= 0.0) continue;
+        count = kernels_.mlp_block_kernels(t, ops.data(), dense);
+        double block_s = 0.0;
+        for (std::size_t j = 0; j < count; ++j)
+          block_s += time_of(ops[j], timing);
+        mlp_block_s += count_of_layers * block_s;
+      }
       compute_.push_back(layers * attention_block_s + time_of(kernels_.embedding(t), timing) +
                          time_of(kernels_.final_norm(t), timing));
-      mlp_.push_back(layers * mlp_block_s);
+      mlp_.push_back(mlp_block_s);
       for (const KernelTiming head : kKernelTimings)
         (head == KernelTiming::per_call ? head_eager_ : head_graph_)
             .push_back(time_of(kernels_.lm_head(t), head) + time_of(kernels_.sampling(t), head));
@@ -275,6 +285,7 @@ class KernelIterationModel final : public IterationModel {
   GpuSpec decode_gpu_;  // the GPU as the decode attention kernel runs on it (ReplicaKernels::decode_attention_gpu)
   TokenGrid kernel_grid_, communication_grid_;
   double host_s_ = 0.0;
+  double dense_layers_ = 0.0;  // a MoE model's first dense layers (ReplicaLayout::dense_layers)
   ReplicaMemory memory_;
   // At kernel_grid_'s points, by token count: the layers' kernels but attention, the embedding and
   // final norm; by sampled rows: the LM head and sampler. At communication_grid_'s: the all-reduces and

@@ -30,6 +30,10 @@
 //                 uniform routes): the weights read are A experts' (decode batches touch few)
 //   expert_up, expert_down   grouped GEMMs, batch ceil(A), m ceil(R / ceil(A)) rows each, flops 2 R n k
 //   activation    (c + 1) R f_e e bytes
+//   shared expert (model.moe.shared_experts S; DeepSeek-V3 arXiv:2412.19437 sec. 2.1.2): every token
+//                 through one MLP of S f_e' / tp width (f_e' the expert width before the split; vLLM's
+//                 DeepseekV2MoE.shared_experts), shared_up / activation / shared_down as the dense MLP's
+// A MoE model's first_dense_layers (DeepSeek-V3: 3 of 61) run the dense MLP of ffn_hidden / tp.
 // Attention:
 //   prefill       FlashAttention, m = new tokens, n = context + new, k = d, batch = heads / tp, causal
 //                 (query i sees the context and the chunk's tokens up to its own): flops
@@ -144,9 +148,9 @@ ComputeOp ReplicaKernels::gemm_16bit(const char* name, double m, double n, doubl
   return make_gemm(name, compute_, kActivationBytes, kActivationBytes, m, n, k, batch);
 }
 
-std::size_t ReplicaKernels::layer_kernels(double T, ComputeOp* out) const {
+std::size_t ReplicaKernels::layer_kernels(double T, ComputeOp* out, bool dense_layer) const {
   const std::size_t n = attention_block_kernels(T, out);
-  return n + mlp_block_kernels(T, out + n);
+  return n + mlp_block_kernels(T, out + n, dense_layer);
 }
 
 std::size_t ReplicaKernels::attention_block_kernels(double T, ComputeOp* out) const {
@@ -181,12 +185,12 @@ std::size_t ReplicaKernels::mla_attention_block_kernels(double T, ComputeOp* out
   return n;
 }
 
-std::size_t ReplicaKernels::mlp_block_kernels(double T, ComputeOp* out) const {
+std::size_t ReplicaKernels::mlp_block_kernels(double T, ComputeOp* out, bool dense_layer) const {
   const double h = l_.hidden, c = l_.mlp_input_matrices;
   const double e = kActivationBytes;
   std::size_t n = 0;
   out[n++] = memory_op("serve.post_attention_norm", KernelClass::normalization, compute_, 2.0 * T * h * e, T);
-  if (!l_.moe) {
+  if (!l_.moe || dense_layer) {
     const double f = l_.ffn_per_gpu;
     out[n++] = gemm("serve.mlp_up", T, c * f, h);
     out[n++] = memory_op("serve.activation", KernelClass::elementwise, compute_, (c + 1.0) * T * f * e, T);
@@ -208,6 +212,11 @@ std::size_t ReplicaKernels::mlp_block_kernels(double T, ComputeOp* out) const {
     out[n++] = up;
     out[n++] = memory_op("serve.activation", KernelClass::elementwise, compute_, (c + 1.0) * rows * f * e, rows);
     out[n++] = down;
+    if (const double s = l_.shared_expert_ffn_per_gpu; s > 0.0) {
+      out[n++] = gemm("serve.shared_expert_up", T, c * s, h);
+      out[n++] = memory_op("serve.shared_expert_activation", KernelClass::elementwise, compute_, (c + 1.0) * T * s * e, T);
+      out[n++] = gemm("serve.shared_expert_down", T, h, s);
+    }
   }
   out[n++] = memory_op("serve.residual", KernelClass::elementwise, compute_, 3.0 * T * h * e, 0.0);
   return n;
@@ -291,10 +300,11 @@ ComputeOp ReplicaKernels::sampling(double rows) const {
                    rows);
 }
 
-double ReplicaKernels::layer_linear_weight_bytes() const {
+double ReplicaKernels::layer_linear_weight_bytes(bool dense_layer) const {
   const double h = l_.hidden, q = l_.q_width_per_gpu(), kv = l_.kv_width_per_gpu(), c = l_.mlp_input_matrices;
-  const double mlp =
-      l_.moe ? l_.experts_per_gpu * (c + 1.0) * h * l_.expert_ffn_per_gpu : (c + 1.0) * h * l_.ffn_per_gpu;
+  const bool moe = l_.moe && !dense_layer;
+  const double mlp = moe ? (c + 1.0) * h * (l_.experts_per_gpu * l_.expert_ffn_per_gpu + l_.shared_expert_ffn_per_gpu)
+                         : (c + 1.0) * h * l_.ffn_per_gpu;
   if (l_.mla) {  // the latent projections (replicated), q_b, kv_b and o_proj's heads on this GPU
     const double a = l_.q_heads_per_gpu, rq = l_.q_lora_rank, rkv = l_.kv_lora_rank;
     const double qk = l_.qk_nope_head_dim + l_.qk_rope_head_dim, rope = l_.qk_rope_head_dim;
@@ -305,11 +315,12 @@ double ReplicaKernels::layer_linear_weight_bytes() const {
   return weight_bytes_ * (h * (q + 2.0 * kv) + q * h + mlp);
 }
 
-double ReplicaKernels::layer_16bit_weight_bytes() const {
+double ReplicaKernels::layer_16bit_weight_bytes(bool dense_layer) const {
   const double h = l_.hidden, q = l_.q_width_per_gpu(), kv = l_.kv_width_per_gpu();
+  const bool moe = l_.moe && !dense_layer;
   const double norms = 2.0 * (l_.biases ? 2.0 * h : h);  // LayerNorm: scale and shift; RMSNorm: scale
-  const double router = l_.moe ? h * l_.experts : 0.0;
-  const double mlp_biases = l_.moe ? 0.0 : l_.mlp_input_matrices * l_.ffn_per_gpu + h;
+  const double router = moe ? h * l_.experts : 0.0;
+  const double mlp_biases = moe ? 0.0 : l_.mlp_input_matrices * l_.ffn_per_gpu + h;
   const double biases = l_.biases ? (q + 2.0 * kv) + h + mlp_biases : 0.0;
   // MLA: the latent norms, and W_UK and W_UV kept apart in 16-bit for the absorbed decode (vLLM's
   // W_UK_T and W_UV, taken from kv_b_proj)

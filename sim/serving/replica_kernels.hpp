@@ -13,7 +13,7 @@
 namespace clustersim {
 
 // The most kernels layer_kernels fills in.
-inline constexpr std::size_t kMaxLayerKernels = 14;
+inline constexpr std::size_t kMaxLayerKernels = 17;
 
 // vLLM (V1, the default engine since 0.8) captures the forward pass in piecewise CUDA graphs for
 // batches of up to 512 tokens (CompilationConfig.cudagraph_capture_sizes, largest 512) and replays
@@ -32,13 +32,14 @@ class ReplicaKernels {
   // One transformer layer over `tokens` batched tokens, attention excluded: norms, QKV, rope, the
   // attention output projection, the MLP (or the MoE router and experts), residual adds. Writes them
   // to `out` (at least kMaxLayerKernels long) and returns how many.
-  std::size_t layer_kernels(double tokens, ComputeOp* out) const;
+  // `dense_layer`: one of a MoE model's first dense layers (a dense model's layers are all dense).
+  std::size_t layer_kernels(double tokens, ComputeOp* out, bool dense_layer = false) const;
   // The same layer in its two halves (layer_kernels is the first's kernels, then the second's): the
   // attention block (input norm, QKV, rope, KV-cache write, attention output, residual) and the MLP
   // block (post-attention norm, the MLP or the MoE router and experts, residual). Data-parallel
   // attention runs the first over a rank's tokens and the second over every rank's.
   std::size_t attention_block_kernels(double tokens, ComputeOp* out) const;
-  std::size_t mlp_block_kernels(double tokens, ComputeOp* out) const;
+  std::size_t mlp_block_kernels(double tokens, ComputeOp* out, bool dense_layer = false) const;
   // FlashAttention over a prompt chunk of `new_tokens` after `context_tokens` in the KV cache (causal).
   ComputeOp prefill_attention(double new_tokens, double context_tokens) const;
   // The decode kernel (paged attention / flash-decoding; MLA: FlashMLA over the latent) of `requests`
@@ -63,8 +64,8 @@ class ReplicaKernels {
 
   // Bytes of one layer's linear weights on one GPU in the weight dtype, and of its 16-bit tensors
   // (norms, biases, MoE router).
-  double layer_linear_weight_bytes() const;
-  double layer_16bit_weight_bytes() const;
+  double layer_linear_weight_bytes(bool dense_layer = false) const;
+  double layer_16bit_weight_bytes(bool dense_layer = false) const;
   // One token's K and V of one layer on one GPU, in the KV-cache dtype.
   double kv_bytes_per_token_layer() const { return kv_bytes_per_token_layer_; }
 

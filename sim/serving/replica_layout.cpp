@@ -57,6 +57,15 @@ int ReplicaLayout::max_stage_layers() const {
   return stage_layers.empty() ? 0 : *std::max_element(stage_layers.begin(), stage_layers.end());
 }
 
+int ReplicaLayout::stage_dense_layers(int stage) const {
+  const int dense = moe ? dense_layers : layers;
+  int first = 0;
+  for (int s = 0; s < stage; ++s)
+    first += stage_layers[static_cast<std::size_t>(s)];
+  const int last = first + stage_layers[static_cast<std::size_t>(stage)];
+  return std::max(0, std::min(last, dense) - first);
+}
+
 ReplicaLayout replica_layout(const ReplicaConfig& r) {
   const ModelSpec& m = r.model;
   if (r.tp < 1) bad("/tp", "expected a tensor-parallel degree >= 1, got " + std::to_string(r.tp));
@@ -134,6 +143,13 @@ ReplicaLayout replica_layout(const ReplicaConfig& r) {
     l.load_imbalance = std::max(1.0, m.moe.load_imbalance);
     l.experts_per_gpu = double(m.moe.experts) / r.ep;
     l.expert_ffn_per_gpu = double(expert_ffn) / (r.tp / r.ep);
+    // DeepSeek-V3's shared expert and first dense layers (vLLM's DeepseekV2MoE.shared_experts and
+    // DeepseekV2MLP, both column/row-parallel over the tensor-parallel group)
+    if (m.moe.shared_experts > 0)
+      require_divides(r.tp, m.moe.shared_experts * expert_ffn, "/model/moe/shared_experts",
+                      "the shared experts' width (shared_experts x expert_ffn_hidden)");
+    l.shared_expert_ffn_per_gpu = double(m.moe.shared_experts) * expert_ffn / r.tp;
+    l.dense_layers = std::min(m.moe.first_dense_layers, m.layers);
   } else if (r.ep != 1) {
     bad("/ep",
         "expected 1 for a dense model (expert parallelism needs model.moe.experts > 0), got " + std::to_string(r.ep));

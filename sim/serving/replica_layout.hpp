@@ -31,6 +31,10 @@ struct ReplicaLayout {
   double experts = 0.0, top_k = 0.0, load_imbalance = 1.0;
   double experts_per_gpu = 0.0;     // experts / ep
   double expert_ffn_per_gpu = 0.0;  // expert width on one GPU: expert_ffn_hidden / (tp / ep)
+  // MoE shared experts (model.moe.shared_experts), run as one MLP of shared_experts x expert_ffn_hidden
+  // split over the tp GPUs like a dense MLP; 0 without
+  double shared_expert_ffn_per_gpu = 0.0;
+  int dense_layers = 0;             // a MoE model's first_dense_layers: dense MLPs of ffn_per_gpu
   double vocab = 0.0;               // padded to a multiple of 64
   double vocab_per_gpu = 0.0;       // padded vocab / attention_tp
   bool biases = false;              // GPT-style layers (not llama_style)
@@ -43,6 +47,8 @@ struct ReplicaLayout {
   double q_width_per_gpu() const { return q_heads_per_gpu * head_dim; }
   double kv_width_per_gpu() const { return kv_heads_per_gpu * head_dim; }
   int max_stage_layers() const;
+  // Dense layers (the model's first dense_layers) among stage `stage`'s layers (all of a dense model's).
+  int stage_dense_layers(int stage) const;
 };
 
 // Checks that the parallelism divides the model and computes the layout. Throws SpecError naming the

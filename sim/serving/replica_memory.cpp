@@ -73,11 +73,14 @@ double activation_bytes(const ReplicaConfig& r, const ReplicaLayout& l) {
   const double residual = 2.0 * T * h * e;
   const double attention = T * (l.q_width_per_gpu() + 2.0 * l.kv_width_per_gpu()) * e + T * l.q_width_per_gpu() * e;
   double mlp = 0.0;
+  const double dense_mlp = T * (l.mlp_input_matrices + 1.0) * l.ffn_per_gpu * e;
   if (l.moe) {
     const double rows = T * l.top_k * l.load_imbalance / l.ep;
-    mlp = rows * (l.mlp_input_matrices + 1.0) * l.expert_ffn_per_gpu * e + rows * 2.0 * h * e;
+    mlp = rows * (l.mlp_input_matrices + 1.0) * l.expert_ffn_per_gpu * e + rows * 2.0 * h * e +
+          T * (l.mlp_input_matrices + 1.0) * l.shared_expert_ffn_per_gpu * e;
+    if (l.dense_layers > 0) mlp = std::max(mlp, dense_mlp);
   } else {
-    mlp = T * (l.mlp_input_matrices + 1.0) * l.ffn_per_gpu * e;
+    mlp = dense_mlp;
   }
   const double logits = T * h * e + std::min(T, kSamplerRows) * l.vocab * kLogitBytes;
   return std::max(residual + std::max(attention, mlp), logits);
@@ -85,7 +88,9 @@ double activation_bytes(const ReplicaConfig& r, const ReplicaLayout& l) {
 
 double stage_weight_bytes(const ReplicaLayout& l, const ReplicaKernels& k, int stage) {
   const double layer = k.layer_linear_weight_bytes() + k.layer_16bit_weight_bytes();
-  double w = l.stage_layers[static_cast<std::size_t>(stage)] * layer;
+  const double dense_layer = k.layer_linear_weight_bytes(true) + k.layer_16bit_weight_bytes(true);
+  const int dense = l.stage_dense_layers(stage);
+  double w = (l.stage_layers[static_cast<std::size_t>(stage)] - dense) * layer + dense * dense_layer;
   const double table = l.vocab_per_gpu * l.hidden * kActivationBytes;
   const bool first = stage == 0, last = stage == l.pp - 1;
   if (first) w += table + (l.position_embedding ? l.seq_len * l.hidden * kActivationBytes : 0.0);

@@ -97,11 +97,12 @@ inline ModelSpec mixtral_8x7b() {
 // The kernel model's time of the kernels a ReplicaKernels block function (&ReplicaKernels::layer_kernels,
 // mlp_block_kernels, ...) writes for `tokens` tokens of replica `r`, only those of class `only` when given.
 inline double block_kernels_s(const ReplicaConfig& r, const GpuSpec& gpu, double tokens,
-                              std::size_t (ReplicaKernels::*block)(double, ComputeOp*) const, KernelTiming timing,
-                              std::optional<KernelClass> only = std::nullopt) {
+                              std::size_t (ReplicaKernels::*block)(double, ComputeOp*, bool) const,
+                              KernelTiming timing, std::optional<KernelClass> only = std::nullopt,
+                              bool dense_layer = false) {
   const ReplicaKernels kernels(r, replica_layout(r), gpu);
   std::array<ComputeOp, kMaxLayerKernels> ops{};
-  const std::size_t n = (kernels.*block)(tokens, ops.data());
+  const std::size_t n = (kernels.*block)(tokens, ops.data(), dense_layer);
   double s = 0.0;
   for (std::size_t i = 0; i < n; ++i)
     if (!only || ops[i].kernel == *only) s += kernel_time(gpu, ops[i], timing).time_s;
