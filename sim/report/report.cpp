@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -51,41 +53,6 @@ std::string lpad(std::string s, std::size_t width) {
   return s;
 }
 
-Json power_json(const PowerStats& p) {
-  Json devices = Json::array();
-  for (const auto& d : p.by_device)
-    devices.push_back({{"device", d.device},
-                       {"count", d.count},
-                       {"avg_w", d.avg_w},
-                       {"energy_per_step_j", d.energy_per_step_j},
-                       {"basis", d.basis}});
-  Json classes = Json::array();
-  for (const auto& c : p.gpu_classes)
-    classes.push_back({{"name", c.name},
-                       {"ranks", c.ranks},
-                       {"tensor_s", c.tensor_s},
-                       {"vector_s", c.vector_s},
-                       {"exposed_communication_s", c.exposed_communication_s},
-                       {"overlapped_communication_s", c.overlapped_communication_s},
-                       {"waiting_s", c.waiting_s},
-                       {"avg_w_per_gpu", c.avg_w_per_gpu},
-                       {"energy_per_step_j", c.energy_per_step_j}});
-  return {{"gpu_avg_w", p.gpu_avg_w},
-          {"cluster_avg_kw", p.cluster_avg_kw},
-          {"energy_per_step_j", p.energy_per_step_j},
-          {"it_avg_kw", p.it_avg_kw},
-          {"peak_kw", p.peak_kw},
-          {"energy_per_token_j", p.energy_per_token_j},
-          {"pue", p.pue},
-          {"tensor_power_budget_w", p.tensor_power_budget_w},
-          {"gemm_clock_MHz", p.gemm_clock_MHz},
-          {"tensor_duty_cycle", p.tensor_duty_cycle},
-          {"clock_basis", p.clock_basis},
-          {"clock_cap_modelled", p.clock_cap_modelled},
-          {"by_device", devices},
-          {"gpu_classes", classes}};
-}
-
 // Reads a number that may be unknown (null: NaN; Report::unknown says why).
 double number_or_nan(const Json& j, const char* key) {
   const Json& v = j.at(key);
@@ -104,76 +71,6 @@ double number_or_zero(const Json& j, const char* key) {
   return it == j.end() || it->is_null() ? 0.0 : it->get<double>();
 }
 
-PowerStats power_from_json(const Json& p) {
-  PowerStats s;
-  s.gpu_avg_w = p.at("gpu_avg_w").get<double>();
-  s.cluster_avg_kw = p.at("cluster_avg_kw").get<double>();
-  s.energy_per_step_j = p.at("energy_per_step_j").get<double>();
-  s.it_avg_kw = number_or_zero(p, "it_avg_kw");
-  s.peak_kw = number_or_zero(p, "peak_kw");
-  s.energy_per_token_j = p.contains("energy_per_token_j") ? number_or_nan(p, "energy_per_token_j") : 0.0;
-  s.pue = number_or_zero(p, "pue");
-  s.tensor_power_budget_w = number_or_zero(p, "tensor_power_budget_w");
-  s.gemm_clock_MHz = number_or_zero(p, "gemm_clock_MHz");
-  s.tensor_duty_cycle = number_or_zero(p, "tensor_duty_cycle");
-  s.clock_basis = p.value("clock_basis", std::string());
-  s.clock_cap_modelled = p.value("clock_cap_modelled", true);
-  if (p.contains("by_device"))
-    for (const auto& d : p.at("by_device"))
-      s.by_device.push_back({d.at("device").get<std::string>(), d.at("count").get<double>(),
-                             d.at("avg_w").get<double>(), d.at("energy_per_step_j").get<double>(),
-                             d.at("basis").get<std::string>()});
-  if (p.contains("gpu_classes"))
-    for (const auto& c : p.at("gpu_classes"))
-      s.gpu_classes.push_back({c.at("name").get<std::string>(), c.at("ranks").get<int>(),
-                               c.at("tensor_s").get<double>(), c.at("vector_s").get<double>(),
-                               c.at("exposed_communication_s").get<double>(),
-                               c.at("overlapped_communication_s").get<double>(), c.at("waiting_s").get<double>(),
-                               c.at("avg_w_per_gpu").get<double>(), c.at("energy_per_step_j").get<double>()});
-  return s;
-}
-
-Json cost_json(const CostStats& c) {
-  Json bom = Json::array();
-  for (const auto& l : c.bill_of_materials)
-    bom.push_back({{"item", l.item},
-                   {"count", l.count},
-                   {"unit_usd", l.unit_usd},
-                   {"total_usd", l.total_usd},
-                   {"source", l.source}});
-  return {{"capex_usd", c.capex_usd},
-          {"usd_per_hour", c.usd_per_hour},
-          {"usd_per_step", c.usd_per_step},
-          {"usd_per_million_tokens", c.usd_per_million_tokens},
-          {"amortized_usd_per_hour", c.amortized_usd_per_hour},
-          {"energy_usd_per_hour", c.energy_usd_per_hour},
-          {"operations_usd_per_hour", c.operations_usd_per_hour},
-          {"electricity_usd_per_kwh", c.electricity_usd_per_kwh},
-          {"amortization_years", c.amortization_years},
-          {"tco_usd", c.tco_usd},
-          {"bill_of_materials", bom}};
-}
-
-CostStats cost_from_json(const Json& c) {
-  CostStats s;
-  s.capex_usd = c.at("capex_usd").get<double>();
-  s.usd_per_hour = c.at("usd_per_hour").get<double>();
-  s.usd_per_step = c.at("usd_per_step").get<double>();
-  s.usd_per_million_tokens = number_or_nan(c, "usd_per_million_tokens");
-  s.amortized_usd_per_hour = number_or_zero(c, "amortized_usd_per_hour");
-  s.energy_usd_per_hour = number_or_zero(c, "energy_usd_per_hour");
-  s.operations_usd_per_hour = number_or_zero(c, "operations_usd_per_hour");
-  s.electricity_usd_per_kwh = number_or_zero(c, "electricity_usd_per_kwh");
-  s.amortization_years = number_or_zero(c, "amortization_years");
-  s.tco_usd = number_or_zero(c, "tco_usd");
-  if (c.contains("bill_of_materials"))
-    for (const auto& l : c.at("bill_of_materials"))
-      s.bill_of_materials.push_back({l.at("item").get<std::string>(), l.at("count").get<double>(),
-                                     l.at("unit_usd").get<double>(), l.at("total_usd").get<double>(),
-                                     l.at("source").get<std::string>()});
-  return s;
-}
-
 // A figure that may be infinite (no failures: no MTBF, no checkpoint interval) is null in JSON.
 Json finite_or_null(double v) {
   return std::isfinite(v) ? Json(v) : Json(nullptr);
@@ -183,103 +80,232 @@ double number_or_infinity(const Json& j, const char* key) {
   return it == j.end() || it->is_null() ? std::numeric_limits<double>::infinity() : it->get<double>();
 }
 
+// How a section's key is read back: always written (required); absent from reports written before
+// the key existed (absent_zero: 0, false or ""); null when unknown (null_nan: NaN; absent_zero_null_nan:
+// also 0 when absent); absent or null when infinite (infinity: written as null when infinite).
+enum class ReadBack { required, absent_zero, null_nan, absent_zero_null_nan, infinity };
+
+// One key of a report section and the member it holds, declared once for the writer and the reader.
+template <class S>
+struct Field {
+  const char* key;
+  std::variant<double S::*, int S::*, bool S::*, std::uint64_t S::*, std::string S::*> member;
+  ReadBack read_back = ReadBack::required;
+};
+
+// The fields' keys in their order, as a JSON object's members.
+template <class S, std::size_t N>
+void write_fields(Json& j, const S& s, const Field<S> (&fields)[N]) {
+  for (const Field<S>& f : fields)
+    std::visit(
+        [&](auto m) {
+          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s.*m)>, double>)
+            j[f.key] = f.read_back == ReadBack::infinity ? finite_or_null(s.*m) : Json(s.*m);
+          else
+            j[f.key] = s.*m;
+        },
+        f.member);
+}
+
+template <class S, std::size_t N>
+void read_fields(const Json& j, S& s, const Field<S> (&fields)[N]) {
+  for (const Field<S>& f : fields)
+    std::visit(
+        [&](auto m) {
+          using T = std::remove_cvref_t<decltype(s.*m)>;
+          if constexpr (std::is_same_v<T, double>) {
+            switch (f.read_back) {
+              case ReadBack::required:
+                s.*m = j.at(f.key).template get<double>();
+                break;
+              case ReadBack::absent_zero:
+                s.*m = number_or_zero(j, f.key);
+                break;
+              case ReadBack::null_nan:
+                s.*m = number_or_nan(j, f.key);
+                break;
+              case ReadBack::absent_zero_null_nan:
+                s.*m = j.contains(f.key) ? number_or_nan(j, f.key) : 0.0;
+                break;
+              case ReadBack::infinity:
+                s.*m = number_or_infinity(j, f.key);
+                break;
+            }
+          } else {
+            s.*m = f.read_back == ReadBack::required ? j.at(f.key).template get<T>() : j.value(f.key, T{});
+          }
+        },
+        f.member);
+}
+
+// A section's list (one object per element, every key required).
+template <class S, std::size_t N>
+Json rows_json(const std::vector<S>& rows, const Field<S> (&fields)[N]) {
+  Json out = Json::array();
+  for (const S& r : rows) {
+    Json row;
+    write_fields(row, r, fields);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+template <class S, std::size_t N>
+void read_rows(const Json& j, const char* key, std::vector<S>& rows, const Field<S> (&fields)[N]) {
+  if (const auto it = j.find(key); it != j.end())
+    for (const auto& e : *it) {
+      S r;
+      read_fields(e, r, fields);
+      rows.push_back(std::move(r));
+    }
+}
+
+using R = ReadBack;
+
+const Field<DeviceEnergy> kDeviceEnergyFields[] = {
+    {"device", &DeviceEnergy::device}, {"count", &DeviceEnergy::count},
+    {"avg_w", &DeviceEnergy::avg_w},   {"energy_per_step_j", &DeviceEnergy::energy_per_step_j},
+    {"basis", &DeviceEnergy::basis},
+};
+
+const Field<GpuClassEnergy> kGpuClassFields[] = {
+    {"name", &GpuClassEnergy::name},
+    {"ranks", &GpuClassEnergy::ranks},
+    {"tensor_s", &GpuClassEnergy::tensor_s},
+    {"vector_s", &GpuClassEnergy::vector_s},
+    {"exposed_communication_s", &GpuClassEnergy::exposed_communication_s},
+    {"overlapped_communication_s", &GpuClassEnergy::overlapped_communication_s},
+    {"waiting_s", &GpuClassEnergy::waiting_s},
+    {"avg_w_per_gpu", &GpuClassEnergy::avg_w_per_gpu},
+    {"energy_per_step_j", &GpuClassEnergy::energy_per_step_j},
+};
+
+// clock_cap_modelled (absent: true) follows these; then by_device and gpu_classes.
+const Field<PowerStats> kPowerFields[] = {
+    {"gpu_avg_w", &PowerStats::gpu_avg_w},
+    {"cluster_avg_kw", &PowerStats::cluster_avg_kw},
+    {"energy_per_step_j", &PowerStats::energy_per_step_j},
+    {"it_avg_kw", &PowerStats::it_avg_kw, R::absent_zero},
+    {"peak_kw", &PowerStats::peak_kw, R::absent_zero},
+    {"energy_per_token_j", &PowerStats::energy_per_token_j, R::absent_zero_null_nan},
+    {"pue", &PowerStats::pue, R::absent_zero},
+    {"tensor_power_budget_w", &PowerStats::tensor_power_budget_w, R::absent_zero},
+    {"gemm_clock_MHz", &PowerStats::gemm_clock_MHz, R::absent_zero},
+    {"tensor_duty_cycle", &PowerStats::tensor_duty_cycle, R::absent_zero},
+    {"clock_basis", &PowerStats::clock_basis, R::absent_zero},
+};
+
+Json power_json(const PowerStats& p) {
+  Json j;
+  write_fields(j, p, kPowerFields);
+  j["clock_cap_modelled"] = p.clock_cap_modelled;
+  j["by_device"] = rows_json(p.by_device, kDeviceEnergyFields);
+  j["gpu_classes"] = rows_json(p.gpu_classes, kGpuClassFields);
+  return j;
+}
+
+PowerStats power_from_json(const Json& p) {
+  PowerStats s;
+  read_fields(p, s, kPowerFields);
+  s.clock_cap_modelled = p.value("clock_cap_modelled", true);
+  read_rows(p, "by_device", s.by_device, kDeviceEnergyFields);
+  read_rows(p, "gpu_classes", s.gpu_classes, kGpuClassFields);
+  return s;
+}
+
+const Field<CostLine> kCostLineFields[] = {
+    {"item", &CostLine::item},           {"count", &CostLine::count},   {"unit_usd", &CostLine::unit_usd},
+    {"total_usd", &CostLine::total_usd}, {"source", &CostLine::source},
+};
+
+// bill_of_materials follows these.
+const Field<CostStats> kCostFields[] = {
+    {"capex_usd", &CostStats::capex_usd},
+    {"usd_per_hour", &CostStats::usd_per_hour},
+    {"usd_per_step", &CostStats::usd_per_step},
+    {"usd_per_million_tokens", &CostStats::usd_per_million_tokens, R::null_nan},
+    {"amortized_usd_per_hour", &CostStats::amortized_usd_per_hour, R::absent_zero},
+    {"energy_usd_per_hour", &CostStats::energy_usd_per_hour, R::absent_zero},
+    {"operations_usd_per_hour", &CostStats::operations_usd_per_hour, R::absent_zero},
+    {"electricity_usd_per_kwh", &CostStats::electricity_usd_per_kwh, R::absent_zero},
+    {"amortization_years", &CostStats::amortization_years, R::absent_zero},
+    {"tco_usd", &CostStats::tco_usd, R::absent_zero},
+};
+
+Json cost_json(const CostStats& c) {
+  Json j;
+  write_fields(j, c, kCostFields);
+  j["bill_of_materials"] = rows_json(c.bill_of_materials, kCostLineFields);
+  return j;
+}
+
+CostStats cost_from_json(const Json& c) {
+  CostStats s;
+  read_fields(c, s, kCostFields);
+  read_rows(c, "bill_of_materials", s.bill_of_materials, kCostLineFields);
+  return s;
+}
+
+const Field<InterruptionCause> kCauseFields[] = {
+    {"cause", &InterruptionCause::cause},           {"component", &InterruptionCause::component},
+    {"components", &InterruptionCause::components}, {"per_year", &InterruptionCause::per_year},
+    {"nodes_down", &InterruptionCause::nodes_down}, {"planned", &InterruptionCause::planned},
+    {"expected", &InterruptionCause::expected},     {"mean_per_run", &InterruptionCause::mean_per_run},
+    {"source", &InterruptionCause::source},
+};
+
+// causes follows these. Every key may be absent (reports written before it existed).
+using TT = TimeToTrainStats;
+const Field<TT> kTimeToTrainFields[] = {
+    {"tokens", &TT::tokens, R::absent_zero},
+    {"steps", &TT::steps, R::absent_zero},
+    {"step_time_s", &TT::step_time_s, R::absent_zero},
+    {"straggler_inflation", &TT::straggler_inflation, R::absent_zero},
+    {"effective_step_time_s", &TT::effective_step_time_s, R::absent_zero},
+    {"checkpoint_bytes", &TT::checkpoint_bytes, R::absent_zero},
+    {"storage_kind", &TT::storage_kind, R::absent_zero},
+    {"asynchronous_checkpoints", &TT::asynchronous_checkpoints, R::absent_zero},
+    {"checkpoint_write_s", &TT::checkpoint_write_s, R::absent_zero},
+    {"checkpoint_stall_s", &TT::checkpoint_stall_s, R::absent_zero},
+    {"checkpoint_read_s", &TT::checkpoint_read_s, R::absent_zero},
+    {"restart_s", &TT::restart_s, R::absent_zero},
+    {"mtbf_s", &TT::mtbf_s, R::infinity},
+    {"checkpoint_interval_s", &TT::checkpoint_interval_s, R::infinity},
+    {"checkpoint_interval_basis", &TT::checkpoint_interval_basis, R::absent_zero},
+    {"young_daly_interval_s", &TT::young_daly_interval_s, R::infinity},
+    {"runs", &TT::runs, R::absent_zero},
+    {"seed", &TT::seed, R::absent_zero},
+    {"days_p10", &TT::days_p10, R::absent_zero},
+    {"days_p50", &TT::days_p50, R::absent_zero},
+    {"days_p90", &TT::days_p90, R::absent_zero},
+    {"days_mean", &TT::days_mean, R::absent_zero},
+    {"failure_free_days", &TT::failure_free_days, R::absent_zero},
+    {"goodput", &TT::goodput, R::absent_zero},
+    {"useful_s", &TT::useful_s, R::absent_zero},
+    {"checkpoint_s", &TT::checkpoint_s, R::absent_zero},
+    {"lost_s", &TT::lost_s, R::absent_zero},
+    {"restart_total_s", &TT::restart_total_s, R::absent_zero},
+    {"interruptions_expected", &TT::interruptions_expected, R::absent_zero},
+    {"interruptions_mean", &TT::interruptions_mean, R::absent_zero},
+    {"planned_interruptions_mean", &TT::planned_interruptions_mean, R::absent_zero},
+    {"energy_mwh", &TT::energy_mwh, R::absent_zero},
+    {"capex_share_usd", &TT::capex_share_usd, R::absent_zero},
+    {"energy_usd", &TT::energy_usd, R::absent_zero},
+    {"operations_usd", &TT::operations_usd, R::absent_zero},
+    {"cost_usd", &TT::cost_usd, R::absent_zero},
+};
+
 Json time_to_train_json(const TimeToTrainStats& t) {
-  Json causes = Json::array();
-  for (const InterruptionCause& c : t.causes)
-    causes.push_back({{"cause", c.cause},
-                      {"component", c.component},
-                      {"components", c.components},
-                      {"per_year", c.per_year},
-                      {"nodes_down", c.nodes_down},
-                      {"planned", c.planned},
-                      {"expected", c.expected},
-                      {"mean_per_run", c.mean_per_run},
-                      {"source", c.source}});
-  return {{"tokens", t.tokens},
-          {"steps", t.steps},
-          {"step_time_s", t.step_time_s},
-          {"straggler_inflation", t.straggler_inflation},
-          {"effective_step_time_s", t.effective_step_time_s},
-          {"checkpoint_bytes", t.checkpoint_bytes},
-          {"storage_kind", t.storage_kind},
-          {"asynchronous_checkpoints", t.asynchronous_checkpoints},
-          {"checkpoint_write_s", t.checkpoint_write_s},
-          {"checkpoint_stall_s", t.checkpoint_stall_s},
-          {"checkpoint_read_s", t.checkpoint_read_s},
-          {"restart_s", t.restart_s},
-          {"mtbf_s", finite_or_null(t.mtbf_s)},
-          {"checkpoint_interval_s", finite_or_null(t.checkpoint_interval_s)},
-          {"checkpoint_interval_basis", t.checkpoint_interval_basis},
-          {"young_daly_interval_s", finite_or_null(t.young_daly_interval_s)},
-          {"runs", t.runs},
-          {"seed", t.seed},
-          {"days_p10", t.days_p10},
-          {"days_p50", t.days_p50},
-          {"days_p90", t.days_p90},
-          {"days_mean", t.days_mean},
-          {"failure_free_days", t.failure_free_days},
-          {"goodput", t.goodput},
-          {"useful_s", t.useful_s},
-          {"checkpoint_s", t.checkpoint_s},
-          {"lost_s", t.lost_s},
-          {"restart_total_s", t.restart_total_s},
-          {"interruptions_expected", t.interruptions_expected},
-          {"interruptions_mean", t.interruptions_mean},
-          {"planned_interruptions_mean", t.planned_interruptions_mean},
-          {"energy_mwh", t.energy_mwh},
-          {"capex_share_usd", t.capex_share_usd},
-          {"energy_usd", t.energy_usd},
-          {"operations_usd", t.operations_usd},
-          {"cost_usd", t.cost_usd},
-          {"causes", causes}};
+  Json j;
+  write_fields(j, t, kTimeToTrainFields);
+  j["causes"] = rows_json(t.causes, kCauseFields);
+  return j;
 }
 
 TimeToTrainStats time_to_train_from_json(const Json& j) {
   TimeToTrainStats t;
-  for (auto [key, field] : {std::pair{"tokens", &t.tokens},
-                            {"steps", &t.steps},
-                            {"step_time_s", &t.step_time_s},
-                            {"straggler_inflation", &t.straggler_inflation},
-                            {"effective_step_time_s", &t.effective_step_time_s},
-                            {"checkpoint_bytes", &t.checkpoint_bytes},
-                            {"checkpoint_write_s", &t.checkpoint_write_s},
-                            {"checkpoint_stall_s", &t.checkpoint_stall_s},
-                            {"checkpoint_read_s", &t.checkpoint_read_s},
-                            {"restart_s", &t.restart_s},
-                            {"days_p10", &t.days_p10},
-                            {"days_p50", &t.days_p50},
-                            {"days_p90", &t.days_p90},
-                            {"days_mean", &t.days_mean},
-                            {"failure_free_days", &t.failure_free_days},
-                            {"goodput", &t.goodput},
-                            {"useful_s", &t.useful_s},
-                            {"checkpoint_s", &t.checkpoint_s},
-                            {"lost_s", &t.lost_s},
-                            {"restart_total_s", &t.restart_total_s},
-                            {"interruptions_expected", &t.interruptions_expected},
-                            {"interruptions_mean", &t.interruptions_mean},
-                            {"planned_interruptions_mean", &t.planned_interruptions_mean},
-                            {"energy_mwh", &t.energy_mwh},
-                            {"capex_share_usd", &t.capex_share_usd},
-                            {"energy_usd", &t.energy_usd},
-                            {"operations_usd", &t.operations_usd},
-                            {"cost_usd", &t.cost_usd}})
-    *field = number_or_zero(j, key);
-  for (auto [key, field] : {std::pair{"mtbf_s", &t.mtbf_s},
-                            {"checkpoint_interval_s", &t.checkpoint_interval_s},
-                            {"young_daly_interval_s", &t.young_daly_interval_s}})
-    *field = number_or_infinity(j, key);
-  t.storage_kind = j.value("storage_kind", std::string());
-  t.asynchronous_checkpoints = j.value("asynchronous_checkpoints", false);
-  t.checkpoint_interval_basis = j.value("checkpoint_interval_basis", std::string());
-  t.runs = j.value("runs", 0);
-  t.seed = j.value("seed", std::uint64_t{0});
-  if (const auto c = j.find("causes"); c != j.end())
-    for (const auto& e : *c)
-      t.causes.push_back({e.at("cause").get<std::string>(), e.at("component").get<std::string>(),
-                          e.at("components").get<double>(), e.at("per_year").get<double>(),
-                          e.at("nodes_down").get<double>(), e.at("planned").get<bool>(), e.at("expected").get<double>(),
-                          e.at("mean_per_run").get<double>(), e.at("source").get<std::string>()});
+  read_fields(j, t, kTimeToTrainFields);
+  read_rows(j, "causes", t.causes, kCauseFields);
   return t;
 }
 
