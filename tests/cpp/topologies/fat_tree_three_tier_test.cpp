@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/fat_tree_builder.hpp"
@@ -153,13 +154,9 @@ TEST(FatTreeThreeTier, EcmpSpreadsTenThousandFlowsOverAggregationAndCoreUplinks)
 TEST(FatTreeThreeTier, RadixTooSmallForThreeTiersNamesTheRadixNeeded) {
   // 4-ary: at most 4 pods = 16 hosts. 17 hosts need a 5th pod: radix 5 has E = 2 leaves of d = 2 per
   // pod, 9 leaves -> 5 pods <= 5.
-  try {
-    Cluster::build(k_ary(4, 1.0, 17));
-    FAIL() << "built 17 hosts on a 4-ary 3-tier fat-tree";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.json_path(), "/fabric/switch_radix");
-    EXPECT_EQ(e.message(), "radix 4 too small for 17 NICs with 3 tiers (needs >= 5)");
-  }
+  const SpecError e = testing::spec_error_of([&] { Cluster::build(k_ary(4, 1.0, 17)); });
+  EXPECT_EQ(e.json_path(), "/fabric/switch_radix");
+  EXPECT_EQ(e.message(), "radix 4 too small for 17 NICs with 3 tiers (needs >= 5)");
 }
 
 TEST(FatTreeThreeTier, SixteenThousandGpusBuildAndRouteOverEightHops) {
