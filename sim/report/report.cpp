@@ -89,7 +89,7 @@ enum class ReadBack { required, absent_zero, null_nan, absent_zero_null_nan, inf
 template <class S>
 struct Field {
   const char* key;
-  std::variant<double S::*, int S::*, bool S::*, std::uint64_t S::*, std::string S::*> member;
+  std::variant<double S::*, int S::*, bool S::*, std::int64_t S::*, std::uint64_t S::*, std::string S::*> member;
   ReadBack read_back = ReadBack::required;
 };
 
@@ -309,6 +309,94 @@ TimeToTrainStats time_to_train_from_json(const Json& j) {
   return t;
 }
 
+// The memory section: fits (null when the peak is unknown) follows kMemoryHead, peak_phase (null
+// for a trace) follows kMemoryBreakdown.
+using M = MemoryStats;
+const Field<M> kMemoryHead[] = {
+    {"peak_bytes_per_gpu", &M::peak_bytes_per_gpu, R::null_nan},
+    {"capacity_bytes", &M::capacity_bytes},
+};
+const Field<M> kMemoryBreakdown[] = {
+    {"weights_bytes", &M::weights_bytes, R::null_nan},
+    {"gradients_bytes", &M::gradients_bytes, R::null_nan},
+    {"optimizer_bytes", &M::optimizer_bytes, R::null_nan},
+    {"activations_bytes", &M::activations_bytes, R::null_nan},
+    {"communication_buffers_bytes", &M::communication_buffers_bytes, R::null_nan},
+    {"framework_overhead_bytes", &M::framework_overhead_bytes, R::null_nan},
+};
+const Field<M> kMemoryTail[] = {
+    {"logits_bytes", &M::logits_bytes, R::null_nan},
+    {"transient_bytes", &M::transient_bytes, R::null_nan},
+    // reports written before these two lines existed have neither: they counted none (0)
+    {"cp_kv_gather_bytes", &M::cp_kv_gather_bytes, R::absent_zero_null_nan},
+    {"fp8_saved_operands_bytes", &M::fp8_saved_operands_bytes, R::absent_zero_null_nan},
+    {"workspace_bytes", &M::workspace_bytes, R::null_nan},
+    {"allocated_peak_bytes", &M::allocated_peak_bytes, R::null_nan},
+    {"allocator_reserve_bytes", &M::allocator_reserve_bytes, R::null_nan},
+    {"reserved_peak_bytes", &M::reserved_peak_bytes, R::null_nan},
+    {"cuda_context_bytes", &M::cuda_context_bytes, R::null_nan},
+};
+
+Json memory_json(const MemoryStats& m) {
+  Json j;
+  write_fields(j, m, kMemoryHead);
+  j["fits"] = std::isnan(m.peak_bytes_per_gpu) ? Json(nullptr) : Json(m.fits);
+  write_fields(j, m, kMemoryBreakdown);
+  j["peak_phase"] = m.peak_phase;
+  write_fields(j, m, kMemoryTail);
+  return j;
+}
+
+MemoryStats memory_from_json(const Json& j) {
+  MemoryStats m;
+  read_fields(j, m, kMemoryHead);
+  m.fits = j.at("fits").is_null() || j.at("fits").get<bool>();
+  read_fields(j, m, kMemoryBreakdown);
+  m.peak_phase = j.at("peak_phase").is_null() ? std::string() : j.at("peak_phase").get<std::string>();
+  read_fields(j, m, kMemoryTail);
+  return m;
+}
+
+// The run section: the parallelism object follows kRunHead.
+const Field<RunInfo> kRunHead[] = {
+    {"cluster", &RunInfo::cluster}, {"workload", &RunInfo::workload}, {"gpu", &RunInfo::gpu},
+    {"gpus", &RunInfo::gpus},       {"nodes", &RunInfo::nodes},
+};
+const Field<RunInfo> kRunParallelism[] = {
+    {"tp", &RunInfo::tp}, {"pp", &RunInfo::pp}, {"dp", &RunInfo::dp}, {"cp", &RunInfo::cp}, {"ep", &RunInfo::ep},
+};
+const Field<RunInfo> kRunTail[] = {
+    {"global_batch", &RunInfo::global_batch},
+    {"micro_batches", &RunInfo::micro_batches},
+    {"seq_len", &RunInfo::seq_len},
+    {"parameters", &RunInfo::parameters},
+    {"model_flops_per_step", &RunInfo::model_flops_per_step, R::null_nan},
+    {"peak_flops_per_gpu", &RunInfo::peak_flops_per_gpu},
+    {"precision", &RunInfo::precision},
+    {"stack", &RunInfo::stack, R::absent_zero},
+    {"ops_simulated", &RunInfo::ops_simulated},
+    {"trace", &RunInfo::trace, R::absent_zero},
+    {"transfers_simulated", &RunInfo::transfers_simulated},
+};
+
+Json run_json(const RunInfo& r) {
+  Json j;
+  write_fields(j, r, kRunHead);
+  Json parallelism;
+  write_fields(parallelism, r, kRunParallelism);
+  j["parallelism"] = parallelism;
+  write_fields(j, r, kRunTail);
+  return j;
+}
+
+RunInfo run_from_json(const Json& j) {
+  RunInfo r;
+  read_fields(j, r, kRunHead);
+  read_fields(j.at("parallelism"), r, kRunParallelism);
+  read_fields(j, r, kRunTail);
+  return r;
+}
+
 Json interval_basis_json(const StepTimeInterval& i) {
   Json datasets = Json::object();
   for (const auto& d : i.datasets)
@@ -386,25 +474,7 @@ std::string Report::to_json(int indent) const {
                           {"users", users}});
   }
   j["links"] = links_json;
-  j["memory"] = {{"peak_bytes_per_gpu", memory.peak_bytes_per_gpu},
-                 {"capacity_bytes", memory.capacity_bytes},
-                 {"fits", std::isnan(memory.peak_bytes_per_gpu) ? Json(nullptr) : Json(memory.fits)},
-                 {"weights_bytes", memory.weights_bytes},
-                 {"gradients_bytes", memory.gradients_bytes},
-                 {"optimizer_bytes", memory.optimizer_bytes},
-                 {"activations_bytes", memory.activations_bytes},
-                 {"communication_buffers_bytes", memory.communication_buffers_bytes},
-                 {"framework_overhead_bytes", memory.framework_overhead_bytes},
-                 {"peak_phase", memory.peak_phase},
-                 {"logits_bytes", memory.logits_bytes},
-                 {"transient_bytes", memory.transient_bytes},
-                 {"cp_kv_gather_bytes", memory.cp_kv_gather_bytes},
-                 {"fp8_saved_operands_bytes", memory.fp8_saved_operands_bytes},
-                 {"workspace_bytes", memory.workspace_bytes},
-                 {"allocated_peak_bytes", memory.allocated_peak_bytes},
-                 {"allocator_reserve_bytes", memory.allocator_reserve_bytes},
-                 {"reserved_peak_bytes", memory.reserved_peak_bytes},
-                 {"cuda_context_bytes", memory.cuda_context_bytes}};
+  j["memory"] = memory_json(memory);
   j["power"] = power ? power_json(*power)
                      : Json{{"gpu_avg_w", nullptr}, {"cluster_avg_kw", nullptr}, {"energy_per_step_j", nullptr}};
   j["cost"] = cost ? cost_json(*cost)
@@ -419,23 +489,7 @@ std::string Report::to_json(int indent) const {
                      {"stack", provenance.stack},
                      {"extrapolated", provenance.extrapolated},
                      {"derived_defaults", derived_defaults_json(provenance.derived_defaults)}};
-  j["run"] = {{"cluster", run.cluster},
-              {"workload", run.workload},
-              {"gpu", run.gpu},
-              {"gpus", run.gpus},
-              {"nodes", run.nodes},
-              {"parallelism", {{"tp", run.tp}, {"pp", run.pp}, {"dp", run.dp}, {"cp", run.cp}, {"ep", run.ep}}},
-              {"global_batch", run.global_batch},
-              {"micro_batches", run.micro_batches},
-              {"seq_len", run.seq_len},
-              {"parameters", run.parameters},
-              {"model_flops_per_step", run.model_flops_per_step},
-              {"peak_flops_per_gpu", run.peak_flops_per_gpu},
-              {"precision", run.precision},
-              {"stack", run.stack},
-              {"ops_simulated", run.ops_simulated},
-              {"trace", run.trace},
-              {"transfers_simulated", run.transfers_simulated}};
+  j["run"] = run_json(run);
   if (!unknown.empty()) {
     Json why = Json::object();
     for (const auto& u : unknown)
@@ -475,28 +529,7 @@ Report Report::from_json(const std::string& text) {
       ls.users.push_back({u.at("group").get<std::string>(), u.at("bytes").get<double>()});
     r.links.push_back(std::move(ls));
   }
-  const auto& m = j.at("memory");
-  r.memory.peak_bytes_per_gpu = number_or_nan(m, "peak_bytes_per_gpu");
-  r.memory.capacity_bytes = m.at("capacity_bytes").get<double>();
-  r.memory.fits = m.at("fits").is_null() || m.at("fits").get<bool>();
-  r.memory.weights_bytes = number_or_nan(m, "weights_bytes");
-  r.memory.gradients_bytes = number_or_nan(m, "gradients_bytes");
-  r.memory.optimizer_bytes = number_or_nan(m, "optimizer_bytes");
-  r.memory.activations_bytes = number_or_nan(m, "activations_bytes");
-  r.memory.communication_buffers_bytes = number_or_nan(m, "communication_buffers_bytes");
-  r.memory.framework_overhead_bytes = number_or_nan(m, "framework_overhead_bytes");
-  r.memory.peak_phase = m.at("peak_phase").is_null() ? std::string() : m.at("peak_phase").get<std::string>();
-  r.memory.logits_bytes = number_or_nan(m, "logits_bytes");
-  r.memory.transient_bytes = number_or_nan(m, "transient_bytes");
-  // Reports written before these lines existed have neither: they counted none (0).
-  for (auto [key, field] : {std::pair{"cp_kv_gather_bytes", &r.memory.cp_kv_gather_bytes},
-                            {"fp8_saved_operands_bytes", &r.memory.fp8_saved_operands_bytes}})
-    if (m.contains(key)) *field = number_or_nan(m, key);
-  r.memory.workspace_bytes = number_or_nan(m, "workspace_bytes");
-  r.memory.allocated_peak_bytes = number_or_nan(m, "allocated_peak_bytes");
-  r.memory.allocator_reserve_bytes = number_or_nan(m, "allocator_reserve_bytes");
-  r.memory.reserved_peak_bytes = number_or_nan(m, "reserved_peak_bytes");
-  r.memory.cuda_context_bytes = number_or_nan(m, "cuda_context_bytes");
+  r.memory = memory_from_json(j.at("memory"));
   const auto& p = j.at("power");
   if (!p.at("gpu_avg_w").is_null()) r.power = power_from_json(p);
   const auto& c = j.at("cost");
@@ -514,29 +547,7 @@ Report Report::from_json(const std::string& text) {
       r.provenance.derived_defaults.push_back(
           {e.at("key").get<std::string>(), e.at("value").dump(), e.at("why").get<std::string>()});
   }
-  const auto& run = j.at("run");
-  r.run.cluster = run.at("cluster").get<std::string>();
-  r.run.workload = run.at("workload").get<std::string>();
-  r.run.gpu = run.at("gpu").get<std::string>();
-  r.run.gpus = run.at("gpus").get<int>();
-  r.run.nodes = run.at("nodes").get<int>();
-  const auto& par = run.at("parallelism");
-  r.run.tp = par.at("tp").get<int>();
-  r.run.pp = par.at("pp").get<int>();
-  r.run.dp = par.at("dp").get<int>();
-  r.run.cp = par.at("cp").get<int>();
-  r.run.ep = par.at("ep").get<int>();
-  r.run.global_batch = run.at("global_batch").get<std::int64_t>();
-  r.run.micro_batches = run.at("micro_batches").get<std::int64_t>();
-  r.run.seq_len = run.at("seq_len").get<int>();
-  r.run.parameters = run.at("parameters").get<double>();
-  r.run.model_flops_per_step = number_or_nan(run, "model_flops_per_step");
-  r.run.peak_flops_per_gpu = run.at("peak_flops_per_gpu").get<double>();
-  r.run.precision = run.at("precision").get<std::string>();
-  r.run.stack = run.value("stack", std::string());
-  r.run.ops_simulated = run.at("ops_simulated").get<std::int64_t>();
-  r.run.transfers_simulated = run.at("transfers_simulated").get<std::int64_t>();
-  r.run.trace = run.value("trace", std::string());
+  r.run = run_from_json(j.at("run"));
   if (const auto it = j.find("unknown"); it != j.end())
     for (const auto& [key, reason] : it->items())
       r.unknown.push_back({key, reason.get<std::string>()});
