@@ -9,6 +9,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/nearest_speed.hpp"
+#include "sim/core/resource_json.hpp"
 #include "sim/core/resources.hpp"
 
 namespace clustersim {
@@ -22,11 +23,8 @@ constexpr std::string_view kReferenceGpu = "h100-sxm5-80gb";
 constexpr double kReferenceTdpW = 700.0;
 
 const nlohmann::json& prices() {
-  static const nlohmann::json doc = [] {
-    const Resource* r = find_resource(resources_detail::price_catalogue_resources(), "prices");
-    if (r == nullptr) throw SimulationError("price catalogue: sim/cost/catalogue/prices.json is missing");
-    return nlohmann::json::parse(r->text);
-  }();
+  static const nlohmann::json doc = resource_json(resources_detail::price_catalogue_resources(), "prices",
+                                                  "price catalogue: sim/cost/catalogue/prices.json is missing");
   return doc;
 }
 

@@ -14,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/nearest_speed.hpp"
+#include "sim/core/resource_json.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/hardware/power_capped_clock.hpp"
 
@@ -34,11 +35,8 @@ constexpr double kOverlapPerTdp = 0.085;
 constexpr double kHostPerTdp = 225.0 / 700.0;
 
 const nlohmann::json& network_document() {
-  static const nlohmann::json doc = [] {
-    const Resource* r = find_resource(resources_detail::power_network_resources(), "network");
-    if (r == nullptr) throw SimulationError("power catalogue: sim/power/catalogue/network.json is missing");
-    return nlohmann::json::parse(r->text);
-  }();
+  static const nlohmann::json doc = resource_json(resources_detail::power_network_resources(), "network",
+                                                  "power catalogue: sim/power/catalogue/network.json is missing");
   return doc;
 }
 
