@@ -45,6 +45,12 @@ SpecError parse_error(const nlohmann::json& j) {
   return error_of([&] { parse(j); });
 }
 
+// The SpecError of laying the spec `j` out on `gpus` GPUs (resolve_parallelism; the spec itself parses).
+SpecError layout_error(const nlohmann::json& j, int gpus) {
+  WorkloadSpec s = parse(j);
+  return error_of([&] { resolve_parallelism(s, gpus); });
+}
+
 // The error of valid_spec() with the value at `path` (a JSON pointer) replaced by `value`: it must name
 // that path.
 SpecError error_with(const std::string& path, const nlohmann::json& value) {
@@ -242,8 +248,7 @@ TEST(ResolveParallelism, FillsDpFromTheGpuCount) {
 TEST(ResolveParallelism, DpTimesModelParallelMustEqualTheGpus) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["dp"] = 4;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  const SpecError e = layout_error(j, 8);
   EXPECT_EQ(e.json_path(), "/parallelism/dp");
   EXPECT_EQ(e.message(), "tp * pp * cp * dp = 1 * 1 * 1 * 4 = 4, but the cluster has 8 GPUs");
 }
@@ -251,15 +256,13 @@ TEST(ResolveParallelism, DpTimesModelParallelMustEqualTheGpus) {
 TEST(ResolveParallelism, ModelParallelMustDivideTheGpus) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["tp"] = 4;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 6); });
+  const SpecError e = layout_error(j, 6);
   EXPECT_EQ(e.json_path(), "/parallelism");
   EXPECT_EQ(e.message(), "tp * pp * cp = 4 * 1 * 1 = 4 does not divide the 6 GPUs of the cluster");
 }
 
 TEST(ResolveParallelism, MicroBatchesTimesDpMustDivideTheGlobalBatch) {
-  WorkloadSpec s = parse(valid_spec());
-  const SpecError e = error_of([&] { resolve_parallelism(s, 3); });
+  const SpecError e = layout_error(valid_spec(), 3);
   EXPECT_EQ(e.json_path(), "/training/global_batch");
   EXPECT_EQ(e.message(), "global_batch (512) must be a multiple of micro_batch * dp = 2 * 3 = 6");
 }
@@ -268,8 +271,7 @@ TEST(ResolveParallelism, PipelineMustNotExceedTheLayers) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["pp"] = 32;  // 24 layers
   j["training"]["global_batch"] = 64;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 32); });
+  const SpecError e = layout_error(j, 32);
   EXPECT_EQ(e.json_path(), "/parallelism/pp");
   EXPECT_EQ(e.message(), "pp (32) must not exceed the number of layers (24)");
 }
@@ -319,8 +321,7 @@ TEST(ResolveParallelism, TensorParallelOverlapNeedsSequenceParallelism) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["tp"] = 2;
   j["parallelism"]["tp_comm_overlap"] = true;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  const SpecError e = layout_error(j, 8);
   EXPECT_EQ(e.json_path(), "/parallelism/tp_comm_overlap");
   EXPECT_NE(e.message().find("needs sequence_parallel"), std::string::npos);
   j["parallelism"]["sequence_parallel"] = true;
@@ -350,8 +351,7 @@ TEST(ResolveParallelism, ExpertParallelismIsCarvedOutOfDataParallelism) {
   nlohmann::json j = valid_spec();
   j["model"]["moe"] = {{"experts", 8}, {"top_k", 2}};
   j["parallelism"]["ep"] = 4;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 2); });
+  const SpecError e = layout_error(j, 2);
   EXPECT_EQ(e.json_path(), "/parallelism/ep");
   EXPECT_NE(e.message().find("ep (4) must divide dp (2)"), std::string::npos);
 }
@@ -360,8 +360,7 @@ TEST(ResolveParallelism, TensorParallelMustDivideTheKvHeads) {
   nlohmann::json j = valid_spec();
   j["model"]["kv_heads"] = 2;
   j["parallelism"]["tp"] = 4;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  const SpecError e = layout_error(j, 8);
   EXPECT_EQ(e.json_path(), "/parallelism/tp");
   EXPECT_EQ(e.message(), "tp (4) must divide heads (16) and kv_heads (2)");
 }
