@@ -90,13 +90,7 @@ TEST(FatTree, TwoToOneHasHalfTheLeafUplinkBandwidthOfOneToOne) {
   const Cluster full = Cluster::build(fat_tree_spec(6, 4, 4, 12, 1.0, false));
   const Cluster half = Cluster::build(fat_tree_spec(6, 4, 4, 12, 2.0, false));
   const auto uplink_Bps = [](const Cluster& c) {
-    double total = 0.0;
-    for (const Link& l : c.links()) {
-      if (c.devices()[static_cast<std::size_t>(l.src)].kind == DeviceKind::leaf_switch &&
-          c.devices()[static_cast<std::size_t>(l.dst)].kind == DeviceKind::spine_switch)
-        total += l.bandwidth_Bps;
-    }
-    return total;
+    return test::link_bandwidth_Bps(c, DeviceKind::leaf_switch, DeviceKind::spine_switch);
   };
   const double line_Bps = 400e9 / 8;
   EXPECT_DOUBLE_EQ(uplink_Bps(full), 24 * line_Bps);

@@ -64,13 +64,7 @@ TEST(FatTreeThreeTier, TwoToOneLeafTierHasHalfTheUplinkBandwidth) {
   // 96 hosts at radix 12. 1:1: d = u = 6, 16 leaves x 6 uplinks = 96. 2:1: u = 4, d = 8, 12 leaves x 4
   // uplinks = 48: half the leaf-uplink bandwidth for the same hosts.
   const auto uplink_Bps = [](const Cluster& c) {
-    double total = 0;
-    for (const Link& l : c.links()) {
-      if (c.devices()[static_cast<std::size_t>(l.src)].kind == DeviceKind::leaf_switch &&
-          c.devices()[static_cast<std::size_t>(l.dst)].kind == DeviceKind::spine_switch)
-        total += l.bandwidth_Bps;
-    }
-    return total;
+    return test::link_bandwidth_Bps(c, DeviceKind::leaf_switch, DeviceKind::spine_switch);
   };
   const Cluster full = Cluster::build(k_ary(12, 1.0, 96));
   const Cluster half = Cluster::build(k_ary(12, 2.0, 96));
