@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <type_traits>
 #include <variant>
@@ -430,6 +431,15 @@ StepTimeInterval interval_from_json(const Json& range, const Json& b) {
 }
 
 }  // namespace
+
+std::vector<MemoryFigure> memory_split_figures() {
+  std::vector<MemoryFigure> out;
+  for (const std::span<const Field<MemoryStats>> fields :
+       {std::span<const Field<MemoryStats>>(kMemoryBreakdown), std::span<const Field<MemoryStats>>(kMemoryTail)})
+    for (const Field<MemoryStats>& f : fields)
+      out.push_back({std::string("memory.") + f.key, std::get<double MemoryStats::*>(f.member)});
+  return out;
+}
 
 std::string Report::to_json(int indent) const {
   Json j;
