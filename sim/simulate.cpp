@@ -191,23 +191,9 @@ void mark_what_the_trace_lacks(const ExecutionGraph& graph, double flops, Report
   const std::string split = graph.peak_memory_bytes_per_gpu()
                                 ? "the trace records only the allocator's total per GPU"
                                 : "the trace has no memory events (record with profile_memory=True)";
-  for (auto [key, field] : {std::pair{"memory.weights_bytes", &m.weights_bytes},
-                            {"memory.gradients_bytes", &m.gradients_bytes},
-                            {"memory.optimizer_bytes", &m.optimizer_bytes},
-                            {"memory.activations_bytes", &m.activations_bytes},
-                            {"memory.communication_buffers_bytes", &m.communication_buffers_bytes},
-                            {"memory.framework_overhead_bytes", &m.framework_overhead_bytes},
-                            {"memory.logits_bytes", &m.logits_bytes},
-                            {"memory.transient_bytes", &m.transient_bytes},
-                            {"memory.cp_kv_gather_bytes", &m.cp_kv_gather_bytes},
-                            {"memory.fp8_saved_operands_bytes", &m.fp8_saved_operands_bytes},
-                            {"memory.workspace_bytes", &m.workspace_bytes},
-                            {"memory.allocated_peak_bytes", &m.allocated_peak_bytes},
-                            {"memory.allocator_reserve_bytes", &m.allocator_reserve_bytes},
-                            {"memory.reserved_peak_bytes", &m.reserved_peak_bytes},
-                            {"memory.cuda_context_bytes", &m.cuda_context_bytes}}) {
-    *field = kUnknown;
-    report.mark_unknown(key, split);
+  for (const MemoryFigure& f : memory_split_figures()) {
+    m.*f.member = kUnknown;
+    report.mark_unknown(f.key, split);
   }
   if (const auto peak = graph.peak_memory_bytes_per_gpu()) {
     m.peak_bytes_per_gpu = *peak;

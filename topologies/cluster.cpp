@@ -41,6 +41,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/fabric_builder.hpp"
 #include "topologies/node_builder.hpp"
@@ -69,59 +70,48 @@ constexpr std::uint64_t splitmix64(std::uint64_t x) {
 
 using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 
+// The preconditions of a route query (`what`: the function): a finalized cluster, both GPUs in range.
+void check_route_query(bool finalized, int gpu_count, int src_gpu, int dst_gpu, const std::string& what) {
+  if (!finalized) throw std::logic_error(what + " before finalize()");
+  if (src_gpu < 0 || src_gpu >= gpu_count || dst_gpu < 0 || dst_gpu >= gpu_count)
+    throw std::out_of_range(what + ": GPU " + std::to_string(src_gpu) + " -> " + std::to_string(dst_gpu) +
+                            " outside 0.." + std::to_string(gpu_count - 1));
+}
+
+constexpr EnumName<DeviceKind> kDeviceKindNames[] = {
+    {DeviceKind::gpu, "gpu"},
+    {DeviceKind::nvswitch, "nvswitch"},
+    {DeviceKind::nic, "nic"},
+    {DeviceKind::pcie_switch, "pcie_switch"},
+    {DeviceKind::host_bridge, "host_bridge"},
+    {DeviceKind::leaf_switch, "leaf_switch"},
+    {DeviceKind::spine_switch, "spine_switch"},
+    {DeviceKind::core_switch, "core_switch"},
+};
+
+constexpr EnumName<LinkTechnology> kLinkTechnologyNames[] = {
+    {LinkTechnology::nvlink, "nvlink"},
+    {LinkTechnology::pcie, "pcie"},
+    {LinkTechnology::infiniband, "infiniband"},
+    {LinkTechnology::ethernet, "ethernet"},
+};
+
 }  // namespace
 
 const char* to_string(DeviceKind kind) {
-  switch (kind) {
-    case DeviceKind::gpu:
-      return "gpu";
-    case DeviceKind::nvswitch:
-      return "nvswitch";
-    case DeviceKind::nic:
-      return "nic";
-    case DeviceKind::pcie_switch:
-      return "pcie_switch";
-    case DeviceKind::host_bridge:
-      return "host_bridge";
-    case DeviceKind::leaf_switch:
-      return "leaf_switch";
-    case DeviceKind::spine_switch:
-      return "spine_switch";
-    case DeviceKind::core_switch:
-      return "core_switch";
-  }
-  return "unknown";
+  return name_of(kDeviceKindNames, kind, "unknown");
 }
 
 const char* to_string(LinkTechnology tech) {
-  switch (tech) {
-    case LinkTechnology::nvlink:
-      return "nvlink";
-    case LinkTechnology::pcie:
-      return "pcie";
-    case LinkTechnology::infiniband:
-      return "infiniband";
-    case LinkTechnology::ethernet:
-      return "ethernet";
-  }
-  return "unknown";
+  return name_of(kLinkTechnologyNames, tech, "unknown");
 }
 
 std::optional<DeviceKind> device_kind_named(std::string_view name) {
-  for (const DeviceKind k :
-       {DeviceKind::gpu, DeviceKind::nvswitch, DeviceKind::nic, DeviceKind::pcie_switch, DeviceKind::host_bridge,
-        DeviceKind::leaf_switch, DeviceKind::spine_switch, DeviceKind::core_switch}) {
-    if (name == to_string(k)) return k;
-  }
-  return std::nullopt;
+  return value_named(kDeviceKindNames, name);
 }
 
 std::optional<LinkTechnology> link_technology_named(std::string_view name) {
-  for (const LinkTechnology t :
-       {LinkTechnology::nvlink, LinkTechnology::pcie, LinkTechnology::infiniband, LinkTechnology::ethernet}) {
-    if (name == to_string(t)) return t;
-  }
-  return std::nullopt;
+  return value_named(kLinkTechnologyNames, name);
 }
 
 struct Cluster::Impl {
@@ -852,11 +842,7 @@ void Cluster::finalize() {
 void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out,
                     std::span<const int> link_load, int lane) const {
   const Impl& m = *impl_;
-  const int gpu_count = m.spec.gpu_count();
-  if (!m.finalized) throw std::logic_error("Cluster::route before finalize()");
-  if (src_gpu < 0 || src_gpu >= gpu_count || dst_gpu < 0 || dst_gpu >= gpu_count)
-    throw std::out_of_range("Cluster::route: GPU " + std::to_string(src_gpu) + " -> " + std::to_string(dst_gpu) +
-                            " outside 0.." + std::to_string(gpu_count - 1));
+  check_route_query(m.finalized, m.spec.gpu_count(), src_gpu, dst_gpu, "Cluster::route");
   if (src_gpu == dst_gpu) return;
 
   const Impl::Target target = m.target(dst_gpu);
@@ -1009,11 +995,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
 
 int Cluster::route_hops(int src_gpu, int dst_gpu) const {
   const Impl& m = *impl_;
-  const int gpu_count = m.spec.gpu_count();
-  if (!m.finalized) throw std::logic_error("Cluster::route_hops before finalize()");
-  if (src_gpu < 0 || src_gpu >= gpu_count || dst_gpu < 0 || dst_gpu >= gpu_count)
-    throw std::out_of_range("Cluster::route_hops: GPU " + std::to_string(src_gpu) + " -> " + std::to_string(dst_gpu) +
-                            " outside 0.." + std::to_string(gpu_count - 1));
+  check_route_query(m.finalized, m.spec.gpu_count(), src_gpu, dst_gpu, "Cluster::route_hops");
   if (src_gpu == dst_gpu) return 0;
   const Impl::Target target = m.target(dst_gpu);
   m.mark_own_components(target);

@@ -1,6 +1,8 @@
 #include "topologies/fabric_builder.hpp"
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/named_table.hpp"
 #include "sim/core/units.hpp"
 #include "topologies/dragonfly_builder.hpp"
 #include "topologies/fat_tree_builder.hpp"
@@ -29,14 +31,11 @@ constexpr FabricBuilder k_fabric_builders[] = {
     {"graph", "explicit devices and links (fabric.devices, fabric.links)", &build_graph, false, nullptr},
 };
 
-struct TechnologyName {
-  std::string_view name;
-  LinkTechnology technology;
-};
-constexpr TechnologyName k_fabric_technologies[] = {
-    {"infiniband", LinkTechnology::infiniband},
-    {"ethernet", LinkTechnology::ethernet},
-    {"nvlink", LinkTechnology::nvlink},
+// The technologies a scale-out fabric may have (fabric.technology).
+constexpr EnumName<LinkTechnology> k_fabric_technologies[] = {
+    {LinkTechnology::infiniband, "infiniband"},
+    {LinkTechnology::ethernet, "ethernet"},
+    {LinkTechnology::nvlink, "nvlink"},
 };
 
 }  // namespace
@@ -46,23 +45,15 @@ std::span<const FabricBuilder> fabric_builders() {
 }
 
 const FabricBuilder* find_fabric_builder(std::string_view type) {
-  for (const auto& b : k_fabric_builders) {
-    if (b.type == type) return &b;
-  }
-  return nullptr;
+  return find_by_key(fabric_builders(), type, &FabricBuilder::type);
 }
 
 std::vector<std::string> fabric_types() {
-  std::vector<std::string> out;
-  for (const auto& b : k_fabric_builders)
-    out.emplace_back(b.type);
-  return out;
+  return keys_of(fabric_builders(), &FabricBuilder::type);
 }
 
 LinkTechnology fabric_technology(const ClusterSpec& spec) {
-  for (const auto& t : k_fabric_technologies) {
-    if (t.name == spec.fabric.technology) return t.technology;
-  }
+  if (const auto t = value_named(k_fabric_technologies, spec.fabric.technology)) return *t;
   throw SpecError(spec.source_file, "/fabric/technology",
                   "expected one of infiniband, ethernet, nvlink, got \"" + spec.fabric.technology + "\"");
 }

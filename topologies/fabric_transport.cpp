@@ -66,6 +66,8 @@
 // a3plus_tuner_config.textproto, picks there is not public).
 #include "topologies/fabric_transport.hpp"
 
+#include "sim/core/named_table.hpp"
+
 namespace clustersim {
 namespace {
 
@@ -102,17 +104,11 @@ std::span<const FabricTransport> fabric_transports() {
 }
 
 const FabricTransport* find_fabric_transport(std::string_view id) {
-  for (const auto& t : k_transports) {
-    if (t.id == id) return &t;
-  }
-  return nullptr;
+  return find_by_key(fabric_transports(), id, &FabricTransport::id);
 }
 
 std::vector<std::string> fabric_transport_ids() {
-  std::vector<std::string> out;
-  for (const auto& t : k_transports)
-    out.emplace_back(t.id);
-  return out;
+  return keys_of(fabric_transports(), &FabricTransport::id);
 }
 
 const FabricTransport* default_fabric_transport(std::string_view technology) {

@@ -15,6 +15,8 @@
 // Performance on AMD Instinct MI300X", 2025-03-02).
 #include "topologies/scale_up_generation.hpp"
 
+#include "sim/core/named_table.hpp"
+
 namespace clustersim {
 namespace {
 
@@ -55,17 +57,11 @@ std::span<const ScaleUpGeneration> scale_up_generations() {
 }
 
 const ScaleUpGeneration* find_scale_up_generation(std::string_view id) {
-  for (const auto& g : k_generations) {
-    if (g.id == id) return &g;
-  }
-  return nullptr;
+  return find_by_key(scale_up_generations(), id, &ScaleUpGeneration::id);
 }
 
 std::vector<std::string> scale_up_generation_ids() {
-  std::vector<std::string> out;
-  for (const auto& g : k_generations)
-    out.emplace_back(g.id);
-  return out;
+  return keys_of(scale_up_generations(), &ScaleUpGeneration::id);
 }
 
 std::string_view scale_up_technology_of_type(std::string_view type) {

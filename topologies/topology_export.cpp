@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/enum_names.hpp"
+#include "sim/core/named_table.hpp"
 #include "sim/core/xml_escape.hpp"
 
 namespace clustersim {
@@ -60,33 +62,28 @@ std::map<std::pair<int, int>, Merged> merge_links(const Cluster& c) {
   return out;
 }
 
+constexpr EnumName<LinkTechnology> kDotColors[] = {
+    {LinkTechnology::nvlink, "forestgreen"},
+    {LinkTechnology::pcie, "gray40"},
+    {LinkTechnology::infiniband, "royalblue"},
+    {LinkTechnology::ethernet, "darkorange"},
+};
+
+// Switches of the fabric (leaf, spine, core) are the rest: box3d.
+constexpr EnumName<DeviceKind> kDotShapes[] = {
+    {DeviceKind::gpu, "box"},
+    {DeviceKind::nic, "ellipse"},
+    {DeviceKind::nvswitch, "hexagon"},
+    {DeviceKind::pcie_switch, "hexagon"},
+    {DeviceKind::host_bridge, "hexagon"},
+};
+
 const char* dot_color(LinkTechnology t) {
-  switch (t) {
-    case LinkTechnology::nvlink:
-      return "forestgreen";
-    case LinkTechnology::pcie:
-      return "gray40";
-    case LinkTechnology::infiniband:
-      return "royalblue";
-    case LinkTechnology::ethernet:
-      return "darkorange";
-  }
-  return "black";
+  return name_of(kDotColors, t, "black");
 }
 
 const char* dot_shape(DeviceKind k) {
-  switch (k) {
-    case DeviceKind::gpu:
-      return "box";
-    case DeviceKind::nic:
-      return "ellipse";
-    case DeviceKind::nvswitch:
-    case DeviceKind::pcie_switch:
-    case DeviceKind::host_bridge:
-      return "hexagon";
-    default:
-      return "box3d";
-  }
+  return name_of(kDotShapes, k, "box3d");
 }
 
 std::string write_simgrid(const Cluster& c) {
@@ -222,10 +219,7 @@ std::span<const ExportFormat> export_formats() {
 }
 
 const ExportFormat* find_export_format(std::string_view name) {
-  for (const auto& f : k_formats) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
+  return find_by_name(export_formats(), name);
 }
 
 }  // namespace clustersim

@@ -130,6 +130,7 @@
 
 #include <algorithm>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/units.hpp"
 #include "workloads/attention_implementation.hpp"
 #include "workloads/context_parallel_comm.hpp"
@@ -152,11 +153,7 @@ constexpr double kWorkspacesPerStep = 2.0;  // forward thread + autograd's backw
 constexpr double kHopperWorkspaceBytes = 32.0 * units::kMiB;
 constexpr double kOlderWorkspaceBytes = (4096.0 * 2 + 16.0 * 8) * 1024.0;
 
-struct PhaseName {
-  MemoryPhase phase;
-  const char* name;
-};
-constexpr PhaseName kPhaseNames[] = {
+constexpr EnumName<MemoryPhase> kPhaseNames[] = {
     {MemoryPhase::loss, "loss"}, {MemoryPhase::backward, "backward"}, {MemoryPhase::optimizer, "optimizer"}};
 
 double workspace_bytes(const DeviceMemory& device) {
@@ -353,9 +350,7 @@ double cublas_workspace_bytes(bool fp8_tensor_cores) {
 }
 
 const char* to_string(MemoryPhase p) {
-  for (const auto& n : kPhaseNames)
-    if (n.phase == p) return n.name;
-  return "?";
+  return name_of(kPhaseNames, p);
 }
 
 double layer_activation_bytes(const WorkloadSpec& spec, AttentionKernel attention, const std::string& recompute) {

@@ -30,6 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/resources.hpp"
@@ -73,31 +74,19 @@ constexpr FusionField kFusions[] = {
     {"gqa", &StackFusions::gqa, false},
 };
 
-struct OptimizerKernelsName {
-  OptimizerKernels value;
-  const char* name;
-};
-constexpr OptimizerKernelsName kOptimizerKernels[] = {
+constexpr EnumName<OptimizerKernels> kOptimizerKernels[] = {
     {OptimizerKernels::multi_tensor, "multi_tensor"},
     {OptimizerKernels::per_tensor, "per_tensor"},
 };
 
-struct PipelineP2PName {
-  PipelineP2P value;
-  const char* name;
-};
-constexpr PipelineP2PName kPipelineP2P[] = {
+constexpr EnumName<PipelineP2P> kPipelineP2P[] = {
     {PipelineP2P::overlapped, "overlapped"},
     {PipelineP2P::blocking, "blocking"},
 };
 
 const std::vector<std::string> kLossAllReduce = {"per_micro_batch", "none"};
 
-struct OptimizerImplementationName {
-  OptimizerImplementation value;
-  const char* name;
-};
-constexpr OptimizerImplementationName kOptimizerImplementations[] = {
+constexpr EnumName<OptimizerImplementation> kOptimizerImplementations[] = {
     {OptimizerImplementation::fused, "fused"},
     {OptimizerImplementation::foreach, "foreach"},
 };
@@ -110,21 +99,6 @@ constexpr MemoryPassField kMemoryPassFlags[] = {
     {"fsdp_all_gather_copy_out", &StackMemoryPasses::fsdp_all_gather_copy_out},
     {"fsdp_reduce_scatter_copy_in", &StackMemoryPasses::fsdp_reduce_scatter_copy_in},
 };
-
-template <typename Table>
-std::vector<std::string> names_of(const Table& table) {
-  std::vector<std::string> names;
-  for (const auto& e : table)
-    names.emplace_back(e.name);
-  return names;
-}
-
-template <typename Table>
-auto value_of(const Table& table, const std::string& name) {
-  for (const auto& e : table)
-    if (name == e.name) return e.value;
-  return table[0].value;  // unreachable: the name was checked against names_of(table)
-}
 
 struct ParsedStack {
   StackProfile profile;
@@ -164,9 +138,10 @@ ParsedStack parse_stack_file(JsonReader r) {
   }
   fused.finish();
 
-  s.optimizer_kernels = value_of(kOptimizerKernels, r.choice("optimizer_kernels", names_of(kOptimizerKernels)));
+  // choice() accepts only the table's names, so value_named finds each
+  s.optimizer_kernels = *value_named(kOptimizerKernels, r.choice("optimizer_kernels", enum_names(kOptimizerKernels)));
   values.insert("optimizer_kernels");
-  s.pipeline_p2p = value_of(kPipelineP2P, r.choice("pipeline_p2p", names_of(kPipelineP2P)));
+  s.pipeline_p2p = *value_named(kPipelineP2P, r.choice("pipeline_p2p", enum_names(kPipelineP2P)));
   values.insert("pipeline_p2p");
   if (auto instruction = r.optional_number("pipeline_instruction_us", NumberRange::between(0.0, 1e6))) {
     s.pipeline_instruction_us = *instruction;
@@ -202,7 +177,7 @@ ParsedStack parse_stack_file(JsonReader r) {
     }
     if (passes->has("optimizer")) {
       parsed.memory_passes.optimizer =
-          value_of(kOptimizerImplementations, passes->choice("optimizer", names_of(kOptimizerImplementations)));
+          *value_named(kOptimizerImplementations, passes->choice("optimizer", enum_names(kOptimizerImplementations)));
       values.insert("memory_passes.optimizer");
     }
     passes->finish();
@@ -330,10 +305,8 @@ std::string software_stack_to_json(const StackProfile& s) {
     if (f.required || !(s.fused.*f.member) || s.sources.count(std::string("fused.") + f.key) > 0)
       fused[f.key] = s.fused.*f.member;
   j["fused"] = fused;
-  for (const auto& e : kOptimizerKernels)
-    if (e.value == s.optimizer_kernels) j["optimizer_kernels"] = e.name;
-  for (const auto& e : kPipelineP2P)
-    if (e.value == s.pipeline_p2p) j["pipeline_p2p"] = e.name;
+  j["optimizer_kernels"] = name_of(kOptimizerKernels, s.optimizer_kernels);
+  j["pipeline_p2p"] = name_of(kPipelineP2P, s.pipeline_p2p);
   if (s.sources.count("pipeline_instruction_us") != 0) j["pipeline_instruction_us"] = s.pipeline_instruction_us;
   Json step = {{"grad_norm", s.grad_norm},
                {"loss_all_reduce", s.loss_all_reduce_per_micro_batch ? "per_micro_batch" : "none"}};

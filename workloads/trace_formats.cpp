@@ -17,9 +17,7 @@ std::span<const TraceFormat> trace_formats() {
 }
 
 const TraceFormat* find_trace_format(std::string_view name) {
-  for (const auto& f : trace_formats())
-    if (f.name == name) return &f;
-  return nullptr;
+  return find_by_name(trace_formats(), name);
 }
 
 std::vector<std::string> trace_format_names() {

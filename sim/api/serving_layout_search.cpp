@@ -93,8 +93,8 @@ LayoutCandidate search_one(const LayoutSearchRequest& request, const std::string
   int hi = 0;  // meets; 0: none found yet
   ServingReport at_hi;
   ServingReport at_lo = std::move(first);
-  for (int n = 1; hi == 0 && n < max_replicas;) {
-    n = std::min(2 * n, max_replicas);
+  // Serves with n replicas and narrows the bracket: hi (and its report) when the SLO is met, else lo.
+  auto probe = [&](int n) {
     ServingReport report = run(n);
     if (layout_meets_slo(report.result.summary, slo)) {
       hi = n;
@@ -103,6 +103,10 @@ LayoutCandidate search_one(const LayoutSearchRequest& request, const std::string
       lo = n;
       at_lo = std::move(report);
     }
+  };
+  for (int n = 1; hi == 0 && n < max_replicas;) {  // doubling until the SLO is met
+    n = std::min(2 * n, max_replicas);
+    probe(n);
   }
   if (hi == 0) {
     record(at_lo);
@@ -110,16 +114,8 @@ LayoutCandidate search_one(const LayoutSearchRequest& request, const std::string
     c.reason = "the SLO is not met with all " + std::to_string(max_replicas) + " replicas the cluster holds";
     return c;
   }
-  while (hi - lo > 1) {
-    const int mid = lo + (hi - lo) / 2;
-    ServingReport report = run(mid);
-    if (layout_meets_slo(report.result.summary, slo)) {
-      hi = mid;
-      at_hi = std::move(report);
-    } else {
-      lo = mid;
-    }
-  }
+  while (hi - lo > 1)  // bisection between the two
+    probe(lo + (hi - lo) / 2);
   record(at_hi);
   c.status = "meets";
   return c;

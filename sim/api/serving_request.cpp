@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -33,29 +34,8 @@ bool is_serving_key(std::string_view k) {
 }  // namespace
 
 SplitServingOverrides split_serving_overrides(const std::vector<std::string>& settings) {
-  SplitServingOverrides out;
-  for (const std::string& s : settings) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw SpecError("--set " + s, "", "expected key.path=value (e.g. traffic.rate_rps=20)");
-    const std::string key = s.substr(0, eq);
-    const std::string value = s.substr(eq + 1);
-    const std::string first = key.substr(0, key.find('.'));
-    const std::string rest = key.find('.') == std::string::npos ? "" : key.substr(key.find('.') + 1);
-    if (first == "cluster" && !rest.empty())
-      out.cluster.emplace_back(rest, value);
-    else if (first == "serving" && !rest.empty())
-      out.serving.emplace_back(rest, value);
-    else if (is_cluster_key(first))
-      out.cluster.emplace_back(key, value);
-    else if (is_serving_key(first))
-      out.serving.emplace_back(key, value);
-    else
-      throw SpecError("--set " + s, "",
-                      "cannot tell which spec '" + first +
-                          "' belongs to; prefix it with cluster. or serving. (e.g. serving." + key + ")");
-  }
-  return out;
+  ClusterAndOtherOverrides split = split_cluster_and(settings, "serving", "traffic.rate_rps=20", &is_serving_key);
+  return {std::move(split.cluster), std::move(split.other)};
 }
 
 namespace {

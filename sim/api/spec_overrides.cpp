@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <utility>
 
 #include "sim/core/error.hpp"
 #include "topologies/cluster_schema.hpp"
@@ -34,31 +35,39 @@ bool is_cluster_key(std::string_view k) {
   return false;
 }
 
-SplitOverrides split_overrides(const std::vector<std::string>& settings) {
-  SplitOverrides out;
+ClusterAndOtherOverrides split_cluster_and(const std::vector<std::string>& settings, std::string_view other,
+                                           std::string_view example, bool (*is_other_key)(std::string_view)) {
+  ClusterAndOtherOverrides out;
+  const std::string prefix(other);
   for (const std::string& s : settings) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw SpecError("--set " + s, "", "expected key.path=value (e.g. fabric.oversubscription=2)");
-    std::string key = s.substr(0, eq);
+      throw SpecError("--set " + s, "", "expected key.path=value (e.g. " + std::string(example) + ")");
+    const std::string key = s.substr(0, eq);
     const std::string value = s.substr(eq + 1);
     const std::string first = key.substr(0, key.find('.'));
     const std::string rest = key.find('.') == std::string::npos ? "" : key.substr(key.find('.') + 1);
     if (first == "cluster" && !rest.empty()) {
       out.cluster.emplace_back(rest, value);
-    } else if (first == "workload" && !rest.empty()) {
-      out.workload.emplace_back(rest, value);
+    } else if (first == prefix && !rest.empty()) {
+      out.other.emplace_back(rest, value);
     } else if (is_cluster_key(first)) {
       out.cluster.emplace_back(key, value);
-    } else if (is_workload_section(first)) {
-      out.workload.emplace_back(key, value);
+    } else if (is_other_key(first)) {
+      out.other.emplace_back(key, value);
     } else {
       throw SpecError("--set " + s, "",
-                      "cannot tell which spec '" + first +
-                          "' belongs to; prefix it with cluster. or workload. (e.g. workload." + key + ")");
+                      "cannot tell which spec '" + first + "' belongs to; prefix it with cluster. or " + prefix +
+                          ". (e.g. " + prefix + "." + key + ")");
     }
   }
   return out;
+}
+
+SplitOverrides split_overrides(const std::vector<std::string>& settings) {
+  ClusterAndOtherOverrides split =
+      split_cluster_and(settings, "workload", "fabric.oversubscription=2", &is_workload_section);
+  return {std::move(split.cluster), std::move(split.other)};
 }
 
 }  // namespace clustersim

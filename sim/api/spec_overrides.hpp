@@ -24,4 +24,15 @@ bool is_cluster_key(std::string_view key);
 // ...") otherwise.
 SplitOverrides split_overrides(const std::vector<std::string>& settings);
 
+// The rule of every such split, between the cluster spec and one other spec (`other`: "workload",
+// "serving"): "cluster.K" and "<other>.K" by their prefix; without one, is_cluster_key, then
+// `is_other_key`, of the first key. `example` is a setting of the other spec for the message of one
+// without '=' (e.g. "traffic.rate_rps=20").
+struct ClusterAndOtherOverrides {
+  Overrides cluster;
+  Overrides other;
+};
+ClusterAndOtherOverrides split_cluster_and(const std::vector<std::string>& settings, std::string_view other,
+                                           std::string_view example, bool (*is_other_key)(std::string_view));
+
 }  // namespace clustersim

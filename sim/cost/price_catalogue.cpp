@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <span>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/nearest_speed.hpp"
+#include "sim/core/resource_json.hpp"
 #include "sim/core/resources.hpp"
 
 namespace clustersim {
@@ -22,11 +23,8 @@ constexpr std::string_view kReferenceGpu = "h100-sxm5-80gb";
 constexpr double kReferenceTdpW = 700.0;
 
 const nlohmann::json& prices() {
-  static const nlohmann::json doc = [] {
-    const Resource* r = find_resource(resources_detail::price_catalogue_resources(), "prices");
-    if (r == nullptr) throw SimulationError("price catalogue: sim/cost/catalogue/prices.json is missing");
-    return nlohmann::json::parse(r->text);
-  }();
+  static const nlohmann::json doc = resource_json(resources_detail::price_catalogue_resources(), "prices",
+                                                  "price catalogue: sim/cost/catalogue/prices.json is missing");
   return doc;
 }
 
@@ -37,18 +35,7 @@ Price price_of(const nlohmann::json& e) {
 // The entry of prices()[list] with the nearest speed among those `accept` keeps (nullptr if none).
 template <typename Accept>
 const nlohmann::json* nearest(std::string_view list, double speed_Gbps, Accept accept) {
-  const nlohmann::json* best = nullptr;
-  double best_distance = std::numeric_limits<double>::infinity();
-  for (const auto& e : prices().at(std::string(list))) {
-    if (!accept(e)) continue;
-    const double d =
-        std::fabs(std::log(std::max(1.0, e.at("speed_Gbps").get<double>())) - std::log(std::max(1.0, speed_Gbps)));
-    if (d < best_distance) {
-      best_distance = d;
-      best = &e;
-    }
-  }
-  return best;
+  return nearest_by_speed(prices().at(std::string(list)), speed_Gbps, accept);
 }
 
 Price by_speed(std::string_view list, double speed_Gbps) {

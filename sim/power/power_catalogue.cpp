@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <span>
 #include <vector>
 
@@ -14,6 +13,8 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/nearest_speed.hpp"
+#include "sim/core/resource_json.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/hardware/power_capped_clock.hpp"
 
@@ -34,11 +35,8 @@ constexpr double kOverlapPerTdp = 0.085;
 constexpr double kHostPerTdp = 225.0 / 700.0;
 
 const nlohmann::json& network_document() {
-  static const nlohmann::json doc = [] {
-    const Resource* r = find_resource(resources_detail::power_network_resources(), "network");
-    if (r == nullptr) throw SimulationError("power catalogue: sim/power/catalogue/network.json is missing");
-    return nlohmann::json::parse(r->text);
-  }();
+  static const nlohmann::json doc = resource_json(resources_detail::power_network_resources(), "network",
+                                                  "power catalogue: sim/power/catalogue/network.json is missing");
   return doc;
 }
 
@@ -47,23 +45,6 @@ std::string speed_note(double wanted, double got) {
   char buf[96];
   std::snprintf(buf, sizeof buf, " (nearest catalogued speed %.0f Gb/s for %.0f Gb/s)", got, wanted);
   return buf;
-}
-
-// The entry of `list` whose speed_Gbps is nearest `speed` among those `accept` keeps.
-template <typename Accept>
-const nlohmann::json* nearest_by_speed(const nlohmann::json& list, double speed, Accept accept) {
-  const nlohmann::json* best = nullptr;
-  double best_distance = std::numeric_limits<double>::infinity();
-  for (const auto& e : list) {
-    if (!accept(e)) continue;
-    const double d =
-        std::fabs(std::log(std::max(1.0, e.at("speed_Gbps").get<double>())) - std::log(std::max(1.0, speed)));
-    if (d < best_distance) {
-      best_distance = d;
-      best = &e;
-    }
-  }
-  return best;
 }
 
 DevicePower device_power(const nlohmann::json& e, double wanted_Gbps) {

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <span>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -51,41 +54,6 @@ std::string lpad(std::string s, std::size_t width) {
   return s;
 }
 
-Json power_json(const PowerStats& p) {
-  Json devices = Json::array();
-  for (const auto& d : p.by_device)
-    devices.push_back({{"device", d.device},
-                       {"count", d.count},
-                       {"avg_w", d.avg_w},
-                       {"energy_per_step_j", d.energy_per_step_j},
-                       {"basis", d.basis}});
-  Json classes = Json::array();
-  for (const auto& c : p.gpu_classes)
-    classes.push_back({{"name", c.name},
-                       {"ranks", c.ranks},
-                       {"tensor_s", c.tensor_s},
-                       {"vector_s", c.vector_s},
-                       {"exposed_communication_s", c.exposed_communication_s},
-                       {"overlapped_communication_s", c.overlapped_communication_s},
-                       {"waiting_s", c.waiting_s},
-                       {"avg_w_per_gpu", c.avg_w_per_gpu},
-                       {"energy_per_step_j", c.energy_per_step_j}});
-  return {{"gpu_avg_w", p.gpu_avg_w},
-          {"cluster_avg_kw", p.cluster_avg_kw},
-          {"energy_per_step_j", p.energy_per_step_j},
-          {"it_avg_kw", p.it_avg_kw},
-          {"peak_kw", p.peak_kw},
-          {"energy_per_token_j", p.energy_per_token_j},
-          {"pue", p.pue},
-          {"tensor_power_budget_w", p.tensor_power_budget_w},
-          {"gemm_clock_MHz", p.gemm_clock_MHz},
-          {"tensor_duty_cycle", p.tensor_duty_cycle},
-          {"clock_basis", p.clock_basis},
-          {"clock_cap_modelled", p.clock_cap_modelled},
-          {"by_device", devices},
-          {"gpu_classes", classes}};
-}
-
 // Reads a number that may be unknown (null: NaN; Report::unknown says why).
 double number_or_nan(const Json& j, const char* key) {
   const Json& v = j.at(key);
@@ -104,76 +72,6 @@ double number_or_zero(const Json& j, const char* key) {
   return it == j.end() || it->is_null() ? 0.0 : it->get<double>();
 }
 
-PowerStats power_from_json(const Json& p) {
-  PowerStats s;
-  s.gpu_avg_w = p.at("gpu_avg_w").get<double>();
-  s.cluster_avg_kw = p.at("cluster_avg_kw").get<double>();
-  s.energy_per_step_j = p.at("energy_per_step_j").get<double>();
-  s.it_avg_kw = number_or_zero(p, "it_avg_kw");
-  s.peak_kw = number_or_zero(p, "peak_kw");
-  s.energy_per_token_j = p.contains("energy_per_token_j") ? number_or_nan(p, "energy_per_token_j") : 0.0;
-  s.pue = number_or_zero(p, "pue");
-  s.tensor_power_budget_w = number_or_zero(p, "tensor_power_budget_w");
-  s.gemm_clock_MHz = number_or_zero(p, "gemm_clock_MHz");
-  s.tensor_duty_cycle = number_or_zero(p, "tensor_duty_cycle");
-  s.clock_basis = p.value("clock_basis", std::string());
-  s.clock_cap_modelled = p.value("clock_cap_modelled", true);
-  if (p.contains("by_device"))
-    for (const auto& d : p.at("by_device"))
-      s.by_device.push_back({d.at("device").get<std::string>(), d.at("count").get<double>(),
-                             d.at("avg_w").get<double>(), d.at("energy_per_step_j").get<double>(),
-                             d.at("basis").get<std::string>()});
-  if (p.contains("gpu_classes"))
-    for (const auto& c : p.at("gpu_classes"))
-      s.gpu_classes.push_back({c.at("name").get<std::string>(), c.at("ranks").get<int>(),
-                               c.at("tensor_s").get<double>(), c.at("vector_s").get<double>(),
-                               c.at("exposed_communication_s").get<double>(),
-                               c.at("overlapped_communication_s").get<double>(), c.at("waiting_s").get<double>(),
-                               c.at("avg_w_per_gpu").get<double>(), c.at("energy_per_step_j").get<double>()});
-  return s;
-}
-
-Json cost_json(const CostStats& c) {
-  Json bom = Json::array();
-  for (const auto& l : c.bill_of_materials)
-    bom.push_back({{"item", l.item},
-                   {"count", l.count},
-                   {"unit_usd", l.unit_usd},
-                   {"total_usd", l.total_usd},
-                   {"source", l.source}});
-  return {{"capex_usd", c.capex_usd},
-          {"usd_per_hour", c.usd_per_hour},
-          {"usd_per_step", c.usd_per_step},
-          {"usd_per_million_tokens", c.usd_per_million_tokens},
-          {"amortized_usd_per_hour", c.amortized_usd_per_hour},
-          {"energy_usd_per_hour", c.energy_usd_per_hour},
-          {"operations_usd_per_hour", c.operations_usd_per_hour},
-          {"electricity_usd_per_kwh", c.electricity_usd_per_kwh},
-          {"amortization_years", c.amortization_years},
-          {"tco_usd", c.tco_usd},
-          {"bill_of_materials", bom}};
-}
-
-CostStats cost_from_json(const Json& c) {
-  CostStats s;
-  s.capex_usd = c.at("capex_usd").get<double>();
-  s.usd_per_hour = c.at("usd_per_hour").get<double>();
-  s.usd_per_step = c.at("usd_per_step").get<double>();
-  s.usd_per_million_tokens = number_or_nan(c, "usd_per_million_tokens");
-  s.amortized_usd_per_hour = number_or_zero(c, "amortized_usd_per_hour");
-  s.energy_usd_per_hour = number_or_zero(c, "energy_usd_per_hour");
-  s.operations_usd_per_hour = number_or_zero(c, "operations_usd_per_hour");
-  s.electricity_usd_per_kwh = number_or_zero(c, "electricity_usd_per_kwh");
-  s.amortization_years = number_or_zero(c, "amortization_years");
-  s.tco_usd = number_or_zero(c, "tco_usd");
-  if (c.contains("bill_of_materials"))
-    for (const auto& l : c.at("bill_of_materials"))
-      s.bill_of_materials.push_back({l.at("item").get<std::string>(), l.at("count").get<double>(),
-                                     l.at("unit_usd").get<double>(), l.at("total_usd").get<double>(),
-                                     l.at("source").get<std::string>()});
-  return s;
-}
-
 // A figure that may be infinite (no failures: no MTBF, no checkpoint interval) is null in JSON.
 Json finite_or_null(double v) {
   return std::isfinite(v) ? Json(v) : Json(nullptr);
@@ -183,104 +81,321 @@ double number_or_infinity(const Json& j, const char* key) {
   return it == j.end() || it->is_null() ? std::numeric_limits<double>::infinity() : it->get<double>();
 }
 
+// How a section's key is read back: always written (required); absent from reports written before
+// the key existed (absent_zero: 0, false or ""); null when unknown (null_nan: NaN; absent_zero_null_nan:
+// also 0 when absent); absent or null when infinite (infinity: written as null when infinite).
+enum class ReadBack { required, absent_zero, null_nan, absent_zero_null_nan, infinity };
+
+// One key of a report section and the member it holds, declared once for the writer and the reader.
+template <class S>
+struct Field {
+  const char* key;
+  std::variant<double S::*, int S::*, bool S::*, std::int64_t S::*, std::uint64_t S::*, std::string S::*> member;
+  ReadBack read_back = ReadBack::required;
+};
+
+// The fields' keys in their order, as a JSON object's members.
+template <class S, std::size_t N>
+void write_fields(Json& j, const S& s, const Field<S> (&fields)[N]) {
+  for (const Field<S>& f : fields)
+    std::visit(
+        [&](auto m) {
+          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s.*m)>, double>)
+            j[f.key] = f.read_back == ReadBack::infinity ? finite_or_null(s.*m) : Json(s.*m);
+          else
+            j[f.key] = s.*m;
+        },
+        f.member);
+}
+
+template <class S, std::size_t N>
+void read_fields(const Json& j, S& s, const Field<S> (&fields)[N]) {
+  for (const Field<S>& f : fields)
+    std::visit(
+        [&](auto m) {
+          using T = std::remove_cvref_t<decltype(s.*m)>;
+          if constexpr (std::is_same_v<T, double>) {
+            switch (f.read_back) {
+              case ReadBack::required:
+                s.*m = j.at(f.key).template get<double>();
+                break;
+              case ReadBack::absent_zero:
+                s.*m = number_or_zero(j, f.key);
+                break;
+              case ReadBack::null_nan:
+                s.*m = number_or_nan(j, f.key);
+                break;
+              case ReadBack::absent_zero_null_nan:
+                s.*m = j.contains(f.key) ? number_or_nan(j, f.key) : 0.0;
+                break;
+              case ReadBack::infinity:
+                s.*m = number_or_infinity(j, f.key);
+                break;
+            }
+          } else {
+            s.*m = f.read_back == ReadBack::required ? j.at(f.key).template get<T>() : j.value(f.key, T{});
+          }
+        },
+        f.member);
+}
+
+// A section's list (one object per element, every key required).
+template <class S, std::size_t N>
+Json rows_json(const std::vector<S>& rows, const Field<S> (&fields)[N]) {
+  Json out = Json::array();
+  for (const S& r : rows) {
+    Json row;
+    write_fields(row, r, fields);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+template <class S, std::size_t N>
+void read_rows(const Json& j, const char* key, std::vector<S>& rows, const Field<S> (&fields)[N]) {
+  if (const auto it = j.find(key); it != j.end())
+    for (const auto& e : *it) {
+      S r;
+      read_fields(e, r, fields);
+      rows.push_back(std::move(r));
+    }
+}
+
+using R = ReadBack;
+
+const Field<DeviceEnergy> kDeviceEnergyFields[] = {
+    {"device", &DeviceEnergy::device}, {"count", &DeviceEnergy::count},
+    {"avg_w", &DeviceEnergy::avg_w},   {"energy_per_step_j", &DeviceEnergy::energy_per_step_j},
+    {"basis", &DeviceEnergy::basis},
+};
+
+const Field<GpuClassEnergy> kGpuClassFields[] = {
+    {"name", &GpuClassEnergy::name},
+    {"ranks", &GpuClassEnergy::ranks},
+    {"tensor_s", &GpuClassEnergy::tensor_s},
+    {"vector_s", &GpuClassEnergy::vector_s},
+    {"exposed_communication_s", &GpuClassEnergy::exposed_communication_s},
+    {"overlapped_communication_s", &GpuClassEnergy::overlapped_communication_s},
+    {"waiting_s", &GpuClassEnergy::waiting_s},
+    {"avg_w_per_gpu", &GpuClassEnergy::avg_w_per_gpu},
+    {"energy_per_step_j", &GpuClassEnergy::energy_per_step_j},
+};
+
+// clock_cap_modelled (absent: true) follows these; then by_device and gpu_classes.
+const Field<PowerStats> kPowerFields[] = {
+    {"gpu_avg_w", &PowerStats::gpu_avg_w},
+    {"cluster_avg_kw", &PowerStats::cluster_avg_kw},
+    {"energy_per_step_j", &PowerStats::energy_per_step_j},
+    {"it_avg_kw", &PowerStats::it_avg_kw, R::absent_zero},
+    {"peak_kw", &PowerStats::peak_kw, R::absent_zero},
+    {"energy_per_token_j", &PowerStats::energy_per_token_j, R::absent_zero_null_nan},
+    {"pue", &PowerStats::pue, R::absent_zero},
+    {"tensor_power_budget_w", &PowerStats::tensor_power_budget_w, R::absent_zero},
+    {"gemm_clock_MHz", &PowerStats::gemm_clock_MHz, R::absent_zero},
+    {"tensor_duty_cycle", &PowerStats::tensor_duty_cycle, R::absent_zero},
+    {"clock_basis", &PowerStats::clock_basis, R::absent_zero},
+};
+
+Json power_json(const PowerStats& p) {
+  Json j;
+  write_fields(j, p, kPowerFields);
+  j["clock_cap_modelled"] = p.clock_cap_modelled;
+  j["by_device"] = rows_json(p.by_device, kDeviceEnergyFields);
+  j["gpu_classes"] = rows_json(p.gpu_classes, kGpuClassFields);
+  return j;
+}
+
+PowerStats power_from_json(const Json& p) {
+  PowerStats s;
+  read_fields(p, s, kPowerFields);
+  s.clock_cap_modelled = p.value("clock_cap_modelled", true);
+  read_rows(p, "by_device", s.by_device, kDeviceEnergyFields);
+  read_rows(p, "gpu_classes", s.gpu_classes, kGpuClassFields);
+  return s;
+}
+
+const Field<CostLine> kCostLineFields[] = {
+    {"item", &CostLine::item},           {"count", &CostLine::count},   {"unit_usd", &CostLine::unit_usd},
+    {"total_usd", &CostLine::total_usd}, {"source", &CostLine::source},
+};
+
+// bill_of_materials follows these.
+const Field<CostStats> kCostFields[] = {
+    {"capex_usd", &CostStats::capex_usd},
+    {"usd_per_hour", &CostStats::usd_per_hour},
+    {"usd_per_step", &CostStats::usd_per_step},
+    {"usd_per_million_tokens", &CostStats::usd_per_million_tokens, R::null_nan},
+    {"amortized_usd_per_hour", &CostStats::amortized_usd_per_hour, R::absent_zero},
+    {"energy_usd_per_hour", &CostStats::energy_usd_per_hour, R::absent_zero},
+    {"operations_usd_per_hour", &CostStats::operations_usd_per_hour, R::absent_zero},
+    {"electricity_usd_per_kwh", &CostStats::electricity_usd_per_kwh, R::absent_zero},
+    {"amortization_years", &CostStats::amortization_years, R::absent_zero},
+    {"tco_usd", &CostStats::tco_usd, R::absent_zero},
+};
+
+Json cost_json(const CostStats& c) {
+  Json j;
+  write_fields(j, c, kCostFields);
+  j["bill_of_materials"] = rows_json(c.bill_of_materials, kCostLineFields);
+  return j;
+}
+
+CostStats cost_from_json(const Json& c) {
+  CostStats s;
+  read_fields(c, s, kCostFields);
+  read_rows(c, "bill_of_materials", s.bill_of_materials, kCostLineFields);
+  return s;
+}
+
+const Field<InterruptionCause> kCauseFields[] = {
+    {"cause", &InterruptionCause::cause},           {"component", &InterruptionCause::component},
+    {"components", &InterruptionCause::components}, {"per_year", &InterruptionCause::per_year},
+    {"nodes_down", &InterruptionCause::nodes_down}, {"planned", &InterruptionCause::planned},
+    {"expected", &InterruptionCause::expected},     {"mean_per_run", &InterruptionCause::mean_per_run},
+    {"source", &InterruptionCause::source},
+};
+
+// causes follows these. Every key may be absent (reports written before it existed).
+using TT = TimeToTrainStats;
+const Field<TT> kTimeToTrainFields[] = {
+    {"tokens", &TT::tokens, R::absent_zero},
+    {"steps", &TT::steps, R::absent_zero},
+    {"step_time_s", &TT::step_time_s, R::absent_zero},
+    {"straggler_inflation", &TT::straggler_inflation, R::absent_zero},
+    {"effective_step_time_s", &TT::effective_step_time_s, R::absent_zero},
+    {"checkpoint_bytes", &TT::checkpoint_bytes, R::absent_zero},
+    {"storage_kind", &TT::storage_kind, R::absent_zero},
+    {"asynchronous_checkpoints", &TT::asynchronous_checkpoints, R::absent_zero},
+    {"checkpoint_write_s", &TT::checkpoint_write_s, R::absent_zero},
+    {"checkpoint_stall_s", &TT::checkpoint_stall_s, R::absent_zero},
+    {"checkpoint_read_s", &TT::checkpoint_read_s, R::absent_zero},
+    {"restart_s", &TT::restart_s, R::absent_zero},
+    {"mtbf_s", &TT::mtbf_s, R::infinity},
+    {"checkpoint_interval_s", &TT::checkpoint_interval_s, R::infinity},
+    {"checkpoint_interval_basis", &TT::checkpoint_interval_basis, R::absent_zero},
+    {"young_daly_interval_s", &TT::young_daly_interval_s, R::infinity},
+    {"runs", &TT::runs, R::absent_zero},
+    {"seed", &TT::seed, R::absent_zero},
+    {"days_p10", &TT::days_p10, R::absent_zero},
+    {"days_p50", &TT::days_p50, R::absent_zero},
+    {"days_p90", &TT::days_p90, R::absent_zero},
+    {"days_mean", &TT::days_mean, R::absent_zero},
+    {"failure_free_days", &TT::failure_free_days, R::absent_zero},
+    {"goodput", &TT::goodput, R::absent_zero},
+    {"useful_s", &TT::useful_s, R::absent_zero},
+    {"checkpoint_s", &TT::checkpoint_s, R::absent_zero},
+    {"lost_s", &TT::lost_s, R::absent_zero},
+    {"restart_total_s", &TT::restart_total_s, R::absent_zero},
+    {"interruptions_expected", &TT::interruptions_expected, R::absent_zero},
+    {"interruptions_mean", &TT::interruptions_mean, R::absent_zero},
+    {"planned_interruptions_mean", &TT::planned_interruptions_mean, R::absent_zero},
+    {"energy_mwh", &TT::energy_mwh, R::absent_zero},
+    {"capex_share_usd", &TT::capex_share_usd, R::absent_zero},
+    {"energy_usd", &TT::energy_usd, R::absent_zero},
+    {"operations_usd", &TT::operations_usd, R::absent_zero},
+    {"cost_usd", &TT::cost_usd, R::absent_zero},
+};
+
 Json time_to_train_json(const TimeToTrainStats& t) {
-  Json causes = Json::array();
-  for (const InterruptionCause& c : t.causes)
-    causes.push_back({{"cause", c.cause},
-                      {"component", c.component},
-                      {"components", c.components},
-                      {"per_year", c.per_year},
-                      {"nodes_down", c.nodes_down},
-                      {"planned", c.planned},
-                      {"expected", c.expected},
-                      {"mean_per_run", c.mean_per_run},
-                      {"source", c.source}});
-  return {{"tokens", t.tokens},
-          {"steps", t.steps},
-          {"step_time_s", t.step_time_s},
-          {"straggler_inflation", t.straggler_inflation},
-          {"effective_step_time_s", t.effective_step_time_s},
-          {"checkpoint_bytes", t.checkpoint_bytes},
-          {"storage_kind", t.storage_kind},
-          {"asynchronous_checkpoints", t.asynchronous_checkpoints},
-          {"checkpoint_write_s", t.checkpoint_write_s},
-          {"checkpoint_stall_s", t.checkpoint_stall_s},
-          {"checkpoint_read_s", t.checkpoint_read_s},
-          {"restart_s", t.restart_s},
-          {"mtbf_s", finite_or_null(t.mtbf_s)},
-          {"checkpoint_interval_s", finite_or_null(t.checkpoint_interval_s)},
-          {"checkpoint_interval_basis", t.checkpoint_interval_basis},
-          {"young_daly_interval_s", finite_or_null(t.young_daly_interval_s)},
-          {"runs", t.runs},
-          {"seed", t.seed},
-          {"days_p10", t.days_p10},
-          {"days_p50", t.days_p50},
-          {"days_p90", t.days_p90},
-          {"days_mean", t.days_mean},
-          {"failure_free_days", t.failure_free_days},
-          {"goodput", t.goodput},
-          {"useful_s", t.useful_s},
-          {"checkpoint_s", t.checkpoint_s},
-          {"lost_s", t.lost_s},
-          {"restart_total_s", t.restart_total_s},
-          {"interruptions_expected", t.interruptions_expected},
-          {"interruptions_mean", t.interruptions_mean},
-          {"planned_interruptions_mean", t.planned_interruptions_mean},
-          {"energy_mwh", t.energy_mwh},
-          {"capex_share_usd", t.capex_share_usd},
-          {"energy_usd", t.energy_usd},
-          {"operations_usd", t.operations_usd},
-          {"cost_usd", t.cost_usd},
-          {"causes", causes}};
+  Json j;
+  write_fields(j, t, kTimeToTrainFields);
+  j["causes"] = rows_json(t.causes, kCauseFields);
+  return j;
 }
 
 TimeToTrainStats time_to_train_from_json(const Json& j) {
   TimeToTrainStats t;
-  for (auto [key, field] : {std::pair{"tokens", &t.tokens},
-                            {"steps", &t.steps},
-                            {"step_time_s", &t.step_time_s},
-                            {"straggler_inflation", &t.straggler_inflation},
-                            {"effective_step_time_s", &t.effective_step_time_s},
-                            {"checkpoint_bytes", &t.checkpoint_bytes},
-                            {"checkpoint_write_s", &t.checkpoint_write_s},
-                            {"checkpoint_stall_s", &t.checkpoint_stall_s},
-                            {"checkpoint_read_s", &t.checkpoint_read_s},
-                            {"restart_s", &t.restart_s},
-                            {"days_p10", &t.days_p10},
-                            {"days_p50", &t.days_p50},
-                            {"days_p90", &t.days_p90},
-                            {"days_mean", &t.days_mean},
-                            {"failure_free_days", &t.failure_free_days},
-                            {"goodput", &t.goodput},
-                            {"useful_s", &t.useful_s},
-                            {"checkpoint_s", &t.checkpoint_s},
-                            {"lost_s", &t.lost_s},
-                            {"restart_total_s", &t.restart_total_s},
-                            {"interruptions_expected", &t.interruptions_expected},
-                            {"interruptions_mean", &t.interruptions_mean},
-                            {"planned_interruptions_mean", &t.planned_interruptions_mean},
-                            {"energy_mwh", &t.energy_mwh},
-                            {"capex_share_usd", &t.capex_share_usd},
-                            {"energy_usd", &t.energy_usd},
-                            {"operations_usd", &t.operations_usd},
-                            {"cost_usd", &t.cost_usd}})
-    *field = number_or_zero(j, key);
-  for (auto [key, field] : {std::pair{"mtbf_s", &t.mtbf_s},
-                            {"checkpoint_interval_s", &t.checkpoint_interval_s},
-                            {"young_daly_interval_s", &t.young_daly_interval_s}})
-    *field = number_or_infinity(j, key);
-  t.storage_kind = j.value("storage_kind", std::string());
-  t.asynchronous_checkpoints = j.value("asynchronous_checkpoints", false);
-  t.checkpoint_interval_basis = j.value("checkpoint_interval_basis", std::string());
-  t.runs = j.value("runs", 0);
-  t.seed = j.value("seed", std::uint64_t{0});
-  if (const auto c = j.find("causes"); c != j.end())
-    for (const auto& e : *c)
-      t.causes.push_back({e.at("cause").get<std::string>(), e.at("component").get<std::string>(),
-                          e.at("components").get<double>(), e.at("per_year").get<double>(),
-                          e.at("nodes_down").get<double>(), e.at("planned").get<bool>(), e.at("expected").get<double>(),
-                          e.at("mean_per_run").get<double>(), e.at("source").get<std::string>()});
+  read_fields(j, t, kTimeToTrainFields);
+  read_rows(j, "causes", t.causes, kCauseFields);
   return t;
+}
+
+// The memory section: fits (null when the peak is unknown) follows kMemoryHead, peak_phase (null
+// for a trace) follows kMemoryBreakdown.
+using M = MemoryStats;
+const Field<M> kMemoryHead[] = {
+    {"peak_bytes_per_gpu", &M::peak_bytes_per_gpu, R::null_nan},
+    {"capacity_bytes", &M::capacity_bytes},
+};
+const Field<M> kMemoryBreakdown[] = {
+    {"weights_bytes", &M::weights_bytes, R::null_nan},
+    {"gradients_bytes", &M::gradients_bytes, R::null_nan},
+    {"optimizer_bytes", &M::optimizer_bytes, R::null_nan},
+    {"activations_bytes", &M::activations_bytes, R::null_nan},
+    {"communication_buffers_bytes", &M::communication_buffers_bytes, R::null_nan},
+    {"framework_overhead_bytes", &M::framework_overhead_bytes, R::null_nan},
+};
+const Field<M> kMemoryTail[] = {
+    {"logits_bytes", &M::logits_bytes, R::null_nan},
+    {"transient_bytes", &M::transient_bytes, R::null_nan},
+    // reports written before these two lines existed have neither: they counted none (0)
+    {"cp_kv_gather_bytes", &M::cp_kv_gather_bytes, R::absent_zero_null_nan},
+    {"fp8_saved_operands_bytes", &M::fp8_saved_operands_bytes, R::absent_zero_null_nan},
+    {"workspace_bytes", &M::workspace_bytes, R::null_nan},
+    {"allocated_peak_bytes", &M::allocated_peak_bytes, R::null_nan},
+    {"allocator_reserve_bytes", &M::allocator_reserve_bytes, R::null_nan},
+    {"reserved_peak_bytes", &M::reserved_peak_bytes, R::null_nan},
+    {"cuda_context_bytes", &M::cuda_context_bytes, R::null_nan},
+};
+
+Json memory_json(const MemoryStats& m) {
+  Json j;
+  write_fields(j, m, kMemoryHead);
+  j["fits"] = std::isnan(m.peak_bytes_per_gpu) ? Json(nullptr) : Json(m.fits);
+  write_fields(j, m, kMemoryBreakdown);
+  j["peak_phase"] = m.peak_phase;
+  write_fields(j, m, kMemoryTail);
+  return j;
+}
+
+MemoryStats memory_from_json(const Json& j) {
+  MemoryStats m;
+  read_fields(j, m, kMemoryHead);
+  m.fits = j.at("fits").is_null() || j.at("fits").get<bool>();
+  read_fields(j, m, kMemoryBreakdown);
+  m.peak_phase = j.at("peak_phase").is_null() ? std::string() : j.at("peak_phase").get<std::string>();
+  read_fields(j, m, kMemoryTail);
+  return m;
+}
+
+// The run section: the parallelism object follows kRunHead.
+const Field<RunInfo> kRunHead[] = {
+    {"cluster", &RunInfo::cluster}, {"workload", &RunInfo::workload}, {"gpu", &RunInfo::gpu},
+    {"gpus", &RunInfo::gpus},       {"nodes", &RunInfo::nodes},
+};
+const Field<RunInfo> kRunParallelism[] = {
+    {"tp", &RunInfo::tp}, {"pp", &RunInfo::pp}, {"dp", &RunInfo::dp}, {"cp", &RunInfo::cp}, {"ep", &RunInfo::ep},
+};
+const Field<RunInfo> kRunTail[] = {
+    {"global_batch", &RunInfo::global_batch},
+    {"micro_batches", &RunInfo::micro_batches},
+    {"seq_len", &RunInfo::seq_len},
+    {"parameters", &RunInfo::parameters},
+    {"model_flops_per_step", &RunInfo::model_flops_per_step, R::null_nan},
+    {"peak_flops_per_gpu", &RunInfo::peak_flops_per_gpu},
+    {"precision", &RunInfo::precision},
+    {"stack", &RunInfo::stack, R::absent_zero},
+    {"ops_simulated", &RunInfo::ops_simulated},
+    {"trace", &RunInfo::trace, R::absent_zero},
+    {"transfers_simulated", &RunInfo::transfers_simulated},
+};
+
+Json run_json(const RunInfo& r) {
+  Json j;
+  write_fields(j, r, kRunHead);
+  Json parallelism;
+  write_fields(parallelism, r, kRunParallelism);
+  j["parallelism"] = parallelism;
+  write_fields(j, r, kRunTail);
+  return j;
+}
+
+RunInfo run_from_json(const Json& j) {
+  RunInfo r;
+  read_fields(j, r, kRunHead);
+  read_fields(j.at("parallelism"), r, kRunParallelism);
+  read_fields(j, r, kRunTail);
+  return r;
 }
 
 Json interval_basis_json(const StepTimeInterval& i) {
@@ -316,6 +431,15 @@ StepTimeInterval interval_from_json(const Json& range, const Json& b) {
 }
 
 }  // namespace
+
+std::vector<MemoryFigure> memory_split_figures() {
+  std::vector<MemoryFigure> out;
+  for (const std::span<const Field<MemoryStats>> fields :
+       {std::span<const Field<MemoryStats>>(kMemoryBreakdown), std::span<const Field<MemoryStats>>(kMemoryTail)})
+    for (const Field<MemoryStats>& f : fields)
+      out.push_back({std::string("memory.") + f.key, std::get<double MemoryStats::*>(f.member)});
+  return out;
+}
 
 std::string Report::to_json(int indent) const {
   Json j;
@@ -360,25 +484,7 @@ std::string Report::to_json(int indent) const {
                           {"users", users}});
   }
   j["links"] = links_json;
-  j["memory"] = {{"peak_bytes_per_gpu", memory.peak_bytes_per_gpu},
-                 {"capacity_bytes", memory.capacity_bytes},
-                 {"fits", std::isnan(memory.peak_bytes_per_gpu) ? Json(nullptr) : Json(memory.fits)},
-                 {"weights_bytes", memory.weights_bytes},
-                 {"gradients_bytes", memory.gradients_bytes},
-                 {"optimizer_bytes", memory.optimizer_bytes},
-                 {"activations_bytes", memory.activations_bytes},
-                 {"communication_buffers_bytes", memory.communication_buffers_bytes},
-                 {"framework_overhead_bytes", memory.framework_overhead_bytes},
-                 {"peak_phase", memory.peak_phase},
-                 {"logits_bytes", memory.logits_bytes},
-                 {"transient_bytes", memory.transient_bytes},
-                 {"cp_kv_gather_bytes", memory.cp_kv_gather_bytes},
-                 {"fp8_saved_operands_bytes", memory.fp8_saved_operands_bytes},
-                 {"workspace_bytes", memory.workspace_bytes},
-                 {"allocated_peak_bytes", memory.allocated_peak_bytes},
-                 {"allocator_reserve_bytes", memory.allocator_reserve_bytes},
-                 {"reserved_peak_bytes", memory.reserved_peak_bytes},
-                 {"cuda_context_bytes", memory.cuda_context_bytes}};
+  j["memory"] = memory_json(memory);
   j["power"] = power ? power_json(*power)
                      : Json{{"gpu_avg_w", nullptr}, {"cluster_avg_kw", nullptr}, {"energy_per_step_j", nullptr}};
   j["cost"] = cost ? cost_json(*cost)
@@ -393,23 +499,7 @@ std::string Report::to_json(int indent) const {
                      {"stack", provenance.stack},
                      {"extrapolated", provenance.extrapolated},
                      {"derived_defaults", derived_defaults_json(provenance.derived_defaults)}};
-  j["run"] = {{"cluster", run.cluster},
-              {"workload", run.workload},
-              {"gpu", run.gpu},
-              {"gpus", run.gpus},
-              {"nodes", run.nodes},
-              {"parallelism", {{"tp", run.tp}, {"pp", run.pp}, {"dp", run.dp}, {"cp", run.cp}, {"ep", run.ep}}},
-              {"global_batch", run.global_batch},
-              {"micro_batches", run.micro_batches},
-              {"seq_len", run.seq_len},
-              {"parameters", run.parameters},
-              {"model_flops_per_step", run.model_flops_per_step},
-              {"peak_flops_per_gpu", run.peak_flops_per_gpu},
-              {"precision", run.precision},
-              {"stack", run.stack},
-              {"ops_simulated", run.ops_simulated},
-              {"trace", run.trace},
-              {"transfers_simulated", run.transfers_simulated}};
+  j["run"] = run_json(run);
   if (!unknown.empty()) {
     Json why = Json::object();
     for (const auto& u : unknown)
@@ -449,28 +539,7 @@ Report Report::from_json(const std::string& text) {
       ls.users.push_back({u.at("group").get<std::string>(), u.at("bytes").get<double>()});
     r.links.push_back(std::move(ls));
   }
-  const auto& m = j.at("memory");
-  r.memory.peak_bytes_per_gpu = number_or_nan(m, "peak_bytes_per_gpu");
-  r.memory.capacity_bytes = m.at("capacity_bytes").get<double>();
-  r.memory.fits = m.at("fits").is_null() || m.at("fits").get<bool>();
-  r.memory.weights_bytes = number_or_nan(m, "weights_bytes");
-  r.memory.gradients_bytes = number_or_nan(m, "gradients_bytes");
-  r.memory.optimizer_bytes = number_or_nan(m, "optimizer_bytes");
-  r.memory.activations_bytes = number_or_nan(m, "activations_bytes");
-  r.memory.communication_buffers_bytes = number_or_nan(m, "communication_buffers_bytes");
-  r.memory.framework_overhead_bytes = number_or_nan(m, "framework_overhead_bytes");
-  r.memory.peak_phase = m.at("peak_phase").is_null() ? std::string() : m.at("peak_phase").get<std::string>();
-  r.memory.logits_bytes = number_or_nan(m, "logits_bytes");
-  r.memory.transient_bytes = number_or_nan(m, "transient_bytes");
-  // Reports written before these lines existed have neither: they counted none (0).
-  for (auto [key, field] : {std::pair{"cp_kv_gather_bytes", &r.memory.cp_kv_gather_bytes},
-                            {"fp8_saved_operands_bytes", &r.memory.fp8_saved_operands_bytes}})
-    if (m.contains(key)) *field = number_or_nan(m, key);
-  r.memory.workspace_bytes = number_or_nan(m, "workspace_bytes");
-  r.memory.allocated_peak_bytes = number_or_nan(m, "allocated_peak_bytes");
-  r.memory.allocator_reserve_bytes = number_or_nan(m, "allocator_reserve_bytes");
-  r.memory.reserved_peak_bytes = number_or_nan(m, "reserved_peak_bytes");
-  r.memory.cuda_context_bytes = number_or_nan(m, "cuda_context_bytes");
+  r.memory = memory_from_json(j.at("memory"));
   const auto& p = j.at("power");
   if (!p.at("gpu_avg_w").is_null()) r.power = power_from_json(p);
   const auto& c = j.at("cost");
@@ -488,29 +557,7 @@ Report Report::from_json(const std::string& text) {
       r.provenance.derived_defaults.push_back(
           {e.at("key").get<std::string>(), e.at("value").dump(), e.at("why").get<std::string>()});
   }
-  const auto& run = j.at("run");
-  r.run.cluster = run.at("cluster").get<std::string>();
-  r.run.workload = run.at("workload").get<std::string>();
-  r.run.gpu = run.at("gpu").get<std::string>();
-  r.run.gpus = run.at("gpus").get<int>();
-  r.run.nodes = run.at("nodes").get<int>();
-  const auto& par = run.at("parallelism");
-  r.run.tp = par.at("tp").get<int>();
-  r.run.pp = par.at("pp").get<int>();
-  r.run.dp = par.at("dp").get<int>();
-  r.run.cp = par.at("cp").get<int>();
-  r.run.ep = par.at("ep").get<int>();
-  r.run.global_batch = run.at("global_batch").get<std::int64_t>();
-  r.run.micro_batches = run.at("micro_batches").get<std::int64_t>();
-  r.run.seq_len = run.at("seq_len").get<int>();
-  r.run.parameters = run.at("parameters").get<double>();
-  r.run.model_flops_per_step = number_or_nan(run, "model_flops_per_step");
-  r.run.peak_flops_per_gpu = run.at("peak_flops_per_gpu").get<double>();
-  r.run.precision = run.at("precision").get<std::string>();
-  r.run.stack = run.value("stack", std::string());
-  r.run.ops_simulated = run.at("ops_simulated").get<std::int64_t>();
-  r.run.transfers_simulated = run.at("transfers_simulated").get<std::int64_t>();
-  r.run.trace = run.value("trace", std::string());
+  r.run = run_from_json(j.at("run"));
   if (const auto it = j.find("unknown"); it != j.end())
     for (const auto& [key, reason] : it->items())
       r.unknown.push_back({key, reason.get<std::string>()});

@@ -69,6 +69,15 @@ struct MemoryStats {
   bool fits = true;
 };
 
+// The figures of the memory split (every MemoryStats figure but the peak and the capacity) with their
+// report keys ("memory.weights_bytes", ...), in the report's order: what a trace without memory events
+// leaves unknown.
+struct MemoryFigure {
+  std::string key;
+  double MemoryStats::*member;
+};
+std::vector<MemoryFigure> memory_split_figures();
+
 // One kind of device in the energy split (docs/power_and_cost.md): GPUs, their hosts, NVSwitch
 // chips, NICs, each switch tier, transceivers, and the facility overhead (PUE - 1 of the rest).
 struct DeviceEnergy {
@@ -108,8 +117,8 @@ struct PowerStats {
   double gemm_clock_MHz = 0.0;
   double tensor_duty_cycle = 0.0;
   std::string clock_basis;
-  bool clock_cap_modelled = true;  // false: every kernel at the boost clock (the GPU entry has no tensor_boost_W)
-  std::vector<DeviceEnergy> by_device;      // sums to energy_per_step_j
+  bool clock_cap_modelled = true;       // false: every kernel at the boost clock (the GPU entry has no tensor_boost_W)
+  std::vector<DeviceEnergy> by_device;  // sums to energy_per_step_j
   std::vector<GpuClassEnergy> gpu_classes;  // sums to the "gpu" entry of by_device
 };
 

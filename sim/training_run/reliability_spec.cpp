@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "sim/core/enum_names.hpp"
+
 namespace clustersim {
 namespace {
 
@@ -55,24 +57,19 @@ FailureRate rate(const char* cause, FailureComponent c, const std::optional<doub
   return {cause, c, given.value_or(fit), planned, given ? "cluster spec" : fit_source};
 }
 
+constexpr EnumName<FailureComponent> kFailureComponentNames[] = {
+    {FailureComponent::gpu, "gpu"},
+    {FailureComponent::node, "node"},
+    {FailureComponent::nic, "nic"},
+    {FailureComponent::nvswitch_chip, "nvswitch_chip"},
+    {FailureComponent::fabric_switch, "fabric_switch"},
+    {FailureComponent::cable, "cable"},
+};
+
 }  // namespace
 
 const char* to_string(FailureComponent c) {
-  switch (c) {
-    case FailureComponent::gpu:
-      return "gpu";
-    case FailureComponent::node:
-      return "node";
-    case FailureComponent::nic:
-      return "nic";
-    case FailureComponent::nvswitch_chip:
-      return "nvswitch_chip";
-    case FailureComponent::fabric_switch:
-      return "fabric_switch";
-    case FailureComponent::cable:
-      return "cable";
-  }
-  return "?";
+  return name_of(kFailureComponentNames, c);
 }
 
 std::vector<FailureRate> failure_rates(const ReliabilitySpec& s) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/core/named_table.hpp"
 #include "workloads/transformer_math.hpp"
 
 namespace clustersim {
@@ -45,12 +46,6 @@ constexpr MemoryUnit kMemoryUnits[] = {
     {"MiB", 1048576.0},
     {"bytes", 1.0},
 };
-
-template <class T>
-const T* find_by_name(std::span<const T> table, std::string_view name) {
-  const auto it = std::find_if(table.begin(), table.end(), [&](const T& e) { return name == e.name; });
-  return it == table.end() ? nullptr : &*it;
-}
 
 }  // namespace
 

@@ -33,13 +33,19 @@ std::string reason_kind(const std::string& reason) {
   return kind;
 }
 
+// The error statistics' keys, in the report's order (after "rows" in errors_json and summary_json).
+void add_error_statistics(nlohmann::ordered_json& j, const ErrorSummary& e) {
+  j["mape"] = e.mape;
+  j["median_abs_error"] = e.median_abs;
+  j["p90_abs_error"] = e.p90_abs;
+  j["max_abs_error"] = e.max_abs;
+  j["bias"] = e.bias;
+}
+
 nlohmann::ordered_json errors_json(const ErrorSummary& e) {
-  return {{"rows", e.count},
-          {"mape", e.mape},
-          {"median_abs_error", e.median_abs},
-          {"p90_abs_error", e.p90_abs},
-          {"max_abs_error", e.max_abs},
-          {"bias", e.bias}};
+  nlohmann::ordered_json j = {{"rows", e.count}};
+  add_error_statistics(j, e);
+  return j;
 }
 
 std::string errors_text(const ErrorSummary& e) {
@@ -48,18 +54,15 @@ std::string errors_text(const ErrorSummary& e) {
 }
 
 nlohmann::ordered_json summary_json(const ValidationSummary& s) {
-  return {{"rows", s.rows},
-          {"simulated", s.simulated},
-          {"unsupported", s.unsupported},
-          {"failed", s.failed},
-          {"not_fitting", s.not_fitting},
-          {"mape", s.errors.mape},
-          {"median_abs_error", s.errors.median_abs},
-          {"p90_abs_error", s.errors.p90_abs},
-          {"max_abs_error", s.errors.max_abs},
-          {"bias", s.errors.bias},
-          {"peak_memory",
-           s.peak_memory_errors.count > 0 ? errors_json(s.peak_memory_errors) : nlohmann::ordered_json(nullptr)}};
+  nlohmann::ordered_json j = {{"rows", s.rows},
+                              {"simulated", s.simulated},
+                              {"unsupported", s.unsupported},
+                              {"failed", s.failed},
+                              {"not_fitting", s.not_fitting}};
+  add_error_statistics(j, s.errors);
+  j["peak_memory"] =
+      s.peak_memory_errors.count > 0 ? errors_json(s.peak_memory_errors) : nlohmann::ordered_json(nullptr);
+  return j;
 }
 
 }  // namespace

@@ -2,18 +2,22 @@
 
 #include <algorithm>
 
+#include "sim/core/enum_names.hpp"
+
 namespace clustersim {
 
+namespace {
+
+constexpr EnumName<RowStatus> kRowStatusNames[] = {
+    {RowStatus::simulated, "simulated"},
+    {RowStatus::unsupported, "unsupported"},
+    {RowStatus::failed, "failed"},
+};
+
+}  // namespace
+
 const char* to_string(RowStatus s) {
-  switch (s) {
-    case RowStatus::simulated:
-      return "simulated";
-    case RowStatus::unsupported:
-      return "unsupported";
-    case RowStatus::failed:
-      return "failed";
-  }
-  return "?";
+  return name_of(kRowStatusNames, s);
 }
 
 ValidationSummary summarize(const std::vector<RowResult>& rows) {

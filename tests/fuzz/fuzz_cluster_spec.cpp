@@ -6,11 +6,11 @@
 #include "topologies/cluster_spec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  clustersim::fuzz::expect_only_spec_errors([&] {
-    const clustersim::ClusterSpec spec =
-        clustersim::parse_cluster_spec(clustersim::fuzz::as_text(data, size), "fuzz.json");
-    (void)spec.gpu_count();
-    (void)clustersim::cluster_spec_to_json(spec);
-  });
-  return 0;
+  using namespace clustersim;
+  return fuzz::parse_then_use(
+      data, size, [](std::string_view text, const std::string& file) { return parse_cluster_spec(text, file); },
+      [](const ClusterSpec& spec) {
+        (void)spec.gpu_count();
+        (void)cluster_spec_to_json(spec);
+      });
 }

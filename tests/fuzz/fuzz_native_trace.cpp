@@ -6,10 +6,8 @@
 #include "workloads/trace_format.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  clustersim::fuzz::expect_only_spec_errors([&] {
-    const clustersim::ExecutionGraph graph =
-        clustersim::parse_native_trace(clustersim::fuzz::as_text(data, size), "fuzz.json");
-    (void)clustersim::write_native_trace(graph);
-  });
-  return 0;
+  using namespace clustersim;
+  return fuzz::parse_then_use(
+      data, size, [](std::string_view text, const std::string& file) { return parse_native_trace(text, file); },
+      [](const ExecutionGraph& graph) { (void)write_native_trace(graph); });
 }

@@ -7,10 +7,8 @@
 #include "tests/fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  clustersim::fuzz::expect_only_spec_errors([&] {
-    const clustersim::ServingSpec spec =
-        clustersim::parse_serving_spec(clustersim::fuzz::as_text(data, size), "fuzz.json");
-    (void)clustersim::replica_config(spec);
-  });
-  return 0;
+  using namespace clustersim;
+  return fuzz::parse_then_use(
+      data, size, [](std::string_view text, const std::string& file) { return parse_serving_spec(text, file); },
+      [](const ServingSpec& spec) { (void)replica_config(spec); });
 }

@@ -43,6 +43,15 @@ void expect_only_spec_errors(Body&& body) {
   }
 }
 
+// The shape of the spec and trace targets: `parse(text, "fuzz.json")` on the bytes, then `use` on what it
+// accepted (its writer, its derived quantities); both under expect_only_spec_errors. Returns 0, what
+// LLVMFuzzerTestOneInput returns.
+template <class Parse, class Use>
+int parse_then_use(const std::uint8_t* data, std::size_t size, Parse&& parse, Use&& use) {
+  expect_only_spec_errors([&] { use(parse(as_text(data, size), "fuzz.json")); });
+  return 0;
+}
+
 // A private folder (mkdtemp: no guessable name) for this process's scratch files, removed at exit.
 class ScratchDir {
  public:

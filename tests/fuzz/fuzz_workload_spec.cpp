@@ -6,10 +6,8 @@
 #include "workloads/workload_spec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  clustersim::fuzz::expect_only_spec_errors([&] {
-    const clustersim::WorkloadSpec spec =
-        clustersim::parse_workload_spec(clustersim::fuzz::as_text(data, size), "fuzz.json");
-    (void)clustersim::workload_spec_to_json(spec);
-  });
-  return 0;
+  using namespace clustersim;
+  return fuzz::parse_then_use(
+      data, size, [](std::string_view text, const std::string& file) { return parse_workload_spec(text, file); },
+      [](const WorkloadSpec& spec) { (void)workload_spec_to_json(spec); });
 }

@@ -11,6 +11,7 @@
 namespace clustersim {
 namespace {
 
+using testing::expect_refused;
 using testing::run_cli;
 using testing::write_temp;
 
@@ -196,8 +197,7 @@ TEST(CliBadInput, NewKeysRefuseHugeTinyNegativeAndWrongTypeValues) {
     std::string args =
         "simulate --fidelity analytical --cluster " + cluster + " --workload " + workload + " --set '" + c.set + "'";
     if (!c.also.empty()) args += " --set " + c.also;
-    const auto r = run_cli(args);
-    EXPECT_EQ(r.status, 2) << r.err;
+    const auto r = expect_refused(args);
     const std::string file = c.set.rfind("cluster.", 0) == 0 ? cluster : workload;
     EXPECT_NE(r.err.find(file + ": " + c.expected_path + ": "), std::string::npos) << r.err;
     EXPECT_TRUE(r.err.find("expected") != std::string::npos || r.err.find("one of") != std::string::npos) << r.err;
@@ -279,8 +279,7 @@ TEST(CliBadInput, AnAlgorithmTheGroupCannotRunIsRefused) {
 
 TEST(CliBadInput, NoCommandPrintsEveryCommandNameWhole) {
   // Exit 2 without a command; the list names every command in full, then its summary after a space.
-  const auto r = run_cli("");
-  EXPECT_EQ(r.status, 2);
+  const auto r = expect_refused("");
   for (const char* name :
        {"simulate", "compare", "collective", "calibrate-network", "calibrate", "validate", "presets", "topology"})
     EXPECT_NE(r.out.find(std::string("\n  ") + name + " "), std::string::npos) << name << " in\n" << r.out;

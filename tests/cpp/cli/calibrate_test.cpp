@@ -11,6 +11,7 @@
 namespace clustersim {
 namespace {
 
+using testing::expect_refused;
 using testing::read_file;
 using testing::run_cli;
 using testing::temp_path;
@@ -67,22 +68,15 @@ TEST(CalibrateCli, RefusesAMalformedMeasurementFileWithThePath) {
   std::string text = gemm_measurements();
   text.replace(text.find("\"time_s\""), 8, "\"time_us\"");
   const std::string in = write_temp("bad.json", text);
-  const auto r = run_cli("calibrate " + in);
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(in), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("/measurements/0/time_s"), std::string::npos) << r.err;
+  expect_refused("calibrate " + in, {in, "/measurements/0/time_s"});
 
   const std::string csv = write_temp("mlp.csv",
                                      "time_stats.add.median,n_head,n_kv_head,n_embd,n_expanded_embd,use_gated_mlp,"
                                      "num_tokens,num_tensor_parallel_workers\n0.05,32,32,4096,11008,True,4096,1\n"
                                      "0.05,32,32,4096,11008,True,-3,1\n");
-  const auto c = run_cli("calibrate --gpu a100-sxm4-80gb " + csv);
-  EXPECT_EQ(c.status, 2);
-  EXPECT_NE(c.err.find("row 2/column num_tokens"), std::string::npos) << c.err;
+  expect_refused("calibrate --gpu a100-sxm4-80gb " + csv, {"row 2/column num_tokens"});
 
-  const auto missing = run_cli("calibrate --data /nonexistent no/such/file.csv");
-  EXPECT_EQ(missing.status, 2);
-  EXPECT_NE(missing.err.find("no/such/file.csv"), std::string::npos) << missing.err;
+  expect_refused("calibrate --data /nonexistent no/such/file.csv", {"no/such/file.csv"});
 }
 
 // calibrate --from-trace refuses, with exit status 2, a trace without kernels (naming the file and the
@@ -94,10 +88,8 @@ TEST(CalibrateCli, FromTraceRefusesTracesThatCannotBeFitted) {
   const std::string empty = write_temp("no_kernels.json", R"({"traceEvents": [
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 10}]})");
-  const auto none = run_cli("calibrate --from-trace " + empty + " --workload " + workload + " --cluster dgx-h100");
-  EXPECT_EQ(none.status, 2);
-  EXPECT_NE(none.err.find(empty + ": /traceEvents: no GPU kernel events"), std::string::npos) << none.err;
-  EXPECT_NE(none.err.find("ProfilerStep#3"), std::string::npos) << none.err;
+  expect_refused("calibrate --from-trace " + empty + " --workload " + workload + " --cluster dgx-h100",
+                 {empty + ": /traceEvents: no GPU kernel events", "ProfilerStep#3"});
 
   std::string events;
   for (int i = 0; i < 3; ++i)
@@ -105,14 +97,10 @@ TEST(CalibrateCli, FromTraceRefusesTracesThatCannotBeFitted) {
       "tid": 7, "ts": )" +
               std::to_string(10 * i) + R"(, "dur": 5, "args": {"stream": 7}})";
   const std::string three = write_temp("three_gemms.json", "{\"traceEvents\": [" + events + "]}");
-  const auto wrong = run_cli("calibrate --from-trace " + three + " --workload " + workload + " --cluster dgx-h100");
-  EXPECT_EQ(wrong.status, 2);
-  EXPECT_NE(wrong.err.find(three + ": /traceEvents: the trace has 3 compute kernels"), std::string::npos) << wrong.err;
-  EXPECT_NE(wrong.err.find("not of this workload"), std::string::npos) << wrong.err;
+  expect_refused("calibrate --from-trace " + three + " --workload " + workload + " --cluster dgx-h100",
+                 {three + ": /traceEvents: the trace has 3 compute kernels", "not of this workload"});
 
-  const auto unpaired = run_cli("calibrate --from-trace " + three + " --cluster dgx-h100");
-  EXPECT_EQ(unpaired.status, 2);
-  EXPECT_NE(unpaired.err.find("one --workload"), std::string::npos) << unpaired.err;
+  expect_refused("calibrate --from-trace " + three + " --cluster dgx-h100", {"one --workload"});
 }
 
 // calibrate-network --check: the shipped network profile against its nccl-tests tables; --profile
@@ -182,9 +170,8 @@ TEST(CalibrateCli, ReportsTheHeldOutErrorOfTheShippedProfiles) {
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("held out, kernel time |error|"), std::string::npos);
   EXPECT_NE(text.out.find("published GEMM tables"), std::string::npos);
-  const auto unknown = run_cli("calibrate --report --gpu v100-sxm2-32gb --data " + data.string());
-  EXPECT_EQ(unknown.status, 2);
-  EXPECT_NE(unknown.err.find("no calibration profile for 'v100-sxm2-32gb'"), std::string::npos) << unknown.err;
+  expect_refused("calibrate --report --gpu v100-sxm2-32gb --data " + data.string(),
+                 {"no calibration profile for 'v100-sxm2-32gb'"});
 }
 
 }  // namespace

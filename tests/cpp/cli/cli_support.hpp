@@ -1,14 +1,15 @@
 #pragma once
 // Runs the clustersim executable and captures its exit status, stdout and stderr.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace clustersim::testing {
 
@@ -46,6 +47,17 @@ inline CliResult run_cli(const std::string& args) {
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   r.out = read_file(base + ".out");
   r.err = read_file(base + ".err");
+  return r;
+}
+
+// The command refuses its input as bad input does (exit status 2) and its stderr names each of
+// `fragments` (the file, the JSON path or option, what was expected). Returns the run for more checks.
+inline CliResult expect_refused(const std::string& args, std::initializer_list<std::string_view> fragments = {}) {
+  SCOPED_TRACE("clustersim " + args);
+  CliResult r = run_cli(args);
+  EXPECT_EQ(r.status, 2) << r.err;
+  for (const std::string_view f : fragments)
+    EXPECT_NE(r.err.find(f), std::string::npos) << r.err;
   return r;
 }
 

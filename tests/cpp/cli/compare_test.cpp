@@ -7,6 +7,7 @@
 namespace clustersim {
 namespace {
 
+using testing::expect_refused;
 using testing::run_cli;
 using testing::write_temp;
 
@@ -102,10 +103,8 @@ TEST(CliCompare, HtmlReportIsSelfContainedAndAgreesWithTheJson) {
   ASSERT_EQ(run_cli(args + " --html " + page).status, 0);
   EXPECT_EQ(testing::read_file(page), html);
   // The report is refused with --serving, and when it would overwrite an input.
-  EXPECT_EQ(run_cli("compare --cluster " + ib + " --serving llama3-8b-h100 --html " + page).status, 2);
-  const auto over = run_cli("compare --cluster " + ib + kWorkload + " --html " + ib);
-  EXPECT_EQ(over.status, 2);
-  EXPECT_NE(over.err.find("HTML report"), std::string::npos) << over.err;
+  expect_refused("compare --cluster " + ib + " --serving llama3-8b-h100 --html " + page);
+  expect_refused("compare --cluster " + ib + kWorkload + " --html " + ib, {"HTML report"});
 }
 
 // --gpus: every design sized to the count by its own rules, the workload's dp derived from it; a design
@@ -127,8 +126,8 @@ TEST(CliCompare, GpusSizesEveryDesignAndSaysWhichCannot) {
   EXPECT_NE(j["designs"][2]["error"].get<std::string>().find("single_node"), std::string::npos);
   EXPECT_NE(r.err.find("hgx-h100-roce sized to 1024 GPUs: nodes 64 -> 128, fabric.spines 7 -> 21"), std::string::npos)
       << r.err;
-  EXPECT_EQ(run_cli("compare --gpus 0 --workload gpt3-1.3b --cluster dgx-h100-superpod").status, 2);
-  EXPECT_EQ(run_cli("compare --gpus many --workload gpt3-1.3b --cluster dgx-h100-superpod").status, 2);
+  expect_refused("compare --gpus 0 --workload gpt3-1.3b --cluster dgx-h100-superpod");
+  expect_refused("compare --gpus many --workload gpt3-1.3b --cluster dgx-h100-superpod");
 }
 
 // --budget-usd: each design at the most GPUs its capital cost allows, in whole model replicas whose
@@ -152,8 +151,8 @@ TEST(CliCompare, BudgetSizesEveryDesignToTheMostGpusItAffords) {
     EXPECT_GT(nlohmann::json::parse(next.out)["designs"][0]["capex_usd"].get<double>(), 20e6) << d["design"];
   }
   EXPECT_NE(r.err.find("dgx-h100-superpod sized to a budget of 20M USD: capex "), std::string::npos) << r.err;
-  EXPECT_EQ(run_cli("compare --budget-usd 0 --workload gpt3-1.3b --cluster dgx-h100-superpod").status, 2);
-  EXPECT_EQ(run_cli("compare --budget-usd 1M --gpus 64 --workload gpt3-1.3b --cluster dgx-h100-superpod").status, 2);
+  expect_refused("compare --budget-usd 0 --workload gpt3-1.3b --cluster dgx-h100-superpod");
+  expect_refused("compare --budget-usd 1M --gpus 64 --workload gpt3-1.3b --cluster dgx-h100-superpod");
 }
 
 TEST(CliCompare, TablePrintsOneRowPerDesign) {
@@ -167,18 +166,12 @@ TEST(CliCompare, TablePrintsOneRowPerDesign) {
 
 TEST(CliCompare, BadPricesAndPueAreRefusedWithTheirJsonPath) {
   const std::string bad = design("bad", R"({"type": "fat_tree"}, "cost": {"prices": {"switch_usd_per_port": -1}})");
-  auto r = run_cli("compare --cluster " + bad + kWorkload);
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("/cost/prices/switch_usd_per_port: expected a number between 0 and 10000000, got -1"),
-            std::string::npos)
-      << r.err;
+  expect_refused("compare --cluster " + bad + kWorkload,
+                 {"/cost/prices/switch_usd_per_port: expected a number between 0 and 10000000, got -1"});
   const std::string ib = design("ib", R"({"type": "fat_tree"})");
-  r = run_cli("compare --cluster " + ib + kWorkload + " --set cluster.power.pue=0.8");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("/power/pue: expected a number between 1 and 10, got 0.8"), std::string::npos) << r.err;
-  r = run_cli("compare --cluster " + ib + kWorkload + " --tokens lots");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--tokens"), std::string::npos) << r.err;
+  expect_refused("compare --cluster " + ib + kWorkload + " --set cluster.power.pue=0.8",
+                 {"/power/pue: expected a number between 1 and 10, got 0.8"});
+  expect_refused("compare --cluster " + ib + kWorkload + " --tokens lots", {"--tokens"});
 }
 
 // compare --serving: each design's row is its own `serve` run and `serve --find-max-rate` search, the

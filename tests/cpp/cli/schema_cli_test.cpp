@@ -9,6 +9,7 @@
 namespace clustersim {
 namespace {
 
+using testing::expect_refused;
 using testing::run_cli;
 
 TEST(CliSchema, WorkloadSchemaAsJsonAndMarkdown) {
@@ -41,9 +42,7 @@ TEST(CliSchema, ServingSchema) {
 }
 
 TEST(CliSchema, UnknownSpecIsAUsageError) {
-  const auto r = run_cli("schema cluster-of-nothing");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("workload"), std::string::npos) << r.err;
+  expect_refused("schema cluster-of-nothing", {"workload"});
 }
 
 }  // namespace

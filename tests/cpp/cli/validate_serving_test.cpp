@@ -21,6 +21,7 @@
 namespace clustersim {
 namespace {
 
+using testing::expect_refused;
 using testing::run_cli;
 
 const nlohmann::json* group(const nlohmann::json& d, const std::string& name) {
@@ -96,19 +97,10 @@ TEST(ValidateServingCli, ListShowsBothKinds) {
 }
 
 TEST(ValidateServingCli, MistakesExitTwo) {
-  const auto bad_scheduler = run_cli("validate serving-trtllm-inflight --scheduler fifo");
-  EXPECT_EQ(bad_scheduler.status, 2);
-  EXPECT_NE(bad_scheduler.err.find("--scheduler"), std::string::npos) << bad_scheduler.err;
-  EXPECT_NE(bad_scheduler.err.find("fifo"), std::string::npos) << bad_scheduler.err;
-  const auto mixed = run_cli("validate serving-trtllm-inflight vtrain-single");
-  EXPECT_EQ(mixed.status, 2);
-  EXPECT_NE(mixed.err.find("run on their own"), std::string::npos) << mixed.err;
-  const auto fidelity = run_cli("validate serving-trtllm-inflight --fidelity flow");
-  EXPECT_EQ(fidelity.status, 2);
-  EXPECT_NE(fidelity.err.find("--fidelity"), std::string::npos) << fidelity.err;
-  const auto scheduler_on_training = run_cli("validate vtrain-single --scheduler inflight");
-  EXPECT_EQ(scheduler_on_training.status, 2);
-  EXPECT_NE(scheduler_on_training.err.find("--scheduler"), std::string::npos) << scheduler_on_training.err;
+  expect_refused("validate serving-trtllm-inflight --scheduler fifo", {"--scheduler", "fifo"});
+  expect_refused("validate serving-trtllm-inflight vtrain-single", {"run on their own"});
+  expect_refused("validate serving-trtllm-inflight --fidelity flow", {"--fidelity"});
+  expect_refused("validate vtrain-single --scheduler inflight", {"--scheduler"});
 }
 
 }  // namespace

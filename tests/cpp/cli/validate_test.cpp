@@ -15,6 +15,7 @@
 namespace clustersim {
 namespace {
 
+using testing::expect_refused;
 using testing::run_cli;
 using testing::write_temp;
 
@@ -84,15 +85,10 @@ TEST(ValidateCli, ResidualsFileIsReplacedWholeOrNotAtAll) {
     names.push_back(e.path().filename().string());
   EXPECT_EQ(names, std::vector<std::string>{"residuals.json"});
   // A directory in the way, and a directory that does not exist: refused, nothing written.
-  r = run_cli(validate + dir.string());
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(dir.string() + ": (document): cannot write the residual file: it is a directory"),
-            std::string::npos)
-      << r.err;
-  r = run_cli(validate + (dir / "missing" / "residuals.json").string());
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("missing/residuals.json: (document): cannot write the residual file"), std::string::npos)
-      << r.err;
+  expect_refused(validate + dir.string(),
+                 {dir.string() + ": (document): cannot write the residual file: it is a directory"});
+  expect_refused(validate + (dir / "missing" / "residuals.json").string(),
+                 {"missing/residuals.json: (document): cannot write the residual file"});
   EXPECT_FALSE(fs::exists(dir / "missing"));
   names.clear();
   for (const auto& e : fs::directory_iterator(dir))
@@ -133,7 +129,7 @@ TEST(ValidateCli, CoverageListsEveryShippedDataset) {
     EXPECT_LE(d["coverage"].get<double>(), 1.0) << d["dataset"];
     EXPECT_GT(d["rows"].get<int>(), 0);
   }
-  EXPECT_EQ(run_cli("validate --coverage vtrain-multi").status, 2);
+  expect_refused("validate --coverage vtrain-multi");
   const auto text = run_cli("validate --coverage");
   EXPECT_NE(text.out.find("leave one row out"), std::string::npos) << text.out;
 }
@@ -150,24 +146,19 @@ TEST(ValidateCli, UnsupportedRowsAreListedNotFatal) {
 }
 
 TEST(ValidateCli, BadDatasetPathExitsTwoNamingIt) {
-  const auto r = run_cli("validate /nonexistent/dataset.json");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("/nonexistent/dataset.json"), std::string::npos) << r.err;
-  const auto unknown = run_cli("validate no-such-dataset");
-  EXPECT_EQ(unknown.status, 2);
-  EXPECT_NE(unknown.err.find("vtrain-single"), std::string::npos) << unknown.err;
-  EXPECT_EQ(run_cli("validate").status, 2);
-  EXPECT_EQ(run_cli("validate vtrain-single --jobs 0").status, 2);
+  expect_refused("validate /nonexistent/dataset.json", {"/nonexistent/dataset.json"});
+  expect_refused("validate no-such-dataset", {"vtrain-single"});
+  expect_refused("validate");
+  expect_refused("validate vtrain-single --jobs 0");
 }
 
 TEST(ValidateCli, MalformedRowExitsTwoNamingTheFileAndRow) {
   const std::string csv = write_temp("validate_malformed.csv", std::string(testing::kTinyDatasetHeader) +
                                                                    "8,2,1024,16,32,1,8,100\n"
                                                                    "8,2,1024,sixteen,32,1,8,100\n");
-  const auto r = run_cli("validate " + write_temp("validate_malformed.json", testing::tiny_dataset_description(csv)));
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(csv), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("row 3/column heads"), std::string::npos) << r.err;
+  const auto r =
+      expect_refused("validate " + write_temp("validate_malformed.json", testing::tiny_dataset_description(csv)),
+                     {csv, "row 3/column heads"});
   EXPECT_TRUE(r.out.empty()) << "nothing is simulated before every row is read";
 }
 
@@ -177,9 +168,7 @@ TEST(ValidateCli, MalformedDescriptionExitsTwoWithTheJsonPath) {
   std::string text = testing::tiny_dataset_description(csv);
   text.replace(text.find("\"csv\""), 5, "\"xlsx\"");
   const std::string desc = write_temp("validate_desc.json", text);
-  const auto r = run_cli("validate " + desc);
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(desc + ": /data/format"), std::string::npos) << r.err;
+  expect_refused("validate " + desc, {desc + ": /data/format"});
 }
 
 }  // namespace

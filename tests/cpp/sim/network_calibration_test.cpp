@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "shipped_network_tables.hpp"
 #include "sim/collective_sweep.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/cluster_spec.hpp"
@@ -102,8 +103,7 @@ TEST(NetworkCalibration, SummariesPoolRowsAndTakeTheMedianOfTableMedians) {
 constexpr const char* k_p5_table = "aws-p5-2-nodes";
 
 TEST(NetworkCalibration, ShippedProfilesPredictHeldOutTables) {
-  const NetworkDatasets data = load_network_datasets(
-      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/network/datasets.json", CLUSTERSIM_DATA_DIR);
+  const NetworkDatasets data = testing::shipped_network_datasets();
   for (const auto& base : data.profiles) {
     std::vector<CollectiveTable> held_out;
     for (const auto& t : data.tables)
@@ -131,11 +131,8 @@ TEST(NetworkCalibration, ShippedProfilesPredictHeldOutTables) {
 // those sizes (NCCL's per-channel LL128 caps, chunking) is not modelled. The median over the 15 rows
 // >= 1 MiB is within the 10 % target.
 TEST(NetworkCalibration, P5TableIsMatchedFrom64MiBAndAtFewMiB) {
-  const NetworkDatasets data = load_network_datasets(
-      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/network/datasets.json", CLUSTERSIM_DATA_DIR);
-  std::vector<CollectiveTable> p5;
-  for (const auto& t : data.tables)
-    if (t.id == k_p5_table) p5.push_back(t);
+  const std::vector<CollectiveTable> p5 =
+      testing::shipped_tables([](const CollectiveTable& t) { return t.id == k_p5_table; });
   ASSERT_EQ(p5.size(), 1u);
   EXPECT_EQ(p5[0].role, "validate");
   const NetworkProfile h100 = load_network_profile("nccl-h100");
@@ -173,11 +170,8 @@ TEST(NetworkCalibration, P5TableIsMatchedFrom64MiBAndAtFewMiB) {
 // network step (28.6 % without it), 5.6-9.1 % from 128 MiB. Both within the 15 % per-table bound;
 // the large sizes, where the NICs set the pace, within 10 %.
 TEST(NetworkCalibration, GcpTwoNodeAllGatherTablesAreWithinTheBound) {
-  const NetworkDatasets data = load_network_datasets(
-      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/network/datasets.json", CLUSTERSIM_DATA_DIR);
-  std::vector<CollectiveTable> gcp;
-  for (const auto& t : data.tables)
-    if (t.id == "gcp-a3-ultra-2-nodes" || t.id == "gcp-a3-mega-2-nodes") gcp.push_back(t);
+  const std::vector<CollectiveTable> gcp = testing::shipped_tables(
+      [](const CollectiveTable& t) { return t.id == "gcp-a3-ultra-2-nodes" || t.id == "gcp-a3-mega-2-nodes"; });
   ASSERT_EQ(gcp.size(), 2u);
   const NetworkProfile h100 = load_network_profile("nccl-h100");
   for (const auto& t : gcp) {
@@ -197,11 +191,8 @@ TEST(NetworkCalibration, GcpTwoNodeAllGatherTablesAreWithinTheBound) {
 // node), NVLS_TREE moves S/8 per NIC per direction and NVLS sets the pace; the shipped profile is within
 // 5 % of every row (4.5 % at most on 2026-11-25, the model high at 1 GiB).
 TEST(NetworkCalibration, OciTwoNodeTableIsMatchedByNvlsTree) {
-  const NetworkDatasets data = load_network_datasets(
-      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/network/datasets.json", CLUSTERSIM_DATA_DIR);
-  std::vector<CollectiveTable> oci;
-  for (const auto& t : data.tables)
-    if (t.id == "oci-bm-h100-2-nodes") oci.push_back(t);
+  const std::vector<CollectiveTable> oci =
+      testing::shipped_tables([](const CollectiveTable& t) { return t.id == "oci-bm-h100-2-nodes"; });
   ASSERT_EQ(oci.size(), 1u);
   EXPECT_EQ(oci[0].role, "validate");
   const auto e = evaluate_network_profile(oci, load_network_profile("nccl-h100"), "analytical").at(0);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../transformer_fixture.hpp"
+#include "expect_simulation_error.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
@@ -125,24 +126,21 @@ TEST(PipelineReplay, SendRecvTakesBytesOverBandwidthPlusLatency) {
 }
 
 TEST(PipelineReplay, ARecvNobodySendsIsADeadlock) {
-  try {
-    testing::in_child([&] {
-      const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, 2, 1));
-      ExecutionGraph g(2);
-      const auto comm = g.add_communicator({"pp", {{0, 1}}});
-      g.add_class("sender", {0}).ops.add_p2p(P2POp{"send", OpKind::send, comm, +1, 7, 1e6, 3, false});
-      g.add_class("receiver", {1}).ops.add_p2p(P2POp{"recv", OpKind::recv, comm, -1, 0, 1e6, 5, false});  // wrong tag
-      auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
-      replay(g, cluster, find_gpu("h100-sxm5-80gb", "test", "/gpu"), *backend);
-      return std::vector<double>{};
-    });
-    FAIL() << "expected a deadlock";
-  } catch (const SimulationError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
-    EXPECT_NE(what.find("ranks of 'receiver'"), std::string::npos) << what;
-    EXPECT_NE(what.find("recv on 'pp' (peer offset -1, tag 0) that the peer never matches"), std::string::npos) << what;
-  }
+  testing::expect_simulation_error(
+      [&] {
+        testing::in_child([&] {
+          const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, 2, 1));
+          ExecutionGraph g(2);
+          const auto comm = g.add_communicator({"pp", {{0, 1}}});
+          g.add_class("sender", {0}).ops.add_p2p(P2POp{"send", OpKind::send, comm, +1, 7, 1e6, 3, false});
+          g.add_class("receiver", {1})
+              .ops.add_p2p(P2POp{"recv", OpKind::recv, comm, -1, 0, 1e6, 5, false});  // wrong tag
+          auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
+          replay(g, cluster, find_gpu("h100-sxm5-80gb", "test", "/gpu"), *backend);
+          return std::vector<double>{};
+        });
+      },
+      {"deadlock", "ranks of 'receiver'", "recv on 'pp' (peer offset -1, tag 0) that the peer never matches"});
 }
 
 // Two ranks that each send to the other and then receive, on one in-order stream: with NCCL's
@@ -169,12 +167,7 @@ TEST(PipelineReplay, EagerSendsDoNotWaitForTheirRecv) {
   const double expected = bytes / 450e9 + 0.7e-6;  // both directions at once on full-duplex links
   EXPECT_NEAR(r[0], expected, expected * 0.02);
   EXPECT_DOUBLE_EQ(r[1], 2 * bytes);
-  try {
-    exchange(false);
-    FAIL() << "expected a deadlock";
-  } catch (const SimulationError& e) {
-    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
-  }
+  testing::expect_simulation_error([&] { exchange(false); }, {"deadlock"});
 }
 
 // The timeline holds every op of the recorded classes: its compute slices add up to the class's

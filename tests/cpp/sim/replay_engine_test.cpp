@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_simulation_error.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
@@ -233,41 +234,36 @@ TEST(ReplayEngine, DependenciesAcrossStreamsSerialize) {
 // Two rank classes that issue collectives on one communicator in different orders wait on each
 // other forever: the replay reports which ranks wait on which op instead of hanging.
 TEST(ReplayEngine, DeadlockIsReportedNotHung) {
-  try {
-    run_graph(testing::fat_tree_spec(2, 1, 1), [](int world) {
-      ExecutionGraph g(world);
-      const auto a = g.add_communicator({"a", {iota(world)}});
-      const auto b = g.add_communicator({"b", {iota(world)}});
-      auto& r0 = g.add_class("rank 0", {0});
-      auto& r1 = g.add_class("rank 1", {1});
-      r0.ops.add_collective({"first a", CollectiveKind::all_reduce, a, 1e6, 1});
-      r0.ops.add_collective({"then b", CollectiveKind::all_reduce, b, 1e6, 1});
-      r1.ops.add_collective({"first b", CollectiveKind::all_reduce, b, 1e6, 1});
-      r1.ops.add_collective({"then a", CollectiveKind::all_reduce, a, 1e6, 1});
-      return g;
-    });
-    FAIL() << "expected a deadlock";
-  } catch (const SimulationError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
-    EXPECT_NE(what.find("'first a'"), std::string::npos) << what;
-    EXPECT_NE(what.find("'first b'"), std::string::npos) << what;
-  }
+  testing::expect_simulation_error(
+      [&] {
+        run_graph(testing::fat_tree_spec(2, 1, 1), [](int world) {
+          ExecutionGraph g(world);
+          const auto a = g.add_communicator({"a", {iota(world)}});
+          const auto b = g.add_communicator({"b", {iota(world)}});
+          auto& r0 = g.add_class("rank 0", {0});
+          auto& r1 = g.add_class("rank 1", {1});
+          r0.ops.add_collective({"first a", CollectiveKind::all_reduce, a, 1e6, 1});
+          r0.ops.add_collective({"then b", CollectiveKind::all_reduce, b, 1e6, 1});
+          r1.ops.add_collective({"first b", CollectiveKind::all_reduce, b, 1e6, 1});
+          r1.ops.add_collective({"then a", CollectiveKind::all_reduce, a, 1e6, 1});
+          return g;
+        });
+      },
+      {"deadlock", "'first a'", "'first b'"});
 }
 
 TEST(ReplayEngine, MismatchedCollectivesAreReported) {
-  try {
-    run_graph(testing::fat_tree_spec(2, 1, 1), [](int world) {
-      ExecutionGraph g(world);
-      const auto a = g.add_communicator({"dp", {iota(world)}});
-      g.add_class("rank 0", {0}).ops.add_collective({"x", CollectiveKind::all_reduce, a, 1e6, 1});
-      g.add_class("rank 1", {1}).ops.add_collective({"y", CollectiveKind::all_gather, a, 1e6, 1});
-      return g;
-    });
-    FAIL() << "expected a mismatch";
-  } catch (const SimulationError& e) {
-    EXPECT_NE(std::string(e.what()).find("mismatched collectives"), std::string::npos) << e.what();
-  }
+  testing::expect_simulation_error(
+      [&] {
+        run_graph(testing::fat_tree_spec(2, 1, 1), [](int world) {
+          ExecutionGraph g(world);
+          const auto a = g.add_communicator({"dp", {iota(world)}});
+          g.add_class("rank 0", {0}).ops.add_collective({"x", CollectiveKind::all_reduce, a, 1e6, 1});
+          g.add_class("rank 1", {1}).ops.add_collective({"y", CollectiveKind::all_gather, a, 1e6, 1});
+          return g;
+        });
+      },
+      {"mismatched collectives"});
 }
 
 // An all_to_allv's ranks must agree on its per-pair sizes, and the matrix must fit the group.
@@ -282,19 +278,16 @@ TEST(ReplayEngine, AllToAllvMatricesMustAgreeAndFitTheGroup) {
     };
   };
   EXPECT_NO_THROW(run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1, 0}, {0, 3, 1, 0}), 0.0, "auto"));
-  try {
-    run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1, 0}, {0, 3, 2, 0}), 0.0, "auto");
-    FAIL() << "expected a mismatch";
-  } catch (const SimulationError& e) {
-    EXPECT_NE(std::string(e.what()).find("different per-pair sizes"), std::string::npos) << e.what();
-  }
-  try {
-    run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1}, {0, 3, 1}), 0.0, "auto");
-    FAIL() << "expected a refusal";
-  } catch (const SimulationError& e) {
-    EXPECT_NE(std::string(e.what()).find("3 per-pair sizes for a group of 2 ranks (4 expected)"), std::string::npos)
-        << e.what();
-  }
+  testing::expect_simulation_error(
+      [&] {
+        run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1, 0}, {0, 3, 2, 0}), 0.0, "auto");
+      },
+      {"different per-pair sizes"});
+  testing::expect_simulation_error(
+      [&] {
+        run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1}, {0, 3, 1}), 0.0, "auto");
+      },
+      {"3 per-pair sizes for a group of 2 ranks (4 expected)"});
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "shipped_network_tables.hpp"
 #include "sim/api/network_calibration.hpp"
 #include "sim/collectives/mesh_rings.hpp"
 #include "sim/collectives/ring_algorithm.hpp"
@@ -134,11 +135,8 @@ TEST(XgmiMeshCollectives, AllToAllUsesTheSevenLinksAtOnce) {
 // median (5.6 %); 8-32 MiB are up to 23 % fast (pipeline fill and RCCL's channel count for small
 // messages are not modelled: docs/collectives.md).
 TEST(RcclMi300x, AllReduceTablesWithinTheirTolerances) {
-  const NetworkDatasets data = load_network_datasets(
-      std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/network/datasets.json", CLUSTERSIM_DATA_DIR);
-  std::vector<CollectiveTable> amd;
-  for (const auto& t : data.tables)
-    if (t.profile == "rccl-mi300x") amd.push_back(t);
+  const std::vector<CollectiveTable> amd =
+      testing::shipped_tables([](const CollectiveTable& t) { return t.profile == "rccl-mi300x"; });
   ASSERT_EQ(amd.size(), 2u);
   const NetworkProfile rccl = load_network_profile("rccl-mi300x");
   EXPECT_EQ(network_profile_for_gpu("mi300x"), "rccl-mi300x");

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/cluster.hpp"
 
@@ -42,7 +43,7 @@ void PrintTo(const BadSpec& b, std::ostream* os) {
   *os << b.label;
 }
 
-class BadSpecTest : public testing::TestWithParam<BadSpec> {};
+class BadSpecTest : public ::testing::TestWithParam<BadSpec> {};
 
 TEST_P(BadSpecTest, IsRefusedAtItsJsonPointer) {
   const BadSpec& b = GetParam();
@@ -66,7 +67,7 @@ TEST_P(BadSpecTest, IsRefusedAtItsJsonPointer) {
 
 INSTANTIATE_TEST_SUITE_P(
     ClusterSpec, BadSpecTest,
-    testing::Values(
+    ::testing::Values(
         BadSpec{"nodes_zero", "/nodes", "0", "/nodes", "expected an integer >= 1, got 0"},
         BadSpec{"nodes_wrong_type", "/nodes", R"("32")", "/nodes", "got the string \"32\""},
         BadSpec{"nodes_fractional", "/nodes", "2.5", "/nodes", "expected an integer"},
@@ -169,7 +170,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"radix_too_small_for_nics", "/fabric/switch_radix", "6", "/fabric/switch_radix",
                 "radix 6 too small for 32 NICs with 2 tiers (needs >= 8, or fabric.tiers = 3)", true},
         BadSpec{"nics_zero_multi_node", "/node/nics", "0", "/node/nics", "needs nics >= 1", true}),
-    [](const testing::TestParamInfo<BadSpec>& param_info) { return std::string(param_info.param.label); });
+    [](const ::testing::TestParamInfo<BadSpec>& param_info) { return std::string(param_info.param.label); });
 
 // Builds `doc` and returns the SpecError it raises (nullopt if none).
 std::optional<SpecError> build_error(const nlohmann::json& doc) {
@@ -219,51 +220,39 @@ TEST(ClusterSpecValidation, RadixTooSmallNamesTheRadixNeeded) {
 TEST(ClusterSpecValidation, MalformedJsonGivesLineAndColumn) {
   // Line 3 is `  "nodes": ,`: the stray comma is its 12th character.
   const std::string text = "{\n  \"name\": \"x\",\n  \"nodes\": ,\n  \"gpu\": \"b200\"\n}";
-  try {
-    parse_cluster_spec(text, "broken.json");
-    FAIL() << "parsed malformed JSON";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.file(), "broken.json");
-    EXPECT_EQ(e.json_path(), "");
-    EXPECT_NE(e.message().find("line 3, column 12"), std::string::npos) << e.what();
-  }
+  const SpecError e = testing::spec_error_of([&] { parse_cluster_spec(text, "broken.json"); });
+  EXPECT_EQ(e.file(), "broken.json");
+  EXPECT_EQ(e.json_path(), "");
+  EXPECT_NE(e.message().find("line 3, column 12"), std::string::npos) << e.what();
 }
 
 TEST(ClusterSpecValidation, BadOverridePathIsRefused) {
   // `nodes` is a number: nothing can be set inside it.
-  try {
-    load_cluster_spec("dgx-h100-superpod", {{"nodes.count", "4"}});
-    FAIL() << "accepted --set nodes.count";
-  } catch (const SpecError& e) {
+  {
+    const SpecError e = testing::spec_error_of([&] { load_cluster_spec("dgx-h100-superpod", {{"nodes.count", "4"}}); });
     EXPECT_EQ(e.json_path(), "/nodes");
     EXPECT_EQ(e.file(), "--set nodes.count=4");
     EXPECT_NE(e.message().find("cannot set a key inside the number 32"), std::string::npos) << e.what();
   }
   // A misspelt key lands in the document and is refused as unknown, with a suggestion.
-  try {
-    load_cluster_spec("dgx-h100-superpod", {{"fabric.switch_radx", "32"}});
-    FAIL() << "accepted --set fabric.switch_radx";
-  } catch (const SpecError& e) {
+  {
+    const SpecError e = testing::spec_error_of([&] {
+      load_cluster_spec("dgx-h100-superpod", {{"fabric.switch_radx", "32"}});
+    });
     EXPECT_EQ(e.json_path(), "/fabric/switch_radx");
     EXPECT_NE(e.message().find("did you mean 'switch_radix'?"), std::string::npos) << e.what();
   }
   // A bad value given by --set is reported at its path.
-  try {
-    load_cluster_spec("dgx-h100-superpod", {{"power.pue", "0.5"}});
-    FAIL() << "accepted pue 0.5";
-  } catch (const SpecError& e) {
+  {
+    const SpecError e = testing::spec_error_of([&] { load_cluster_spec("dgx-h100-superpod", {{"power.pue", "0.5"}}); });
     EXPECT_EQ(e.json_path(), "/power/pue");
   }
 }
 
 TEST(ClusterSpecValidation, UnknownPresetListsTheKnownOnes) {
-  try {
-    load_cluster_spec("dgx-h100-superpad");
-    FAIL() << "loaded an unknown preset";
-  } catch (const SpecError& e) {
-    EXPECT_NE(e.message().find("dgx-a100-superpod, dgx-b200-superpod, dgx-h100, dgx-h100-superpod"), std::string::npos)
-        << e.what();
-  }
+  const SpecError e = testing::spec_error_of([&] { load_cluster_spec("dgx-h100-superpad"); });
+  EXPECT_NE(e.message().find("dgx-a100-superpod, dgx-b200-superpod, dgx-h100, dgx-h100-superpod"), std::string::npos)
+      << e.what();
 }
 
 TEST(ClusterSpecParsing, OverridesApplyBeforeValidation) {
@@ -412,14 +401,12 @@ TEST(ClusterSpecRoundTrip, EveryPresetRoundTrips) {
 }
 
 TEST(ClusterSpec, SharpNeedsInfiniband) {
-  try {
+  const SpecError e = testing::spec_error_of([&] {
     parse_cluster_spec(R"({"gpu": "h100-sxm5-80gb", "nodes": 2, "node": {"scale_up": {"bandwidth_GBps": 450}},
                            "fabric": {"technology": "ethernet", "sharp": true}})",
                        "c.json");
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.json_path(), "/fabric/sharp");
-  }
+  });
+  EXPECT_EQ(e.json_path(), "/fabric/sharp");
 }
 
 }  // namespace

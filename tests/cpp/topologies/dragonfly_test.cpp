@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/dragonfly_builder.hpp"
@@ -83,14 +84,11 @@ TEST(Dragonfly, RoutesAreMinimal) {
 TEST(Dragonfly, BadShapesAreRefused) {
   // 8 nodes x 2 NICs on 4 groups of 2 routers: p = 2; a router needs 2 + 1 + 2 = 5 ports.
   EXPECT_NO_THROW(Cluster::build(spec_from(node_spec(8, 2, 2, dragonfly(4, 2, 2, 5)))));
-  try {
-    Cluster::build(spec_from(node_spec(8, 2, 2, dragonfly(4, 2, 2, 4))));
-    FAIL() << "accepted radix 4";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.json_path(), "/fabric/switch_radix");
-    EXPECT_EQ(e.message(),
-              "radix 4 too small for dragonfly routers with 2 NIC ports, 1 local and 2 global links (needs >= 5)");
-  }
+  const SpecError e =
+      testing::spec_error_of([&] { Cluster::build(spec_from(node_spec(8, 2, 2, dragonfly(4, 2, 2, 4)))); });
+  EXPECT_EQ(e.json_path(), "/fabric/switch_radix");
+  EXPECT_EQ(e.message(),
+            "radix 4 too small for dragonfly routers with 2 NIC ports, 1 local and 2 global links (needs >= 5)");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/fat_tree_builder.hpp"
@@ -89,13 +90,7 @@ TEST(FatTree, TwoToOneHasHalfTheLeafUplinkBandwidthOfOneToOne) {
   const Cluster full = Cluster::build(fat_tree_spec(6, 4, 4, 12, 1.0, false));
   const Cluster half = Cluster::build(fat_tree_spec(6, 4, 4, 12, 2.0, false));
   const auto uplink_Bps = [](const Cluster& c) {
-    double total = 0.0;
-    for (const Link& l : c.links()) {
-      if (c.devices()[static_cast<std::size_t>(l.src)].kind == DeviceKind::leaf_switch &&
-          c.devices()[static_cast<std::size_t>(l.dst)].kind == DeviceKind::spine_switch)
-        total += l.bandwidth_Bps;
-    }
-    return total;
+    return test::link_bandwidth_Bps(c, DeviceKind::leaf_switch, DeviceKind::spine_switch);
   };
   const double line_Bps = 400e9 / 8;
   EXPECT_DOUBLE_EQ(uplink_Bps(full), 24 * line_Bps);
@@ -188,13 +183,9 @@ TEST(Cluster, DisconnectedGraphIsRefusedNamingAPair) {
   const int sw = c.add_device(Device{.kind = DeviceKind::leaf_switch, .name = "leaf0"});
   c.add_duplex_link(0, sw, 1e9, 0.0, LinkTechnology::ethernet);
   c.add_link(Link{sw, 1, 1e9, 0.0, LinkTechnology::ethernet});  // GPU 1 can receive but not send
-  try {
-    c.finalize();
-    FAIL() << "finalize accepted a graph where GPU 1 cannot reach GPU 0";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.json_path(), "/fabric");
-    EXPECT_EQ(e.message(), "the built cluster is not connected: GPU 1 (node1/gpu0) cannot reach GPU 0 (node0/gpu0)");
-  }
+  const SpecError e = testing::spec_error_of([&] { c.finalize(); });
+  EXPECT_EQ(e.json_path(), "/fabric");
+  EXPECT_EQ(e.message(), "the built cluster is not connected: GPU 1 (node1/gpu0) cannot reach GPU 0 (node0/gpu0)");
 }
 
 TEST(Cluster, PathsMayNotPassThroughAGpu) {
@@ -205,13 +196,9 @@ TEST(Cluster, PathsMayNotPassThroughAGpu) {
     c.add_device(Device{.kind = DeviceKind::gpu, .name = "gpu" + std::to_string(g), .node = g, .forwards = false});
   c.add_duplex_link(0, 1, 1e9, 0.0, LinkTechnology::nvlink);
   c.add_duplex_link(1, 2, 1e9, 0.0, LinkTechnology::nvlink);
-  try {
-    c.finalize();
-    FAIL() << "finalize accepted a route through a GPU";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.json_path(), "/fabric");
-    EXPECT_NE(e.message().find("GPU 0 (gpu0) cannot reach GPU 2 (gpu2)"), std::string::npos) << e.what();
-  }
+  const SpecError e = testing::spec_error_of([&] { c.finalize(); });
+  EXPECT_EQ(e.json_path(), "/fabric");
+  EXPECT_NE(e.message().find("GPU 0 (gpu0) cannot reach GPU 2 (gpu2)"), std::string::npos) << e.what();
 }
 
 TEST(Cluster, DirectGpuLinksAreRoutable) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/fat_tree_builder.hpp"
@@ -63,13 +64,7 @@ TEST(FatTreeThreeTier, TwoToOneLeafTierHasHalfTheUplinkBandwidth) {
   // 96 hosts at radix 12. 1:1: d = u = 6, 16 leaves x 6 uplinks = 96. 2:1: u = 4, d = 8, 12 leaves x 4
   // uplinks = 48: half the leaf-uplink bandwidth for the same hosts.
   const auto uplink_Bps = [](const Cluster& c) {
-    double total = 0;
-    for (const Link& l : c.links()) {
-      if (c.devices()[static_cast<std::size_t>(l.src)].kind == DeviceKind::leaf_switch &&
-          c.devices()[static_cast<std::size_t>(l.dst)].kind == DeviceKind::spine_switch)
-        total += l.bandwidth_Bps;
-    }
-    return total;
+    return test::link_bandwidth_Bps(c, DeviceKind::leaf_switch, DeviceKind::spine_switch);
   };
   const Cluster full = Cluster::build(k_ary(12, 1.0, 96));
   const Cluster half = Cluster::build(k_ary(12, 2.0, 96));
@@ -153,13 +148,9 @@ TEST(FatTreeThreeTier, EcmpSpreadsTenThousandFlowsOverAggregationAndCoreUplinks)
 TEST(FatTreeThreeTier, RadixTooSmallForThreeTiersNamesTheRadixNeeded) {
   // 4-ary: at most 4 pods = 16 hosts. 17 hosts need a 5th pod: radix 5 has E = 2 leaves of d = 2 per
   // pod, 9 leaves -> 5 pods <= 5.
-  try {
-    Cluster::build(k_ary(4, 1.0, 17));
-    FAIL() << "built 17 hosts on a 4-ary 3-tier fat-tree";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.json_path(), "/fabric/switch_radix");
-    EXPECT_EQ(e.message(), "radix 4 too small for 17 NICs with 3 tiers (needs >= 5)");
-  }
+  const SpecError e = testing::spec_error_of([&] { Cluster::build(k_ary(4, 1.0, 17)); });
+  EXPECT_EQ(e.json_path(), "/fabric/switch_radix");
+  EXPECT_EQ(e.message(), "radix 4 too small for 17 NICs with 3 tiers (needs >= 5)");
 }
 
 TEST(FatTreeThreeTier, SixteenThousandGpusBuildAndRouteOverEightHops) {

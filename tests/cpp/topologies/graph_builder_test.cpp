@@ -1,6 +1,7 @@
 // Graph fabrics: devices and links as written, routes over them, bad graphs refused at their path.
 #include <gtest/gtest.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "topologies/cluster.hpp"
 #include "topology_test_util.hpp"
@@ -71,13 +72,9 @@ TEST(GraphFabric, OneWayLinksAndNonForwardingDevices) {
   EXPECT_EQ(c.route_hops(2, 0), 5);
   // The same graph with sw1 not forwarding: GPU 0 can no longer reach GPU 2.
   fabric["devices"][1]["forwards"] = false;
-  try {
-    Cluster::build(spec_from(node_spec(3, 1, 1, fabric, "none")));
-    FAIL() << "built a graph where GPU 0 cannot reach GPU 2";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.json_path(), "/fabric");
-    EXPECT_EQ(e.message(), "the built cluster is not connected: GPU 0 (node0/gpu0) cannot reach GPU 1 (node1/gpu0)");
-  }
+  const SpecError e = testing::spec_error_of([&] { Cluster::build(spec_from(node_spec(3, 1, 1, fabric, "none"))); });
+  EXPECT_EQ(e.json_path(), "/fabric");
+  EXPECT_EQ(e.message(), "the built cluster is not connected: GPU 0 (node0/gpu0) cannot reach GPU 1 (node1/gpu0)");
 }
 
 TEST(GraphFabric, DuplicateNamesAndGpuKindsAreRefused) {

@@ -14,6 +14,12 @@
 namespace clustersim {
 namespace {
 
+// One node of 4 GPUs joined by a (2, 2) torus of `link_Gbps` links: each pair of neighbours twice.
+Cluster torus_2x2(int link_Gbps) {
+  return Cluster::build(test::spec_from(
+      test::node_spec(1, 4, 0, {{"type", "torus"}, {"dims", {2, 2}}, {"link_bandwidth_Gbps", link_Gbps}}, "none")));
+}
+
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1))
@@ -46,8 +52,7 @@ TEST(TopologyExport, DotDrawsNodesAsBoxesAndOneEdgePerCable) {
   EXPECT_EQ(count(dot, "[label=\"gpu"), 16u);
   EXPECT_NE(dot.find("\"node1/nic7\" -> \"leaf7\" [dir=both, color=royalblue, label=\"400G\"]"), std::string::npos);
   // Parallel links become one edge: a torus of (2, 2) joins each pair twice.
-  const Cluster torus = Cluster::build(test::spec_from(
-      test::node_spec(1, 4, 0, {{"type", "torus"}, {"dims", {2, 2}}, {"link_bandwidth_Gbps", 800}}, "none")));
+  const Cluster torus = torus_2x2(800);
   const std::string tdot = export_dot(torus);
   EXPECT_EQ(count(tdot, " -> "), 4u);
   EXPECT_EQ(count(tdot, "label=\"2 x 800G\""), 4u);
@@ -71,8 +76,7 @@ TEST(TopologyExport, SimgridPlatformDeclaresHostsRoutersLinksAndRoutes) {
             std::string::npos);
   EXPECT_EQ(count(xml, "</zone>"), 1u);
   // Parallel links are merged: the (2, 2) torus has 8 ordered pairs of 2 links each, 100 GB/s per pair.
-  const Cluster torus = Cluster::build(test::spec_from(
-      test::node_spec(1, 4, 0, {{"type", "torus"}, {"dims", {2, 2}}, {"link_bandwidth_Gbps", 400}}, "none")));
+  const Cluster torus = torus_2x2(400);
   const std::string txml = export_simgrid_xml(torus);
   EXPECT_EQ(count(txml, "<link "), 8u);
   EXPECT_EQ(count(txml, "bandwidth=\"100000000000Bps\""), 8u);

@@ -64,6 +64,16 @@ inline long count_links(const Cluster& c, DeviceKind from, DeviceKind to) {
   });
 }
 
+// The bandwidth of every link from a `from` device to a `to` device, summed (bytes/s).
+inline double link_bandwidth_Bps(const Cluster& c, DeviceKind from, DeviceKind to) {
+  double total = 0.0;
+  for (const Link& l : c.links())
+    if (c.devices()[static_cast<std::size_t>(l.src)].kind == from &&
+        c.devices()[static_cast<std::size_t>(l.dst)].kind == to)
+      total += l.bandwidth_Bps;
+  return total;
+}
+
 // The leaf switch a NIC is cabled to (-1 if none).
 inline int leaf_of_nic(const Cluster& c, int nic) {
   for (const int id : c.out_links(nic)) {

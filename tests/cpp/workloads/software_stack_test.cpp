@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "workloads/stack_memory_passes.hpp"
 #include "workloads/transformer_generator.hpp"
@@ -117,16 +118,12 @@ TEST(SoftwareStack, OverridesNameTheStackToo) {
 TEST(SoftwareStack, AnUnknownStackIsRefusedAtItsPathWithTheAllowedValues) {
   nlohmann::json j = small_workload();
   j["training"]["stack"] = "megatron-lm-1999";
-  try {
-    parse(j);
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.file(), "w.json");
-    EXPECT_EQ(e.json_path(), "/training/stack");
-    for (const auto& id : software_stack_ids())
-      EXPECT_NE(e.message().find(id), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("megatron-lm-1999"), std::string::npos);
-  }
+  const SpecError e = testing::spec_error_of([&] { parse(j); });
+  EXPECT_EQ(e.file(), "w.json");
+  EXPECT_EQ(e.json_path(), "/training/stack");
+  for (const auto& id : software_stack_ids())
+    EXPECT_NE(e.message().find(id), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("megatron-lm-1999"), std::string::npos);
   j["training"]["stack"] = 3;
   EXPECT_THROW(parse(j), SpecError);
   EXPECT_THROW(find_software_stack("nope", "x.json", "/training/stack"), SpecError);
@@ -160,10 +157,8 @@ TEST(SoftwareStack, AProfileFileIsNamedByItsPathRelativeToTheSpec) {
   EXPECT_EQ(find_software_stack(w.training.effective_stack()).id, "mine");
 
   j["training"]["stack"] = "profiles/nope.json";
-  try {
-    parse_workload_spec(j.dump(), spec);
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
+  {
+    const SpecError e = testing::spec_error_of([&] { parse_workload_spec(j.dump(), spec); });
     EXPECT_EQ(e.file(), spec);
     EXPECT_EQ(e.json_path(), "/training/stack");
     EXPECT_NE(e.message().find("nope.json"), std::string::npos) << e.message();
@@ -190,10 +185,8 @@ TEST(SoftwareStack, AProfileFileIsNamedByItsPathRelativeToTheSpec) {
   bad = nlohmann::json::parse(text);
   bad["sources"].erase("kernel_time_scale.gemm");
   std::ofstream(profile, std::ios::binary) << bad.dump();
-  try {
-    find_software_stack(profile);
-    FAIL() << "expected a SpecError";
-  } catch (const SpecError& e) {
+  {
+    const SpecError e = testing::spec_error_of([&] { find_software_stack(profile); });
     EXPECT_EQ(e.json_path(), "/sources");
     EXPECT_NE(e.message().find("kernel_time_scale.gemm"), std::string::npos) << e.message();
   }

@@ -27,6 +27,15 @@ nlohmann::json minimal_spec() {
   })");
 }
 
+// A model.mla section whose every key is valid (small dimensions, for the tests).
+nlohmann::json latent_attention() {
+  return {{"q_lora_rank", 64},
+          {"kv_lora_rank", 32},
+          {"qk_nope_head_dim", 32},
+          {"qk_rope_head_dim", 16},
+          {"v_head_dim", 32}};
+}
+
 using testing::pointer;
 
 nlohmann::json& at(nlohmann::json& j, std::string_view path) {
@@ -143,11 +152,7 @@ TEST(WorkloadSchema, RangesAndChoicesAreEnforcedAtTheKeysPath) {
 TEST(WorkloadSchema, LatentAttentionKeysAreCheckedAtTheirPaths) {
   nlohmann::json mla = minimal_spec();
   mla["model"]["attention_type"] = "mla";
-  mla["model"]["mla"] = {{"q_lora_rank", 64},
-                         {"kv_lora_rank", 32},
-                         {"qk_nope_head_dim", 32},
-                         {"qk_rope_head_dim", 16},
-                         {"v_head_dim", 32}};
+  mla["model"]["mla"] = latent_attention();
   EXPECT_EQ(parse_workload_spec(mla.dump(), "w.json").model.mla.kv_lora_rank, 32);
   int checked = 0;
   for (const WorkloadField& f : workload_schema()) {
@@ -232,11 +237,7 @@ TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
   j["model"].erase("kv_heads");
   j["model"].erase("head_dim");
   j["model"]["attention_type"] = "mla";
-  j["model"]["mla"] = {{"q_lora_rank", 64},
-                       {"kv_lora_rank", 32},
-                       {"qk_nope_head_dim", 32},
-                       {"qk_rope_head_dim", 16},
-                       {"v_head_dim", 32}};
+  j["model"]["mla"] = latent_attention();
   const nlohmann::json mla = nlohmann::json::parse(workload_spec_to_json(parse_workload_spec(j.dump(), "w.json")));
   EXPECT_EQ(mla["model"]["attention_type"], "mla");
   EXPECT_EQ(mla["model"]["mla"], j["model"]["mla"]);

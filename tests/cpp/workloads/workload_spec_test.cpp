@@ -45,6 +45,22 @@ SpecError parse_error(const nlohmann::json& j) {
   return error_of([&] { parse(j); });
 }
 
+// The SpecError of laying the spec `j` out on `gpus` GPUs (resolve_parallelism; the spec itself parses).
+SpecError layout_error(const nlohmann::json& j, int gpus) {
+  WorkloadSpec s = parse(j);
+  return error_of([&] { resolve_parallelism(s, gpus); });
+}
+
+// The error of valid_spec() with the value at `path` (a JSON pointer) replaced by `value`: it must name
+// that path.
+SpecError error_with(const std::string& path, const nlohmann::json& value) {
+  nlohmann::json j = valid_spec();
+  j[nlohmann::json::json_pointer(path)] = value;
+  const SpecError e = parse_error(j);
+  EXPECT_EQ(e.json_path(), path);
+  return e;
+}
+
 TEST(WorkloadSpec, ParsesEveryStableKey) {
   const WorkloadSpec s = parse(valid_spec());
   EXPECT_EQ(s.name, "gpt-small");
@@ -91,28 +107,19 @@ TEST(WorkloadSpec, OptionalKeysTakeTheirDefaults) {
 // --- bad specs: each names the JSON path of the bad value --------------------------------------
 
 TEST(WorkloadSpecErrors, WrongType) {
-  nlohmann::json j = valid_spec();
-  j["model"]["layers"] = "24";
-  const SpecError e = parse_error(j);
+  const SpecError e = error_with("/model/layers", "24");
   EXPECT_EQ(e.file(), "w.json");
-  EXPECT_EQ(e.json_path(), "/model/layers");
   // model.layers is at most 2^14 = 16384 (docs/specs.md).
   EXPECT_EQ(e.message(), "expected an integer between 1 and 16384, got the string \"24\"");
 }
 
 TEST(WorkloadSpecErrors, UnknownActivation) {
-  nlohmann::json j = valid_spec();
-  j["model"]["activation"] = "relu";
-  const SpecError e = parse_error(j);
-  EXPECT_EQ(e.json_path(), "/model/activation");
+  const SpecError e = error_with("/model/activation", "relu");
   EXPECT_EQ(e.message(), "expected one of gelu, swiglu, squared_relu, got \"relu\"");
 }
 
 TEST(WorkloadSpecErrors, KvHeadsMustDivideHeads) {
-  nlohmann::json j = valid_spec();
-  j["model"]["kv_heads"] = 5;
-  const SpecError e = parse_error(j);
-  EXPECT_EQ(e.json_path(), "/model/kv_heads");
+  const SpecError e = error_with("/model/kv_heads", 5);
   EXPECT_EQ(e.message(), "kv_heads (5) must divide heads (16)");
 }
 
@@ -143,10 +150,7 @@ TEST(WorkloadSpecErrors, TopKMustNotExceedExperts) {
 }
 
 TEST(WorkloadSpecErrors, TypoSuggestsTheKnownKey) {
-  nlohmann::json j = valid_spec();
-  j["model"]["hiden"] = j["model"]["hidden"];
-  const SpecError e = parse_error(j);
-  EXPECT_EQ(e.json_path(), "/model/hiden");
+  const SpecError e = error_with("/model/hiden", valid_spec()["model"]["hidden"]);
   EXPECT_EQ(e.message(), "unknown key 'hiden' (did you mean 'hidden'?)");
 }
 
@@ -168,33 +172,22 @@ TEST(WorkloadSpecErrors, MalformedJsonGivesLineAndColumn) {
 }
 
 TEST(WorkloadSpecErrors, NegativeBatch) {
-  nlohmann::json j = valid_spec();
-  j["training"]["global_batch"] = -8;
-  const SpecError e = parse_error(j);
-  EXPECT_EQ(e.json_path(), "/training/global_batch");
+  const SpecError e = error_with("/training/global_batch", -8);
   EXPECT_EQ(e.message(), "expected an integer >= 1, got -8");
 }
 
 TEST(WorkloadSpecErrors, UnknownPrecisionListsTheKnownOnes) {
-  nlohmann::json j = valid_spec();
-  j["training"]["precision"] = "fp64";
-  const SpecError e = parse_error(j);
-  EXPECT_EQ(e.json_path(), "/training/precision");
+  const SpecError e = error_with("/training/precision", "fp64");
   EXPECT_EQ(e.message(), "expected one of fp32, tf32, fp16, bf16, fp8, got \"fp64\"");
 }
 
 TEST(WorkloadSpecErrors, NegativeHostOpTime) {
-  nlohmann::json j = valid_spec();
-  j["training"]["host_op_us"] = -5;
-  const SpecError e = parse_error(j);
-  EXPECT_EQ(e.json_path(), "/training/host_op_us");
+  const SpecError e = error_with("/training/host_op_us", -5);
   EXPECT_NE(e.message().find("expected a number between 0 and 1000000, got -5"), std::string::npos) << e.message();
 }
 
 TEST(WorkloadSpecErrors, ZeroStageOutOfRange) {
-  nlohmann::json j = valid_spec();
-  j["parallelism"]["zero_stage"] = 4;
-  EXPECT_EQ(parse_error(j).json_path(), "/parallelism/zero_stage");
+  error_with("/parallelism/zero_stage", 4);
 }
 
 TEST(WorkloadSpecErrors, VirtualStagesNeedTheInterleavedSchedule) {
@@ -255,8 +248,7 @@ TEST(ResolveParallelism, FillsDpFromTheGpuCount) {
 TEST(ResolveParallelism, DpTimesModelParallelMustEqualTheGpus) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["dp"] = 4;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  const SpecError e = layout_error(j, 8);
   EXPECT_EQ(e.json_path(), "/parallelism/dp");
   EXPECT_EQ(e.message(), "tp * pp * cp * dp = 1 * 1 * 1 * 4 = 4, but the cluster has 8 GPUs");
 }
@@ -264,15 +256,13 @@ TEST(ResolveParallelism, DpTimesModelParallelMustEqualTheGpus) {
 TEST(ResolveParallelism, ModelParallelMustDivideTheGpus) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["tp"] = 4;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 6); });
+  const SpecError e = layout_error(j, 6);
   EXPECT_EQ(e.json_path(), "/parallelism");
   EXPECT_EQ(e.message(), "tp * pp * cp = 4 * 1 * 1 = 4 does not divide the 6 GPUs of the cluster");
 }
 
 TEST(ResolveParallelism, MicroBatchesTimesDpMustDivideTheGlobalBatch) {
-  WorkloadSpec s = parse(valid_spec());
-  const SpecError e = error_of([&] { resolve_parallelism(s, 3); });
+  const SpecError e = layout_error(valid_spec(), 3);
   EXPECT_EQ(e.json_path(), "/training/global_batch");
   EXPECT_EQ(e.message(), "global_batch (512) must be a multiple of micro_batch * dp = 2 * 3 = 6");
 }
@@ -281,8 +271,7 @@ TEST(ResolveParallelism, PipelineMustNotExceedTheLayers) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["pp"] = 32;  // 24 layers
   j["training"]["global_batch"] = 64;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 32); });
+  const SpecError e = layout_error(j, 32);
   EXPECT_EQ(e.json_path(), "/parallelism/pp");
   EXPECT_EQ(e.message(), "pp (32) must not exceed the number of layers (24)");
 }
@@ -332,8 +321,7 @@ TEST(ResolveParallelism, TensorParallelOverlapNeedsSequenceParallelism) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["tp"] = 2;
   j["parallelism"]["tp_comm_overlap"] = true;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  const SpecError e = layout_error(j, 8);
   EXPECT_EQ(e.json_path(), "/parallelism/tp_comm_overlap");
   EXPECT_NE(e.message().find("needs sequence_parallel"), std::string::npos);
   j["parallelism"]["sequence_parallel"] = true;
@@ -363,8 +351,7 @@ TEST(ResolveParallelism, ExpertParallelismIsCarvedOutOfDataParallelism) {
   nlohmann::json j = valid_spec();
   j["model"]["moe"] = {{"experts", 8}, {"top_k", 2}};
   j["parallelism"]["ep"] = 4;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 2); });
+  const SpecError e = layout_error(j, 2);
   EXPECT_EQ(e.json_path(), "/parallelism/ep");
   EXPECT_NE(e.message().find("ep (4) must divide dp (2)"), std::string::npos);
 }
@@ -373,8 +360,7 @@ TEST(ResolveParallelism, TensorParallelMustDivideTheKvHeads) {
   nlohmann::json j = valid_spec();
   j["model"]["kv_heads"] = 2;
   j["parallelism"]["tp"] = 4;
-  WorkloadSpec s = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(s, 8); });
+  const SpecError e = layout_error(j, 8);
   EXPECT_EQ(e.json_path(), "/parallelism/tp");
   EXPECT_EQ(e.message(), "tp (4) must divide heads (16) and kv_heads (2)");
 }
