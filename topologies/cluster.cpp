@@ -42,6 +42,7 @@
 #include <boost/graph/breadth_first_search.hpp>
 
 #include "sim/core/error.hpp"
+#include "topologies/core_distance_blocks.hpp"
 #include "topologies/fabric_builder.hpp"
 #include "topologies/node_builder.hpp"
 #include "topologies/route_distances.hpp"
@@ -173,20 +174,35 @@ struct Cluster::Impl {
   std::vector<std::vector<RouteDistances::Seed>> key_forwarding_seeds;
   std::vector<std::vector<RouteDistances::Seed>> key_component_seeds;
   RouteDistances route_distances;
-  // The distance cache: one slot per key in use.
-  mutable std::vector<std::uint32_t> slot_of_key;
-  mutable std::vector<std::vector<std::uint16_t>> slots;
-  mutable std::vector<std::uint32_t> slot_owner;  // key of each slot
-  mutable std::size_t max_slots = 0;
-  mutable std::size_t next_victim = 0;
-  mutable std::vector<int> walk_choices;  // CSR positions of the eligible out-links at one step
+  // The keys' distance arrays, filled on demand, stored per block of core devices (fabric switches of
+  // one kind and pod), equal blocks shared (core_distance_blocks.hpp); within k_route_cache_budget_bytes
+  // (past it every key is dropped and refilled on demand).
+  mutable CoreDistanceBlocks key_distances;
+  mutable std::vector<std::vector<std::uint16_t>> fill_scratch;  // one full array per key of a batch
+  mutable std::vector<int> walk_choices;                         // CSR positions of the eligible out-links at one step
   // The walk's cache of a core device's eligible core heads toward a key (they depend on the key's
-  // distances only, not on the destination's shift): per key, per core device, a mask over its
-  // out-links (mask_words words each: devices of at most 64 x mask_words), and a bitset of the masks
-  // known. Filled on demand within k_head_mask_budget_bytes; the masks follow from the distances, so a
-  // full cache changes nothing.
-  mutable std::vector<std::vector<std::uint64_t>> head_masks, head_masks_known;
+  // distances only, not on the destination's shift), per switch class: the core devices whose own
+  // block and their core heads' blocks are the same list of blocks (a fat-tree's cores; the
+  // aggregation switches of one pod; the leaves of one pod). A key's mask at a device depends only on
+  // the values of those blocks, so the keys whose blocks of the class are the same (the signature:
+  // the blocks' stored values, shared between keys) share one mask per member: per class and
+  // signature, a mask over each member's out-links (mask_words words each: devices of at most 64 x
+  // mask_words) and a bitset of the masks known. Filled on demand within k_head_mask_budget_bytes; the
+  // masks follow from the distances, so a full cache changes nothing. Memory: per class, its members x
+  // its signatures (on a 3-tier fat-tree: the cores x the pods, a pod's switches x its leaves + 1),
+  // not keys x switches.
+  std::vector<std::uint32_t> class_of_core, member_of_core;  // per core device
+  std::vector<std::vector<std::uint32_t>> class_blocks;      // per class: its blocks, sorted
+  std::vector<std::uint32_t> class_members;                  // per class: its number of members
+  struct ClassMasks {
+    std::map<std::vector<const std::uint16_t*>, std::uint32_t> signatures;
+    std::vector<std::vector<std::uint64_t>> masks, known;  // per signature (empty: past the budget)
+  };
+  mutable std::vector<ClassMasks> class_masks;
+  mutable std::vector<std::vector<std::uint32_t>> key_signature;  // per key (lazily): per class, or k_no_slot
   mutable std::size_t head_mask_bytes = 0;
+  void build_switch_classes();
+  void clear_key_caches() const;
   // Words per out-link mask: enough for the core device with the most out-links, at most
   // k_max_mask_words (a fat-tree switch of radix 128 has 128 out-links: 2 words).
   std::size_t mask_words = 1;
@@ -220,7 +236,7 @@ struct Cluster::Impl {
   void build_csr();
   void check_connectivity() const;
   void build_route_keys();
-  const std::uint16_t* distances_of_key(std::uint32_t key) const;
+  CoreDistanceBlocks::View distances_of_key(std::uint32_t key) const;
   struct ForwardingGraph {
     std::vector<int> in_offsets, in_sources, node_of;
   };
@@ -231,7 +247,7 @@ struct Cluster::Impl {
   struct Target {
     int gpu;
     std::uint32_t key;
-    const std::uint16_t* dist;  // core distances of the key
+    CoreDistanceBlocks::View dist;  // core distances of the key
     std::span<const RouteDistances::Seed> component_seeds;
     std::uint32_t shift;
     std::span<const Exception> exceptions;
@@ -531,38 +547,82 @@ void Cluster::Impl::build_key_forwarding_seeds() {
   }
 }
 
-const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
-  std::uint32_t& slot = slot_of_key[key];
-  if (slot != k_no_slot) return slots[slot].data();
-  if (slots.size() < max_slots) {
-    slot = static_cast<std::uint32_t>(slots.size());
-    slots.emplace_back();
-    slot_owner.push_back(key);
-  } else {  // evict round-robin
-    const std::size_t victim = next_victim;
-    next_victim = (next_victim + 1) % max_slots;
-    slot_of_key[slot_owner[victim]] = k_no_slot;
-    slot_owner[victim] = key;
-    slot = static_cast<std::uint32_t>(victim);
-  }
-  // Keys are filled k_batch at a time while free slots last: this one and the next keys without one
-  // (a collective over many GPUs needs most of them).
-  std::vector<std::span<const RouteDistances::Seed>> sets{key_forwarding_seeds[key]};
+CoreDistanceBlocks::View Cluster::Impl::distances_of_key(std::uint32_t key) const {
+  if (key_distances.has(key)) return key_distances.view(key);
+  // Keys are filled k_batch at a time: this one and the next keys not stored (a collective over many
+  // GPUs needs most of them).
   std::vector<std::uint32_t> batch{key};
-  for (std::uint32_t k = key + 1;
-       k < slot_of_key.size() && batch.size() < RouteDistances::k_batch && slots.size() < max_slots; ++k) {
-    if (slot_of_key[k] != k_no_slot) continue;
-    slot_of_key[k] = static_cast<std::uint32_t>(slots.size());
-    slots.emplace_back();
-    slot_owner.push_back(k);
-    sets.emplace_back(key_forwarding_seeds[k]);
-    batch.push_back(k);
-  }
+  for (std::uint32_t k = key + 1; k < key_seeds.size() && batch.size() < RouteDistances::k_batch; ++k)
+    if (!key_distances.has(k)) batch.push_back(k);
+  if (key_distances.bytes() + key_distances.bound_bytes(batch.size()) > k_route_cache_budget_bytes) clear_key_caches();
+  std::vector<std::span<const RouteDistances::Seed>> sets;
+  if (fill_scratch.size() < batch.size()) fill_scratch.resize(batch.size());
   std::vector<std::vector<std::uint16_t>*> outs;
-  for (const std::uint32_t k : batch)
-    outs.push_back(&slots[slot_of_key[k]]);
+  for (std::size_t j = 0; j < batch.size(); ++j) {
+    sets.emplace_back(key_forwarding_seeds[batch[j]]);
+    outs.push_back(&fill_scratch[j]);
+  }
   route_distances.fill_batch(sets, outs);
-  return slots[slot].data();
+  for (std::size_t j = 0; j < batch.size(); ++j)
+    key_distances.store(batch[j], fill_scratch[j]);
+  return key_distances.view(key);
+}
+
+// Drops every key's distances and what was derived from them (the signatures name stored blocks).
+void Cluster::Impl::clear_key_caches() const {
+  key_distances.clear();
+  for (ClassMasks& c : class_masks)
+    c = ClassMasks{};
+  for (auto& row : key_signature)
+    row.clear();
+  head_mask_bytes = 0;
+}
+
+// Blocks of core devices (CoreDistanceBlocks): the fabric switches of one (kind, group: pod), and the
+// node-owned core devices (a torus's GPUs) of one kind. Switch classes: the core devices with the same
+// sorted list of their own block and their core heads' blocks (the head masks' cache, above).
+void Cluster::Impl::build_switch_classes() {
+  const std::size_t cores = route_distances.core_count();
+  std::vector<int> device_of_core(cores, -1);
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const int f = forwarding_index[d];
+    if (f >= 0 && route_distances.core_of(f) >= 0)
+      device_of_core[static_cast<std::size_t>(route_distances.core_of(f))] = static_cast<int>(d);
+  }
+  std::map<std::pair<int, int>, std::uint32_t> block_ids;
+  std::vector<std::uint32_t> block_of_core(cores, 0);
+  for (std::size_t c = 0; c < cores; ++c) {
+    const Device& dev = devices[static_cast<std::size_t>(device_of_core[c])];
+    const std::pair<int, int> id{static_cast<int>(dev.kind), dev.node < 0 ? dev.group : -2};
+    block_of_core[c] = block_ids.try_emplace(id, static_cast<std::uint32_t>(block_ids.size())).first->second;
+  }
+  key_distances.build(block_of_core, key_seeds.size());
+  std::map<std::vector<std::uint32_t>, std::uint32_t> class_ids;
+  class_of_core.assign(cores, 0);
+  member_of_core.assign(cores, 0);
+  class_blocks.clear();
+  class_members.clear();
+  std::vector<std::uint32_t> blocks;
+  for (std::size_t c = 0; c < cores; ++c) {
+    const auto d = static_cast<std::size_t>(device_of_core[c]);
+    blocks.assign(1, block_of_core[c]);
+    for (int k = out_offsets[d]; k < out_offsets[d + 1]; ++k) {
+      const int head = out_head_core[static_cast<std::size_t>(k)];
+      if (head >= 0) blocks.push_back(block_of_core[static_cast<std::size_t>(head)]);
+    }
+    std::sort(blocks.begin(), blocks.end());
+    blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+    const auto [it, inserted] = class_ids.try_emplace(blocks, static_cast<std::uint32_t>(class_blocks.size()));
+    if (inserted) {
+      class_blocks.push_back(blocks);
+      class_members.push_back(0);
+    }
+    class_of_core[c] = it->second;
+    member_of_core[c] = class_members[it->second]++;
+  }
+  class_masks.assign(class_blocks.size(), ClassMasks{});
+  key_signature.assign(key_seeds.size(), {});
+  head_mask_bytes = 0;
 }
 
 // The out-links of core device `current` (core index `current_core`, at most 64 x mask_words
@@ -570,22 +630,39 @@ const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
 const std::uint64_t* Cluster::Impl::core_head_mask(const Target& t, int current, int current_core,
                                                    std::uint64_t* scratch) const {
   const auto cc = static_cast<std::size_t>(current_core);
-  std::vector<std::uint64_t>& masks = head_masks[t.key];
-  std::vector<std::uint64_t>& known = head_masks_known[t.key];
-  if (masks.empty()) {
-    const std::size_t cores = route_distances.core_count();
-    const std::size_t bytes = cores * mask_words * sizeof(std::uint64_t) + (cores / 64 + 1) * sizeof(std::uint64_t);
-    if (head_mask_bytes + bytes <= k_head_mask_budget_bytes) {
-      head_mask_bytes += bytes;
-      masks.assign(cores * mask_words, 0);
-      known.assign(cores / 64 + 1, 0);
+  const std::uint32_t cls = class_of_core[cc];
+  std::vector<std::uint32_t>& signatures = key_signature[t.key];
+  if (signatures.empty()) signatures.assign(class_blocks.size(), k_no_slot);
+  ClassMasks& class_cache = class_masks[cls];
+  std::uint32_t& signature = signatures[cls];
+  if (signature == k_no_slot) {
+    std::vector<const std::uint16_t*> values;
+    for (const std::uint32_t b : class_blocks[cls])
+      values.push_back(t.dist.block(b));
+    const auto [it, inserted] =
+        class_cache.signatures.try_emplace(std::move(values), static_cast<std::uint32_t>(class_cache.masks.size()));
+    if (inserted) {
+      const std::size_t members = class_members[cls];
+      const std::size_t bytes =
+          members * mask_words * sizeof(std::uint64_t) + (members / 64 + 1) * sizeof(std::uint64_t);
+      class_cache.masks.emplace_back();
+      class_cache.known.emplace_back();
+      if (head_mask_bytes + bytes <= k_head_mask_budget_bytes) {
+        head_mask_bytes += bytes;
+        class_cache.masks.back().assign(members * mask_words, 0);
+        class_cache.known.back().assign(members / 64 + 1, 0);
+      }
     }
+    signature = it->second;
   }
+  std::vector<std::uint64_t>& masks = class_cache.masks[signature];
+  std::vector<std::uint64_t>& known = class_cache.known[signature];
+  const std::size_t m = member_of_core[cc];
   const bool cached = !masks.empty();
-  std::uint64_t* mask = cached ? masks.data() + cc * mask_words : scratch;
-  if (cached && ((known[cc / 64] >> (cc % 64)) & 1u) != 0) return mask;
+  std::uint64_t* mask = cached ? masks.data() + m * mask_words : scratch;
+  if (cached && ((known[m / 64] >> (m % 64)) & 1u) != 0) return mask;
   std::fill(mask, mask + mask_words, 0);
-  const std::uint16_t here = t.dist[cc];
+  const std::uint16_t here = t.dist[current_core];
   if (here != k_unreached && here > 0) {
     const auto begin = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current)]);
     const auto end = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current) + 1]);
@@ -594,7 +671,7 @@ const std::uint64_t* Cluster::Impl::core_head_mask(const Target& t, int current,
       if (core >= 0 && t.dist[core] == here - 1) mask[(k - begin) / 64] |= std::uint64_t{1} << ((k - begin) % 64);
     }
   }
-  if (cached) known[cc / 64] |= std::uint64_t{1} << (cc % 64);
+  if (cached) known[m / 64] |= std::uint64_t{1} << (m % 64);
   return mask;
 }
 
@@ -838,14 +915,8 @@ void Cluster::finalize() {
           static_cast<int>(d), k};
     }
   }
-  m.head_masks.assign(m.key_seeds.size(), {});
-  m.head_masks_known.assign(m.key_seeds.size(), {});
-  m.head_mask_bytes = 0;
+  m.build_switch_classes();
   m.component_stamp.assign(m.route_distances.component_count(), 0);
-  m.slot_of_key.assign(m.key_seeds.size(), k_no_slot);
-  const std::size_t bytes_per_slot = std::max<std::size_t>(1, m.route_distances.core_count() * 2);
-  m.max_slots = std::clamp<std::size_t>(k_route_cache_budget_bytes / bytes_per_slot, 1,
-                                        std::max<std::size_t>(m.key_seeds.size(), 1));
   m.finalized = true;
 }
 
