@@ -133,13 +133,20 @@ struct Cluster::Impl {
 
   // Adjacency after finalize(): CSR (offsets into link ids, in link order per device).
   std::vector<int> out_offsets, out_ids;
-  std::vector<int> out_head, out_head_forwarding;  // aligned with out_ids: head device, its forwarding index
-  // Aligned with out_ids: the head's core index when its distance is its key's array entry plus the
-  // shift (a core device, not a GPU, never an exception), else -1: the walk's fast path.
-  std::vector<int> out_head_core;
-  // Aligned with out_ids: the head's component (RouteDistances) when it is a forwarding device outside
-  // the core, else -1 (the walk may skip foreign ones where RouteDistances::transits_strict()).
-  std::vector<int> out_head_component;
+  // Aligned with out_ids, what the walk reads of an out-link, side by side (one cache miss per link on
+  // a large fabric, where five arrays cost up to five): the link; its head device and the head's
+  // forwarding index; the head's core index when its distance is its key's array entry plus the shift
+  // (a core device, not a GPU, never an exception), else -1: the walk's fast path; the head's component
+  // (RouteDistances) when it is a forwarding device outside the core, else -1 (the walk may skip
+  // foreign ones where RouteDistances::transits_strict()).
+  struct OutLink {
+    int id;
+    int head;
+    int head_forwarding;
+    int head_core;
+    int head_component;
+  };
+  std::vector<OutLink> out_links;
   mutable std::vector<std::uint32_t> component_stamp;  // per component: the last walk that marked it
   mutable std::uint32_t walk_stamp = 0;
   std::vector<int> in_offsets, in_ids;
@@ -296,20 +303,20 @@ struct Cluster::Impl {
   // heads read their key's array, heads in foreign components need only their exits (none of t's
   // seeds and funnelled devices is in their component).
   std::uint32_t head_distance(const Target& t, std::size_t k) const {
-    const int core = out_head_core[k];
+    const int core = out_links[k].head_core;
     if (core >= 0) {
       const std::uint16_t d = t.dist[core];
       return d == k_unreached ? k_unreached : std::uint32_t{d} + t.shift;
     }
     return other_head_distance(t, k);
   }
-  // head_distance() of a head that is not a core device (out_head_core[k] < 0).
+  // head_distance() of a head that is not a core device (out_links[k].head_core < 0).
   std::uint32_t other_head_distance(const Target& t, std::size_t k) const {
-    if (foreign(out_head_component[k])) {
-      const std::uint32_t d = route_distances.exit_distance(t.dist, out_head_forwarding[k]);
+    if (foreign(out_links[k].head_component)) {
+      const std::uint32_t d = route_distances.exit_distance(t.dist, out_links[k].head_forwarding);
       return d >= k_unreached ? k_unreached : d + t.shift;
     }
-    return distance(t, out_head[k], out_head_forwarding[k]);
+    return distance(t, out_links[k].head, out_links[k].head_forwarding);
   }
   // `f` is forwarding_index[device].
   std::uint32_t distance(const Target& t, int device, int f) const {
@@ -607,7 +614,7 @@ void Cluster::Impl::build_switch_classes() {
     const auto d = static_cast<std::size_t>(device_of_core[c]);
     blocks.assign(1, block_of_core[c]);
     for (int k = out_offsets[d]; k < out_offsets[d + 1]; ++k) {
-      const int head = out_head_core[static_cast<std::size_t>(k)];
+      const int head = out_links[static_cast<std::size_t>(k)].head_core;
       if (head >= 0) blocks.push_back(block_of_core[static_cast<std::size_t>(head)]);
     }
     std::sort(blocks.begin(), blocks.end());
@@ -667,7 +674,7 @@ const std::uint64_t* Cluster::Impl::core_head_mask(const Target& t, int current,
     const auto begin = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current)]);
     const auto end = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current) + 1]);
     for (std::size_t k = begin; k < end; ++k) {
-      const int core = out_head_core[k];
+      const int core = out_links[k].head_core;
       if (core >= 0 && t.dist[core] == here - 1) mask[(k - begin) / 64] |= std::uint64_t{1} << ((k - begin) % 64);
     }
   }
@@ -772,7 +779,7 @@ void Cluster::Impl::build_destination_numbers() {
       nic_device[slot] = static_cast<int>(d);
     int attach = std::numeric_limits<int>::max();
     for (int k = out_offsets[d]; k < out_offsets[d + 1]; ++k) {
-      const int head = out_head[static_cast<std::size_t>(k)];
+      const int head = out_links[static_cast<std::size_t>(k)].head;
       if (devices[static_cast<std::size_t>(head)].node < 0) attach = std::min(attach, head);
     }
     order.emplace_back(attach, static_cast<int>(d));
@@ -851,13 +858,13 @@ void Cluster::finalize() {
   m.build_route_bounds();
   m.check_connectivity();
 
-  m.out_head.resize(m.out_ids.size());
-  m.out_head_forwarding.resize(m.out_ids.size());
+  m.out_links.assign(m.out_ids.size(), Impl::OutLink{-1, -1, -1, -1, -1});
   std::size_t max_degree = 0;
   for (std::size_t k = 0; k < m.out_ids.size(); ++k) {
     const int head = m.links[static_cast<std::size_t>(m.out_ids[k])].dst;
-    m.out_head[k] = head;
-    m.out_head_forwarding[k] = m.forwarding_index[static_cast<std::size_t>(head)];
+    m.out_links[k].id = m.out_ids[k];
+    m.out_links[k].head = head;
+    m.out_links[k].head_forwarding = m.forwarding_index[static_cast<std::size_t>(head)];
   }
   for (std::size_t d = 0; d < m.devices.size(); ++d)
     max_degree = std::max(max_degree, static_cast<std::size_t>(m.out_offsets[d + 1] - m.out_offsets[d]));
@@ -871,16 +878,14 @@ void Cluster::finalize() {
   m.build_route_keys();
   distances_built.get();  // rethrows what the build threw
   m.build_key_forwarding_seeds();
-  m.out_head_core.assign(m.out_ids.size(), -1);
-  m.out_head_component.assign(m.out_ids.size(), -1);
   for (std::size_t k = 0; k < m.out_ids.size(); ++k) {
-    const int head = m.out_head[k], f = m.out_head_forwarding[k];
+    const int head = m.out_links[k].head, f = m.out_links[k].head_forwarding;
     if (f < 0) continue;
-    m.out_head_component[k] = m.route_distances.component_of(f);
+    m.out_links[k].head_component = m.route_distances.component_of(f);
     if (m.devices[static_cast<std::size_t>(head)].kind == DeviceKind::gpu ||
         m.has_exception[static_cast<std::size_t>(head)])
       continue;
-    m.out_head_core[k] = m.route_distances.core_of(f);
+    m.out_links[k].head_core = m.route_distances.core_of(f);
   }
   std::size_t widest_core = 0;  // the most out-links of a core device
   for (std::size_t d = 0; d < m.devices.size(); ++d)
@@ -895,9 +900,9 @@ void Cluster::finalize() {
     const auto begin = static_cast<std::size_t>(m.out_offsets[d]), end = static_cast<std::size_t>(m.out_offsets[d + 1]);
     const bool core_tail = m.forwarding_index[d] >= 0 && m.route_distances.core_of(m.forwarding_index[d]) >= 0;
     for (std::size_t k = begin; k < end; ++k) {
-      const int component = m.out_head_component[k];
+      const int component = m.out_links[k].head_component;
       if (core_tail && component >= 0) ++m.component_entry_offsets[static_cast<std::size_t>(component) + 1];
-      if (end - begin > mask_bits || m.out_head_core[k] >= 0) continue;
+      if (end - begin > mask_bits || m.out_links[k].head_core >= 0) continue;
       (component >= 0 ? m.component_heads : m.other_heads)[d * m.mask_words + (k - begin) / k_mask_bits] |=
           std::uint64_t{1} << ((k - begin) % k_mask_bits);
     }
@@ -909,7 +914,7 @@ void Cluster::finalize() {
   for (std::size_t d = 0; d < m.devices.size(); ++d) {
     if (m.forwarding_index[d] < 0 || m.route_distances.core_of(m.forwarding_index[d]) < 0) continue;
     for (int k = m.out_offsets[d]; k < m.out_offsets[d + 1]; ++k) {
-      const int component = m.out_head_component[static_cast<std::size_t>(k)];
+      const int component = m.out_links[static_cast<std::size_t>(k)].head_component;
       if (component < 0) continue;
       m.component_entries[static_cast<std::size_t>(entry_fill[static_cast<std::size_t>(component)]++)] = {
           static_cast<int>(d), k};
@@ -950,7 +955,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
        ++k) {
     const std::uint32_t d = m.head_distance(target, k);
     if (d > want || d == k_unreached) continue;
-    const int rank = first_hop_rank(m.out_ids[k], d);
+    const int rank = first_hop_rank(m.out_links[k].id, d);
     if (d < want || rank < best_rank) {
       want = d;
       best_rank = rank;
@@ -1011,9 +1016,9 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
       each_bit(mask.data(), [&](std::size_t k) { choices.push_back(static_cast<int>(k)); });
     } else {
       for (std::size_t k = begin; k < end; ++k) {
-        if (m.out_head_core[k] < 0 && skip_here && m.foreign(m.out_head_component[k])) continue;
+        if (m.out_links[k].head_core < 0 && skip_here && m.foreign(m.out_links[k].head_component)) continue;
         if (m.head_distance(target, k) != want) continue;
-        if (at_source && first_hop_rank(m.out_ids[k], want) != best_rank) continue;
+        if (at_source && first_hop_rank(m.out_links[k].id, want) != best_rank) continue;
         choices.push_back(static_cast<int>(k));
       }
     }
@@ -1024,7 +1029,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     std::optional<std::size_t> lane_pick;
     if (lane >= 0 && choices.size() > 1) {
       const auto head_of = [&](std::size_t c) -> const Device& {
-        return m.devices[static_cast<std::size_t>(m.out_head[static_cast<std::size_t>(choices[c])])];
+        return m.devices[static_cast<std::size_t>(m.out_links[static_cast<std::size_t>(choices[c])].head)];
       };
       for (const int gpu : {src_gpu, dst_gpu}) {
         const Device& g = m.devices[static_cast<std::size_t>(gpu)];
@@ -1051,7 +1056,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
         destination /= choices.size();
         if (adaptive) {
           const auto load = [&](std::size_t c) {
-            return link_load[static_cast<std::size_t>(m.out_ids[static_cast<std::size_t>(choices[c])])];
+            return link_load[static_cast<std::size_t>(m.out_links[static_cast<std::size_t>(choices[c])].id)];
           };
           // From the digit on, wrapping around (no division per step).
           const std::size_t digit = pick;
@@ -1071,8 +1076,8 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
       }
     }
     const auto k = static_cast<std::size_t>(choices[pick]);
-    links_out.push_back(m.out_ids[k]);
-    current = m.out_head[k];
+    links_out.push_back(m.out_links[k].id);
+    current = m.out_links[k].head;
     if (current == dst_gpu) return;
     --want;
   }
