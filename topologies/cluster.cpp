@@ -147,6 +147,10 @@ struct Cluster::Impl {
     int head_component;
   };
   std::vector<OutLink> out_links;
+  // Per device, what the walk asks of the device it is at (a byte, where a Device with its name spans
+  // a cache line): k_fabric_device (owned by no node), k_gpu_device.
+  static constexpr std::uint8_t k_fabric_device = 1, k_gpu_device = 2;
+  std::vector<std::uint8_t> walk_flags;
   mutable std::vector<std::uint32_t> component_stamp;  // per component: the last walk that marked it
   mutable std::uint32_t walk_stamp = 0;
   std::vector<int> in_offsets, in_ids;
@@ -859,6 +863,10 @@ void Cluster::finalize() {
   m.check_connectivity();
 
   m.out_links.assign(m.out_ids.size(), Impl::OutLink{-1, -1, -1, -1, -1});
+  m.walk_flags.assign(m.devices.size(), 0);
+  for (std::size_t d = 0; d < m.devices.size(); ++d)
+    m.walk_flags[d] = static_cast<std::uint8_t>((m.devices[d].node < 0 ? Impl::k_fabric_device : 0) |
+                                                (m.devices[d].kind == DeviceKind::gpu ? Impl::k_gpu_device : 0));
   std::size_t max_degree = 0;
   for (std::size_t k = 0; k < m.out_ids.size(); ++k) {
     const int head = m.links[static_cast<std::size_t>(m.out_ids[k])].dst;
@@ -969,7 +977,8 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
   // digit on; elsewhere uniformly by hash.
   const bool adaptive = m.adaptive_routing && !link_load.empty();
   std::vector<int>& choices = m.walk_choices;
-  std::uint64_t destination = m.destination_number[static_cast<std::size_t>(dst_gpu)];
+  // 32 bits: destination numbers are below 2^32, and a 32-bit division is the cheaper one per hop.
+  std::uint32_t destination = m.destination_number[static_cast<std::size_t>(dst_gpu)];
   int current = src_gpu;
   while (true) {
     const auto begin = static_cast<std::size_t>(m.out_offsets[static_cast<std::size_t>(current)]);
@@ -982,7 +991,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     const int current_core = current_f >= 0 ? m.route_distances.core_of(current_f) : -1;
     const std::size_t words = m.mask_words;
     if (current_core >= 0 && !at_source && end - begin <= words * k_mask_bits &&
-        m.devices[static_cast<std::size_t>(current)].kind != DeviceKind::gpu &&
+        (m.walk_flags[static_cast<std::size_t>(current)] & Impl::k_gpu_device) == 0 &&
         !m.has_exception[static_cast<std::size_t>(current)]) {
       // A core device at its key's distance: its core heads one hop closer from the cache, the other
       // heads by their distance; the out-links in CSR order.
@@ -1051,9 +1060,11 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     if (choices.size() > 1) {
       if (lane_pick) {
         pick = *lane_pick;
-      } else if (m.destination_routing && m.devices[static_cast<std::size_t>(current)].node < 0) {
-        pick = static_cast<std::size_t>(destination % choices.size());
-        destination /= choices.size();
+      } else if (m.destination_routing &&
+                 (m.walk_flags[static_cast<std::size_t>(current)] & Impl::k_fabric_device) != 0) {
+        const auto base = static_cast<std::uint32_t>(choices.size());
+        pick = destination % base;
+        destination /= base;
         if (adaptive) {
           const auto load = [&](std::size_t c) {
             return link_load[static_cast<std::size_t>(m.out_links[static_cast<std::size_t>(choices[c])].id)];
