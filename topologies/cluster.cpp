@@ -1069,10 +1069,12 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
           const auto load = [&](std::size_t c) {
             return link_load[static_cast<std::size_t>(m.out_links[static_cast<std::size_t>(choices[c])].id)];
           };
-          // From the digit on, wrapping around (no division per step).
+          // From the digit on, wrapping around (no division per step). Loads are counts of transfers
+          // (>= 0): once an idle link is found none can be less, so the scan stops there (the same pick;
+          // on a fabric with idle uplinks it reads a few of a switch's 64 instead of all).
           const std::size_t digit = pick;
           int least = load(pick);
-          for (std::size_t c = digit + 1 == choices.size() ? 0 : digit + 1; c != digit;
+          for (std::size_t c = digit + 1 == choices.size() ? 0 : digit + 1; c != digit && least > 0;
                c = c + 1 == choices.size() ? 0 : c + 1) {
             const int l = load(c);
             if (l < least) {
