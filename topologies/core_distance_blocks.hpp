@@ -67,6 +67,8 @@ class CoreDistanceBlocks {
   std::unordered_multimap<std::uint64_t, std::uint32_t> interned_;  // hash of (block, values) -> pool entry
   std::vector<std::uint16_t> gather_;                               // store()'s scratch: one block's values
   std::vector<std::vector<int>> members_;                           // per block, its core devices in order
+  std::vector<int> block_first_;  // per block: its first core device when its members are consecutive, else -1
+  std::uint32_t last_key_ = 0;    // the key store() stored last (compared first)
   std::size_t bytes_ = 0;
 };
 
