@@ -35,6 +35,7 @@ void CoreDistanceBlocks::build(std::span<const std::uint32_t> block_of_core, std
     if (!m.empty() && m.back() - m.front() + 1 == static_cast<int>(m.size())) block_first_[b] = m.front();
   }
   rows_.assign(keys, {});
+  stored_.assign(keys, 0);
   clear();
 }
 
@@ -43,6 +44,7 @@ void CoreDistanceBlocks::clear() {
     row.clear();
     row.shrink_to_fit();
   }
+  std::fill(stored_.begin(), stored_.end(), 0);
   pool_.clear();
   pool_block_.clear();
   interned_.clear();
@@ -62,7 +64,7 @@ void CoreDistanceBlocks::store(std::uint32_t key, std::span<const std::uint16_t>
   // The last key stored usually shares most blocks (keys are stored in order, a pod's leaves one after
   // the other): its values are compared first, and only a block that differs is hashed.
   const std::vector<const std::uint16_t*>* last =
-      last_key_ < rows_.size() && !rows_[last_key_].empty() && last_key_ != key ? &rows_[last_key_] : nullptr;
+      last_key_ < rows_.size() && stored_[last_key_] != 0 && last_key_ != key ? &rows_[last_key_] : nullptr;
   for (std::uint32_t b = 0; b < block_size_.size(); ++b) {
     const std::size_t n = block_size_[b];
     const std::uint16_t* values = nullptr;  // the block's values in `full`, or gathered
@@ -95,6 +97,7 @@ void CoreDistanceBlocks::store(std::uint32_t key, std::span<const std::uint16_t>
     pool_block_.push_back(b);
     bytes_ += n * sizeof(std::uint16_t);
   }
+  stored_[key] = 1;
   last_key_ = key;
 }
 

@@ -47,7 +47,7 @@ class CoreDistanceBlocks {
   void build(std::span<const std::uint32_t> block_of_core, std::size_t keys);
   std::size_t block_count() const { return block_size_.size(); }
   std::uint32_t block_of(int core) const { return places_[static_cast<std::size_t>(core)].block; }
-  bool has(std::uint32_t key) const { return !rows_[key].empty(); }
+  bool has(std::uint32_t key) const { return stored_[key] != 0; }
   // Valid until clear().
   View view(std::uint32_t key) const { return View(rows_[key].data(), places_.data()); }
   // Stores `full` (one distance per core device) as key's distances.
@@ -67,6 +67,7 @@ class CoreDistanceBlocks {
   std::unordered_multimap<std::uint64_t, std::uint32_t> interned_;  // hash of (block, values) -> pool entry
   std::vector<std::uint16_t> gather_;                               // store()'s scratch: one block's values
   std::vector<std::vector<int>> members_;                           // per block, its core devices in order
+  std::vector<char> stored_;      // per key: stored (a cluster without core devices has empty rows)
   std::vector<int> block_first_;  // per block: its first core device when its members are consecutive, else -1
   std::uint32_t last_key_ = 0;    // the key store() stored last (compared first)
   std::size_t bytes_ = 0;

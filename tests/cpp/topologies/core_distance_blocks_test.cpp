@@ -76,5 +76,17 @@ TEST(CoreDistanceBlocks, ClearForgetsEveryKey) {
   EXPECT_THROW(store.store(0, std::array<std::uint16_t, 3>{}), std::logic_error);
 }
 
+// A cluster without core devices (one node, no fabric) stores empty arrays: a key stored once stays
+// stored (its distances are not recomputed per route).
+TEST(CoreDistanceBlocks, AKeyWithoutCoreDevicesIsStored) {
+  CoreDistanceBlocks store;
+  store.build({}, 3);
+  EXPECT_EQ(store.block_count(), 0u);
+  EXPECT_FALSE(store.has(1));
+  store.store(1, {});
+  EXPECT_TRUE(store.has(1));
+  EXPECT_FALSE(store.has(0));
+}
+
 }  // namespace
 }  // namespace clustersim
