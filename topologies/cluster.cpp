@@ -43,6 +43,7 @@
 
 #include "sim/core/enum_names.hpp"
 #include "sim/core/error.hpp"
+#include "topologies/core_distance_blocks.hpp"
 #include "topologies/fabric_builder.hpp"
 #include "topologies/node_builder.hpp"
 #include "topologies/route_distances.hpp"
@@ -122,13 +123,24 @@ struct Cluster::Impl {
 
   // Adjacency after finalize(): CSR (offsets into link ids, in link order per device).
   std::vector<int> out_offsets, out_ids;
-  std::vector<int> out_head, out_head_forwarding;  // aligned with out_ids: head device, its forwarding index
-  // Aligned with out_ids: the head's core index when its distance is its key's array entry plus the
-  // shift (a core device, not a GPU, never an exception), else -1: the walk's fast path.
-  std::vector<int> out_head_core;
-  // Aligned with out_ids: the head's component (RouteDistances) when it is a forwarding device outside
-  // the core, else -1 (the walk may skip foreign ones where RouteDistances::transits_strict()).
-  std::vector<int> out_head_component;
+  // Aligned with out_ids, what the walk reads of an out-link, side by side (one cache miss per link on
+  // a large fabric, where five arrays cost up to five): the link; its head device and the head's
+  // forwarding index; the head's core index when its distance is its key's array entry plus the shift
+  // (a core device, not a GPU, never an exception), else -1: the walk's fast path; the head's component
+  // (RouteDistances) when it is a forwarding device outside the core, else -1 (the walk may skip
+  // foreign ones where RouteDistances::transits_strict()).
+  struct OutLink {
+    int id;
+    int head;
+    int head_forwarding;
+    int head_core;
+    int head_component;
+  };
+  std::vector<OutLink> out_links;
+  // Per device, what the walk asks of the device it is at (a byte, where a Device with its name spans
+  // a cache line): k_fabric_device (owned by no node), k_gpu_device.
+  static constexpr std::uint8_t k_fabric_device = 1, k_gpu_device = 2;
+  std::vector<std::uint8_t> walk_flags;
   mutable std::vector<std::uint32_t> component_stamp;  // per component: the last walk that marked it
   mutable std::uint32_t walk_stamp = 0;
   std::vector<int> in_offsets, in_ids;
@@ -163,20 +175,35 @@ struct Cluster::Impl {
   std::vector<std::vector<RouteDistances::Seed>> key_forwarding_seeds;
   std::vector<std::vector<RouteDistances::Seed>> key_component_seeds;
   RouteDistances route_distances;
-  // The distance cache: one slot per key in use.
-  mutable std::vector<std::uint32_t> slot_of_key;
-  mutable std::vector<std::vector<std::uint16_t>> slots;
-  mutable std::vector<std::uint32_t> slot_owner;  // key of each slot
-  mutable std::size_t max_slots = 0;
-  mutable std::size_t next_victim = 0;
-  mutable std::vector<int> walk_choices;  // CSR positions of the eligible out-links at one step
+  // The keys' distance arrays, filled on demand, stored per block of core devices (fabric switches of
+  // one kind and pod), equal blocks shared (core_distance_blocks.hpp); within k_route_cache_budget_bytes
+  // (past it every key is dropped and refilled on demand).
+  mutable CoreDistanceBlocks key_distances;
+  mutable std::vector<std::vector<std::uint16_t>> fill_scratch;  // one full array per key of a batch
+  mutable std::vector<int> walk_choices;                         // CSR positions of the eligible out-links at one step
   // The walk's cache of a core device's eligible core heads toward a key (they depend on the key's
-  // distances only, not on the destination's shift): per key, per core device, a mask over its
-  // out-links (mask_words words each: devices of at most 64 x mask_words), and a bitset of the masks
-  // known. Filled on demand within k_head_mask_budget_bytes; the masks follow from the distances, so a
-  // full cache changes nothing.
-  mutable std::vector<std::vector<std::uint64_t>> head_masks, head_masks_known;
+  // distances only, not on the destination's shift), per switch class: the core devices whose own
+  // block and their core heads' blocks are the same list of blocks (a fat-tree's cores; the
+  // aggregation switches of one pod; the leaves of one pod). A key's mask at a device depends only on
+  // the values of those blocks, so the keys whose blocks of the class are the same (the signature:
+  // the blocks' stored values, shared between keys) share one mask per member: per class and
+  // signature, a mask over each member's out-links (mask_words words each: devices of at most 64 x
+  // mask_words) and a bitset of the masks known. Filled on demand within k_head_mask_budget_bytes; the
+  // masks follow from the distances, so a full cache changes nothing. Memory: per class, its members x
+  // its signatures (on a 3-tier fat-tree: the cores x the pods, a pod's switches x its leaves + 1),
+  // not keys x switches.
+  std::vector<std::uint32_t> class_of_core, member_of_core;  // per core device
+  std::vector<std::vector<std::uint32_t>> class_blocks;      // per class: its blocks, sorted
+  std::vector<std::uint32_t> class_members;                  // per class: its number of members
+  struct ClassMasks {
+    std::map<std::vector<const std::uint16_t*>, std::uint32_t> signatures;
+    std::vector<std::vector<std::uint64_t>> masks, known;  // per signature (empty: past the budget)
+  };
+  mutable std::vector<ClassMasks> class_masks;
+  mutable std::vector<std::vector<std::uint32_t>> key_signature;  // per key (lazily): per class, or k_no_slot
   mutable std::size_t head_mask_bytes = 0;
+  void build_switch_classes();
+  void clear_key_caches() const;
   // Words per out-link mask: enough for the core device with the most out-links, at most
   // k_max_mask_words (a fat-tree switch of radix 128 has 128 out-links: 2 words).
   std::size_t mask_words = 1;
@@ -210,7 +237,7 @@ struct Cluster::Impl {
   void build_csr();
   void check_connectivity() const;
   void build_route_keys();
-  const std::uint16_t* distances_of_key(std::uint32_t key) const;
+  CoreDistanceBlocks::View distances_of_key(std::uint32_t key) const;
   struct ForwardingGraph {
     std::vector<int> in_offsets, in_sources, node_of;
   };
@@ -221,7 +248,7 @@ struct Cluster::Impl {
   struct Target {
     int gpu;
     std::uint32_t key;
-    const std::uint16_t* dist;  // core distances of the key
+    CoreDistanceBlocks::View dist;  // core distances of the key
     std::span<const RouteDistances::Seed> component_seeds;
     std::uint32_t shift;
     std::span<const Exception> exceptions;
@@ -270,20 +297,20 @@ struct Cluster::Impl {
   // heads read their key's array, heads in foreign components need only their exits (none of t's
   // seeds and funnelled devices is in their component).
   std::uint32_t head_distance(const Target& t, std::size_t k) const {
-    const int core = out_head_core[k];
+    const int core = out_links[k].head_core;
     if (core >= 0) {
       const std::uint16_t d = t.dist[core];
       return d == k_unreached ? k_unreached : std::uint32_t{d} + t.shift;
     }
     return other_head_distance(t, k);
   }
-  // head_distance() of a head that is not a core device (out_head_core[k] < 0).
+  // head_distance() of a head that is not a core device (out_links[k].head_core < 0).
   std::uint32_t other_head_distance(const Target& t, std::size_t k) const {
-    if (foreign(out_head_component[k])) {
-      const std::uint32_t d = route_distances.exit_distance(t.dist, out_head_forwarding[k]);
+    if (foreign(out_links[k].head_component)) {
+      const std::uint32_t d = route_distances.exit_distance(t.dist, out_links[k].head_forwarding);
       return d >= k_unreached ? k_unreached : d + t.shift;
     }
-    return distance(t, out_head[k], out_head_forwarding[k]);
+    return distance(t, out_links[k].head, out_links[k].head_forwarding);
   }
   // `f` is forwarding_index[device].
   std::uint32_t distance(const Target& t, int device, int f) const {
@@ -521,38 +548,82 @@ void Cluster::Impl::build_key_forwarding_seeds() {
   }
 }
 
-const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
-  std::uint32_t& slot = slot_of_key[key];
-  if (slot != k_no_slot) return slots[slot].data();
-  if (slots.size() < max_slots) {
-    slot = static_cast<std::uint32_t>(slots.size());
-    slots.emplace_back();
-    slot_owner.push_back(key);
-  } else {  // evict round-robin
-    const std::size_t victim = next_victim;
-    next_victim = (next_victim + 1) % max_slots;
-    slot_of_key[slot_owner[victim]] = k_no_slot;
-    slot_owner[victim] = key;
-    slot = static_cast<std::uint32_t>(victim);
-  }
-  // Keys are filled k_batch at a time while free slots last: this one and the next keys without one
-  // (a collective over many GPUs needs most of them).
-  std::vector<std::span<const RouteDistances::Seed>> sets{key_forwarding_seeds[key]};
+CoreDistanceBlocks::View Cluster::Impl::distances_of_key(std::uint32_t key) const {
+  if (key_distances.has(key)) return key_distances.view(key);
+  // Keys are filled k_batch at a time: this one and the next keys not stored (a collective over many
+  // GPUs needs most of them).
   std::vector<std::uint32_t> batch{key};
-  for (std::uint32_t k = key + 1;
-       k < slot_of_key.size() && batch.size() < RouteDistances::k_batch && slots.size() < max_slots; ++k) {
-    if (slot_of_key[k] != k_no_slot) continue;
-    slot_of_key[k] = static_cast<std::uint32_t>(slots.size());
-    slots.emplace_back();
-    slot_owner.push_back(k);
-    sets.emplace_back(key_forwarding_seeds[k]);
-    batch.push_back(k);
-  }
+  for (std::uint32_t k = key + 1; k < key_seeds.size() && batch.size() < RouteDistances::k_batch; ++k)
+    if (!key_distances.has(k)) batch.push_back(k);
+  if (key_distances.bytes() + key_distances.bound_bytes(batch.size()) > k_route_cache_budget_bytes) clear_key_caches();
+  std::vector<std::span<const RouteDistances::Seed>> sets;
+  if (fill_scratch.size() < batch.size()) fill_scratch.resize(batch.size());
   std::vector<std::vector<std::uint16_t>*> outs;
-  for (const std::uint32_t k : batch)
-    outs.push_back(&slots[slot_of_key[k]]);
+  for (std::size_t j = 0; j < batch.size(); ++j) {
+    sets.emplace_back(key_forwarding_seeds[batch[j]]);
+    outs.push_back(&fill_scratch[j]);
+  }
   route_distances.fill_batch(sets, outs);
-  return slots[slot].data();
+  for (std::size_t j = 0; j < batch.size(); ++j)
+    key_distances.store(batch[j], fill_scratch[j]);
+  return key_distances.view(key);
+}
+
+// Drops every key's distances and what was derived from them (the signatures name stored blocks).
+void Cluster::Impl::clear_key_caches() const {
+  key_distances.clear();
+  for (ClassMasks& c : class_masks)
+    c = ClassMasks{};
+  for (auto& row : key_signature)
+    row.clear();
+  head_mask_bytes = 0;
+}
+
+// Blocks of core devices (CoreDistanceBlocks): the fabric switches of one (kind, group: pod), and the
+// node-owned core devices (a torus's GPUs) of one kind. Switch classes: the core devices with the same
+// sorted list of their own block and their core heads' blocks (the head masks' cache, above).
+void Cluster::Impl::build_switch_classes() {
+  const std::size_t cores = route_distances.core_count();
+  std::vector<int> device_of_core(cores, -1);
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const int f = forwarding_index[d];
+    if (f >= 0 && route_distances.core_of(f) >= 0)
+      device_of_core[static_cast<std::size_t>(route_distances.core_of(f))] = static_cast<int>(d);
+  }
+  std::map<std::pair<int, int>, std::uint32_t> block_ids;
+  std::vector<std::uint32_t> block_of_core(cores, 0);
+  for (std::size_t c = 0; c < cores; ++c) {
+    const Device& dev = devices[static_cast<std::size_t>(device_of_core[c])];
+    const std::pair<int, int> id{static_cast<int>(dev.kind), dev.node < 0 ? dev.group : -2};
+    block_of_core[c] = block_ids.try_emplace(id, static_cast<std::uint32_t>(block_ids.size())).first->second;
+  }
+  key_distances.build(block_of_core, key_seeds.size());
+  std::map<std::vector<std::uint32_t>, std::uint32_t> class_ids;
+  class_of_core.assign(cores, 0);
+  member_of_core.assign(cores, 0);
+  class_blocks.clear();
+  class_members.clear();
+  std::vector<std::uint32_t> blocks;
+  for (std::size_t c = 0; c < cores; ++c) {
+    const auto d = static_cast<std::size_t>(device_of_core[c]);
+    blocks.assign(1, block_of_core[c]);
+    for (int k = out_offsets[d]; k < out_offsets[d + 1]; ++k) {
+      const int head = out_links[static_cast<std::size_t>(k)].head_core;
+      if (head >= 0) blocks.push_back(block_of_core[static_cast<std::size_t>(head)]);
+    }
+    std::sort(blocks.begin(), blocks.end());
+    blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+    const auto [it, inserted] = class_ids.try_emplace(blocks, static_cast<std::uint32_t>(class_blocks.size()));
+    if (inserted) {
+      class_blocks.push_back(blocks);
+      class_members.push_back(0);
+    }
+    class_of_core[c] = it->second;
+    member_of_core[c] = class_members[it->second]++;
+  }
+  class_masks.assign(class_blocks.size(), ClassMasks{});
+  key_signature.assign(key_seeds.size(), {});
+  head_mask_bytes = 0;
 }
 
 // The out-links of core device `current` (core index `current_core`, at most 64 x mask_words
@@ -560,31 +631,48 @@ const std::uint16_t* Cluster::Impl::distances_of_key(std::uint32_t key) const {
 const std::uint64_t* Cluster::Impl::core_head_mask(const Target& t, int current, int current_core,
                                                    std::uint64_t* scratch) const {
   const auto cc = static_cast<std::size_t>(current_core);
-  std::vector<std::uint64_t>& masks = head_masks[t.key];
-  std::vector<std::uint64_t>& known = head_masks_known[t.key];
-  if (masks.empty()) {
-    const std::size_t cores = route_distances.core_count();
-    const std::size_t bytes = cores * mask_words * sizeof(std::uint64_t) + (cores / 64 + 1) * sizeof(std::uint64_t);
-    if (head_mask_bytes + bytes <= k_head_mask_budget_bytes) {
-      head_mask_bytes += bytes;
-      masks.assign(cores * mask_words, 0);
-      known.assign(cores / 64 + 1, 0);
+  const std::uint32_t cls = class_of_core[cc];
+  std::vector<std::uint32_t>& signatures = key_signature[t.key];
+  if (signatures.empty()) signatures.assign(class_blocks.size(), k_no_slot);
+  ClassMasks& class_cache = class_masks[cls];
+  std::uint32_t& signature = signatures[cls];
+  if (signature == k_no_slot) {
+    std::vector<const std::uint16_t*> values;
+    for (const std::uint32_t b : class_blocks[cls])
+      values.push_back(t.dist.block(b));
+    const auto [it, inserted] =
+        class_cache.signatures.try_emplace(std::move(values), static_cast<std::uint32_t>(class_cache.masks.size()));
+    if (inserted) {
+      const std::size_t members = class_members[cls];
+      const std::size_t bytes =
+          members * mask_words * sizeof(std::uint64_t) + (members / 64 + 1) * sizeof(std::uint64_t);
+      class_cache.masks.emplace_back();
+      class_cache.known.emplace_back();
+      if (head_mask_bytes + bytes <= k_head_mask_budget_bytes) {
+        head_mask_bytes += bytes;
+        class_cache.masks.back().assign(members * mask_words, 0);
+        class_cache.known.back().assign(members / 64 + 1, 0);
+      }
     }
+    signature = it->second;
   }
+  std::vector<std::uint64_t>& masks = class_cache.masks[signature];
+  std::vector<std::uint64_t>& known = class_cache.known[signature];
+  const std::size_t m = member_of_core[cc];
   const bool cached = !masks.empty();
-  std::uint64_t* mask = cached ? masks.data() + cc * mask_words : scratch;
-  if (cached && ((known[cc / 64] >> (cc % 64)) & 1u) != 0) return mask;
+  std::uint64_t* mask = cached ? masks.data() + m * mask_words : scratch;
+  if (cached && ((known[m / 64] >> (m % 64)) & 1u) != 0) return mask;
   std::fill(mask, mask + mask_words, 0);
-  const std::uint16_t here = t.dist[cc];
+  const std::uint16_t here = t.dist[current_core];
   if (here != k_unreached && here > 0) {
     const auto begin = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current)]);
     const auto end = static_cast<std::size_t>(out_offsets[static_cast<std::size_t>(current) + 1]);
     for (std::size_t k = begin; k < end; ++k) {
-      const int core = out_head_core[k];
+      const int core = out_links[k].head_core;
       if (core >= 0 && t.dist[core] == here - 1) mask[(k - begin) / 64] |= std::uint64_t{1} << ((k - begin) % 64);
     }
   }
-  if (cached) known[cc / 64] |= std::uint64_t{1} << (cc % 64);
+  if (cached) known[m / 64] |= std::uint64_t{1} << (m % 64);
   return mask;
 }
 
@@ -685,7 +773,7 @@ void Cluster::Impl::build_destination_numbers() {
       nic_device[slot] = static_cast<int>(d);
     int attach = std::numeric_limits<int>::max();
     for (int k = out_offsets[d]; k < out_offsets[d + 1]; ++k) {
-      const int head = out_head[static_cast<std::size_t>(k)];
+      const int head = out_links[static_cast<std::size_t>(k)].head;
       if (devices[static_cast<std::size_t>(head)].node < 0) attach = std::min(attach, head);
     }
     order.emplace_back(attach, static_cast<int>(d));
@@ -764,13 +852,17 @@ void Cluster::finalize() {
   m.build_route_bounds();
   m.check_connectivity();
 
-  m.out_head.resize(m.out_ids.size());
-  m.out_head_forwarding.resize(m.out_ids.size());
+  m.out_links.assign(m.out_ids.size(), Impl::OutLink{-1, -1, -1, -1, -1});
+  m.walk_flags.assign(m.devices.size(), 0);
+  for (std::size_t d = 0; d < m.devices.size(); ++d)
+    m.walk_flags[d] = static_cast<std::uint8_t>((m.devices[d].node < 0 ? Impl::k_fabric_device : 0) |
+                                                (m.devices[d].kind == DeviceKind::gpu ? Impl::k_gpu_device : 0));
   std::size_t max_degree = 0;
   for (std::size_t k = 0; k < m.out_ids.size(); ++k) {
     const int head = m.links[static_cast<std::size_t>(m.out_ids[k])].dst;
-    m.out_head[k] = head;
-    m.out_head_forwarding[k] = m.forwarding_index[static_cast<std::size_t>(head)];
+    m.out_links[k].id = m.out_ids[k];
+    m.out_links[k].head = head;
+    m.out_links[k].head_forwarding = m.forwarding_index[static_cast<std::size_t>(head)];
   }
   for (std::size_t d = 0; d < m.devices.size(); ++d)
     max_degree = std::max(max_degree, static_cast<std::size_t>(m.out_offsets[d + 1] - m.out_offsets[d]));
@@ -784,16 +876,14 @@ void Cluster::finalize() {
   m.build_route_keys();
   distances_built.get();  // rethrows what the build threw
   m.build_key_forwarding_seeds();
-  m.out_head_core.assign(m.out_ids.size(), -1);
-  m.out_head_component.assign(m.out_ids.size(), -1);
   for (std::size_t k = 0; k < m.out_ids.size(); ++k) {
-    const int head = m.out_head[k], f = m.out_head_forwarding[k];
+    const int head = m.out_links[k].head, f = m.out_links[k].head_forwarding;
     if (f < 0) continue;
-    m.out_head_component[k] = m.route_distances.component_of(f);
+    m.out_links[k].head_component = m.route_distances.component_of(f);
     if (m.devices[static_cast<std::size_t>(head)].kind == DeviceKind::gpu ||
         m.has_exception[static_cast<std::size_t>(head)])
       continue;
-    m.out_head_core[k] = m.route_distances.core_of(f);
+    m.out_links[k].head_core = m.route_distances.core_of(f);
   }
   std::size_t widest_core = 0;  // the most out-links of a core device
   for (std::size_t d = 0; d < m.devices.size(); ++d)
@@ -808,9 +898,9 @@ void Cluster::finalize() {
     const auto begin = static_cast<std::size_t>(m.out_offsets[d]), end = static_cast<std::size_t>(m.out_offsets[d + 1]);
     const bool core_tail = m.forwarding_index[d] >= 0 && m.route_distances.core_of(m.forwarding_index[d]) >= 0;
     for (std::size_t k = begin; k < end; ++k) {
-      const int component = m.out_head_component[k];
+      const int component = m.out_links[k].head_component;
       if (core_tail && component >= 0) ++m.component_entry_offsets[static_cast<std::size_t>(component) + 1];
-      if (end - begin > mask_bits || m.out_head_core[k] >= 0) continue;
+      if (end - begin > mask_bits || m.out_links[k].head_core >= 0) continue;
       (component >= 0 ? m.component_heads : m.other_heads)[d * m.mask_words + (k - begin) / k_mask_bits] |=
           std::uint64_t{1} << ((k - begin) % k_mask_bits);
     }
@@ -822,20 +912,14 @@ void Cluster::finalize() {
   for (std::size_t d = 0; d < m.devices.size(); ++d) {
     if (m.forwarding_index[d] < 0 || m.route_distances.core_of(m.forwarding_index[d]) < 0) continue;
     for (int k = m.out_offsets[d]; k < m.out_offsets[d + 1]; ++k) {
-      const int component = m.out_head_component[static_cast<std::size_t>(k)];
+      const int component = m.out_links[static_cast<std::size_t>(k)].head_component;
       if (component < 0) continue;
       m.component_entries[static_cast<std::size_t>(entry_fill[static_cast<std::size_t>(component)]++)] = {
           static_cast<int>(d), k};
     }
   }
-  m.head_masks.assign(m.key_seeds.size(), {});
-  m.head_masks_known.assign(m.key_seeds.size(), {});
-  m.head_mask_bytes = 0;
+  m.build_switch_classes();
   m.component_stamp.assign(m.route_distances.component_count(), 0);
-  m.slot_of_key.assign(m.key_seeds.size(), k_no_slot);
-  const std::size_t bytes_per_slot = std::max<std::size_t>(1, m.route_distances.core_count() * 2);
-  m.max_slots = std::clamp<std::size_t>(k_route_cache_budget_bytes / bytes_per_slot, 1,
-                                        std::max<std::size_t>(m.key_seeds.size(), 1));
   m.finalized = true;
 }
 
@@ -865,7 +949,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
        ++k) {
     const std::uint32_t d = m.head_distance(target, k);
     if (d > want || d == k_unreached) continue;
-    const int rank = first_hop_rank(m.out_ids[k], d);
+    const int rank = first_hop_rank(m.out_links[k].id, d);
     if (d < want || rank < best_rank) {
       want = d;
       best_rank = rank;
@@ -879,7 +963,8 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
   // digit on; elsewhere uniformly by hash.
   const bool adaptive = m.adaptive_routing && !link_load.empty();
   std::vector<int>& choices = m.walk_choices;
-  std::uint64_t destination = m.destination_number[static_cast<std::size_t>(dst_gpu)];
+  // 32 bits: destination numbers are below 2^32, and a 32-bit division is the cheaper one per hop.
+  std::uint32_t destination = m.destination_number[static_cast<std::size_t>(dst_gpu)];
   int current = src_gpu;
   while (true) {
     const auto begin = static_cast<std::size_t>(m.out_offsets[static_cast<std::size_t>(current)]);
@@ -892,7 +977,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     const int current_core = current_f >= 0 ? m.route_distances.core_of(current_f) : -1;
     const std::size_t words = m.mask_words;
     if (current_core >= 0 && !at_source && end - begin <= words * k_mask_bits &&
-        m.devices[static_cast<std::size_t>(current)].kind != DeviceKind::gpu &&
+        (m.walk_flags[static_cast<std::size_t>(current)] & Impl::k_gpu_device) == 0 &&
         !m.has_exception[static_cast<std::size_t>(current)]) {
       // A core device at its key's distance: its core heads one hop closer from the cache, the other
       // heads by their distance; the out-links in CSR order.
@@ -926,9 +1011,9 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
       each_bit(mask.data(), [&](std::size_t k) { choices.push_back(static_cast<int>(k)); });
     } else {
       for (std::size_t k = begin; k < end; ++k) {
-        if (m.out_head_core[k] < 0 && skip_here && m.foreign(m.out_head_component[k])) continue;
+        if (m.out_links[k].head_core < 0 && skip_here && m.foreign(m.out_links[k].head_component)) continue;
         if (m.head_distance(target, k) != want) continue;
-        if (at_source && first_hop_rank(m.out_ids[k], want) != best_rank) continue;
+        if (at_source && first_hop_rank(m.out_links[k].id, want) != best_rank) continue;
         choices.push_back(static_cast<int>(k));
       }
     }
@@ -939,7 +1024,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     std::optional<std::size_t> lane_pick;
     if (lane >= 0 && choices.size() > 1) {
       const auto head_of = [&](std::size_t c) -> const Device& {
-        return m.devices[static_cast<std::size_t>(m.out_head[static_cast<std::size_t>(choices[c])])];
+        return m.devices[static_cast<std::size_t>(m.out_links[static_cast<std::size_t>(choices[c])].head)];
       };
       for (const int gpu : {src_gpu, dst_gpu}) {
         const Device& g = m.devices[static_cast<std::size_t>(gpu)];
@@ -961,17 +1046,21 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     if (choices.size() > 1) {
       if (lane_pick) {
         pick = *lane_pick;
-      } else if (m.destination_routing && m.devices[static_cast<std::size_t>(current)].node < 0) {
-        pick = static_cast<std::size_t>(destination % choices.size());
-        destination /= choices.size();
+      } else if (m.destination_routing &&
+                 (m.walk_flags[static_cast<std::size_t>(current)] & Impl::k_fabric_device) != 0) {
+        const auto base = static_cast<std::uint32_t>(choices.size());
+        pick = destination % base;
+        destination /= base;
         if (adaptive) {
           const auto load = [&](std::size_t c) {
-            return link_load[static_cast<std::size_t>(m.out_ids[static_cast<std::size_t>(choices[c])])];
+            return link_load[static_cast<std::size_t>(m.out_links[static_cast<std::size_t>(choices[c])].id)];
           };
-          // From the digit on, wrapping around (no division per step).
+          // From the digit on, wrapping around (no division per step). Loads are counts of transfers
+          // (>= 0): once an idle link is found none can be less, so the scan stops there (the same pick;
+          // on a fabric with idle uplinks it reads a few of a switch's 64 instead of all).
           const std::size_t digit = pick;
           int least = load(pick);
-          for (std::size_t c = digit + 1 == choices.size() ? 0 : digit + 1; c != digit;
+          for (std::size_t c = digit + 1 == choices.size() ? 0 : digit + 1; c != digit && least > 0;
                c = c + 1 == choices.size() ? 0 : c + 1) {
             const int l = load(c);
             if (l < least) {
@@ -986,8 +1075,8 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
       }
     }
     const auto k = static_cast<std::size_t>(choices[pick]);
-    links_out.push_back(m.out_ids[k]);
-    current = m.out_head[k];
+    links_out.push_back(m.out_links[k].id);
+    current = m.out_links[k].head;
     if (current == dst_gpu) return;
     --want;
   }

@@ -58,8 +58,10 @@ class RouteDistances {
   // The seeds of `seeds` that lie in components (fill() covers the core ones), for distance().
   void component_seeds(std::span<const Seed> seeds, std::vector<Seed>& out) const;
   // Distance from forwarding device `f` toward the seeds whose core array is `core_dist` and whose
-  // component seeds are `in_components`; k_unreached if none.
-  std::uint32_t distance(const std::uint16_t* core_dist, std::span<const Seed> in_components, int f) const {
+  // component seeds are `in_components`; k_unreached if none. `CoreDist` is indexed by core index: the
+  // array fill() wrote, or a key's CoreDistanceBlocks::View.
+  template <class CoreDist>
+  std::uint32_t distance(const CoreDist& core_dist, std::span<const Seed> in_components, int f) const {
     const int c = core_index_[static_cast<std::size_t>(f)];
     if (c >= 0) return core_dist[c];
     std::uint32_t best = exit_distance(core_dist, f);
@@ -68,7 +70,8 @@ class RouteDistances {
   }
   // distance() of a component device `f` through its exits only: exact when its component holds none
   // of the seeds.
-  std::uint32_t exit_distance(const std::uint16_t* core_dist, int f) const {
+  template <class CoreDist>
+  std::uint32_t exit_distance(const CoreDist& core_dist, int f) const {
     std::uint32_t best = k_unreached;
     const auto f_index = static_cast<std::size_t>(f);
     for (int k = exit_offsets_[f_index]; k < exit_offsets_[f_index + 1]; ++k) {

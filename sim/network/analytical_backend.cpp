@@ -33,13 +33,10 @@ namespace {
 class AnalyticalBackend final : public NetworkBackend {
  public:
   AnalyticalBackend(const Cluster& cluster, const NetworkProfile& profile)
-      : cluster_(cluster),
-        usage_(cluster.links().size()),
-        active_(cluster.links().size(), 0),
-        share_slot_(cluster.links().size(), -1) {
-    bandwidth_.reserve(cluster.links().size());
+      : cluster_(cluster), usage_(cluster.links().size()) {
+    links_.reserve(cluster.links().size());
     for (const Link& l : cluster.links())
-      bandwidth_.push_back(profile.effective_bandwidth_Bps(l));
+      links_.push_back(LinkState{profile.effective_bandwidth_Bps(l), 0, -1});
   }
 
   const char* fidelity() const override { return "analytical"; }
@@ -72,13 +69,13 @@ class AnalyticalBackend final : public NetworkBackend {
       if (group->route_begin[i + 1] != group->route_begin[i]) usage_.start(group->route(i), t.bytes, now_s_);
     }
     for (int l : group->links)
-      ++active_[static_cast<std::size_t>(l)];
+      ++links_[static_cast<std::size_t>(l)].active;
     if (!transfers.empty())  // the next group's guess of its routes' length (a reservation only)
       hops_per_transfer_ = std::max<std::size_t>(1, (group->links.size() + transfers.size() - 1) / transfers.size());
     // The group's own bytes per link, and whether its transfers there differ in size.
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       for (const int l : group->route(i)) {
-        int& slot = share_slot_[static_cast<std::size_t>(l)];
+        int& slot = links_[static_cast<std::size_t>(l)].share_slot;
         if (slot < 0) {
           slot = static_cast<int>(shares_.size());
           shares_.push_back(LinkShare{0, 0.0, transfers[i].bytes, transfers[i].bytes});
@@ -99,15 +96,15 @@ class AnalyticalBackend final : public NetworkBackend {
       const double bytes = transfers[i].bytes;
       double rate = std::numeric_limits<double>::infinity();
       for (const int l : route) {
-        const auto link = static_cast<std::size_t>(l);
-        const LinkShare& share = shares_[static_cast<std::size_t>(share_slot_[link])];
+        const LinkState& link = links_[static_cast<std::size_t>(l)];
+        const LinkShare& share = shares_[static_cast<std::size_t>(link.share_slot)];
         // Equal transfers of the group share a link equally with each other and with the transfers
         // of other groups in flight; unequal ones of the group in proportion to their bytes (the
         // link drains the group's bytes in one go, as a pipelined steady state does).
         const double weight = share.smallest == share.largest
-                                  ? static_cast<double>(active_[link])
-                                  : static_cast<double>(active_[link] - share.count) + share.bytes / bytes;
-        rate = std::min(rate, bandwidth_[link] / weight);
+                                  ? static_cast<double>(link.active)
+                                  : static_cast<double>(link.active - share.count) + share.bytes / bytes;
+        rate = std::min(rate, link.bandwidth_Bps / weight);
       }
       const double d = bytes / rate;
       duration = std::max(duration, d);
@@ -115,7 +112,7 @@ class AnalyticalBackend final : public NetworkBackend {
       ends_.emplace_back(std::bit_cast<std::uint64_t>(now_s_ + d + 0.0), static_cast<std::uint32_t>(i));
     }
     for (const int l : touched_)
-      share_slot_[static_cast<std::size_t>(l)] = -1;
+      links_[static_cast<std::size_t>(l)].share_slot = -1;
     touched_.clear();
     shares_.clear();
     // The transfers end at their own times; those ending at the same time share one event, which
@@ -134,7 +131,7 @@ class AnalyticalBackend final : public NetworkBackend {
     // Release the links when the group ends.
     schedule(now_s_ + duration, [this, group, done = std::move(done)] {
       for (int l : group->links)
-        --active_[static_cast<std::size_t>(l)];
+        --links_[static_cast<std::size_t>(l)].active;
       done();
     });
   }
@@ -172,17 +169,23 @@ class AnalyticalBackend final : public NetworkBackend {
   };
 
   const Cluster& cluster_;
-  std::vector<double> bandwidth_;
+  // Per link, side by side (one cache miss per link of a route on a large fabric): its effective
+  // bandwidth, the transfers of the groups in flight on it (a group releases its links when it ends),
+  // and the index of the group being started's LinkShare there (-1 when unused).
+  struct LinkState {
+    double bandwidth_Bps;
+    int active;
+    int share_slot;
+  };
+  std::vector<LinkState> links_;
   LinkUsage usage_;
-  std::vector<int> active_;
   std::vector<KeyedItem> ends_;  // (end time's bits, transfer) of the group being started
   // The transfers of the group being started on each link it uses: count, bytes, smallest, largest;
-  // share_slot_ (per link, -1 when unused) indexes shares_.
+  // LinkState::share_slot indexes shares_.
   struct LinkShare {
     int count = 0;
     double bytes = 0.0, smallest = 0.0, largest = 0.0;
   };
-  std::vector<int> share_slot_;
   std::vector<LinkShare> shares_;
   std::vector<int> touched_;
   std::vector<Event> events_;  // a min-heap on (time, seq)
