@@ -18,15 +18,8 @@ namespace {
 // its first layers' width (18432), 4 layers: the attention is what is checked.
 ReplicaConfig deepseek_v3_attention(int tp, ServingDtype kv = ServingDtype::bf16) {
   ReplicaConfig r;
+  r.model = testing::deepseek_v3_shape(4);
   ModelSpec& m = r.model;
-  m.layers = 4;
-  m.hidden = 7168;
-  m.heads = 128;
-  m.kv_heads = 128;
-  m.ffn_hidden = 18432;
-  m.seq_len = 4096;
-  m.vocab = 129280;
-  m.activation = "swiglu";
   m.attention_type = "mla";
   m.mla.q_lora_rank = 1536;
   m.mla.kv_lora_rank = 512;

@@ -17,15 +17,8 @@ namespace {
 // 128 heads of 56 (hidden 7168) so that only the MLP differs between the layer kinds checked here.
 ReplicaConfig deepseek_like(int tp, int pp, int layers, int dense_layers, int shared_experts) {
   ReplicaConfig r;
+  r.model = testing::deepseek_v3_shape(layers);
   ModelSpec& m = r.model;
-  m.layers = layers;
-  m.hidden = 7168;
-  m.heads = 128;
-  m.kv_heads = 128;
-  m.ffn_hidden = 18432;
-  m.seq_len = 4096;
-  m.vocab = 129280;
-  m.activation = "swiglu";
   m.moe.experts = 256;
   m.moe.top_k = 8;
   m.moe.expert_ffn_hidden = 2048;

@@ -83,6 +83,22 @@ inline ModelSpec llama3_8b() {
   return m;
 }
 
+// DeepSeek-V3's dense shape (config.json of deepseek-ai/DeepSeek-V3): hidden 7168, 128 heads, the first
+// layers' MLP of 18432, vocabulary 129280, SwiGLU, context 4096 here; plain multi-head attention and no
+// experts until a test sets them.
+inline ModelSpec deepseek_v3_shape(int layers) {
+  ModelSpec m;
+  m.layers = layers;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.kv_heads = 128;
+  m.ffn_hidden = 18432;
+  m.seq_len = 4096;
+  m.vocab = 129280;
+  m.activation = "swiglu";
+  return m;
+}
+
 // Mixtral-8x7B (mistralai/Mixtral-8x7B-v0.1 config.json): Llama-3-8B's layers (32 layers, hidden 4096,
 // 32 heads, 8 KV heads, SwiGLU) with 8 experts of 14336, top 2, vocabulary 32000, context 32768.
 inline ModelSpec mixtral_8x7b() {
