@@ -544,10 +544,6 @@ class Replay {
   // two fabric switches: its transfers then load only the GPUs' own ports (NVLink, PCIe, NIC and the
   // NIC's cable to its leaf), as DeepEP's rail-local RDMA stage does under one leaf (ReplayOptions::
   // closed_form_edge_all_to_all; its error against the exhaustive replay in workloads/README.md).
-  bool edge_all_to_all(std::uint16_t comm, CollectiveKind kind) const {
-    return kind == CollectiveKind::all_to_all && options_.closed_form_edge_all_to_all &&
-           graph_.communicators()[comm].name == options_.expert_communicator;
-  }
   bool inside_switch_domain(const CollectivePlan& plan, bool edge,
                             std::vector<std::pair<int, double>>& link_bytes) const {
     if (!options_.closed_form_inside_nvswitch || cluster_.spec().node.scale_up.type != "nvswitch") return false;
@@ -585,10 +581,13 @@ class Replay {
     if (it != planned_.end()) return it->second;
     PlannedCollective planned;
     const CollectiveContext ctx{cluster_, profile_for(comm), &link_scratch_};
-    const bool edge = edge_all_to_all(comm, p.kind);
+    const bool expert =
+        p.kind == CollectiveKind::all_to_all && graph_.communicators()[comm].name == options_.expert_communicator;
+    const bool edge = expert && options_.closed_form_edge_all_to_all;
     for (std::size_t g : cells_[comm][static_cast<std::size_t>(cell)].groups) {
       const auto& group = graph_.communicators()[comm].groups[g];
       CollectiveRequest req{p.kind, &group, p.bytes, p.pair_bytes};
+      if (expert && options_.expert_routing.experts > 0) req.routing = &options_.expert_routing;
       if (planned.algorithm.empty()) check_feasible(comm, ctx, req);
       // The first group's plan names the algorithm ("auto": the selector's choice, planned once);
       // the other groups of the communicator have the same shape and use the same algorithm.

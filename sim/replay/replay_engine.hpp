@@ -16,6 +16,7 @@
 #include "sim/network/network_backend.hpp"
 #include "sim/network/network_profile.hpp"
 #include "workloads/execution_graph.hpp"
+#include "workloads/expert_routing.hpp"
 
 namespace clustersim {
 
@@ -38,6 +39,9 @@ struct ReplayOptions {
   // Needs closed_form_inside_nvswitch.
   bool closed_form_edge_all_to_all = true;
   std::string expert_communicator = "ep";
+  // The routing of the MoE layers' tokens, given to the expert communicator's all-to-alls (DeepEP's
+  // deduplicated dispatch); experts 0: none.
+  ExpertRouting expert_routing;
   // Host issue time per op (training.host_op_us): op k of a rank (program order) cannot start before
   // (k + 1) x host_op_s, the moment its CPU thread has issued it. 0: ops start when ready.
   double host_op_s = 0.0;
