@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 #include <tuple>
 
@@ -25,6 +26,7 @@
 #include "sim/validation/error_bars.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/topology_metrics.hpp"
+#include "workloads/expert_routing.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/software_stack.hpp"
 #include "workloads/trace_format.hpp"
@@ -212,6 +214,23 @@ GpuSpec simulated_gpu(const ClusterSpec& cluster) {
   return gpu;
 }
 
+// The MoE layers' routing must fit the expert-parallel groups' nodes: node-limited routing's nodes
+// hold at least top_k experts.
+void check_expert_routing(const ExecutionGraph& graph, const Cluster& cluster, const ReplayOptions& options,
+                          const std::string& file) {
+  for (const auto& comm : graph.communicators()) {
+    if (comm.name != options.expert_communicator || comm.groups.empty()) continue;
+    std::set<int> nodes;
+    for (const int rank : comm.groups.front())
+      nodes.insert(cluster.node_of_gpu(rank));
+    const std::string why = expert_routing_infeasible(options.expert_routing, static_cast<int>(nodes.size()));
+    if (!why.empty())
+      throw SpecError(
+          file, "/model/moe/max_nodes_per_token",
+          "node-limited routing over an expert-parallel group of " + std::to_string(nodes.size()) + " node(s): " + why);
+  }
+}
+
 Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadSpec& workload_spec,
                                 const SimulationOptions& options) {
   const NetworkBackendEntry& backend_entry = resolve_backend(options.fidelity);
@@ -246,6 +265,11 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   ReplayOptions replay_options;
   replay_options.collective_algorithm = options.collective_algorithm;
   replay_options.algorithm_by_communicator = options.algorithm_by_communicator;
+  if (!trace && workload.model.moe.experts > 0) {
+    const MoeSpec& moe = workload.model.moe;
+    replay_options.expert_routing = {moe.experts, moe.top_k, moe.max_nodes_per_token};
+    check_expert_routing(graph, cluster, replay_options, workload.source_file);
+  }
   replay_options.network_profile = profile;
   replay_options.host_op_s = trace ? 0.0 : workload.training.host_op_us * 1e-6;
   if (stack) {

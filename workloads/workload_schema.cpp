@@ -257,6 +257,14 @@ const std::vector<Row>& rows() {
                     "3); fewer than `layers`"),
             "0"),
         nullptr, &moe_only);
+    add(row<&W::model, &M::moe, &E::max_nodes_per_token>(
+            integer("model.moe.max_nodes_per_token", false, 0, INT_MAX, "0", "",
+                    "node-limited routing (DeepSeek-V3's M, arXiv:2412.19437 sec. 2.1.2): each token's routed "
+                    "experts sit on at most this many nodes of its expert-parallel group, which must hold top_k "
+                    "experts; DeepEP's dispatch (`ep=deepep`) sends a token over RDMA once per remote node it "
+                    "reaches, the expected count in workloads/expert_routing.cpp; 0: unlimited"),
+            "0"),
+        nullptr, &moe_only);
     auto mla_dim = [](std::string_view path, std::string_view doc) {
       return integer(path, false, 0, INT_MAX, "0", "", doc);
     };

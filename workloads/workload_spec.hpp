@@ -33,6 +33,9 @@ struct MoeSpec {
   int shared_experts = 0;
   // The first layers are dense MLPs of ffn_hidden (DeepSeek-V3's first_k_dense_replace = 3).
   int first_dense_layers = 0;
+  // Node-limited routing (DeepSeek-V3's M): each token's experts on at most this many nodes; 0:
+  // unlimited. Sets what DeepEP's deduplicated dispatch sends over RDMA (workloads/expert_routing.hpp).
+  int max_nodes_per_token = 0;
 
   friend bool operator==(const MoeSpec&, const MoeSpec&) = default;
 };

@@ -15,6 +15,7 @@
 #include "sim/network/network_backend.hpp"
 #include "sim/network/network_profile.hpp"
 #include "workloads/execution_graph.hpp"
+#include "workloads/expert_routing.hpp"
 
 namespace clustersim {
 
@@ -55,6 +56,9 @@ struct CollectiveRequest {
   // all_to_allv: bytes from group member i to member j at [i * n + j]; null for even all_to_all.
   const std::vector<double>* matrix = nullptr;
   int root = 0;  // broadcast and reduce: index of the root in `ranks`
+  // A MoE dispatch or combine: the routing its tokens follow (DeepEP deduplicates by node with it);
+  // null for any other collective.
+  const ExpertRouting* routing = nullptr;
 };
 
 // The largest per-step latency of a hop among `transfers`: a hop's route's wire latency plus the

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -539,19 +540,31 @@ class Replay {
   // Whether every transfer of `plan` stays on NVLink links of a non-blocking switch (NVSwitch): the
   // switch has full bisection, so only the GPUs' own ports are shared, and the plan's idle-fabric
   // time is exact unless another communicator uses the same GPU ports at the same time (ignored).
-  bool inside_switch_domain(const CollectivePlan& plan, std::vector<std::pair<int, double>>& link_bytes) const {
+  // An all-to-all (expert parallelism) also qualifies across nodes when no route crosses a link between
+  // two fabric switches: its transfers then load only the GPUs' own ports (NVLink, PCIe, NIC and the
+  // NIC's cable to its leaf), as DeepEP's rail-local RDMA stage does under one leaf (ReplayOptions::
+  // closed_form_edge_all_to_all; its error against the exhaustive replay in workloads/README.md).
+  bool inside_switch_domain(const CollectivePlan& plan, bool edge,
+                            std::vector<std::pair<int, double>>& link_bytes) const {
     if (!options_.closed_form_inside_nvswitch || cluster_.spec().node.scale_up.type != "nvswitch") return false;
     std::map<int, double> bytes;
     std::vector<int> route;
     const auto links = cluster_.links();
+    const auto devices = cluster_.devices();
+    const auto fabric_switch = [&](int device) {
+      const DeviceKind k = devices[static_cast<std::size_t>(device)].kind;
+      return k == DeviceKind::leaf_switch || k == DeviceKind::spine_switch || k == DeviceKind::core_switch;
+    };
     for (const auto& phase : plan.phases) {
       for (const Transfer& t : phase.transfers) {
         if (t.src_gpu == t.dst_gpu) continue;
-        if (cluster_.node_of_gpu(t.src_gpu) != cluster_.node_of_gpu(t.dst_gpu)) return false;
+        if (!edge && cluster_.node_of_gpu(t.src_gpu) != cluster_.node_of_gpu(t.dst_gpu)) return false;
         route.clear();
         cluster_.route(t.src_gpu, t.dst_gpu, 0, route);
         for (int l : route) {
-          if (links[static_cast<std::size_t>(l)].technology != LinkTechnology::nvlink) return false;
+          const Link& link = links[static_cast<std::size_t>(l)];
+          if (edge ? fabric_switch(link.src) && fabric_switch(link.dst) : link.technology != LinkTechnology::nvlink)
+            return false;
           bytes[l] += t.bytes;
         }
       }
@@ -568,9 +581,13 @@ class Replay {
     if (it != planned_.end()) return it->second;
     PlannedCollective planned;
     const CollectiveContext ctx{cluster_, profile_for(comm), &link_scratch_};
+    const bool expert =
+        p.kind == CollectiveKind::all_to_all && graph_.communicators()[comm].name == options_.expert_communicator;
+    const bool edge = expert && options_.closed_form_edge_all_to_all;
     for (std::size_t g : cells_[comm][static_cast<std::size_t>(cell)].groups) {
       const auto& group = graph_.communicators()[comm].groups[g];
       CollectiveRequest req{p.kind, &group, p.bytes, p.pair_bytes};
+      if (expert && options_.expert_routing.experts > 0) req.routing = &options_.expert_routing;
       if (planned.algorithm.empty()) check_feasible(comm, ctx, req);
       // The first group's plan names the algorithm ("auto": the selector's choice, planned once);
       // the other groups of the communicator have the same shape and use the same algorithm.
@@ -580,12 +597,20 @@ class Replay {
       planned.plans.push_back(std::make_shared<const CollectivePlan>(std::move(plan)));
       if (planned.algorithm.empty()) planned.algorithm = planned.plans.back()->algorithm;
       std::vector<std::pair<int, double>> link_bytes;
-      if (inside_switch_domain(*planned.plans.back(), link_bytes)) {
+      if (inside_switch_domain(*planned.plans.back(), edge, link_bytes)) {
         planned.closed_form_s.push_back(idle_fabric_time_s(ctx, *planned.plans.back()));
         planned.link_bytes.push_back(std::move(link_bytes));
       }
     }
-    if (planned.closed_form_s.size() != planned.plans.size()) {  // all or none
+    // All or none; an edge all-to-all's groups on links of their own (each group's time is its own).
+    std::set<int> group_links;
+    std::size_t group_link_count = 0;
+    for (const auto& lb : planned.link_bytes) {
+      group_link_count += lb.size();
+      for (const auto& [l, b] : lb)
+        group_links.insert(l);
+    }
+    if (planned.closed_form_s.size() != planned.plans.size() || (edge && group_links.size() != group_link_count)) {
       planned.closed_form_s.clear();
       planned.link_bytes.clear();
     }

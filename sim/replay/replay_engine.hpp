@@ -16,6 +16,7 @@
 #include "sim/network/network_backend.hpp"
 #include "sim/network/network_profile.hpp"
 #include "workloads/execution_graph.hpp"
+#include "workloads/expert_routing.hpp"
 
 namespace clustersim {
 
@@ -31,6 +32,16 @@ struct ReplayOptions {
   // loads the same GPU ports at the same time. Cuts the flows of tensor parallelism by orders of
   // magnitude; tests compare it with the exhaustive replay.
   bool closed_form_inside_nvswitch = true;
+  // The same for the all-to-alls of the expert-parallel communicator (`expert_communicator`) across
+  // nodes, when no route crosses a link between two fabric switches and the groups share no link
+  // (DeepEP's rail-local RDMA stage under one leaf, NVLink forwarding): exact alone, optimistic where
+  // pipeline or gradient traffic loads the same NICs at the same time (error in workloads/README.md).
+  // Needs closed_form_inside_nvswitch.
+  bool closed_form_edge_all_to_all = true;
+  std::string expert_communicator = "ep";
+  // The routing of the MoE layers' tokens, given to the expert communicator's all-to-alls (DeepEP's
+  // deduplicated dispatch); experts 0: none.
+  ExpertRouting expert_routing;
   // Host issue time per op (training.host_op_us): op k of a rank (program order) cannot start before
   // (k + 1) x host_op_s, the moment its CPU thread has issued it. 0: ops start when ready.
   double host_op_s = 0.0;

@@ -186,6 +186,24 @@ TEST(CliSimulate, DeepSeekV3SimulatesOnTwoThousandGpus) {
   EXPECT_TRUE(ep_deepep) << j["communication"].dump();
 }
 
+// Node-limited routing (model.moe.max_nodes_per_token, the preset's M = 4 of DeepSeek-V3): DeepEP's
+// dispatch crosses RDMA once per node a token reaches, 3.629 nodes of 8 with M = 4 against 5.295
+// unlimited (workloads/expert_routing.cpp), so the RDMA-bound all-to-alls, and the step, are shorter.
+// Limited to 1 node of 32 experts, top-40 cannot be routed: exit 2 naming the file and the key.
+TEST(CliSimulate, DeepSeekV3NodeLimitedRoutingShortensTheDeepEpStep) {
+  const std::string run =
+      "simulate --fidelity analytical --cluster dgx-h100-superpod --set cluster.nodes=256 --workload deepseek-v3 "
+      "--set workload.training.global_batch=1024 --algorithm ep=deepep";
+  const double limited = simulate_json(run)["step_time_s"].get<double>();
+  const double unlimited =
+      simulate_json(run + " --set workload.model.moe.max_nodes_per_token=0")["step_time_s"].get<double>();
+  EXPECT_LT(limited, unlimited * 0.95);
+  const auto r = run_cli(run + " --set workload.model.moe.max_nodes_per_token=1 --set workload.model.moe.top_k=40");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("deepseek-v3.json: /model/moe/max_nodes_per_token"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fewer than top_k 40"), std::string::npos) << r.err;
+}
+
 // A GPU whose kernel-model figures are assumptions is flagged in the report: JSON provenance and text.
 TEST(CliSimulate, AnUncalibratedGpuIsFlaggedInTheReport) {
   const std::string run =

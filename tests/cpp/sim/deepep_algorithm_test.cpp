@@ -53,6 +53,35 @@ TEST(DeepEpAlgorithm, SlowScaleUpMakesTheForwardingTheBottleneck) {
   EXPECT_NEAR(idle_fabric_time_s(ctx, plan) - plan.latency_s(), 7.0 / 8.0 * kS / 20e9, 1e-9);
 }
 
+// DeepEP deduplicates by node: with the MoE routing of the request (16 experts over the 2 nodes,
+// top-2), a token crosses RDMA once per remote node it reaches. Of a rank's S bytes (its 2 copies per
+// token), S/2 go to the other node undeduplicated (above); deduplicated, the other node is reached with
+// probability R / 2 per token, R = 23/15 unlimited (workloads/expert_routing.cpp), i.e. S/2 x R/2 = S/2
+// x 23/30, and 1 node with M = 1 (R = 1): S/4. The NVLink stage still delivers every copy: 7/8 S.
+TEST(DeepEpAlgorithm, DeduplicatesTheRdmaStageByTheNodesATokenReaches) {
+  const Cluster cluster = Cluster::build(testing::fat_tree_spec(2, 8, 8));
+  const auto ranks = iota_ranks(16);
+  const CollectiveContext ctx{cluster, ideal_network_profile()};
+  for (const auto& [max_nodes, rdma_bytes] : {std::pair{0, kS / 2.0 * 23.0 / 30.0}, std::pair{1, kS / 4.0}}) {
+    const ExpertRouting routing{16, 2, max_nodes};
+    CollectiveRequest request{CollectiveKind::all_to_all, &ranks, kS};
+    request.routing = &routing;
+    const CollectivePlan plan = plan_collective("deepep", ctx, request);
+    double rdma_out_of_0 = 0.0, nvlink_out_of_0 = 0.0;
+    for (const Transfer& t : plan.phases.at(0).transfers)
+      if (t.src_gpu == 0) (cluster.node_of_gpu(t.dst_gpu) != 0 ? rdma_out_of_0 : nvlink_out_of_0) += t.bytes;
+    EXPECT_NEAR(rdma_out_of_0, rdma_bytes, 1e-3) << max_nodes;
+    EXPECT_DOUBLE_EQ(nvlink_out_of_0, 7.0 / 8.0 * kS) << max_nodes;
+    // the NICs still set the pace (S/4 / 50 GB/s > 7/8 S / 450 GB/s)
+    EXPECT_NEAR(idle_fabric_time_s(ctx, plan) - plan.latency_s(), rdma_bytes / 50e9, 1e-9) << max_nodes;
+  }
+  // top-16 of 16 experts limited to 1 node of 8: infeasible, named
+  const ExpertRouting impossible{16, 16, 1};
+  CollectiveRequest request{CollectiveKind::all_to_all, &ranks, kS};
+  request.routing = &impossible;
+  EXPECT_NE(collective_infeasible("deepep", ctx, request).find("max_nodes_per_token"), std::string::npos);
+}
+
 TEST(DeepEpAlgorithm, RefusesGroupsThatAreNotRailAligned) {
   const Cluster cluster = Cluster::build(testing::fat_tree_spec(2, 8, 8));
   const CollectiveContext ctx{cluster, ideal_network_profile()};

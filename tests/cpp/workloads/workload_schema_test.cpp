@@ -62,8 +62,8 @@ TEST(WorkloadSchema, PathsAreUniqueAndSplitIntoSectionAndKey) {
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->section(), "model.moe");
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->key(), "load_imbalance");
   EXPECT_EQ(find_workload_field("training.nope"), nullptr);
-  // name, description; 12 model keys, 9 moe, 5 mla, 15 training, 15 parallelism; 3 trace.
-  EXPECT_EQ(workload_schema().size(), 2u + 12 + 9 + 5 + 15 + 15 + 3);
+  // name, description; 12 model keys, 10 moe, 5 mla, 15 training, 15 parallelism; 3 trace.
+  EXPECT_EQ(workload_schema().size(), 2u + 12 + 10 + 5 + 15 + 15 + 3);
 }
 
 // A spec with only the required keys takes each default the schema declares, and those are the
@@ -144,7 +144,7 @@ TEST(WorkloadSchema, RangesAndChoicesAreEnforcedAtTheKeysPath) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 51);  // every key of model, model.moe, training and parallelism
+  EXPECT_EQ(checked, 52);  // every key of model, model.moe, training and parallelism
 }
 
 // model.mla's keys: each refused below its range at its path; kv_lora_rank and the head dimensions
@@ -210,6 +210,7 @@ TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
                        {"top_k", 2},
                        {"shared_experts", 1},
                        {"first_dense_layers", 1},
+                       {"max_nodes_per_token", 1},
                        {"token_dropping", true},
                        {"load_distribution", "multinomial"}}}});
   j["training"].update({{"precision", "fp8"}, {"torch_compile", true}, {"stack", "megatron-core"}});
