@@ -63,7 +63,8 @@ OpId OpTable::add_compute(const ComputeOp& op, std::span<const OpId> deps) {
   n_.push_back(op.n);
   k_.push_back(op.k);
   batch_.push_back(op.batch);
-  attention_.push_back(static_cast<std::uint8_t>((op.causal ? kCausal : 0) | (op.backward ? kBackward : 0)));
+  attention_.push_back(static_cast<std::uint8_t>((op.causal ? kCausal : 0) | (op.backward ? kBackward : 0) |
+                                                 (op.fp8_blockwise ? kFp8Blockwise : 0)));
   collective_.push_back(CollectiveKind::all_reduce);
   communicator_.push_back(0);
   return id;
@@ -129,6 +130,7 @@ ComputeOp OpTable::compute_op(OpId i) const {
   op.batch = batch_[i];
   op.causal = causal(i);
   op.backward = backward(i);
+  op.fp8_blockwise = fp8_blockwise(i);
   op.stream = stream_[i];
   op.duration_s = duration_s(i);
   return op;

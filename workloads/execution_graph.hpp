@@ -61,6 +61,9 @@ struct ComputeOp {
   // 4 m n k batch forward, half of it with the causal mask, 2.5x in the backward.
   bool causal = false;
   bool backward = false;
+  // An fp8 GEMM with fine-grained (1x128 / 128x128 block) scales promoted to CUDA cores every 128
+  // K-elements (training.fp8_recipe blockwise): timed at the GPU's gemm_fp8_blockwise_efficiency.
+  bool fp8_blockwise = false;
   std::uint8_t stream = kComputeStream;
   // A measured duration (imported traces): > 0 is the op's time, used verbatim by the replay; 0 lets
   // the GPU model time the kernel from its description.
@@ -115,6 +118,7 @@ class OpTable {
   std::uint32_t batch(OpId i) const { return batch_[i]; }
   bool causal(OpId i) const { return (attention_[i] & kCausal) != 0; }
   bool backward(OpId i) const { return (attention_[i] & kBackward) != 0; }
+  bool fp8_blockwise(OpId i) const { return (attention_[i] & kFp8Blockwise) != 0; }
   // Compute ops: the measured duration (ComputeOp::duration_s), 0 when the GPU model times the op.
   double duration_s(OpId i) const { return i < duration_s_.size() ? duration_s_[i] : 0.0; }
   // Collective ops: the all_to_allv's per-pair bytes (CollectiveOp::pair_bytes); null for any other.
@@ -143,8 +147,8 @@ class OpTable {
   std::vector<double> flops_;
   std::vector<double> bytes_;
   std::vector<std::uint32_t> m_, n_, k_, batch_;
-  static constexpr std::uint8_t kCausal = 1, kBackward = 2;
-  std::vector<std::uint8_t> attention_;  // compute ops: kCausal | kBackward
+  static constexpr std::uint8_t kCausal = 1, kBackward = 2, kFp8Blockwise = 4;
+  std::vector<std::uint8_t> attention_;  // compute ops: kCausal | kBackward | kFp8Blockwise (flags)
   std::vector<CollectiveKind> collective_;
   std::vector<std::uint16_t> communicator_;
   std::vector<std::uint32_t> dep_begin_{0};

@@ -52,6 +52,22 @@
 //                copies an operand that is not in the layout _scaled_mm wants (a_data.contiguous(),
 //                b_data.t().contiguous().t(): reads 1, writes 1): W for dgrad (dY @ W), dY^T and X for
 //                wgrad (dY^T @ X, float8_linear.py manual_float8_matmul_with_args_in_float8): 2 each.
+//   blockwise  DeepSeek-V3's fine-grained fp8 (DeepSeek-AI, "DeepSeek-V3 Technical Report",
+//            arXiv:2412.19437, sec. 3.3.2): E4M3 for every operand (dY included), scaled per 1x128 tile
+//            of activations (X, dY: one fp32 scale per token and 128 channels, 4/128 bytes per element)
+//            and per 128x128 block of weights (4/16384), from the current amax of the tile computed
+//            inside the cast kernel (online quantization, no history, no amax pass). The backward's
+//            column-wise copies of X and dY (the 128x1 tiles of wgrad) are quantized separately; W^T
+//            keeps its 128x128 blocks. The paper's casts are fused with the kernel before the GEMM
+//            (the cast of the attention output before attn_out, of the SwiGLU output before mlp_down,
+//            of the MoE dispatch input before the all-to-all); the model keeps TE's separate
+//            cast-transpose kernel per operand (2 bytes read, both copies written) as for the other
+//            recipes (not modelled: that fusion, which saves the cast's 2-byte read). The GEMMs promote
+//            the tensor cores' partial sums to fp32 CUDA-core registers every 128 K-elements (4 WGMMAs)
+//            and apply the scales there: their rate is the GPU's gemm_fp8_blockwise_efficiency
+//            (DeepGEMM's published H800 TFLOP/s against the catalogue's fp8 peak; Hopper and Blackwell
+//            only). What stays in bf16 / fp32 (paper): embedding, output head, MoE gating, norms,
+//            attention (as for the other recipes here). element 1, scales 4/128 (weights 4/16384).
 // mxfp8 and nvfp4 GEMMs run at the datasheet peak of their dtype times the fp8 GEMM efficiency of the
 // GPU: flagged datasheet_only until measured.
 #include "workloads/fp8_recipe.hpp"
@@ -59,12 +75,19 @@
 namespace clustersim {
 namespace {
 
+// blockwise: one fp32 scale (4 bytes) per 1x128 activation tile and per 128x128 weight block.
+constexpr double kFp32ScaleBytes = 4.0;
+constexpr double kActivationTileElements = 128.0;
+constexpr double kWeightBlockElements = 128.0 * 128.0;
+
 constexpr Fp8RecipeInfo kRecipes[] = {
-    {Fp8Recipe::delayed, "delayed", Precision::fp8, 0.0, false, true, false},
-    {Fp8Recipe::current, "current", Precision::fp8, 0.0, true, false, false},
-    {Fp8Recipe::mxfp8, "mxfp8", Precision::mxfp8, 1.0 / 32.0, false, false, true},
-    {Fp8Recipe::nvfp4, "nvfp4", Precision::nvfp4, 1.0 / 16.0, true, false, true},
-    {Fp8Recipe::tensorwise, "tensorwise", Precision::fp8, 0.0, true, false, false},
+    {Fp8Recipe::delayed, "delayed", Precision::fp8, 0.0, 0.0, false, true, false, false},
+    {Fp8Recipe::current, "current", Precision::fp8, 0.0, 0.0, true, false, false, false},
+    {Fp8Recipe::mxfp8, "mxfp8", Precision::mxfp8, 1.0 / 32.0, 1.0 / 32.0, false, false, true, false},
+    {Fp8Recipe::nvfp4, "nvfp4", Precision::nvfp4, 1.0 / 16.0, 1.0 / 16.0, true, false, true, false},
+    {Fp8Recipe::tensorwise, "tensorwise", Precision::fp8, 0.0, 0.0, true, false, false, false},
+    {Fp8Recipe::blockwise, "blockwise", Precision::fp8, kFp32ScaleBytes / kActivationTileElements,
+     kFp32ScaleBytes / kWeightBlockElements, false, false, false, true},
 };
 
 constexpr double kBf16Bytes = 2.0;
@@ -103,15 +126,24 @@ Fp8Recipe fp8_recipe_from_name(const std::string& name) {
   return Fp8Recipe::delayed;  // unreachable: the parser checked the name against fp8_recipe_names()
 }
 
-double quantized_copies_bytes(Fp8Recipe recipe) {
+double quantized_element_bytes(Fp8Recipe recipe, Fp8Operand operand) {
   const Fp8RecipeInfo& r = fp8_recipe_info(recipe);
-  return 2.0 * (bytes_per_element(r.gemm_precision) + r.scale_bytes_per_element);
+  return bytes_per_element(r.gemm_precision) +
+         (operand == Fp8Operand::weight ? r.weight_scale_bytes_per_element : r.scale_bytes_per_element);
+}
+
+double quantized_copies_bytes(Fp8Recipe recipe) {
+  return quantized_copies_bytes(recipe, Fp8Operand::input);
+}
+
+double quantized_copies_bytes(Fp8Recipe recipe, Fp8Operand operand) {
+  return 2.0 * quantized_element_bytes(recipe, operand);
 }
 
 Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe, Fp8Operand operand, bool torch_compile) {
   const Fp8RecipeInfo& r = fp8_recipe_info(recipe);
   if (recipe != Fp8Recipe::tensorwise)  // Transformer Engine: [amax pass], one cast-transpose kernel
-    return {r.amax_pass ? kBf16Bytes : 0.0, kBf16Bytes + quantized_copies_bytes(recipe), 0.0};
+    return {r.amax_pass ? kBf16Bytes : 0.0, kBf16Bytes + quantized_copies_bytes(recipe, operand), 0.0};
   if (!torch_compile) return {kEagerAmax, kEagerCast, kEagerTranspose};
   const bool amax_fused_with_producer = operand != Fp8Operand::weight;
   return {amax_fused_with_producer ? 0.0 : kBf16Bytes, kCompiledCast, 0.0};

@@ -13,12 +13,15 @@ namespace clustersim {
 
 struct Fp8RecipeInfo {
   Fp8Recipe recipe;
-  std::string_view name;           // the spec's value of training.fp8_recipe
-  Precision gemm_precision;        // dtype of the GEMM operands: the tensor-core path the GPU must have
-  double scale_bytes_per_element;  // block scales stored with each quantized element (0: one scale per tensor)
-  bool amax_pass;                  // each tensor is read once by an amax kernel before its cast (current scaling)
-  bool scale_update;               // one amax-history and scale update kernel after each forward and backward (delayed)
-  bool datasheet_only;             // its GEMM rate is the datasheet peak times the fp8 efficiency: not measured yet
+  std::string_view name;                  // the spec's value of training.fp8_recipe
+  Precision gemm_precision;               // dtype of the GEMM operands: the tensor-core path the GPU must have
+  double scale_bytes_per_element;         // block scales stored with each quantized element (0: one scale per tensor)
+  double weight_scale_bytes_per_element;  // the same for the weights (blockwise: 128x128 blocks)
+  bool amax_pass;          // each tensor is read once by an amax kernel before its cast (current scaling)
+  bool scale_update;       // one amax-history and scale update kernel after each forward and backward (delayed)
+  bool datasheet_only;     // its GEMM rate is the datasheet peak times the fp8 efficiency: not measured yet
+  bool block_scaled_gemm;  // GEMMs with per-block scales promoted to CUDA cores (blockwise, DeepGEMM):
+                           // the GPU needs gemm_fp8_blockwise_efficiency, which times them
 };
 
 const Fp8RecipeInfo& fp8_recipe_info(Fp8Recipe recipe);
@@ -26,13 +29,18 @@ const char* to_string(Fp8Recipe recipe);
 std::vector<std::string> fp8_recipe_names();
 Fp8Recipe fp8_recipe_from_name(const std::string& name);  // a name of fp8_recipe_names()
 
-// Bytes written per element of a bf16 tensor that a cast kernel quantizes: the row-wise and the
-// column-wise (transposed) copy, with their block scales.
-double quantized_copies_bytes(Fp8Recipe recipe);
-
 // The three bf16 tensors each fp8 linear layer quantizes: its input X, its weight W, the gradient of
 // its output dY.
 enum class Fp8Operand : std::uint8_t { input, weight, grad_output };
+
+// Bytes of one quantized element of an operand in a GEMM: the element and its block scale.
+double quantized_element_bytes(Fp8Recipe recipe, Fp8Operand operand);
+
+// Bytes written per element of a bf16 tensor that a cast kernel quantizes: the row-wise and the
+// column-wise (transposed) copy, with their block scales (the activations' scales where the recipe
+// scales weights otherwise: quantized_copies_bytes(recipe, Fp8Operand::weight)).
+double quantized_copies_bytes(Fp8Recipe recipe);
+double quantized_copies_bytes(Fp8Recipe recipe, Fp8Operand operand);
 
 // Bytes per element of one bf16 operand moved by the kernels that quantize it: an amax pass before the
 // cast (0: none, or fused into the kernel that produced the tensor), the cast kernel(s), and fp8

@@ -76,6 +76,7 @@ ordered_json op_json(const ExecutionGraph& graph, const OpTable& ops, OpId i) {
       }
       if (ops.causal(i)) j["causal"] = true;
       if (ops.backward(i)) j["backward"] = true;
+      if (ops.fp8_blockwise(i)) j["fp8_blockwise"] = true;
       if (ops.duration_s(i) != 0.0) j["duration_s"] = ops.duration_s(i);
       break;
     case OpKind::collective:
@@ -265,6 +266,7 @@ void read_op(JsonReader r, std::size_t index, OpTable& ops, const CommunicatorIn
       op.batch = static_cast<std::uint32_t>(r.integer_or("batch", 1, 0, kU32));
       op.causal = r.boolean_or("causal", false);
       op.backward = r.boolean_or("backward", false);
+      op.fp8_blockwise = r.boolean_or("fp8_blockwise", false);
       op.duration_s = r.number_or("duration_s", 0.0, NumberRange::non_negative());
       r.finish();
       ops.add_compute(op, deps);

@@ -68,7 +68,7 @@ ParameterStateBytes parameter_state_bytes(const TrainingSpec& t) {
 }
 
 double fp8_weight_copy_bytes(const TrainingSpec& t) {
-  return t.precision == Precision::fp8 ? quantized_copies_bytes(t.fp8_recipe) : 0.0;
+  return t.precision == Precision::fp8 ? quantized_copies_bytes(t.fp8_recipe, Fp8Operand::weight) : 0.0;
 }
 
 OptimizerStepCost optimizer_step_cost(const TrainingSpec& t) {

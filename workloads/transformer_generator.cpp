@@ -81,6 +81,9 @@
 // current and nvfp4: an amax kernel ("<gemm>.amax_*") reads the tensor (2 bytes per element) before
 // its cast. delayed: one "fp8.scale_update" kernel after each forward and backward unit, reading and
 // writing the amax history (kAmaxHistory fp32) of 3 tensor slots per GEMM (forward) or 2 (backward).
+// blockwise (DeepSeek-V3's fine-grained fp8): the operands' scales are per 1x128 tile of X and dY
+// (4/128 bytes per element) and per 128x128 block of W (4/16384); its GEMMs carry fp8_blockwise (timed
+// at gemm_fp8_blockwise_efficiency: the CUDA-core promotion every 128 K-elements).
 // Not modelled: TE's fusions of the cast into the preceding LayerNorm / activation kernels and the fp8
 // all-gathers of sequence parallelism, the amax all-reduce of delayed scaling.
 // torchao's tensorwise recipe (fp8_recipe tensorwise, torchtitan's Float8): the same per-operand
@@ -351,6 +354,8 @@ class StageBuilder {
     op.name = name;
     op.kernel = kernel;
     op.precision = fp8_gemms_ && kernel == KernelClass::gemm ? fp8_gemm_precision_ : precision_;
+    op.fp8_blockwise =
+        fp8_gemms_ && kernel == KernelClass::gemm && fp8_recipe_info(spec_.training.fp8_recipe).block_scaled_gemm;
     op.flops = flops;
     op.bytes = bytes;
     op.m = m;
@@ -410,9 +415,13 @@ class StageBuilder {
       const double bytes = (m * k + k * n + m * n) * batch * e_;
       return compute(name, KernelClass::gemm, f, bytes, u32(m), u32(n), u32(k), u32(batch));
     }
-    const Fp8RecipeInfo& r = fp8_recipe_info(spec_.training.fp8_recipe);
-    const double operand = bytes_per_element(r.gemm_precision) + r.scale_bytes_per_element;
-    const double bytes = ((m * k + k * n) * operand + m * n * e_) * batch;
+    // A: X (forward), dY (dgrad), X^T (wgrad); B: W (forward), W^T (dgrad), dY (wgrad): the weight's
+    // block scales (blockwise: 128x128) for B but in wgrad.
+    const Fp8Recipe recipe = spec_.training.fp8_recipe;
+    const bool wgrad = name.ends_with(".wgrad");
+    const double a = quantized_element_bytes(recipe, Fp8Operand::input);
+    const double b = quantized_element_bytes(recipe, wgrad ? Fp8Operand::grad_output : Fp8Operand::weight);
+    const double bytes = (m * k * a + k * n * b + m * n * e_) * batch;
     return compute(name, KernelClass::gemm, f, bytes, u32(m), u32(n), u32(k), u32(batch));
   }
 

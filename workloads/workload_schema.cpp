@@ -390,12 +390,16 @@ const std::vector<Row>& rows() {
             "precision `fp8` only: Transformer Engine's scaling recipe, or `tensorwise`: torchao's Float8Linear with "
             "dynamic tensorwise scaling (torchtitan's Float8: an amax and a cast kernel per operand, eager casts at "
             "6 + 27 bytes per element plus a transposed fp8 copy in the backward, or with `training.torch_compile` "
-            "torchao's fused casts at 5 bytes, 7 for weights; workloads/fp8_recipe.cpp). Only the linear layers' "
+            "torchao's fused casts at 5 bytes, 7 for weights; workloads/fp8_recipe.cpp), or `blockwise`: "
+            "DeepSeek-V3's fine-grained fp8 (one fp32 scale per 1x128 activation tile and 128x128 weight block, "
+            "4/128 and 4/16384 bytes per element; GEMMs promoted to CUDA cores every 128 K-elements, timed at the "
+            "GPU's `gemm_fp8_blockwise_efficiency`: DeepGEMM on H800). Only the linear layers' "
             "GEMMs (QKV, attention output, MLP, experts; forward, dgrad, wgrad) run in fp8, each bf16 operand cast "
             "once per tensor (cast-transpose kernels; `current` and `nvfp4` add an amax pass, `delayed` a scale "
             "update per forward/backward unit); the rest stays bf16. The GPU must have the recipe's tensor cores "
             "(fp8: Hopper, "
-            "Ada, Blackwell; `mxfp8`, `nvfp4`: Blackwell, datasheet rates): else exit 2 at this path (or "
+            "Ada, Blackwell; `mxfp8`, `nvfp4`: Blackwell, datasheet rates; `blockwise`: Hopper, Blackwell): else "
+            "exit 2 at this path (or "
             "`/training/precision`) with the values it runs")),
         nullptr, &fp8_only);
     add(row<&W::training, &T::fp8_weight_cache>(

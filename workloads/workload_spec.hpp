@@ -13,7 +13,7 @@ namespace clustersim {
 
 // How fp8 training scales its tensors (Transformer Engine's recipes and torchao's Float8Linear
 // tensorwise; workloads/fp8_recipe.hpp).
-enum class Fp8Recipe : std::uint8_t { delayed, current, mxfp8, nvfp4, tensorwise };
+enum class Fp8Recipe : std::uint8_t { delayed, current, mxfp8, nvfp4, tensorwise, blockwise };
 
 struct MoeSpec {
   int experts = 0;  // 0: dense model

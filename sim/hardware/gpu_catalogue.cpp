@@ -12,7 +12,8 @@
 //   tdp_W, idle_W
 //   kernel model (kernel_model.cpp; a calibration profile may replace them with fitted values):
 //   kernel_launch_us, gemm_launch_us                                  fixed time per kernel, 1e-6 s
-//   gemm_max_efficiency, gemm_fp8_efficiency, gemm_memory_efficiency, attention_efficiency,
+//   gemm_max_efficiency, gemm_fp8_efficiency, gemm_fp8_blockwise_efficiency (0: no block-scaled fp8
+//   GEMM kernels, training.fp8_recipe blockwise refused), gemm_memory_efficiency, attention_efficiency,
 //   memory_efficiency, activation_efficiency, normalization_efficiency, rope_efficiency,
 //   embedding_efficiency, l2_reuse                                    fractions in [0, 1]
 //   gemm_tile_m, gemm_tile_n, gemm_k_half, gemm_tile_exponent         GEMM tiles and efficiency curve
@@ -89,6 +90,7 @@ constexpr NumberField kNumberFields[] = {
     {"gemm_launch_us", &GpuSpec::gemm_launch_s, units::kUsToS, Range::non_negative},
     {"gemm_max_efficiency", &GpuSpec::gemm_max_efficiency, 1.0, Range::fraction},
     {"gemm_fp8_efficiency", &GpuSpec::gemm_fp8_efficiency, 1.0, Range::fraction},
+    {"gemm_fp8_blockwise_efficiency", &GpuSpec::gemm_fp8_blockwise_efficiency, 1.0, Range::fraction},
     {"gemm_k_half", &GpuSpec::gemm_k_half, 1.0, Range::non_negative},
     {"gemm_tile_exponent", &GpuSpec::gemm_tile_exponent, 1.0, Range::non_negative},
     {"gemm_memory_efficiency", &GpuSpec::gemm_memory_efficiency, 1.0, Range::fraction},

@@ -39,6 +39,9 @@ struct GpuSpec {
   double gemm_launch_s = 4e-6;       // fixed time of a GEMM or fused-attention kernel
   double gemm_max_efficiency = 0.8;  // fraction of the tensor peak a large, well-shaped GEMM reaches
   double gemm_fp8_efficiency = 0.0;  // the same for fp8 (and mxfp8, nvfp4) GEMMs; 0: gemm_max_efficiency
+  // The same for fp8 GEMMs with DeepSeek-V3's fine-grained block scales and CUDA-core promotion
+  // (training.fp8_recipe blockwise, DeepGEMM's kernels); 0: the GPU has no such kernels (blockwise refused).
+  double gemm_fp8_blockwise_efficiency = 0.0;
   // GEMM output tile of one thread block (one SM at a time): the largest tile the library uses.
   int gemm_tile_m = 128;
   int gemm_tile_n = 128;

@@ -24,7 +24,8 @@
 //               k_half  = gemm_k_half * peak(dtype) / peak_16bit  (a per-tile fixed cost besides the
 //                         store of C below: prologue, pipeline fill; in time it is the same, in k it
 //                         scales with the dtype's rate)
-//               E       = gemm_fp8_efficiency for fp8, mxfp8, nvfp4 when set, else gemm_max_efficiency
+//               E       = gemm_fp8_efficiency for fp8, mxfp8, nvfp4 when set, else gemm_max_efficiency;
+//                         gemm_fp8_blockwise_efficiency for block-scaled fp8 GEMMs (op.fp8_blockwise)
 //               t_main  = flops * quant / (peak(dtype) * eff)
 //               t_split = s > 1: 2 * s * m * n * batch * 4 bytes / bw (fp32 partial tiles written, then
 //                         read back and reduced), after the main loop
@@ -195,7 +196,8 @@ struct GemmPlan {
 
 GemmPlan gemm_plan(const GpuSpec& gpu, const ComputeOp& op) {
   const double peak = gpu.peak_flops(op.precision);
-  const double e = gemm_efficiency(gpu, op.precision);
+  const double e = op.fp8_blockwise && gpu.gemm_fp8_blockwise_efficiency > 0.0 ? gpu.gemm_fp8_blockwise_efficiency
+                                                                               : gemm_efficiency(gpu, op.precision);
   if (!has_shape(op)) return {op.flops / (peak * e), 0.0};
   const double m = op.m, n = op.n, k = op.k, batch = std::max<std::uint32_t>(op.batch, 1);
   const double sms = std::max(gpu.sm_count, 1);
@@ -433,8 +435,10 @@ std::string_view kernel_role(const ComputeOp& op) {
 }
 
 std::string_view efficiency_parameter(const ComputeOp& op) {
-  if (op.kernel == KernelClass::gemm)
+  if (op.kernel == KernelClass::gemm) {
+    if (op.fp8_blockwise) return "gemm_fp8_blockwise_efficiency";
     return low_precision(op.precision) ? "gemm_fp8_efficiency" : "gemm_max_efficiency";
+  }
   if (op.kernel == KernelClass::attention) return "attention_efficiency";
   const MemoryRole* r = memory_role(op);
   return r != nullptr ? r->efficiency_key : "memory_efficiency";

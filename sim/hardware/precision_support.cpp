@@ -15,6 +15,12 @@ std::string join(const std::vector<std::string>& names) {
   return s;
 }
 
+// The GPU has the recipe's tensor-core path (and, for block-scaled GEMMs, the kernels: a rate for them).
+bool runs_recipe(const GpuSpec& gpu, const Fp8RecipeInfo& recipe) {
+  if (!gpu.has_tensor_path(recipe.gemm_precision)) return false;
+  return !recipe.block_scaled_gemm || gpu.gemm_fp8_blockwise_efficiency > 0.0;
+}
+
 }  // namespace
 
 void check_precision_support(const WorkloadSpec& spec, const GpuSpec& gpu) {
@@ -29,14 +35,18 @@ void check_precision_support(const WorkloadSpec& spec, const GpuSpec& gpu) {
         "the GPU " + gpu.id + " has no fp8 tensor cores: expected one of " + join(allowed) + ", got \"fp8\"");
   }
   const Fp8RecipeInfo& recipe = fp8_recipe_info(t.fp8_recipe);
-  if (gpu.has_tensor_path(recipe.gemm_precision)) return;
+  if (runs_recipe(gpu, recipe)) return;
   std::vector<std::string> allowed;
   for (const std::string& name : fp8_recipe_names())
-    if (gpu.has_tensor_path(fp8_recipe_info(fp8_recipe_from_name(name)).gemm_precision)) allowed.push_back(name);
+    if (runs_recipe(gpu, fp8_recipe_info(fp8_recipe_from_name(name)))) allowed.push_back(name);
+  const std::string missing = gpu.has_tensor_path(recipe.gemm_precision)
+                                  ? std::string(
+                                        "block-scaled fp8 GEMM kernels (gemm_fp8_blockwise_efficiency 0: "
+                                        "DeepGEMM runs on Hopper and Blackwell)")
+                                  : std::string(to_string(recipe.gemm_precision)) + " tensor cores";
   throw SpecError(spec.source_file, "/training/fp8_recipe",
-                  "the GPU " + gpu.id + " has no " + to_string(recipe.gemm_precision) +
-                      " tensor cores: expected one of " + join(allowed) + " (the recipes it runs), got \"" +
-                      std::string(recipe.name) + "\"");
+                  "the GPU " + gpu.id + " has no " + missing + ": expected one of " + join(allowed) +
+                      " (the recipes it runs), got \"" + std::string(recipe.name) + "\"");
 }
 
 }  // namespace clustersim

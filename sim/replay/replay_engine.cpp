@@ -318,7 +318,8 @@ class Replay {
                           ops.batch(op),
                           static_cast<std::uint8_t>(ops.kernel(op)),
                           static_cast<std::uint8_t>(ops.precision(op)),
-                          static_cast<std::uint8_t>((ops.causal(op) ? 1 : 0) | (ops.backward(op) ? 2 : 0))};
+                          static_cast<std::uint8_t>((ops.causal(op) ? 1 : 0) | (ops.backward(op) ? 2 : 0) |
+                                                    (ops.fp8_blockwise(op) ? 4 : 0))};
       const auto [it, inserted] = kernel_ids_.try_emplace(key, static_cast<std::uint32_t>(kernel_s_.size()));
       if (inserted) kernel_s_.push_back(-1.0);  // not timed yet
       s.kernel_id[op] = it->second;

@@ -72,6 +72,18 @@ def test_fp8_recipe_keywords_and_the_gpu_check() -> None:
     assert info.value.json_path == "/training/fp8_recipe" and "expected one of delayed, current" in str(info.value)
 
 
+def test_blockwise_fp8_runs_on_hopper_and_is_refused_without_its_kernels() -> None:
+    # DeepSeek-V3's fine-grained fp8: DeepGEMM's kernels run on Hopper and Blackwell, not on CDNA 3.
+    w = small(dp=8, precision="fp8", fp8_recipe="blockwise")
+    r = cs.simulate(cs.Cluster.preset("dgx-h100", nodes=1), w, fidelity="analytical")
+    assert "fp8 recipe blockwise" in r.provenance.calibration and r.step_time_s > 0.0
+    with pytest.raises(cs.SpecError) as info:
+        cs.simulate(cs.Cluster.preset("amd-mi300x-roce", nodes=1), w, fidelity="analytical")
+    assert info.value.json_path == "/training/fp8_recipe"
+    assert "has no block-scaled fp8 GEMM kernels" in str(info.value)
+    assert "expected one of delayed, current, tensorwise (the recipes it runs)" in str(info.value)
+
+
 def test_cp_comm_keyword_and_pytorchs_all_gather_context_parallelism() -> None:
     cluster = cs.Cluster.preset("dgx-h100", nodes=1)
     gathered = small(cp=4, dp=2, cp_comm="all_gather")

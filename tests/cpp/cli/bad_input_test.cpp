@@ -103,6 +103,19 @@ TEST(CliBadInput, TensorwiseFp8OnAGpuWithoutFp8IsRefused) {
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
+// DeepSeek-V3's blockwise fp8 needs block-scaled fp8 GEMM kernels (Hopper, Blackwell): exit 2 on an
+// MI300X at /training/fp8_recipe, naming the recipes it runs; the H100 of the good cluster runs it.
+TEST(CliBadInput, BlockwiseFp8OnAGpuWithoutItsKernelsIsRefused) {
+  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
+  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
+  const std::string base = "simulate --fidelity analytical --cluster " + cluster + " --workload " + workload +
+                           " --set workload.training.precision=fp8 --set workload.training.fp8_recipe=blockwise";
+  expect_refused(base + " --set cluster.gpu=mi300x",
+                 workload + ": /training/fp8_recipe: the GPU mi300x has no block-scaled fp8 GEMM kernels");
+  const auto ok = run_cli(base);
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
 // A precision the GPU lacks: nvfp4 / mxfp8 on an MI300X (CDNA 3 has neither block-scaled format), nvfp4 on
 // an MI355X (it runs MXFP4, not NVFP4): exit 2 naming the recipes the GPU runs; mxfp8 on the MI355X runs.
 TEST(CliBadInput, ABlockScaledRecipeTheGpuLacksListsTheRecipesItRuns) {

@@ -347,10 +347,11 @@ TEST(Fp8Training, TheRecipeMustBeOneTheGpuRuns) {
     s.training.fp8_recipe = r;
     const SpecError e = spec_error_of([&] { check_precision_support(s, h100); });
     EXPECT_EQ(e.json_path(), "/training/fp8_recipe");
-    EXPECT_EQ(e.message(),
-              std::string("the GPU h100-sxm5-80gb has no ") + to_string(r) +
-                  " tensor cores: expected one of delayed, current, tensorwise (the recipes it runs), got \"" +
-                  to_string(r) + "\"");
+    EXPECT_EQ(
+        e.message(),
+        std::string("the GPU h100-sxm5-80gb has no ") + to_string(r) +
+            " tensor cores: expected one of delayed, current, tensorwise, blockwise (the recipes it runs), got \"" +
+            to_string(r) + "\"");
   }
   // Blackwell runs all four; Hopper delayed and current
   const GpuSpec b200 = find_gpu("b200", "test", "");
@@ -385,6 +386,139 @@ TEST(Fp8Training, BlockScaledRecipesOnBlackwell) {
   EXPECT_EQ(count(ops, "fwd.qkv.amax_input"), 2 * 3);  // nvfp4's per-tensor scale needs the global amax
 }
 
+// DeepSeek-V3's fine-grained fp8 (fp8_recipe blockwise; arXiv:2412.19437 sec. 3.3.2): one fp32 scale
+// per 1x128 tile of activations (X, dY: 4/128 bytes per element) and per 128x128 block of weights
+// (4/16384), written by the casts beside the 1-byte elements and read by the GEMMs.
+TEST(Fp8Training, BlockwiseCastsAndGemmsCarryTheirTileAndBlockScales) {
+  const double h = 1024, f = 4096;
+  const double act = 1.0 + 4.0 / 128.0;   // 1.03125 bytes per quantized activation element
+  const double wt = 1.0 + 4.0 / 16384.0;  // 1.000244140625 bytes per quantized weight element
+  EXPECT_DOUBLE_EQ(quantized_element_bytes(Fp8Recipe::blockwise, Fp8Operand::input), act);
+  EXPECT_DOUBLE_EQ(quantized_element_bytes(Fp8Recipe::blockwise, Fp8Operand::grad_output), act);
+  EXPECT_DOUBLE_EQ(quantized_element_bytes(Fp8Recipe::blockwise, Fp8Operand::weight), wt);
+  EXPECT_DOUBLE_EQ(quantized_copies_bytes(Fp8Recipe::blockwise, Fp8Operand::weight), 2.0 * wt);
+  WorkloadSpec s = model(Precision::fp8);
+  s.training.fp8_recipe = Fp8Recipe::blockwise;
+  const ExecutionGraph g = generate_transformer_training(s, 1);
+  const OpTable& ops = ops_of(g);
+  // cast-transpose: reads bf16 (2), writes the row-wise and column-wise copies with their scales
+  // X (T x h): 1024 x 1024 x (2 + 2 x 1.03125) = 4,259,840 bytes
+  EXPECT_DOUBLE_EQ(ops.bytes(find(ops, "fwd.qkv.cast_input")), kT * h * (2.0 + 2.0 * act));
+  EXPECT_DOUBLE_EQ(ops.bytes(find(ops, "fwd.qkv.cast_input")), 4259840.0);
+  EXPECT_DOUBLE_EQ(ops.bytes(find(ops, "fwd.qkv.cast_weight")), h * 3 * h * (2.0 + 2.0 * wt));
+  EXPECT_DOUBLE_EQ(ops.bytes(find(ops, "bwd.qkv.cast_grad")), kT * 3 * h * (2.0 + 2.0 * act));
+  EXPECT_DOUBLE_EQ(ops.bytes(find(ops, "fwd.mlp_down.cast_input")), kT * f * (2.0 + 2.0 * act));
+  EXPECT_DOUBLE_EQ(ops.bytes(find(ops, "fwd.mlp_down.cast_weight")), f * h * (2.0 + 2.0 * wt));
+  // online scaling inside the cast: no amax pass, no amax history
+  EXPECT_EQ(count(ops, "fwd.qkv.amax_input"), 0);
+  EXPECT_EQ(count(ops, "fwd.fp8.scale_update"), 0);
+  EXPECT_EQ(count(ops, "bwd.fp8.scale_update"), 0);
+  // GEMMs: forward X [T x h] W [h x 3h]; dgrad dY [T x 3h] W^T [3h x h]; wgrad X^T [h x T] dY [T x 3h]
+  const OpId fwd = find(ops, "fwd.qkv"), dgrad = find(ops, "bwd.qkv.dgrad"), wgrad = find(ops, "bwd.qkv.wgrad");
+  EXPECT_DOUBLE_EQ(ops.bytes(fwd), kT * h * act + h * 3 * h * wt + kT * 3 * h * 2.0);
+  EXPECT_DOUBLE_EQ(ops.bytes(dgrad), kT * 3 * h * act + 3 * h * h * wt + kT * h * 2.0);
+  EXPECT_DOUBLE_EQ(ops.bytes(wgrad), h * kT * act + kT * 3 * h * act + h * 3 * h * 2.0);
+  // the linear GEMMs are fp8 and block-scaled; the output layer and attention are not
+  for (OpId i : {fwd, dgrad, wgrad}) {
+    EXPECT_EQ(ops.precision(i), Precision::fp8);
+    EXPECT_TRUE(ops.compute_op(i).fp8_blockwise);
+  }
+  EXPECT_FALSE(ops.compute_op(find(ops, "fwd.logits")).fp8_blockwise);
+  EXPECT_EQ(ops.precision(find(ops, "fwd.logits")), Precision::bf16);
+  // delayed scaling: no flag, 1-byte operands
+  const ExecutionGraph gd = generate_transformer_training(model(Precision::fp8), 1);
+  EXPECT_FALSE(ops_of(gd).compute_op(find(ops_of(gd), "fwd.qkv")).fp8_blockwise);
+}
+
+// A GEMM-bound layer (h 8192, one layer) on a calibrated H100: blockwise differs from delayed by
+// exactly (1) its GEMMs' scale bytes and promotion cost (the same op timed at
+// gemm_fp8_blockwise_efficiency instead of gemm_fp8_efficiency), (2) the scale bytes its casts write,
+// and (3) delayed's amax-history updates, which blockwise does not run.
+TEST(Fp8Training, BlockwiseDiffersFromDelayedByTheScaleBytesAndThePromotionCost) {
+  const GpuSpec gpu = calibrated_h100();
+  // DeepGEMM's H800 SXM5 dense GEMM (4096 x 7168 x 16384, 1426 TFLOP/s) / the fp8 peak 1978.9
+  EXPECT_NEAR(gpu.gemm_fp8_blockwise_efficiency, 1426.0 / 1978.9, 1e-4);
+  GpuSpec promoted = gpu;  // the delayed GEMMs timed at the blockwise efficiency
+  promoted.gemm_fp8_efficiency = gpu.gemm_fp8_blockwise_efficiency;
+  WorkloadSpec d = model(Precision::fp8, 8192, 1);
+  WorkloadSpec b = d;
+  b.training.fp8_recipe = Fp8Recipe::blockwise;
+  const ExecutionGraph gd = generate_transformer_training(d, 1);
+  const ExecutionGraph gb = generate_transformer_training(b, 1);
+  const OpTable& od = ops_of(gd);
+  const OpTable& ob = ops_of(gb);
+  double delayed_s = 0, blockwise_s = 0, scale_update_s = 0, gemm_delta_s = 0, cast_delta_s = 0;
+  double cast_extra_bytes = 0, gemm_extra_bytes = 0, blockwise_gemm_s = 0, delayed_gemm_s = 0;
+  for (OpId i = 0; i < od.size(); ++i) {
+    if (od.kind(i) != OpKind::compute) continue;
+    const double t = op_s(gpu, od, i);
+    delayed_s += t;
+    if (ends_with(od.name(i), "fp8.scale_update")) scale_update_s += t;
+  }
+  OpId j = 0;  // walks the delayed ops alongside, skipping its scale updates
+  for (OpId i = 0; i < ob.size(); ++i) {
+    if (ob.kind(i) != OpKind::compute) continue;
+    const double t = op_s(gpu, ob, i);
+    blockwise_s += t;
+    while (od.kind(j) != OpKind::compute || ends_with(od.name(j), "fp8.scale_update"))
+      ++j;
+    ASSERT_EQ(ob.name(i), od.name(j));
+    const double td = op_s(gpu, od, j);
+    if (ob.kernel(i) == KernelClass::gemm && linear_gemm(ob.name(i))) {
+      ComputeOp same = od.compute_op(j);  // the delayed GEMM with blockwise's bytes, at the promoted rate
+      same.bytes = ob.bytes(i);
+      EXPECT_DOUBLE_EQ(t, kernel_time(promoted, same).time_s) << ob.name(i);
+      gemm_delta_s += t - td;
+      gemm_extra_bytes += ob.bytes(i) - od.bytes(j);
+      blockwise_gemm_s += t;
+      delayed_gemm_s += td;
+    } else if (fp8_kernel(ob.name(i))) {
+      cast_delta_s += t - td;
+      cast_extra_bytes += ob.bytes(i) - od.bytes(j);
+    } else {
+      EXPECT_DOUBLE_EQ(t, td) << ob.name(i);
+    }
+    ++j;
+  }
+  EXPECT_NEAR(blockwise_s - delayed_s, gemm_delta_s + cast_delta_s - scale_update_s, 1e-12 * delayed_s);
+  // cast scale bytes, 3 micro-batches (T 1024, h 8192, f 32768): activations (X: T (3h + f), dY: T 9h)
+  // 2 copies x 4/128 each, weights (h 8h + f h, cast once per step) 2 copies x 4/16384
+  const double h = 8192, ff = 32768;
+  const double activations = kT * (3 * h + ff) + kT * (9 * h), weights = h * 8 * h + ff * h;
+  EXPECT_DOUBLE_EQ(cast_extra_bytes, 3 * activations * 2.0 * 4.0 / 128.0 + weights * 2.0 * 4.0 / 16384.0);
+  // GEMM scale bytes per micro-batch: every operand read once per GEMM; forward and dgrad read X or dY
+  // (activation scales) and W (weight scales), wgrad X^T and dY (activation scales)
+  const double per_micro_batch = (kT * (3 * h + ff) + kT * (9 * h)) * 4.0 / 128.0 * 2.0 + 2.0 * weights * 4.0 / 16384.0;
+  EXPECT_DOUBLE_EQ(gemm_extra_bytes, 3 * per_micro_batch);
+  // the promotion costs blockwise's GEMMs at most the efficiency ratio 0.747 / 0.7206 (+3.7 %) here
+  EXPECT_GT(blockwise_gemm_s, delayed_gemm_s);
+  EXPECT_LT(blockwise_gemm_s / delayed_gemm_s, gpu.gemm_fp8_efficiency / gpu.gemm_fp8_blockwise_efficiency * 1.001);
+}
+
+// Blockwise needs DeepGEMM's kernels: Hopper and Blackwell (gemm_fp8_blockwise_efficiency > 0). Ada
+// (L4) and CDNA 3 (MI300X) have fp8 tensor cores but no such kernels: /training/fp8_recipe, naming the
+// recipes they run.
+TEST(Fp8Training, BlockwiseRunsOnHopperAndBlackwellOnly) {
+  WorkloadSpec s = model(Precision::fp8);
+  s.source_file = "w.json";
+  s.training.fp8_recipe = Fp8Recipe::blockwise;
+  for (const char* id :
+       {"h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "h200-nvl-141gb", "b200", "b300", "gb200", "gb300"})
+    EXPECT_NO_THROW(check_precision_support(s, find_gpu(id, "test", ""))) << id;
+  for (const char* id : {"l4", "mi300x"}) {
+    const SpecError e = spec_error_of([&] { check_precision_support(s, find_gpu(id, "test", "")); });
+    EXPECT_EQ(e.file(), "w.json");
+    EXPECT_EQ(e.json_path(), "/training/fp8_recipe");
+    EXPECT_EQ(e.message(), std::string("the GPU ") + id +
+                               " has no block-scaled fp8 GEMM kernels (gemm_fp8_blockwise_efficiency 0: DeepGEMM "
+                               "runs on Hopper and Blackwell): expected one of delayed, current, tensorwise (the "
+                               "recipes it runs), got \"blockwise\"");
+  }
+  // no fp8 at all (A100): the precision is refused first
+  const SpecError a100 = spec_error_of([&] { check_precision_support(s, find_gpu("a100-sxm4-80gb", "test", "")); });
+  EXPECT_EQ(a100.json_path(), "/training/precision");
+}
+
 TEST(Fp8Training, MemoryKeepsTheFp8WeightCopies) {
   const GpuSpec h100 = find_gpu("h100-sxm5-80gb", "test", "");
   const MemoryFootprint b = estimate_memory(model(Precision::bf16), h100);
@@ -410,7 +544,7 @@ TEST(Fp8Training, RecipeKeysParseRoundTripAndNeedFp8) {
   const SpecError bad =
       spec_error_of([&] { parse_workload_spec(base + R"("precision": "fp8", "fp8_recipe": "e4m3"}})", "w.json"); });
   EXPECT_EQ(bad.json_path(), "/training/fp8_recipe");
-  EXPECT_EQ(bad.message(), "expected one of delayed, current, mxfp8, nvfp4, tensorwise, got \"e4m3\"");
+  EXPECT_EQ(bad.message(), "expected one of delayed, current, mxfp8, nvfp4, tensorwise, blockwise, got \"e4m3\"");
   const SpecError not_fp8 =
       spec_error_of([&] { parse_workload_spec(base + R"("precision": "bf16", "fp8_recipe": "delayed"}})", "w.json"); });
   EXPECT_EQ(not_fp8.json_path(), "/training/fp8_recipe");
