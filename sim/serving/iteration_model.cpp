@@ -92,20 +92,11 @@ class KernelIterationModel final : public IterationModel {
       return;
     }
     const double h = layout_.hidden, layers = layout_.layers;
-    std::array<ComputeOp, kMaxLayerKernels> ops{};
     for (const std::int64_t point : kernel_grid_.points()) {
       const double t = double(point);
       const KernelTiming timing = graph_timing(t);
-      double layers_s = 0.0;  // a MoE model's expert layers, then its first dense layers (dense_layers_)
-      for (const auto& [dense, count_of_layers] : {std::pair{false, layers - dense_layers_}, {true, dense_layers_}}) {
-        if (count_of_layers <= 0.0) continue;
-        const std::size_t count = kernels_.layer_kernels(t, ops.data(), dense);
-        double layer_s = 0.0;
-        for (std::size_t j = 0; j < count; ++j)
-          layer_s += time_of(ops[j], timing);
-        layers_s += count_of_layers * layer_s;
-      }
-      compute_.push_back(layers_s + time_of(kernels_.embedding(t), timing) + time_of(kernels_.final_norm(t), timing));
+      compute_.push_back(all_layers_s(&ReplicaKernels::layer_kernels, t, timing) +
+                         time_of(kernels_.embedding(t), timing) + time_of(kernels_.final_norm(t), timing));
       // the head's rows (t here) run in the graph of their iteration's tokens (>= rows)
       for (const KernelTiming head : kKernelTimings)
         (head == KernelTiming::per_call ? head_eager_ : head_graph_)
@@ -180,21 +171,13 @@ class KernelIterationModel final : public IterationModel {
     for (const std::int64_t point : kernel_grid_.points()) {
       const double t = double(point);
       const KernelTiming timing = graph_timing(t);
-      double attention_block_s = 0.0, mlp_block_s = 0.0;
-      std::size_t count = kernels_.attention_block_kernels(t, ops.data());
+      double attention_block_s = 0.0;
+      const std::size_t count = kernels_.attention_block_kernels(t, ops.data());
       for (std::size_t j = 0; j < count; ++j)
         attention_block_s += time_of(ops[j], timing);
-      for (const auto& [dense, count_of_layers] : {std::pair{false, layers - dense_layers_}, {true, dense_layers_}}) {
-        if (count_of_layers <= 0.0) continue;
-        count = kernels_.mlp_block_kernels(t, ops.data(), dense);
-        double block_s = 0.0;
-        for (std::size_t j = 0; j < count; ++j)
-          block_s += time_of(ops[j], timing);
-        mlp_block_s += count_of_layers * block_s;
-      }
       compute_.push_back(layers * attention_block_s + time_of(kernels_.embedding(t), timing) +
                          time_of(kernels_.final_norm(t), timing));
-      mlp_.push_back(mlp_block_s);
+      mlp_.push_back(all_layers_s(&ReplicaKernels::mlp_block_kernels, t, timing));
       for (const KernelTiming head : kKernelTimings)
         (head == KernelTiming::per_call ? head_eager_ : head_graph_)
             .push_back(time_of(kernels_.lm_head(t), head) + time_of(kernels_.sampling(t), head));
@@ -253,6 +236,23 @@ class KernelIterationModel final : public IterationModel {
     r.host_s = host_s_;
     r.time_s = r.compute_s + r.communication_s + r.host_s;
     return r;
+  }
+
+  // `block` (a whole layer, or its MLP block) over every layer at `t` tokens: a MoE model's expert
+  // layers, then its first dense layers (dense_layers_; a dense model's layers are all the first kind).
+  double all_layers_s(std::size_t (ReplicaKernels::*block)(double, ComputeOp*, bool) const, double t,
+                      KernelTiming timing) const {
+    std::array<ComputeOp, kMaxLayerKernels> ops{};
+    double s = 0.0;
+    for (const auto& [dense, layers] : {std::pair{false, layout_.layers - dense_layers_}, {true, dense_layers_}}) {
+      if (layers <= 0.0) continue;
+      const std::size_t count = (kernels_.*block)(t, ops.data(), dense);
+      double layer_s = 0.0;
+      for (std::size_t j = 0; j < count; ++j)
+        layer_s += time_of(ops[j], timing);
+      s += layers * layer_s;
+    }
+    return s;
   }
 
   double time_of(const ComputeOp& op, KernelTiming timing = KernelTiming::per_call) const {
