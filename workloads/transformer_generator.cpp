@@ -409,18 +409,24 @@ class StageBuilder {
   // C[m x n] = A[m x k] B[k x n], `batch` times. `flops` overrides 2mnk*batch when the shape is a
   // rounded description of a grouped GEMM.
   // Inside a linear layer's scope under fp8 (LinearScope), the GEMM runs in the recipe's dtype.
+  // A: X (forward), dY (dgrad), X^T (wgrad); B: W (forward), W^T (dgrad): gemm(); dY (wgrad):
+  // wgrad_gemm(). B's block scales are the weight's (blockwise: 128x128) but in a wgrad.
   OpId gemm(const std::string& name, double m, double n, double k, double batch = 1.0, double flops = -1.0) {
+    return gemm_with(Fp8Operand::weight, name, m, n, k, batch, flops);
+  }
+  OpId wgrad_gemm(const std::string& name, double m, double n, double k, double batch = 1.0, double flops = -1.0) {
+    return gemm_with(Fp8Operand::grad_output, name, m, n, k, batch, flops);
+  }
+  OpId gemm_with(Fp8Operand b_operand, const std::string& name, double m, double n, double k, double batch,
+                 double flops) {
     const double f = flops >= 0.0 ? flops : 2.0 * m * n * k * batch;
     if (!fp8_gemms_) {
       const double bytes = (m * k + k * n + m * n) * batch * e_;
       return compute(name, KernelClass::gemm, f, bytes, u32(m), u32(n), u32(k), u32(batch));
     }
-    // A: X (forward), dY (dgrad), X^T (wgrad); B: W (forward), W^T (dgrad), dY (wgrad): the weight's
-    // block scales (blockwise: 128x128) for B but in wgrad.
     const Fp8Recipe recipe = spec_.training.fp8_recipe;
-    const bool wgrad = name.ends_with(".wgrad");
     const double a = quantized_element_bytes(recipe, Fp8Operand::input);
-    const double b = quantized_element_bytes(recipe, wgrad ? Fp8Operand::grad_output : Fp8Operand::weight);
+    const double b = quantized_element_bytes(recipe, b_operand);
     const double bytes = (m * k * a + k * n * b + m * n * e_) * batch;
     return compute(name, KernelClass::gemm, f, bytes, u32(m), u32(n), u32(k), u32(batch));
   }
@@ -800,7 +806,7 @@ class StageBuilder {
     auto backward = [this, T](const char* what, double n, double k) {
       const LinearScope fp8 = linear_backward(what, T * n, T * k, k * n);
       gemm(std::string("bwd.") + what + ".dgrad", T, k, n);
-      return gemm(std::string("bwd.") + what + ".wgrad", k, n, T);
+      return wgrad_gemm(std::string("bwd.") + what + ".wgrad", k, n, T);
     };
     backward("kv_up", mla_kv_up_width(), rkv);
     latent_norm("bwd.kv_norm", true, rkv);
@@ -847,13 +853,13 @@ class StageBuilder {
     {
       const LinearScope fp8 = linear_backward("shared_down", double(T_) * h_);
       gemm("bwd.shared_down.dgrad", T_, shared_f_, h_);
-      grads(share * (1.0 - up), false, gemm("bwd.shared_down.wgrad", shared_f_, h_, T_));
+      grads(share * (1.0 - up), false, wgrad_gemm("bwd.shared_down.wgrad", shared_f_, h_, T_));
     }
     const double out = double(T_) * shared_f_, in = act_.inputs * out;
     compute("bwd.shared_activation", KernelClass::elementwise, act_.flops_per_element * out, (2.0 * in + out) * e_);
     const LinearScope fp8 = linear_backward("shared_up", double(T_) * act_.inputs * shared_f_);
     gemm("bwd.shared_up.dgrad", T_, h_, act_.inputs * shared_f_);
-    grads(share * up, false, gemm("bwd.shared_up.wgrad", h_, act_.inputs * shared_f_, T_));
+    grads(share * up, false, wgrad_gemm("bwd.shared_up.wgrad", h_, act_.inputs * shared_f_, T_));
   }
 
   void forward_layer(const std::string& phase) {
@@ -923,13 +929,13 @@ class StageBuilder {
       const OpId rs = collective("bwd.tp." + what, CollectiveKind::reduce_scatter, comms_.tp_overlap,
                                  double(T_) * h_ * e_, kTpStream, {dgrad});
       extra_deps_.push_back(ag);
-      const OpId wgrad = gemm("bwd." + what + ".wgrad", k, n, m);
+      const OpId wgrad = wgrad_gemm("bwd." + what + ".wgrad", k, n, m);
       extra_deps_.push_back(rs);
       return wgrad;
     }
     gemm("bwd." + what + ".dgrad", m, k, n);
     tp_forward_entry("bwd.tp.all_gather_input");
-    const OpId wgrad = gemm("bwd." + what + ".wgrad", k, n, m);
+    const OpId wgrad = wgrad_gemm("bwd." + what + ".wgrad", k, n, m);
     if (t_ > 1)
       blocking_collective("bwd.tp." + what,
                           p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, comms_.tp,
@@ -939,7 +945,7 @@ class StageBuilder {
   // A row-parallel layer: with sequence parallelism, all-gather the output's gradient first.
   OpId row_parallel_backward(const std::string& what, double m, double n, double k) {
     gathered_gemm("bwd.tp.all_gather_grad", "bwd." + what + ".dgrad", m, k, n);
-    return gemm("bwd." + what + ".wgrad", k, n, m);
+    return wgrad_gemm("bwd." + what + ".wgrad", k, n, m);
   }
 
   // The backward of a linear layer (its output's gradient dY is T x n on this rank; with sequence
@@ -998,20 +1004,20 @@ class StageBuilder {
         const LinearScope fp8 = linear_backward("mlp_down", double(expert_tokens_) * h_);
         gemm("bwd.mlp_down.dgrad", expert_tokens_, f_, h_);
         grads(groups_.mlp_down, true,
-              gemm("bwd.mlp_down.wgrad", f_, h_, per_expert, experts, 2.0 * double(expert_tokens_) * f_ * h_));
+              wgrad_gemm("bwd.mlp_down.wgrad", f_, h_, per_expert, experts, 2.0 * double(expert_tokens_) * f_ * h_));
       }
       activation("bwd.activation", true);
       {
         const LinearScope fp8 = linear_backward("mlp_up", double(expert_tokens_) * act_.inputs * f_);
         gemm("bwd.mlp_up.dgrad", expert_tokens_, h_, act_.inputs * f_);
         grads(groups_.mlp_up, true,
-              gemm("bwd.mlp_up.wgrad", h_, act_.inputs * f_, per_expert, experts,
-                   2.0 * double(expert_tokens_) * h_ * act_.inputs * f_));
+              wgrad_gemm("bwd.mlp_up.wgrad", h_, act_.inputs * f_, per_expert, experts,
+                         2.0 * double(expert_tokens_) * h_ * act_.inputs * f_));
       }
       blocking_collective("bwd.ep.dispatch", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
       permute("bwd.moe.permute");
       gemm("bwd.router.dgrad", T_, h_, m_.moe.experts);
-      grads(groups_.router, false, gemm("bwd.router.wgrad", h_, m_.moe.experts, T_));
+      grads(groups_.router, false, wgrad_gemm("bwd.router.wgrad", h_, m_.moe.experts, T_));
       if (t_ > 1)
         blocking_collective("bwd.tp.mlp",
                             p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
