@@ -52,6 +52,7 @@
 #include "sim/hardware/kernel_model.hpp"
 #include "sim/network/network_backend.hpp"
 #include "sim/report/report.hpp"
+#include "sim/report/report_schema.hpp"
 #include "sim/serving/serving_scheduler.hpp"
 #include "sim/serving/serving_spec.hpp"
 #include "sim/simulate.hpp"
@@ -242,6 +243,16 @@ std::string collective_json(const std::string& cluster_text, const std::string& 
   const CollectiveSweepOptions o = collective_sweep_options(cluster, r);
   py::gil_scoped_release release;
   return collective_rows_json(simulate_collective_sweep(cluster, o), -1);
+}
+
+// The keys of a row of `clustersim collective --json`, in order: those its writer gives one row.
+std::vector<std::string> collective_columns() {
+  const std::vector<CollectiveSweepRow> one_row(1);
+  const nlohmann::ordered_json rows = nlohmann::ordered_json::parse(collective_rows_json(one_row, -1));
+  std::vector<std::string> out;
+  for (const auto& [key, value] : rows.at(0).items())
+    out.push_back(key);
+  return out;
 }
 
 // `clustersim topology info --json`: counts, bisection, diameter, hops, oversubscription per tier.
@@ -604,6 +615,8 @@ PYBIND11_MODULE(_core, m) {
         "Simulated nccl-tests (clustersim collective --json) in a child process: the rows as one-line JSON.\n"
         "options: {op, ranks, sizes, min_bytes, max_bytes, step_factor, peer_offset, fidelity, algorithm,\n"
         "network_profile}; absent or None: the defaults of `clustersim collective`.");
+  m.def("collective_columns", &collective_columns,
+        "The columns of collective()'s rows, in order: the keys `clustersim collective --json` writes for a row.");
   m.def("topology_info", &topology_info_json, py::arg("cluster_json"), py::arg("cluster_file"),
         "The cluster's topology metrics as JSON (clustersim topology info --json).");
   m.def("topology_export", &topology_export, py::arg("cluster_json"), py::arg("cluster_file"), py::arg("format"),
@@ -614,6 +627,9 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "report_text", [](const std::string& json) { return Report::from_json(json).to_text(); }, py::arg("report_json"),
       "The CLI's text summary of a report given as JSON.");
+  m.def("report_schema", &report_schema_json,
+        "The report's keys as JSON text: {sections: {path: [{key, type, default}]}} (sim/report/report_schema.hpp),\n"
+        "from which the package builds its dataclasses and DataFrame columns.");
   m.def("cluster_presets", &cluster_preset_names, "Names of the built-in cluster presets.");
   m.def("workload_presets", &workload_preset_names, "Names of the built-in workload presets.");
   m.def(

@@ -398,37 +398,89 @@ RunInfo run_from_json(const Json& j) {
   return r;
 }
 
+// The interval's basis: the datasets (a map: name -> rows) follow kIntervalHead.
+using I = StepTimeInterval;
+const Field<I> kIntervalHead[] = {{"rows", &I::rows}};
+const Field<I> kIntervalTail[] = {
+    {"mean_distance", &I::mean_distance},
+    {"max_distance", &I::max_distance},
+    {"step_time_error_p5", &I::error_p5},
+    {"step_time_error_p50", &I::error_p50},
+    {"step_time_error_p95", &I::error_p95},
+    {"widening", &I::widening},
+    {"rule", &I::rule},
+};
+
 Json interval_basis_json(const StepTimeInterval& i) {
+  Json b;
+  write_fields(b, i, kIntervalHead);
   Json datasets = Json::object();
   for (const auto& d : i.datasets)
     datasets[d.dataset] = d.rows;
-  return {{"rows", i.rows},
-          {"datasets", datasets},
-          {"mean_distance", i.mean_distance},
-          {"max_distance", i.max_distance},
-          {"step_time_error_p5", i.error_p5},
-          {"step_time_error_p50", i.error_p50},
-          {"step_time_error_p95", i.error_p95},
-          {"widening", i.widening},
-          {"rule", i.rule}};
+  b["datasets"] = datasets;
+  write_fields(b, i, kIntervalTail);
+  return b;
 }
 
 StepTimeInterval interval_from_json(const Json& range, const Json& b) {
   StepTimeInterval i;
   i.lo_s = range.at(0).get<double>();
   i.hi_s = range.at(1).get<double>();
-  i.rows = b.at("rows").get<int>();
+  read_fields(b, i, kIntervalHead);
   for (const auto& [name, rows] : b.at("datasets").items())
     i.datasets.push_back({name, rows.get<int>()});
-  i.mean_distance = b.at("mean_distance").get<double>();
-  i.max_distance = b.at("max_distance").get<double>();
-  i.error_p5 = b.at("step_time_error_p5").get<double>();
-  i.error_p50 = b.at("step_time_error_p50").get<double>();
-  i.error_p95 = b.at("step_time_error_p95").get<double>();
-  i.widening = b.at("widening").get<double>();
-  i.rule = b.at("rule").get<std::string>();
+  read_fields(b, i, kIntervalTail);
   return i;
 }
+
+const Field<Breakdown> kBreakdownFields[] = {
+    {"compute_s", &Breakdown::compute_s},
+    {"exposed_communication_s", &Breakdown::exposed_communication_s},
+    {"pipeline_bubble_s", &Breakdown::pipeline_bubble_s},
+    {"host_wait_s", &Breakdown::host_wait_s, R::absent_zero},
+};
+
+using C = CommunicationStats;
+const Field<C> kCommunicationFields[] = {
+    {"group", &C::group},         {"collective", &C::collective},
+    {"algorithm", &C::algorithm}, {"bytes", &C::bytes},
+    {"count", &C::count},         {"time_s", &C::time_s},
+    {"exposed_s", &C::exposed_s}, {"protocol", &C::protocol, R::absent_zero},
+};
+
+const Field<LinkUser> kLinkUserFields[] = {{"group", &LinkUser::group}, {"bytes", &LinkUser::bytes}};
+
+// users follows these.
+const Field<LinkStats> kLinkFields[] = {
+    {"id", &LinkStats::id},
+    {"kind", &LinkStats::kind},
+    {"bytes", &LinkStats::bytes},
+    {"bandwidth_Bps", &LinkStats::bandwidth_Bps},
+    {"utilization", &LinkStats::utilization},
+    {"busy_s", &LinkStats::busy_s},
+};
+
+Json link_json(const LinkStats& l) {
+  Json j;
+  write_fields(j, l, kLinkFields);
+  j["users"] = rows_json(l.users, kLinkUserFields);
+  return j;
+}
+
+LinkStats link_from_json(const Json& j) {
+  LinkStats l;
+  read_fields(j, l, kLinkFields);
+  read_rows(j, "users", l.users, kLinkUserFields);
+  return l;
+}
+
+// extrapolated and derived_defaults follow these.
+const Field<Provenance> kProvenanceFields[] = {
+    {"fidelity", &Provenance::fidelity},
+    {"network", &Provenance::network},
+    {"calibration", &Provenance::calibration},
+    {"stack", &Provenance::stack, R::absent_zero},
+};
 
 }  // namespace
 
@@ -454,35 +506,13 @@ std::string Report::to_json(int indent) const {
   j["tokens_per_s"] = tokens_per_s;
   j["tflops_per_gpu"] = tflops_per_gpu;
   j["mfu"] = mfu;
-  j["breakdown"] = {{"compute_s", breakdown.compute_s},
-                    {"exposed_communication_s", breakdown.exposed_communication_s},
-                    {"pipeline_bubble_s", breakdown.pipeline_bubble_s},
-                    {"host_wait_s", breakdown.host_wait_s}};
-  Json comm = Json::array();
-  for (const auto& c : communication) {
-    comm.push_back({{"group", c.group},
-                    {"collective", c.collective},
-                    {"algorithm", c.algorithm},
-                    {"bytes", c.bytes},
-                    {"count", c.count},
-                    {"time_s", c.time_s},
-                    {"exposed_s", c.exposed_s},
-                    {"protocol", c.protocol}});
-  }
-  j["communication"] = comm;
+  Json b;
+  write_fields(b, breakdown, kBreakdownFields);
+  j["breakdown"] = b;
+  j["communication"] = rows_json(communication, kCommunicationFields);
   Json links_json = Json::array();
-  for (const auto& l : links) {
-    Json users = Json::array();
-    for (const auto& u : l.users)
-      users.push_back({{"group", u.group}, {"bytes", u.bytes}});
-    links_json.push_back({{"id", l.id},
-                          {"kind", l.kind},
-                          {"bytes", l.bytes},
-                          {"bandwidth_Bps", l.bandwidth_Bps},
-                          {"utilization", l.utilization},
-                          {"busy_s", l.busy_s},
-                          {"users", users}});
-  }
+  for (const auto& l : links)
+    links_json.push_back(link_json(l));
   j["links"] = links_json;
   j["memory"] = memory_json(memory);
   j["power"] = power ? power_json(*power)
@@ -493,12 +523,11 @@ std::string Report::to_json(int indent) const {
                           {"usd_per_step", nullptr},
                           {"usd_per_million_tokens", nullptr}};
   if (time_to_train) j["time_to_train"] = time_to_train_json(*time_to_train);
-  j["provenance"] = {{"fidelity", provenance.fidelity},
-                     {"network", provenance.network},
-                     {"calibration", provenance.calibration},
-                     {"stack", provenance.stack},
-                     {"extrapolated", provenance.extrapolated},
-                     {"derived_defaults", derived_defaults_json(provenance.derived_defaults)}};
+  Json pv;
+  write_fields(pv, provenance, kProvenanceFields);
+  pv["extrapolated"] = provenance.extrapolated;
+  pv["derived_defaults"] = derived_defaults_json(provenance.derived_defaults);
+  j["provenance"] = pv;
   j["run"] = run_json(run);
   if (!unknown.empty()) {
     Json why = Json::object();
@@ -518,27 +547,10 @@ Report Report::from_json(const std::string& text) {
   r.tokens_per_s = number_or_nan(j, "tokens_per_s");
   r.tflops_per_gpu = number_or_nan(j, "tflops_per_gpu");
   r.mfu = number_or_nan(j, "mfu");
-  const auto& b = j.at("breakdown");
-  r.breakdown = {b.at("compute_s").get<double>(), b.at("exposed_communication_s").get<double>(),
-                 b.at("pipeline_bubble_s").get<double>(), b.value("host_wait_s", 0.0)};
-  for (const auto& c : j.at("communication")) {
-    r.communication.push_back({c.at("group").get<std::string>(), c.at("collective").get<std::string>(),
-                               c.at("algorithm").get<std::string>(), c.value("protocol", std::string()),
-                               c.at("bytes").get<double>(), c.at("count").get<std::int64_t>(),
-                               c.at("time_s").get<double>(), c.at("exposed_s").get<double>()});
-  }
-  for (const auto& l : j.at("links")) {
-    LinkStats ls{l.at("id").get<std::string>(),
-                 l.at("kind").get<std::string>(),
-                 l.at("bytes").get<double>(),
-                 l.at("bandwidth_Bps").get<double>(),
-                 l.at("utilization").get<double>(),
-                 l.at("busy_s").get<double>(),
-                 {}};
-    for (const auto& u : l.at("users"))
-      ls.users.push_back({u.at("group").get<std::string>(), u.at("bytes").get<double>()});
-    r.links.push_back(std::move(ls));
-  }
+  read_fields(j.at("breakdown"), r.breakdown, kBreakdownFields);
+  read_rows(j, "communication", r.communication, kCommunicationFields);
+  for (const auto& l : j.at("links"))
+    r.links.push_back(link_from_json(l));
   r.memory = memory_from_json(j.at("memory"));
   const auto& p = j.at("power");
   if (!p.at("gpu_avg_w").is_null()) r.power = power_from_json(p);
@@ -546,12 +558,8 @@ Report Report::from_json(const std::string& text) {
   if (!c.at("capex_usd").is_null()) r.cost = cost_from_json(c);
   if (const auto t = j.find("time_to_train"); t != j.end()) r.time_to_train = time_to_train_from_json(*t);
   const auto& pv = j.at("provenance");
-  r.provenance = {pv.at("fidelity").get<std::string>(),
-                  pv.at("network").get<std::string>(),
-                  pv.at("calibration").get<std::string>(),
-                  pv.value("stack", std::string()),
-                  pv.at("extrapolated").get<std::vector<std::string>>(),
-                  {}};
+  read_fields(pv, r.provenance, kProvenanceFields);
+  r.provenance.extrapolated = pv.at("extrapolated").get<std::vector<std::string>>();
   if (const auto d = pv.find("derived_defaults"); d != pv.end()) {
     for (const auto& e : *d)
       r.provenance.derived_defaults.push_back(

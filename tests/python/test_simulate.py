@@ -3,6 +3,7 @@ agreement with the CLI, and isolation (a failing or crashing simulation raises; 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import signal
@@ -114,6 +115,26 @@ def test_report_round_trips_through_dict_and_json(report: cs.Report, tmp_path: P
                       "links", "memory", "power", "cost", "provenance"}
     assert report.provenance.fidelity == "flow"
     assert "Step time" in report.summary() and "Step time" in str(report)
+
+
+def test_report_sections_are_the_core_schema(report: cs.Report) -> None:
+    # The dataclasses are built from the core's report schema (_core.report_schema): their fields are
+    # the section's keys in the report's order, less its tables (DataFrames), run.parallelism inline.
+    d = report.to_dict()
+    tables = {"power": {"by_device", "gpu_classes"}, "cost": {"bill_of_materials"},
+              "provenance": {"derived_defaults"}}
+    for cls, key in ((cs.Memory, "memory"), (cs.Power, "power"), (cs.Cost, "cost"), (cs.Provenance, "provenance")):
+        assert [f.name for f in dataclasses.fields(cls)] == [k for k in d[key] if k not in tables.get(key, ())]
+    run_keys: List[str] = []
+    for k, v in d["run"].items():
+        run_keys.extend(v if k == "parallelism" else [k])
+    assert [f.name for f in dataclasses.fields(cs.RunInfo)] == run_keys
+    assert (report.run.tp, report.run.dp) == (d["run"]["parallelism"]["tp"], d["run"]["parallelism"]["dp"])
+    assert report.power.pue == d["power"]["pue"] and report.memory.fits is d["memory"]["fits"]
+    # Defaults are the C++ structs' (RunInfo: tp = 1; PowerStats: pue = 1.0; MemoryStats: fits = true).
+    assert (cs.RunInfo().tp, cs.Power().pue, cs.Memory().fits, cs.Provenance().extrapolated) == (1, 1.0, True, ())
+    # The tables' columns too: the bill of materials as the core writes its lines.
+    assert list(report.bill_of_materials.columns) == list(d["cost"]["bill_of_materials"][0])
 
 
 def test_same_report_as_the_cli(cli: Optional[str], report: cs.Report) -> None:

@@ -19,17 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["collective", "COLLECTIVE_COLUMNS"]
 
-# The columns of collective(), in order: those of `clustersim collective --json`.
-COLLECTIVE_COLUMNS: Tuple[str, ...] = (
-    "size_bytes",
-    "count",
-    "type",
-    "algorithm",
-    "time_us",
-    "algbw_GBps",
-    "busbw_GBps",
-    "protocol",
-)
+# The columns of collective(), in order: those of `clustersim collective --json` (from the core's writer).
+COLLECTIVE_COLUMNS: Tuple[str, ...] = tuple(_core.collective_columns())
 
 Ranks = Union[None, str, Iterable[int]]
 ByteSize = Union[int, float, str]

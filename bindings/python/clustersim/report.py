@@ -56,110 +56,82 @@ def _section(cls: Type[_T], data: Optional[Mapping[str, Any]]) -> _T:
     return cls(**{k: v for k, v in data.items() if k in names})
 
 
-@dataclasses.dataclass(frozen=True)
-class Memory:
+# The report's keys as the core writes them (sim/report/report_schema.hpp): per section path ("memory",
+# "run.parallelism", "power.by_device"), its keys in order with their JSON type and default.
+_SCHEMA: Dict[str, List[Dict[str, Any]]] = json.loads(_core.report_schema())["sections"]
+_PYTHON_TYPES: Dict[str, Any] = {"integer": int, "number": float, "boolean": bool, "string": str, "array": tuple}
+
+
+def _columns(path: str) -> List[str]:
+    """The columns of the report's table at ``path`` ("communication", "power.by_device"), in order."""
+    return [f["key"] for f in _SCHEMA[path]]
+
+
+def _dataclass_fields(path: str) -> List[Tuple[str, Any, Any]]:
+    """The scalar and array keys of the section at ``path`` in the report's order, an object's keys in
+    its place (``run.parallelism``'s tp, pp, ...), with the core's defaults. Tables are left to
+    :class:`Report`'s DataFrames."""
+    out: List[Tuple[str, Any, Any]] = []
+    for f in _SCHEMA[path]:
+        if f["type"] == "object":
+            out.extend(_dataclass_fields(f"{path}.{f['key']}"))
+        elif f["type"] != "table":
+            default = tuple(f["default"]) if f["type"] == "array" else f["default"]
+            out.append((f["key"], _PYTHON_TYPES[f["type"]], dataclasses.field(default=default)))
+    return out
+
+
+def _dataclass(name: str, path: str, doc: str) -> Any:
+    """A frozen dataclass of the report's section at ``path`` (its fields: :func:`_dataclass_fields`)."""
+    return dataclasses.make_dataclass(
+        name, _dataclass_fields(path), frozen=True, namespace={"__doc__": doc, "__module__": __name__}
+    )
+
+
+Memory = _dataclass(
+    "Memory",
+    "memory",
     """Memory per GPU, in bytes, at the moment of the step when it peaks (``peak_phase``: ``loss``,
     ``backward`` or ``optimizer``), against the GPU's capacity. The lines the framework allocates
     (weights to workspace) sum to ``allocated_peak_bytes`` (torch.cuda.max_memory_allocated);
     ``reserved_peak_bytes`` adds the caching allocator's reserve, ``peak_bytes_per_gpu`` also the CUDA
-    context. ``framework_overhead_bytes`` = workspace + allocator reserve + CUDA context."""
+    context. ``framework_overhead_bytes`` = workspace + allocator reserve + CUDA context.""",
+)
 
-    weights_bytes: float = 0.0
-    gradients_bytes: float = 0.0
-    optimizer_bytes: float = 0.0
-    activations_bytes: float = 0.0
-    communication_buffers_bytes: float = 0.0
-    framework_overhead_bytes: float = 0.0
-    peak_bytes_per_gpu: float = 0.0
-    capacity_bytes: float = 0.0
-    fits: bool = True
-    peak_phase: str = ""
-    logits_bytes: float = 0.0
-    transient_bytes: float = 0.0
-    cp_kv_gather_bytes: float = 0.0
-    fp8_saved_operands_bytes: float = 0.0
-    workspace_bytes: float = 0.0
-    allocated_peak_bytes: float = 0.0
-    allocator_reserve_bytes: float = 0.0
-    reserved_peak_bytes: float = 0.0
-    cuda_context_bytes: float = 0.0
-
-
-@dataclasses.dataclass(frozen=True)
-class Power:
+Power = _dataclass(
+    "Power",
+    "power",
     """Average power and energy of one step (watts, kilowatts, joules). Facility figures include the
     PUE, ``it_avg_kw`` does not; ``peak_kw`` is the facility power with every GPU at the highest-power
     activity it had in the step. The clock under the power cap: ``gemm_clock_MHz`` (a large GEMM's),
     ``tensor_power_budget_w`` (what tensor kernels may draw while they run), ``tensor_duty_cycle`` (their
-    share of the step) and ``clock_basis`` (how it was set). Per device kind: :attr:`Report.power_by_device`."""
+    share of the step), ``clock_basis`` (how it was set) and ``clock_cap_modelled``. Per device kind:
+    :attr:`Report.power_by_device`.""",
+)
 
-    gpu_avg_w: float = 0.0
-    cluster_avg_kw: float = 0.0
-    energy_per_step_j: float = 0.0
-    it_avg_kw: float = 0.0
-    peak_kw: float = 0.0
-    energy_per_token_j: float = 0.0
-    pue: float = 1.0
-    tensor_power_budget_w: float = 0.0
-    gemm_clock_MHz: float = 0.0
-    tensor_duty_cycle: float = 0.0
-    clock_basis: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
-class Cost:
+Cost = _dataclass(
+    "Cost",
+    "cost",
     """Capital and running cost (US dollars). ``usd_per_hour`` is the sum of the amortized capital,
     energy and operations per hour; ``tco_usd`` the capital plus lifetime energy and operations. The
-    bill of materials: :attr:`Report.bill_of_materials`."""
+    bill of materials: :attr:`Report.bill_of_materials`.""",
+)
 
-    capex_usd: float = 0.0
-    usd_per_hour: float = 0.0
-    usd_per_step: float = 0.0
-    usd_per_million_tokens: float = 0.0
-    amortized_usd_per_hour: float = 0.0
-    energy_usd_per_hour: float = 0.0
-    operations_usd_per_hour: float = 0.0
-    electricity_usd_per_kwh: float = 0.0
-    amortization_years: float = 0.0
-    tco_usd: float = 0.0
+Provenance = _dataclass(
+    "Provenance",
+    "provenance",
+    """Which models computed the numbers: ``fidelity``, ``network``, ``calibration``, ``stack`` (the
+    software stack assumed, and where its profile comes from) and ``extrapolated`` (models used outside
+    their fitted domain).""",
+)
 
-
-@dataclasses.dataclass(frozen=True)
-class Provenance:
-    """Which models computed the numbers."""
-
-    fidelity: str = ""
-    network: str = ""
-    calibration: str = ""
-    stack: str = ""  # the software stack assumed, and where its profile comes from
-    extrapolated: Tuple[str, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
-class RunInfo:
-    """What was simulated: cluster, workload, layout, sizes and how much work the simulator did."""
-
-    cluster: str = ""
-    workload: str = ""
-    gpu: str = ""
-    gpus: int = 0
-    nodes: int = 0
-    tp: int = 1
-    pp: int = 1
-    dp: int = 1
-    cp: int = 1
-    ep: int = 1
-    global_batch: int = 0
-    micro_batches: int = 0
-    seq_len: int = 0
-    parameters: float = 0.0
-    model_flops_per_step: float = 0.0
-    peak_flops_per_gpu: float = 0.0
-    precision: str = ""
-    stack: str = ""  # training.stack (the default stack when the workload names none); "" for a trace
-    ops_simulated: int = 0
-    transfers_simulated: int = 0
-    trace: str = ""  # "FORMAT PATH" when the workload was a trace
+RunInfo = _dataclass(
+    "RunInfo",
+    "run",
+    """What was simulated: cluster, workload, layout (tp, pp, dp, cp, ep), sizes and how much work the
+    simulator did (``stack``: training.stack, the default stack when the workload names none, "" for a
+    trace; ``trace``: "FORMAT PATH" when the workload was a trace).""",
+)
 
 
 def _table(rows: List[Dict[str, Any]], columns: List[str]) -> "pd.DataFrame":
@@ -398,15 +370,14 @@ class Report:
         """Collectives per process group: ``group, collective, algorithm, bytes, count, time_s,
         exposed_s`` (summed over calls; ``exposed_s`` is the part not hidden behind compute), then
         any column a newer report adds (``protocol``: NCCL's wire protocol, LL, LL128 or Simple)."""
-        columns = ["group", "collective", "algorithm", "bytes", "count", "time_s", "exposed_s"]
-        return _table([dict(r) for r in self._data.get("communication") or []], columns)
+        return _table([dict(r) for r in self._data.get("communication") or []], _columns("communication"))
 
     @property
     def links(self) -> "pd.DataFrame":
         """The busiest links, hottest first: ``id, src, dst, kind, bytes, bandwidth_Bps, utilization``
         (the fraction of the step the link was busy), then any column a newer report adds (e.g.
         ``busy_s``, ``users``: the process groups that used the link)."""
-        columns = ["id", "src", "dst", "kind", "bytes", "bandwidth_Bps", "utilization"]
+        columns = ["id", "src", "dst"] + [c for c in _columns("links") if c != "id"]
         rows = []
         for link in self._data.get("links") or []:
             src, _, dst = str(link.get("id", "")).partition("->")
@@ -420,7 +391,7 @@ class Report:
         ``energy_per_step_j``, ``fraction`` of the step's energy, ``basis`` (where the figure comes
         from). Empty when power is not modelled."""
         rows = [dict(r) for r in (self._data.get("power") or {}).get("by_device") or []]
-        df = _table(rows, ["device", "count", "avg_w", "energy_per_step_j", "basis"])
+        df = _table(rows, _columns("power.by_device"))
         total = float(df["energy_per_step_j"].sum()) if len(df) else 0.0
         df.insert(4, "fraction", df["energy_per_step_j"] / total if total > 0 else 0.0)
         return df
@@ -431,8 +402,7 @@ class Report:
         ``exposed_communication_s``, ``overlapped_communication_s``, ``waiting_s``, ``avg_w_per_gpu``,
         ``energy_per_step_j`` (all ranks of the class). Empty when power is not modelled."""
         rows = [dict(r) for r in (self._data.get("power") or {}).get("gpu_classes") or []]
-        return _table(rows, ["name", "ranks", "tensor_s", "vector_s", "exposed_communication_s",
-                             "overlapped_communication_s", "waiting_s", "avg_w_per_gpu", "energy_per_step_j"])
+        return _table(rows, _columns("power.gpu_classes"))
 
     @property
     def bill_of_materials(self) -> "pd.DataFrame":
@@ -440,7 +410,7 @@ class Report:
         transceivers, ...), ``count``, ``unit_usd``, ``total_usd``, ``source`` (price source and date).
         Sums to ``cost.capex_usd`` (with any other capex of the spec). Empty when cost is not modelled."""
         rows = [dict(r) for r in (self._data.get("cost") or {}).get("bill_of_materials") or []]
-        return _table(rows, ["item", "count", "unit_usd", "total_usd", "source"])
+        return _table(rows, _columns("cost.bill_of_materials"))
 
     # -- timeline -----------------------------------------------------------------------------------
     @property
