@@ -31,6 +31,17 @@ const char* kGoodWorkload = R"({
   "parallelism": {"tp": 1, "pp": 1}
 })";
 
+// The good specs, written to files, and `clustersim simulate` over them: "simulate [OPTIONS ]--cluster
+// CLUSTER --workload WORKLOAD".
+struct GoodSpecs {
+  std::string cluster = write_temp("good_cluster.json", kGoodCluster);
+  std::string workload = write_temp("good_workload.json", kGoodWorkload);
+
+  std::string simulate(const std::string& options = "") const {
+    return "simulate " + (options.empty() ? "" : options + " ") + "--cluster " + cluster + " --workload " + workload;
+  }
+};
+
 struct BadCase {
   const char* name;
   std::string cluster_edit;   // --set applied to a good cluster file ("" = none)
@@ -53,12 +64,11 @@ class BadSpec : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadSpec, ExitsTwoNamingFileAndPath) {
   const BadCase& c = GetParam();
-  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
-  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
-  std::string args = "simulate --cluster " + cluster + " --workload " + workload;
+  const GoodSpecs good;
+  std::string args = good.simulate();
   if (!c.cluster_edit.empty()) args += " --set 'cluster." + c.cluster_edit + "'";
   if (!c.workload_edit.empty()) args += " --set 'workload." + c.workload_edit + "'";
-  const std::string file = c.cluster_edit.empty() ? workload : cluster;
+  const std::string file = c.cluster_edit.empty() ? good.workload : good.cluster;
   expect_refused(args, file + ": " + c.expected_path + ":");
 }
 
@@ -84,34 +94,30 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadCase>& param_info) { return std::string(param_info.param.name); });
 
 TEST(CliBadInput, AnUnknownCpCommListsTheKnownMethods) {
-  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
-  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
-  expect_refused(
-      "simulate --cluster " + cluster + " --workload " + workload + " --set workload.parallelism.cp_comm=all_to_all",
-      workload + ": /parallelism/cp_comm: expected one of ring, all_gather, got \"all_to_all\"");
+  const GoodSpecs good;
+  expect_refused(good.simulate() + " --set workload.parallelism.cp_comm=all_to_all",
+                 good.workload + ": /parallelism/cp_comm: expected one of ring, all_gather, got \"all_to_all\"");
 }
 
 // torchao's tensorwise recipe needs fp8 tensor cores: refused on an A100, accepted on an H100.
 TEST(CliBadInput, TensorwiseFp8OnAGpuWithoutFp8IsRefused) {
-  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
-  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
-  const std::string fp8 = " --set workload.training.precision=fp8 --set workload.training.fp8_recipe=tensorwise";
-  expect_refused("simulate --fidelity analytical --cluster " + cluster + " --workload " + workload + fp8 +
-                     " --set cluster.gpu=a100-sxm4-80gb",
-                 workload + ": /training/precision: the GPU a100-sxm4-80gb has no fp8 tensor cores");
-  const auto ok = run_cli("simulate --fidelity analytical --cluster " + cluster + " --workload " + workload + fp8);
+  const GoodSpecs good;
+  const std::string base = good.simulate("--fidelity analytical") +
+                           " --set workload.training.precision=fp8 --set workload.training.fp8_recipe=tensorwise";
+  expect_refused(base + " --set cluster.gpu=a100-sxm4-80gb",
+                 good.workload + ": /training/precision: the GPU a100-sxm4-80gb has no fp8 tensor cores");
+  const auto ok = run_cli(base);
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
 // DeepSeek-V3's blockwise fp8 needs block-scaled fp8 GEMM kernels (Hopper, Blackwell): exit 2 on an
 // MI300X at /training/fp8_recipe, naming the recipes it runs; the H100 of the good cluster runs it.
 TEST(CliBadInput, BlockwiseFp8OnAGpuWithoutItsKernelsIsRefused) {
-  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
-  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
-  const std::string base = "simulate --fidelity analytical --cluster " + cluster + " --workload " + workload +
+  const GoodSpecs good;
+  const std::string base = good.simulate("--fidelity analytical") +
                            " --set workload.training.precision=fp8 --set workload.training.fp8_recipe=blockwise";
   expect_refused(base + " --set cluster.gpu=mi300x",
-                 workload + ": /training/fp8_recipe: the GPU mi300x has no block-scaled fp8 GEMM kernels");
+                 good.workload + ": /training/fp8_recipe: the GPU mi300x has no block-scaled fp8 GEMM kernels");
   const auto ok = run_cli(base);
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
@@ -119,17 +125,15 @@ TEST(CliBadInput, BlockwiseFp8OnAGpuWithoutItsKernelsIsRefused) {
 // A precision the GPU lacks: nvfp4 / mxfp8 on an MI300X (CDNA 3 has neither block-scaled format), nvfp4 on
 // an MI355X (it runs MXFP4, not NVFP4): exit 2 naming the recipes the GPU runs; mxfp8 on the MI355X runs.
 TEST(CliBadInput, ABlockScaledRecipeTheGpuLacksListsTheRecipesItRuns) {
-  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
-  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
-  const std::string base = "simulate --fidelity analytical --cluster " + cluster + " --workload " + workload +
-                           " --set workload.training.precision=fp8";
+  const GoodSpecs good;
+  const std::string base = good.simulate("--fidelity analytical") + " --set workload.training.precision=fp8";
   for (const char* recipe : {"nvfp4", "mxfp8"})
     expect_refused(base + " --set cluster.gpu=mi300x --set workload.training.fp8_recipe=" + recipe,
-                   workload + ": /training/fp8_recipe: the GPU mi300x has no " + recipe +
+                   good.workload + ": /training/fp8_recipe: the GPU mi300x has no " + recipe +
                        " tensor cores: expected one of delayed, current, tensorwise (the recipes it runs), got \"" +
                        recipe + "\"");
   expect_refused(base + " --set cluster.gpu=mi355x --set workload.training.fp8_recipe=nvfp4",
-                 workload +
+                 good.workload +
                      ": /training/fp8_recipe: the GPU mi355x has no nvfp4 tensor cores: expected one of delayed, "
                      "current, mxfp8, tensorwise (the recipes it runs), got \"nvfp4\"");
   const auto ok = run_cli(base + " --set cluster.gpu=mi355x --set workload.training.fp8_recipe=mxfp8");
@@ -138,20 +142,18 @@ TEST(CliBadInput, ABlockScaledRecipeTheGpuLacksListsTheRecipesItRuns) {
 
 // An unknown GPU names the catalogue's ids, the 2026 entries among them.
 TEST(CliBadInput, AnUnknownGpuListsTheCatalogue) {
-  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
-  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
-  expect_refused("simulate --cluster " + cluster + " --workload " + workload + " --set cluster.gpu=mi400x",
-                 cluster +
+  const GoodSpecs good;
+  expect_refused(good.simulate() + " --set cluster.gpu=mi400x",
+                 good.cluster +
                      ": /gpu: unknown GPU 'mi400x'; known: a100-sxm4-40gb, a100-sxm4-80gb, b200, b300, gb200, gb300, "
                      "h100-pcie-80gb, h100-sxm5-80gb, h200-nvl-141gb, h200-sxm-141gb, l4, mi300x, mi325x, mi355x, "
                      "v100-sxm2-32gb");
 }
 
 TEST(CliBadInput, AnUnknownStackListsTheKnownStacks) {
-  const std::string cluster = write_temp("good_cluster.json", kGoodCluster);
-  const std::string workload = write_temp("good_workload.json", kGoodWorkload);
-  expect_refused("simulate --cluster " + cluster + " --workload " + workload + " --set workload.training.stack=tf1",
-                 workload +
+  const GoodSpecs good;
+  expect_refused(good.simulate() + " --set workload.training.stack=tf1",
+                 good.workload +
                      ": /training/stack: expected one of jax-xla, megatron-core, megatron-deepspeed, "
                      "pytorch-fsdp2, got \"tf1\"");
 }
