@@ -99,27 +99,28 @@ TEST(CliBadInput, AnUnknownCpCommListsTheKnownMethods) {
                  good.workload + ": /parallelism/cp_comm: expected one of ring, all_gather, got \"all_to_all\"");
 }
 
-// torchao's tensorwise recipe needs fp8 tensor cores: refused on an A100, accepted on an H100.
-TEST(CliBadInput, TensorwiseFp8OnAGpuWithoutFp8IsRefused) {
+// The fp8 `recipe` on the good specs: refused on `gpu` with exit 2 and `error` (the workload's JSON path
+// and why); the good cluster's H100 runs it.
+void expect_recipe_refused_on(const std::string& recipe, const std::string& gpu, const std::string& error) {
   const GoodSpecs good;
   const std::string base = good.simulate("--fidelity analytical") +
-                           " --set workload.training.precision=fp8 --set workload.training.fp8_recipe=tensorwise";
-  expect_refused(base + " --set cluster.gpu=a100-sxm4-80gb",
-                 good.workload + ": /training/precision: the GPU a100-sxm4-80gb has no fp8 tensor cores");
+                           " --set workload.training.precision=fp8 --set workload.training.fp8_recipe=" + recipe;
+  expect_refused(base + " --set cluster.gpu=" + gpu, good.workload + ": " + error);
   const auto ok = run_cli(base);
   EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+// torchao's tensorwise recipe needs fp8 tensor cores: refused on an A100, accepted on an H100.
+TEST(CliBadInput, TensorwiseFp8OnAGpuWithoutFp8IsRefused) {
+  expect_recipe_refused_on("tensorwise", "a100-sxm4-80gb",
+                           "/training/precision: the GPU a100-sxm4-80gb has no fp8 tensor cores");
 }
 
 // DeepSeek-V3's blockwise fp8 needs block-scaled fp8 GEMM kernels (Hopper, Blackwell): exit 2 on an
 // MI300X at /training/fp8_recipe, naming the recipes it runs; the H100 of the good cluster runs it.
 TEST(CliBadInput, BlockwiseFp8OnAGpuWithoutItsKernelsIsRefused) {
-  const GoodSpecs good;
-  const std::string base = good.simulate("--fidelity analytical") +
-                           " --set workload.training.precision=fp8 --set workload.training.fp8_recipe=blockwise";
-  expect_refused(base + " --set cluster.gpu=mi300x",
-                 good.workload + ": /training/fp8_recipe: the GPU mi300x has no block-scaled fp8 GEMM kernels");
-  const auto ok = run_cli(base);
-  EXPECT_EQ(ok.status, 0) << ok.err;
+  expect_recipe_refused_on("blockwise", "mi300x",
+                           "/training/fp8_recipe: the GPU mi300x has no block-scaled fp8 GEMM kernels");
 }
 
 // A precision the GPU lacks: nvfp4 / mxfp8 on an MI300X (CDNA 3 has neither block-scaled format), nvfp4 on
