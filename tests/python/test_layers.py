@@ -165,3 +165,16 @@ def test_a_cycle_is_caught():
 def test_uses_cells_parse(uses, expected):
     table = read_uses_table(f"| Folder | Layer | Uses |\n| --- | --- | --- |\n| `x` | x | {uses} |\n")
     assert table["x"][1:] == expected
+
+
+def test_the_python_module_compiles_no_cli_source():
+    # The pybind11 module is built from the bindings' own sources only (what it shares with the CLI
+    # lives in the application layer): every source named in bindings/CMakeLists.txt's
+    # pybind11_add_module(_core ...) is a file under bindings/, and none of the CLI's.
+    text = (ROOT / "bindings" / "CMakeLists.txt").read_text()
+    calls = re.findall(r"pybind11_add_module\(\s*_core\s+([^)]*)\)", text)
+    assert len(calls) == 1, calls
+    sources = [w for w in calls[0].split() if w not in ("MODULE", "SHARED", "THIN_LTO", "NO_EXTRAS")]
+    assert sources and all(".." not in s and "cli" not in s and (ROOT / "bindings" / s).is_file() for s in sources)
+    assert "sim/cli" not in text
+    assert "cli" not in TABLE["bindings"][1]  # and the include check keeps bindings off sim/cli's headers
