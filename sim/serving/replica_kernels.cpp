@@ -230,7 +230,8 @@ std::size_t ReplicaKernels::mlp_block_kernels(double T, ComputeOp* out, bool den
     out[n++] = down;
     if (const double s = l_.shared_expert_ffn_per_gpu; s > 0.0) {
       out[n++] = gemm("serve.shared_expert_up", T, c * s, h);
-      out[n++] = memory_op("serve.shared_expert_activation", KernelClass::elementwise, compute_, (c + 1.0) * T * s * e, T);
+      out[n++] =
+          memory_op("serve.shared_expert_activation", KernelClass::elementwise, compute_, (c + 1.0) * T * s * e, T);
       out[n++] = gemm("serve.shared_expert_down", T, h, s);
     }
   }
