@@ -43,6 +43,9 @@ struct ReplicaConfig {
   std::int64_t max_batch_tokens = 8192;           // most tokens in one iteration (sizes activations)
   double host_overhead_s = 0.0;                   // per iteration: scheduling, sampling, detokenization
   bool custom_all_reduce = true;  // vLLM's custom all-reduce where it applies (custom_all_reduce.hpp), else NCCL
+  // fp8 weights with one fp32 scale per 128 x 128 block and activations with one per 1 x 128 (DeepSeek-V3 /
+  // R1's checkpoints): their GEMMs run at the GPU's gemm_fp8_blockwise_efficiency (replica_kernels.cpp)
+  bool fp8_block_scales = false;
 };
 
 // One request's share of an iteration: `new_tokens` are processed now (a prompt chunk, or 1 when

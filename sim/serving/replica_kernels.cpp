@@ -21,7 +21,10 @@
 //   stream their packed weights and compute at the compute precision; fp8 weights take the fp8
 //   tensor-core path where the GPU has one (W8A8, activations quantized per token: x = 1), else
 //   weight-only (Marlin fp8 on Ampere). The LM head and the MoE router stay 16-bit (vLLM quantizes
-//   neither).
+//   neither). Block-scaled fp8 (replica.fp8_block_scales: DeepSeek-V3 / R1's checkpoints): w = 1 + 4 /
+//   16384 (an fp32 scale per 128 x 128 block), x = 1 + 4 / 128 (per 1 x 128 tile), and the GEMM runs at
+//   the GPU's gemm_fp8_blockwise_efficiency (DeepGEMM's promotion to fp32 every 128 K-elements; the
+//   figure's source is in the GPU catalogue), as the training generator times block-scaled GEMMs.
 // MoE layers replace the MLP (E experts, top k, E_g = E / ep on this GPU, f_e the expert width per
 // GPU, imbalance u >= 1 the busiest GPU's share over the mean):
 //   router        gemm m T, n E, k h (16-bit)
@@ -92,6 +95,12 @@ constexpr double kActivationBytes = 2.0;
 constexpr double kTokenIdBytes = 8.0;            // int64 token ids
 constexpr double kSamplingBytesPerLogit = 14.0;  // (2 + 4) cast + (4 + 4) softmax
 constexpr double kFp8Bytes = 1.0;
+// Block-scaled fp8 (replica.fp8_block_scales; DeepSeek-V3 arXiv:2412.19437 sec. 3.3.2, its released
+// config.json quantization_config "weight_block_size": [128, 128]): one fp32 scale per 128 x 128 block of
+// a weight and per 1 x 128 tile of an activation row (quantized on the fly)
+constexpr double kBlockScaleBytes = 4.0;
+constexpr double kWeightBlockElements = 128.0 * 128.0;
+constexpr double kActivationBlockElements = 128.0;
 // FlashMLA's published H800 SXM5 figures over the H800's datasheet (top of the file)
 constexpr double kFlashMlaBandwidth_Bps = 3000e9, kH800HbmBandwidth_Bps = 3.35e12;
 constexpr double kFlashMlaFlops = 580e12, kH800Bf16DenseFlops = 989.5e12;
@@ -130,9 +139,14 @@ ComputeOp memory_op(const char* name, KernelClass kernel, Precision p, double by
 ReplicaKernels::ReplicaKernels(const ReplicaConfig& replica, const ReplicaLayout& layout, const GpuSpec& gpu)
     : l_(layout), compute_(replica.compute_precision), gemm_(replica.compute_precision) {
   weight_bytes_ = bytes_per_element(replica.weight_dtype, replica.group_size);
+  if (replica.fp8_block_scales) weight_bytes_ += kBlockScaleBytes / kWeightBlockElements;
   if (replica.weight_dtype == ServingDtype::fp8 && gpu.has_tensor_path(Precision::fp8)) {
     gemm_ = Precision::fp8;
     input_bytes_ = kFp8Bytes;
+    if (replica.fp8_block_scales) {
+      input_bytes_ += kBlockScaleBytes / kActivationBlockElements;
+      fp8_blockwise_ = true;
+    }
   } else {
     input_bytes_ = kActivationBytes;
   }
@@ -141,7 +155,9 @@ ReplicaKernels::ReplicaKernels(const ReplicaConfig& replica, const ReplicaLayout
 }
 
 ComputeOp ReplicaKernels::gemm(const char* name, double m, double n, double k, double batch) const {
-  return make_gemm(name, gemm_, input_bytes_, weight_bytes_, m, n, k, batch);
+  ComputeOp op = make_gemm(name, gemm_, input_bytes_, weight_bytes_, m, n, k, batch);
+  op.fp8_blockwise = fp8_blockwise_;
+  return op;
 }
 
 ComputeOp ReplicaKernels::gemm_16bit(const char* name, double m, double n, double k, double batch) const {
@@ -214,7 +230,8 @@ std::size_t ReplicaKernels::mlp_block_kernels(double T, ComputeOp* out, bool den
     out[n++] = down;
     if (const double s = l_.shared_expert_ffn_per_gpu; s > 0.0) {
       out[n++] = gemm("serve.shared_expert_up", T, c * s, h);
-      out[n++] = memory_op("serve.shared_expert_activation", KernelClass::elementwise, compute_, (c + 1.0) * T * s * e, T);
+      out[n++] =
+          memory_op("serve.shared_expert_activation", KernelClass::elementwise, compute_, (c + 1.0) * T * s * e, T);
       out[n++] = gemm("serve.shared_expert_down", T, h, s);
     }
   }

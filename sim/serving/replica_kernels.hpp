@@ -75,10 +75,11 @@ class ReplicaKernels {
   std::size_t mla_attention_block_kernels(double tokens, ComputeOp* out) const;
 
   ReplicaLayout l_;
-  Precision compute_;          // attention, norms, 16-bit GEMMs
-  Precision gemm_;             // the linear layers' GEMMs (fp8 where the GPU has the path and weights are fp8)
-  double input_bytes_ = 2.0;   // bytes of a GEMM's activation operand
-  double weight_bytes_ = 2.0;  // bytes per weight element of the linear layers
+  Precision compute_;           // attention, norms, 16-bit GEMMs
+  Precision gemm_;              // the linear layers' GEMMs (fp8 where the GPU has the path and weights are fp8)
+  double input_bytes_ = 2.0;    // bytes of a GEMM's activation operand
+  double weight_bytes_ = 2.0;   // bytes per weight element of the linear layers
+  bool fp8_blockwise_ = false;  // the linear layers' fp8 GEMMs are block-scaled (ReplicaConfig::fp8_block_scales)
   double kv_element_bytes_ = 2.0;
   double kv_bytes_per_token_layer_ = 0.0;
 };

@@ -82,6 +82,9 @@ ReplicaLayout replica_layout(const ReplicaConfig& r) {
     bad("/gpu_memory_utilization", "expected a fraction in (0, 1], got " + std::to_string(r.gpu_memory_utilization));
   if (!(r.host_overhead_s >= 0.0) || !std::isfinite(r.host_overhead_s))
     bad("/host_overhead_s", "expected a time >= 0 s, got " + std::to_string(r.host_overhead_s));
+  if (r.fp8_block_scales && r.weight_dtype != ServingDtype::fp8)
+    bad("/fp8_block_scales", std::string("expected false with weight_dtype ") + to_string(r.weight_dtype) +
+                                 " (block scales are an fp8 weight format), got true");
   if (r.dp_attention < 1 || r.dp_attention > kMaxAttentionRanks)
     bad("/dp_attention", "expected 1 .. " + std::to_string(kMaxAttentionRanks) +
                              " data-parallel attention ranks, got " + std::to_string(r.dp_attention));

@@ -229,6 +229,11 @@ const std::vector<Row>& rows() {
         "vLLM's custom all-reduce, timed by its one-shot / two-shot kernels fitted to measured latencies "
         "(docs/serving_iteration_model.md); false: "
         "NCCL (vLLM's disable_custom_all_reduce)")));
+    add(row<&S::fp8_block_scales>(spec_field(
+        "replica.fp8_block_scales", FieldType::boolean, true, "false", "",
+        "fp8 weights with one fp32 scale per 128 x 128 block and activations with one per 1 x 128 "
+        "(DeepSeek-V3 / R1's checkpoints, config.json weight_block_size [128, 128]): their GEMMs run at the GPU's "
+        "gemm_fp8_blockwise_efficiency (DeepGEMM's kernels); needs weight_dtype fp8")));
     add(row<&S::max_context_tokens>(
         with_unit(integer_field("replica.max_context_tokens", true, 1, kMaxTokens, "", "`model.seq_len`",
                                 "longest prompt + output a request may have; longer ones are rejected and counted"),
@@ -483,6 +488,7 @@ ReplicaConfig replica_config(const ServingSpec& spec) {
   r.max_batch_tokens = spec.max_batch_tokens;
   r.host_overhead_s = spec.host_overhead_s;
   r.custom_all_reduce = spec.custom_all_reduce;
+  r.fp8_block_scales = spec.fp8_block_scales;
   return r;
 }
 

@@ -92,6 +92,7 @@ struct ServingSpec {
   double gpu_memory_utilization = 0.9;
   double host_overhead_s = 0.0;
   bool custom_all_reduce = true;        // vLLM's custom all-reduce where it applies (custom_all_reduce.hpp)
+  bool fp8_block_scales = false;        // fp8 weights block-scaled (ReplicaConfig::fp8_block_scales)
   std::int64_t max_context_tokens = 0;  // 0: the model's seq_len
   std::string scheduler = "continuous";
   std::string router = "round_robin";

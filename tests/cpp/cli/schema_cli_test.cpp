@@ -30,9 +30,9 @@ TEST(CliSchema, ServingSchema) {
   const auto json = run_cli("schema serving");
   ASSERT_EQ(json.status, 0) << json.err;
   const nlohmann::json fields = nlohmann::json::parse(json.out);
-  // name, description, model; replica 13 (dp_attention, custom_all_reduce), scheduler 7, prefill_pool 3,
-  // speculative 3, slo 2, traffic 12 (think_time_s) + prompt 6 + output 6.
-  ASSERT_EQ(fields.size(), 55u);
+  // name, description, model; replica 14 (dp_attention, custom_all_reduce, fp8_block_scales), scheduler 7,
+  // prefill_pool 3, speculative 3, slo 2, traffic 12 (think_time_s) + prompt 6 + output 6.
+  ASSERT_EQ(fields.size(), 56u);
   const auto markdown = run_cli("schema serving --markdown");
   ASSERT_EQ(markdown.status, 0) << markdown.err;
   EXPECT_NE(markdown.out.find(

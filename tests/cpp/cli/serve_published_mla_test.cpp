@@ -3,13 +3,15 @@
 // (calibration/data/published/serving_throughput_mla.json; the deployment as a serving spec with its
 // assumptions in tests/cpp/serving/specs/trtllm_deepseek_r1_h200.json). Nothing is fitted to it.
 //
-// Measured on this commit (2026-11-28): 17,520 output tokens/s against the published 11,489 (+52.5 %);
-// with every layer timed as 256 routed experts (no shared expert, no dense first layers) 18,013
-// (+56.8 %); before MLA's kernels (attention timed as multi-head attention of hidden / heads = 56 per
-// head) 20,071 (+74.7 %). What is left, not modelled in the serving iteration model: the MoE's fp8
-// block scaling, the experts' real load imbalance, and the CUDA graph padding to 128 requests per
-// rank. Asserted: the model stays within +45 % .. +60 % of the published figure, so that a change
-// moving it is seen.
+// Measured on this commit (2026-11-28): 17,363 output tokens/s against the published 11,489 (+51.1 %),
+// with the checkpoint's fp8 block scales (replica.fp8_block_scales: GEMMs at gemm_fp8_blockwise_efficiency);
+// without them 17,520 (+52.5 %); with every layer timed as 256 routed experts (no shared expert, no dense
+// first layers) 18,013 (+56.8 %); before MLA's kernels (attention timed as multi-head attention of hidden /
+// heads = 56 per head) 20,071 (+74.7 %). The run goes in waves (max_num_tokens 1151 = one 1024-token prompt
+// and 127 decodes per rank, 1,024 clients for 8 x 128 slots): 645 prefill iterations and 9,727 decode-only
+// ones of 128 requests per rank; the gap is in the decode step (docs/serving.md: each candidate sized).
+// Asserted: the model stays within +48 % .. +55 % of the published figure, so that a change moving it is
+// seen.
 #include <fstream>
 #include <string>
 
@@ -36,8 +38,8 @@ TEST(CliServePublished, DeepSeekR1MaxThroughputOnEightH200) {
   EXPECT_EQ(j["requests"]["output_tokens"], 5120 * 2048);
   const double tokens_per_s = j["throughput"]["output_tokens_per_s"];
   const double error = tokens_per_s / published - 1.0;
-  EXPECT_GT(error, 0.45) << tokens_per_s;
-  EXPECT_LT(error, 0.60) << tokens_per_s;
+  EXPECT_GT(error, 0.48) << tokens_per_s;
+  EXPECT_LT(error, 0.55) << tokens_per_s;
 }
 
 }  // namespace
