@@ -25,7 +25,8 @@
 //
 // published microbench.json (calibration/data/published): an array of records with "id", "kind", "gpu":
 //   gemm, gemm_max_achievable, grouped_gemm   M, N, K (groups: batch), dtype, tflops: time = flops /
-//       tflops; fp8 GEMMs read 1-byte operands and write bf16 (2 bytes), others use the dtype's size.
+//       tflops; fp8 GEMMs read 1-byte operands, nvfp4 ones half-byte operands ("nvfp4" in the dtype), and
+//       both write bf16 (2 bytes); others use the dtype's size.
 //       Timed per call, except the libraries of kKernelDurationLibraries (kernel durations).
 //   attention_kernel "Flash Attention 2.0"    head dimension, batch and sequence length from "notes";
 //       heads = 2048 / head dimension (flash-attention's benchmark: model dimension 2048); forward,
@@ -72,9 +73,12 @@ struct DeviceName {
 };
 const DeviceName kDeviceNames[] = {
     {{"GH200"}, ""},
-    {{"GB200"}, ""},
-    {{"GB300"}, ""},
-    {{"B300"}, ""},
+    {{"GB200"}, "gb200"},
+    {{"GB300"}, "gb300"},
+    {{"B300"}, "b300"},
+    {{"MI300X"}, "mi300x"},
+    {{"MI325X"}, "mi325x"},
+    {{"MI355X"}, "mi355x"},
     {{"A100", "PCIe"}, ""},
     {{"A100", "40GB"}, "a100-sxm4-40gb"},
     {{"A100"}, "a100-sxm4-80gb"},
@@ -167,7 +171,7 @@ KernelMeasurement gemm_measurement(double m, double n, double k, double batch, P
   g.k = static_cast<std::uint32_t>(k);
   g.batch = static_cast<std::uint32_t>(batch);
   g.flops = 2.0 * m * n * k * batch;
-  const double in = bytes_per_element(p), out = p == Precision::fp8 ? kHalfBytes : in;
+  const double in = bytes_per_element(p), out = low_precision(p) ? kHalfBytes : in;  // fp8 / fp4 GEMMs write bf16
   g.bytes = ((m * k + k * n) * in + m * n * out) * batch;
   return g;
 }
@@ -413,6 +417,7 @@ MeasurementSet read_vidur(const std::string& file, const std::string& text) {
 
 std::optional<Precision> published_dtype(const std::string& dtype) {
   if (dtype.find("fp8") != std::string::npos) return Precision::fp8;
+  if (dtype.find("nvfp4") != std::string::npos) return Precision::nvfp4;
   if (dtype.find("bf16") != std::string::npos) return Precision::bf16;
   if (dtype.find("fp16") != std::string::npos) return Precision::fp16;
   if (dtype.find("tf32") != std::string::npos) return Precision::tf32;

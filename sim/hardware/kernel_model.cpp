@@ -29,7 +29,10 @@
 //               t_main  = flops * quant / (peak(dtype) * eff)
 //               t_split = s > 1: 2 * s * m * n * batch * 4 bytes / bw (fp32 partial tiles written, then
 //                         read back and reduced), after the main loop
-//               the library's choice: the (tm, tn, s) of least t_main + t_split
+//               the library's choice: the (tm, tn, s) of least max(t_main, t_operands) + t_split, with
+//               t_operands = (bytes - C) / bw the operand stream below (it overlaps the main loop, so a
+//               split-K whose reduction buys tensor time the stream does not let the kernel use is not
+//               taken: a small-M GEMM streaming its weights runs unsplit); equal totals: least t_main
 //             t_compute = t_main at the clock the power cap allows (power_capped_clock.cpp): the main
 //             loop's cycles, with the tensor cores busy u = flops / (peak(dtype) * t_main), stretched by
 //             the clock falling from boost towards the sustained clock while the kernel runs.
@@ -188,6 +191,15 @@ double at_capped_clock_s(const GpuSpec& gpu, const ComputeOp& op, double boost_s
   return capped_clock(gpu, utilization, boost_s, op.precision).duration_s;
 }
 
+// The bytes of C the epilogue stores (0 for an op without a shape: its bytes all overlap).
+double gemm_output_bytes(const ComputeOp& op) {
+  if (!has_shape(op)) return 0.0;
+  // C is written in 32 bits for fp32 / tf32, else in 16 (fp8, mxfp8, nvfp4 GEMMs write bf16)
+  const double element_bytes = op.precision == Precision::fp32 || op.precision == Precision::tf32 ? 4.0 : 2.0;
+  const double c = double(op.m) * double(op.n) * std::max<std::uint32_t>(op.batch, 1) * element_bytes;
+  return std::clamp(c, 0.0, std::max(op.bytes, 0.0));
+}
+
 // The library's fastest (tile, split-K) at the boost clock: main-loop time and split-K reduction.
 struct GemmPlan {
   double compute_s = 0.0;
@@ -204,7 +216,12 @@ GemmPlan gemm_plan(const GpuSpec& gpu, const ComputeOp& op) {
   const double largest_m = gpu.gemm_tile_m, largest_n = gpu.gemm_tile_n;
   const double k_half = gpu.gemm_k_half * peak / gpu.peak_16bit_flops();
   const double rate = peak * e * alignment_factor(gpu, op);
+  // The operands stream in while the main loop runs: a plan is as fast as the slower of the two, then
+  // its split-K reduction (the library's heuristic picks by the kernel's time, not by its arithmetic:
+  // no split-K whose reduction buys tensor time the operand stream does not let it use).
+  const double operands_s = op.bytes > 0.0 ? (op.bytes - gemm_output_bytes(op)) / gemm_bandwidth_Bps(gpu) : 0.0;
   GemmPlan best{std::numeric_limits<double>::infinity(), 0.0};
+  double best_total_s = std::numeric_limits<double>::infinity();
   for (double tm : kTileSizes) {
     for (double tn : kTileSizes) {
       if (tm * tn > largest_m * largest_n) continue;
@@ -217,20 +234,16 @@ GemmPlan gemm_plan(const GpuSpec& gpu, const ComputeOp& op) {
         const double quant = ceil_div(tiles * s, sms) * sms * tm * tn / (m * n * batch * s);
         const double compute_s = op.flops * quant / (rate * tile * depth / (depth + k_half));
         const double reduction_s = s > 1.0 ? 2.0 * s * m * n * batch * kPartialBytes / gemm_bandwidth_Bps(gpu) : 0.0;
-        if (compute_s + reduction_s < best.compute_s + best.reduction_s) best = {compute_s, reduction_s};
+        const double total_s = std::max(compute_s, operands_s) + reduction_s;
+        // equal totals (bound by the operand stream): the plan with the least tensor time
+        if (total_s < best_total_s || (total_s == best_total_s && compute_s < best.compute_s)) {
+          best = {compute_s, reduction_s};
+          best_total_s = total_s;
+        }
       }
     }
   }
   return best;
-}
-
-// The bytes of C the epilogue stores (0 for an op without a shape: its bytes all overlap).
-double gemm_output_bytes(const ComputeOp& op) {
-  if (!has_shape(op)) return 0.0;
-  // C is written in 32 bits for fp32 / tf32, else in 16 (fp8, mxfp8, nvfp4 GEMMs write bf16)
-  const double element_bytes = op.precision == Precision::fp32 || op.precision == Precision::tf32 ? 4.0 : 2.0;
-  const double c = double(op.m) * double(op.n) * std::max<std::uint32_t>(op.batch, 1) * element_bytes;
-  return std::clamp(c, 0.0, std::max(op.bytes, 0.0));
 }
 
 // t = fixed + max(compute, memory) + serial: the parts of one kernel's time.

@@ -9,7 +9,7 @@
 // tensor_fp8_power_ratio for fp8 / mxfp8 / nvfp4. One rule for every precision: the dynamic energy
 // per flop at clock phi is (tensor_boost_w - idle_w) w(p) phi^(n-1) / peak(p) (peak at the boost
 // clock), so fp8, with twice the flops per cycle and half the operand bytes per flop, spends
-// w(fp8) / 2 of bf16's energy per flop. On the H100 w(fp8) = 0.41, the bound Azure's sustained
+// w(fp8) / 2 of bf16's energy per flop. On the H100 w(fp8) = 0.406, the bound Azure's sustained
 // cuBLASLt fp8 table at 700 W sets (its source in sim/hardware/catalogue/h100-sxm5-80gb.json): the
 // table rises with size by wave quantization alone, so a sustained fp8 GEMM does not throttle at 700 W.
 // The power controller holds P at most at the tensor power budget B: the clock a kernel sustains is

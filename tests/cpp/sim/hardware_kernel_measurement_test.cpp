@@ -182,18 +182,27 @@ TEST(KernelMeasurement, MalformedOwnFilesNameTheJsonPath) {
 }
 
 TEST(KernelMeasurement, PublishedRecords) {
-  const char* records = R"([
+  const char* records = R"json([
     {"id": "micro-0001", "kind": "gemm", "gpu": "NVIDIA H100 80GB HBM3", "dtype": "fp8", "M": 1024, "N": 2048,
      "K": 4096, "tflops": 500},
     {"id": "micro-0002", "kind": "attention_kernel", "gpu": "NVIDIA A100-SXM4-80GB", "kernel": "Flash Attention 2.0",
      "tflops": 180, "notes": "head dimension of 64, a batch size of 2, and a sequence length of 8192."},
     {"id": "micro-0003", "kind": "vendor_spec", "gpu": "NVIDIA L4", "spec": {}},
-    {"id": "micro-0004", "kind": "gemm", "gpu": "AMD MI300X", "dtype": "bf16", "M": 1, "N": 1, "K": 1, "tflops": 1}
-  ])";
+    {"id": "micro-0004", "kind": "gemm", "gpu": "NVIDIA GH200 SXM", "dtype": "bf16", "M": 1, "N": 1, "K": 1, "tflops": 1},
+    {"id": "micro-0005", "kind": "gemm", "gpu": "AMD MI300X", "dtype": "bf16", "M": 8, "N": 8, "K": 8, "tflops": 1},
+    {"id": "micro-0006", "kind": "gemm", "gpu": "NVIDIA GB200 185GB (Azure ND GB200 v6)",
+     "dtype": "nvfp4 (FP4 per source)", "M": 1024, "N": 2048, "K": 4096, "tflops": 500}
+  ])json";
   const std::string path = write("microbench.json", records);
   const MeasurementSet s = read_measurements(path);
-  ASSERT_EQ(s.kernels.size(), 2u);
-  EXPECT_EQ(s.skipped, 2u);
+  ASSERT_EQ(s.kernels.size(), 4u);
+  EXPECT_EQ(s.skipped, 2u);  // the vendor spec and the GPU the catalogue lacks (GH200)
+  EXPECT_EQ(s.kernels[2].gpu, "mi300x");
+  EXPECT_EQ(s.kernels[2].precision, Precision::bf16);
+  // nvfp4: half-byte operands, bf16 output
+  EXPECT_EQ(s.kernels[3].gpu, "gb200");
+  EXPECT_EQ(s.kernels[3].precision, Precision::nvfp4);
+  EXPECT_DOUBLE_EQ(s.kernels[3].bytes, (1024.0 * 4096 + 4096.0 * 2048) * 0.5 + 1024.0 * 2048 * 2);
   // fp8 GEMM: 1-byte operands, bf16 output; time = 2 m n k / 500e12.
   const KernelMeasurement& g = s.kernels[0];
   EXPECT_EQ(g.gpu, "h100-sxm5-80gb");

@@ -213,6 +213,34 @@ TEST(KernelModel, ASkinnyGemmWithALongKSplitsKAcrossTheSms) {
               4e-6 + 2.0 * 3072 * 1408 * 16384 / (989.4e12 * 0.80) + 3072.0 * 1408 * 2 / bw, 1e-12);
 }
 
+TEST(KernelModel, AGemmBoundByItsOperandStreamDoesNotSplitK) {
+  // The library picks the plan of least max(main loop, operand stream) + split-K reduction: a split
+  // that shortens the main loop below the time the operands take to stream only adds its reduction.
+  // Only 256x128 tiles (tile exponent 10), k_half 0. 64 x 16384 x 4096 bf16: 64 tiles of 128 x 256
+  // (the 64 rows fill half of one), one wave on 132 SMs.
+  //   s = 1: main loop 2 x 64 x 16384 x 4096 x (132 x 128 x 256 / (64 x 16384)) / (989.4e12 x 0.80)
+  //          = 8.590e9 x 4.125 / 791.52e12 = 44.766 us
+  //   s = 2: 128 tiles, quant 2.0625: 22.383 us, reduction 2 x 2 x 64 x 16384 x 4 / (3350e9 x 0.88)
+  //          = 5.691 us
+  //   operands (64 + 16384) x 4096 x 2 bytes / 2948 GB/s = 45.706 us: above both main loops.
+  // By arithmetic alone s = 2 wins (28.07 against 44.77 us) and the kernel takes 4 + 45.706 + 5.691 +
+  // 0.711 (the store of C, 64 x 16384 x 2 bytes) = 56.109 us; by the kernel's time s = 1 (45.706
+  // against 51.397): 4 + 45.706 + 0.711 = 50.418 us.
+  GpuSpec g = h100();
+  g.gemm_tile_exponent = 10.0;
+  g.gemm_k_half = 0.0;
+  const ComputeOp op = gemm(64, 16384, 4096);
+  const double bw = 3350e9 * 0.88;
+  const double operands_s = (64.0 + 16384.0) * 4096 * 2 / bw;
+  const double store_s = 64.0 * 16384 * 2 / bw;
+  EXPECT_NEAR(operands_s, 45.706e-6, 0.001e-6);
+  EXPECT_NEAR(op.flops * 4.125 / (989.4e12 * 0.80), 44.766e-6, 0.001e-6);
+  const KernelTime t = kernel_time(g, op);
+  EXPECT_NEAR(t.time_s, 4e-6 + operands_s + store_s, 1e-12);
+  EXPECT_NEAR(t.time_s, 50.418e-6, 0.001e-6);
+  EXPECT_FALSE(t.compute_bound);
+}
+
 TEST(KernelModel, OperandRowsNotAMultipleOf16BytesCostTheAlignmentPenalty) {
   // Only 256x128 tiles, k_half 0, 8192 x 8192 x k bf16: compute bound, 16 waves (quant 1.03125).
   // k = 4096: rows of 8192 bytes, 16-byte loads. k = 4100: 8200 bytes, 8-byte loads: efficiency x

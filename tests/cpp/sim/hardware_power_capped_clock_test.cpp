@@ -278,7 +278,7 @@ TEST(PowerCappedClock, ShippedH100ProfileKeepsTheMeasuredFp8RatesAndThrottlesAt5
   EXPECT_NEAR(tflops(g, gemm_fp8(16384, 16384, 16384)), 1377.3, 0.06 * 1377.3);
   EXPECT_NEAR(tflops(g, gemm_fp8(32768, 32768, 32768)), 1382.2, 0.06 * 1382.2);
   // The bound: (tensor_boost - idle) w u <= 700 - 70 W at u = gemm_fp8_efficiency, met within 1 %
-  // (w = 0.41 against 630 / (2047.5 x 0.747) = 0.412).
+  // (w = 0.406 against 630 / (2061.1 x 0.7494) = 0.408).
   const double bound = (g.tdp_w - g.idle_w) / ((g.tensor_boost_w - g.idle_w) * g.gemm_fp8_efficiency);
   EXPECT_LE(g.tensor_fp8_power_ratio, bound);
   EXPECT_GT(g.tensor_fp8_power_ratio, 0.99 * bound);
@@ -309,7 +309,7 @@ TEST(PowerCappedClock, ShippedH100ProfileKeepsTheMeasuredFp8RatesAndThrottlesAt5
 // The step energy charges an fp8 tensor kernel what the clock model has it draw: a large fp8 GEMM
 // (tensor cores busy gemm_fp8_efficiency u of the cycles) at w(fp8) = tensor_fp8_power_ratio of the
 // 16-bit path's power per busy cycle. Shipped H100, 700 W: P = idle + (tensor_boost - idle) w u phi^3
-// with phi = 1 (the fp8 bound: 70 + 2047.5 x 0.41 x 0.747 = 697.1 W < 700 W), bf16 throttled to the
+// with phi = 1 (the fp8 bound: 70 + 2061.1 x 0.406 x 0.7494 = 697.1 W < 700 W), bf16 throttled to the
 // TDP (700 W). An fp8-GEMM-only step of 1 s on 8 GPUs: 8 x 697.1 J; a bf16 one: 8 x 700 J. Under a
 // 500 W cap both throttle to it: the fp8 GEMMs draw 500 W, no less than bf16's.
 TEST(PowerCappedClock, StepEnergyChargesFp8GemmsTheirClockModelPower) {
@@ -332,7 +332,7 @@ TEST(PowerCappedClock, StepEnergyChargesFp8GemmsTheirClockModelPower) {
   EXPECT_NEAR(s.gpu_classes[0].energy_per_step_j, 8 * fp8_w, 1e-9);
   EXPECT_NEAR(s.gpu_classes[1].energy_per_step_j, 8 * 700.0, 1e-9);
   // Energy per flop: fp8 does peak(fp8) u_fp8 flops per second at the boost clock, bf16
-  // peak(bf16) u_bf16 phi_bf16 at its throttled clock; fp8 (w = 0.41, twice the peak) spends about
+  // peak(bf16) u_bf16 phi_bf16 at its throttled clock; fp8 (w = 0.406, twice the peak) spends about
   // half of bf16's energy per flop (the dynamic part alone: w / 2 at equal clocks).
   const double phi_bf16 = capped_clock(g, g.gemm_max_efficiency, 1.0).sustained_fraction;
   const double fp8_j_per_flop = fp8_w / (g.peak_flops(Precision::fp8) * u);

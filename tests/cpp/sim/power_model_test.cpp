@@ -195,7 +195,7 @@ TEST(PowerModel, SimulatedStepConservesEnergyAndUsesOverrides) {
 }
 
 // An fp8 step on the H100: the replay puts the fp8 GEMMs' time at the fp8 tensor power (a large fp8
-// GEMM under the step's budget: w = 0.41, utilization gemm_fp8_efficiency), the rest of the tensor
+// GEMM under the step's budget: w = 0.406, utilization gemm_fp8_efficiency), the rest of the tensor
 // time (attention, in bf16) at a bf16 GEMM's. The class energy is sum of power x time with an fp8
 // part f of the tensor time: E = E_bf16 - (tensor_w - fp8_w) f, E_bf16 charging all of it at
 // tensor_w; f must lie strictly between 0 (no fp8 GEMM) and tensor_s (attention stays in bf16).
@@ -213,7 +213,7 @@ TEST(PowerModel, SimulatedFp8StepChargesItsFp8GemmsTheFp8Power) {
   g.tensor_power_budget_w = r.power->tensor_power_budget_w;
   const GpuPowerModel m = gpu_power_model(g);
   EXPECT_NEAR(m.low_precision_tensor_w, large_gemm_power_w(g, Precision::fp8), 1e-9);
-  ASSERT_GT(m.tensor_w, m.low_precision_tensor_w + 1.0);  // fp8 draws less per busy cycle (w = 0.41)
+  ASSERT_GT(m.tensor_w, m.low_precision_tensor_w + 1.0);  // fp8 draws less per busy cycle (w = 0.406)
   for (const GpuClassEnergy& c : r.power->gpu_classes) {
     if (c.tensor_s <= 0.0) continue;
     const double bf16_j = m.tensor_w * c.tensor_s + m.vector_w * c.vector_s +
