@@ -208,18 +208,28 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   x.weights = x.parameters * per_param.weights / (zero3 ? shard : 1.0) +
               (zero3 ? 0.0 : linear_parameters * stage_layers(m, p, i) * fp8_weight_copy_bytes(t));
   const GradBufferRecipe& grad_buffer = grad_buffer_recipe(t.grad_buffer);
-  x.gradients = x.parameters * per_param.gradients / (p.zero_stage >= 2 ? shard : 1.0);
+  // The experts' states shard over the expert data-parallel ranks, tp cp dp / (ep etp) of them
+  // (Megatron-Core's distributed optimizer over the expert data-parallel group; rank_layout.hpp).
+  const RankParameters split = stage_rank_parameters(spec, i);
+  const double expert_shard = m.moe.experts > 0 ? double(p.expert_dp()) : shard;
+  const auto sharded = [&](double bytes_per_parameter, bool on) {
+    return split.dense * bytes_per_parameter / (on ? shard : 1.0) +
+           split.expert * bytes_per_parameter / (on ? expert_shard : 1.0);
+  };
+  x.gradients = sharded(per_param.gradients, p.zero_stage >= 2);
   // A 16-bit buffer: the optimizer step works on an fp32 copy of the rank's shard of the gradients.
-  if (grad_buffer.parameter_dtype)
-    x.main_gradient_shard = x.parameters * kFp32Bytes / (p.zero_stage >= 1 ? shard : 1.0);
-  x.optimizer = x.parameters * per_param.optimizer / (p.zero_stage >= 1 ? shard : 1.0);
+  if (grad_buffer.parameter_dtype) x.main_gradient_shard = sharded(kFp32Bytes, p.zero_stage >= 1);
+  x.optimizer = sharded(per_param.optimizer, p.zero_stage >= 1);
   const bool accumulated = grad_buffer.persistent || spec.micro_batches() > 1;
   x.gradients_before_backward = accumulated ? x.gradients : 0.0;
-  x.layer_activations = layer_activation_bytes(spec, attention) * stage_layers(m, p, i) * x.in_flight;
+  // the multi-token prediction modules' layers on the last stage, one each (DeepSeek-V3 sec. 2.2)
+  const double mtp_layers = i == p.pp - 1 ? m.mtp_depth : 0;
+  x.layer_activations = layer_activation_bytes(spec, attention) * (stage_layers(m, p, i) + mtp_layers) * x.in_flight;
   const double vocab_shard = V * h / tp;
   if (x.last) {
     x.head_activations = 2.0 * kActivationBytes * s * b * h / sp_split;
-    x.logits = cross_entropy_recipe(t.cross_entropy).peak_bytes_per_logit * s * b * V / tp;
+    // the main head's logits and each multi-token prediction module's, all kept for the backward
+    x.logits = (1.0 + m.mtp_depth) * cross_entropy_recipe(t.cross_entropy).peak_bytes_per_logit * s * b * V / tp;
     if (!grad_buffer.persistent) x.output_gradient = per_param.weights * vocab_shard;
   }
   if (i == 0) x.embedding_gradient = per_param.weights * vocab_shard;

@@ -49,12 +49,29 @@ LayerParameterGroups rank_layer_parameter_groups(const ModelSpec& m, const Paral
     r.qkv = whole + (g.qkv - whole) / t;
   }
   r.attention_out = (g.attention_out - (bias ? h : 0.0)) / t + (bias ? h : 0.0);
-  r.mlp_up = g.mlp_up / t * expert_share;
+  // the routed experts split over the expert tensor-parallel ranks (etp), a dense MLP over tp
+  const double mlp_t = m.moe.experts > 0 ? p.effective_etp() : t;
+  r.mlp_up = g.mlp_up / mlp_t * expert_share;
   const double down_bias = bias ? experts * h : 0.0;
-  r.mlp_down = ((g.mlp_down - down_bias) / t + down_bias) * expert_share;
+  r.mlp_down = ((g.mlp_down - down_bias) / mlp_t + down_bias) * expert_share;
   r.router = g.router;
   r.norms = g.norms;
   r.shared_experts = g.shared_experts > 0.0 ? (g.shared_experts - (bias ? h : 0.0)) / t + (bias ? h : 0.0) : 0.0;
+  return r;
+}
+
+RankParameters mtp_rank_parameters(const WorkloadSpec& spec) {
+  const ModelSpec& m = spec.model;
+  const ParallelismSpec& p = spec.parallelism;
+  RankParameters r;
+  if (m.mtp_depth == 0) return r;
+  const LayerParameterGroups layer = rank_layer_parameter_groups(mtp_layer_model(m), p);
+  const double experts = m.moe_layer(m.layers - 1) ? layer.mlp_up + layer.mlp_down : 0.0;
+  r.dense = m.mtp_depth * (layer.sum() - experts + mtp_module_extra_parameters(m));
+  r.expert = m.mtp_depth * experts;
+  const EmbeddingParameterGroups e = embedding_parameter_groups(m);
+  // the shared embedding's copy on the last stage (untied; a tied one is there already)
+  if (p.pp > 1 && e.output > 0.0) r.dense += e.word / p.tp;
   return r;
 }
 
@@ -83,6 +100,9 @@ RankParameters stage_rank_parameters(const WorkloadSpec& spec, int stage) {
       r.dense += e.output / p.tp;
     else if (p.pp > 1)
       r.dense += e.word / p.tp;  // tied: the last stage's copy of the word embedding
+    const RankParameters mtp = mtp_rank_parameters(spec);
+    r.dense += mtp.dense;
+    r.expert += mtp.expert;
   }
   return r;
 }

@@ -97,6 +97,20 @@ std::vector<std::vector<int>> RankLayout::groups(std::initializer_list<ParallelD
   return out;
 }
 
+RankLayout expert_rank_layout(const ParallelismSpec& p) {
+  ParallelismSpec e = p;
+  e.tp = p.effective_etp();
+  e.cp = 1;
+  e.dp = p.tp * p.cp * p.dp / e.tp;
+  return RankLayout(e);
+}
+
+RankLayout dense_rank_layout(const ParallelismSpec& p) {
+  ParallelismSpec d = p;
+  d.ep = 1;
+  return RankLayout(d);
+}
+
 std::vector<int> RankLayout::stage_ranks(int stage) const {
   std::vector<int> ranks;
   for (int r = 0; r < world_size_; ++r)

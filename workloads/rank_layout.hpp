@@ -6,6 +6,11 @@
 // the order of ParallelismSpec::order (Megatron-LM's default "tp-cp-ep-dp-pp": the tp peers of a
 // rank are its neighbours, so they share a node). Expert parallelism is carved out of data
 // parallelism: the data-parallel coordinate d splits into ep = d mod EP (inner) and edp = d / EP.
+//
+// The expert layers lay the same ranks out again (Megatron-Core's expert_decoder_rank_generator,
+// NVIDIA/Megatron-LM megatron/core/parallel_state.py at commit 00caa53: RankGenerator(tp=etp, ep=ep,
+// dp=edp, pp=pp, cp=1, order)): sizes etp, 1, ep, edp = tp cp dp / (ep etp), pp in the same order, so
+// that the pipeline groups agree when the order ends with pp (expert_rank_layout).
 #include <array>
 #include <initializer_list>
 #include <string_view>
@@ -16,6 +21,14 @@
 namespace clustersim {
 
 enum class ParallelDim { tp, cp, ep, edp, pp };  // dp = {ep, edp}
+
+// The expert layers' layout of `p` (resolved, etp x ep dividing tp x cp x dp): tp is etp, cp 1, dp the
+// expert data parallelism times ep; its groups of ParallelDim::tp are the expert tensor-parallel groups,
+// of ep the expert-parallel ones, of edp the expert data-parallel ones.
+class RankLayout;
+RankLayout expert_rank_layout(const ParallelismSpec& p);
+// The attention (dense) layers' layout of `p`: ep 1 (the expert split is expert_rank_layout's).
+RankLayout dense_rank_layout(const ParallelismSpec& p);
 
 // True when `order` names tp, cp, ep, dp and pp once each, '-'-separated, with ep right before dp.
 bool valid_rank_order(std::string_view order);

@@ -9,8 +9,11 @@
 //                                            cp_comm all_gather, one K/V all-gather per layer each way
 //                                            and dK/dV passed on in fp32 (context_parallel_comm.cpp)
 //   ep    expert-parallel groups             all-to-all dispatch and combine around the experts
+//   etp   expert tensor-parallel groups      all-gather of the dispatched rows, reduce-scatter of the experts' outputs
 //   dp    data x context parallel groups     gradients of the dense parameters (all-reduce; ZeRO: reduce-scatter)
-//   edp   expert-data x context groups       gradients of the experts (when ep > 1)
+//   edp   expert data-parallel groups        gradients of the experts (ep > 1, etp != tp or cp > 1)
+// The ep, etp and edp groups come from the expert layers' layout of the same ranks, etp x ep x edp
+// (rank_layout.hpp: Megatron-Core's expert rank generator).
 //   pp    pipeline groups (one rank a stage) activations forward, gradients backward, point to point
 //   embd  first and last stage               the tied word embedding's gradient (pp > 1, tied embeddings)
 //
@@ -30,8 +33,10 @@
 //     send the input's gradient back (unless the first chunk).
 //   layer forward: norm, [sp: all-gather], QKV GEMM, fused attention (cp: one block per ring step),
 //     output-projection GEMM, [tp: all-reduce | sp: reduce-scatter], residual add, norm, [sp:
-//     all-gather], [MoE: router GEMM, ep: all-to-all dispatch], MLP up GEMM, activation, MLP down GEMM,
-//     [ep: all-to-all combine], [tp: all-reduce | sp: reduce-scatter], residual add.
+//     all-gather], MLP up GEMM, activation, MLP down GEMM, [tp: all-reduce | sp: reduce-scatter], residual
+//     add; a MoE layer instead: router GEMM, permutation, ep all-to-all dispatch, [etp: all-gather],
+//     expert GEMMs, [etp: reduce-scatter], ep all-to-all combine, un-permutation, [the shared experts
+//     between the tp all-gather and reduce-scatter], residual add.
 //   layer backward: the mirror image; every GEMM becomes dgrad then wgrad; the tensor-parallel
 //     collectives become their conjugates (Megatron's f/g operators: an all-reduce of the input's
 //     gradient before each column-parallel layer; with sp, an all-gather of the output's gradient after
@@ -91,16 +96,24 @@
 // "bwd.<gemm>.fp8_transpose": the transposed fp8 copies of dY, X and W its backward GEMMs need).
 // Loss: the stack's cross entropy (training.cross_entropy, memory_recipe.cpp) moves its kernels'
 // bytes per logit forward and backward, plus one fp32 loss per token.
-// MoE: tokens routed to top_k experts; the experts' GEMMs as one grouped GEMM of the busiest rank's
-// routed tokens (moe_routing.hpp: T x top_k x the load distribution's imbalance, capped at
-// capacity_factor x T x top_k with token_dropping), the dispatch and combine all-to-alls of as many
-// rows; wgrad a batch of one GEMM per local expert.
+// MoE (Megatron-Core's MoELayer with the all-to-all dispatcher, expert tensor parallelism etp): each
+// rank routes its sequence-parallel shard of the tokens, T_sp = T / tp (tp > 1 needs sequence
+// parallelism, as Megatron-Core); the dispatch and combine all-to-alls move the busiest rank's routed
+// rows R (moe_routing.hpp: T_sp x top_k x the load distribution's imbalance, capped at capacity_factor
+// x T_sp x top_k with token_dropping); with etp > 1 the etp ranks all-gather them (R etp rows) and
+// reduce-scatter the experts' outputs; the experts' GEMMs are one grouped GEMM of R etp rows through
+// f_e / etp columns; wgrad a batch of one GEMM per local expert.
 // Around the all-to-alls, Megatron-Core's token permutation (after the router, before the dispatch)
 // and un-permutation (after the combine), and their mirror images in the backward: elementwise
-// kernels reading and writing the rank's T x top_k routed copies, 2 T top_k h e bytes each. Shared
+// kernels reading and writing the rank's T_sp x top_k routed copies, 2 T_sp top_k h e bytes each. Shared
 // experts (model.moe.shared_experts): a tensor-parallel MLP of shared_experts x f_e over the layer's
 // T tokens after the combine (Megatron-Core's SharedExpertMLP without overlap), its gradients with the
 // dense ones. A MoE model's first_dense_layers run the dense MLP of ffn_hidden (select_layer).
+// Multi-token prediction (model.mtp_depth, DeepSeek-V3 sec. 2.2): after the main head of the last
+// chunk, each module's norms, shifted-token embedding, 2h -> h projection, one layer like the model's
+// last and the shared head with its own final norm and loss (mtp_forward); backward, the modules
+// deepest first before the main head (mtp_backward). With pp > 1 and untied embeddings the last stage
+// keeps a copy of the word embedding, all-reduced with the first stage's as a tied one is.
 // Multi-head latent attention (model.attention_type mla; weights in transformer_math.cpp): instead of the
 // QKV GEMM, the replicated down projections q_down (h -> q_lora_rank) and kv_down (h -> kv_lora_rank +
 // qk_rope_head_dim) on the gathered input, an RMSNorm on each latent, the column-parallel up
@@ -244,6 +257,7 @@ constexpr std::uint16_t kNone = UINT16_MAX;
 
 struct Communicators {
   std::uint16_t tp = kNone, cp = kNone, ep = kNone, dp = kNone, edp = kNone, pp = kNone, embd = kNone;
+  std::uint16_t etp = kNone;         // the expert tensor-parallel groups (etp > 1)
   std::uint16_t tp_overlap = kNone;  // the tp groups as TE userbuffers (tp_comm_overlap): Communicator::userbuffers
 };
 
@@ -289,11 +303,15 @@ class StageBuilder {
     o_ = heads_ * v_dim_;
     kv_ = u32(shape.kv_heads) / t_ * d_;
     const bool model_moe = m_.moe.experts > 0;
+    etp_ = p_.effective_etp();
     dense_f_ = m_.ffn_hidden / t_;
-    expert_f_ = (m_.moe.expert_ffn_hidden > 0 ? m_.moe.expert_ffn_hidden : m_.ffn_hidden) / t_;
-    shared_f_ = double(m_.moe.shared_experts) * expert_f_;
-    routed_tokens_ = model_moe ? u32(std::ceil(busiest_rank_routed_tokens(m_.moe, p_.ep, T_))) : T_;
+    const std::uint32_t expert_width = m_.moe.expert_ffn_hidden > 0 ? m_.moe.expert_ffn_hidden : m_.ffn_hidden;
+    expert_f_ = expert_width / etp_;
+    shared_f_ = double(m_.moe.shared_experts) * expert_width / t_;
+    // Megatron-Core's MoELayer routes the rank's sequence-parallel shard (T / tp with tp > 1)
+    routed_tokens_ = model_moe ? u32(std::ceil(busiest_rank_routed_tokens(m_.moe, p_.ep, T_sp_))) : T_;
     local_experts_ = model_moe ? m_.moe.experts / p_.ep : 0;
+    expert_grads_apart_ = model_moe && (p_.ep > 1 || etp_ != t_ || p_.cp > 1);
     select_layer(m_.layers - 1);
     chunks_ = model_chunks(p_);
     biases_ = !llama_style(m_);
@@ -309,7 +327,7 @@ class StageBuilder {
   void select_layer(int layer) {
     moe_ = m_.moe_layer(layer);
     f_ = moe_ ? expert_f_ : dense_f_;
-    expert_tokens_ = moe_ ? routed_tokens_ : T_;
+    expert_tokens_ = moe_ ? routed_tokens_ * etp_ : T_;
     groups_ = moe_ ? moe_groups_ : dense_groups_;
   }
 
@@ -829,7 +847,15 @@ class StageBuilder {
   // Token permutation before the dispatch all-to-all and un-permutation after the combine: each of
   // the rank's T x top_k routed token copies is read and written once, T x top_k x h x e x 2 bytes per
   // kernel (the same in the backward, on the gradients).
-  double permutation_bytes() const { return 2.0 * double(T_) * m_.moe.top_k * h_ * e_; }
+  double permutation_bytes() const { return 2.0 * double(T_sp_) * m_.moe.top_k * h_ * e_; }
+  // The dispatch and combine all-to-alls move the busiest rank's routed rows (before the etp gather).
+  double dispatch_bytes() const { return double(routed_tokens_) * h_ * e_; }
+  // Expert tensor parallelism (etp > 1, Megatron-Core's MoEAlltoAllTokenDispatcher): after the dispatch
+  // the etp ranks all-gather their rows, so each runs its 1/etp of the experts' width on all of them,
+  // and reduce-scatter the outputs before the combine: etp x the routed rows, gathered size.
+  void expert_tp_collective(const std::string& name, CollectiveKind kind) {
+    if (etp_ > 1) blocking_collective(name, kind, comms_.etp, double(expert_tokens_) * h_ * e_);
+  }
   void permute(const std::string& name) { compute(name, KernelClass::elementwise, 0.0, permutation_bytes()); }
 
   // Shared experts (model.moe.shared_experts): a tensor-parallel MLP of shared_experts x f_e on the
@@ -880,13 +906,10 @@ class StageBuilder {
     residual(phase + ".residual1", false);
     norm(phase + ".ln2", false, T_sp_);
     if (moe_) {
-      tp_forward_entry(phase + ".tp.all_gather");
-      gemm(phase + ".router", T_, m_.moe.experts, h_);
+      gemm(phase + ".router", T_sp_, m_.moe.experts, h_);
       permute(phase + ".moe.permute");
-      blocking_collective(phase + ".ep.dispatch", CollectiveKind::all_to_all, comms_.ep,
-                          double(expert_tokens_) * h_ * e_);
-    }
-    if (moe_) {
+      blocking_collective(phase + ".ep.dispatch", CollectiveKind::all_to_all, comms_.ep, dispatch_bytes());
+      expert_tp_collective(phase + ".etp.all_gather", CollectiveKind::all_gather);
       const double experts = local_experts_;
       {
         const LinearScope fp8 =
@@ -898,11 +921,14 @@ class StageBuilder {
         const LinearScope fp8 = linear_forward(phase + ".mlp_down", double(expert_tokens_) * f_, experts * f_ * h_);
         gemm(phase + ".mlp_down", expert_tokens_, h_, f_);
       }
-      blocking_collective(phase + ".ep.combine", CollectiveKind::all_to_all, comms_.ep,
-                          double(expert_tokens_) * h_ * e_);
+      expert_tp_collective(phase + ".etp.reduce_scatter", CollectiveKind::reduce_scatter);
+      blocking_collective(phase + ".ep.combine", CollectiveKind::all_to_all, comms_.ep, dispatch_bytes());
       permute(phase + ".moe.unpermute");
-      shared_experts_forward(phase);
-      tp_forward_exit(phase + ".tp.mlp_down");
+      if (shared_f_ > 0.0) {  // the shared experts' tensor-parallel MLP on the layer's T tokens
+        tp_forward_entry(phase + ".tp.all_gather");
+        shared_experts_forward(phase);
+        tp_forward_exit(phase + ".tp.mlp_down");
+      }
     } else {
       {
         const LinearScope fp8 = linear_forward(phase + ".mlp_up", double(T_sp_) * h_, double(h_) * act_.inputs * f_);
@@ -993,10 +1019,13 @@ class StageBuilder {
     if (op_level && !moe_ && !mla_) recompute_unsaved_ops();
     residual("bwd.residual2", true);
     if (moe_) {
-      shared_experts_backward();
+      if (shared_f_ > 0.0) {
+        tp_forward_entry("bwd.tp.all_gather_grad");
+        shared_experts_backward();
+      }
       permute("bwd.moe.unpermute");
-      blocking_collective("bwd.ep.combine", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
-      tp_forward_entry("bwd.tp.all_gather_grad");
+      blocking_collective("bwd.ep.combine", CollectiveKind::all_to_all, comms_.ep, dispatch_bytes());
+      expert_tp_collective("bwd.etp.all_gather", CollectiveKind::all_gather);
       // wgrad per local expert: dW_e = X_e^T dY_e with expert_tokens / local experts tokens each
       const double experts = local_experts_;
       const double per_expert = std::ceil(double(expert_tokens_) / experts);
@@ -1014,11 +1043,12 @@ class StageBuilder {
               wgrad_gemm("bwd.mlp_up.wgrad", h_, act_.inputs * f_, per_expert, experts,
                          2.0 * double(expert_tokens_) * h_ * act_.inputs * f_));
       }
-      blocking_collective("bwd.ep.dispatch", CollectiveKind::all_to_all, comms_.ep, double(expert_tokens_) * h_ * e_);
+      expert_tp_collective("bwd.etp.reduce_scatter", CollectiveKind::reduce_scatter);
+      blocking_collective("bwd.ep.dispatch", CollectiveKind::all_to_all, comms_.ep, dispatch_bytes());
       permute("bwd.moe.permute");
-      gemm("bwd.router.dgrad", T_, h_, m_.moe.experts);
-      grads(groups_.router, false, wgrad_gemm("bwd.router.wgrad", h_, m_.moe.experts, T_));
-      if (t_ > 1)
+      gemm("bwd.router.dgrad", T_sp_, h_, m_.moe.experts);
+      grads(groups_.router, false, wgrad_gemm("bwd.router.wgrad", h_, m_.moe.experts, T_sp_));
+      if (t_ > 1 && shared_f_ > 0.0)
         blocking_collective("bwd.tp.mlp",
                             p_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
                             comms_.tp, double(T_) * h_ * e_);
@@ -1096,7 +1126,11 @@ class StageBuilder {
       const double expert = moe_ ? groups_.mlp_up + groups_.mlp_down : 0.0;
       fill_dense += groups_.sum() - expert;
       fill_expert += expert;
-      if (l + 1 == layers && chunk + 1 == chunks_) fill_dense += head_parameters();  // in the last bucket
+      if (l + 1 == layers && chunk + 1 == chunks_) {  // in the last bucket
+        const RankParameters mtp = mtp_rank_parameters(spec_);
+        fill_dense += head_parameters() + mtp.dense;
+        fill_expert += mtp.expert;
+      }
       if (fill_dense + fill_expert < bucket_params_ && l + 1 < layers) continue;
       OpId ag = 0;
       for (const auto& [params, is_expert] : {std::pair{fill_dense, false}, std::pair{fill_expert, true}}) {
@@ -1111,6 +1145,62 @@ class StageBuilder {
       fill_dense = fill_expert = 0.0;
     }
     return per_layer;
+  }
+
+  // The final norm, the logits GEMM over the vocabulary shard, the stack's cross entropy kernels
+  // (memory_recipe.cpp) and one fp32 loss per token, the vocabulary-parallel reductions.
+  void output_head_forward(const std::string& phase) {
+    norm(phase + ".final_norm", false, T_sp_);
+    tp_forward_entry(phase + ".tp.all_gather");
+    gemm(phase + ".logits", T_, double(m_.vocab) / t_, h_);
+    const double logits = double(T_) * m_.vocab / t_;
+    compute(phase + ".loss", KernelClass::loss, kLossFlopsPerElement * logits,
+            logits * cross_entropy_recipe(spec_.training.cross_entropy).forward_bytes_per_logit + T_ * kFp32Bytes);
+    if (t_ > 1)
+      for (int i = 0; i < kCrossEntropyAllReduces; ++i)
+        blocking_collective(phase + ".tp.cross_entropy", CollectiveKind::all_reduce, comms_.tp,
+                            double(T_) * kFp32Bytes);
+  }
+
+  // --- multi-token prediction (model.mtp_depth; DeepSeek-V3 sec. 2.2) ---------------------------
+  // Module k on the last stage, after the main head: RMSNorm of the previous depth's hidden state, the
+  // embedding of the tokens k ahead (the shared vocabulary-parallel table), its RMSNorm, the
+  // projection of the 2h concatenation to h (replicated over tp: each rank projects its own tokens, as
+  // MLA's down projections), one layer shaped like the model's last, then the shared output head with
+  // a final norm of the module's own and a loss. Backward: the mirror image, deepest module first,
+  // before the main head's (the main hidden state's gradient gathers from both).
+  double norm_parameters() const { return llama_style(m_) ? double(h_) : 2.0 * h_; }
+  void mtp_forward() {
+    select_layer(m_.layers - 1);
+    norm("fwd.mtp.hnorm", false, T_sp_);
+    compute("fwd.mtp.embedding", KernelClass::embedding, 0.0, T_ * kTokenIdBytes + 2.0 * double(T_) * h_ * e_);
+    tp_forward_exit("fwd.mtp.tp.embedding");
+    norm("fwd.mtp.enorm", false, T_sp_);
+    gemm("fwd.mtp.eh_proj", T_sp_, h_, 2.0 * h_);
+    gather_layer_weights();
+    forward_layer("fwd.mtp");
+    output_head_forward("fwd.mtp");
+  }
+  // `first`: module 1, the last one back: the shared embedding's copy (pp > 1, untied) is final there.
+  void mtp_backward(bool first) {
+    select_layer(m_.layers - 1);
+    const double logits = double(T_) * m_.vocab / t_;
+    compute("bwd.mtp.loss", KernelClass::loss, kLossFlopsPerElement * logits,
+            logits * cross_entropy_recipe(spec_.training.cross_entropy).backward_bytes_per_logit);
+    column_parallel_backward("mtp.logits", T_, double(m_.vocab) / t_, h_);  // the shared head's gradient
+    grads(norm_parameters(), false, norm("bwd.mtp.final_norm", true, T_sp_));
+    gather_layer_weights();
+    backward_layer();
+    gemm("bwd.mtp.eh_proj.dgrad", T_sp_, 2.0 * h_, h_);
+    grads(2.0 * h_ * h_, false, wgrad_gemm("bwd.mtp.eh_proj.wgrad", 2.0 * h_, h_, T_sp_));
+    grads(norm_parameters(), false, norm("bwd.mtp.enorm", true, T_sp_));
+    grads(norm_parameters(), false, norm("bwd.mtp.hnorm", true, T_sp_));
+    if (t_ > 1 && p_.sequence_parallel)
+      blocking_collective("bwd.mtp.tp.embedding", CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_);
+    const double elements = double(T_) * h_;
+    const OpId embedding =
+        compute("bwd.mtp.embedding", KernelClass::embedding, elements, elements * e_ + 2.0 * elements * kFp32Bytes);
+    if (first && p_.pp > 1 && embedding_.output > 0.0) grads(embedding_.word / t_, false, embedding);
   }
 
   void forward_unit(int chunk, int micro_batch) {
@@ -1136,16 +1226,9 @@ class StageBuilder {
     }
     fp8_scale_update("fwd.fp8.scale_update", chunk_layers(m_, p_, chunk), kForwardFp8Slots);
     if (chunk + 1 == chunks_) {
-      norm("fwd.final_norm", false, T_sp_);
-      tp_forward_entry("fwd.tp.all_gather");
-      gemm("fwd.logits", T_, double(m_.vocab) / t_, h_);
-      const double logits = double(T_) * m_.vocab / t_;
-      // the stack's cross entropy kernels (memory_recipe.cpp), and one fp32 loss per token
-      compute("fwd.loss", KernelClass::loss, kLossFlopsPerElement * logits,
-              logits * cross_entropy_recipe(spec_.training.cross_entropy).forward_bytes_per_logit + T_ * kFp32Bytes);
-      if (t_ > 1)
-        for (int i = 0; i < kCrossEntropyAllReduces; ++i)
-          blocking_collective("fwd.tp.cross_entropy", CollectiveKind::all_reduce, comms_.tp, double(T_) * kFp32Bytes);
+      output_head_forward("fwd");
+      for (int k = 0; k < m_.mtp_depth; ++k)
+        mtp_forward();
       if (stack_.loss_all_reduce_per_micro_batch)
         blocking_collective("fwd.dp.loss_all_reduce", CollectiveKind::all_reduce, comms_.dp, kLossReportBytes);
     } else if (p_.pp > 1) {
@@ -1157,6 +1240,8 @@ class StageBuilder {
     grads_final_ = last_micro_batch;
     if (chunk + 1 < chunks_ && p_.pp > 1) receive_from_stage("pp.recv_gradient", +1, kGradientTag, kRecvBackwardStream);
     if (chunk + 1 == chunks_) {
+      for (int k = m_.mtp_depth - 1; k >= 0; --k)
+        mtp_backward(k == 0);
       const double logits = double(T_) * m_.vocab / t_;
       compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits,
               logits * cross_entropy_recipe(spec_.training.cross_entropy).backward_bytes_per_logit);
@@ -1203,13 +1288,15 @@ class StageBuilder {
   }
 
   // --- gradients and parameters -----------------------------------------------------------------
-  std::uint16_t grad_communicator(bool expert) const { return expert && p_.ep > 1 ? comms_.edp : comms_.dp; }
+  // The experts' gradients reduce over the expert data-parallel groups wherever the expert layout
+  // differs from the attention's (ep > 1, etp != tp or cp > 1).
+  std::uint16_t grad_communicator(bool expert) const { return expert && expert_grads_apart_ ? comms_.edp : comms_.dp; }
 
   // `params` gradients (per rank) are final once `op` has run (last micro-batch only): fill a bucket.
   void grads(double params, bool expert, OpId op) {
     if (!grads_final_ || params <= 0.0 || grad_communicator(expert) == kNone) return;
-    Bucket& b = expert && p_.ep > 1 ? expert_ : dense_;
-    b.expert = expert && p_.ep > 1;
+    Bucket& b = expert && expert_grads_apart_ ? expert_ : dense_;
+    b.expert = expert && expert_grads_apart_;
     b.fill += params;
     if (b.fill >= bucket_params_) close_bucket(b, op);
   }
@@ -1308,7 +1395,7 @@ class StageBuilder {
   void optimizer_step() {
     const RankParameters params = stage_rank_parameters(spec_, stage_);
     const double dp_cp = double(p_.dp) * p_.cp;
-    const double shard = p_.zero_stage >= 1 ? params.dense / dp_cp + params.expert / (dp_cp / p_.ep) : params.total();
+    const double shard = p_.zero_stage >= 1 ? params.dense / dp_cp + params.expert / p_.expert_dp() : params.total();
     const OptimizerStepCost cost = optimizer_step_cost(spec_.training);
     extra_deps_.insert(extra_deps_.end(), reductions_.begin(), reductions_.end());
     if (stack_.grad_norm) {
@@ -1408,12 +1495,14 @@ class StageBuilder {
   std::uint32_t f_ = 0, dense_f_ = 0, expert_f_ = 0, expert_tokens_ = 0, routed_tokens_ = 0, local_experts_ = 0;
   double shared_f_ = 0.0;  // the shared experts' MLP width / tp (0: none)
   int chunks_ = 1;
-  bool moe_ = false;            // the current layer has experts (select_layer)
-  bool mla_ = false;            // multi-head latent attention
-  bool biases_ = true;          // GPT-style layers have biases; Llama-style (swiglu) none
-  bool eager_rmsnorm_ = false;  // stack fused.rmsnorm false and a Llama-style model: PyTorch eager ops
-  bool eager_rope_ = false;     // stack fused.rope false and a Llama-style model
-  bool repeat_kv_ = false;      // stack fused.gqa false and kv_heads < heads: K/V repeated per query head
+  bool moe_ = false;                 // the current layer has experts (select_layer)
+  bool expert_grads_apart_ = false;  // the experts' gradients reduce over comms_.edp
+  std::uint32_t etp_ = 1;            // the experts' tensor parallelism (p.effective_etp())
+  bool mla_ = false;                 // multi-head latent attention
+  bool biases_ = true;               // GPT-style layers have biases; Llama-style (swiglu) none
+  bool eager_rmsnorm_ = false;       // stack fused.rmsnorm false and a Llama-style model: PyTorch eager ops
+  bool eager_rope_ = false;          // stack fused.rope false and a Llama-style model
+  bool repeat_kv_ = false;           // stack fused.gqa false and kv_heads < heads: K/V repeated per query head
 
   OpId last_ = 0;
   bool have_last_ = false;
@@ -1444,7 +1533,8 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
   if (p.dp <= 0 || std::int64_t{p.tp} * p.pp * p.cp * p.dp != world_size)
     throw SimulationError("generate_transformer_training: the workload's parallelism is not resolved for " +
                           std::to_string(world_size) + " GPUs (call resolve_parallelism first)");
-  const RankLayout layout(p);
+  const RankLayout layout = dense_rank_layout(p);
+  const RankLayout experts = expert_rank_layout(p);
   // The memory passes of the spec's stack (a profile given here, e.g. fitted by calibrate --from-trace,
   // carries none of its own).
   const StackMemoryPasses passes =
@@ -1460,11 +1550,15 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
     comms.tp_overlap = add(graph, "tp", layout.groups({D::tp}), /*userbuffers=*/true);
   }
   comms.cp = add(graph, "cp", layout.groups({D::cp}));
-  if (spec.model.moe.experts > 0) comms.ep = add(graph, "ep", layout.groups({D::ep}));
+  const bool moe = spec.model.moe.experts > 0;
+  if (moe) comms.ep = add(graph, "ep", experts.groups({D::ep}));
   comms.dp = add(graph, "dp", layout.groups({D::ep, D::edp, D::cp}));
-  if (spec.model.moe.experts > 0 && p.ep > 1) comms.edp = add(graph, "edp", layout.groups({D::edp, D::cp}));
+  if (moe && (p.ep > 1 || p.effective_etp() != p.tp || p.cp > 1))
+    comms.edp = add(graph, "edp", experts.groups({D::edp}));
+  if (moe) comms.etp = add(graph, "etp", experts.groups({D::tp}));
   comms.pp = add(graph, "pp", layout.groups({D::pp}));
-  if (p.pp > 1 && embedding_parameter_groups(spec.model).output == 0.0) {
+  // the first and last stages' copies of the word embedding: tied, or shared with multi-token prediction
+  if (p.pp > 1 && (embedding_parameter_groups(spec.model).output == 0.0 || spec.model.mtp_depth > 0)) {
     std::vector<std::vector<int>> pairs;
     for (int r : layout.stage_ranks(0)) {
       RankCoords c = layout.coords(r);

@@ -189,12 +189,34 @@ double embedding_parameters(const ModelSpec& m) {
   return embedding_parameter_groups(m).sum();
 }
 
+// Multi-token prediction (DeepSeek-AI 2024, arXiv:2412.19437 sec. 2.2, eq. 21-23): module k combines
+// RMSNorm(h_i^{k-1}) and RMSNorm(Emb(t_{i+k})) through M_k (d x 2d), runs TRM_k, one transformer block,
+// and the shared output head; the released weights (deepseek-ai/DeepSeek-V3 model.layers.61: enorm,
+// hnorm, eh_proj, shared_head.norm and a MoE decoder layer) give the head a norm of its own. A norm is
+// h weights (RMSNorm) or 2h (LayerNorm, the GPT-style models here).
+ModelSpec mtp_layer_model(const ModelSpec& m) {
+  return m.moe_layer(m.layers - 1) ? m : dense_layer_model(m);
+}
+
+double mtp_module_extra_parameters(const ModelSpec& m) {
+  const double h = m.hidden;
+  const double norm = llama_style(m) ? h : 2.0 * h;
+  return 2.0 * h * h + 3.0 * norm;
+}
+
+double mtp_parameters(const ModelSpec& m) {
+  if (m.mtp_depth == 0) return 0.0;
+  return m.mtp_depth * (layer_parameters(mtp_layer_model(m)) + mtp_module_extra_parameters(m));
+}
+
 double total_parameters(const ModelSpec& m) {
-  return over_layers(m, [](const ModelSpec& l) { return layer_parameters(l); }) + embedding_parameters(m);
+  return over_layers(m, [](const ModelSpec& l) { return layer_parameters(l); }) + embedding_parameters(m) +
+         mtp_parameters(m);
 }
 
 double activated_parameters(const ModelSpec& m) {
-  const double unused_experts = double(m.moe.experts - m.moe.top_k) * moe_layer_count(m);
+  const double mtp_moe_layers = m.moe_layer(m.layers - 1) ? m.mtp_depth : 0;
+  const double unused_experts = double(m.moe.experts - m.moe.top_k) * (moe_layer_count(m) + mtp_moe_layers);
   const double expert =
       (layer_parameter_groups(m).mlp_up + layer_parameter_groups(m).mlp_down) / std::max(1, m.moe.experts);
   return total_parameters(m) - unused_experts * expert;
@@ -207,7 +229,11 @@ double training_flops_per_step(const ModelSpec& m, double sequences) {
   const double layers =
       over_layers(m, [s, scores](const ModelSpec& l) { return 2.0 * s * layer_matmul_parameters(l) + scores; });
   const double logits = 2.0 * s * double(m.hidden) * m.vocab;
-  return sequences * 3.0 * (layers + logits);
+  // each multi-token prediction module: its projection from 2h, its layer and the output head
+  const double h = m.hidden;
+  const double mtp =
+      m.mtp_depth * (2.0 * s * (2.0 * h * h + layer_matmul_parameters(mtp_layer_model(m))) + scores + logits);
+  return sequences * 3.0 * (layers + logits + mtp);
 }
 
 }  // namespace clustersim

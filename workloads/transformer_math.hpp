@@ -65,12 +65,20 @@ bool llama_style(const ModelSpec& m);
 double layer_parameters(const ModelSpec& m);
 // Everything outside the layers: embeddings, final norm, and the output projection when untied.
 double embedding_parameters(const ModelSpec& m);
+// Multi-token prediction (model.mtp_depth, DeepSeek-V3 sec. 2.2): the model of a module's layer (the
+// model's last layer: MoE past first_dense_layers) and the parameters of one module outside that
+// layer: the projection 2h x h and three norms (the previous depth's, the embedding's, the final one).
+ModelSpec mtp_layer_model(const ModelSpec& m);
+double mtp_module_extra_parameters(const ModelSpec& m);
+// All mtp_depth modules: each its layer and its extras (the embedding and output head are shared).
+double mtp_parameters(const ModelSpec& m);
+// The layers, the embeddings and output projection, and the multi-token prediction modules.
 double total_parameters(const ModelSpec& m);
 // Parameters one token uses (the "activated" parameters of MoE papers): all but the routed experts it
 // is not sent to (experts - top_k per MoE layer); embeddings included, as Mixtral's 12.9B counts them.
 double activated_parameters(const ModelSpec& m);
 // Model flops of one training step (forward + backward = 3x forward, no recompute), for MFU, for
-// `sequences` sequences of the model's seq_len.
+// `sequences` sequences of the model's seq_len; with multi-token prediction, its modules' too.
 double training_flops_per_step(const ModelSpec& m, double sequences);
 
 }  // namespace clustersim

@@ -210,6 +210,16 @@ const std::vector<Row>& rows() {
         "\"gelu\"", "swiglu: three MLP matrices")));
     add(row<&W::model, &M::tied_embeddings>(
         boolean("model.tied_embeddings", false, "false", "output projection shares the embedding")));
+    add(row<&W::model, &M::mtp_depth>(
+        integer(
+            "model.mtp_depth", false, 0, 16, "0", "",
+            "multi-token prediction modules (DeepSeek-V3, arXiv:2412.19437 sec. 2.2, which trains D = 1): on the last "
+            "pipeline stage, module k normalizes the previous depth's hidden state and the embedding of token i + k "
+            "(the embedding table shared; a copy on the last stage with pp > 1, its gradient all-reduced with the "
+            "first), projects the 2h concatenation to h, runs one transformer layer shaped like the model's last "
+            "(its experts too), a final norm and the shared output head with a loss of its own. Parameters per "
+            "module: 2h^2 + 3 norms + a layer (workloads/transformer_math.cpp)"),
+        "0"));
     add(row<&W::model, &M::moe, &E::experts>(
         integer("model.moe.experts", true, 0, INT_MAX, "0", "", "experts per MoE layer; 0: a dense model")));
     add(row<&W::model, &M::moe, &E::top_k>(integer("model.moe.top_k", true, 0, INT_MAX, "0", "",
@@ -431,8 +441,18 @@ const std::vector<Row>& rows() {
             &context_parallel_comm_names),
         "\"ring\""));  // the default stays out of older specs' canonical text
     add(row<&W::parallelism, &P::ep>(integer("parallelism.ep", true, 1, INT_MAX, "1", "",
-                                             "expert-parallel degree (all-to-all; carved out of dp: ep must "
-                                             "divide dp)")));
+                                             "expert-parallel degree (all-to-all; carved out of tp x cp x dp with "
+                                             "`etp` as Megatron-Core does: ep x etp must divide tp x cp x dp)")));
+    add(row<&W::parallelism, &P::etp>(
+            integer("parallelism.etp", false, 1, INT_MAX, "", "`tp`",
+                    "expert tensor-parallel degree (Megatron-Core's expert_tensor_parallel_size): the routed "
+                    "experts split over etp ranks while attention keeps `tp`; the expert layers lay the ranks out "
+                    "as etp x ep x edp x pp, edp = tp cp dp / (ep etp) (workloads/rank_layout.cpp). etp x ep must "
+                    "divide tp x cp x dp and etp the expert width; with etp > 1 the dispatched tokens are "
+                    "all-gathered and the experts' outputs reduce-scattered over the etp ranks; an order not ending "
+                    "in `pp` needs pp 1 or the expert layout equal to the attention's"),
+            "0"),
+        nullptr, &moe_only);
     add(row<&W::parallelism, &P::sequence_parallel>(
         boolean("parallelism.sequence_parallel", true, "false",
                 "tensor-parallel all-reduces become all-gather + reduce-scatter; norms and residuals on T / tp "

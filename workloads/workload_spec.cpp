@@ -162,6 +162,49 @@ std::string str(std::int64_t v) {
   return std::to_string(v);
 }
 
+// Expert parallelism as Megatron-Core carves it (NVIDIA/Megatron-LM megatron/core/parallel_state.py at
+// commit 00caa53, initialize_model_parallel): the expert layers lay the tp x cp x dp ranks of a stage
+// out as etp x ep x expert-dp, expert_data_parallel_size = world / (etp ep pp); the pipeline groups
+// must agree (its assertion: the order ends with pp, or pp 1, or the expert-dp equals the dp). And its
+// MoELayer refuses to train with attention tp > 1 without sequence parallelism
+// (megatron/core/transformer/moe/moe_layer.py): the routed tokens are the sequence-parallel shard.
+void resolve_expert_parallelism(const WorkloadSpec& spec) {
+  const std::string& file = spec.source_file;
+  const ParallelismSpec& p = spec.parallelism;
+  const ModelSpec& m = spec.model;
+  const int etp = p.effective_etp();
+  const std::string etp_path = p.etp > 0 ? "/parallelism/etp" : "/parallelism/ep";
+  const std::int64_t stage_ranks = std::int64_t{p.tp} * p.cp * p.dp;  // <= the GPU count
+  if (stage_ranks % etp != 0)
+    throw SpecError(file, "/parallelism/etp",
+                    "etp (" + str(etp) + ") must divide tp x cp x dp = " + str(p.tp) + " x " + str(p.cp) + " x " +
+                        str(p.dp) + " = " + str(stage_ranks));
+  if (stage_ranks / etp % p.ep != 0)
+    throw SpecError(file, etp_path,
+                    "ep (" + str(p.ep) + ") must divide dp (" + str(p.dp) + ") x tp (" + str(p.tp) + ") x cp (" +
+                        str(p.cp) + ") / etp (" + str(etp) + ") = " + str(stage_ranks / etp) +
+                        ": expert parallelism is carved out of the data-, tensor- and context-parallel ranks of a "
+                        "stage, which the expert layers lay out as etp x ep x expert data parallelism (Megatron-Core; "
+                        "etp defaults to tp)");
+  if (m.moe.experts == 0) return;
+  const int expert_width = m.moe.expert_ffn_hidden > 0 ? m.moe.expert_ffn_hidden : m.ffn_hidden;
+  if (expert_width % etp != 0)
+    throw SpecError(file, p.etp > 0 ? "/parallelism/etp" : "/parallelism/tp",
+                    "etp (" + str(etp) + ") must divide the experts' width (" + str(expert_width) +
+                        ", model.moe.expert_ffn_hidden or model.ffn_hidden)");
+  if (p.tp > 1 && !p.sequence_parallel)
+    throw SpecError(file, "/parallelism/sequence_parallel",
+                    "a mixture of experts with tp > 1 (" + str(p.tp) +
+                        ") needs sequence_parallel true: the experts route each tensor-parallel rank's shard of the "
+                        "tokens (Megatron-Core's MoELayer refuses to train otherwise)");
+  const bool same_layout = etp == p.tp && p.cp == 1;
+  if (!same_layout && p.pp > 1 && !p.order.ends_with("-pp"))
+    throw SpecError(file, "/parallelism/order",
+                    "with etp != tp or cp > 1 the expert layers lay the ranks out apart from the attention's, and "
+                    "their pipeline groups agree only when the order ends with \"pp\" (or pp is 1), got \"" +
+                        p.order + "\"");
+}
+
 }  // namespace
 
 std::int64_t ParallelismSpec::effective_bucket_size_params() const {
@@ -273,13 +316,12 @@ void resolve_parallelism(WorkloadSpec& spec, int gpu_count) {
                         " = global_batch / (micro_batch * dp)) to be a multiple of pp (" + str(p.pp) + ")");
   if (m.seq_len % p.cp != 0)
     throw SpecError(file, "/parallelism/cp", "cp (" + str(p.cp) + ") must divide seq_len (" + str(m.seq_len) + ")");
-  if (p.dp % p.ep != 0)
-    throw SpecError(file, "/parallelism/ep",
-                    "ep (" + str(p.ep) + ") must divide dp (" + str(p.dp) +
-                        "): expert parallelism is carved out of data parallelism");
-  if (m.ffn_hidden % p.tp != 0 || (m.moe.expert_ffn_hidden > 0 && m.moe.expert_ffn_hidden % p.tp != 0))
+  resolve_expert_parallelism(spec);
+  if (m.ffn_hidden % p.tp != 0 ||
+      (m.moe.shared_experts > 0 && m.moe.expert_ffn_hidden > 0 && m.moe.expert_ffn_hidden % p.tp != 0))
     throw SpecError(file, "/parallelism/tp",
-                    "tp (" + str(p.tp) + ") must divide ffn_hidden (" + str(m.ffn_hidden) + ")");
+                    "tp (" + str(p.tp) + ") must divide ffn_hidden (" + str(m.ffn_hidden) +
+                        ") and the shared experts' expert_ffn_hidden (" + str(m.moe.expert_ffn_hidden) + ")");
   if (p.sequence_parallel && p.tp > 1 && (std::int64_t{spec.training.micro_batch} * m.seq_len / p.cp) % p.tp != 0)
     throw SpecError(file, "/parallelism/sequence_parallel",
                     "sequence parallelism splits the micro-batch's tokens over tp ranks: micro_batch * seq_len / cp "

@@ -73,6 +73,12 @@ struct ModelSpec {
   std::string attention_type = "mha";
   MlaSpec mla;
   MoeSpec moe;
+  // Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 sec. 2.2): this many sequential modules after
+  // the last layer on the last pipeline stage, each two RMSNorms (the previous depth's hidden state and
+  // the embedding of the token k ahead, the embedding shared), a projection 2h -> h, one transformer
+  // layer shaped like the model's last, a final norm and the shared output head with a loss of its own.
+  // 0: none. Parameters in transformer_math.cpp, ops in transformer_generator.cpp.
+  int mtp_depth = 0;
 
   int effective_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
@@ -136,6 +142,10 @@ struct ParallelismSpec {
   // (Megatron-Core / Transformer Engine p2p ring) or "all_gather" (PyTorch context_parallel).
   std::string cp_comm = "ring";
   int ep = 1;
+  // Expert tensor parallelism (Megatron-Core's expert_tensor_parallel_size): the routed experts' tensor
+  // parallelism, which may differ from the attention's tp; 0: tp (Megatron-Core's default). The expert
+  // layers lay the same ranks out as etp x ep x edp x pp, edp = tp cp dp / (ep etp) (rank_layout.hpp).
+  int etp = 0;
   bool sequence_parallel = false;
   std::string pipeline_schedule = "1f1b";  // gpipe | 1f1b | interleaved
   int virtual_stages = 1;
@@ -154,6 +164,10 @@ struct ParallelismSpec {
   // Rank placement, innermost dimension first (Megatron's default "tp-cp-ep-dp-pp"; ep is carved out
   // of dp). Any permutation of tp, cp, dp, pp with ep next to dp.
   std::string order = "tp-cp-ep-dp-pp";
+
+  int effective_etp() const { return etp > 0 ? etp : tp; }
+  // The expert layers' data-parallel degree: tp cp dp / (ep etp) (dp resolved).
+  int expert_dp() const { return tp * cp * dp / (ep * effective_etp()); }
 
   // bucket_size_params, or Megatron-LM's default max(40e6, 1e6 * dp) when it is 0.
   std::int64_t effective_bucket_size_params() const;

@@ -15,6 +15,7 @@
 #include "sim/hardware/memory_model.hpp"
 #include "sim/validation/error_summary.hpp"
 #include "sim/validation/validation_dataset.hpp"
+#include "workloads/parameter_sharding.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
 
@@ -648,6 +649,54 @@ TEST(MemoryModel, H100DeviceMeasuredAllocatedPeaksWithinOnePercent) {
     errors.push_back(error);
   }
   EXPECT_LT(summarize_errors(errors).median_abs, 0.003);
+}
+
+// A MoE model (4 layers of h 512, 8 experts of 2048, top-2) on pp 2 x dp 8 with ep 4 and ZeRO-1:
+// the experts' optimizer states shard over the expert data-parallel ranks, tp cp dp / (ep etp) = 8 / 4
+// = 2 of them (Megatron-Core's distributed optimizer over the expert data-parallel group), the dense
+// ones over dp 8. Per rank of stage 0, 2 layers of 8 / 4 = 2 experts of (512 x 2048 + 2048) + (2048 x
+// 512 + 512) = 2,099,712: 8,398,848 expert parameters.
+TEST(MemoryModel, ExpertOptimizerStatesShardOverTheExpertDataParallelRanks) {
+  WorkloadSpec s = testing::transformer_workload(
+      "", {.layers = 4, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .seq_len = 256, .vocab = 1024}, 64, 1);
+  s.model.moe.experts = 8;
+  s.model.moe.top_k = 2;
+  s.parallelism.pp = 2;
+  s.parallelism.dp = 8;
+  s.parallelism.ep = 4;
+  s.parallelism.zero_stage = 1;
+  const RankParameters split = stage_rank_parameters(s, 0);
+  EXPECT_DOUBLE_EQ(split.expert, 8'398'848.0);
+  const double per_param = parameter_state_bytes(s.training).optimizer;
+  const DeviceMemory device{80 * kGiB, false};
+  EXPECT_DOUBLE_EQ(estimate_memory_per_stage(s, device)[0].optimizer_bytes,
+                   split.dense * per_param / 8.0 + split.expert * per_param / 2.0);
+  // etp 1 is ep carved out of dp here (tp 1): the same; ZeRO 0 keeps every state whole
+  s.parallelism.zero_stage = 0;
+  EXPECT_DOUBLE_EQ(estimate_memory_per_stage(s, device)[0].optimizer_bytes, split.total() * per_param);
+}
+
+// Multi-token prediction on the last stage: one module (D = 1) holds the activations of one more
+// layer per micro-batch in flight and a second set of logits, and its parameters (its layer, 2h^2 + 3
+// norms, and with pp > 1 the untied model's copy of the word embedding V h).
+TEST(MemoryModel, MultiTokenPredictionAddsALayerAndLogitsToTheLastStage) {
+  WorkloadSpec s = testing::transformer_workload(
+      "", {.layers = 4, .hidden = 512, .heads = 8, .ffn_hidden = 2048, .seq_len = 256, .vocab = 1024}, 64, 1);
+  s.parallelism.pp = 2;
+  s.parallelism.dp = 8;
+  const DeviceMemory device{80 * kGiB, false};
+  const MemoryFootprint without = memory_at_phase(s, device, 1, MemoryPhase::loss);
+  const double first_stage = stage_parameters(s, 0);
+  s.model.mtp_depth = 1;
+  const MemoryFootprint with = memory_at_phase(s, device, 1, MemoryPhase::loss);
+  EXPECT_DOUBLE_EQ(with.logits_bytes, 2.0 * without.logits_bytes);
+  EXPECT_DOUBLE_EQ(with.activations_bytes - without.activations_bytes,
+                   layer_activation_bytes(s, AttentionKernel::fused) * micro_batches_in_flight(s, 1));
+  // GPT-style layer 12h^2 + 13h = 3,152,384 + 6,656; extras 2h^2 + 3 LayerNorms of 2h = 524,288 +
+  // 3,072; the embedding copy 1024 x 512 = 524,288
+  const double layer = 12.0 * 512 * 512 + 13.0 * 512;
+  EXPECT_DOUBLE_EQ(with.parameters - without.parameters, layer + 2.0 * 512 * 512 + 6.0 * 512 + 1024.0 * 512);
+  EXPECT_DOUBLE_EQ(stage_parameters(s, 0), first_stage);  // the first stage is unchanged
 }
 
 }  // namespace

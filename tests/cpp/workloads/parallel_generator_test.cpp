@@ -110,6 +110,93 @@ TEST(RankLayout, ExpertParallelGroupsSplitTheDataParallelGroup) {
   EXPECT_EQ(layout.groups({ParallelDim::edp}).front(), (std::vector<int>{0, 8}));
 }
 
+// Megatron-Core's expert rank generator (parallel_state.py at commit 00caa53): the same 8 ranks of tp
+// 2 x dp 4 laid out as etp x ep x edp. etp 1, ep 2: ep stride 1, edp stride 2; etp 2 (= tp), ep 2: the
+// etp groups are the tp groups, ep stride 2, edp stride 4 (ep carved out of dp, as before ETP).
+TEST(RankLayout, ExpertLayersLayTheRanksOutAsEtpByEpByExpertDp) {
+  ParallelismSpec p;
+  p.tp = 2;
+  p.dp = 4;
+  p.ep = 2;
+  p.etp = 1;
+  const RankLayout one = expert_rank_layout(p);
+  EXPECT_EQ(one.groups({ParallelDim::ep}).front(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(one.groups({ParallelDim::edp}).front(), (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_EQ(one.groups({ParallelDim::tp}).front(), (std::vector<int>{0}));
+  p.etp = 2;
+  const RankLayout two = expert_rank_layout(p);
+  EXPECT_EQ(two.groups({ParallelDim::tp}).front(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(two.groups({ParallelDim::ep}).front(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(two.groups({ParallelDim::edp}).front(), (std::vector<int>{0, 4}));
+  // tp 4 x dp 2 with ep 8, etp 1: ep spans every rank of the stage although it exceeds dp
+  p.tp = 4;
+  p.dp = 2;
+  p.ep = 8;
+  p.etp = 1;
+  p.pp = 2;
+  const RankLayout wide = expert_rank_layout(p);
+  EXPECT_EQ(wide.groups({ParallelDim::ep}).front(), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(wide.stage_ranks(1), dense_rank_layout(p).stage_ranks(1));  // the same pipeline stages
+}
+
+// Expert tensor parallelism in the generated step: gpt(tp 2, dp 4) with sequence parallelism, 8
+// experts top-2, ep 2. Each rank routes its T / tp = 256 / 2 = 128 tokens: 256 routed rows, dispatched
+// and combined as 256 x h 512 x 2 bytes = 262,144 bytes per all-to-all. etp 1: the experts' GEMMs take
+// those 256 rows through the whole width 2048; etp 2: the etp pair all-gathers them (512 rows,
+// 524,288 bytes gathered) and runs 2048 / 2 = 1024 columns, then reduce-scatters the 512 rows: the
+// same expert flops per rank. Per rank and layer, 4 local experts of (512 x 2048 + 2048) up and (2048
+// x 512 + 512) down: 8,398,848 parameters at etp 1, 4 x (524,288 + 1,024 + 524,288 + 512) = 4,200,448
+// at etp 2; x 4 layers, their fp32 gradients all-reduced over the expert data-parallel group (edp 4 at
+// etp 1, 2 at etp 2).
+TEST(ParallelGenerator, ExpertTensorParallelismGathersTheDispatchedRowsOverEtp) {
+  WorkloadSpec s = gpt(2, 1, 4);
+  s.parallelism.sequence_parallel = true;
+  s.model.moe.experts = 8;
+  s.model.moe.top_k = 2;
+  s.parallelism.ep = 2;
+  const double micro_batches = 2, layers = 4;
+  double expert_flops[2] = {0.0, 0.0};
+  for (const int etp : {1, 2}) {
+    SCOPED_TRACE(etp);
+    s.parallelism.etp = etp;
+    const ExecutionGraph g = generate_transformer_training(s, world(s));
+    const OpTable& ops = g.classes()[0].ops;
+    const auto ep = collectives(ops, comm_index(g, "ep"));
+    EXPECT_EQ(ep.at(CollectiveKind::all_to_all).first, micro_batches * layers * 4);
+    EXPECT_DOUBLE_EQ(ep.at(CollectiveKind::all_to_all).second, micro_batches * layers * 4 * 262'144.0);
+    EXPECT_EQ(g.communicators()[comm_index(g, "ep")].groups.front(),
+              (etp == 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 2}));
+    EXPECT_EQ(g.communicators()[comm_index(g, "edp")].groups.front(),
+              (etp == 1 ? std::vector<int>{0, 2, 4, 6} : std::vector<int>{0, 4}));
+    bool has_etp = false;
+    for (const Communicator& c : g.communicators())
+      has_etp = has_etp || c.name == "etp";
+    EXPECT_EQ(has_etp, etp == 2);
+    if (etp == 2) {
+      const auto gathered = collectives(ops, comm_index(g, "etp"));
+      for (const CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+        EXPECT_EQ(gathered.at(kind).first, micro_batches * layers * 2);  // forward and backward
+        EXPECT_DOUBLE_EQ(gathered.at(kind).second, micro_batches * layers * 2 * 524'288.0);
+      }
+    }
+    double rows = 0.0, columns = 0.0;
+    for (OpId i = 0; i < ops.size(); ++i) {
+      if (ops.name(i) != "fwd.mlp_up") continue;
+      rows = ops.m(i);
+      columns = ops.n(i);
+      expert_flops[etp - 1] += ops.flops(i);
+    }
+    EXPECT_EQ(rows, 256.0 * etp);
+    EXPECT_EQ(columns, 2048.0 / etp);
+    const double expert_parameters = layers * (etp == 1 ? 8'398'848.0 : 4'200'448.0);
+    EXPECT_DOUBLE_EQ(stage_rank_parameters(s, 0).expert, expert_parameters);
+    const auto edp = collectives(ops, comm_index(g, "edp"));
+    EXPECT_DOUBLE_EQ(edp.at(CollectiveKind::all_reduce).second,
+                     expert_parameters * parameter_state_bytes(s.training).gradients);
+  }
+  EXPECT_DOUBLE_EQ(expert_flops[0], expert_flops[1]);
+}
+
 TEST(PipelineSchedule, OneFOneBWarmsUpThenAlternates) {
   // 4 stages, 6 micro-batches, stage 1: 2 warm-up forwards.
   const auto units = pipeline_schedule("1f1b", 4, 1, 6, 1);

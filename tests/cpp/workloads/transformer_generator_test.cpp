@@ -423,5 +423,38 @@ TEST(TransformerGenerator, LatentAttentionDenseFirstLayersAndSharedExpertsConser
   EXPECT_DOUBLE_EQ(total, 4.0 * total_parameters(m));
 }
 
+// Multi-token prediction (model.mtp_depth): each module adds, per token, its 2h -> h projection, one
+// layer like the model's last (here a MoE layer: router + top_k + shared experts) and the shared
+// output head: forward GEMM flops per micro-batch = 2 x tokens x (the model's weights as above + D x
+// (2 h^2 + the MoE layer's matmul weights + h V)); every parameter's gradient is still reduced once,
+// the modules' included (total_parameters counts them: 4 bytes each).
+TEST(TransformerGenerator, MultiTokenPredictionModulesAddTheirLayerProjectionAndHead) {
+  WorkloadSpec spec = small_deepseek();
+  const ModelSpec base = spec.model;
+  spec.model.mtp_depth = 2;
+  const ExecutionGraph graph = generate_transformer_training(spec, 2);
+  const OpTable& ops = ops_of(graph);
+  const auto [forward, backward] = gemm_flops(ops);
+  const ModelSpec& m = spec.model;
+  const double tokens = 256, micro_batches = 2, h = 256;
+  const double main = layer_matmul_parameters(dense_layer_model(m)) + 2.0 * layer_matmul_parameters(m) + 1000.0 * 256;
+  const double module = 2.0 * h * h + layer_matmul_parameters(m) + h * 1000.0;
+  EXPECT_DOUBLE_EQ(forward / micro_batches, 2.0 * tokens * (main + 2.0 * module));
+  EXPECT_DOUBLE_EQ(backward, 2.0 * forward);
+  EXPECT_EQ(count(ops, "fwd.mtp.eh_proj"), std::size_t(2 * micro_batches));
+  EXPECT_EQ(count(ops, "fwd.mtp.loss"), std::size_t(2 * micro_batches));
+  EXPECT_EQ(count(ops, "fwd.mtp.ep.dispatch"), 0u);  // ep 1: no all-to-all
+  EXPECT_EQ(count(ops, "fwd.mtp.router"), std::size_t(2 * micro_batches));
+  // the module's projection reads 2h: [T x 2h] x [2h x h]
+  const OpId proj = last_named(ops, "fwd.mtp.eh_proj");
+  EXPECT_EQ(ops.k(proj), 512u);
+  EXPECT_EQ(ops.n(proj), 256u);
+  double total = 0.0;
+  for (OpId id : all_reduces(ops))
+    total += ops.bytes(id);
+  EXPECT_DOUBLE_EQ(total, 4.0 * total_parameters(m));
+  EXPECT_DOUBLE_EQ(total_parameters(m) - total_parameters(base), mtp_parameters(m));
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -177,6 +177,38 @@ TEST(TransformerMath, DeepSeekV3ParametersTotalAndActivated) {
   EXPECT_DOUBLE_EQ(activated_parameters(llama), total_parameters(llama));
 }
 
+// Multi-token prediction (arXiv:2412.19437 sec. 2.2, D = 1): one module is a MoE layer like the last
+// (11,507,286,016), the projection 2 x 7168^2 = 102,760,448 and three RMSNorms of 7168: 11,610,067,968
+// parameters, the embedding and output head shared. The Hugging Face checkpoint stores the module with
+// its own copies of both (2 x 129,280 x 7168 = 1,853,358,080): 13,463,426,048, the model card's "685B
+// ... 671B of the Main Model weights and 14B of the MTP Module weights" (deepseek-ai/DeepSeek-V3
+// README.md): 671,026,404,352 + 13,463,426,048 = 684.49B, within 0.1 % of 685B, and the module within 5 %
+// of the rounded 14B. Its activated share: all but 248 routed experts.
+TEST(TransformerMath, DeepSeekV3MultiTokenPredictionModule) {
+  ModelSpec m = deepseek_v3();
+  EXPECT_DOUBLE_EQ(mtp_parameters(m), 0.0);
+  const double main = total_parameters(m);
+  m.mtp_depth = 1;
+  EXPECT_DOUBLE_EQ(mtp_module_extra_parameters(m), 102'760'448.0 + 3.0 * 7168);
+  EXPECT_DOUBLE_EQ(mtp_parameters(m), 11'610'067'968.0);
+  EXPECT_DOUBLE_EQ(total_parameters(m), main + 11'610'067'968.0);
+  const double checkpoint_module = mtp_parameters(m) + 2.0 * embedding_parameter_groups(m).word;
+  EXPECT_DOUBLE_EQ(checkpoint_module, 13'463'426'048.0);
+  EXPECT_NEAR((main + checkpoint_module) / 685e9, 1.0, 0.001);
+  EXPECT_NEAR(checkpoint_module / 14e9, 1.0, 0.05);
+  EXPECT_DOUBLE_EQ(activated_parameters(m), 37'552'282'624.0 + 11'610'067'968.0 - 248.0 * 44'040'192.0);
+  // Two modules: twice the parameters; the model flops add 3 x 2 s (2h^2 + the layer's matmul weights
+  // + h V) + the attention's scores per module and sequence.
+  ModelSpec two = m;
+  two.mtp_depth = 2;
+  EXPECT_DOUBLE_EQ(mtp_parameters(two), 2.0 * mtp_parameters(m));
+  const double s = m.seq_len, h = m.hidden;
+  const double scores = 2.0 * s * s * 128 * (192 + 128);
+  const double module = 2.0 * s * (2.0 * h * h + layer_matmul_parameters(m) + h * m.vocab) + scores;
+  EXPECT_NEAR(training_flops_per_step(two, 1.0) - training_flops_per_step(m, 1.0), 3.0 * module,
+              1e-9 * training_flops_per_step(m, 1.0));
+}
+
 TEST(TransformerMath, KvCacheElementsPerTokenAndLayer) {
   // MLA caches the latent and the shared rotary key: 512 + 64 = 576 elements, 1,152 bytes in bf16;
   // 61 layers: 70,272 bytes per token (DeepSeek-V2 paper, Table 1: (d_c + d_h^R) l elements per token).

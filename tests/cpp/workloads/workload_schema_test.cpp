@@ -62,8 +62,8 @@ TEST(WorkloadSchema, PathsAreUniqueAndSplitIntoSectionAndKey) {
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->section(), "model.moe");
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->key(), "load_imbalance");
   EXPECT_EQ(find_workload_field("training.nope"), nullptr);
-  // name, description; 12 model keys, 10 moe, 5 mla, 15 training, 15 parallelism; 3 trace.
-  EXPECT_EQ(workload_schema().size(), 2u + 12 + 10 + 5 + 15 + 15 + 3);
+  // name, description; 13 model keys, 10 moe, 5 mla, 15 training, 16 parallelism; 3 trace.
+  EXPECT_EQ(workload_schema().size(), 2u + 13 + 10 + 5 + 15 + 16 + 3);
 }
 
 // A spec with only the required keys takes each default the schema declares, and those are the
@@ -144,7 +144,7 @@ TEST(WorkloadSchema, RangesAndChoicesAreEnforcedAtTheKeysPath) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 52);  // every key of model, model.moe, training and parallelism
+  EXPECT_EQ(checked, 54);  // every key of model, model.moe, training and parallelism
 }
 
 // model.mla's keys: each refused below its range at its path; kv_lora_rank and the head dimensions
@@ -205,6 +205,7 @@ TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
   j["description"] = "d";
   j["model"].update({{"kv_heads", 2},
                      {"head_dim", 64},
+                     {"mtp_depth", 1},
                      {"moe",
                       {{"experts", 4},
                        {"top_k", 2},
@@ -214,7 +215,7 @@ TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
                        {"token_dropping", true},
                        {"load_distribution", "multinomial"}}}});
   j["training"].update({{"precision", "fp8"}, {"torch_compile", true}, {"stack", "megatron-core"}});
-  j["parallelism"].update({{"dp", 2}, {"ep", 2}, {"bucket_size_params", 1000}, {"cp_comm", "all_gather"}});
+  j["parallelism"].update({{"dp", 2}, {"ep", 2}, {"etp", 1}, {"bucket_size_params", 1000}, {"cp_comm", "all_gather"}});
   const WorkloadSpec s = parse_workload_spec(j.dump(), "w.json");
   const nlohmann::json written = nlohmann::json::parse(workload_spec_to_json(s));
   std::set<std::string> schema_paths;

@@ -356,6 +356,55 @@ TEST(ResolveParallelism, ExpertParallelismIsCarvedOutOfDataParallelism) {
   EXPECT_NE(e.message().find("ep (4) must divide dp (2)"), std::string::npos);
 }
 
+// Expert tensor parallelism (Megatron-Core's expert_tensor_parallel_size): the expert layers lay the
+// tp x cp x dp ranks of a stage out as etp x ep x expert-dp, so ep x etp must divide tp x cp x dp.
+TEST(ResolveParallelism, ExpertTensorParallelismMustTileTheStagesRanks) {
+  nlohmann::json j = valid_spec();
+  j["model"]["moe"] = {{"experts", 8}, {"top_k", 2}};
+  j["parallelism"]["tp"] = 2;
+  j["parallelism"]["sequence_parallel"] = true;
+  j["parallelism"]["ep"] = 4;
+  j["parallelism"]["etp"] = 2;
+  // 4 GPUs: tp 2 x dp 2 = 4 ranks a stage, / etp 2 = 2, not a multiple of ep 4
+  SpecError e = layout_error(j, 4);
+  EXPECT_EQ(e.json_path(), "/parallelism/etp");
+  EXPECT_NE(e.message().find("ep (4) must divide dp (2) x tp (2) x cp (1) / etp (2) = 2"), std::string::npos)
+      << e.message();
+  // etp 1: 4 / 1 = 4 ranks, ep 4 fits (experts carved out of tp x dp, expert-dp 1)
+  j["parallelism"]["etp"] = 1;
+  WorkloadSpec fits = parse(j);
+  resolve_parallelism(fits, 4);
+  EXPECT_EQ(fits.parallelism.expert_dp(), 1);
+  // etp must divide the experts' width: 8192 / 3 is not whole (3 GPUs, dp 3)
+  j["parallelism"] = {{"etp", 3}};
+  j["training"]["global_batch"] = 6;
+  e = layout_error(j, 3);
+  EXPECT_EQ(e.json_path(), "/parallelism/etp");
+  EXPECT_NE(e.message().find("etp (3) must divide the experts' width (8192"), std::string::npos) << e.message();
+}
+
+// Megatron-Core's MoELayer refuses to train with tp > 1 without sequence parallelism; and with an
+// expert layout apart from the attention's, the pipeline groups agree only with pp last in the order.
+TEST(ResolveParallelism, MixtureOfExpertsWithTensorParallelismNeedsSequenceParallelism) {
+  nlohmann::json j = valid_spec();
+  j["model"]["moe"] = {{"experts", 8}, {"top_k", 2}};
+  j["parallelism"]["tp"] = 2;
+  SpecError e = layout_error(j, 4);
+  EXPECT_EQ(e.json_path(), "/parallelism/sequence_parallel");
+  EXPECT_NE(e.message().find("needs sequence_parallel true"), std::string::npos) << e.message();
+  j["parallelism"]["sequence_parallel"] = true;
+  j["parallelism"]["pp"] = 2;
+  j["parallelism"]["etp"] = 1;
+  j["parallelism"]["order"] = "tp-pp-cp-ep-dp";
+  e = layout_error(j, 8);
+  EXPECT_EQ(e.json_path(), "/parallelism/order");
+  EXPECT_NE(e.message().find("ends with \"pp\""), std::string::npos) << e.message();
+  j["parallelism"]["etp"] = 2;  // etp = tp, cp 1: one layout, any order
+  WorkloadSpec same = parse(j);
+  resolve_parallelism(same, 8);
+  EXPECT_EQ(same.parallelism.expert_dp(), 2);
+}
+
 TEST(ResolveParallelism, TensorParallelMustDivideTheKvHeads) {
   nlohmann::json j = valid_spec();
   j["model"]["kv_heads"] = 2;
