@@ -371,8 +371,8 @@ TEST(SoftwareStack, ABadMemoryPassIsRefusedAtItsPath) {
   // pytorch-fsdp2's profile without its memory passes and their sources: each case below adds its own.
   nlohmann::json good = nlohmann::json::parse(software_stack_to_json(find_software_stack("pytorch-fsdp2")));
   good.erase("memory_passes");
-  for (const char* key :
-       {"memory_passes.fsdp_all_gather_copy_out", "memory_passes.fsdp_reduce_scatter_copy_in", "memory_passes.optimizer"})
+  for (const char* key : {"memory_passes.fsdp_all_gather_copy_out", "memory_passes.fsdp_reduce_scatter_copy_in",
+                          "memory_passes.optimizer"})
     good["sources"].erase(key);
   const auto expect_refused_at = [&](const nlohmann::json& profile_json, const std::string& path,
                                      const std::string& says) {
@@ -417,8 +417,8 @@ TEST(SoftwareStack, AProfileWrittenBackKeepsItsMemoryPasses) {
   const std::string text = software_stack_to_json(mine);
   const nlohmann::json written = nlohmann::json::parse(text);
   EXPECT_EQ(written.at("memory_passes"),
-            (nlohmann::json{{"fsdp_all_gather_copy_out", true}, {"fsdp_reduce_scatter_copy_in", true},
-                            {"optimizer", "foreach"}}));
+            (nlohmann::json{
+                {"fsdp_all_gather_copy_out", true}, {"fsdp_reduce_scatter_copy_in", true}, {"optimizer", "foreach"}}));
   EXPECT_TRUE(written.at("sources").contains("memory_passes.optimizer"));
   const std::string profile = (dir / "mine.json").string();
   std::ofstream(profile, std::ios::binary) << text;
@@ -440,7 +440,8 @@ TEST(SoftwareStack, AProfileWrittenBackKeepsItsMemoryPasses) {
   const ExecutionGraph gf = generate_transformer_training(fitted, 4);
   const OpTable& b = gb.classes().at(0).ops;
   const OpTable& f = gf.classes().at(0).ops;
-  for (const char* pass : {"dp.param_all_gather.copy_out", "dp.grad_reduce_scatter.copy_in", "optimizer.adam.foreach_passes"}) {
+  for (const char* pass :
+       {"dp.param_all_gather.copy_out", "dp.grad_reduce_scatter.copy_in", "optimizer.adam.foreach_passes"}) {
     EXPECT_GT(count(f, pass), 0u) << pass;
     EXPECT_EQ(count(f, pass), count(b, pass)) << pass;
     EXPECT_DOUBLE_EQ(bytes_named(f, pass), bytes_named(b, pass)) << pass;
