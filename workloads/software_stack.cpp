@@ -100,14 +100,8 @@ constexpr MemoryPassField kMemoryPassFlags[] = {
     {"fsdp_reduce_scatter_copy_in", &StackMemoryPasses::fsdp_reduce_scatter_copy_in},
 };
 
-struct ParsedStack {
-  StackProfile profile;
-  StackMemoryPasses memory_passes;
-};
-
-ParsedStack parse_stack_file(JsonReader r) {
-  ParsedStack parsed;
-  StackProfile& s = parsed.profile;
+StackProfile parse_stack_file(JsonReader r) {
+  StackProfile s;
   std::set<std::string> values;  // paths of the values read: each needs a source
   s.id = r.string("id");
   s.name = r.string("name");
@@ -172,11 +166,11 @@ ParsedStack parse_stack_file(JsonReader r) {
   if (auto passes = r.optional_object("memory_passes")) {
     for (const auto& f : kMemoryPassFlags) {
       if (!passes->has(f.key)) continue;
-      parsed.memory_passes.*f.member = passes->boolean(f.key);
+      s.memory_passes.*f.member = passes->boolean(f.key);
       values.insert(std::string("memory_passes.") + f.key);
     }
     if (passes->has("optimizer")) {
-      parsed.memory_passes.optimizer =
+      s.memory_passes.optimizer =
           *value_named(kOptimizerImplementations, passes->choice("optimizer", enum_names(kOptimizerImplementations)));
       values.insert("memory_passes.optimizer");
     }
@@ -192,11 +186,11 @@ ParsedStack parse_stack_file(JsonReader r) {
     if (s.sources.count(v) == 0) r.fail("sources", "every value needs a source; missing: \"" + v + "\"");
   sources.finish();
   r.finish();
-  return parsed;
+  return s;
 }
 
-// The profile `id` and its memory passes: a built-in id, or a profile file (is_stack_file).
-ParsedStack load_stack(std::string_view id, const std::string& file, const std::string& json_path) {
+// The profile `id`: a built-in id, or a profile file (is_stack_file).
+StackProfile load_stack(std::string_view id, const std::string& file, const std::string& json_path) {
   if (is_stack_file(id)) {
     const std::string path(id);
     std::ifstream in(path, std::ios::binary);
@@ -219,10 +213,9 @@ ParsedStack load_stack(std::string_view id, const std::string& file, const std::
                         ", or the path of a stack profile file ending in .json");
   }
   const SpecDocument doc = parse_spec_text(entry->text, entry->path);
-  ParsedStack parsed = parse_stack_file(JsonReader(doc.json, doc.file));
-  if (parsed.profile.id != entry->name)
-    throw SpecError(doc.file, "/id",
-                    "the id '" + parsed.profile.id + "' differs from the file name '" + entry->name + "'");
+  StackProfile parsed = parse_stack_file(JsonReader(doc.json, doc.file));
+  if (parsed.id != entry->name)
+    throw SpecError(doc.file, "/id", "the id '" + parsed.id + "' differs from the file name '" + entry->name + "'");
   return parsed;
 }
 
@@ -262,7 +255,7 @@ std::string resolve_stack_reference(const std::string& reference, const std::str
 }
 
 StackProfile find_software_stack(std::string_view id, const std::string& file, const std::string& json_path) {
-  return load_stack(id, file, json_path).profile;
+  return load_stack(id, file, json_path);
 }
 
 StackMemoryPasses stack_memory_passes(std::string_view id, const std::string& file, const std::string& json_path) {
@@ -318,11 +311,17 @@ std::string software_stack_to_json(const StackProfile& s) {
     if (s.sources.count(key) != 0) scale[to_string(k)] = s.kernel_time_scale[static_cast<std::size_t>(k)];
   }
   if (!scale.empty()) j["kernel_time_scale"] = scale;
-  // The memory passes are not part of StackProfile (stack_memory_passes reads them from the profile's
-  // file): a profile written back carries none, nor their sources.
+  // The memory passes a profile sets (a value with its source, or one differing from the default: none).
+  Json passes = Json::object();
+  for (const auto& f : kMemoryPassFlags)
+    if (s.memory_passes.*f.member || s.sources.count(std::string("memory_passes.") + f.key) != 0)
+      passes[f.key] = s.memory_passes.*f.member;
+  if (s.memory_passes.optimizer != OptimizerImplementation::fused || s.sources.count("memory_passes.optimizer") != 0)
+    passes["optimizer"] = name_of(kOptimizerImplementations, s.memory_passes.optimizer);
+  if (!passes.empty()) j["memory_passes"] = passes;
   Json sources = Json::object();
   for (const auto& [key, text] : s.sources)
-    if (key.rfind("memory_passes.", 0) != 0) sources[key] = text;
+    sources[key] = text;
   j["sources"] = sources;
   return j.dump(2) + "\n";
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "workloads/kernel_class.hpp"
+#include "workloads/stack_memory_passes.hpp"
 
 namespace clustersim {
 
@@ -64,6 +65,10 @@ struct StackProfile {
   // fixed host cost before a step's first op (data loading, the optimizer's host work, seconds).
   std::array<double, kKernelClassCount> kernel_time_scale = {1, 1, 1, 1, 1, 1, 1};
   double step_fixed_s = 0.0;
+  // The memory-bound passes the framework runs besides the model's kernels (FSDP2's all-gather copy-out
+  // and reduce-scatter copy-in, foreach AdamW; optional in a profile, default none): part of the profile,
+  // so a profile written back (calibrate --from-trace) keeps the passes its fit was simulated with.
+  StackMemoryPasses memory_passes;
   std::map<std::string, std::string> sources;  // value path ("fused.bias_activation") -> source
 
   friend bool operator==(const StackProfile&, const StackProfile&) = default;

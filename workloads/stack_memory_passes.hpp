@@ -1,8 +1,9 @@
 #pragma once
 // The memory-bound passes a software stack adds around its collectives and its optimizer: copies
 // that no model layer asks for, which a framework's implementation runs over every parameter.
-// Read from the optional `memory_passes` object of a stack profile (workloads/stacks/README.md);
-// every value carries its source there. A stack without the object runs none of them.
+// Read from the optional `memory_passes` object of a stack profile (workloads/stacks/README.md) into
+// StackProfile::memory_passes, and written back with it (software_stack_to_json): every value carries
+// its source there. A stack without the object runs none of them.
 #include <string>
 #include <string_view>
 
@@ -23,10 +24,12 @@ struct StackMemoryPasses {
   // compute stream.
   bool fsdp_reduce_scatter_copy_in = false;
   OptimizerImplementation optimizer = OptimizerImplementation::fused;
+
+  friend bool operator==(const StackMemoryPasses&, const StackMemoryPasses&) = default;
 };
 
 // The memory passes of the stack `id` (a built-in id or a profile file, as find_software_stack
-// takes it; errors as find_software_stack's).
+// takes it; errors as find_software_stack's): find_software_stack(id).memory_passes.
 StackMemoryPasses stack_memory_passes(std::string_view id, const std::string& file = "",
                                       const std::string& json_path = "");
 

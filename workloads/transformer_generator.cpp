@@ -1535,10 +1535,9 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
                           std::to_string(world_size) + " GPUs (call resolve_parallelism first)");
   const RankLayout layout = dense_rank_layout(p);
   const RankLayout experts = expert_rank_layout(p);
-  // The memory passes of the spec's stack (a profile given here, e.g. fitted by calibrate --from-trace,
-  // carries none of its own).
-  const StackMemoryPasses passes =
-      stack_memory_passes(spec.training.effective_stack(), spec.source_file, "/training/stack");
+  // The memory passes of the stack that runs the step (a profile given here, e.g. fitted by calibrate
+  // --from-trace, carries those of the stack it was fitted from).
+  const StackMemoryPasses& passes = stack.memory_passes;
   ExecutionGraph graph(world_size);
   Communicators comms;
   using D = ParallelDim;

@@ -115,6 +115,36 @@ def test_a_workload_with_another_attention_kernel_is_fitted_relative_to_it(synth
     assert report.step_time_s == pytest.approx(synthetic["step_s"], rel=1e-6)
 
 
+
+def test_a_profile_fitted_on_a_stack_with_memory_passes_keeps_them(synthetic: Dict[str, Any]) -> None:
+    """The workload says the trace ran pytorch-fsdp2 (foreach AdamW: 52 + 8 bytes per parameter beyond the
+    fused kernel, workloads/stacks/README.md; its FSDP copies apply to ZeRO-3 only, this workload is
+    ZeRO-0): the fitted profile carries the stack's memory passes and their sources, and named by
+    training.stack it reproduces the step the fit simulated with it (a profile that dropped the passes
+    would run the optimizer's extra passes nowhere and come out faster)."""
+    tmp: Path = synthetic["tmp"]
+    workload = json.loads((SYNTHETIC / "gpt-tp2-dp4.workload.json").read_text())
+    workload["training"]["stack"] = "pytorch-fsdp2"
+    (tmp / "fsdp2.json").write_text(json.dumps(workload))
+    result = cs.calibrate_from_trace(synthetic["trace"], str(tmp / "fsdp2.json"), CLUSTER, id="fsdp2-fit")
+    profile = result["profile"]
+    builtin = json.loads((REPO / "workloads" / "stacks" / "pytorch-fsdp2.json").read_text())
+    assert profile["memory_passes"] == builtin["memory_passes"]
+    for key in builtin["memory_passes"]:
+        assert profile["sources"]["memory_passes." + key] == builtin["sources"]["memory_passes." + key]
+    (tmp / "fsdp2-fit.json").write_text(json.dumps(profile))
+    workload["training"]["stack"] = "fsdp2-fit.json"
+    (tmp / "fsdp2-w.json").write_text(json.dumps(workload))
+    report = cs.simulate(CLUSTER, str(tmp / "fsdp2-w.json"), fidelity="analytical")
+    assert report.step_time_s == pytest.approx(result["fit"]["runs"][0]["fitted_step_s"], rel=1e-6)
+    # Without the passes (the profile as it was written before), the same step is shorter.
+    del profile["memory_passes"]
+    for key in builtin["memory_passes"]:
+        del profile["sources"]["memory_passes." + key]
+    (tmp / "fsdp2-fit.json").write_text(json.dumps(profile))
+    dropped = cs.simulate(CLUSTER, str(tmp / "fsdp2-w.json"), fidelity="analytical")
+    assert dropped.step_time_s < report.step_time_s
+
 def _cli_error(cli: str, trace: Path, workload: Path) -> subprocess.CompletedProcess:
     return subprocess.run([cli, "calibrate", "--from-trace", str(trace), "--workload", str(workload), "--cluster",
                            CLUSTER], capture_output=True, text=True, timeout=120)
