@@ -4,44 +4,52 @@
 #include <bit>
 #include <numeric>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "topologies/cluster.hpp"
 
 namespace clustersim {
 namespace {
 
+constexpr std::uint32_t k_none = 0xffffffffU;
+
 // Numbers the items 0..n-1 by their signatures (`signature(i)`: a span of integers), equal signatures
-// equal numbers, in the order of (a hash of the signature, the signature): deterministic, and most
-// comparisons decided by the hash. Returns the count.
+// equal numbers, in the order of their first item (deterministic). A hash finds the candidates; a
+// number is shared only after comparing the signatures (hash collisions chain). Returns the count.
 template <class Signature>
 std::size_t relabel(std::size_t n, const Signature& signature, std::vector<std::uint64_t>& out) {
-  std::vector<std::uint64_t> hash(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t h = 0x84222325cbf29ce4ULL;
-    for (const std::uint64_t v : signature(i))
-      h = (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 0x100000001b3ULL;
-    hash[i] = h;
-  }
-  std::vector<std::uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0U);
-  const auto same = [&](std::uint32_t a, std::uint32_t b) {
-    const auto sa = signature(a), sb = signature(b);
-    return hash[a] == hash[b] && std::equal(sa.begin(), sa.end(), sb.begin(), sb.end());
-  };
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    if (hash[a] != hash[b]) return hash[a] < hash[b];
-    const auto sa = signature(a), sb = signature(b);
-    if (std::lexicographical_compare(sa.begin(), sa.end(), sb.begin(), sb.end())) return true;
-    if (std::lexicographical_compare(sb.begin(), sb.end(), sa.begin(), sa.end())) return false;
-    return a < b;
-  });
+  std::unordered_map<std::uint64_t, std::uint32_t> first;  // hash -> its first colour
+  std::vector<std::uint32_t> item_of, next;                // per colour: an item of it, the next colour of its hash
+  first.reserve(n / 4 + 1);
   out.assign(n, 0);
-  std::size_t colours = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    if (k > 0 && !same(order[k - 1], order[k])) ++colours;
-    out[order[k]] = colours;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto sig = signature(i);
+    std::uint64_t h = 0x84222325cbf29ce4ULL;
+    for (const std::uint64_t v : sig)
+      h = (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 0x100000001b3ULL;
+    const auto [it, fresh] = first.try_emplace(h, static_cast<std::uint32_t>(item_of.size()));
+    std::uint32_t colour = it->second;
+    bool inserted = fresh;
+    if (!inserted) {
+      while (true) {
+        const auto other = signature(item_of[colour]);
+        if (std::equal(sig.begin(), sig.end(), other.begin(), other.end())) break;
+        if (next[colour] == k_none) {
+          next[colour] = static_cast<std::uint32_t>(item_of.size());
+          colour = next[colour];
+          inserted = true;
+          break;
+        }
+        colour = next[colour];
+      }
+    }
+    if (inserted) {
+      item_of.push_back(static_cast<std::uint32_t>(i));
+      next.push_back(k_none);
+    }
+    out[i] = colour;
   }
-  return n == 0 ? 0 : colours + 1;
+  return item_of.size();
 }
 
 }  // namespace
