@@ -13,6 +13,9 @@
 // these equal the max-min shares of the flow backend), approximate under changing cross-traffic,
 // where it is pessimistic for transfers that outlive their competitors and optimistic for those that
 // start first. It costs one route per transfer and no solver: sweeps of thousands of configurations.
+// Given link classes (use_link_classes), a transfer with a route_class is the representative of a
+// class of identical transfers and its route is its class route (link_classes.hpp): the counts above
+// are then kept on each link class's canonical link (sim/replay/traffic_classes.hpp).
 #include "sim/network/analytical_backend.hpp"
 
 #include <algorithm>

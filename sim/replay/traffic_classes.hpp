@@ -4,25 +4,32 @@
 // A data-parallel step repeats one replica's traffic on every replica: the transfers of a batch (the
 // transfers one start_transfers call starts together: a collective's phase on one group, a
 // point-to-point channel's message) fall into classes whose members take equal times, and the links
-// into classes whose members carry equal loads. The coarsest such partition is computed by colour
-// refinement (1-dimensional Weisfeiler-Leman) on the graph of transfers and the links of their routes:
-// transfers start coloured by (batch, bytes, pipelined), links by (bandwidth, latency, technology);
-// then, until no class splits, a transfer's colour becomes its colour and the multiset of its links'
-// colours, and a link's its colour and the multiset of the colours of the transfers crossing it.
-// The result is an equitable partition: every link of a class is crossed by the same number c(T, L)
-// of transfers of each transfer class T, and every transfer of a class crosses the same multiset of
-// link classes. On the analytical backend (a transfer's rate is the least bandwidth / transfers in
-// flight over its links, fixed at its start) the transfers of a class then start together, take
-// equal rates and end together, and the links of a class carry equal loads at every moment, whatever
-// the other batches in flight: each batch's transfers load every link of a class equally. One
-// representative per class, whose class route counts c(T, L) transfers on one link per class it
-// crosses (sim/network/link_classes.hpp), gives the same times and the same per-link traffic as the
-// exhaustive replay; the replay copies each canonical link's traffic to the other links of its class.
+// into classes whose members carry equal loads. The analytical backend fixes a transfer's rate at its
+// start from, per link of its route, the bandwidth, the transfers in flight (per batch in flight: its
+// transfers on the link) and its own batch's share there (count, bytes, smallest, largest). So:
+//   1. links are coloured by (bandwidth, latency, technology) and the multiset of (batch, bytes,
+//      pipelined) of the transfers crossing them: every link of a colour carries, from every batch,
+//      the same transfers' count and bytes, hence the same load at every moment;
+//   2. transfers by (batch, bytes, pipelined) and the multiset of their links' colours: the members
+//      of a class start together and see equal bandwidths and loads, hence take equal rates and end
+//      together (by induction over the events, whatever else is in flight);
+//   3. links again, by their colour and the multiset of the transfer classes crossing them: every link
+//      of a class is then crossed by the same number c(T, L) of transfers of each class T, so bytes,
+//      busy time (the last of them to end) and the counts agree on every link of the class.
+// One representative per transfer class, whose class route (sim/network/link_classes.hpp) holds every
+// link class L its class crosses as L's canonical link repeated c(T, L) times, gives the backend the
+// same counts on the canonical links as the exhaustive replay has on every link, hence the same times
+// (its rate, the least over its class route, is the least over its own route: the classes of step 3
+// refine those of step 1, and a transfer class crosses the same step-1 colours). The replay copies
+// each canonical link's traffic to the other links of its class. Each step is one pass (a coarsest
+// equitable partition would need one pass per hop of distance from a fabric boundary: not needed).
 //
-// What is checked: the routes are computed once, so they must not depend on anything that changes
-// between starts: the load (adaptive routing: not used, the replay asks for static d_mod_k routing)
-// and the flow id (ECMP hashing, hashed picks inside a node): each route is computed for two flow
-// ids, and a batch whose routes differ is refused (add_batch: false).
+// What is checked: routes are computed once, so they must not depend on what changes between
+// starts: the load (adaptive routing; the replay uses classes under static d_mod_k routing only) and
+// the flow id (hashed picks: each route is computed for two flow ids, and a batch whose routes differ
+// is refused: add_batch false; a hashed pick among c choices agrees for two ids with chance 1/c per
+// transfer, so a batch of many transfers is refused almost surely). The partition's integrality
+// (c(T, L) whole) is checked when the class routes are built.
 #include <cstdint>
 #include <span>
 #include <utility>
