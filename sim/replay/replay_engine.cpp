@@ -21,6 +21,37 @@
 #include "workloads/workload_spec.hpp"
 
 namespace clustersim {
+
+struct ReplayMemo {
+  const Cluster* cluster = nullptr;
+  // The batches the classes were formed from, every transfer: batch b is transfers[batch_begin[b], ...).
+  std::vector<std::size_t> batch_begin;
+  std::vector<Transfer> transfers;
+  bool reduced = false;  // classes formed and used
+  std::shared_ptr<const LinkClasses> classes;
+  std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
+
+  bool holds(const Cluster& c, const std::vector<const std::vector<Transfer>*>& batches) const {
+    if (cluster != &c || batch_begin.size() != batches.size() + 1) return false;
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+      const auto& batch = *batches[b];
+      if (batch_begin[b + 1] - batch_begin[b] != batch.size()) return false;
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        const Transfer& t = transfers[batch_begin[b] + i];
+        const Transfer& u = batch[i];
+        if (t.src_gpu != u.src_gpu || t.dst_gpu != u.dst_gpu || t.bytes != u.bytes || t.pipelined != u.pipelined ||
+            t.lane != u.lane || t.route_class != u.route_class)
+          return false;
+      }
+    }
+    return true;
+  }
+};
+
+std::shared_ptr<ReplayMemo> make_replay_memo() {
+  return std::make_shared<ReplayMemo>();
+}
+
 namespace {
 
 class Replay {
@@ -443,22 +474,58 @@ class Replay {
         }
       }
     }
-    // The batches the backend will be given: each phase of each group's plan, each channel's message.
-    TrafficClasses classes(cluster_);
+    // The batches the backend will be given: each phase of each group's plan, each channel's message
+    // (bytes: the shares of a message).
+    std::vector<const std::vector<Transfer>*> batches;
     for (const auto& [key, planned] : planned_) {
       if (!planned.closed_form_s.empty()) continue;
       for (const auto& plan : planned.plans)
         for (const auto& phase : plan->phases)
-          if (!classes.add_batch(phase.transfers)) return;
+          batches.push_back(&phase.transfers);
     }
-    for (const auto& [key, channel] : channels_)  // bytes: the shares of a message
-      if (!classes.add_batch(channel.transfers)) return;
+    for (const auto& [key, channel] : channels_)
+      batches.push_back(&channel.transfers);
+    ReplayMemo* memo = options_.memo.get();
+    if (memo == nullptr || !memo->holds(cluster_, batches)) {
+      ReplayMemo formed;
+      form_classes(batches, formed);
+      if (memo == nullptr)
+        memo = &formed;
+      else
+        *memo = std::move(formed);
+      if (!memo->reduced) return;
+      apply_classes(*memo);
+      return;
+    }
+    if (memo->reduced) apply_classes(*memo);
+  }
+
+  // Forms the classes of `batches` into `memo` (reduced: false where they do not apply or save little).
+  void form_classes(const std::vector<const std::vector<Transfer>*>& batches, ReplayMemo& memo) const {
+    memo.cluster = &cluster_;
+    for (const auto* batch : batches) {
+      memo.batch_begin.push_back(memo.transfers.size());
+      memo.transfers.insert(memo.transfers.end(), batch->begin(), batch->end());
+    }
+    memo.batch_begin.push_back(memo.transfers.size());
+    TrafficClasses classes(cluster_);
+    for (const auto* batch : batches)
+      if (!classes.add_batch(*batch)) return;
     classes.refine();
     if (2 * classes.transfer_classes() > classes.transfers()) return;
+    for (std::size_t b = 0; b < batches.size(); ++b)
+      memo.representatives.push_back(classes.representatives(b));
+    memo.classes = std::make_shared<const LinkClasses>(std::move(classes.link_classes()));
+    memo.reduced = true;
+  }
+
+  // The representatives of every batch, in the order of reduce_to_classes; the backend counts them on
+  // the link classes.
+  void apply_classes(const ReplayMemo& memo) {
     std::size_t batch = 0;
     const auto representatives = [&](const std::vector<Transfer>& transfers) {
       std::vector<Transfer> reps;
-      for (const auto& [i, route] : classes.representatives(batch++)) {
+      for (const auto& [i, route] : memo.representatives[batch++]) {
         reps.push_back(transfers[i]);
         reps.back().route_class = route;
       }
@@ -474,15 +541,14 @@ class Replay {
       }
     }
     for (auto& [key, channel] : channels_) {
-      const auto reps = classes.representatives(batch++);
-      for (const auto& [i, route] : reps) {
+      for (const auto& [i, route] : memo.representatives[batch++]) {
         channel.rep_transfers.push_back(channel.transfers[i]);
         channel.rep_transfers.back().route_class = route;
         channel.rep_shares.push_back(channel.shares[i]);
       }
     }
-    link_classes_ = std::move(classes.link_classes());
-    backend_.use_link_classes(&link_classes_);
+    link_classes_ = memo.classes;
+    backend_.use_link_classes(link_classes_.get());
     reduced_ = true;
   }
 
@@ -885,7 +951,7 @@ class Replay {
     r.link_bytes_by_communicator = backend_.link_usage().bytes_by_label();
     if (reduced_) {  // every link of a class carried what its canonical link did
       for (std::size_t l = 0; l < r.link_bytes.size(); ++l) {
-        const int c = link_classes_.canonical[l];
+        const int c = link_classes_->canonical[l];
         if (c < 0 || static_cast<std::size_t>(c) == l) continue;
         const auto ci = static_cast<std::size_t>(c);
         r.link_bytes[l] = r.link_bytes[ci];
@@ -989,7 +1055,7 @@ class Replay {
   LinkLoadScratch link_scratch_;  // lent to every plan's idle-fabric rating (plan_for)
   // reduce_to_classes: whether the backend gets representatives, and their link classes.
   bool reduced_ = false;
-  LinkClasses link_classes_;
+  std::shared_ptr<const LinkClasses> link_classes_;
   std::size_t transfers_simulated_ = 0;
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;

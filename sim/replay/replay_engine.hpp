@@ -9,6 +9,7 @@
 // SimulationError saying which ranks wait on which op.
 #include <array>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@
 namespace clustersim {
 
 class Cluster;
+
+// What a replay learnt that the next replays of the same graph on the same cluster can reuse (the
+// clock solver replays a step several times): its traffic classes (traffic_classes.hpp). Shared
+// through ReplayOptions::memo by the replays of one cluster (a memo is checked against the cluster's
+// address only); a replay reuses the classes only when its batches of transfers are, transfer for
+// transfer, those they were formed from, and forms them afresh otherwise.
+struct ReplayMemo;
+std::shared_ptr<ReplayMemo> make_replay_memo();
 
 struct ReplayOptions {
   // The algorithm of every collective ("auto": the selector), unless the communicator has its own.
@@ -61,6 +70,7 @@ struct ReplayOptions {
   // Simulate one transfer per class of identical transfers where that is exact (traffic_classes.hpp:
   // the analytical backend under static d_mod_k routing); false: every transfer (the tests compare).
   bool traffic_classes = true;
+  std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
   std::size_t timeline_classes = 0;
 };

@@ -4,6 +4,7 @@
 #include "sim/replay/traffic_classes.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include <gtest/gtest.h>
 
@@ -53,7 +54,8 @@ TEST(TrafficClasses, ARingAcrossTwoLeavesHasTwoClasses) {
 
 // A generated training step (tp 2, pp 2, dp 8, 2-GPU nodes: 16 nodes on a 2-tier fat-tree of radix 8)
 // on the analytical backend, with and without traffic classes.
-ReplayResult replay_step(const std::string& routing, bool classes, int dp = 8, int tiers = 2) {
+ReplayResult replay_step(const std::string& routing, bool classes, int dp = 8, int tiers = 2,
+                         std::shared_ptr<ReplayMemo> memo = nullptr) {
   ClusterSpec cs = testing::fat_tree_spec(2 * dp, 2, 2, 400.0, 450.0, 1.0, 8);
   cs.fabric.tiers = tiers;
   cs.fabric.routing = routing;
@@ -68,13 +70,14 @@ ReplayResult replay_step(const std::string& routing, bool classes, int dp = 8, i
   const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
   ReplayOptions options;
   options.traffic_classes = classes;
+  options.memo = std::move(memo);
   return replay(graph, cluster, gpu, *backend, options);
 }
 
-void expect_equal_replays(int dp, int tiers) {
+void expect_equal_replays(int dp, int tiers, std::shared_ptr<ReplayMemo> memo = nullptr) {
   SCOPED_TRACE("dp " + std::to_string(dp) + ", " + std::to_string(tiers) + " tiers");
   const ReplayResult exact = replay_step("d_mod_k", false, dp, tiers);
-  const ReplayResult reduced = replay_step("d_mod_k", true, dp, tiers);
+  const ReplayResult reduced = replay_step("d_mod_k", true, dp, tiers, memo);
   EXPECT_EQ(exact.transfers_simulated, exact.transfers);
   EXPECT_LT(2 * reduced.transfers_simulated, reduced.transfers);  // at least halved
   EXPECT_EQ(exact.step_time_s, reduced.step_time_s);
@@ -105,6 +108,16 @@ void expect_equal_replays(int dp, int tiers) {
 TEST(TrafficClasses, ReplayWithClassesEqualsTheExhaustiveOneUnderDestinationRouting) {
   expect_equal_replays(8, 2);
   expect_equal_replays(32, 3);
+}
+
+// The clock solver's replays share a memo (simulate: one per simulation, one cluster): replays of one
+// step on it give the exhaustive replay's result each time, and a step with other batches forms its
+// classes afresh.
+TEST(TrafficClasses, ReplaysSharingAMemoEqualTheExhaustiveOne) {
+  const auto memo = make_replay_memo();
+  expect_equal_replays(8, 2, memo);
+  expect_equal_replays(8, 2, memo);
+  expect_equal_replays(32, 3, memo);  // other batches: formed afresh
 }
 
 // Adaptive routing picks links by load when a transfer starts: routes cannot be computed once.
