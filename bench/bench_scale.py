@@ -22,7 +22,7 @@ CPU time and log peak RSS against log GPUs over the runs from 16,384 to 131,072 
 
     .venv/bin/python bench/bench_scale.py [--cli build/bin/clustersim] [--max-gpus 131072]
         [--fidelity analytical flow] [--cases step allreduce gpt3] [--repeat 3] [--timeout 480]
-        [--json out.json]
+        [--json out.json] [--routing d_mod_k] [--save DIR]
 
 On a shared machine CPU seconds are the figure to compare: wall seconds include waiting for a core.
 """
@@ -42,9 +42,10 @@ SIZES = [1024, 4096, 16384, 65536, 131072]
 FABRIC = ["--set", "cluster.fabric.tiers=3", "--set", "cluster.fabric.switch_radix=128"]
 
 
-def step_args(gpus):
+def step_args(gpus, routing=None):
     dp = gpus // 128
-    return ["simulate", "--cluster", "dgx-h100-superpod", "--set", f"cluster.nodes={gpus // 8}", *FABRIC,
+    extra = ["--set", f"cluster.fabric.routing={routing}"] if routing else []
+    return ["simulate", "--cluster", "dgx-h100-superpod", "--set", f"cluster.nodes={gpus // 8}", *FABRIC, *extra,
             "--workload", os.path.join(HERE, "data", "llama3-405b-class.json"),
             "--set", f"workload.parallelism.dp={dp}", "--set", f"workload.training.global_batch={16 * dp}",
             "--json"]
@@ -64,9 +65,9 @@ def gpt3_args(gpus):
             "--set", f"workload.parallelism.dp={gpus // 64}", "--json"]
 
 
-def measure(cli, args, fidelity, timeout):
+def measure(cli, args, fidelity, timeout, save=None):
     """One process under /usr/bin/time: (wall s, cpu s, peak RSS bytes, parsed JSON), or None when it
-    ran past the timeout (its process group is killed)."""
+    ran past the timeout (its process group is killed). `save`: a file to write its stdout to."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as usage:
         start = time.perf_counter()
         proc = subprocess.Popen(["/usr/bin/time", "-o", usage.name, "-f", "%U %S %M", cli, *args,
@@ -82,6 +83,9 @@ def measure(cli, args, fidelity, timeout):
         if proc.returncode != 0:
             sys.exit(f"clustersim {' '.join(args)} --fidelity {fidelity} failed ({proc.returncode}):\n{err}")
         user, system, rss_kib = usage.read().split()[-3:]
+    if save:
+        with open(save, "w") as f:
+            f.write(out)
     return wall, float(user) + float(system), int(rss_kib) * 1024, json.loads(out)
 
 
@@ -118,7 +122,13 @@ def main():
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--timeout", type=float, default=480, help="seconds before a run is killed")
     p.add_argument("--json", help="write every run's figures to this file")
+    p.add_argument("--routing", help="the step's fabric.routing (default: the preset's, adaptive on InfiniBand; "
+                   "d_mod_k: static, where the replay simulates one copy per class of identical transfers)")
+    p.add_argument("--save", help="a folder to write each case's report to (CASE-FIDELITY-GPUS.json, last run), "
+                   "for `cmp` against another build's")
     a = p.parse_args()
+    if a.save:
+        os.makedirs(a.save, exist_ok=True)
 
     load = os.getloadavg()[0]
     print(f"clustersim scaling bench: {a.cli}; load average {load:.2f} on {os.cpu_count()} cores; "
@@ -130,9 +140,10 @@ def main():
         for fidelity in a.fidelity:
             sizes = [1024] if case == "gpt3" else [g for g in a.sizes if g <= a.max_gpus]
             for gpus in sizes:
-                args = (step_args(gpus) if case == "step" else gpt3_args(gpus) if case == "gpt3"
+                args = (step_args(gpus, a.routing) if case == "step" else gpt3_args(gpus) if case == "gpt3"
                         else allreduce_args(gpus, a.algorithm))
-                runs = [measure(a.cli, args, fidelity, a.timeout) for _ in range(a.repeat)]
+                save = os.path.join(a.save, f"{case}-{fidelity}-{gpus}.json") if a.save else None
+                runs = [measure(a.cli, args, fidelity, a.timeout, save) for _ in range(a.repeat)]
                 if any(r is None for r in runs):
                     print(f"{case:<10} {fidelity:<10} {gpus:>7} {'> ' + str(int(a.timeout)) + ' s (killed)':>28}")
                     rows.append({"case": case, "fidelity": fidelity, "gpus": gpus, "timeout_s": a.timeout})

@@ -263,6 +263,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
                         std::to_string(cluster.gpu_count()) + " GPUs");
 
   ReplayOptions replay_options;
+  replay_options.memo = make_replay_memo();  // the clock solver's replays share their traffic classes
   replay_options.collective_algorithm = options.collective_algorithm;
   replay_options.algorithm_by_communicator = options.algorithm_by_communicator;
   if (!trace && workload.model.moe.experts > 0) {

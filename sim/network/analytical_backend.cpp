@@ -13,6 +13,9 @@
 // these equal the max-min shares of the flow backend), approximate under changing cross-traffic,
 // where it is pessimistic for transfers that outlive their competitors and optimistic for those that
 // start first. It costs one route per transfer and no solver: sweeps of thousands of configurations.
+// Given link classes (use_link_classes), a transfer with a route_class is the representative of a
+// class of identical transfers and its route is its class route (link_classes.hpp): the counts above
+// are then kept on each link class's canonical link (sim/replay/traffic_classes.hpp).
 #include "sim/network/analytical_backend.hpp"
 
 #include <algorithm>
@@ -62,7 +65,12 @@ class AnalyticalBackend final : public NetworkBackend {
       const Transfer& t = transfers[i];
       if (t.src_gpu != t.dst_gpu && t.bytes > 0.0) {
         // Adaptive routing sees the transfers in flight, this group's earlier ones included.
-        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, group->links, usage_.active(), t.lane);
+        if (t.route_class >= 0) {
+          const auto route = classes_->route(static_cast<std::size_t>(t.route_class));
+          group->links.insert(group->links.end(), route.begin(), route.end());
+        } else {
+          cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, group->links, usage_.active(), t.lane);
+        }
       }
       group->route_begin.push_back(group->links.size());
       // Bytes and busy time per link, transfer by transfer.
@@ -148,6 +156,10 @@ class AnalyticalBackend final : public NetworkBackend {
 
   const LinkUsage& link_usage() const override { return usage_; }
   void set_traffic_label(std::uint16_t label) override { usage_.set_label(label); }
+  bool use_link_classes(const LinkClasses* classes) override {
+    classes_ = classes;
+    return true;
+  }
 
  private:
   // The heap holds times and slots only (cheap to move); the actions wait in actions_ (ActionSlots).
@@ -169,6 +181,7 @@ class AnalyticalBackend final : public NetworkBackend {
   };
 
   const Cluster& cluster_;
+  const LinkClasses* classes_ = nullptr;  // use_link_classes: the representatives' class routes
   // Per link, side by side (one cache miss per link of a route on a large fabric): its effective
   // bandwidth, the transfers of the groups in flight on it (a group releases its links when it ends),
   // and the index of the group being started's LinkShare there (-1 when unused).

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/network/link_classes.hpp"
 #include "sim/network/link_usage.hpp"
 
 namespace clustersim {
@@ -36,6 +37,9 @@ struct Transfer {
   // The NIC rail of the sending GPU this transfer uses when GPUs own several NICs (-1: any, by the
   // route's hash). Set by stripe_over_nics (collective_plan.hpp); Cluster::route takes it.
   int lane = -1;
+  // A representative of a class of identical transfers (NetworkBackend::use_link_classes): its route
+  // is class route `route_class` of the link classes; -1: routed by the cluster.
+  int route_class = -1;
 };
 
 class NetworkBackend {
@@ -61,6 +65,12 @@ class NetworkBackend {
   // Labels the transfers started from now on (the replay uses the communicator's index).
   virtual void set_traffic_label(std::uint16_t label) = 0;
   const std::vector<double>& link_bytes() const { return link_usage().bytes(); }
+  // From now on transfers with a route_class are representatives of classes of identical transfers
+  // (link_classes.hpp): their routes are class routes, counted on canonical links. A backend that
+  // cannot (flow: SimGrid shares bandwidth per flow) returns false, and the replay hands it every
+  // transfer. The classes must outlive their use; link_usage() then holds the canonical links'
+  // traffic only (the replay copies it to the other links of each class).
+  virtual bool use_link_classes(const LinkClasses* /*classes*/) { return false; }
 };
 
 // Link bandwidths are the profile's effective bandwidths (line rate x technology efficiency).

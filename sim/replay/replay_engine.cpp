@@ -16,10 +16,42 @@
 #include "sim/core/error.hpp"
 #include "sim/core/intervals.hpp"
 #include "sim/hardware/kernel_model.hpp"
+#include "sim/replay/traffic_classes.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace clustersim {
+
+struct ReplayMemo {
+  const Cluster* cluster = nullptr;
+  // The batches the classes were formed from, every transfer: batch b is transfers[batch_begin[b], ...).
+  std::vector<std::size_t> batch_begin;
+  std::vector<Transfer> transfers;
+  bool reduced = false;  // classes formed and used
+  std::shared_ptr<const LinkClasses> classes;
+  std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
+
+  bool holds(const Cluster& c, const std::vector<const std::vector<Transfer>*>& batches) const {
+    if (cluster != &c || batch_begin.size() != batches.size() + 1) return false;
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+      const auto& batch = *batches[b];
+      if (batch_begin[b + 1] - batch_begin[b] != batch.size()) return false;
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        const Transfer& t = transfers[batch_begin[b] + i];
+        const Transfer& u = batch[i];
+        if (t.src_gpu != u.src_gpu || t.dst_gpu != u.dst_gpu || t.bytes != u.bytes || t.pipelined != u.pipelined ||
+            t.lane != u.lane || t.route_class != u.route_class)
+          return false;
+      }
+    }
+    return true;
+  }
+};
+
+std::shared_ptr<ReplayMemo> make_replay_memo() {
+  return std::make_shared<ReplayMemo>();
+}
+
 namespace {
 
 class Replay {
@@ -37,6 +69,7 @@ class Replay {
 
   ReplayResult run() {
     choose_recorded_classes();
+    if (options_.traffic_classes) reduce_to_classes();
     backend_.schedule(0.0, [this] {
       for (std::size_t c = 0; c < states_.size(); ++c)
         try_start_all(c);
@@ -77,6 +110,9 @@ class Replay {
     std::vector<Transfer> transfers;
     std::vector<double> shares;
     double latency_s = -1.0;
+    // Under traffic classes (reduce_to_classes): the representatives simulated and their shares.
+    std::vector<Transfer> rep_transfers;
+    std::vector<double> rep_shares;
     // Eager pairs: the k-th send and the k-th recv of the channel, by issue order; a message that
     // arrived before its recv was issued, and a recv issued before its message arrived.
     std::uint64_t eager_sends = 0, eager_recvs = 0;
@@ -409,32 +445,150 @@ class Replay {
                             "' receives " + std::to_string(rops.bytes(recv_op)) + " bytes");
   }
 
+  // One simulated transfer per class of identical transfers (traffic_classes.hpp), where it is exact:
+  // a backend that counts representatives on link classes (analytical), static destination routing
+  // (d_mod_k: no route depends on the load), no all_to_allv. Every collective and channel of the step
+  // is planned and built here, before the first event, its batches' routes computed once and
+  // refined into classes; the backend then gets one representative per class with its class route.
+  // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
+  void reduce_to_classes() {
+    if (cluster_.spec().fabric.routing_in_effect() != "d_mod_k" || !backend_.use_link_classes(nullptr)) return;
+    for (const auto& rc : graph_.classes())
+      for (OpId op = 0; op < rc.ops.size(); ++op)
+        if (rc.ops.kind(op) == OpKind::collective && rc.ops.pair_bytes(op) != nullptr) return;
+    for (std::size_t c = 0; c < graph_.classes().size(); ++c) {
+      const OpTable& ops = graph_.classes()[c].ops;
+      for (OpId op = 0; op < ops.size(); ++op) {
+        const std::uint16_t comm = ops.communicator(op);
+        if (ops.kind(op) == OpKind::collective) {
+          const Pending p{ops.collective(op), ops.bytes(op), nullptr, {c, op}, {}};
+          plan_for(comm, cell_of_class_[comm][c], p);
+        } else if (ops.kind(op) == OpKind::send) {
+          const auto [peer, d, n] = peer_of(c, comm, ops.peer_offset(op));
+          const ChannelKey key{comm, c, peer, d, ops.tag(op)};
+          Channel& channel = channels_[key];
+          if (channel.latency_s < 0.0) {
+            if (reduced_) throw std::logic_error("replay: a channel built after the traffic classes were formed");
+            build_channel(key, channel);
+          }
+        }
+      }
+    }
+    // The batches the backend will be given: each phase of each group's plan, each channel's message
+    // (bytes: the shares of a message).
+    std::vector<const std::vector<Transfer>*> batches;
+    for (const auto& [key, planned] : planned_) {
+      if (!planned.closed_form_s.empty()) continue;
+      for (const auto& plan : planned.plans)
+        for (const auto& phase : plan->phases)
+          batches.push_back(&phase.transfers);
+    }
+    for (const auto& [key, channel] : channels_)
+      batches.push_back(&channel.transfers);
+    ReplayMemo* memo = options_.memo.get();
+    if (memo == nullptr || !memo->holds(cluster_, batches)) {
+      ReplayMemo formed;
+      form_classes(batches, formed);
+      if (memo == nullptr)
+        memo = &formed;
+      else
+        *memo = std::move(formed);
+      if (!memo->reduced) return;
+      apply_classes(*memo);
+      return;
+    }
+    if (memo->reduced) apply_classes(*memo);
+  }
+
+  // Forms the classes of `batches` into `memo` (reduced: false where they do not apply or save little).
+  void form_classes(const std::vector<const std::vector<Transfer>*>& batches, ReplayMemo& memo) const {
+    memo.cluster = &cluster_;
+    for (const auto* batch : batches) {
+      memo.batch_begin.push_back(memo.transfers.size());
+      memo.transfers.insert(memo.transfers.end(), batch->begin(), batch->end());
+    }
+    memo.batch_begin.push_back(memo.transfers.size());
+    TrafficClasses classes(cluster_);
+    for (const auto* batch : batches)
+      if (!classes.add_batch(*batch)) return;
+    classes.refine();
+    if (2 * classes.transfer_classes() > classes.transfers()) return;
+    for (std::size_t b = 0; b < batches.size(); ++b)
+      memo.representatives.push_back(classes.representatives(b));
+    memo.classes = std::make_shared<const LinkClasses>(std::move(classes.link_classes()));
+    memo.reduced = true;
+  }
+
+  // The representatives of every batch, in the order of reduce_to_classes; the backend counts them on
+  // the link classes.
+  void apply_classes(const ReplayMemo& memo) {
+    std::size_t batch = 0;
+    const auto representatives = [&](const std::vector<Transfer>& transfers) {
+      std::vector<Transfer> reps;
+      for (const auto& [i, route] : memo.representatives[batch++]) {
+        reps.push_back(transfers[i]);
+        reps.back().route_class = route;
+      }
+      return reps;
+    };
+    for (auto& [key, planned] : planned_) {
+      if (!planned.closed_form_s.empty()) continue;
+      for (const auto& plan : planned.plans) {
+        auto rep = std::make_shared<CollectivePlan>(*plan);
+        for (auto& phase : rep->phases)
+          phase.transfers = representatives(phase.transfers);
+        planned.rep_plans.push_back(std::move(rep));
+      }
+    }
+    for (auto& [key, channel] : channels_) {
+      for (const auto& [i, route] : memo.representatives[batch++]) {
+        channel.rep_transfers.push_back(channel.transfers[i]);
+        channel.rep_transfers.back().route_class = route;
+        channel.rep_shares.push_back(channel.shares[i]);
+      }
+    }
+    link_classes_ = memo.classes;
+    backend_.use_link_classes(link_classes_.get());
+    reduced_ = true;
+  }
+
+  // A channel's transfers, one per rank of the sending class (striped over its NICs), their shares of a
+  // message and their hop latency: built at its first message.
+  void build_channel(const ChannelKey& key, Channel& channel) const {
+    const std::uint16_t comm = std::get<0>(key);
+    const std::size_t sender = std::get<1>(key);
+    const std::int32_t d = std::get<3>(key);
+    const Communicator& communicator = graph_.communicators()[comm];
+    for (int r : graph_.classes()[sender].ranks) {
+      const auto [g, i] = position_[comm][static_cast<std::size_t>(r)];
+      if (g < 0) continue;
+      const auto& group = communicator.groups[static_cast<std::size_t>(g)];
+      const int dst = group[static_cast<std::size_t>((i + d) % static_cast<std::int32_t>(group.size()))];
+      channel.transfers.push_back({r, dst, 1.0});
+    }
+    channel.latency_s = max_hop_latency_s(CollectiveContext{cluster_, options_.network_profile}, channel.transfers);
+    stripe_over_nics(cluster_, channel.transfers);
+    for (const Transfer& t : channel.transfers)
+      channel.shares.push_back(t.bytes);
+  }
+
   // Starts the transfer of a matched pair, or of an eager send alone (no recv_op).
   void launch_p2p(const ChannelKey& key, OpId send_op, std::optional<OpId> recv_op) {
     const auto [comm, sender, receiver, d, tag] = key;
     const OpTable& sops = graph_.classes()[sender].ops;
     const OpTable& rops = graph_.classes()[receiver].ops;
-    const Communicator& communicator = graph_.communicators()[comm];
     if (recv_op) check_pair(key, send_op, *recv_op);
     Channel& channel = channels_[key];
     const std::optional<std::uint64_t> eager_k =
         recv_op ? std::nullopt : std::optional<std::uint64_t>(channel.eager_sends++);
     if (channel.latency_s < 0.0) {
-      for (int r : graph_.classes()[sender].ranks) {
-        const auto [g, i] = position_[comm][static_cast<std::size_t>(r)];
-        if (g < 0) continue;
-        const auto& group = communicator.groups[static_cast<std::size_t>(g)];
-        const int dst = group[static_cast<std::size_t>((i + d) % static_cast<std::int32_t>(group.size()))];
-        channel.transfers.push_back({r, dst, 1.0});
-      }
-      channel.latency_s = max_hop_latency_s(CollectiveContext{cluster_, options_.network_profile}, channel.transfers);
-      stripe_over_nics(cluster_, channel.transfers);
-      for (const Transfer& t : channel.transfers)
-        channel.shares.push_back(t.bytes);
+      if (reduced_) throw std::logic_error("replay: a channel built after the traffic classes were formed");
+      build_channel(key, channel);
     }
-    std::vector<Transfer>& transfers = channel.transfers;
+    std::vector<Transfer>& transfers = reduced_ ? channel.rep_transfers : channel.transfers;
+    const std::vector<double>& shares = reduced_ ? channel.rep_shares : channel.shares;
     for (std::size_t i = 0; i < transfers.size(); ++i)
-      transfers[i].bytes = sops.bytes(send_op) * channel.shares[i];
+      transfers[i].bytes = sops.bytes(send_op) * shares[i];
     const double latency = channel.latency_s;
     const double now = backend_.now_s();
     ++p2p_pairs_;
@@ -450,8 +604,9 @@ class Replay {
     ++rec.count;
     rec.bytes += sops.bytes(send_op);
     const std::uint64_t flow_id = next_flow_id_;
-    next_flow_id_ += transfers.size();
-    transfers_ += transfers.size();
+    next_flow_id_ += channel.transfers.size();
+    transfers_ += channel.transfers.size();
+    transfers_simulated_ += transfers.size();
     backend_.set_traffic_label(comm);
     backend_.start_transfers(transfers, flow_id, [this, latency, key, now, send_op, recv_op, eager_k] {
       backend_.schedule(backend_.now_s() + latency, [this, key, now, send_op, recv_op, eager_k] {
@@ -536,6 +691,8 @@ class Replay {
     double closed_form_max_s = 0.0;  // the largest: when the collective ends
     std::vector<std::vector<std::pair<int, double>>> link_bytes;
     std::size_t runs = 0;
+    // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only.
+    std::vector<std::shared_ptr<const CollectivePlan>> rep_plans;
   };
 
   // Whether every transfer of `plan` stays on NVLink links of a non-blocking switch (NVSwitch): the
@@ -661,28 +818,34 @@ class Replay {
       for (const auto& [cls, op] : *members)
         finish(cls, op);
     };
-    for (auto& plan : plans)
-      run_phase(comm, plan, 0, on_group_done);
+    if (reduced_ && planned.rep_plans.size() != plans.size())
+      throw std::logic_error("replay: a collective planned after the traffic classes were formed");
+    for (std::size_t g = 0; g < plans.size(); ++g)
+      run_phase(comm, plans[g], reduced_ ? planned.rep_plans[g] : nullptr, 0, on_group_done);
   }
 
   // Phase by phase: the transfers, then the phase's latency; after the last, the per-call latency.
-  void run_phase(std::uint16_t comm, std::shared_ptr<const CollectivePlan> plan, std::size_t phase,
-                 std::function<void()> done) {
+  // `rep`: the plan with its representatives only (reduce_to_classes; null: simulate every transfer).
+  void run_phase(std::uint16_t comm, std::shared_ptr<const CollectivePlan> plan,
+                 std::shared_ptr<const CollectivePlan> rep, std::size_t phase, std::function<void()> done) {
     if (phase == plan->phases.size()) {
       backend_.schedule(backend_.now_s() + profile_for(comm).collective_latency_s.value, std::move(done));
       return;
     }
-    const auto& transfers = plan->phases[phase].transfers;
+    const auto& all = plan->phases[phase].transfers;
+    const auto& transfers = rep ? rep->phases[phase].transfers : all;
     const std::uint64_t flow_id = next_flow_id_;
-    next_flow_id_ += transfers.size();
-    transfers_ += transfers.size();
+    next_flow_id_ += all.size();
+    transfers_ += all.size();
+    transfers_simulated_ += transfers.size();
     backend_.set_traffic_label(comm);
-    backend_.start_transfers(transfers, flow_id, [this, comm, plan, phase, done = std::move(done)]() mutable {
-      backend_.schedule(backend_.now_s() + plan->phases[phase].latency_s,
-                        [this, comm, plan, phase, done = std::move(done)]() mutable {
-                          run_phase(comm, plan, phase + 1, std::move(done));
-                        });
-    });
+    backend_.start_transfers(transfers, flow_id,
+                             [this, comm, plan, rep = std::move(rep), phase, done = std::move(done)]() mutable {
+                               backend_.schedule(backend_.now_s() + plan->phases[phase].latency_s,
+                                                 [this, comm, plan, rep, phase, done = std::move(done)]() mutable {
+                                                   run_phase(comm, plan, rep, phase + 1, std::move(done));
+                                                 });
+                             });
   }
 
   void finish(std::size_t c, OpId op) {
@@ -786,6 +949,18 @@ class Replay {
     r.link_bytes = backend_.link_usage().bytes();
     r.link_busy_s = backend_.link_usage().busy_s();
     r.link_bytes_by_communicator = backend_.link_usage().bytes_by_label();
+    if (reduced_) {  // every link of a class carried what its canonical link did
+      for (std::size_t l = 0; l < r.link_bytes.size(); ++l) {
+        const int c = link_classes_->canonical[l];
+        if (c < 0 || static_cast<std::size_t>(c) == l) continue;
+        const auto ci = static_cast<std::size_t>(c);
+        r.link_bytes[l] = r.link_bytes[ci];
+        r.link_busy_s[l] = r.link_busy_s[ci];
+        for (auto& by : r.link_bytes_by_communicator)
+          if (!by.empty()) by[l] = by[ci];
+      }
+    }
+    r.transfers_simulated = transfers_simulated_;
     for (const auto& [key, planned] : planned_) {
       const auto runs = static_cast<double>(planned.runs);
       for (std::size_t i = 0; i < planned.link_bytes.size(); ++i) {
@@ -878,6 +1053,10 @@ class Replay {
   std::unordered_map<KernelKey, std::uint32_t, KernelKeyHash> kernel_ids_;  // while numbering (prepare)
   std::vector<double> kernel_s_;  // per kernel id: its scaled time, < 0 until its first call
   LinkLoadScratch link_scratch_;  // lent to every plan's idle-fabric rating (plan_for)
+  // reduce_to_classes: whether the backend gets representatives, and their link classes.
+  bool reduced_ = false;
+  std::shared_ptr<const LinkClasses> link_classes_;
+  std::size_t transfers_simulated_ = 0;
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;
 };

@@ -9,6 +9,7 @@
 // SimulationError saying which ranks wait on which op.
 #include <array>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@
 namespace clustersim {
 
 class Cluster;
+
+// What a replay learnt that the next replays of the same graph on the same cluster can reuse (the
+// clock solver replays a step several times): its traffic classes (traffic_classes.hpp). Shared
+// through ReplayOptions::memo by the replays of one cluster (a memo is checked against the cluster's
+// address only); a replay reuses the classes only when its batches of transfers are, transfer for
+// transfer, those they were formed from, and forms them afresh otherwise.
+struct ReplayMemo;
+std::shared_ptr<ReplayMemo> make_replay_memo();
 
 struct ReplayOptions {
   // The algorithm of every collective ("auto": the selector), unless the communicator has its own.
@@ -58,6 +67,10 @@ struct ReplayOptions {
   // The kernel model's time of a compute op is multiplied by its class's factor (the stack's
   // kernel_time_scale, indexed by KernelClass); measured durations (traces) are kept as they are.
   std::array<double, kKernelClassCount> kernel_time_scale = {1, 1, 1, 1, 1, 1, 1};
+  // Simulate one transfer per class of identical transfers where that is exact (traffic_classes.hpp:
+  // the analytical backend under static d_mod_k routing); false: every transfer (the tests compare).
+  bool traffic_classes = true;
+  std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
   std::size_t timeline_classes = 0;
 };
@@ -118,7 +131,10 @@ struct ReplayResult {
   // [communicator][link] -> bytes that communicator's collectives put on the link (an empty vector
   // for a communicator that sent nothing over the network).
   std::vector<std::vector<double>> link_bytes_by_communicator;
-  std::size_t transfers = 0;                  // point-to-point transfers handed to the backend
+  std::size_t transfers = 0;  // point-to-point transfers of the step (every copy)
+  // The transfers handed to the backend: `transfers` unless one stood for each class of identical
+  // transfers (ReplayOptions::traffic_classes).
+  std::size_t transfers_simulated = 0;
   double p2p_bytes = 0.0;                     // bytes sent by send/recv ops, all ranks
   std::map<std::uint16_t, P2PRecord> p2p;     // by communicator
   std::vector<TimelineSlice> timeline;        // recorded classes' ops, in completion order

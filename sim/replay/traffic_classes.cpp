@@ -1,0 +1,227 @@
+#include "sim/replay/traffic_classes.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <numeric>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "topologies/cluster.hpp"
+
+namespace clustersim {
+namespace {
+
+constexpr std::uint32_t k_none = 0xffffffffU;
+
+// Numbers the items 0..n-1 by their signatures (`signature(i)`: a span of integers), equal signatures
+// equal numbers, in the order of their first item (deterministic). A hash finds the candidates; a
+// number is shared only after comparing the signatures (hash collisions chain). Returns the count.
+template <class Signature>
+std::size_t relabel(std::size_t n, const Signature& signature, std::vector<std::uint64_t>& out) {
+  std::unordered_map<std::uint64_t, std::uint32_t> first;  // hash -> its first colour
+  std::vector<std::uint32_t> item_of, next;                // per colour: an item of it, the next colour of its hash
+  first.reserve(n / 4 + 1);
+  out.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto sig = signature(i);
+    std::uint64_t h = 0x84222325cbf29ce4ULL;
+    for (const std::uint64_t v : sig)
+      h = (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 0x100000001b3ULL;
+    const auto [it, fresh] = first.try_emplace(h, static_cast<std::uint32_t>(item_of.size()));
+    std::uint32_t colour = it->second;
+    bool inserted = fresh;
+    if (!inserted) {
+      while (true) {
+        const auto other = signature(item_of[colour]);
+        if (std::equal(sig.begin(), sig.end(), other.begin(), other.end())) break;
+        if (next[colour] == k_none) {
+          next[colour] = static_cast<std::uint32_t>(item_of.size());
+          colour = next[colour];
+          inserted = true;
+          break;
+        }
+        colour = next[colour];
+      }
+    }
+    if (inserted) {
+      item_of.push_back(static_cast<std::uint32_t>(i));
+      next.push_back(k_none);
+    }
+    out[i] = colour;
+  }
+  return item_of.size();
+}
+
+}  // namespace
+
+TrafficClasses::TrafficClasses(const Cluster& cluster) : cluster_(cluster) {}
+
+bool TrafficClasses::add_batch(std::span<const Transfer> transfers) {
+  constexpr std::uint64_t k_other_flow = 0x9e3779b97f4a7c15ULL;
+  const auto batch = static_cast<std::uint32_t>(batch_begin_.size() - 1);
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer& t = transfers[i];
+    transfer_batch_.push_back(batch);
+    transfer_bytes_.push_back(t.bytes);
+    transfer_pipelined_.push_back(t.pipelined ? 1 : 0);
+    if (t.src_gpu != t.dst_gpu && t.bytes > 0.0) {  // the backends route these only
+      route_.clear();
+      check_route_.clear();
+      cluster_.route(t.src_gpu, t.dst_gpu, i, route_, {}, t.lane);
+      cluster_.route(t.src_gpu, t.dst_gpu, i ^ k_other_flow, check_route_, {}, t.lane);
+      if (route_ != check_route_) return false;  // hashed by flow id
+      route_links_.insert(route_links_.end(), route_.begin(), route_.end());
+    }
+    route_begin_.push_back(route_links_.size());
+  }
+  batch_begin_.push_back(transfer_batch_.size());
+  return true;
+}
+
+void TrafficClasses::refine() {
+  const std::size_t n = transfer_batch_.size();
+  const auto links = cluster_.links();
+  const std::size_t link_count = links.size();
+  const auto route = [&](std::size_t i) {
+    return std::span<const int>(route_links_).subspan(route_begin_[i], route_begin_[i + 1] - route_begin_[i]);
+  };
+  // The links the routes take, and the transfers crossing each (CSR, in transfer order).
+  std::vector<std::size_t> cross_begin(link_count + 1, 0);
+  for (const int l : route_links_)
+    ++cross_begin[static_cast<std::size_t>(l) + 1];
+  for (std::size_t l = 0; l < link_count; ++l)
+    cross_begin[l + 1] += cross_begin[l];
+  std::vector<std::uint32_t> crossing(route_links_.size());
+  {
+    std::vector<std::size_t> fill(cross_begin.begin(), cross_begin.end() - 1);
+    for (std::size_t i = 0; i < n; ++i)
+      for (const int l : route(i))
+        crossing[fill[static_cast<std::size_t>(l)]++] = static_cast<std::uint32_t>(i);
+  }
+  std::vector<int> used;  // links crossed by some transfer
+  for (std::size_t l = 0; l < link_count; ++l)
+    if (cross_begin[l + 1] != cross_begin[l]) used.push_back(static_cast<int>(l));
+
+  // Initial colours.
+  std::vector<std::uint64_t> t_colour, l_colour(link_count, 0), used_colour;
+  std::vector<std::uint64_t> scratch;
+  std::vector<std::size_t> sig_begin;
+  const auto flat = [&](std::size_t i) {
+    return std::span<const std::uint64_t>(scratch).subspan(sig_begin[i], sig_begin[i + 1] - sig_begin[i]);
+  };
+  const auto build = [&](std::size_t count, const auto& fill) {
+    scratch.clear();
+    sig_begin.assign(1, 0);
+    for (std::size_t i = 0; i < count; ++i) {
+      fill(i);
+      sig_begin.push_back(scratch.size());
+    }
+  };
+  build(n, [&](std::size_t i) {
+    scratch.push_back(transfer_batch_[i]);
+    scratch.push_back(std::bit_cast<std::uint64_t>(transfer_bytes_[i]));
+    scratch.push_back(static_cast<std::uint64_t>(transfer_pipelined_[i]));
+  });
+  std::size_t t_count = relabel(n, flat, t_colour);
+  build(used.size(), [&](std::size_t k) {
+    const Link& l = links[static_cast<std::size_t>(used[k])];
+    scratch.push_back(std::bit_cast<std::uint64_t>(l.bandwidth_Bps));
+    scratch.push_back(std::bit_cast<std::uint64_t>(l.latency_s));
+    scratch.push_back(static_cast<std::uint64_t>(l.technology));
+  });
+  std::size_t l_count = relabel(used.size(), flat, used_colour);
+  for (std::size_t k = 0; k < used.size(); ++k)
+    l_colour[static_cast<std::size_t>(used[k])] = used_colour[k];
+
+  // Links by the transfers crossing them: (batch, bytes, pipelined) of each. Then transfers by the
+  // classes of their links; then links by the classes of the transfers crossing them.
+  std::vector<std::uint64_t> part;
+  const auto refine_links = [&] {
+    build(used.size(), [&](std::size_t k) {
+      const auto l = static_cast<std::size_t>(used[k]);
+      scratch.push_back(l_colour[l]);
+      part.clear();
+      for (std::size_t c = cross_begin[l]; c < cross_begin[l + 1]; ++c)
+        part.push_back(t_colour[crossing[c]]);
+      std::sort(part.begin(), part.end());
+      scratch.insert(scratch.end(), part.begin(), part.end());
+    });
+    l_count = relabel(used.size(), flat, used_colour);
+    for (std::size_t k = 0; k < used.size(); ++k)
+      l_colour[static_cast<std::size_t>(used[k])] = used_colour[k];
+  };
+  refine_links();
+  std::vector<std::uint64_t> next_t;
+  build(n, [&](std::size_t i) {
+    scratch.push_back(t_colour[i]);
+    part.clear();
+    for (const int l : route(i))
+      part.push_back(l_colour[static_cast<std::size_t>(l)]);
+    std::sort(part.begin(), part.end());
+    scratch.insert(scratch.end(), part.begin(), part.end());
+  });
+  t_count = relabel(n, flat, next_t);
+  t_colour.swap(next_t);
+  refine_links();
+  link_class_count_ = l_count;
+
+  // Canonical links: the smallest of each class.
+  std::vector<int> first_link(l_count, -1);
+  classes_.canonical.assign(link_count, -1);
+  for (const int l : used) {
+    int& f = first_link[l_colour[static_cast<std::size_t>(l)]];
+    if (f < 0) f = l;
+    classes_.canonical[static_cast<std::size_t>(l)] = f;
+  }
+  // One representative per transfer class (its first transfer) and its class route: each class of
+  // links that a transfer of the class crosses, as its canonical link repeated c(T, L) times, the
+  // transfers of the class on each link of L (the incidences of the class on L over L's size). The
+  // representative's own links may be of other classes than another member's (colours of equal
+  // bandwidth share and load, split further by which transfer classes cross them): its rate, the
+  // least over its links, is the same over either (the loads of the first refinement are equal).
+  std::vector<std::uint64_t> class_size(l_count, 0);
+  for (const int l : used)
+    ++class_size[l_colour[static_cast<std::size_t>(l)]];
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> incidences;  // (transfer colour, link colour)
+  incidences.reserve(route_links_.size());
+  for (std::size_t i = 0; i < n; ++i)
+    for (const int l : route(i))
+      incidences.emplace_back(t_colour[i], l_colour[static_cast<std::size_t>(l)]);
+  std::sort(incidences.begin(), incidences.end());
+  std::vector<std::size_t> colour_begin(t_count + 1, 0);  // (link class, c) of each transfer class
+  std::vector<std::pair<std::uint64_t, std::size_t>> loads;
+  for (std::size_t k = 0; k < incidences.size();) {
+    std::size_t e = k;
+    while (e < incidences.size() && incidences[e] == incidences[k])
+      ++e;
+    const auto [t, l] = incidences[k];
+    if ((e - k) % class_size[l] != 0) throw std::logic_error("TrafficClasses: the partition is not equitable");
+    loads.emplace_back(l, (e - k) / class_size[l]);
+    ++colour_begin[t + 1];
+    k = e;
+  }
+  for (std::size_t t = 0; t < t_count; ++t)
+    colour_begin[t + 1] += colour_begin[t];
+  std::vector<int> route_of_colour(t_count, -1);
+  class_route_of_.assign(n, -1);
+  classes_.route_begin.assign(1, 0);
+  classes_.links.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    int& k = route_of_colour[t_colour[i]];
+    if (k >= 0) continue;
+    k = static_cast<int>(classes_.route_begin.size() - 1);
+    class_route_of_[i] = k;
+    for (std::size_t x = colour_begin[t_colour[i]]; x < colour_begin[t_colour[i] + 1]; ++x)
+      classes_.links.insert(classes_.links.end(), loads[x].second, first_link[loads[x].first]);
+    classes_.route_begin.push_back(classes_.links.size());
+  }
+}
+
+std::vector<std::pair<std::size_t, int>> TrafficClasses::representatives(std::size_t batch) const {
+  std::vector<std::pair<std::size_t, int>> reps;
+  for (std::size_t i = batch_begin_[batch]; i < batch_begin_[batch + 1]; ++i)
+    if (class_route_of_[i] >= 0) reps.emplace_back(i - batch_begin_[batch], class_route_of_[i]);
+  return reps;
+}
+
+}  // namespace clustersim

@@ -1,0 +1,76 @@
+#pragma once
+// Classes of identical transfers: one simulated transfer per class (issue 21).
+//
+// A data-parallel step repeats one replica's traffic on every replica: the transfers of a batch (the
+// transfers one start_transfers call starts together: a collective's phase on one group, a
+// point-to-point channel's message) fall into classes whose members take equal times, and the links
+// into classes whose members carry equal loads. The analytical backend fixes a transfer's rate at its
+// start from, per link of its route, the bandwidth, the transfers in flight (per batch in flight: its
+// transfers on the link) and its own batch's share there (count, bytes, smallest, largest). So:
+//   1. links are coloured by (bandwidth, latency, technology) and the multiset of (batch, bytes,
+//      pipelined) of the transfers crossing them: every link of a colour carries, from every batch,
+//      the same transfers' count and bytes, hence the same load at every moment;
+//   2. transfers by (batch, bytes, pipelined) and the multiset of their links' colours: the members
+//      of a class start together and see equal bandwidths and loads, hence take equal rates and end
+//      together (by induction over the events, whatever else is in flight);
+//   3. links again, by their colour and the multiset of the transfer classes crossing them: every link
+//      of a class is then crossed by the same number c(T, L) of transfers of each class T, so bytes,
+//      busy time (the last of them to end) and the counts agree on every link of the class.
+// One representative per transfer class, whose class route (sim/network/link_classes.hpp) holds every
+// link class L its class crosses as L's canonical link repeated c(T, L) times, gives the backend the
+// same counts on the canonical links as the exhaustive replay has on every link, hence the same times
+// (its rate, the least over its class route, is the least over its own route: the classes of step 3
+// refine those of step 1, and a transfer class crosses the same step-1 colours). The replay copies
+// each canonical link's traffic to the other links of its class. Each step is one pass (a coarsest
+// equitable partition would need one pass per hop of distance from a fabric boundary: not needed).
+//
+// What is checked: routes are computed once, so they must not depend on what changes between
+// starts: the load (adaptive routing; the replay uses classes under static d_mod_k routing only) and
+// the flow id (hashed picks: each route is computed for two flow ids, and a batch whose routes differ
+// is refused: add_batch false; a hashed pick among c choices agrees for two ids with chance 1/c per
+// transfer, so a batch of many transfers is refused almost surely). The partition's integrality
+// (c(T, L) whole) is checked when the class routes are built.
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "sim/network/link_classes.hpp"
+#include "sim/network/network_backend.hpp"
+
+namespace clustersim {
+
+class Cluster;
+
+class TrafficClasses {
+ public:
+  explicit TrafficClasses(const Cluster& cluster);
+
+  // A batch of transfers, every one (bytes may be any common positive scale of the real ones).
+  // False when a route depends on the flow id.
+  bool add_batch(std::span<const Transfer> transfers);
+  // The coarsest equitable partition of the batches' transfers and their routes' links.
+  void refine();
+  // After refine(): batch b's representatives, one per class, as (index in the batch, class route),
+  // in index order.
+  std::vector<std::pair<std::size_t, int>> representatives(std::size_t batch) const;
+  LinkClasses& link_classes() { return classes_; }
+  std::size_t transfers() const { return transfer_batch_.size(); }
+  std::size_t transfer_classes() const { return classes_.route_begin.size() - 1; }
+  std::size_t link_class_count() const { return link_class_count_; }
+
+ private:
+  const Cluster& cluster_;
+  std::vector<std::size_t> batch_begin_{0};  // batch b's transfers: [batch_begin_[b], batch_begin_[b + 1])
+  std::vector<std::uint32_t> transfer_batch_;
+  std::vector<double> transfer_bytes_;
+  std::vector<char> transfer_pipelined_;
+  std::vector<std::size_t> route_begin_{0};  // transfer i's route: route_links_[route_begin_[i], ...)
+  std::vector<int> route_links_;
+  std::vector<int> route_, check_route_;
+  std::vector<int> class_route_of_;  // per transfer: its class route if it represents its class, else -1
+  std::size_t link_class_count_ = 0;
+  LinkClasses classes_;
+};
+
+}  // namespace clustersim
