@@ -10,7 +10,9 @@
 // heads = 56 per head) 20,071 (+74.7 %). The run goes in waves (max_num_tokens 1151 = one 1024-token prompt
 // and 127 decodes per rank, 1,024 clients for 8 x 128 slots): 645 prefill iterations and 9,727 decode-only
 // ones of 128 requests per rank; the gap is in the decode step (docs/serving.md: each candidate sized).
-// Asserted: the model stays within +48 % .. +55 % of the published figure, so that a change moving it is
+// The decode step per kernel class and each piece against published figures:
+// tests/cpp/serving/mla_decode_breakdown_test.cpp (re-measured 2026-11-28 on base 57da362: 17,398, +51.4 %).
+// Asserted: the model stays within +49 % .. +53 % of the published figure, so that a change moving it is
 // seen.
 #include <fstream>
 #include <string>
@@ -38,8 +40,8 @@ TEST(CliServePublished, DeepSeekR1MaxThroughputOnEightH200) {
   EXPECT_EQ(j["requests"]["output_tokens"], 5120 * 2048);
   const double tokens_per_s = j["throughput"]["output_tokens_per_s"];
   const double error = tokens_per_s / published - 1.0;
-  EXPECT_GT(error, 0.48) << tokens_per_s;
-  EXPECT_LT(error, 0.55) << tokens_per_s;
+  EXPECT_GT(error, 0.49) << tokens_per_s;
+  EXPECT_LT(error, 0.53) << tokens_per_s;
 }
 
 }  // namespace
