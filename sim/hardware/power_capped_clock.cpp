@@ -62,6 +62,12 @@ bool models_power_cap(const GpuSpec& gpu) {
   return gpu.tensor_boost_w > 0.0 && gpu.tdp_w > gpu.idle_w && gpu.clock_power_exponent > 0.0;
 }
 
+bool power_cap_is_prior(const GpuSpec& gpu) {
+  if (!models_power_cap(gpu)) return false;
+  const auto source = gpu.sources.find("tensor_boost_W");
+  return source == gpu.sources.end() || source->second.rfind("assumed", 0) == 0;
+}
+
 double tensor_power_budget_w(const GpuSpec& gpu) {
   return gpu.tensor_power_budget_w > 0.0 ? gpu.tensor_power_budget_w : gpu.tdp_w;
 }
