@@ -394,6 +394,13 @@ TEST(GpuCatalogue, PeaksAgreeWithPublishedDatasheetRecords) {
   EXPECT_DOUBLE_EQ(b200.tensor_bf16_flops, b_peaks["bf16"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(b200.tensor_fp8_flops, b_peaks["fp8"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(b200.vector_fp32_flops, b_peaks["fp32"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.tensor_tf32_flops, b_peaks["tf32"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.tensor_fp16_flops, b_peaks["fp16"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.tensor_mxfp8_flops, b_peaks["fp8"].get<double>() * 1e12);  // MXFP8 at the fp8 rate
+  EXPECT_DOUBLE_EQ(b200.tensor_nvfp4_flops, b_peaks["fp4"].get<double>() * 1e12);  // dense FP4, 9000
+  EXPECT_EQ(b200.sm_count, 148);                       // chipsandcheese: 2 dies x 74 SMs
+  EXPECT_DOUBLE_EQ(b200.l2_bytes, 126.0 * 1024 * 1024);  // chipsandcheese: 126 MB of L2 (as MiB in the entry)
+  EXPECT_DOUBLE_EQ(b200.pcie_bandwidth_Bps, 64e9);     // PCIe Gen5 x16 per direction (the host link)
   EXPECT_DOUBLE_EQ(b200.hbm_bandwidth_Bps, record("micro-0124")["peak_bandwidth_TBps"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(b200.hbm_capacity_bytes, record("micro-0124")["memory_GB"].get<double>() * 1e9);
   EXPECT_DOUBLE_EQ(b200.nvlink_bandwidth_Bps, record("micro-0137")["unidir_GBps"].get<double>() * 1e9);
