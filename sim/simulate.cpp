@@ -380,6 +380,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   report.power->tensor_duty_cycle = clock.tensor_duty_cycle;
   report.power->clock_basis = clock.basis;
   report.power->clock_cap_modelled = clock.cap_modelled;
+  report.power->clock_cap_prior = clock.cap_prior;
   report.cost =
       compute_cost(cost_inputs(cluster, metrics, gpu, result.step_time_s, tokens, report.power->cluster_avg_kw));
   if (!report.unknown_reason("tokens_per_s").empty()) {

@@ -84,6 +84,8 @@ constexpr NumberField kNumberFields[] = {
     {"l2_bandwidth_GBps", &GpuSpec::l2_bandwidth_Bps, units::kGBpsToBps, Range::non_negative},
     {"nvlink_bandwidth_GBps", &GpuSpec::nvlink_bandwidth_Bps, units::kGBpsToBps, Range::non_negative},
     {"pcie_bandwidth_GBps", &GpuSpec::pcie_bandwidth_Bps, units::kGBpsToBps, Range::non_negative},
+    {"host_memory_GB", &GpuSpec::host_memory_bytes, units::kGB, Range::non_negative},
+    {"host_memory_bandwidth_GBps", &GpuSpec::host_memory_bandwidth_Bps, units::kGBpsToBps, Range::non_negative},
     {"tdp_W", &GpuSpec::tdp_w, 1.0, Range::non_negative},
     {"idle_W", &GpuSpec::idle_w, 1.0, Range::non_negative},
     {"kernel_launch_us", &GpuSpec::kernel_launch_s, units::kUsToS, Range::non_negative},

@@ -29,7 +29,12 @@ struct GpuSpec {
   double l2_bytes = 0.0;
   double l2_bandwidth_Bps = 0.0;
   double nvlink_bandwidth_Bps = 0.0;  // per direction, all links together
-  double pcie_bandwidth_Bps = 0.0;    // per direction
+  double pcie_bandwidth_Bps = 0.0;    // per direction: the host link (PCIe, or NVLink-C2C on Grace systems)
+  // The host memory tier (host_memory_tier.hpp): the host memory this GPU's share of its CPU holds and
+  // streams (per GPU; a Grace CPU's LPDDR5X on GB200 / GB300). 0: not given (a PCIe host's DRAM, whose
+  // size and bandwidth depend on the server, not the GPU).
+  double host_memory_bytes = 0.0;
+  double host_memory_bandwidth_Bps = 0.0;
   double tdp_w = 0.0;
   double idle_w = 0.0;
 

@@ -62,6 +62,12 @@ bool models_power_cap(const GpuSpec& gpu) {
   return gpu.tensor_boost_w > 0.0 && gpu.tdp_w > gpu.idle_w && gpu.clock_power_exponent > 0.0;
 }
 
+bool power_cap_is_prior(const GpuSpec& gpu) {
+  if (!models_power_cap(gpu)) return false;
+  const auto source = gpu.sources.find("tensor_boost_W");
+  return source == gpu.sources.end() || source->second.rfind("assumed", 0) == 0;
+}
+
 double tensor_power_budget_w(const GpuSpec& gpu) {
   return gpu.tensor_power_budget_w > 0.0 ? gpu.tensor_power_budget_w : gpu.tdp_w;
 }
@@ -93,7 +99,10 @@ CappedClock capped_clock(const GpuSpec& gpu, double utilization, double boost_co
   const double dynamic_w = (gpu.tensor_boost_w - gpu.idle_w) * tensor_power_weight(gpu, precision) * u;
   const double headroom_w = std::max(0.0, tensor_power_budget_w(gpu) - gpu.idle_w);
   if (dynamic_w > headroom_w) c.sustained_fraction = std::pow(headroom_w / dynamic_w, 1.0 / gpu.clock_power_exponent);
-  c.sustained_power_w = tensor_power_w(gpu, u, c.sustained_fraction, precision);
+  // At the cap the power is the budget itself (not P(u, phi_cap) through the root and the power, which
+  // rounds a few ulps above it).
+  c.sustained_power_w =
+      dynamic_w > headroom_w ? gpu.idle_w + headroom_w : tensor_power_w(gpu, u, c.sustained_fraction, precision);
   c.duration_s = throttled_duration_s(boost_compute_s, c.sustained_fraction, gpu.power_response_s);
   c.mean_fraction = c.duration_s > 0.0 ? boost_compute_s / c.duration_s : 1.0;
   return c;

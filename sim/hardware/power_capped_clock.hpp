@@ -18,6 +18,11 @@ struct CappedClock {
 // True when the GPU's catalogue entry models the clock under the cap (tensor_boost_W > 0).
 bool models_power_cap(const GpuSpec& gpu);
 
+// True when it does, but tensor_boost_W is a prior rather than fitted to measurements of this GPU:
+// its source (GpuSpec::sources) starts with "assumed" (a calibration profile's fit replaces it with
+// "fitted ..."). The report flags the clock as a prior (power.clock_cap_prior).
+bool power_cap_is_prior(const GpuSpec& gpu);
+
 // The power (W) tensor-core kernels may draw: GpuSpec::tensor_power_budget_w, or the TDP when unset.
 double tensor_power_budget_w(const GpuSpec& gpu);
 

@@ -104,6 +104,7 @@ StepClock solve_step_clock(GpuSpec& gpu, const std::function<PowerInputs(const G
     return c;
   }
   c.cap_modelled = true;
+  c.cap_prior = power_cap_is_prior(gpu);
   c.sustained_gemm_clock_MHz = gemm_clock_fraction(gpu) * c.boost_clock_MHz;
   std::size_t limiting = 0;
   for (;;) {

@@ -20,6 +20,7 @@ struct StepClock {
   double tensor_duty_cycle = 0.0;  // tensor time / step time of the GPU class that sets the budget
   int replays = 1;                 // replays of the step until the clock settled
   bool cap_modelled = false;       // false: the GPU's entry has no clock under the cap (tensor_boost_W)
+  bool cap_prior = false;          // the clock under the cap rests on a prior (power_cap_is_prior)
   bool converged = true;
   std::string basis;  // how the clock was set, in words
 };

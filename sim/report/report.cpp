@@ -181,7 +181,8 @@ const Field<GpuClassEnergy> kGpuClassFields[] = {
     {"energy_per_step_j", &GpuClassEnergy::energy_per_step_j},
 };
 
-// clock_cap_modelled (absent: true) follows these; then by_device and gpu_classes.
+// clock_cap_modelled (absent: true) and clock_cap_prior (absent: false) follow these; then by_device and
+// gpu_classes.
 const Field<PowerStats> kPowerFields[] = {
     {"gpu_avg_w", &PowerStats::gpu_avg_w},
     {"cluster_avg_kw", &PowerStats::cluster_avg_kw},
@@ -200,6 +201,7 @@ Json power_json(const PowerStats& p) {
   Json j;
   write_fields(j, p, kPowerFields);
   j["clock_cap_modelled"] = p.clock_cap_modelled;
+  if (p.clock_cap_prior) j["clock_cap_prior"] = true;
   j["by_device"] = rows_json(p.by_device, kDeviceEnergyFields);
   j["gpu_classes"] = rows_json(p.gpu_classes, kGpuClassFields);
   return j;
@@ -209,6 +211,7 @@ PowerStats power_from_json(const Json& p) {
   PowerStats s;
   read_fields(p, s, kPowerFields);
   s.clock_cap_modelled = p.value("clock_cap_modelled", true);
+  s.clock_cap_prior = p.value("clock_cap_prior", false);
   read_rows(p, "by_device", s.by_device, kDeviceEnergyFields);
   read_rows(p, "gpu_classes", s.gpu_classes, kGpuClassFields);
   return s;
@@ -694,6 +697,9 @@ std::string Report::to_text() const {
       o << "  GPU clock          " << fmt("%.0f MHz", power->gemm_clock_MHz) << " for large GEMMs, tensor kernels "
         << fmt("%.0f W", power->tensor_power_budget_w) << " while they run, "
         << fmt("%.0f %%", 100 * power->tensor_duty_cycle) << " of the step (power.clock_basis)\n";
+    if (power->clock_cap_modelled && power->clock_cap_prior)
+      o << "  Clock under cap    a PRIOR: not measured on this GPU (power.clock_cap_prior; tensor_boost_W's source in "
+           "its catalogue entry)\n";
     o << "  Energy             " << fmt("%.1f kJ", power->energy_per_step_j / 1e3) << " per step, "
       << known_or(power->energy_per_token_j, fmt("%.3f J", power->energy_per_token_j) + " per token",
                   unknown_reason("power.energy_per_token_j"))

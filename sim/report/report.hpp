@@ -118,6 +118,7 @@ struct PowerStats {
   double tensor_duty_cycle = 0.0;
   std::string clock_basis;
   bool clock_cap_modelled = true;       // false: every kernel at the boost clock (the GPU entry has no tensor_boost_W)
+  bool clock_cap_prior = false;         // true: the clock under the cap is a prior, not fitted on this GPU
   std::vector<DeviceEnergy> by_device;  // sums to energy_per_step_j
   std::vector<GpuClassEnergy> gpu_classes;  // sums to the "gpu" entry of by_device
 };

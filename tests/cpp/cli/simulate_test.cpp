@@ -229,10 +229,10 @@ TEST(CliSimulate, PresetsAreListed) {
   EXPECT_NE(std::find(j["clusters"].begin(), j["clusters"].end(), "dgx-h100-superpod"), j["clusters"].end());
   EXPECT_NE(std::find(j["workloads"].begin(), j["workloads"].end(), "gpt3-1.3b"), j["workloads"].end());
   EXPECT_NE(std::find(j["gpus"].begin(), j["gpus"].end(), "h100-sxm5-80gb"), j["gpus"].end());
-  for (const char* p : {"ideal", "nccl-a100", "nccl-h100", "nccl-b200", "rccl-mi300x"}) {
+  for (const char* p : {"ideal", "nccl-a100", "nccl-h100", "nccl-b200", "rccl-mi300x", "rccl-mi355x"}) {
     EXPECT_NE(std::find(j["network_profiles"].begin(), j["network_profiles"].end(), p), j["network_profiles"].end());
   }
-  for (const char* c : {"amd-mi300x-roce", "amd-mi325x-roce"})
+  for (const char* c : {"amd-mi300x-roce", "amd-mi325x-roce", "amd-mi355x-roce"})
     EXPECT_NE(std::find(j["clusters"].begin(), j["clusters"].end(), c), j["clusters"].end()) << c;
 }
 

@@ -309,13 +309,22 @@ TEST(GpuCatalogue, AmdGemmEfficiencyReproducesThePublishedBestShapes) {
     const double model = model_bf16_tflops(find_gpu(r.gpu, "t", ""), r.m, r.n, r.k);
     EXPECT_NEAR(model / r.tflops, 1.0, 0.01) << r.gpu << ": " << model;
   }
-  // Not a validation: one row per GPU. The MI300X's efficiency predicts the MI325X's row (same CDNA 3
-  // compute, 1,000 W instead of 750 W, TunableOp on in both) 15 % low (0.529 / 0.627 = 0.844, the same
-  // tiles): the spread an uncalibrated AMD figure carries.
+  // Not a validation: one row per GPU, fitted at the clock the power cap allows (tensor_boost_W, a
+  // prior shared by the two CDNA 3 entries). The MI300X's efficiency predicts the MI325X's row (same
+  // CDNA 3 compute, 1,000 W instead of 750 W, TunableOp on in both) 8.6 % low: the higher cap lets a
+  // sustained GEMM hold 0.84 of the peak engine clock against the MI300X's 0.79 (a 6.5 % faster clock at
+  // the fitted efficiencies; tests/cpp/sim/power_cap_priors_test.cpp). Without the clock model
+  // (both at the peak engine clock) the same check is 15.6 % low (0.529 / 0.627 = 0.844, the same tiles,
+  // the efficiencies fitted then): the cap explains about half of the gap, the rest is the spread an
+  // uncalibrated AMD figure carries.
   GpuSpec mi325x_as_mi300x = find_gpu("mi325x", "t", "");
   mi325x_as_mi300x.gemm_max_efficiency = find_gpu("mi300x", "t", "").gemm_max_efficiency;
   const double cross = model_bf16_tflops(mi325x_as_mi300x, 13312, 10240, 8192) / 784.9;
-  EXPECT_NEAR(cross, 0.529 / 0.627, 0.01);
+  EXPECT_NEAR(cross, 0.914, 0.01);
+  GpuSpec uncapped = mi325x_as_mi300x;
+  uncapped.tensor_boost_w = 0.0;
+  uncapped.gemm_max_efficiency = 0.529;  // the MI300X's fit at the peak engine clock
+  EXPECT_NEAR(model_bf16_tflops(uncapped, 13312, 10240, 8192) / 784.9, 0.529 / 0.627, 0.01);
 }
 
 // Efficiency figures are assumptions or fits, and say so: every new GPU's kernel-model figures are
@@ -385,6 +394,13 @@ TEST(GpuCatalogue, PeaksAgreeWithPublishedDatasheetRecords) {
   EXPECT_DOUBLE_EQ(b200.tensor_bf16_flops, b_peaks["bf16"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(b200.tensor_fp8_flops, b_peaks["fp8"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(b200.vector_fp32_flops, b_peaks["fp32"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.tensor_tf32_flops, b_peaks["tf32"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.tensor_fp16_flops, b_peaks["fp16"].get<double>() * 1e12);
+  EXPECT_DOUBLE_EQ(b200.tensor_mxfp8_flops, b_peaks["fp8"].get<double>() * 1e12);  // MXFP8 at the fp8 rate
+  EXPECT_DOUBLE_EQ(b200.tensor_nvfp4_flops, b_peaks["fp4"].get<double>() * 1e12);  // dense FP4, 9000
+  EXPECT_EQ(b200.sm_count, 148);                       // chipsandcheese: 2 dies x 74 SMs
+  EXPECT_DOUBLE_EQ(b200.l2_bytes, 126.0 * 1024 * 1024);  // chipsandcheese: 126 MB of L2 (as MiB in the entry)
+  EXPECT_DOUBLE_EQ(b200.pcie_bandwidth_Bps, 64e9);     // PCIe Gen5 x16 per direction (the host link)
   EXPECT_DOUBLE_EQ(b200.hbm_bandwidth_Bps, record("micro-0124")["peak_bandwidth_TBps"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(b200.hbm_capacity_bytes, record("micro-0124")["memory_GB"].get<double>() * 1e9);
   EXPECT_DOUBLE_EQ(b200.nvlink_bandwidth_Bps, record("micro-0137")["unidir_GBps"].get<double>() * 1e9);

@@ -178,5 +178,38 @@ TEST(RcclMi300x, DirectAllToAllMatchesTransferBench) {
   EXPECT_NEAR(busbw_GBps, measured_GBps, 0.15 * measured_GBps);
 }
 
+// rccl-mi355x is datasheet-only (no published 8 x MI355X RCCL table: docs/collectives.md): rccl-mi300x's
+// fitted values on the MI355X's fourth-generation Infinity Fabric (7 links of 76.8 GB/s per direction,
+// 537.6 GB/s per GPU: MI355X data sheet). So at sizes where the latency terms vanish (4 GiB: 14 hops of
+// a few us against ~10 ms), both collectives' bus bandwidths are the MI300X's times the line-rate ratio,
+// 537.6 / 448 = 1.2, and equal to the fitted xGMI efficiency times 537.6 GB/s (0.7175 x 537.6 = 385.7).
+TEST(RcclMi355x, DatasheetOnlyProfileIsMi300xsOnTheXgmi4LineRate) {
+  EXPECT_EQ(network_profile_for_gpu("mi355x"), "rccl-mi355x");
+  const NetworkProfile p355 = load_network_profile("rccl-mi355x");
+  const NetworkProfile p300 = load_network_profile("rccl-mi300x");
+  const double efficiency = p300.of(LinkTechnology::nvlink).bandwidth_efficiency.value;
+  EXPECT_DOUBLE_EQ(p355.of(LinkTechnology::nvlink).bandwidth_efficiency.value, efficiency);
+  EXPECT_NE(p355.of(LinkTechnology::nvlink).bandwidth_efficiency.source.find("datasheet-only"), std::string::npos);
+  EXPECT_NE(p355.description.find("DATASHEET-ONLY"), std::string::npos);
+  for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_to_all}) {
+    testing::CollectiveRun run;
+    run.groups = {testing::iota_ranks(8)};
+    run.kind = kind;
+    run.bytes = 4.0 * (1ull << 30);
+    run.algorithm = kind == CollectiveKind::all_reduce ? "ring" : "direct";
+    run.fidelity = "analytical";
+    // Bus bandwidth: 2(N-1)/N S / t for all-reduce, (N-1)/N S / t for all-to-all.
+    const double factor = kind == CollectiveKind::all_reduce ? 2 * 7.0 / 8.0 : 7.0 / 8.0;
+    run.profile = p355;
+    const double t355 = testing::run_collective(load_cluster_spec("amd-mi355x-roce", {{"nodes", "1"}}), run)[0];
+    run.profile = p300;
+    const double t300 = testing::run_collective(load_cluster_spec("amd-mi300x-roce", {{"nodes", "1"}}), run)[0];
+    const double busbw355_GBps = factor * run.bytes / t355 / 1e9;
+    const double busbw300_GBps = factor * run.bytes / t300 / 1e9;
+    EXPECT_NEAR(busbw355_GBps / busbw300_GBps, 537.6 / 448.0, 0.01 * 1.2) << static_cast<int>(kind);
+    EXPECT_NEAR(busbw355_GBps, efficiency * 537.6, 0.02 * efficiency * 537.6) << static_cast<int>(kind);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim

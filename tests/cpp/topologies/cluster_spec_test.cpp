@@ -384,13 +384,13 @@ TEST(ClusterSpecRoundTrip, ExtendedKeysRoundTrip) {
 
 TEST(ClusterSpecRoundTrip, EveryPresetRoundTrips) {
   const auto names = cluster_preset_names();
-  ASSERT_EQ(names, (std::vector<std::string>{"amd-mi300x-roce",  "amd-mi325x-roce",   "aws-p5",
-                                             "aws-p5e",          "aws-p5en",          "azure-nd-h100-v5",
-                                             "azure-nd-h200-v5", "dgx-a100-superpod", "dgx-b200-superpod",
-                                             "dgx-h100",         "dgx-h100-superpod", "dgx-h200-superpod",
-                                             "gb200-nvl72",      "gb300-nvl72",       "gcp-a3-mega",
-                                             "gcp-a3-ultra",     "hgx-b200-roce",     "hgx-h100-roce",
-                                             "l4-pcie-server",   "oci-bm-gpu-h100-8", "torus-3d"}));
+  ASSERT_EQ(names,
+            (std::vector<std::string>{"amd-mi300x-roce",   "amd-mi325x-roce",   "amd-mi355x-roce",  "aws-p5",
+                                      "aws-p5e",           "aws-p5en",          "azure-nd-h100-v5", "azure-nd-h200-v5",
+                                      "dgx-a100-superpod", "dgx-b200-superpod", "dgx-h100",         "dgx-h100-superpod",
+                                      "dgx-h200-superpod", "gb200-nvl72",       "gb300-nvl72",      "gcp-a3-mega",
+                                      "gcp-a3-ultra",      "hgx-b200-roce",     "hgx-h100-roce",    "l4-pcie-server",
+                                      "oci-bm-gpu-h100-8", "torus-3d"}));
   for (const auto& name : names) {
     const ClusterSpec a = load_cluster_spec(name);
     EXPECT_EQ(a.name, name);

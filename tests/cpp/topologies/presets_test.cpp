@@ -175,6 +175,29 @@ TEST(Presets, AmdInstinctClustersAreXgmiMeshesOnRailOptimizedRoce) {
   EXPECT_EQ(load_cluster_spec("amd-mi325x-roce").gpu_id, "mi325x");
 }
 
+TEST(Presets, Mi355xClusterIsAnXgmi4MeshOnTheSameRoceFabric) {
+  // The MI300X/MI325X layout (1096 devices, 6656 directed links: counts above) with the MI355X's
+  // fourth-generation Infinity Fabric: 7 links of 153.6 GB/s both directions per GPU (MI355X data
+  // sheet), 7 x 76.8 = 537.6 GB/s per direction, derived from the GPU; each link 76.8 GB/s.
+  const Cluster c = Cluster::build(load_cluster_spec("amd-mi355x-roce"));
+  expect_counts(c, {512, 0, 512, 8, 64, 1096, 6656});
+  EXPECT_EQ(c.spec().gpu_id, "mi355x");
+  EXPECT_EQ(c.spec().node.scale_up.type, "xgmi_mesh");
+  EXPECT_EQ(c.spec().node.scale_up.generation, "xgmi4");
+  EXPECT_DOUBLE_EQ(c.spec().node.scale_up.bandwidth_GBps, 537.6);
+  int mesh_links = 0;
+  for (const Link& l : c.links()) {
+    if (l.technology != LinkTechnology::nvlink) continue;
+    ++mesh_links;
+    EXPECT_NEAR(l.bandwidth_Bps, 76.8e9, 1.0);
+  }
+  EXPECT_EQ(mesh_links, 3584);
+  EXPECT_DOUBLE_EQ(c.spec().node.nics * c.spec().node.nic_bandwidth_Gbps, 3200.0);
+  ASSERT_FALSE(c.spec().sources.empty());
+  for (const auto& s : c.spec().sources)
+    EXPECT_EQ(s.rfind("https://", 0), 0u) << s;
+}
+
 TEST(Presets, EveryPresetBuilds) {
   for (const auto& name : cluster_preset_names()) {
     const Cluster c = Cluster::build(load_cluster_spec(name));
