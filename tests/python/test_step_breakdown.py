@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "workloads" / "traces" / "corpus"
 SCRIPT = CORPUS / "step_breakdown.py"
@@ -90,3 +92,20 @@ def test_the_real_megatron_tp8_world_is_host_bound() -> None:
     assert idle[0] > 200e3 and idle[6] > 200e3
     assert all(i < 70e3 for k, i in enumerate(idle) if k not in (0, 6))
 
+
+
+def test_python_replays_the_world_with_its_measured_host() -> None:
+    import clustersim as cs
+
+    cluster = cs.Cluster.preset("dgx-a100-superpod", nodes=1)
+    w = cs.Workload.from_dict({"name": "megatron_tp8", "trace": {"format": "pytorch", "step": 3,
+                                                                  "path": str(CORPUS / "astra_megatron_tp8")}})
+    gpu = cs.simulate(cluster, w, fidelity="analytical")
+    host = cs.simulate(cluster, w, fidelity="analytical", trace_host="measured")
+    # The GPU alone: the kernels' critical path, 184.0 ms (above), within 5 %.
+    assert abs(gpu.step_time_s - 0.1840) < 0.05 * 0.1840
+    # With the launches: the recorded steps, 588.8 to 625.7 ms, within 5 %.
+    assert 0.95 * 0.5888 < host.step_time_s < 1.05 * 0.6257
+    assert cs.simulate(cluster, w, fidelity="analytical", trace_host="none").step_time_s == gpu.step_time_s
+    with pytest.raises(cs.SpecError, match="--trace-host"):
+        cs.simulate(cluster, w, fidelity="analytical", trace_host="always")
