@@ -179,7 +179,7 @@ void apply_keywords(const py::dict& options, const char* what, const std::vector
 }
 
 // simulate()'s keyword options from Python: {fidelity, algorithm (a name, or {group: name} with "*"
-// for every other group), network_profile, timeline_path, timeline_classes}; None or absent: the
+// for every other group), network_profile, timeline_path, timeline_classes, trace_host}; None or absent: the
 // request's default. The request owns the defaults and checks (sim/api/simulation_request.hpp).
 SimulationRequest simulation_request(const py::dict& options) {
   SimulationRequest r;
@@ -201,6 +201,7 @@ SimulationRequest simulation_request(const py::dict& options) {
                   {"network_profile", set(r.network_profile)},
                   {"timeline_path", set(r.timeline_path)},
                   {"timeline_classes", set(r.timeline_classes)},
+                  {"trace_host", set(r.trace_host)},
                   {"train_tokens",
                    [&r](const py::handle& v) {
                      r.train_tokens = py::isinstance<py::str>(v) ? v.cast<std::string>() : std::string(py::repr(v));
@@ -608,8 +609,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("workload_file"), py::arg("options") = py::dict(),
         "Simulates one training step in a child process; returns the report as one-line JSON.\n"
         "options: {fidelity, algorithm (a name or {group: name, '*': name}), network_profile, timeline_path,\n"
-        "timeline_classes}; absent or None: the core's defaults. A timeline_path: the step's Chrome trace is\n"
-        "written there.");
+        "timeline_classes, trace_host}; absent or None: the core's defaults. A timeline_path: the step's Chrome\n"
+        "trace is written there.");
   m.def("collective", &collective_json, py::arg("cluster_json"), py::arg("cluster_file"),
         py::arg("options") = py::dict(),
         "Simulated nccl-tests (clustersim collective --json) in a child process: the rows as one-line JSON.\n"

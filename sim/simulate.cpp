@@ -28,6 +28,7 @@
 #include "topologies/topology_metrics.hpp"
 #include "workloads/expert_routing.hpp"
 #include "workloads/fp8_recipe.hpp"
+#include "workloads/measured_host.hpp"
 #include "workloads/software_stack.hpp"
 #include "workloads/trace_format.hpp"
 #include "workloads/transformer_generator.hpp"
@@ -255,8 +256,17 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
             : std::optional<StackProfile>(options.stack ? *options.stack
                                                         : find_software_stack(workload.training.effective_stack(),
                                                                               workload.source_file, "/training/stack"));
-  const ExecutionGraph graph =
-      trace ? read_trace(workload.trace) : generate_transformer_training(workload, cluster.gpu_count(), *stack);
+  if (options.measured_host && (!trace || workload.trace.format != "pytorch"))
+    throw SpecError("--trace-host", "",
+                    "\"measured\" replays the launch times of a PyTorch profiler trace; the workload " +
+                        (trace ? "is a " + workload.trace.format + " trace" : std::string("is not a trace")) +
+                        ": remove --trace-host");
+  // A PyTorch trace replayed with its host: the graph and each op's measured issue time.
+  std::optional<MeasuredHostTrace> host_trace;
+  if (options.measured_host) host_trace = read_pytorch_trace_with_host(workload.trace.path, workload.trace.step);
+  const ExecutionGraph graph = host_trace ? std::move(host_trace->graph)
+                               : trace    ? read_trace(workload.trace)
+                                          : generate_transformer_training(workload, cluster.gpu_count(), *stack);
   if (graph.world_size() != cluster.gpu_count())
     throw SpecError(workload.source_file, "/trace/path",
                     "the trace has " + std::to_string(graph.world_size()) + " ranks but the cluster has " +
@@ -273,6 +283,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   }
   replay_options.network_profile = profile;
   replay_options.host_op_s = trace ? 0.0 : workload.training.host_op_us * 1e-6;
+  if (host_trace) replay_options.issue_s = std::move(host_trace->issue_s);
   if (stack) {
     replay_options.step_fixed_s = stack->step_fixed_s;
     replay_options.pipeline_instruction_s = stack->pipeline_instruction_us * 1e-6;

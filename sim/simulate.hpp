@@ -34,6 +34,9 @@ struct SimulationOptions {
   std::optional<double> checkpoint_interval_s;  // training time between checkpoints; none: Young/Daly
   int time_to_train_runs = 1000;                // Monte Carlo runs
   std::uint64_t time_to_train_seed = 1;
+  // A PyTorch trace is replayed with its measured host: no op starts before its rank's CPU issued it
+  // (workloads/measured_host.hpp, docs/traces.md "A host-bound world"). Other workloads refuse it.
+  bool measured_host = false;
 };
 
 // The cluster's GPU as simulate() times its kernels: the catalogue entry (or the inline spec) with

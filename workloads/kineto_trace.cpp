@@ -34,6 +34,7 @@
 #include "sim/core/spec_document.hpp"
 #include "workloads/kernel_names.hpp"
 #include "workloads/kernel_timeline.hpp"
+#include "workloads/measured_host.hpp"
 #include "workloads/trace_files.hpp"
 #include "workloads/trace_format.hpp"
 #include "workloads/trace_groups.hpp"
@@ -201,6 +202,7 @@ struct RankTrace {
   std::vector<CpuOp> gemm_ops;              // the aten ops whose "Input Dims" give a GEMM shape (is_gemm_op)
   std::set<std::size_t> outer_gemm_ops;     // the events of those that enclose another (linear around addmm)
   std::vector<CpuOp> steps;                 // ProfilerStep#N
+  std::optional<double> step_begin;         // the begin of the step cut_step kept (µs); unset: the whole trace
   std::optional<double> peak_memory_bytes;  // the largest "Total Reserved" of a GPU [memory] event
   // Spans of comm_ops, nccl_ops, c10d_ops and gemm_ops for innermost(), built once they are read.
   OpSpans comm_spans, nccl_spans, c10d_spans, gemm_spans;
@@ -454,6 +456,7 @@ void cut_step(RankTrace& t, const std::string& step) {
                       "no ProfilerStep#" + step + " in this rank's trace (it has " + have + ")");
   }
   const double begin = chosen->ts, end = chosen->ts + chosen->dur;
+  t.step_begin = begin;
   std::erase_if(t.gpu, [&](const GpuEvent& g) { return g.launch_ts < begin || g.launch_ts > end; });
 }
 
@@ -544,9 +547,11 @@ class KinetoImporter {
     TraceGroups comms(world_);
     std::vector<OpTable> tables;
     std::vector<std::vector<std::size_t>> events;  // per file, the trace event of each op
+    std::vector<std::vector<double>> issue_s;      // per file, when the host had issued each op (MeasuredHostTrace)
     for (std::size_t i = 0; i < traces.size(); ++i) {
       events.emplace_back();
-      tables.push_back(build_rank(traces[i], ranks[i], comms, events.back()));
+      issue_s.emplace_back();
+      tables.push_back(build_rank(traces[i], ranks[i], comms, events.back(), issue_s.back()));
     }
     if (!replicated_) check_ranks_agree(traces, ranks, tables, events, comms);
     ExecutionGraph graph(world_);
@@ -556,12 +561,16 @@ class KinetoImporter {
       for (int r = 0; r < world_; ++r)
         all[static_cast<std::size_t>(r)] = r;
       graph.add_class("all ranks (rank " + std::to_string(ranks[0]) + "'s trace)", all).ops = std::move(tables[0]);
+      issue_s_.push_back(std::move(issue_s[0]));
     } else {
       std::vector<std::size_t> file_of(traces.size());
       for (std::size_t i = 0; i < traces.size(); ++i)
         file_of[static_cast<std::size_t>(ranks[i])] = i;
-      for (int r = 0; r < world_; ++r)
-        graph.add_class("rank " + std::to_string(r), {r}).ops = std::move(tables[file_of[static_cast<std::size_t>(r)]]);
+      for (int r = 0; r < world_; ++r) {
+        const std::size_t f = file_of[static_cast<std::size_t>(r)];
+        graph.add_class("rank " + std::to_string(r), {r}).ops = std::move(tables[f]);
+        issue_s_.push_back(std::move(issue_s[f]));
+      }
     }
     for (const auto& t : traces) {
       if (!t.peak_memory_bytes) continue;
@@ -909,7 +918,17 @@ class KinetoImporter {
     op.bytes = bd * (md * kd + kd * nd + md * nd) * bytes_per_element(op.precision);
   }
 
-  OpTable build_rank(const RankTrace& t, int rank, TraceGroups& comms, std::vector<std::size_t>& event_of_op) {
+  // event_of_op: the trace event of each op; issue_s_of_op: when the host had issued it (its launch call's
+  // end), in seconds after the rank's step began (cut_step), else after its first launch; at least 0.
+  OpTable build_rank(const RankTrace& t, int rank, TraceGroups& comms, std::vector<std::size_t>& event_of_op,
+                     std::vector<double>& issue_s_of_op) {
+    double origin_us = std::numeric_limits<double>::infinity();
+    for (const auto& g : t.gpu)
+      origin_us = std::min(origin_us, g.launch_ts);
+    if (t.step_begin) origin_us = *t.step_begin;
+    const auto issued_s = [&](const GpuEvent& g) {
+      return std::max(0.0, g.launch_ts + g.launch_dur.value_or(0.0) - origin_us) * 1e-6;
+    };
     // Streams: the one with the most compute kernels is 0, the others number from 1 in order of use;
     // a coalesced group's recvs get a companion stream of the NCCL stream (below).
     std::map<std::int64_t, std::size_t> compute_count;
@@ -1074,6 +1093,7 @@ class KinetoImporter {
           }
           ops_of[i].push_back(id);
           event_of_op.push_back(c.event);
+          issue_s_of_op.push_back(issued_s(g));
         }
       } else {
         ComputeOp op;
@@ -1087,6 +1107,7 @@ class KinetoImporter {
         op.duration_s = std::max(g.dur, 1e-3) * 1e-6;  // a 0 µs record stays measured (1 ns)
         ops_of[i].push_back(ops.add_compute(op, deps));
         event_of_op.push_back(g.index);
+        issue_s_of_op.push_back(issued_s(g));
         launched[g.stream].emplace_back(g.launch_ts, i);
       }
       last_on_stream[g.stream] = i;
@@ -1184,6 +1205,11 @@ class KinetoImporter {
     }
   }
 
+ public:
+  // Per rank class of the graph run() returned, per op: when the host had issued it (build_rank).
+  std::vector<std::vector<double>> issue_s_;
+
+ private:
   std::string path_;
   std::string step_;
   int world_ = 1;
@@ -1198,6 +1224,13 @@ ExecutionGraph read_pytorch_trace(const std::string& path) {
 
 ExecutionGraph read_pytorch_trace_step(const std::string& path, const std::string& step) {
   return KinetoImporter(path, step).run();
+}
+
+MeasuredHostTrace read_pytorch_trace_with_host(const std::string& path, const std::string& step) {
+  KinetoImporter importer(path, step);
+  MeasuredHostTrace out{importer.run(), {}};
+  out.issue_s = std::move(importer.issue_s_);
+  return out;
 }
 
 KernelTimeline read_kernel_timeline(const std::string& path, const std::string& step) {

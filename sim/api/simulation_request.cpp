@@ -80,6 +80,11 @@ SimulationOptions simulation_options(const SimulationRequest& request) {
   options.algorithm_by_communicator = request.algorithm_by_group;
   options.network_profile = request.network_profile.value_or(options.network_profile);
   options.timeline_path = request.timeline_path.value_or("");
+  if (request.trace_host) {
+    if (*request.trace_host != "measured" && *request.trace_host != "none")
+      throw SpecError("--trace-host", "", "expected \"measured\" or \"none\", got \"" + *request.trace_host + "\"");
+    options.measured_host = *request.trace_host == "measured";
+  }
   if (request.timeline_classes) {
     if (*request.timeline_classes < 1)
       throw SpecError(

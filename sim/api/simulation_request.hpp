@@ -25,6 +25,9 @@ struct SimulationRequest {
   std::optional<double> checkpoint_interval_s;     // > 0; none: Young/Daly
   std::optional<std::int64_t> time_to_train_runs;  // Monte Carlo runs, 1 .. 1e6; none: 1000
   std::optional<std::int64_t> time_to_train_seed;  // >= 0; none: 1
+  // A trace's host: "measured" (a PyTorch trace's launch times, SimulationOptions::measured_host) or
+  // "none"; none: "none".
+  std::optional<std::string> trace_host;
 };
 
 // "2e12", "15T", "300B" (or "300G"), "15M", "1K", "50M" (dollars): a finite number > 0 with an optional

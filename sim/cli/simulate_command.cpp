@@ -36,7 +36,7 @@ auto number_option(const Arguments& a, const char* option, Parse parse)
 int run_simulate(const std::vector<std::string>& args) {
   const Arguments a(args,
                     {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "timeline",
-                     "timeline-ranks", "set", "train-tokens", "checkpoint-interval-s", "runs", "seed"},
+                     "timeline-ranks", "trace-host", "set", "train-tokens", "checkpoint-interval-s", "runs", "seed"},
                     {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   // The outputs are checked before the simulation: never a report lost after the run, nor a spec
@@ -54,6 +54,7 @@ int run_simulate(const std::vector<std::string>& args) {
     add_algorithm(request, v);  // NAME (every communicator) or GROUP=NAME, repeatable
   request.network_profile = a.value("network-profile");
   request.timeline_path = a.value("timeline");
+  request.trace_host = a.value("trace-host");
   if (const auto classes = a.value("timeline-ranks")) {
     try {
       request.timeline_classes = std::stoll(*classes);

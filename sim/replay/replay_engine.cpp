@@ -291,10 +291,13 @@ class Replay {
     if (s.busy[stream] || s.head[stream] >= s.queue[stream].size()) return;
     const OpId op = s.queue[stream][s.head[stream]];
     if (s.remaining[op] != 0 || s.awaiting_host[stream]) return;
-    if (options_.host_op_s > 0.0 || options_.step_fixed_s > 0.0 || options_.pipeline_instruction_s > 0.0) {
+    if (options_.host_op_s > 0.0 || options_.step_fixed_s > 0.0 || options_.pipeline_instruction_s > 0.0 ||
+        !options_.issue_s.empty()) {
       double issued_s = options_.step_fixed_s + static_cast<double>(op + 1) * options_.host_op_s;
       if (!s.pipeline_instructions.empty())
         issued_s += static_cast<double>(s.pipeline_instructions[op]) * options_.pipeline_instruction_s;
+      if (c < options_.issue_s.size() && op < options_.issue_s[c].size())
+        issued_s = std::max(issued_s, options_.issue_s[c][op]);
       if (issued_s > backend_.now_s()) {
         s.awaiting_host[stream] = 1;
         s.host_wait.emplace_back(backend_.now_s(), issued_s);

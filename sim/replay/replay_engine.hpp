@@ -64,6 +64,9 @@ struct ReplayOptions {
   // never waits for the GPU, so a GPU-bound stage hides it and a host-bound one starts later.
   double pipeline_instruction_s = 0.0;
   std::string pipeline_communicator = "pp";
+  // Measured host issue times (a PyTorch trace replayed with its host, workloads/measured_host.hpp):
+  // per rank class, per op, the time its CPU had issued it; no op starts earlier. Empty: none.
+  std::vector<std::vector<double>> issue_s;
   // The kernel model's time of a compute op is multiplied by its class's factor (the stack's
   // kernel_time_scale, indexed by KernelClass); measured durations (traces) are kept as they are.
   std::array<double, kKernelClassCount> kernel_time_scale = {1, 1, 1, 1, 1, 1, 1};

@@ -114,6 +114,7 @@ def simulate(
     checkpoint_interval_s: Optional[float] = None,
     runs: Optional[int] = None,
     seed: Optional[int] = None,
+    trace_host: Optional[str] = None,
 ) -> Report:
     """Simulates one training step of ``workload`` on ``cluster`` and returns its :class:`Report`.
 
@@ -133,6 +134,9 @@ def simulate(
     that many tokens, with failures, checkpoints and restarts (:attr:`Report.time_to_train`;
     docs/time_to_train.md); ``checkpoint_interval_s`` (None: Young/Daly), ``runs`` (Monte Carlo runs)
     and ``seed`` go with it (None: the core's defaults).
+    ``trace_host``: ``"measured"`` replays a PyTorch trace workload with its host, no op starting before
+    its rank's CPU launched it in the trace (the CLI's ``--trace-host``; docs/traces.md, "A host-bound
+    world"); None or ``"none"``: the GPU alone.
 
     Raises :class:`~clustersim.SpecError` for bad input (file, JSON path, what was expected) and
     :class:`~clustersim.SimulationError` when the simulation cannot finish.
@@ -146,6 +150,8 @@ def simulate(
         if workload_overrides:
             w = w.updated(workload_overrides)
     options = core_options(fidelity, algorithm, network_profile)
+    if trace_host is not None:
+        options["trace_host"] = trace_host  # the core checks it
     training_run = {"train_tokens": train_tokens, "checkpoint_interval_s": checkpoint_interval_s, "runs": runs,
                     "seed": seed}
     options.update({k: v for k, v in training_run.items() if v is not None})  # the core checks them

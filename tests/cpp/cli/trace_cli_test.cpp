@@ -205,6 +205,112 @@ TEST(CliTrace, TheRealPytorchTraceCorpusReplays) {
   EXPECT_GE(replayed * 10, 9 * static_cast<int>(std::size(corpus)));
 }
 
+// ASTRA-sim's 8-rank Megatron TP-8 world on A100-SXM4-80GB (workloads/traces/corpus/astra_megatron_tp8,
+// docs/traces.md "A host-bound world"). The reader takes every kernel's measured time and every all-reduce's
+// size from its nccl:all_reduce annotation; the replay on a DGX A100 is then the kernels' critical path,
+// which step_breakdown.py measures in the trace itself: the slowest rank's compute between consecutive
+// all-reduces, summed (133.8 ms), plus the 84 transfers as the last rank to arrive timed them (50.2 ms):
+// 184.0 ms. The recorded step (ProfilerStep#3, 588.8 to 625.7 ms per rank) is 3.3 times that: host time
+// (late kernel launches) the replay drops.
+TEST(CliTrace, TheRealMegatronTp8WorldReplaysItsKernelsAndTransfers) {
+  const auto r =
+      run_cli("simulate --cluster dgx-a100-superpod --set cluster.nodes=1 --json --workload " +
+              trace_workload("megatron_tp8", "pytorch", trace_dir("corpus/astra_megatron_tp8"), R"(, "step": 3)"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // 84 all-reduces per rank: 80 of [2048, 4, 4096] fp16 (64 MiB: 33,554,432 elements x 2 bytes), one of
+  // [4, 2048, 4096] fp16 (64 MiB) and 3 of [4, 2048] fp32 (32 KiB); the 85th nccl:all_reduce (a scalar, at the
+  // end of the step) launched no kernel inside the capture.
+  double count = 0.0, bytes = 0.0;
+  for (const auto& row : j["communication"]) {
+    EXPECT_EQ(row["collective"], "all_reduce");
+    count += row["count"].get<double>();
+    bytes += row["bytes"].get<double>();
+  }
+  EXPECT_EQ(count, 84.0);
+  EXPECT_EQ(bytes, 81 * 67108864.0 + 3 * 32768.0);
+  const double step_s = j["step_time_s"].get<double>();
+  // Within 5 % of the kernels' critical path (the A100 model's 64 MiB all-reduce against the measured 0.6 ms).
+  EXPECT_NEAR(step_s, 0.1840, 0.05 * 0.1840);
+  EXPECT_LT(step_s, 0.5888 / 3.0);  // the host time is not replayed
+  // With the measured host (each op not before its launch returned, from each rank's ProfilerStep#3):
+  // step_breakdown.py's critical path of the arrivals, 597.3 ms, and the recorded steps, 588.8 to 625.7 ms.
+  const auto h =
+      run_cli("simulate --cluster dgx-a100-superpod --set cluster.nodes=1 --trace-host measured --json --workload " +
+              trace_workload("megatron_tp8_host", "pytorch", trace_dir("corpus/astra_megatron_tp8"), R"(, "step": 3)"));
+  ASSERT_EQ(h.status, 0) << h.err;
+  const double host_step_s = nlohmann::json::parse(h.out)["step_time_s"].get<double>();
+  EXPECT_GT(host_step_s, 0.5888 * 0.95);
+  EXPECT_LT(host_step_s, 0.6257 * 1.05);
+}
+
+// A hand-made two-rank world with a host stall: rank 1's CPU launches its all-reduce 2 ms late (µs, each
+// launch call 10 µs, the step from 0): both ranks run gemm 10-1010; rank 0 launches the all-reduce at
+// 1010-1020 and its second gemm at 1030-1040 (runs 1040-2040); rank 1 launches the all-reduce at 3000-3010
+// (runs 3010-3015, rank 0's spinning 1020-3015) and its second gemm at 3020-3030 (runs 3030-4030).
+std::string host_stall_trace() {
+  const auto launch = [](double ts, int corr, const char* api = "cudaLaunchKernel") {
+    return std::string(R"({"ph": "X", "cat": "cuda_runtime", "name": ")") + api + R"(", "pid": 1, "tid": 1, "ts": )" +
+           std::to_string(ts) + R"(, "dur": 10, "args": {"correlation": )" + std::to_string(corr) + "}}";
+  };
+  const auto kernel = [](const char* name, double ts, double dur, int corr, int stream) {
+    return std::string(R"({"ph": "X", "cat": "kernel", "name": ")") + name + R"(", "pid": 0, "tid": )" +
+           std::to_string(stream) + R"(, "ts": )" + std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) +
+           R"(, "args": {"correlation": )" + std::to_string(corr) + R"(, "stream": )" + std::to_string(stream) + "}}";
+  };
+  const char* gemm = "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn";
+  const char* ar = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+  const auto rank = [&](int r, double ar_launch, double ar_ts, double ar_dur, double gemm2_launch) {
+    const std::string events =
+        launch(0, 1) + ", " + kernel(gemm, 10, 1000, 1, 7) + ", " +
+        R"({"ph": "X", "cat": "user_annotation", "name": "nccl:all_reduce", "pid": 1, "tid": 1, "ts": )" +
+        std::to_string(ar_launch - 1) + R"(, "dur": 12, "args": {"Input Dims": [[1024]], "Input type": ["float"]}}, )" +
+        launch(ar_launch, 2, "cudaLaunchKernelExC") + ", " + kernel(ar, ar_ts, ar_dur, 2, 24) + ", " +
+        launch(gemm2_launch, 3) + ", " + kernel(gemm, gemm2_launch + 10, 1000, 3, 7);
+    return write_temp("host_stall.rank" + std::to_string(r) + ".json",
+                      R"({"distributedInfo": {"rank": )" + std::to_string(r) +
+                          R"(, "world_size": 2}, "traceEvents": [)" + events + "]}");
+  };
+  rank(0, 1010, 1020, 1995, 1030);
+  return rank(1, 3000, 3010, 5, 3020);
+}
+
+TEST(CliTrace, MeasuredHostReplaysLateLaunches) {
+  const std::string last = host_stall_trace();
+  const std::string pattern = last.substr(0, last.rfind("rank1")) + "rank{rank}.json";
+  const std::string workload = trace_workload("host_stall", "pytorch", pattern);
+  const auto run = [&](const std::string& extra) {
+    const auto r = run_cli(
+        "simulate --fidelity analytical --cluster dgx-a100-superpod --set cluster.nodes=1 "
+        "--set cluster.node.gpus=2 --json --workload " +
+        workload + extra);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.status == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
+  };
+  // Without the host both ranks start at 0: gemm 0-1000, the all-reduce from 1000 (a 4 KiB one, well under
+  // 1 ms), the second gemm 1000-2000 on the compute stream: 2.000 ms.
+  const auto gpu_only = run("");
+  EXPECT_NEAR(gpu_only["step_time_s"].get<double>(), 2.000e-3, 1e-9);
+  // With it no op starts before its launch returned: rank 1's second gemm, launched by 3030, ends 4030.
+  const auto host = run(" --trace-host measured");
+  EXPECT_NEAR(host["step_time_s"].get<double>(), 4.030e-3, 1e-9);
+  EXPECT_GT(host["breakdown"]["host_wait_s"].get<double>(), 0.0);
+  EXPECT_EQ(run(" --trace-host none")["step_time_s"], gpu_only["step_time_s"]);
+  // Only a PyTorch trace has launch times; a bad value is refused.
+  auto r = run_cli(
+      "simulate --cluster dgx-a100-superpod --set cluster.nodes=1 --set cluster.node.gpus=4 "
+      "--trace-host measured --workload " +
+      example("chakra_pp2_dp2"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--trace-host"), std::string::npos) << r.err;
+  r = run_cli(
+      "simulate --cluster dgx-a100-superpod --set cluster.nodes=1 --set cluster.node.gpus=2 "
+      "--trace-host sometimes --workload " +
+      workload);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("expected \"measured\" or \"none\""), std::string::npos) << r.err;
+}
+
 // Item 7: a trace with GEMM shapes (record_shapes=True) gives model flops and MFU derived from them,
 // not "unknown". PARAM's DLRM: rank 0 alone runs 24 GEMM kernels launched by aten::mm / addmm / bmm.
 TEST(CliTrace, ModelFlopsAndMfuAreDerivedFromTheGemmShapesOfARealTrace) {
