@@ -154,6 +154,7 @@ Mapping read_mapping(JsonReader& r, ServingValidation& v) {
     x.finish();
     m.clusters.emplace(gpu, c);
   }
+  v.residuals = r.boolean_or("residuals", true);
   const nlohmann::json& assumptions = r.array("assumptions");
   for (std::size_t i = 0; i < assumptions.size(); ++i) {
     if (!assumptions[i].is_string())
@@ -392,6 +393,7 @@ PredictionFeatures serving_features(std::string_view gpu_id, const std::string& 
 
 std::vector<ResidualRow> serving_residual_rows(const ServingValidation& v) {
   std::vector<ResidualRow> out;
+  if (!v.residuals) return out;
   for (const auto& r : v.rows) {
     ResidualRow row;
     row.dataset = v.name;
@@ -409,6 +411,7 @@ std::string serving_validation_text(const ServingValidation& v) {
                   "; data: " + v.data_file + "\n";
   for (const auto& a : v.assumptions)
     t += "# assumes: " + a + "\n";
+  if (!v.residuals) t += "# not in the residuals of the error bars (the mapping's \"residuals\": false)\n";
   t += "# error = predicted / published - 1 (metric: output_tokens_per_s, ttft_s mean, itl_s mean)\n";
   char line[320];
   std::snprintf(line, sizeof line, "  %-11s %-19s %-15s %-15s %3s %-16s %11s %8s %10s %10s %8s\n", "row", "metric",
@@ -450,6 +453,7 @@ std::string serving_validation_json(const ServingValidation& v, int indent) {
                               {"file", v.file},
                               {"data", v.data_file},
                               {"assumptions", v.assumptions},
+                              {"residuals", v.residuals},
                               {"rows", nlohmann::ordered_json::array()},
                               {"summary", nlohmann::ordered_json::array()}};
   for (const auto& r : v.rows)

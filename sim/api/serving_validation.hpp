@@ -22,6 +22,8 @@
 //                                 itl_s = mean of the per-request mean gap between tokens) measured =
 //                                 the row's field x scale; one validation row per record and metric
 //   clusters {row gpu_id: {preset, overrides}}, name, title, source, data, select, assumptions as above.
+// Either form may say "residuals": false (default true): its rows are reported but give the error bars
+// no residual (a deployment the bars' features cannot tell from others; the mapping says why).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -65,6 +67,7 @@ struct ServingValidation {
   std::string file;       // the mapping file
   std::string data_file;  // the data file it names
   std::vector<std::string> assumptions;
+  bool residuals = true;  // its rows go into the residual file of the error bars
   std::vector<ServingValidationRow> rows;
   std::vector<ServingValidationGroup> groups;  // all, then per metric, per GPU, per model (sorted)
 };
@@ -93,7 +96,8 @@ double serving_metric(const ServingSummary& summary, std::string_view metric);
 // take them from here.
 PredictionFeatures serving_features(std::string_view gpu_id, const std::string& weight_precision, int replica_gpus);
 
-// The residual rows of the error bars (sim/validation/error_bars.hpp): one per row, its metric named,
+// The residual rows of the error bars (sim/validation/error_bars.hpp): one per row (none when the
+// mapping says "residuals": false), its metric named,
 // the features of its replica (GPU, generation, weight precision, sharding "serving", tp x pp GPUs).
 std::vector<ResidualRow> serving_residual_rows(const ServingValidation& v);
 
