@@ -52,8 +52,8 @@ int print_coverage(bool json) {
     return 0;
   }
   char line[256];
-  std::cout << "# error bars: coverage of the measured step time, per dataset (" << table.file << ", "
-            << table.rows.size() << " rows, " << table.fidelity << " fidelity)\n"
+  std::cout << "# error bars: coverage of the measured step time (serving datasets: their metrics), per dataset ("
+            << table.file << ", " << table.rows.size() << " rows, " << table.fidelity << " fidelity)\n"
             << "# leave one row out: the row's own residual is not among its neighbours; leave its dataset out: no row "
                "of its dataset is\n"
             << "# width = median (hi - lo) / predicted; distance = median of the neighbours' mean feature distance\n";

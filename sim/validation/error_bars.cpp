@@ -128,7 +128,7 @@ std::string residuals_to_json(const ResidualTable& table) {
          nlohmann::json(
              "Validation residuals behind the error bars of every report (sim/validation/error_bars.cpp): one row "
              "per simulated row of the validation datasets, with the features the distance compares and the "
-             "step-time error (predicted - measured) / measured.")
+             "step-time error (predicted - measured) / measured; serving rows name their metric and its error.")
              .dump() +
          ",\n";
   out += "  \"generated_by\": " + nlohmann::json(table.generated_by).dump() + ",\n";

@@ -73,7 +73,9 @@ TEST(CliServePublished, NimLlama70bLatencyAtItsOperatingPoints) {
 
 // The error bars of `serve` (report key `intervals`, from the shipped serving residuals nearest the
 // deployment: H100, fp8, 2 GPUs per replica): at each published operating point, the interval of each
-// metric contains the published value. Measured 2026-11-28: COVERED_PINNED of the 24; the neighbours of
+// metric contains the published value. Measured 2026-11-28: 24 of the 24 (each row's own residual is
+// among its neighbours here, as for any user of these deployments; leave-one-out: 22 of 24,
+// tests/cpp/sim/error_bars_test.cpp); asserted: at least the nominal 90 %. The neighbours of
 // TTFT and ITL are serving-nim-latency's own rows (no other dataset publishes latency), those of the
 // throughput the 68 throughput rows' nearest.
 TEST(CliServePublished, NimIntervalsContainThePublishedValues) {
@@ -103,16 +105,20 @@ TEST(CliServePublished, NimIntervalsContainThePublishedValues) {
       ASSERT_TRUE(intervals.contains(metric)) << metric;
       const auto& i = intervals[metric];
       const double lo = i["interval"][0], hi = i["interval"][1], predicted = i["predicted"];
-      EXPECT_LT(lo, predicted);
-      EXPECT_GT(hi, predicted);
+      // Not always around the prediction: the interval is centred on the neighbours' median error (the
+      // TTFT's neighbours are all slow, +6 .. +47 %, so its interval lies below the predicted TTFT).
+      EXPECT_GT(predicted, 0.0);
+      EXPECT_LT(lo, hi);
       EXPECT_GE(i["basis"]["rows"].get<int>(), metric == "output_tokens_per_s" ? 20 : 8) << metric;
-      if (metric != "output_tokens_per_s") EXPECT_EQ(i["basis"]["datasets"][0]["dataset"], "serving-nim-latency");
+      if (metric != "output_tokens_per_s") {
+        EXPECT_EQ(i["basis"]["datasets"][0]["dataset"], "serving-nim-latency");
+      }
       ++compared;
       if (value >= lo && value <= hi) ++covered;
     }
   }
   EXPECT_EQ(compared, 24);
-  EXPECT_GE(covered, COVERED_PINNED);
+  EXPECT_GE(covered, 22);  // the intervals' nominal 90 % (5th..95th percentile) of 24: 21.6
 }
 
 }  // namespace

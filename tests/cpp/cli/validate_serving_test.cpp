@@ -100,9 +100,15 @@ TEST(ValidateServingCli, NimLatencyDatasetPerMetric) {
     EXPECT_NEAR(row["error"].get<double>(), row["predicted"].get<double>() / row["measured"].get<double>() - 1.0,
                 1e-12);
     // nim-0001 (1 client): the published TTFT 406.77 ms and ITL 18.58 ms, in seconds.
-    if (row["id"] == "nim-0001" && row["metric"] == "ttft_s") EXPECT_DOUBLE_EQ(row["measured"].get<double>(), 0.40677);
-    if (row["id"] == "nim-0001" && row["metric"] == "itl_s") EXPECT_DOUBLE_EQ(row["measured"].get<double>(), 0.01858);
-    if (row["id"] == "nim-0008") EXPECT_EQ(row["requests"], 30 * 250);  // 30 requests per client
+    if (row["id"] == "nim-0001" && row["metric"] == "ttft_s") {
+      EXPECT_NEAR(row["measured"].get<double>(), 0.40677, 1e-12);
+    }
+    if (row["id"] == "nim-0001" && row["metric"] == "itl_s") {
+      EXPECT_NEAR(row["measured"].get<double>(), 0.01858, 1e-12);
+    }
+    if (row["id"] == "nim-0008") {
+      EXPECT_EQ(row["requests"], 30 * 250);  // 30 requests per client
+    }
   }
   const std::vector<std::pair<const char*, double>> medians{
       {"output_tokens_per_s", 0.106}, {"ttft_s", 0.116}, {"itl_s", 0.115}, {"all", 0.110}};
@@ -120,7 +126,8 @@ TEST(ValidateServingCli, NimLatencyDatasetPerMetric) {
 TEST(ValidateServingCli, TrtllmMlaDatasetIsOneThroughputRowOutsideTheResiduals) {
   const auto r = run_cli("validate serving-trtllm-mla --json");
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto& d = nlohmann::json::parse(r.out)["datasets"][0];
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& d = j["datasets"][0];
   EXPECT_EQ(d["residuals"], false);
   ASSERT_EQ(d["rows"].size(), 1u);
   const auto& row = d["rows"][0];

@@ -222,7 +222,8 @@ TEST(ErrorBars, ServingMetricRowsRoundTripAndAreOnlyTheirOwnMetricsNeighbours) {
 // The serving rows of the shipped residuals (`clustersim validate all`): serving-trtllm-inflight's 60
 // throughputs and serving-nim-latency's 8 operating points x 3 metrics; serving-trtllm-mla is reported
 // but not a residual (its mapping says why). Leave one out, the interval from the other rows of the same
-// metric contains the published value of COVERAGE_PINNED (docs/validation.md, "Error bars").
+// metric contains the published value: measured 2026-11-28, 57 of serving-trtllm-inflight's 60 (95.0 %)
+// and 22 of serving-nim-latency's 24 (91.7 %; docs/validation.md, "Error bars"), pinned as floors.
 TEST(ErrorBars, ShippedServingResidualsCoverThePublishedRows) {
   const ResidualTable t = shipped_residuals();
   std::size_t inflight = 0, nim = 0, mla = 0;
@@ -239,8 +240,12 @@ TEST(ErrorBars, ShippedServingResidualsCoverThePublishedRows) {
   EXPECT_EQ(nim, 24u);
   EXPECT_EQ(mla, 0u);
   for (const auto& c : leave_one_out_coverage(t)) {
-    if (c.dataset == "serving-trtllm-inflight") EXPECT_GE(c.covered, COVERAGE_INFLIGHT) << c.coverage;
-    if (c.dataset == "serving-nim-latency") EXPECT_GE(c.covered, COVERAGE_NIM) << c.coverage;
+    if (c.dataset == "serving-trtllm-inflight") {
+      EXPECT_GE(c.covered, 57u) << c.coverage;
+    }
+    if (c.dataset == "serving-nim-latency") {
+      EXPECT_GE(c.covered, 22u) << c.coverage;
+    }
   }
 }
 
