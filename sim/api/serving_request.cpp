@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/api/serving_validation.hpp"
 #include "sim/api/spec_overrides.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
@@ -14,6 +15,7 @@
 #include "sim/serving/serving_traffic.hpp"
 #include "sim/serving/speculative_decoding.hpp"
 #include "sim/simulate.hpp"
+#include "sim/validation/error_bars.hpp"
 
 namespace clustersim {
 namespace {
@@ -156,6 +158,35 @@ ServingReport run(const Deployment& d, const TrafficSpec& traffic) {
   return report;
 }
 
+// The error bars: per metric, the interval from the serving validation residuals nearest the deployment
+// (sim/validation/error_bars.hpp: the rule of training's step-time interval).
+void add_intervals(ServingReport& report, const Deployment& d) {
+  const ResidualTable table = shipped_residuals();
+  const PredictionFeatures features = serving_features(d.gpu.id, to_string(d.spec.weight_dtype), d.spec.tp * d.spec.pp);
+  for (const std::string& metric : serving_validation_metrics()) {
+    const double predicted = serving_metric(report.result.summary, metric);
+    if (!(predicted > 0.0)) continue;  // nothing finished (or no second token): no value to bound
+    const auto i = metric_interval(features, metric, predicted, table);
+    if (!i) continue;
+    ServingInterval x;
+    x.metric = metric;
+    x.predicted = predicted;
+    x.lo = i->lo_s;
+    x.hi = i->hi_s;
+    x.rows = i->rows;
+    for (const auto& n : i->datasets)
+      x.datasets.emplace_back(n.dataset, n.rows);
+    x.mean_distance = i->mean_distance;
+    x.max_distance = i->max_distance;
+    x.widening = i->widening;
+    x.error_p5 = i->error_p5;
+    x.error_p50 = i->error_p50;
+    x.error_p95 = i->error_p95;
+    x.rule = i->rule;
+    report.intervals.push_back(std::move(x));
+  }
+}
+
 void write_timeline(const ServingRequest& request, const Deployment& d, const ServingReport& report) {
   if (request.timeline_path)
     write_output_file(*request.timeline_path,
@@ -172,6 +203,7 @@ bool meets_percentile_slo(const ServingSummary& s, const SloSpec& slo) {
 ServingReport serve(const ServingRequest& request) {
   const Deployment d = prepare(request);
   ServingReport report = run(d, d.spec.traffic);
+  add_intervals(report, d);
   write_timeline(request, d, report);
   return report;
 }

@@ -15,7 +15,9 @@
 #include "sim/serving/serving_engine.hpp"
 #include "sim/serving/serving_scheduler.hpp"
 #include "sim/serving/serving_spec.hpp"
+#include "sim/serving/serving_traffic.hpp"
 #include "sim/simulate.hpp"
+#include "sim/validation/prediction_features.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace clustersim {
@@ -39,6 +41,12 @@ struct ClusterChoice {
   Overrides overrides;
 };
 
+// A row's field scaled: a spec value (row_values) or a published metric (metrics).
+struct RowField {
+  std::string field;
+  double scale = 1.0;
+};
+
 // The mapping file, read and checked.
 struct Mapping {
   std::string file;
@@ -48,23 +56,26 @@ struct Mapping {
   std::map<std::string, ModelSpec> models;
   std::map<std::string, ClusterChoice> clusters;
   ServingSpec base;  // replica and scheduler keys; model, tp, pp per row
+  // Spec form: the serving spec, the row values set into it, the metrics compared.
+  std::optional<nlohmann::json> spec;
+  std::vector<std::pair<std::string, RowField>> row_values;  // JSON pointer -> row field
+  std::vector<std::pair<std::string, RowField>> metrics;     // metric -> row field
 };
+
+RowField read_row_field(JsonReader& x) {
+  RowField f;
+  f.field = x.string("field");
+  f.scale = x.number_or("scale", 1.0, NumberRange::positive());
+  x.finish();
+  return f;
+}
 
 std::string override_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-Mapping read_mapping(JsonReader& r, ServingValidation& v) {
-  Mapping m;
-  m.file = r.file();
-  v.name = r.string("name");
-  v.title = r.string("title");
-  v.source = r.string("source");
-  const std::string data = r.string("data");
-  m.data_file = (std::filesystem::path(m.file).parent_path() / data).lexically_normal().string();
-  JsonReader select = r.object("select");
-  for (const auto& [key, value] : r.raw("select").items())
-    m.select.emplace_back(key, select.string(key));
+// The keys of the classic form: the published field, the models, the replica and the scheduler.
+void read_classic(JsonReader& r, Mapping& m) {
   m.measured = r.string("measured");
   JsonReader models = r.object("models");
   for (const auto& [name, _] : r.raw("models").items()) {
@@ -83,17 +94,6 @@ Mapping read_mapping(JsonReader& r, ServingValidation& v) {
     x.finish();
     m.models.emplace(name, s);
   }
-  JsonReader clusters = r.object("clusters");
-  for (const auto& [gpu, _] : r.raw("clusters").items()) {
-    JsonReader x = clusters.object(gpu);
-    ClusterChoice c;
-    c.preset = x.string("preset");
-    x.object("overrides");
-    for (const auto& [key, value] : x.raw("overrides").items())
-      c.overrides.emplace_back(key, override_text(value));
-    x.finish();
-    m.clusters.emplace(gpu, c);
-  }
   JsonReader replica = r.object("replica");
   m.base.weight_dtype = serving_dtype_from_name(replica.choice("weight_dtype", serving_dtype_names()));
   m.base.kv_dtype = serving_dtype_from_name(replica.choice("kv_dtype", serving_dtype_names()));
@@ -108,6 +108,53 @@ Mapping read_mapping(JsonReader& r, ServingValidation& v) {
   m.base.max_batch_requests = scheduler.integer("max_batch_requests", 1, 1 << 24);
   m.base.block_size = scheduler.integer("block_size", 1, 1 << 16);
   scheduler.finish();
+}
+
+Mapping read_mapping(JsonReader& r, ServingValidation& v) {
+  Mapping m;
+  m.file = r.file();
+  v.name = r.string("name");
+  v.title = r.string("title");
+  v.source = r.string("source");
+  const std::string data = r.string("data");
+  m.data_file = (std::filesystem::path(m.file).parent_path() / data).lexically_normal().string();
+  JsonReader select = r.object("select");
+  for (const auto& [key, value] : r.raw("select").items())
+    m.select.emplace_back(key, select.string(key));
+  if (r.has("spec")) {
+    m.spec = r.raw("spec");
+    if (!m.spec->is_object()) r.fail("spec", "expected a serving spec object, got " + describe_json(*m.spec));
+    JsonReader values = r.object("row_values");
+    for (const auto& [pointer, _] : r.raw("row_values").items()) {
+      if (pointer.empty() || pointer[0] != '/')
+        values.fail(pointer, "expected a JSON pointer into the spec (\"/traffic/concurrency\")");
+      JsonReader x = values.object(pointer);
+      m.row_values.emplace_back(pointer, read_row_field(x));
+    }
+    JsonReader metrics = r.object("metrics");
+    for (const auto& [metric, _] : r.raw("metrics").items()) {
+      const auto& names = serving_validation_metrics();
+      if (std::find(names.begin(), names.end(), metric) == names.end())
+        metrics.fail(metric, "expected a metric: output_tokens_per_s, ttft_s or itl_s");
+      JsonReader x = metrics.object(metric);
+      m.metrics.emplace_back(metric, read_row_field(x));
+    }
+    if (m.metrics.empty()) r.fail("metrics", "expected at least one metric to compare");
+  } else {
+    read_classic(r, m);
+  }
+  JsonReader clusters = r.object("clusters");
+  for (const auto& [gpu, _] : r.raw("clusters").items()) {
+    JsonReader x = clusters.object(gpu);
+    ClusterChoice c;
+    c.preset = x.string("preset");
+    x.object("overrides");
+    for (const auto& [key, value] : x.raw("overrides").items())
+      c.overrides.emplace_back(key, override_text(value));
+    x.finish();
+    m.clusters.emplace(gpu, c);
+  }
+  v.residuals = r.boolean_or("residuals", true);
   const nlohmann::json& assumptions = r.array("assumptions");
   for (std::size_t i = 0; i < assumptions.size(); ++i) {
     if (!assumptions[i].is_string())
@@ -177,7 +224,80 @@ ServingValidationRow run_row(const Mapping& m, JsonReader& r, const ServingValid
   row.kv_capacity_tokens = iteration_model->memory().kv_capacity_tokens;
   row.preemptions = result.summary.preemptions;
   row.predicted = result.summary.output_tokens_per_s;
+  row.precision = to_string(spec.weight_dtype);
+  row.gpus = spec.tp * spec.pp;
   return row;
+}
+
+// A row's value as JSON: an integer when it is one (counts), else the number.
+nlohmann::json row_value(double x) {
+  if (std::floor(x) == x && std::fabs(x) < 9e15) return static_cast<std::int64_t>(x);
+  return x;
+}
+
+// Spec form: the mapping's serving spec with the row's values set, served as written; one validation row
+// per metric.
+std::vector<ServingValidationRow> run_spec_row(const Mapping& m, JsonReader& r,
+                                               const ServingValidationOptions& options) {
+  ServingValidationRow row;
+  row.id = r.string("id");
+  row.model = r.string("model");
+  row.gpu = r.string("gpu_id");
+  const auto cluster_choice = m.clusters.find(row.gpu);
+  if (cluster_choice == m.clusters.end())
+    r.fail("gpu_id", "no entry for \"" + row.gpu + "\" in " + m.file + " /clusters");
+  nlohmann::json doc = *m.spec;
+  for (const auto& [pointer, f] : m.row_values) {
+    const nlohmann::json value = row_value(r.number(f.field, NumberRange::positive()) * f.scale);
+    try {
+      doc[nlohmann::json::json_pointer(pointer)] = value;
+    } catch (const nlohmann::json::exception& e) {
+      throw SpecError(m.file, "/row_values/" + json_pointer_escape(pointer),
+                      std::string("expected a JSON pointer to a value of the spec: ") + e.what());
+    }
+  }
+  doc["name"] = m.file + " " + row.id;
+  ServingSpec spec;
+  try {
+    spec = parse_serving_spec(doc.dump(), m.file);
+  } catch (const SpecError& e) {
+    throw SpecError(m.file, "/spec" + e.json_path(), "row " + r.path() + " of " + m.data_file + ": " + e.message());
+  }
+  if (spec.disaggregated() || spec.speculative.tokens > 0)
+    throw SpecError(m.file, "/spec", "expected a colocated deployment without speculative decoding");
+  if (options.scheduler) {
+    spec.scheduler = *options.scheduler;
+    const auto asked =
+        make_serving_scheduler(spec.scheduler, {spec.max_batch_tokens, spec.max_batch_requests, spec.block_size});
+    if (spec.traffic.prompt.mean > double(asked->max_prompt_tokens())) spec.scheduler = "chunked_prefill";
+  }
+  row.scheduler = spec.scheduler;
+  row.tp = spec.tp;
+  row.input_tokens = r.integer("input_tokens", 1, 1 << 24);
+  row.output_tokens = r.integer("output_tokens", 1, 1 << 24);
+  row.precision = to_string(spec.weight_dtype);
+  row.gpus = spec.tp * spec.pp;
+  const ClusterSpec cluster = load_cluster_spec(cluster_choice->second.preset, cluster_choice->second.overrides);
+  const GpuSpec gpu = simulated_gpu(cluster);
+  const auto iteration_model = make_iteration_model(replica_config(spec), gpu, cluster);
+  const std::vector<RequestArrival> arrivals = make_traffic(spec.traffic);
+  const ServingResult result = run_serving(spec, *iteration_model, arrivals);
+  row.requests = static_cast<std::int64_t>(arrivals.size());
+  if (spec.traffic.closed_loop()) row.requests = spec.traffic.requests;
+  if (result.summary.finished != row.requests)
+    throw SimulationError(m.data_file + " " + row.id + ": " + std::to_string(result.summary.finished) + " of " +
+                          std::to_string(row.requests) + " requests finished under scheduler " + spec.scheduler);
+  row.kv_capacity_tokens = iteration_model->memory().kv_capacity_tokens;
+  row.preemptions = result.summary.preemptions;
+  std::vector<ServingValidationRow> out;
+  for (const auto& [metric, f] : m.metrics) {
+    ServingValidationRow x = row;
+    x.metric = metric;
+    x.measured = r.number(f.field, NumberRange::positive()) * f.scale;
+    x.predicted = serving_metric(result.summary, metric);
+    out.push_back(std::move(x));
+  }
+  return out;
 }
 
 ServingValidationGroup group(std::string name, const std::vector<ServingValidationRow>& rows,
@@ -186,6 +306,13 @@ ServingValidationGroup group(std::string name, const std::vector<ServingValidati
   for (const auto& r : rows)
     if (field == nullptr || r.*field == value) errors.push_back(r.error());
   return {std::move(name), summarize_errors(errors)};
+}
+
+// A published or predicted value in the metric's unit: tokens/s whole, seconds to 0.1 ms.
+std::string value_text(const std::string& metric, double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, metric == "output_tokens_per_s" ? "%.0f" : "%.4f", x);
+  return b;
 }
 
 std::string percent(double v, bool sign = false) {
@@ -224,10 +351,15 @@ ServingValidation run_serving_validation(std::string_view name, const ServingVal
     if (!selected(data[i], m)) continue;
     if (options.limit > 0 && v.rows.size() >= options.limit) break;
     JsonReader r(data[i], m.data_file, "/" + std::to_string(i));
-    v.rows.push_back(run_row(m, r, options));
+    if (m.spec) {
+      for (auto& row : run_spec_row(m, r, options))
+        v.rows.push_back(std::move(row));
+    } else {
+      v.rows.push_back(run_row(m, r, options));
+    }
   }
   v.groups.push_back(group("all", v.rows, nullptr, ""));
-  for (const auto field : {&ServingValidationRow::gpu, &ServingValidationRow::model}) {
+  for (const auto field : {&ServingValidationRow::metric, &ServingValidationRow::gpu, &ServingValidationRow::model}) {
     std::set<std::string> values;
     for (const auto& r : v.rows)
       values.insert(r.*field);
@@ -237,21 +369,60 @@ ServingValidation run_serving_validation(std::string_view name, const ServingVal
   return v;
 }
 
+const std::vector<std::string>& serving_validation_metrics() {
+  static const std::vector<std::string> names{"output_tokens_per_s", "ttft_s", "itl_s"};
+  return names;
+}
+
+double serving_metric(const ServingSummary& s, std::string_view metric) {
+  if (metric == "ttft_s") return s.ttft.mean_s;
+  if (metric == "itl_s") return s.tbt_mean.mean_s;
+  if (metric == "output_tokens_per_s") return s.output_tokens_per_s;
+  throw SpecError(std::string(metric), "", "expected a serving metric: output_tokens_per_s, ttft_s or itl_s");
+}
+
+PredictionFeatures serving_features(std::string_view gpu_id, const std::string& weight_precision, int replica_gpus) {
+  PredictionFeatures f;
+  f.gpu = std::string(gpu_id);
+  f.generation = gpu_generation(gpu_id);
+  f.precision = weight_precision;
+  f.sharding = "serving";
+  f.gpus = replica_gpus;
+  return f;
+}
+
+std::vector<ResidualRow> serving_residual_rows(const ServingValidation& v) {
+  std::vector<ResidualRow> out;
+  if (!v.residuals) return out;
+  for (const auto& r : v.rows) {
+    ResidualRow row;
+    row.dataset = v.name;
+    row.id = r.id;
+    row.features = serving_features(r.gpu, r.precision, r.gpus);
+    row.step_time_error = r.error();
+    row.metric = r.metric;
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 std::string serving_validation_text(const ServingValidation& v) {
   std::string t = "# " + v.name + ": " + v.title + "\n# source: " + v.source + "\n# mapping: " + v.file +
                   "; data: " + v.data_file + "\n";
   for (const auto& a : v.assumptions)
     t += "# assumes: " + a + "\n";
-  t += "# error = predicted / published - 1 (output tokens/s, a burst of the published requests at t = 0)\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "  %-11s %-15s %-15s %3s %-16s %11s %8s %10s %10s %8s\n", "row", "model", "gpu",
-                "tp", "scheduler", "ISL/OSL", "requests", "published", "predicted", "error");
+  if (!v.residuals) t += "# not in the residuals of the error bars (the mapping's \"residuals\": false)\n";
+  t += "# error = predicted / published - 1 (metric: output_tokens_per_s, ttft_s mean, itl_s mean)\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "  %-11s %-19s %-15s %-15s %3s %-16s %11s %8s %10s %10s %8s\n", "row", "metric",
+                "model", "gpu", "tp", "scheduler", "ISL/OSL", "requests", "published", "predicted", "error");
   t += line;
   for (const auto& r : v.rows) {
     const std::string lengths = std::to_string(r.input_tokens) + "/" + std::to_string(r.output_tokens);
-    std::snprintf(line, sizeof line, "  %-11s %-15s %-15s %3d %-16s %11s %8lld %10.0f %10.0f %8s\n", r.id.c_str(),
-                  r.model.c_str(), r.gpu.c_str(), r.tp, r.scheduler.c_str(), lengths.c_str(),
-                  static_cast<long long>(r.requests), r.measured, r.predicted, percent(r.error(), true).c_str());
+    std::snprintf(line, sizeof line, "  %-11s %-19s %-15s %-15s %3d %-16s %11s %8lld %10s %10s %8s\n", r.id.c_str(),
+                  r.metric.c_str(), r.model.c_str(), r.gpu.c_str(), r.tp, r.scheduler.c_str(), lengths.c_str(),
+                  static_cast<long long>(r.requests), value_text(r.metric, r.measured).c_str(),
+                  value_text(r.metric, r.predicted).c_str(), percent(r.error(), true).c_str());
     t += line;
   }
   t += "\n| group | rows | median abs error | MAPE | bias |\n|---|---:|---:|---:|---:|\n";
@@ -264,12 +435,11 @@ std::string serving_validation_text(const ServingValidation& v) {
   std::stable_sort(worst.begin(), worst.end(),
                    [](const auto* a, const auto* b) { return std::fabs(a->error()) > std::fabs(b->error()); });
   worst.resize(std::min<std::size_t>(worst.size(), 8));
-  t += "\n| row | model | GPU | tp | ISL/OSL | requests | published tok/s | predicted tok/s | error |\n"
-       "|---|---|---|---:|---|---:|---:|---:|---:|\n";
+  t += "\n| row | metric | model | GPU | tp | ISL/OSL | requests | published | predicted | error |\n"
+       "|---|---|---|---|---:|---|---:|---:|---:|---:|\n";
   for (const auto* r : worst) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.0f | %.0f", r->measured, r->predicted);
-    t += "| " + r->id + " | " + r->model + " | " + r->gpu + " | " + std::to_string(r->tp) + " | " +
+    const std::string b = value_text(r->metric, r->measured) + " | " + value_text(r->metric, r->predicted);
+    t += "| " + r->id + " | " + r->metric + " | " + r->model + " | " + r->gpu + " | " + std::to_string(r->tp) + " | " +
          std::to_string(r->input_tokens) + "/" + std::to_string(r->output_tokens) + " | " +
          std::to_string(r->requests) + " | " + b + " | " + percent(r->error(), true) + " |\n";
   }
@@ -283,10 +453,12 @@ std::string serving_validation_json(const ServingValidation& v, int indent) {
                               {"file", v.file},
                               {"data", v.data_file},
                               {"assumptions", v.assumptions},
+                              {"residuals", v.residuals},
                               {"rows", nlohmann::ordered_json::array()},
                               {"summary", nlohmann::ordered_json::array()}};
   for (const auto& r : v.rows)
     j["rows"].push_back({{"id", r.id},
+                         {"metric", r.metric},
                          {"model", r.model},
                          {"gpu", r.gpu},
                          {"tp", r.tp},

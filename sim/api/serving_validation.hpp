@@ -14,18 +14,33 @@
 // Each row (model, gpu_id, tp, pp, input_tokens, output_tokens, requests) is served as a burst of
 // `requests` requests at t = 0 with exactly input_tokens / output_tokens tokens on one replica of tp x pp
 // GPUs; predicted = output tokens / makespan, error = predicted / measured - 1.
+// A mapping may instead carry a whole serving spec (docs/specs.md), for deployments the keys above do not
+// describe (closed loops, MoE, MLA, attention data parallelism):
+//   spec {serving spec}          served as written, with the row's values set into it:
+//   row_values {JSON pointer: {field, scale}}   spec value at the pointer = the row's field x scale
+//   metrics {metric: {field, scale}}            metric (output_tokens_per_s, ttft_s = mean TTFT,
+//                                 itl_s = mean of the per-request mean gap between tokens) measured =
+//                                 the row's field x scale; one validation row per record and metric
+//   clusters {row gpu_id: {preset, overrides}}, name, title, source, data, select, assumptions as above.
+// Either form may say "residuals": false (default true): its rows are reported but give the error bars
+// no residual (a deployment the bars' features cannot tell from others; the mapping says why).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/serving/serving_metrics.hpp"
+#include "sim/validation/error_bars.hpp"
 #include "sim/validation/error_summary.hpp"
 
 namespace clustersim {
 
 struct ServingValidationRow {
   std::string id;
+  std::string metric = "output_tokens_per_s";  // output_tokens_per_s, ttft_s or itl_s
+  std::string precision;                       // the replica's weight dtype (the error bars' feature)
+  int gpus = 1;                                // GPUs of the replica (tp x pp)
   std::string model;
   std::string gpu;  // the row's gpu_id
   int tp = 1;
@@ -35,13 +50,13 @@ struct ServingValidationRow {
   std::int64_t requests = 0;
   std::int64_t kv_capacity_tokens = 0;
   std::int64_t preemptions = 0;
-  double measured = 0.0;   // published output tokens/s
-  double predicted = 0.0;  // simulated output tokens/s
+  double measured = 0.0;   // the published value of `metric`
+  double predicted = 0.0;  // the simulated value
   double error() const { return predicted / measured - 1.0; }
 };
 
 struct ServingValidationGroup {
-  std::string name;  // "all", a gpu_id or a model
+  std::string name;  // "all", a metric, a gpu_id or a model
   ErrorSummary errors;
 };
 
@@ -52,8 +67,9 @@ struct ServingValidation {
   std::string file;       // the mapping file
   std::string data_file;  // the data file it names
   std::vector<std::string> assumptions;
+  bool residuals = true;  // its rows go into the residual file of the error bars
   std::vector<ServingValidationRow> rows;
-  std::vector<ServingValidationGroup> groups;  // all, then per GPU, then per model (sorted)
+  std::vector<ServingValidationGroup> groups;  // all, then per metric, per GPU, per model (sorted)
 };
 
 struct ServingValidationOptions {
@@ -70,8 +86,23 @@ bool is_serving_validation(std::string_view name);
 // path), or an unknown scheduler; SimulationError when a row's requests do not all finish.
 ServingValidation run_serving_validation(std::string_view name, const ServingValidationOptions& options = {});
 
+// The metrics a serving validation row compares, in report order: output_tokens_per_s, ttft_s (the mean
+// TTFT), itl_s (the mean over requests of each one's mean gap between tokens).
+const std::vector<std::string>& serving_validation_metrics();
+// The value of a metric in a run's summary (the prediction).
+double serving_metric(const ServingSummary& summary, std::string_view metric);
+// The error bars' features of a serving deployment: its GPU and generation, the weight precision,
+// sharding "serving", the GPUs of one replica (tp x pp). The residual rows and `serve`'s intervals
+// take them from here.
+PredictionFeatures serving_features(std::string_view gpu_id, const std::string& weight_precision, int replica_gpus);
+
+// The residual rows of the error bars (sim/validation/error_bars.hpp): one per row (none when the
+// mapping says "residuals": false), its metric named,
+// the features of its replica (GPU, generation, weight precision, sharding "serving", tp x pp GPUs).
+std::vector<ResidualRow> serving_residual_rows(const ServingValidation& v);
+
 // The report: rows, the statistics per group, the worst rows. JSON keys: dataset, title, source, file,
-// data, assumptions, rows [{id, model, gpu, tp, scheduler, input_tokens, output_tokens, requests,
+// data, assumptions, rows [{id, metric, model, gpu, tp, scheduler, input_tokens, output_tokens, requests,
 // kv_capacity_tokens, preemptions, measured, predicted, error}], summary [{group, rows, median_abs_error,
 // mape, p90_abs_error, max_abs_error, bias}].
 std::string serving_validation_text(const ServingValidation& v);

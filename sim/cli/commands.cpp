@@ -120,8 +120,8 @@ std::span<const Command> commands() {
        "  --json           print the fit (per kernel class, per trace) as JSON\n",
        &run_calibrate},
       {"validate",
-       "replay published training runs (vTrain, Megatron, NeMo, llm-foundry) and serving throughputs "
-       "(TensorRT-LLM); error, error bars",
+       "replay published training runs (vTrain, Megatron, NeMo, llm-foundry) and serving throughputs and "
+       "latencies (TensorRT-LLM, NIM); error, error bars",
        "usage: clustersim validate DATASET... [--fidelity flow|analytical] [--jobs N] [--limit N]\n"
        "                           [--json] [--out results.json] [--residuals residuals.json]\n"
        "       clustersim validate SERVING-DATASET... [--limit N] [--scheduler NAME] [--json] [--out results.json]\n"
@@ -136,14 +136,18 @@ std::span<const Command> commands() {
        "  --json           print only the results JSON: per row measured, predicted, error; summary\n"
        "  --out FILE       also write the results JSON to FILE\n"
        "  --residuals FILE write the residual file of the error bars (calibration/validation/residuals.json:\n"
-       "                   per simulated row its features and step-time error)\n"
+       "                   per simulated row its features and step-time error; serving rows name their\n"
+       "                   metric)\n"
        "  SERVING-DATASET  a shipped serving dataset (serving-trtllm-inflight: TensorRT-LLM's published\n"
-       "                   saturation throughputs, docs/serving.md), each row a burst of requests through\n"
-       "                   the serving engine; not part of all, and named without training datasets\n"
+       "                   saturation throughputs; serving-nim-latency: NIM's TTFT, ITL and throughput at\n"
+       "                   its operating points; serving-trtllm-mla: DeepSeek-R1 on 8 H200s; docs/serving.md),\n"
+       "                   each row a run of the serving engine; part of all, named alone without\n"
+       "                   training datasets\n"
        "  --scheduler NAME serving datasets: another batching policy than the dataset's (a comparison)\n"
        "  --list           the shipped datasets, one a line, with their kind (training or serving)\n"
        "  --coverage       how often the error bars of the shipped residuals contain the measured step\n"
-       "                   time, per dataset, leaving out the row (and, second, its whole dataset)\n"
+       "                   time (serving: the metric), per dataset, leaving out the row (and, second, its\n"
+       "                   whole dataset)\n"
        "  error = (predicted - measured) / measured; rows the simulator refuses are listed as\n"
        "  unsupported with the reason and left out of the statistics (MAPE, median, p90, max, bias).\n",
        &run_validate},

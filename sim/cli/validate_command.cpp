@@ -52,8 +52,8 @@ int print_coverage(bool json) {
     return 0;
   }
   char line[256];
-  std::cout << "# error bars: coverage of the measured step time, per dataset (" << table.file << ", "
-            << table.rows.size() << " rows, " << table.fidelity << " fidelity)\n"
+  std::cout << "# error bars: coverage of the measured step time (serving datasets: their metrics), per dataset ("
+            << table.file << ", " << table.rows.size() << " rows, " << table.fidelity << " fidelity)\n"
             << "# leave one row out: the row's own residual is not among its neighbours; leave its dataset out: no row "
                "of its dataset is\n"
             << "# width = median (hi - lo) / predicted; distance = median of the neighbours' mean feature distance\n";
@@ -115,6 +115,8 @@ int run_validate(const std::vector<std::string>& args) {
       std::cout << n << "\tserving\n";
     return 0;
   }
+  // Serving datasets named run on their own (they take --scheduler); `all` runs the training datasets,
+  // then the serving ones with their mappings' schedulers.
   std::size_t serving = 0;
   for (const std::string& p : a.positional())
     serving += is_serving_validation(p) ? 1 : 0;
@@ -125,7 +127,7 @@ int run_validate(const std::vector<std::string>& args) {
         for (const auto& n : serving_validation_names())
           names += (names.empty() ? "" : ", ") + n;
         return names;
-      }() + ") run on their own: name no training dataset beside them");
+      }() + ") run on their own or in all: name no training dataset beside them");
     return run_serving_validations(a);
   }
   if (a.value("scheduler")) throw UsageError("--scheduler is for the serving datasets");
@@ -134,11 +136,13 @@ int run_validate(const std::vector<std::string>& args) {
     return print_coverage(a.flag("json"));
   }
   if (a.positional().empty()) throw UsageError("name a dataset (or all)");
-  std::vector<std::string> datasets;
+  std::vector<std::string> datasets, serving_datasets;
   for (const std::string& p : a.positional()) {
     if (p == "all") {
       for (const auto& n : validation_dataset_names())
         datasets.push_back(n);
+      for (const auto& n : serving_validation_names())
+        serving_datasets.push_back(n);
     } else {
       datasets.push_back(p);
     }
@@ -172,6 +176,16 @@ int run_validate(const std::vector<std::string>& args) {
     all["datasets"].push_back(nlohmann::ordered_json::parse(validation_to_json(loaded[i], result, options, -1)));
     if (!a.flag("json"))
       std::cout << (i > 0 ? "\n" : "") << validation_to_text(loaded[i], result, options) << std::flush;
+  }
+  // The serving datasets: their rows, and their residuals (metric named) after the training rows.
+  ServingValidationOptions serving_options;
+  serving_options.limit = limit;
+  for (const std::string& name : serving_datasets) {
+    const ServingValidation v = run_serving_validation(name, serving_options);
+    for (ResidualRow& row : serving_residual_rows(v))
+      residuals.rows.push_back(std::move(row));
+    all["datasets"].push_back(nlohmann::ordered_json::parse(serving_validation_json(v, -1)));
+    if (!a.flag("json")) std::cout << "\n" << serving_validation_text(v) << std::flush;
   }
   const std::string json = all.dump(2);
   if (const auto out = a.value("out")) write_output_file(*out, json + "\n", "validation results file");

@@ -123,6 +123,26 @@ std::string serving_report_json(const ServingReport& r, int indent) {
                      {"output_tokens_per_s", s.output_tokens_per_s},
                      {"goodput_rps", s.goodput_rps},
                      {"slo_attainment", s.slo_attainment}};
+  Json intervals = Json::object();
+  for (const ServingInterval& x : r.intervals) {
+    const ServingInterval& i = x;
+    Json datasets = Json::array();
+    for (const auto& [dataset, rows] : i.datasets)
+      datasets.push_back({{"dataset", dataset}, {"rows", rows}});
+    intervals[x.metric] = {{"predicted", x.predicted},
+                           {"interval", {i.lo, i.hi}},
+                           {"basis",
+                            {{"rows", i.rows},
+                             {"datasets", datasets},
+                             {"mean_distance", i.mean_distance},
+                             {"max_distance", i.max_distance},
+                             {"widening", i.widening},
+                             {"error_p5", i.error_p5},
+                             {"error_p50", i.error_p50},
+                             {"error_p95", i.error_p95},
+                             {"rule", i.rule}}}};
+  }
+  j["intervals"] = intervals;
   j["utilization"] = {{"gpu_busy_fraction", s.gpu_busy_fraction},
                       {"mean_kv_occupancy", s.mean_kv_occupancy},
                       {"peak_kv_occupancy", s.peak_kv_occupancy},
@@ -203,6 +223,16 @@ std::string serving_report_text(const ServingReport& r) {
   t += "  throughput             " + fixed("%.2f", s.throughput_rps) + " requests/s, " +
        fixed("%.0f", s.input_tokens_per_s) + " input + " + fixed("%.0f", s.output_tokens_per_s) +
        " output tokens/s over " + fixed("%.1f", s.makespan_s) + " s\n";
+  for (const ServingInterval& x : r.intervals) {
+    const bool rate = x.metric == "output_tokens_per_s";
+    const char* format = rate ? "%.0f" : "%.4f";
+    std::string basis;
+    for (const auto& d : x.datasets)
+      basis += (basis.empty() ? "" : ", ") + d.first;
+    t += "  error bars " + x.metric + std::string(std::max<std::size_t>(1, 20 - x.metric.size()), ' ') +
+         fixed(format, x.predicted) + " in [" + fixed(format, x.lo) + ", " + fixed(format, x.hi) + "]" +
+         (rate ? " tokens/s" : " s") + " (5-95 %, " + std::to_string(x.rows) + " validation rows of " + basis + ")\n";
+  }
   t += "  SLO attainment         " + fixed("%.1f", 100 * s.slo_attainment) + " % (goodput " +
        fixed("%.2f", s.goodput_rps) + " requests/s)\n";
   t += "  GPU busy               " + fixed("%.1f", 100 * s.gpu_busy_fraction) + " %, KV occupancy mean " +

@@ -3,6 +3,8 @@
 // timeline: the requests as Chrome / Perfetto trace slices (ui.perfetto.dev).
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/serving/iteration_model.hpp"
 #include "sim/serving/serving_cost.hpp"
@@ -10,6 +12,26 @@
 #include "sim/serving/serving_spec.hpp"
 
 namespace clustersim {
+
+// The interval the measured value of a metric is expected in, from the serving validation residuals
+// nearest the deployment (sim/validation/error_bars.hpp: the rule of training's step_time_interval_s;
+// the application layer fills it).
+struct ServingInterval {
+  std::string metric;      // output_tokens_per_s, ttft_s (mean TTFT), itl_s (mean gap between tokens)
+  double predicted = 0.0;  // the run's value
+  double lo = 0.0;         // in the metric's unit
+  double hi = 0.0;
+  // The basis: the neighbours (rows, per dataset), their distance, their errors' quantiles, the rule.
+  int rows = 0;
+  std::vector<std::pair<std::string, int>> datasets;  // most rows first
+  double mean_distance = 0.0;
+  double max_distance = 0.0;
+  double widening = 1.0;
+  double error_p5 = 0.0;  // (predicted - measured) / measured of the neighbours
+  double error_p50 = 0.0;
+  double error_p95 = 0.0;
+  std::string rule;
+};
 
 struct ServingReport {
   std::string serving;  // the spec's name
@@ -30,9 +52,12 @@ struct ServingReport {
   int speculative_tokens = 0;    // speculative decoding's k: the report has `speculative` when > 0
   ServingResult result;
   ServingCost cost;
+  std::vector<ServingInterval> intervals;  // per metric with residuals (none without shipped residuals)
 };
 
-// Keys: run, memory, requests, latency, throughput, utilization, power, cost, samples (columns:
+// Keys: run, memory, requests, latency, throughput, intervals ({metric: {predicted, interval [lo, hi],
+// basis {rows, datasets, mean_distance, widening, error_p5, error_p50, error_p95, rule}}}), utilization,
+// power, cost, samples (columns:
 // time_s, running, queued, kv_blocks_used, preemptions so far), and for disaggregated serving
 // `disaggregation` (the prefill pool, its memory, the KV transfers), with prefix caching `prefix_cache`,
 // with preemption by swap `swap`, with speculative decoding `speculative`.

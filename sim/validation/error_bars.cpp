@@ -23,6 +23,8 @@
 // Why 5-95: the 10th-90th percentile (80 % of rows drawn like the neighbours) covered 77 % of
 // llmfoundry-a100-80gb and 75 % of nemo-h100-fp8-2024 leave-one-out (neighbours mix sources with
 // different biases); the 5th-95th covers 88 % or more of every dataset (docs/validation.md).
+// Serving rows (metric output_tokens_per_s, ttft_s or itl_s; sharding "serving") take the same rule among
+// the rows of their own metric only: a prediction's neighbours are always residuals of what it predicts.
 // Coverage is checked leave-one-out (a row's own residual is never among its neighbours):
 // leave_one_out_coverage, printed by `clustersim validate --coverage`.
 #include "sim/validation/error_bars.hpp"
@@ -102,9 +104,16 @@ ResidualTable parse_residuals(std::string_view json_text, const std::string& fil
     row.features.gpu = e.string("gpu");
     row.features.generation = e.string("generation");
     row.features.precision = e.string("precision");
-    row.features.sharding = e.choice("sharding", {"fsdp", "megatron"});
+    row.features.sharding = e.choice("sharding", {"fsdp", "megatron", "serving"});
     row.features.gpus = static_cast<int>(e.integer("gpus", 1, 1 << 30));
-    row.step_time_error = e.number("step_time_error", NumberRange{-1.0, std::numeric_limits<double>::infinity(), true});
+    // Training rows: the step-time error; serving rows name their metric and carry "error".
+    const NumberRange error_range{-1.0, std::numeric_limits<double>::infinity(), true};
+    if (e.has("metric")) {
+      row.metric = e.choice("metric", {"output_tokens_per_s", "ttft_s", "itl_s"});
+      row.step_time_error = e.number("error", error_range);
+    } else {
+      row.step_time_error = e.number("step_time_error", error_range);
+    }
     e.finish();
     t.rows.push_back(std::move(row));
   }
@@ -119,7 +128,7 @@ std::string residuals_to_json(const ResidualTable& table) {
          nlohmann::json(
              "Validation residuals behind the error bars of every report (sim/validation/error_bars.cpp): one row "
              "per simulated row of the validation datasets, with the features the distance compares and the "
-             "step-time error (predicted - measured) / measured.")
+             "step-time error (predicted - measured) / measured; serving rows name their metric and its error.")
              .dump() +
          ",\n";
   out += "  \"generated_by\": " + nlohmann::json(table.generated_by).dump() + ",\n";
@@ -134,8 +143,14 @@ std::string residuals_to_json(const ResidualTable& table) {
                                 {"generation", row.features.generation},
                                 {"precision", row.features.precision},
                                 {"sharding", row.features.sharding},
-                                {"gpus", row.features.gpus},
-                                {"step_time_error", std::round(row.step_time_error * 1e6) / 1e6}};
+                                {"gpus", row.features.gpus}};
+    const double error = std::round(row.step_time_error * 1e6) / 1e6;
+    if (row.metric == kStepTimeMetric) {
+      j["step_time_error"] = error;
+    } else {
+      j["metric"] = row.metric;
+      j["error"] = error;
+    }
     out += "    " + j.dump() + (i + 1 < table.rows.size() ? ",\n" : "\n");
   }
   out += "  ]\n}\n";
@@ -150,9 +165,16 @@ ResidualTable shipped_residuals() {
 
 std::optional<StepTimeInterval> step_time_interval(const PredictionFeatures& features, double step_time_s,
                                                    const ResidualTable& table, const ResidualExclusion& exclude) {
+  return metric_interval(features, kStepTimeMetric, step_time_s, table, exclude);
+}
+
+std::optional<StepTimeInterval> metric_interval(const PredictionFeatures& features, std::string_view metric,
+                                                double step_time_s, const ResidualTable& table,
+                                                const ResidualExclusion& exclude) {
   std::vector<Neighbour> all;
   all.reserve(table.rows.size());
   for (const ResidualRow& row : table.rows) {
+    if (row.metric != metric) continue;
     if (&row == exclude.row || (!exclude.dataset.empty() && row.dataset == exclude.dataset)) continue;
     all.push_back({&row, feature_distance(features, row.features)});
   }
@@ -200,7 +222,7 @@ std::vector<IntervalCoverage> leave_one_out_coverage(const ResidualTable& table,
     ResidualExclusion exclude;
     exclude.row = &row;
     if (leave_dataset_out) exclude.dataset = row.dataset;
-    const auto interval = step_time_interval(row.features, 1.0, table, exclude);
+    const auto interval = metric_interval(row.features, row.metric, 1.0, table, exclude);
     if (!index.count(row.dataset)) {
       index[row.dataset] = out.size();
       out.push_back({row.dataset});

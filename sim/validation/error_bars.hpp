@@ -16,12 +16,17 @@
 
 namespace clustersim {
 
+inline constexpr std::string_view kStepTimeMetric = "step_time_s";
+
 struct ResidualRow {
   std::string dataset;
   std::string id;
   std::string stack;  // the dataset's training software ("" when it does not say)
   PredictionFeatures features;
-  double step_time_error = 0.0;  // (predicted - measured) / measured of the step time
+  double step_time_error = 0.0;  // (predicted - measured) / measured of `metric` (the step time for training)
+  // What was compared: "step_time_s" (training rows; the file omits it) or a serving metric
+  // ("output_tokens_per_s", "ttft_s", "itl_s"; the file names it and the error is under "error").
+  std::string metric = std::string(kStepTimeMetric);
 };
 
 struct ResidualTable {
@@ -46,14 +51,19 @@ struct ResidualExclusion {
   std::string dataset;               // every row of this dataset ("" none)
 };
 
-// The interval of the measured step time for a prediction of `step_time_s` with `features`;
-// nullopt when the table has no row to compare with.
+// The interval of the measured value of `metric` for a prediction `predicted` with `features`, from the
+// table's rows of the same metric (lo_s / hi_s carry the metric's unit); nullopt when the table has no
+// row of that metric to compare with.
+std::optional<StepTimeInterval> metric_interval(const PredictionFeatures& features, std::string_view metric,
+                                                double predicted, const ResidualTable& table,
+                                                const ResidualExclusion& exclude = {});
+// metric_interval of the step time.
 std::optional<StepTimeInterval> step_time_interval(const PredictionFeatures& features, double step_time_s,
                                                    const ResidualTable& table, const ResidualExclusion& exclude = {});
 
 // Leave-one-out coverage per dataset: for each row, the interval from the other rows (or, with
 // `leave_dataset_out`, from the other datasets' rows) around a prediction, and whether the measured
-// step time falls in it.
+// value falls in it (each row against the rows of its own metric).
 struct IntervalCoverage {
   std::string dataset;
   std::size_t rows = 0;

@@ -24,6 +24,8 @@
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -67,6 +69,56 @@ TEST(CliServePublished, NimLlama70bLatencyAtItsOperatingPoints) {
       EXPECT_LE(std::abs(error(ttft_ms, row["ttft_ms"])), kTolerance) << "concurrency " << c << ": TTFT " << ttft_ms;
     }
   }
+}
+
+// The error bars of `serve` (report key `intervals`, from the shipped serving residuals nearest the
+// deployment: H100, fp8, 2 GPUs per replica): at each published operating point, the interval of each
+// metric contains the published value. Measured 2026-11-28: 24 of the 24 (each row's own residual is
+// among its neighbours here, as for any user of these deployments; leave-one-out: 22 of 24,
+// tests/cpp/sim/error_bars_test.cpp); asserted: at least the nominal 90 %. The neighbours of
+// TTFT and ITL are serving-nim-latency's own rows (no other dataset publishes latency), those of the
+// throughput the 68 throughput rows' nearest.
+TEST(CliServePublished, NimIntervalsContainThePublishedValues) {
+  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/published/serving_latency.json");
+  ASSERT_TRUE(in);
+  const nlohmann::json rows = nlohmann::json::parse(in);
+  const std::string spec = write_temp("nim_llama33_70b_intervals.json", R"({"name": "nim-llama3.3-70b-fp8-tp2",
+    "model": {"type": "transformer", "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672,
+              "seq_len": 131072, "vocab": 128256, "activation": "swiglu"},
+    "replica": {"tp": 2, "replicas": 1, "weight_dtype": "fp8", "kv_dtype": "fp8", "gpu_memory_utilization": 0.9},
+    "scheduler": {"name": "inflight", "max_batch_tokens": 8192, "max_batch_requests": 256, "block_size": 32},
+    "traffic": {"arrival": "closed", "concurrency": 1, "requests": 10,
+                "prompt": {"distribution": "fixed", "mean": 5000}, "output": {"distribution": "fixed", "mean": 500}}})");
+  int covered = 0, compared = 0;
+  for (const auto& row : rows) {
+    const int c = row["concurrency"];
+    const auto r = run_cli("serve --cluster dgx-h100 --serving " + spec + " --json --set traffic.concurrency=" +
+                           std::to_string(c) + " --set traffic.requests=" + std::to_string(30 * c));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    const nlohmann::json& intervals = j["intervals"];
+    const std::vector<std::pair<std::string, double>> published{
+        {"output_tokens_per_s", row["output_tokens_per_s"].get<double>()},
+        {"ttft_s", 1e-3 * row["ttft_ms"].get<double>()},
+        {"itl_s", 1e-3 * row["itl_ms"].get<double>()}};
+    for (const auto& [metric, value] : published) {
+      ASSERT_TRUE(intervals.contains(metric)) << metric;
+      const auto& i = intervals[metric];
+      const double lo = i["interval"][0], hi = i["interval"][1], predicted = i["predicted"];
+      // Not always around the prediction: the interval is centred on the neighbours' median error (the
+      // TTFT's neighbours are all slow, +6 .. +47 %, so its interval lies below the predicted TTFT).
+      EXPECT_GT(predicted, 0.0);
+      EXPECT_LT(lo, hi);
+      EXPECT_GE(i["basis"]["rows"].get<int>(), metric == "output_tokens_per_s" ? 20 : 8) << metric;
+      if (metric != "output_tokens_per_s") {
+        EXPECT_EQ(i["basis"]["datasets"][0]["dataset"], "serving-nim-latency");
+      }
+      ++compared;
+      if (value >= lo && value <= hi) ++covered;
+    }
+  }
+  EXPECT_EQ(compared, 24);
+  EXPECT_GE(covered, 22);  // the intervals' nominal 90 % (5th..95th percentile) of 24: 21.6
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 // 5 %, every per-GPU median <= 10 % (the target), every row within 20 %.
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -74,6 +76,68 @@ TEST(ValidateServingCli, TrtllmSaturationThroughputWithinTheMeasuredError) {
   }
 }
 
+// serving-nim-latency (calibration/validation/serving/serving-nim-latency.json): NIM 1.8.0's eight
+// operating points of Llama 3.3 70B fp8 tp 2 on two H100s (5000/500 tokens, AIPerf closed loop of 1 to
+// 250 clients), each run once and compared on three metrics. Measured on this commit (2026-11-28,
+// predicted / published - 1; the same runs as tests/cpp/cli/serve_published_latency_test.cpp):
+//   output_tokens_per_s  median |error| 10.6 %, bias -6.6 %
+//   ttft_s (mean)        11.6 %, bias +23.6 % (the convoy at 5 to 50 clients: +45 .. +47 %)
+//   itl_s (mean)         11.5 %, bias +7.0 %
+//   all 24 rows          11.0 %
+// Tolerance: the measured medians +- 1.5 points (a change that moves them is seen).
+TEST(ValidateServingCli, NimLatencyDatasetPerMetric) {
+  const auto r = run_cli("validate serving-nim-latency --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["datasets"].size(), 1u);
+  const auto& d = j["datasets"][0];
+  EXPECT_EQ(d["dataset"], "serving-nim-latency");
+  EXPECT_EQ(d["data"], "calibration/data/published/serving_latency.json");
+  EXPECT_EQ(d["residuals"], true);
+  ASSERT_EQ(d["rows"].size(), 24u);  // 8 records x 3 metrics
+  for (const auto& row : d["rows"]) {
+    EXPECT_EQ(row["scheduler"], "inflight");
+    EXPECT_NEAR(row["error"].get<double>(), row["predicted"].get<double>() / row["measured"].get<double>() - 1.0,
+                1e-12);
+    // nim-0001 (1 client): the published TTFT 406.77 ms and ITL 18.58 ms, in seconds.
+    if (row["id"] == "nim-0001" && row["metric"] == "ttft_s") {
+      EXPECT_NEAR(row["measured"].get<double>(), 0.40677, 1e-12);
+    }
+    if (row["id"] == "nim-0001" && row["metric"] == "itl_s") {
+      EXPECT_NEAR(row["measured"].get<double>(), 0.01858, 1e-12);
+    }
+    if (row["id"] == "nim-0008") {
+      EXPECT_EQ(row["requests"], 30 * 250);  // 30 requests per client
+    }
+  }
+  const std::vector<std::pair<const char*, double>> medians{
+      {"output_tokens_per_s", 0.106}, {"ttft_s", 0.116}, {"itl_s", 0.115}, {"all", 0.110}};
+  for (const auto& [name, median] : medians) {
+    const nlohmann::json* g = group(d, name);
+    ASSERT_NE(g, nullptr) << name;
+    EXPECT_EQ((*g)["rows"], std::string(name) == "all" ? 24 : 8) << name;
+    EXPECT_NEAR((*g)["median_abs_error"].get<double>(), median, 0.015) << name;
+  }
+}
+
+// serving-trtllm-mla: TensorRT-LLM's DeepSeek-R1 max-throughput run on 8 x H200 as a dataset (the spec
+// of tests/cpp/cli/serve_published_mla_test.cpp in the mapping). Measured 2026-11-28: 17,363 against
+// 11,489 output tokens/s, +51.1 %; not among the error bars' residuals (the mapping says why).
+TEST(ValidateServingCli, TrtllmMlaDatasetIsOneThroughputRowOutsideTheResiduals) {
+  const auto r = run_cli("validate serving-trtllm-mla --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& d = j["datasets"][0];
+  EXPECT_EQ(d["residuals"], false);
+  ASSERT_EQ(d["rows"].size(), 1u);
+  const auto& row = d["rows"][0];
+  EXPECT_EQ(row["metric"], "output_tokens_per_s");
+  EXPECT_EQ(row["requests"], 5120);
+  EXPECT_DOUBLE_EQ(row["measured"].get<double>(), 11489.2671);
+  EXPECT_GT(row["error"].get<double>(), 0.48);
+  EXPECT_LT(row["error"].get<double>(), 0.55);
+}
+
 TEST(ValidateServingCli, TextReportAndOtherSchedulers) {
   const auto r = run_cli("validate serving-trtllm-inflight --limit 10 --scheduler continuous");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -93,6 +157,8 @@ TEST(ValidateServingCli, ListShowsBothKinds) {
   const auto r = run_cli("validate --list");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("serving-trtllm-inflight\tserving\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("serving-nim-latency\tserving\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("serving-trtllm-mla\tserving\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("vtrain-single\ttraining\n"), std::string::npos) << r.out;
 }
 
