@@ -514,7 +514,7 @@ class Replay {
     TrafficClasses classes(cluster_);
     for (const auto* batch : batches)
       if (!classes.add_batch(*batch)) return;
-    classes.refine();
+    if (!classes.refine()) return;
     if (2 * classes.transfer_classes() > classes.transfers()) return;
     for (std::size_t b = 0; b < batches.size(); ++b)
       memo.representatives.push_back(classes.representatives(b));

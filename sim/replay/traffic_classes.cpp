@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
-#include <stdexcept>
 #include <unordered_map>
 
 #include "topologies/cluster.hpp"
@@ -78,7 +77,7 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers) {
   return true;
 }
 
-void TrafficClasses::refine() {
+bool TrafficClasses::refine() {
   const std::size_t n = transfer_batch_.size();
   const auto links = cluster_.links();
   const std::size_t link_count = links.size();
@@ -195,7 +194,7 @@ void TrafficClasses::refine() {
     while (e < incidences.size() && incidences[e] == incidences[k])
       ++e;
     const auto [t, l] = incidences[k];
-    if ((e - k) % class_size[l] != 0) throw std::logic_error("TrafficClasses: the partition is not equitable");
+    if ((e - k) % class_size[l] != 0) return false;  // c(T, L) not whole: refused
     loads.emplace_back(l, (e - k) / class_size[l]);
     ++colour_begin[t + 1];
     k = e;
@@ -215,6 +214,7 @@ void TrafficClasses::refine() {
       classes_.links.insert(classes_.links.end(), loads[x].second, first_link[loads[x].first]);
     classes_.route_begin.push_back(classes_.links.size());
   }
+  return true;
 }
 
 std::vector<std::pair<std::size_t, int>> TrafficClasses::representatives(std::size_t batch) const {

@@ -31,7 +31,7 @@ TEST(TrafficClasses, ARingAcrossTwoLeavesHasTwoClasses) {
     ring.push_back({r, (r + 1) % 8, 1.0});
   TrafficClasses classes(cluster);
   ASSERT_TRUE(classes.add_batch(ring));
-  classes.refine();
+  ASSERT_TRUE(classes.refine());
   EXPECT_EQ(classes.transfers(), 8U);
   ASSERT_EQ(classes.transfer_classes(), 2U);
   const auto reps = classes.representatives(0);
