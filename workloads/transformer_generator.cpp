@@ -1534,8 +1534,8 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
   // modelled, but the graph does not yet route its two directions' sends nor split backwards into B and W.
   if (p.pipeline_schedule == "dualpipe")
     throw SpecError(spec.source_file, "/parallelism/pipeline_schedule",
-                    "the dualpipe schedule is not replayed yet (its memory and closed-form bubble are: "
-                    "`clustersim memory`); expected gpipe, 1f1b or interleaved for a simulated step");
+                    "the dualpipe schedule is not replayed yet (its units, memory and closed-form bubble are "
+                    "modelled: workloads/README.md); expected gpipe, 1f1b or interleaved for a simulated step");
   if (p.dp <= 0 || std::int64_t{p.tp} * p.pp * p.cp * p.dp != world_size)
     throw SimulationError("generate_transformer_training: the workload's parallelism is not resolved for " +
                           std::to_string(world_size) + " GPUs (call resolve_parallelism first)");
