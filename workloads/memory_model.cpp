@@ -50,6 +50,13 @@
 //   ahead); interleaved 1F1B min(2 (pp - i - 1) + (v - 1) pp + 1, m v) model chunks of L / (pp v)
 //   layers, i.e. that many / v micro-batches of the stage's L / pp layers (Megatron-LM's warm-up; on
 //   the first stage pp (1 + (pp - 1) / (pp v)), Korthikanti et al. section 4.2.3).
+//   DualPipe: the peak over the rank's schedule (dualpipe_schedule.hpp) of forwards begun and not yet
+//   through their (full or input-gradient) backward, counting an F&B pair's forward before its backward:
+//   pp + 1 chunks of L / pp layers on every rank (DeepSeek-V3 report, Table 2: activation "PP + 1").
+//   A split backward's weight-gradient inputs are counted with it as freed at its input part, as the table does.
+// DualPipe ranks hold two chunks, model stages i and pp - 1 - i (parameters "2x", Table 2): the
+// parameter-bound terms sum both stages (rank 0 and pp - 1 hold the embedding and the output layer),
+// the activations take the mean of the two stages' layers per in-flight chunk.
 //
 // The moments of the step (MemoryPhase) and what is alive at each, besides W + O + buffers + workspace:
 //   loss (last stage)  G_fwd + activations + logits, where logits = c s b V / t with c the
@@ -137,6 +144,7 @@
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
 #include "workloads/parameter_sharding.hpp"
+#include "workloads/pipeline_schedule.hpp"
 #include "workloads/software_stack.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
@@ -196,8 +204,18 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
       find_attention_implementation(t.attention).fused ? AttentionKernel::fused : AttentionKernel::unfused;
 
   StageTerms x;
-  x.last = i == p.pp - 1;
-  x.parameters = stage_parameters(spec, i);
+  const std::vector<int> held = pipeline_rank_stages(p.pipeline_schedule, p.pp, i);
+  x.last = std::find(held.begin(), held.end(), p.pp - 1) != held.end();
+  const bool first = std::find(held.begin(), held.end(), 0) != held.end();
+  double held_layers = 0.0;
+  RankParameters split;
+  for (const int stage : held) {
+    x.parameters += stage_parameters(spec, stage);
+    held_layers += stage_layers(m, p, stage);
+    const RankParameters part = stage_rank_parameters(spec, stage);
+    split.dense += part.dense;
+    split.expert += part.expert;
+  }
   x.in_flight = micro_batches_in_flight(spec, i);
   const LayerParameterGroups layer = rank_layer_parameter_groups(m, p);
   const double linear_parameters = layer.qkv + layer.attention_out + layer.mlp_up + layer.mlp_down;
@@ -206,11 +224,10 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   // ZeRO-3 (FSDP) each layer's fp8 copy is cast from its all-gathered weights in the forward pass and
   // freed with them: it is counted with the gathered layers below.
   x.weights = x.parameters * per_param.weights / (zero3 ? shard : 1.0) +
-              (zero3 ? 0.0 : linear_parameters * stage_layers(m, p, i) * fp8_weight_copy_bytes(t));
+              (zero3 ? 0.0 : linear_parameters * held_layers * fp8_weight_copy_bytes(t));
   const GradBufferRecipe& grad_buffer = grad_buffer_recipe(t.grad_buffer);
   // The experts' states shard over the expert data-parallel ranks, tp cp dp / (ep etp) of them
   // (Megatron-Core's distributed optimizer over the expert data-parallel group; rank_layout.hpp).
-  const RankParameters split = stage_rank_parameters(spec, i);
   const double expert_shard = m.moe.experts > 0 ? double(p.expert_dp()) : shard;
   const auto sharded = [&](double bytes_per_parameter, bool on) {
     return split.dense * bytes_per_parameter / (on ? shard : 1.0) +
@@ -223,8 +240,9 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   const bool accumulated = grad_buffer.persistent || spec.micro_batches() > 1;
   x.gradients_before_backward = accumulated ? x.gradients : 0.0;
   // the multi-token prediction modules' layers on the last stage, one each (DeepSeek-V3 sec. 2.2)
-  const double mtp_layers = i == p.pp - 1 ? m.mtp_depth : 0;
-  x.layer_activations = layer_activation_bytes(spec, attention) * (stage_layers(m, p, i) + mtp_layers) * x.in_flight;
+  const double mtp_layers = x.last ? m.mtp_depth : 0;
+  const double chunk_layers = (held_layers + mtp_layers) / double(held.size());
+  x.layer_activations = layer_activation_bytes(spec, attention) * chunk_layers * x.in_flight;
   const double vocab_shard = V * h / tp;
   if (x.last) {
     x.head_activations = 2.0 * kActivationBytes * s * b * h / sp_split;
@@ -232,7 +250,7 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
     x.logits = (1.0 + m.mtp_depth) * cross_entropy_recipe(t.cross_entropy).peak_bytes_per_logit * s * b * V / tp;
     if (!grad_buffer.persistent) x.output_gradient = per_param.weights * vocab_shard;
   }
-  if (i == 0) x.embedding_gradient = per_param.weights * vocab_shard;
+  if (first) x.embedding_gradient = per_param.weights * vocab_shard;
   x.layer_backward = 2.0 * kActivationBytes * s * b * f / tp + kActivationBytes * s * b * h / sp_split;
   const bool recomputes_layer =
       t.recompute == "full" || (t.recompute == "selective" && t.selective_recompute == "matmul_outputs");
@@ -387,6 +405,9 @@ double micro_batches_in_flight(const WorkloadSpec& spec, int stage) {
   const double m = double(spec.micro_batches());
   if (p.pp == 1) return 1.0;
   if (p.pipeline_schedule == "gpipe") return m;
+  if (p.pipeline_schedule == "dualpipe")
+    return double(
+        peak_forwards_in_flight(pipeline_schedule(p.pipeline_schedule, p.pp, stage, int(spec.micro_batches()), 1)));
   if (p.pipeline_schedule == "interleaved") {
     const double v = p.virtual_stages;
     const double chunks = 2.0 * (p.pp - stage - 1) + (v - 1.0) * p.pp + 1.0;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "workloads/dualpipe_schedule.hpp"
 
 namespace clustersim {
 namespace {
@@ -61,7 +62,24 @@ std::vector<PipelineUnit> pipeline_schedule(std::string_view schedule, int stage
       units.push_back(interleaved_unit(b++, false, stages, chunks));
     return units;
   }
+  if (schedule == "dualpipe") return dualpipe_schedule(stages, stage, m);
   throw SimulationError("unknown pipeline schedule \"" + std::string(schedule) + "\"");
+}
+
+std::vector<int> pipeline_rank_stages(std::string_view schedule, int stages, int stage) {
+  if (schedule == "dualpipe" && stages - 1 - stage != stage) return {stage, stages - 1 - stage};
+  return {stage};
+}
+
+int peak_forwards_in_flight(const std::vector<PipelineUnit>& units) {
+  int alive = 0, peak = 0;
+  for (const PipelineUnit& u : units) {
+    if (u.forward)
+      peak = std::max(peak, ++alive);
+    else if (u.part != BackwardPart::weight)
+      --alive;
+  }
+  return peak;
 }
 
 }  // namespace clustersim

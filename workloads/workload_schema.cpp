@@ -460,9 +460,11 @@ const std::vector<Row>& rows() {
     add(row<&W::parallelism, &P::pipeline_schedule>(choice(
         "parallelism.pipeline_schedule", true,
         [] {
-          return std::vector<std::string>{"gpipe", "1f1b", "interleaved"};
+          return std::vector<std::string>{"gpipe", "1f1b", "interleaved", "dualpipe"};
         },
-        "\"1f1b\"", "interleaved needs pp >= 2, pp x virtual_stages <= layers and micro-batches a multiple of pp")));
+        "\"1f1b\"",
+        "interleaved needs pp >= 2, pp x virtual_stages <= layers and micro-batches a multiple of pp; dualpipe "
+        "(DeepSeek-V3) needs pp even and micro-batches even and >= 2 pp, and holds 2x the parameters")));
     add(row<&W::parallelism, &P::virtual_stages>(
         integer("parallelism.virtual_stages", true, 1, INT_MAX, "1", "",
                 "model chunks per pipeline stage; > 1 needs pipeline_schedule `interleaved`")));

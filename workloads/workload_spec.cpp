@@ -314,6 +314,18 @@ void resolve_parallelism(WorkloadSpec& spec, int gpu_count) {
     throw SpecError(file, "/training/global_batch",
                     "the interleaved schedule needs the micro-batches per step (" + str(spec.micro_batches()) +
                         " = global_batch / (micro_batch * dp)) to be a multiple of pp (" + str(p.pp) + ")");
+  if (p.pipeline_schedule == "dualpipe") {  // DualPipe.step's assertion (dualpipe_schedule.hpp)
+    if (p.pp < 2 || p.pp % 2 != 0)
+      throw SpecError(file, "/parallelism/pp",
+                      "the dualpipe schedule needs an even number of pipeline stages pp >= 2 (micro-batches enter "
+                      "from both ends and rank i pairs stages i and pp - 1 - i), got pp = " +
+                          str(p.pp));
+    if (spec.micro_batches() % 2 != 0 || spec.micro_batches() < 2 * std::int64_t{p.pp})
+      throw SpecError(file, "/training/global_batch",
+                      "the dualpipe schedule needs an even number of micro-batches per step, at least 2 x pp = " +
+                          str(2 * std::int64_t{p.pp}) + " (half enter from each end), got " +
+                          str(spec.micro_batches()) + " = global_batch / (micro_batch * dp)");
+  }
   if (m.seq_len % p.cp != 0)
     throw SpecError(file, "/parallelism/cp", "cp (" + str(p.cp) + ") must divide seq_len (" + str(m.seq_len) + ")");
   resolve_expert_parallelism(spec);

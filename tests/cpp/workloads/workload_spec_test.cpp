@@ -329,6 +329,31 @@ TEST(ResolveParallelism, TensorParallelOverlapNeedsSequenceParallelism) {
   EXPECT_NO_THROW(resolve_parallelism(ok, 8));
 }
 
+TEST(ResolveParallelism, DualPipeNeedsEvenStagesAndAnEvenMicroBatchCountOfAtLeastTwicePp) {
+  // DualPipe.step asserts num_ranks % 2 == 0 and num_chunks % 2 == 0, num_chunks >= 2 num_ranks
+  // (deepseek-ai/DualPipe at 3da1bbea, dualpipe/dualpipe.py).
+  nlohmann::json j = valid_spec();
+  j["parallelism"]["pipeline_schedule"] = "dualpipe";
+  j["parallelism"]["pp"] = 3;
+  j["training"]["global_batch"] = 16;  // 8 micro-batches of 2 on dp 1
+  WorkloadSpec odd = parse(j);
+  const SpecError e = error_of([&] { resolve_parallelism(odd, 3); });
+  EXPECT_EQ(e.json_path(), "/parallelism/pp");
+  EXPECT_NE(e.message().find("even number of pipeline stages"), std::string::npos);
+  j["parallelism"]["pp"] = 4;
+  j["training"]["global_batch"] = 14;  // 7 micro-batches: odd
+  WorkloadSpec seven = parse(j);
+  EXPECT_EQ(error_of([&] { resolve_parallelism(seven, 4); }).json_path(), "/training/global_batch");
+  j["training"]["global_batch"] = 12;  // 6 micro-batches: even but < 2 x 4
+  WorkloadSpec six = parse(j);
+  const SpecError few = error_of([&] { resolve_parallelism(six, 4); });
+  EXPECT_EQ(few.json_path(), "/training/global_batch");
+  EXPECT_NE(few.message().find("at least 2 x pp = 8"), std::string::npos);
+  j["training"]["global_batch"] = 16;  // 8 micro-batches: the smallest that DualPipe runs on 4 stages
+  WorkloadSpec ok = parse(j);
+  EXPECT_NO_THROW(resolve_parallelism(ok, 4));
+}
+
 TEST(ResolveParallelism, InterleavingNeedsPipelineStagesAndWholeGroupsOfMicroBatches) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["pipeline_schedule"] = "interleaved";
