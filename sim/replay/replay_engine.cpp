@@ -31,9 +31,9 @@ struct ReplayMemo {
   std::shared_ptr<const LinkClasses> classes;
   std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
 
-  // prepare()'s per-op structure of a graph: built by the first replay of that graph, lent to each
-  // later one (the clock solver's replays and the flow replay of a simulate) and given back when it
-  // has run. A replay that throws keeps it: the next one builds it again.
+  // prepare()'s per-op structure of `graph` (make_replay_memo's), built by the first replay of it, lent
+  // to each later one (the clock solver's replays and the flow replay of a simulate) and given back
+  // when it has run. A replay that throws keeps it: the next one builds it again.
   struct ClassStructure {
     std::vector<std::uint32_t> succ_begin;
     std::vector<OpId> succ;
@@ -41,19 +41,21 @@ struct ReplayMemo {
     std::vector<std::uint32_t> kernel_id;
     std::size_t compute_ops = 0;
   };
-  const ExecutionGraph* graph = nullptr;
-  std::vector<ClassStructure> structure;  // per class; empty while lent
-  std::size_t kernels = 0;                // distinct kernels numbered in kernel_id
-  std::size_t launches = 0;               // collective records of a replay
+  struct Prepared {
+    const ExecutionGraph* graph = nullptr;  // null: nothing kept
+    std::vector<ClassStructure> classes;    // empty while lent or before the first replay
+    std::size_t kernels = 0;                // distinct kernels numbered in kernel_id
+    std::size_t launches = 0;               // collective records of a replay
+  } prepared;
 
   // Takes the structure of `g` (empty when it is not held).
   std::vector<ClassStructure> lend(const ExecutionGraph& g) {
     std::vector<ClassStructure> lent;
-    if (graph != &g || structure.size() != g.classes().size()) return lent;
-    for (std::size_t c = 0; c < structure.size(); ++c)
-      if (structure[c].succ_begin.size() != g.classes()[c].ops.size() + 1) return lent;
-    lent = std::move(structure);
-    structure.clear();
+    if (prepared.graph != &g || prepared.classes.size() != g.classes().size()) return lent;
+    for (std::size_t c = 0; c < prepared.classes.size(); ++c)
+      if (prepared.classes[c].succ_begin.size() != g.classes()[c].ops.size() + 1) return lent;
+    lent = std::move(prepared.classes);
+    prepared.classes.clear();
     return lent;
   }
 
@@ -74,8 +76,10 @@ struct ReplayMemo {
   }
 };
 
-std::shared_ptr<ReplayMemo> make_replay_memo() {
-  return std::make_shared<ReplayMemo>();
+std::shared_ptr<ReplayMemo> make_replay_memo(const ExecutionGraph* graph) {
+  auto memo = std::make_shared<ReplayMemo>();
+  memo->prepared.graph = graph;
+  return memo;
 }
 
 namespace {
@@ -219,8 +223,8 @@ class Replay {
     std::vector<ReplayMemo::ClassStructure> lent;
     if (options_.memo) lent = options_.memo->lend(graph_);
     if (!lent.empty()) {
-      kernel_s_.assign(options_.memo->kernels, -1.0);
-      launches_ = options_.memo->launches;
+      kernel_s_.assign(options_.memo->prepared.kernels, -1.0);
+      launches_ = options_.memo->prepared.launches;
     }
     for (std::size_t c = 0; c < graph_.classes().size(); ++c) {
       const OpTable& ops = graph_.classes()[c].ops;
@@ -298,17 +302,16 @@ class Replay {
   // Gives prepare()'s structure to the memo for the next replay of this graph (ReplayMemo::lend).
   void give_back_structure() {
     ReplayMemo* memo = options_.memo.get();
-    if (memo == nullptr) return;
+    if (memo == nullptr || memo->prepared.graph != &graph_) return;
     std::vector<ReplayMemo::ClassStructure> structure(states_.size());
     for (std::size_t c = 0; c < states_.size(); ++c) {
       ClassState& s = states_[c];
       structure[c] = {std::move(s.succ_begin), std::move(s.succ), std::move(s.queue), std::move(s.kernel_id),
                       compute_ops_[c]};
     }
-    memo->graph = &graph_;
-    memo->structure = std::move(structure);
-    memo->kernels = kernel_s_.size();
-    memo->launches = launches_;
+    memo->prepared.classes = std::move(structure);
+    memo->prepared.kernels = kernel_s_.size();
+    memo->prepared.launches = launches_;
   }
 
   // The intervals finish() records: one per op, compute or communication (vectors filled in place).
@@ -570,8 +573,10 @@ class Replay {
       form_classes(batches, formed);
       if (memo == nullptr)
         memo = &formed;
-      else
+      else {
+        formed.prepared = std::move(memo->prepared);
         *memo = std::move(formed);
+      }
       if (!memo->reduced) return;
       apply_classes(*memo);
       return;
