@@ -33,7 +33,7 @@ struct ReplayMemo {
 
   // prepare()'s per-op structure of `graph` (make_replay_memo's), built by the first replay of it, lent
   // to each later one (the clock solver's replays and the flow replay of a simulate) and given back
-  // when it has run. A replay that throws keeps it: the next one builds it again.
+  // when it has run. A replay that throws does not give it back: the next one builds it again.
   struct ClassStructure {
     std::vector<std::uint32_t> succ_begin;
     std::vector<OpId> succ;
