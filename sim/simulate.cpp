@@ -273,7 +273,8 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
                         std::to_string(cluster.gpu_count()) + " GPUs");
 
   ReplayOptions replay_options;
-  replay_options.memo = make_replay_memo();  // the clock solver's replays share their traffic classes
+  // The clock solver's replays and the flow replay share their traffic classes and the graph's structure.
+  replay_options.memo = make_replay_memo(&graph);
   replay_options.collective_algorithm = options.collective_algorithm;
   replay_options.algorithm_by_communicator = options.algorithm_by_communicator;
   if (!trace && workload.model.moe.experts > 0) {

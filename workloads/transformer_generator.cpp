@@ -381,7 +381,7 @@ class StageBuilder {
     op.k = k;
     op.batch = batch;
     op.stream = kComputeStream;
-    last_ = ops_.add_compute(op, take_deps());
+    last_ = ops_.add_compute(op, next_deps());
     have_last_ = true;
     return last_;
   }
@@ -391,6 +391,14 @@ class StageBuilder {
     extra_deps_.clear();
     if (have_last_) deps.insert(deps.begin(), last_);
     return deps;
+  }
+  // take_deps() into a buffer kept across ops: the compute ops (most of a step's) allocate nothing.
+  std::span<const OpId> next_deps() {
+    deps_buffer_.clear();
+    if (have_last_) deps_buffer_.push_back(last_);
+    deps_buffer_.insert(deps_buffer_.end(), extra_deps_.begin(), extra_deps_.end());
+    extra_deps_.clear();
+    return deps_buffer_;
   }
 
   OpId collective(const std::string& name, CollectiveKind kind, std::uint16_t comm, double bytes, std::uint8_t stream,
@@ -1506,7 +1514,8 @@ class StageBuilder {
 
   OpId last_ = 0;
   bool have_last_ = false;
-  std::vector<OpId> extra_deps_;  // dependencies of the next op on stream 0 besides the previous one
+  std::vector<OpId> extra_deps_;   // dependencies of the next op on stream 0 besides the previous one
+  std::vector<OpId> deps_buffer_;  // next_deps()' result
   bool grads_final_ = false;
   std::set<int> gathered_chunks_;  // chunks whose weights were prefetched (overlap_param_gather)
   OpId gather_anchor_ = 0;

@@ -31,6 +31,34 @@ struct ReplayMemo {
   std::shared_ptr<const LinkClasses> classes;
   std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
 
+  // prepare()'s per-op structure of `graph` (make_replay_memo's), built by the first replay of it, lent
+  // to each later one (the clock solver's replays and the flow replay of a simulate) and given back
+  // when it has run. A replay that throws does not give it back: the next one builds it again.
+  struct ClassStructure {
+    std::vector<std::uint32_t> succ_begin;
+    std::vector<OpId> succ;
+    std::vector<std::vector<OpId>> queue;
+    std::vector<std::uint32_t> kernel_id;
+    std::size_t compute_ops = 0;
+  };
+  struct Prepared {
+    const ExecutionGraph* graph = nullptr;  // null: nothing kept
+    std::vector<ClassStructure> classes;    // empty while lent or before the first replay
+    std::size_t kernels = 0;                // distinct kernels numbered in kernel_id
+    std::size_t launches = 0;               // collective records of a replay
+  } prepared;
+
+  // Takes the structure of `g` (empty when it is not held).
+  std::vector<ClassStructure> lend(const ExecutionGraph& g) {
+    std::vector<ClassStructure> lent;
+    if (prepared.graph != &g || prepared.classes.size() != g.classes().size()) return lent;
+    for (std::size_t c = 0; c < prepared.classes.size(); ++c)
+      if (prepared.classes[c].succ_begin.size() != g.classes()[c].ops.size() + 1) return lent;
+    lent = std::move(prepared.classes);
+    prepared.classes.clear();
+    return lent;
+  }
+
   bool holds(const Cluster& c, const std::vector<const std::vector<Transfer>*>& batches) const {
     if (cluster != &c || batch_begin.size() != batches.size() + 1) return false;
     for (std::size_t b = 0; b < batches.size(); ++b) {
@@ -48,8 +76,10 @@ struct ReplayMemo {
   }
 };
 
-std::shared_ptr<ReplayMemo> make_replay_memo() {
-  return std::make_shared<ReplayMemo>();
+std::shared_ptr<ReplayMemo> make_replay_memo(const ExecutionGraph* graph) {
+  auto memo = std::make_shared<ReplayMemo>();
+  memo->prepared.graph = graph;
+  return memo;
 }
 
 namespace {
@@ -76,7 +106,9 @@ class Replay {
     });
     backend_.run();
     check_finished();
-    return result();
+    ReplayResult r = result();
+    give_back_structure();
+    return r;
   }
 
  private:
@@ -187,11 +219,32 @@ class Replay {
       cells_.push_back(std::move(cells));
     }
     states_.resize(graph_.classes().size());
+    compute_ops_.assign(graph_.classes().size(), 0);
+    std::vector<ReplayMemo::ClassStructure> lent;
+    if (options_.memo) lent = options_.memo->lend(graph_);
+    if (!lent.empty()) {
+      kernel_s_.assign(options_.memo->prepared.kernels, -1.0);
+      launches_ = options_.memo->prepared.launches;
+    }
     for (std::size_t c = 0; c < graph_.classes().size(); ++c) {
       const OpTable& ops = graph_.classes()[c].ops;
       ClassState& s = states_[c];
       const std::size_t n = ops.size();
       s.remaining.assign(n, 0);
+      if (!lent.empty()) {  // built by an earlier replay of this graph
+        ReplayMemo::ClassStructure& built = lent[c];
+        for (OpId i = 0; i < n; ++i)
+          s.remaining[i] = static_cast<std::uint32_t>(ops.deps(i).size());
+        s.succ_begin = std::move(built.succ_begin);
+        s.succ = std::move(built.succ);
+        s.queue = std::move(built.queue);
+        s.kernel_id = std::move(built.kernel_id);
+        compute_ops_[c] = built.compute_ops;
+        s.compute.reserve(built.compute_ops);
+        s.communication.reserve(n - built.compute_ops);
+        init_streams(ops, s);
+        continue;
+      }
       s.succ_begin.assign(n + 1, 0);
       std::uint8_t max_stream = 0;
       for (OpId i = 0; i < n; ++i) {
@@ -211,18 +264,18 @@ class Replay {
       s.queue.resize(static_cast<std::size_t>(max_stream) + 1);
       for (OpId i = 0; i < n; ++i)
         s.queue[ops.stream(i)].push_back(i);
-      s.head.assign(s.queue.size(), 0);
-      s.busy.assign(s.queue.size(), 0);
-      s.awaiting_host.assign(s.queue.size(), 0);
-      s.started_s.assign(s.queue.size(), 0.0);
-      s.next_seq.assign(graph_.communicators().size(), 0);
-      if (options_.pipeline_instruction_s > 0.0) count_pipeline_instructions(ops, s);
+      init_streams(ops, s);
       number_kernels(ops, s);
       reserve_intervals(ops, s);
     }
     kernel_ids_.clear();
+    if (!lent.empty()) {
+      records_.reserve(launches_);
+      return;
+    }
     // One record per collective launched: per communicator and cell, the calls of one of its classes.
-    std::size_t launches = 0;
+    std::size_t& launches = launches_;
+    launches = 0;
     for (std::size_t comm = 0; comm < cells_.size(); ++comm) {
       std::vector<char> counted(cells_[comm].size(), 0);
       for (std::size_t c = 0; c < states_.size(); ++c) {
@@ -234,6 +287,31 @@ class Replay {
     }
     records_.reserve(launches);
     collective_calls_ = {};
+  }
+
+  // The per-stream state of class state s (its queue built) and what depends on the replay's options.
+  void init_streams(const OpTable& ops, ClassState& s) {
+    s.head.assign(s.queue.size(), 0);
+    s.busy.assign(s.queue.size(), 0);
+    s.awaiting_host.assign(s.queue.size(), 0);
+    s.started_s.assign(s.queue.size(), 0.0);
+    s.next_seq.assign(graph_.communicators().size(), 0);
+    if (options_.pipeline_instruction_s > 0.0) count_pipeline_instructions(ops, s);
+  }
+
+  // Gives prepare()'s structure to the memo for the next replay of this graph (ReplayMemo::lend).
+  void give_back_structure() {
+    ReplayMemo* memo = options_.memo.get();
+    if (memo == nullptr || memo->prepared.graph != &graph_) return;
+    std::vector<ReplayMemo::ClassStructure> structure(states_.size());
+    for (std::size_t c = 0; c < states_.size(); ++c) {
+      ClassState& s = states_[c];
+      structure[c] = {std::move(s.succ_begin), std::move(s.succ), std::move(s.queue), std::move(s.kernel_id),
+                      compute_ops_[c]};
+    }
+    memo->prepared.classes = std::move(structure);
+    memo->prepared.kernels = kernel_s_.size();
+    memo->prepared.launches = launches_;
   }
 
   // The intervals finish() records: one per op, compute or communication (vectors filled in place).
@@ -248,6 +326,7 @@ class Replay {
     }
     s.compute.reserve(compute);
     s.communication.reserve(ops.size() - compute);
+    compute_ops_[c] = compute;
   }
 
   // The host's pipeline instructions issued up to each op (ReplayOptions::pipeline_instruction_s).
@@ -494,8 +573,10 @@ class Replay {
       form_classes(batches, formed);
       if (memo == nullptr)
         memo = &formed;
-      else
+      else {
+        formed.prepared = std::move(memo->prepared);
         *memo = std::move(formed);
+      }
       if (!memo->reduced) return;
       apply_classes(*memo);
       return;
@@ -1054,8 +1135,10 @@ class Replay {
     }
   };
   std::unordered_map<KernelKey, std::uint32_t, KernelKeyHash> kernel_ids_;  // while numbering (prepare)
-  std::vector<double> kernel_s_;  // per kernel id: its scaled time, < 0 until its first call
-  LinkLoadScratch link_scratch_;  // lent to every plan's idle-fabric rating (plan_for)
+  std::vector<double> kernel_s_;          // per kernel id: its scaled time, < 0 until its first call
+  std::vector<std::size_t> compute_ops_;  // per class: its compute ops
+  std::size_t launches_ = 0;              // collective records (records_ reserved)
+  LinkLoadScratch link_scratch_;          // lent to every plan's idle-fabric rating (plan_for)
   // reduce_to_classes: whether the backend gets representatives, and their link classes.
   bool reduced_ = false;
   std::shared_ptr<const LinkClasses> link_classes_;

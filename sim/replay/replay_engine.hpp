@@ -27,9 +27,11 @@ class Cluster;
 // clock solver replays a step several times): its traffic classes (traffic_classes.hpp). Shared
 // through ReplayOptions::memo by the replays of one cluster (a memo is checked against the cluster's
 // address only); a replay reuses the classes only when its batches of transfers are, transfer for
-// transfer, those they were formed from, and forms them afresh otherwise.
+// transfer, those they were formed from, and forms them afresh otherwise. `graph`: the one graph
+// every replay sharing the memo replays (it must outlive them); its per-op structure (successors,
+// stream queues, kernel numbering) is then built by the first replay only. Null: not kept.
 struct ReplayMemo;
-std::shared_ptr<ReplayMemo> make_replay_memo();
+std::shared_ptr<ReplayMemo> make_replay_memo(const ExecutionGraph* graph = nullptr);
 
 struct ReplayOptions {
   // The algorithm of every collective ("auto": the selector), unless the communicator has its own.

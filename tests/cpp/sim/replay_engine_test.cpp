@@ -3,12 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include "../transformer_fixture.hpp"
 #include "expect_simulation_error.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
 #include "sim/network/flow_backend.hpp"
 #include "sim_test_support.hpp"
+#include "workloads/transformer_generator.hpp"
 
 namespace clustersim {
 namespace {
@@ -288,6 +290,52 @@ TEST(ReplayEngine, AllToAllvMatricesMustAgreeAndFitTheGroup) {
         run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1}, {0, 3, 1}), 0.0, "auto");
       },
       {"3 per-pair sizes for a group of 2 ranks (4 expected)"});
+}
+
+// The replays of one graph sharing a memo bound to it (simulate's: the clock solver's replays, then
+// the flow one) build its per-op structure (successors, stream queues, kernel numbering) once and
+// lend it to the next: each equals a replay without the memo to the last bit, at another clock too
+// (each replay times its kernels afresh), with replays without the memo in between.
+TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
+  const Cluster cluster = Cluster::build(testing::fat_tree_spec(16, 2, 2, 400.0, 450.0, 1.0, 8));
+  WorkloadSpec spec = testing::transformer_workload(
+      "memo", {.layers = 4, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .seq_len = 1024, .vocab = 1000}, 32, 1);
+  spec.parallelism.tp = 2;
+  spec.parallelism.pp = 2;
+  spec.parallelism.dp = 8;
+  const ExecutionGraph graph = generate_transformer_training(spec, cluster.gpu_count());
+  const GpuSpec capped = find_gpu("h100-sxm5-80gb", "test", "/gpu");  // the clock solver's first run: the TDP
+  GpuSpec boost = capped;
+  boost.tensor_power_budget_w = boost.tensor_boost_w;  // a later run: the budget of a step with idle time
+  auto run = [&](const GpuSpec& gpu, std::shared_ptr<ReplayMemo> memo) {
+    auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
+    ReplayOptions options;
+    options.memo = std::move(memo);
+    return replay(graph, cluster, gpu, *backend, options);
+  };
+  const auto memo = make_replay_memo(&graph);
+  for (const GpuSpec* gpu : std::initializer_list<const GpuSpec*>{&capped, &boost, &capped, &boost}) {
+    const ReplayResult fresh = run(*gpu, nullptr);
+    const ReplayResult lent = run(*gpu, memo);
+    EXPECT_GT(fresh.step_time_s, 0.0);
+    EXPECT_EQ(fresh.step_time_s, lent.step_time_s);
+    ASSERT_EQ(fresh.classes.size(), lent.classes.size());
+    for (std::size_t c = 0; c < fresh.classes.size(); ++c) {
+      EXPECT_EQ(fresh.classes[c].finish_s, lent.classes[c].finish_s) << c;
+      EXPECT_EQ(fresh.classes[c].compute_s, lent.classes[c].compute_s) << c;
+      EXPECT_EQ(fresh.classes[c].tensor_s, lent.classes[c].tensor_s) << c;
+      EXPECT_EQ(fresh.classes[c].exposed_communication_s, lent.classes[c].exposed_communication_s) << c;
+    }
+    ASSERT_EQ(fresh.collectives.size(), lent.collectives.size());
+    for (std::size_t i = 0; i < fresh.collectives.size(); ++i) {
+      EXPECT_EQ(fresh.collectives[i].start_s, lent.collectives[i].start_s) << i;
+      EXPECT_EQ(fresh.collectives[i].end_s, lent.collectives[i].end_s) << i;
+      EXPECT_EQ(fresh.collectives[i].algorithm, lent.collectives[i].algorithm) << i;
+    }
+    EXPECT_EQ(fresh.link_bytes, lent.link_bytes);
+  }
+  // The clock matters (else the comparison at two clocks shows nothing): capped GEMMs are slower.
+  EXPECT_LT(run(boost, memo).classes[0].tensor_s, run(capped, memo).classes[0].tensor_s);
 }
 
 }  // namespace
