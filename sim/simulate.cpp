@@ -16,6 +16,7 @@
 #include "sim/cost/cost_model.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
+#include "sim/hardware/host_memory_tier.hpp"
 #include "sim/hardware/memory_model.hpp"
 #include "sim/hardware/precision_support.hpp"
 #include "sim/network/network_backend.hpp"
@@ -179,8 +180,12 @@ constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 // training.optimizer_offload cpu: the optimizer state every stage keeps in host memory must fit the
 // host tier's capacity per GPU where the GPU gives it (GB200 / GB300); a SpecError at the key
-// otherwise, with the stage's memory lines (sim/hardware/host_memory_tier.hpp).
+// otherwise, with the stage's memory lines (sim/hardware/host_memory_tier.hpp); a GPU without a host
+// link has no tier to offload to.
 void check_host_memory(const WorkloadSpec& workload, const GpuSpec& gpu) {
+  if (!(host_memory_tier(gpu).bandwidth_Bps > 0.0))
+    throw SpecError(workload.source_file, "/training/optimizer_offload",
+                    "GPU '" + gpu.id + "' has no host link (pcie_bandwidth_GBps 0): no host memory to offload to");
   for (const MemoryFootprint& f : estimate_memory_per_stage(workload, memory_device(gpu))) {
     if (f.host_fits) continue;
     const auto gb = [](double bytes) {
