@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
@@ -15,6 +16,7 @@
 #include "sim/cost/cost_model.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
+#include "sim/hardware/host_memory_tier.hpp"
 #include "sim/hardware/memory_model.hpp"
 #include "sim/hardware/precision_support.hpp"
 #include "sim/network/network_backend.hpp"
@@ -29,6 +31,7 @@
 #include "workloads/expert_routing.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/measured_host.hpp"
+#include "workloads/optimizer_offload.hpp"
 #include "workloads/software_stack.hpp"
 #include "workloads/trace_format.hpp"
 #include "workloads/transformer_generator.hpp"
@@ -143,6 +146,7 @@ MemoryStats memory_stats(const MemoryFootprint& f, bool trace) {
   m.weights_bytes = f.weights_bytes;
   m.gradients_bytes = f.gradients_bytes;
   m.optimizer_bytes = f.optimizer_bytes;
+  m.host_optimizer_bytes = f.host_optimizer_bytes;
   m.activations_bytes = f.activations_bytes;
   m.logits_bytes = f.logits_bytes;
   m.transient_bytes = f.transient_bytes;
@@ -173,6 +177,32 @@ double executed_flops(const ExecutionGraph& graph) {
 }
 
 constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+
+// training.optimizer_offload cpu: the optimizer state every stage keeps in host memory must fit the
+// host tier's capacity per GPU where the GPU gives it (GB200 / GB300); a SpecError at the key
+// otherwise, with the stage's memory lines (sim/hardware/host_memory_tier.hpp); a GPU without a host
+// link has no tier to offload to.
+void check_host_memory(const WorkloadSpec& workload, const GpuSpec& gpu) {
+  if (!(host_memory_tier(gpu).bandwidth_Bps > 0.0))
+    throw SpecError(workload.source_file, "/training/optimizer_offload",
+                    "GPU '" + gpu.id + "' has no host link (pcie_bandwidth_GBps 0): no host memory to offload to");
+  for (const MemoryFootprint& f : estimate_memory_per_stage(workload, memory_device(gpu))) {
+    if (f.host_fits) continue;
+    const auto gb = [](double bytes) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3f GB", bytes / 1e9);
+      return std::string(text);
+    };
+    throw SpecError(workload.source_file, "/training/optimizer_offload",
+                    "the optimizer state offloaded to host memory, " + gb(f.host_optimizer_bytes) +
+                        " per GPU on stage " + std::to_string(f.stage) + ", exceeds the host memory tier of GPU '" +
+                        gpu.id + "', " + gb(f.host_capacity_bytes) +
+                        " per GPU (host_memory_GB); the stage's GPU lines: weights " + gb(f.weights_bytes) +
+                        ", gradients " + gb(f.gradients_bytes) + ", optimizer " + gb(f.optimizer_bytes) +
+                        ", activations " + gb(f.activations_bytes) + ", peak " + gb(f.peak_bytes) +
+                        "; use more ZeRO sharding (parallelism.zero_stage) or optimizer_offload none");
+  }
+}
 
 // A replayed trace knows only what it recorded: the figures it cannot support become unknown (NaN,
 // null in JSON) with the reason, never 0.
@@ -250,6 +280,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   MemoryFootprint memory;
   memory.capacity_bytes = gpu.hbm_capacity_bytes;
   if (!trace) memory = estimate_memory(workload, memory_device(gpu));
+  if (!trace && optimizer_offload(workload.training.optimizer_offload).host_states) check_host_memory(workload, gpu);
   const Cluster cluster = Cluster::build(cluster_spec);
   const std::optional<StackProfile> stack =
       trace ? std::nullopt

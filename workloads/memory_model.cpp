@@ -79,6 +79,11 @@
 // (Megatron-LM) or when earlier micro-batches of the step have accumulated into it, else 0 (PyTorch
 // eager, one micro-batch: gradients are allocated in the backward pass and freed after the step).
 // The peak is the largest of the stage's moments; its lines are that moment's.
+// training.optimizer_offload cpu (workloads/optimizer_offload.cpp: ZeRO-Offload, Megatron-Core's
+// --optimizer-cpu-offload): O moves off the GPU whole, to the host line host_optimizer = O (same
+// sharding); the GPU's other lines are unchanged, so every moment's peak drops by exactly O.
+// host_fits = host_optimizer <= the host tier's capacity per GPU where the GPU gives it (GB200 / GB300:
+// the Grace CPU's LPDDR5X share, sim/hardware/host_memory_tier.hpp), else true (unknown).
 //
 // Communication buffers: 2 gradient buckets in flight (bucket of effective_bucket_size_params
 // parameters, at most the stage's, times the gradient bytes) when dp x cp > 1; with pp > 1 a send and
@@ -136,6 +141,7 @@
 #include "workloads/memory_model.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "sim/core/enum_names.hpp"
 #include "sim/core/units.hpp"
@@ -143,6 +149,7 @@
 #include "workloads/context_parallel_comm.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
+#include "workloads/optimizer_offload.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/software_stack.hpp"
@@ -173,6 +180,7 @@ struct StageTerms {
   double parameters = 0.0;
   double in_flight = 0.0;
   double weights = 0.0, gradients = 0.0, optimizer = 0.0;
+  double host_optimizer = 0.0;             // training.optimizer_offload cpu: the optimizer state in host memory
   double gradients_before_backward = 0.0;  // G_fwd
   double layer_activations = 0.0;          // every in-flight micro-batch's layers
   double head_activations = 0.0;           // last stage: the final norm's and output projection's inputs
@@ -237,6 +245,7 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   // A 16-bit buffer: the optimizer step works on an fp32 copy of the rank's shard of the gradients.
   if (grad_buffer.parameter_dtype) x.main_gradient_shard = sharded(kFp32Bytes, p.zero_stage >= 1);
   x.optimizer = sharded(per_param.optimizer, p.zero_stage >= 1);
+  if (optimizer_offload(t.optimizer_offload).host_states) std::swap(x.optimizer, x.host_optimizer);
   const bool accumulated = grad_buffer.persistent || spec.micro_batches() > 1;
   x.gradients_before_backward = accumulated ? x.gradients : 0.0;
   // the multi-token prediction modules' layers on the last stage, one each (DeepSeek-V3 sec. 2.2)
@@ -290,6 +299,7 @@ MemoryFootprint lines_at(const StageTerms& x, MemoryPhase phase) {
   f.micro_batches_in_flight = x.in_flight;
   f.weights_bytes = x.weights;
   f.optimizer_bytes = x.optimizer;
+  f.host_optimizer_bytes = x.host_optimizer;
   f.communication_buffers_bytes = x.buffers;
   switch (phase) {
     case MemoryPhase::loss:
@@ -329,6 +339,8 @@ void complete(MemoryFootprint& f, const DeviceMemory& device, double largest_dyn
   f.peak_bytes = f.reserved_bytes + f.cuda_context_bytes;
   f.capacity_bytes = device.hbm_capacity_bytes;
   f.fits = f.peak_bytes <= f.capacity_bytes;
+  f.host_capacity_bytes = device.host_capacity_bytes;
+  f.host_fits = f.host_capacity_bytes <= 0.0 || f.host_optimizer_bytes <= f.host_capacity_bytes;
 }
 
 std::vector<MemoryPhase> phases_of(const StageTerms& x) {

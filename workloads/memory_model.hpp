@@ -20,8 +20,9 @@ namespace clustersim {
 //              activation is
 // The GPU's figures the memory model needs.
 struct DeviceMemory {
-  double hbm_capacity_bytes = 0.0;  // what the peak is compared with (MemoryFootprint::fits)
-  bool fp8_tensor_cores = false;    // Hopper and later: cuBLAS sizes its workspaces larger (memory_model.cpp)
+  double hbm_capacity_bytes = 0.0;   // what the peak is compared with (MemoryFootprint::fits)
+  bool fp8_tensor_cores = false;     // Hopper and later: cuBLAS sizes its workspaces larger (memory_model.cpp)
+  double host_capacity_bytes = 0.0;  // the host memory tier per GPU (GB200 / GB300); 0: not known
 };
 
 enum class MemoryPhase : std::uint8_t { loss, backward, optimizer };
@@ -56,6 +57,11 @@ struct MemoryFootprint {
   double peak_bytes = 0.0;                // reserved + CUDA context: the GPU memory the process uses
   double capacity_bytes = 0.0;
   bool fits = true;
+  // In host memory, not on the GPU (training.optimizer_offload cpu): the optimizer state taken off the
+  // GPU's `optimizer_bytes` line, compared with the host tier's capacity where it is known.
+  double host_optimizer_bytes = 0.0;
+  double host_capacity_bytes = 0.0;  // 0: not known (a PCIe server's DRAM)
+  bool host_fits = true;
 };
 
 // How attention is computed: the unfused kernels of Korthikanti et al. keep the a x s x s scores,

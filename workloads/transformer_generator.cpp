@@ -53,6 +53,12 @@
 //     no_sync), as fp32 main grads (training_state.hpp): all-reduce, or reduce-scatter with ZeRO >= 1.
 //     Without overlap_grad_reduce every reduction waits for the stage's last backward op.
 //   tied embeddings with pp > 1: the first and last stages all-reduce the word embedding's gradient.
+//   optimizer_offload cpu (optimizer_offload.cpp): instead of the fused kernel, three ops on the compute
+//     stream one after the other: "optimizer.host_copy_out" (the shard's gradients to host memory,
+//     shard x gradient bytes), "optimizer.<name>.host_update" (the update on the CPU, shard x the fused
+//     step's bytes and flops) and "optimizer.host_copy_in" (the updated 16-bit weights back, shard x
+//     weight bytes); the kernel model times the copies over the host link and the update at the host
+//     memory's bandwidth (sim/hardware/kernel_model.cpp).
 //   optimizer step: one fused kernel over the rank's parameters (/ dp * cp with ZeRO >= 1). ZeRO 1 and
 //     2 then all-gather the updated bf16 weights (overlap_param_gather: the previous step's gathers
 //     run at the start of this one, in buckets, each layer's first forward waiting for its bucket). ZeRO 3 all-gathers
@@ -180,6 +186,7 @@
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
 #include "workloads/moe_routing.hpp"
+#include "workloads/optimizer_offload.hpp"
 #include "workloads/parameter_sharding.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/rank_layout.hpp"
@@ -1420,6 +1427,11 @@ class StageBuilder {
       if (p_.zero_stage >= 1)
         blocking_collective("optimizer.grad_norm.dp", CollectiveKind::all_reduce, comms_.dp, kFp32Bytes);
     }
+    if (optimizer_offload(spec_.training.optimizer_offload).host_states) {
+      host_optimizer_step(shard, cost);
+      gather_updated_weights(params);
+      return;
+    }
     // One multi-tensor kernel, or one kernel per parameter tensor (optimizer_kernels).
     const double kernels = stack_.optimizer_kernels == OptimizerKernels::per_tensor ? parameter_tensors() : 1.0;
     ComputeOp op;
@@ -1442,8 +1454,12 @@ class StageBuilder {
       passes.bytes = shard * foreach_optimizer_extra_bytes(spec_.training.optimizer, stack_.grad_norm);
       last_ = ops_.add_compute(passes, take_deps());
     }
-    // ZeRO 1 and 2: every rank updated its shard; gather the updated weights (with
-    // overlap_param_gather, during the next step's forward: issued at the start of this one).
+    gather_updated_weights(params);
+  }
+
+  // ZeRO 1 and 2: every rank updated its shard; gather the updated weights (with
+  // overlap_param_gather, during the next step's forward: issued at the start of this one).
+  void gather_updated_weights(const RankParameters& params) {
     if ((p_.zero_stage == 1 || p_.zero_stage == 2) && !prefetch_params()) {
       for (const auto& [count, expert] : {std::pair{params.dense, false}, std::pair{params.expert, true}}) {
         const std::uint16_t comm = grad_communicator(expert);
@@ -1452,6 +1468,26 @@ class StageBuilder {
                      {last_});
       }
     }
+  }
+
+  // optimizer_offload cpu: the shard's gradients to the host, the update on the CPU, the weights back
+  // (see the top of the file).
+  void host_optimizer_step(double shard, const OptimizerStepCost& cost) {
+    const auto add = [&](std::string_view name, double flops, double bytes) {
+      ComputeOp op;
+      op.name = name;
+      op.kernel = KernelClass::optimizer;
+      op.precision = Precision::fp32;
+      op.flops = flops;
+      op.bytes = bytes;
+      op.stream = kComputeStream;
+      last_ = ops_.add_compute(op, take_deps());
+      have_last_ = true;
+    };
+    add("optimizer.host_copy_out", 0.0, shard * grad_bytes_);
+    const std::string update = "optimizer." + spec_.training.optimizer + ".host_update";
+    add(update, shard * cost.flops, shard * cost.bytes);
+    add("optimizer.host_copy_in", 0.0, shard * weight_bytes_);
   }
 
   // Parameter tensors of this stage's ranks (see the top of the file).

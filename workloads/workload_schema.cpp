@@ -15,6 +15,7 @@
 #include "workloads/context_parallel_comm.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
+#include "workloads/optimizer_offload.hpp"
 #include "workloads/software_stack.hpp"
 #include "workloads/trace_format.hpp"
 #include "workloads/workload_schema_io.hpp"
@@ -342,6 +343,16 @@ const std::vector<Row>& rows() {
           return std::vector<std::string>{"adam", "sgd"};
         },
         "\"adam\"", "")));
+    add(row<&W::training, &T::optimizer_offload>(
+        choice(
+            "training.optimizer_offload", false, &optimizer_offload_names, "\"none\"",
+            "where the optimizer state lives: `none`, HBM; `cpu`, host memory (DeepSpeed ZeRO-Offload, Ren et al. "
+            "2021; Megatron-Core `--optimizer-cpu-offload`): the fp32 master weights and moments leave the GPU's "
+            "memory (the `host_optimizer_bytes` line, checked against the host tier's `host_memory_GB` where the GPU "
+            "gives it), each step copies the gradients to the host and the 16-bit weights back over the host link "
+            "(NVLink-C2C on GB200 / GB300, PCIe elsewhere) and runs the update on the CPU at the host memory's "
+            "bandwidth (workloads/optimizer_offload.cpp, sim/hardware/host_memory_tier.cpp)"),
+        "\"none\""));
     add(row<&W::training, &T::attention>(choice(
         "training.attention", false, &attention_implementation_names, "\"flash\"",
         "flash: one fused kernel (FlashAttention-2: causal, the masked tiles skipped; timed by its thread blocks "

@@ -103,6 +103,9 @@ struct TrainingSpec {
   bool fp8_weight_cache = true;
   std::string recompute = "none";  // none | selective | full
   std::string optimizer = "adam";  // adam | sgd
+  // Where the optimizer state lives (workloads/optimizer_offload.hpp): none (HBM) | cpu (host memory:
+  // fp32 master weights and moments; gradients copied out, weights copied back, the update on the CPU).
+  std::string optimizer_offload = "none";
   // flash: one fused kernel per attention (FlashAttention-2); triton: the Triton FlashAttention kernel
   // (llm-foundry's attn_impl "triton"), fused, slower (workloads/attention_implementation.hpp);
   // unfused: Megatron-LM's original path, a batched GEMM for the scores, a fused scale-mask-softmax

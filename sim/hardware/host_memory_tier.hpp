@@ -20,4 +20,12 @@ HostMemoryTier host_memory_tier(const GpuSpec& gpu);
 // host link (pcie_bandwidth_GBps 0) or negative bytes.
 double host_transfer_s(const GpuSpec& gpu, double bytes);
 
+// The host memory's bandwidth per GPU for work the CPU does on data in host memory (an offloaded
+// optimizer step): the catalogue's host_memory_bandwidth where it gives one (Grace), else the
+// stated PCIe-server figure of host_memory_tier.cpp.
+double host_update_bandwidth_Bps(const GpuSpec& gpu);
+// Seconds the CPU takes to stream `bytes` through host memory (read + written): bytes /
+// host_update_bandwidth_Bps. Throws SimulationError for negative bytes.
+double host_update_s(const GpuSpec& gpu, double bytes);
+
 }  // namespace clustersim

@@ -114,6 +114,7 @@
 #include <limits>
 #include <string_view>
 
+#include "sim/hardware/host_memory_tier.hpp"
 #include "sim/hardware/power_capped_clock.hpp"
 
 namespace clustersim {
@@ -411,6 +412,29 @@ KernelParts memory_bound_parts(const GpuSpec& gpu, const ComputeOp& op) {
   return {op.flops > 0.0 ? op.flops / gpu.vector_fp32_flops : 0.0, streaming_memory_s(gpu, op), 0.0};
 }
 
+// The parts of an offloaded optimizer step (training.optimizer_offload cpu; the generator's
+// "optimizer.host_copy_out", "optimizer.<name>.host_update", "optimizer.host_copy_in"): no GPU kernel,
+// the copies timed over the host link and the update at the host memory's bandwidth
+// (host_memory_tier.cpp), nothing fixed added.
+struct HostPart {
+  std::string_view name_suffix;
+  double (*time_s)(const GpuSpec&, double bytes);
+};
+constexpr HostPart kHostParts[] = {
+    {"host_copy_out", &host_transfer_s},
+    {"host_copy_in", &host_transfer_s},
+    {"host_update", &host_update_s},
+};
+
+const HostPart* host_part(const ComputeOp& op) {
+  if (op.kernel != KernelClass::optimizer) return nullptr;
+  const auto dot = op.name.rfind('.');
+  const std::string_view part = dot == std::string_view::npos ? op.name : op.name.substr(dot + 1);
+  for (const auto& h : kHostParts)
+    if (part == h.name_suffix) return &h;
+  return nullptr;
+}
+
 struct KernelModel {
   KernelClass kernel;
   double GpuSpec::*fixed_s;
@@ -440,6 +464,10 @@ std::string_view to_string(KernelTiming timing) {
   return timing == KernelTiming::kernel_duration ? "kernel_duration" : "per_call";
 }
 
+bool host_side_op(const ComputeOp& op) {
+  return host_part(op) != nullptr;
+}
+
 std::string_view kernel_role(const ComputeOp& op) {
   if (op.kernel == KernelClass::gemm) return "gemm";
   if (op.kernel == KernelClass::attention) return "attention";
@@ -458,6 +486,7 @@ std::string_view efficiency_parameter(const ComputeOp& op) {
 }
 
 KernelTime kernel_time(const GpuSpec& gpu, const ComputeOp& op, KernelTiming timing) {
+  if (const HostPart* h = host_part(op)) return KernelTime{h->time_s(gpu, op.bytes), false};
   for (const auto& model : kKernelModels) {
     if (model.kernel != op.kernel) continue;
     const KernelParts p = model.parts(gpu, op);

@@ -28,6 +28,10 @@ constexpr KernelTiming kKernelTimings[] = {KernelTiming::per_call, KernelTiming:
 std::string_view to_string(KernelTiming timing);
 
 KernelTime kernel_time(const GpuSpec& gpu, const ComputeOp& op, KernelTiming timing = KernelTiming::per_call);
+// True for the parts of an offloaded optimizer step (training.optimizer_offload cpu) that are no GPU
+// kernel: the copies over the host link and the CPU's update, timed by host_memory_tier.hpp (a
+// software stack's kernel-time scale does not apply to them).
+bool host_side_op(const ComputeOp& op);
 
 // What the kernel does, as the model tells kernels apart: "gemm", "attention", and for memory-bound
 // kernels "activation", "rope", "elementwise", "normalization", "embedding", "optimizer", "loss" (by

@@ -1,9 +1,11 @@
 #include "sim/hardware/memory_model.hpp"
 
+#include "sim/hardware/host_memory_tier.hpp"
+
 namespace clustersim {
 
 DeviceMemory memory_device(const GpuSpec& gpu) {
-  return {gpu.hbm_capacity_bytes, gpu.tensor_fp8_flops > 0};
+  return {gpu.hbm_capacity_bytes, gpu.tensor_fp8_flops > 0, host_memory_tier(gpu).capacity_bytes};
 }
 
 double cublas_workspace_bytes(const GpuSpec& gpu) {

@@ -415,8 +415,9 @@ class Replay {
     double& t = kernel_s_[states_[c].kernel_id[op]];
     if (t < 0.0) {
       const OpTable& ops = graph_.classes()[c].ops;
-      t = kernel_time(gpu_, ops.compute_op(op)).time_s *
-          options_.kernel_time_scale[static_cast<std::size_t>(ops.kernel(op))];
+      const ComputeOp kernel = ops.compute_op(op);
+      t = kernel_time(gpu_, kernel).time_s *
+          (host_side_op(kernel) ? 1.0 : options_.kernel_time_scale[static_cast<std::size_t>(ops.kernel(op))]);
     }
     return t;
   }

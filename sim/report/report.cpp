@@ -339,6 +339,8 @@ const Field<M> kMemoryTail[] = {
     {"allocator_reserve_bytes", &M::allocator_reserve_bytes, R::null_nan},
     {"reserved_peak_bytes", &M::reserved_peak_bytes, R::null_nan},
     {"cuda_context_bytes", &M::cuda_context_bytes, R::null_nan},
+    // not on the GPU: the optimizer state offloaded to host memory (reports before it: none)
+    {"host_optimizer_bytes", &M::host_optimizer_bytes, R::absent_zero_null_nan},
 };
 
 Json memory_json(const MemoryStats& m) {
@@ -667,7 +669,10 @@ std::string Report::to_text() const {
       << ", K/V all-gather " << gigabytes(memory.cp_kv_gather_bytes) << ", fp8 saved operands "
       << gigabytes(memory.fp8_saved_operands_bytes) << ",\n    communication buffers "
       << gigabytes(memory.communication_buffers_bytes) << ", workspace " << gigabytes(memory.workspace_bytes)
-      << ", allocator reserve " << gigabytes(memory.allocator_reserve_bytes) << "\n\n";
+      << ", allocator reserve " << gigabytes(memory.allocator_reserve_bytes) << "\n";
+    if (memory.host_optimizer_bytes > 0.0)
+      o << "    in host memory (not on the GPU): optimizer " << gigabytes(memory.host_optimizer_bytes) << "\n";
+    o << "\n";
   }
 
   if (!links.empty()) {

@@ -67,6 +67,8 @@ struct MemoryStats {
   double peak_bytes_per_gpu = 0.0;
   double capacity_bytes = 0.0;
   bool fits = true;
+  // In host memory, beside the GPU's lines (training.optimizer_offload cpu): the offloaded optimizer state.
+  double host_optimizer_bytes = 0.0;
 };
 
 // The figures of the memory split (every MemoryStats figure but the peak and the capacity) with their

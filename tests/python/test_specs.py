@@ -195,13 +195,13 @@ def test_the_python_key_list_is_the_cores() -> None:
     flat = {f["key"] for f in schema if f["section"] in ("model", "model.moe", "training", "parallelism")}
     params = set(inspect.signature(cs.Workload.transformer).parameters) - {"cls", "name", "description"}
     assert params == flat
-    assert len(flat) == 54  # model 13, moe 10, training 15, parallelism 16 (model.mla: not keywords)
+    assert len(flat) == 55  # model 13, moe 10, training 16, parallelism 16 (model.mla: not keywords)
     w = cs.Workload.transformer(layers=2, hidden=256, heads=4, seq_len=128, vocab=1000, global_batch=8,
                                 precision="fp8", kv_heads=2, head_dim=64, experts=4, top_k=2, dp=2, ep=2,
                                 torch_compile=True, bucket_size_params=1000, stack="megatron-core",
                                 cp_comm="all_gather", shared_experts=1, first_dense_layers=1, token_dropping=True,
                                 load_distribution="multinomial", max_nodes_per_token=1,
-                                etp=1, mtp_depth=1)
+                                etp=1, mtp_depth=1, optimizer_offload="cpu")
     written = {f"{s}.{k}" for s in ("model", "training", "parallelism") for k in w.get(s) if k != "moe"}
     written |= {f"model.moe.{k}" for k in w.get("model.moe")}
     # every key but attention_type (its "mla" needs the model.mla section, which is not a keyword)

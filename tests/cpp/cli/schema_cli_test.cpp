@@ -16,13 +16,13 @@ TEST(CliSchema, WorkloadSchemaAsJsonAndMarkdown) {
   const auto json = run_cli("schema workload");
   ASSERT_EQ(json.status, 0) << json.err;
   const nlohmann::json fields = nlohmann::json::parse(json.out);
-  // name, description; model 13, moe 10, mla 5, training 15, parallelism 16; trace 3
-  ASSERT_EQ(fields.size(), 64u);
+  // name, description; model 13, moe 10, mla 5, training 16, parallelism 16; trace 3
+  ASSERT_EQ(fields.size(), 65u);
   EXPECT_EQ(fields[0]["path"], "name");
   const auto markdown = run_cli("schema workload --markdown");
   ASSERT_EQ(markdown.status, 0) << markdown.err;
   // A header, a separator and one row per field.
-  EXPECT_EQ(std::count(markdown.out.begin(), markdown.out.end(), '\n'), 66);
+  EXPECT_EQ(std::count(markdown.out.begin(), markdown.out.end(), '\n'), 67);
   EXPECT_NE(markdown.out.find("| `training.micro_batch` *stable* | integer >= 1, sequences | 1 |"), std::string::npos);
 }
 

@@ -62,8 +62,8 @@ TEST(WorkloadSchema, PathsAreUniqueAndSplitIntoSectionAndKey) {
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->section(), "model.moe");
   EXPECT_EQ(find_workload_field("model.moe.load_imbalance")->key(), "load_imbalance");
   EXPECT_EQ(find_workload_field("training.nope"), nullptr);
-  // name, description; 13 model keys, 10 moe, 5 mla, 15 training, 16 parallelism; 3 trace.
-  EXPECT_EQ(workload_schema().size(), 2u + 13 + 10 + 5 + 15 + 16 + 3);
+  // name, description; 13 model keys, 10 moe, 5 mla, 16 training, 16 parallelism; 3 trace.
+  EXPECT_EQ(workload_schema().size(), 2u + 13 + 10 + 5 + 16 + 16 + 3);
 }
 
 // A spec with only the required keys takes each default the schema declares, and those are the
@@ -78,9 +78,9 @@ TEST(WorkloadSchema, DefaultsAreWhatTheReaderFillsIn) {
     EXPECT_EQ(written[nlohmann::json::json_pointer(pointer(f.path))], nlohmann::json::parse(f.default_json)) << f.path;
     ++checked;
   }
-  // 34 keys with a default (model 3, moe 5, training 13, parallelism 13), less fp8_recipe and
-  // fp8_weight_cache (not written without fp8), torch_compile (written only when true) and cp_comm
-  // (written only when not ring).
+  // 35 keys with a default (model 3, moe 5, training 14, parallelism 13), less fp8_recipe and
+  // fp8_weight_cache (not written without fp8), torch_compile (written only when true), cp_comm
+  // (written only when not ring) and optimizer_offload (written only when not none).
   EXPECT_EQ(checked, 30);
   WorkloadSpec expected;  // the structs' initializers, with the spec's required values
   for (const auto key : {&ModelSpec::layers, &ModelSpec::hidden, &ModelSpec::heads, &ModelSpec::ffn_hidden,
@@ -144,7 +144,7 @@ TEST(WorkloadSchema, RangesAndChoicesAreEnforcedAtTheKeysPath) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 54);  // every key of model, model.moe, training and parallelism
+  EXPECT_EQ(checked, 55);  // every key of model, model.moe, training and parallelism
 }
 
 // model.mla's keys: each refused below its range at its path; kv_lora_rank and the head dimensions
@@ -214,7 +214,8 @@ TEST(WorkloadSchema, WriterWritesEverySchemaKey) {
                        {"max_nodes_per_token", 1},
                        {"token_dropping", true},
                        {"load_distribution", "multinomial"}}}});
-  j["training"].update({{"precision", "fp8"}, {"torch_compile", true}, {"stack", "megatron-core"}});
+  j["training"].update(
+      {{"precision", "fp8"}, {"torch_compile", true}, {"stack", "megatron-core"}, {"optimizer_offload", "cpu"}});
   j["parallelism"].update({{"dp", 2}, {"ep", 2}, {"etp", 1}, {"bucket_size_params", 1000}, {"cp_comm", "all_gather"}});
   const WorkloadSpec s = parse_workload_spec(j.dump(), "w.json");
   const nlohmann::json written = nlohmann::json::parse(workload_spec_to_json(s));
