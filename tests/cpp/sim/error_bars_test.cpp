@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "../spec_error_of.hpp"
+#include "sim/api/serving_validation.hpp"
 #include "sim/cost/design_comparison.hpp"
 #include "sim/validation/error_summary.hpp"
 #include "sim/validation/validation_metric.hpp"
@@ -358,6 +359,30 @@ TEST(ErrorBars, ShippedServingResidualsCoverThePublishedRows) {
       EXPECT_GE(c.covered, 22u) << c.coverage;
     }
   }
+}
+
+// The shipped serving-trtllm-mla row is what `validate all --residuals` writes for it: the features
+// serving_features takes from its spec (DeepSeek-V3's shape: 256 routed experts, attention_type mla; ep 8
+// and data-parallel attention over tp 8) and its error, to the file's 6 decimals.
+TEST(ErrorBars, ShippedMlaRowIsWhatTheValidationWrites) {
+  const std::vector<ResidualRow> rows = serving_residual_rows(run_serving_validation("serving-trtllm-mla"));
+  ASSERT_EQ(rows.size(), 1u);
+  const ResidualRow& r = rows[0];
+  EXPECT_EQ(r.features.model, "moe");
+  EXPECT_EQ(r.features.attention, "mla");
+  EXPECT_EQ(r.features.sharding, "serving-ep");
+  EXPECT_EQ(r.features.precision, "fp8");
+  EXPECT_EQ(r.features.generation, "hopper");
+  EXPECT_EQ(r.features.gpus, 8);
+  EXPECT_EQ(r.metric, "output_tokens_per_s");
+  const ResidualTable shipped = shipped_residuals();
+  const ResidualRow* in_file = nullptr;
+  for (const auto& x : shipped.rows)
+    if (x.dataset == "serving-trtllm-mla") in_file = &x;
+  ASSERT_NE(in_file, nullptr);
+  EXPECT_EQ(in_file->id, r.id);
+  EXPECT_EQ(in_file->features.sharding, r.features.sharding);
+  EXPECT_NEAR(in_file->step_time_error, r.step_time_error, 1e-6);
 }
 
 TEST(ErrorBars, ThroughputErrorsBecomeStepTimeErrors) {
