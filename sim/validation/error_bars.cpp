@@ -27,13 +27,15 @@
 // different biases); the 5th-95th covers 88 % or more of every dataset (docs/validation.md).
 // The model's kind and attention count as one feature each, as the GPU generation does: an MoE or MLA
 // model's error comes from kernels (routed experts' GEMMs and their all-to-all, the latent attention's
-// absorbed decode) that a dense model's rows never exercised, so a prediction for one, among dense rows
-// only, takes their spread widened by (1 + 2 + ...) rather than as their neighbour's (DeepSeek-R1 on
-// H200, serving-trtllm-mla, +51 %, was the neighbour of every dense fp8 H200 tp 8 prediction before).
-// Serving rows (metric output_tokens_per_s, ttft_s or itl_s; sharding "serving") take the same rule among
-// the rows of their own metric only: a prediction's neighbours are always residuals of what it predicts.
-// Coverage is checked leave-one-out (a row's own residual is never among its neighbours):
-// leave_one_out_coverage, printed by `clustersim validate --coverage`.
+// decode) that a dense model's rows never exercised. A serving replica whose experts are spread over ep
+// GPUs or whose attention is data-parallel is another sharding ("serving-ep"; tensor parallel "serving").
+// So DeepSeek-R1 on 8 H200s (serving-trtllm-mla, +51 %) is 3 from every dense fp8 Hopper tp 8 row: never a
+// dense prediction's neighbour, and its own interval from dense rows alone is their spread x 4, which
+// holds the +51 % (x 3, the model's two features without the sharding, would not: docs/serving.md).
+// Serving rows (metric output_tokens_per_s, ttft_s or itl_s; sharding "serving" or "serving-ep") take the same rule
+// among the rows of their own metric only: a prediction's neighbours are always residuals of what it predicts. Coverage
+// is checked leave-one-out (a row's own residual is never among its neighbours): leave_one_out_coverage, printed by
+// `clustersim validate --coverage`.
 #include "sim/validation/error_bars.hpp"
 
 #include <algorithm>
@@ -69,9 +71,8 @@ constexpr double kFloor = 0.037;
 
 constexpr const char* kRule =
     "the 20 validation rows nearest by distance = 1 per differing GPU generation, precision (0.25 between fp16 "
-    "and bf16), sharding (fsdp/megatron, serving/serving-ep), model (dense/moe) and attention (mha/mla) + 0.25 per "
-    "doubling of the GPU "
-    "count; interval = prediction x "
+    "and bf16), sharding (fsdp/megatron, serving/serving-ep), model (dense/moe) and attention (mha/mla) "
+    "+ 0.25 per doubling of the GPU count; interval = prediction x "
     "exp(5th..95th percentile of ln(measured / predicted)) around the median, widened by (1 + mean distance), "
     "plus 3.7 % either side (the repeatability of one measurement)";
 
