@@ -162,7 +162,7 @@ ServingReport run(const Deployment& d, const TrafficSpec& traffic) {
 // (sim/validation/error_bars.hpp: the rule of training's step-time interval).
 void add_intervals(ServingReport& report, const Deployment& d) {
   const ResidualTable table = shipped_residuals();
-  const PredictionFeatures features = serving_features(d.gpu.id, to_string(d.spec.weight_dtype), d.spec.tp * d.spec.pp);
+  const PredictionFeatures features = serving_features(d.gpu.id, d.spec);
   for (const std::string& metric : serving_validation_metrics()) {
     const double predicted = serving_metric(report.result.summary, metric);
     if (!(predicted > 0.0)) continue;  // nothing finished (or no second token): no value to bound

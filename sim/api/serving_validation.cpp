@@ -224,8 +224,7 @@ ServingValidationRow run_row(const Mapping& m, JsonReader& r, const ServingValid
   row.kv_capacity_tokens = iteration_model->memory().kv_capacity_tokens;
   row.preemptions = result.summary.preemptions;
   row.predicted = result.summary.output_tokens_per_s;
-  row.precision = to_string(spec.weight_dtype);
-  row.gpus = spec.tp * spec.pp;
+  row.features = serving_features(row.gpu, spec);
   return row;
 }
 
@@ -275,8 +274,7 @@ std::vector<ServingValidationRow> run_spec_row(const Mapping& m, JsonReader& r,
   row.tp = spec.tp;
   row.input_tokens = r.integer("input_tokens", 1, 1 << 24);
   row.output_tokens = r.integer("output_tokens", 1, 1 << 24);
-  row.precision = to_string(spec.weight_dtype);
-  row.gpus = spec.tp * spec.pp;
+  row.features = serving_features(row.gpu, spec);
   const ClusterSpec cluster = load_cluster_spec(cluster_choice->second.preset, cluster_choice->second.overrides);
   const GpuSpec gpu = simulated_gpu(cluster);
   const auto iteration_model = make_iteration_model(replica_config(spec), gpu, cluster);
@@ -381,13 +379,16 @@ double serving_metric(const ServingSummary& s, std::string_view metric) {
   throw SpecError(std::string(metric), "", "expected a serving metric: output_tokens_per_s, ttft_s or itl_s");
 }
 
-PredictionFeatures serving_features(std::string_view gpu_id, const std::string& weight_precision, int replica_gpus) {
+PredictionFeatures serving_features(std::string_view gpu_id, const ServingSpec& spec) {
   PredictionFeatures f;
   f.gpu = std::string(gpu_id);
   f.generation = gpu_generation(gpu_id);
-  f.precision = weight_precision;
-  f.sharding = "serving";
-  f.gpus = replica_gpus;
+  f.precision = to_string(spec.weight_dtype);
+  // How the replica splits the model: tensor / pipeline parallel, or experts over ep GPUs and attention
+  // data-parallel (the MoE deployments of TensorRT-LLM and SGLang), whose all-to-all no tp row exercises.
+  f.sharding = spec.ep > 1 || spec.dp_attention > 1 ? "serving-ep" : "serving";
+  f.gpus = spec.tp * spec.pp;
+  set_model_features(f, spec.model);
   return f;
 }
 
@@ -398,7 +399,7 @@ std::vector<ResidualRow> serving_residual_rows(const ServingValidation& v) {
     ResidualRow row;
     row.dataset = v.name;
     row.id = r.id;
-    row.features = serving_features(r.gpu, r.precision, r.gpus);
+    row.features = r.features;
     row.step_time_error = r.error();
     row.metric = r.metric;
     out.push_back(std::move(row));

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "sim/serving/serving_metrics.hpp"
+#include "sim/serving/serving_spec.hpp"
 #include "sim/validation/error_bars.hpp"
 #include "sim/validation/error_summary.hpp"
 
@@ -39,8 +40,7 @@ namespace clustersim {
 struct ServingValidationRow {
   std::string id;
   std::string metric = "output_tokens_per_s";  // output_tokens_per_s, ttft_s or itl_s
-  std::string precision;                       // the replica's weight dtype (the error bars' feature)
-  int gpus = 1;                                // GPUs of the replica (tp x pp)
+  PredictionFeatures features;                 // the error bars' features of its deployment (serving_features)
   std::string model;
   std::string gpu;  // the row's gpu_id
   int tp = 1;
@@ -92,13 +92,14 @@ const std::vector<std::string>& serving_validation_metrics();
 // The value of a metric in a run's summary (the prediction).
 double serving_metric(const ServingSummary& summary, std::string_view metric);
 // The error bars' features of a serving deployment: its GPU and generation, the weight precision,
-// sharding "serving", the GPUs of one replica (tp x pp). The residual rows and `serve`'s intervals
-// take them from here.
-PredictionFeatures serving_features(std::string_view gpu_id, const std::string& weight_precision, int replica_gpus);
+// sharding "serving" ("serving-ep" with ep > 1 or data-parallel attention), the GPUs of one replica (tp x pp), the
+// model's kind (dense / moe) and attention (mha / mla; set_model_features, the training rows' rule). The residual rows
+// and `serve`'s intervals take them from here.
+PredictionFeatures serving_features(std::string_view gpu_id, const ServingSpec& spec);
 
 // The residual rows of the error bars (sim/validation/error_bars.hpp): one per row (none when the
 // mapping says "residuals": false), its metric named,
-// the features of its replica (GPU, generation, weight precision, sharding "serving", tp x pp GPUs).
+// the features of its deployment (serving_features).
 std::vector<ResidualRow> serving_residual_rows(const ServingValidation& v);
 
 // The report: rows, the statistics per group, the worst rows. JSON keys: dataset, title, source, file,

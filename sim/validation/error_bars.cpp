@@ -6,8 +6,10 @@
 // Distance between a prediction's features a and a row's features b (prediction_features.hpp):
 //   d(a, b) = 1.0 [generation differs]
 //           + 1.0 [precision differs], 0.25 when both are 16-bit (fp16, bf16: the same tensor-core rate)
-//           + 1.0 [sharding differs] (fsdp / megatron)
+//           + 1.0 [sharding differs] (fsdp / megatron; serving / serving-ep)
 //           + 0.25 |log2(gpus_a / gpus_b)|          (a factor of 16 in scale counts as one feature)
+//           + 1.0 [model differs] (dense / moe)
+//           + 1.0 [attention differs] (mha / mla)
 // Neighbours: the k = 20 nearest rows, and every further row as near as the k-th (ties are kept, so
 // the choice depends on no ordering of the file).
 // Interval: with q5, q50, q95 the 5th, 50th and 95th percentiles of the neighbours' l_i (linear
@@ -23,10 +25,17 @@
 // Why 5-95: the 10th-90th percentile (80 % of rows drawn like the neighbours) covered 77 % of
 // llmfoundry-a100-80gb and 75 % of nemo-h100-fp8-2024 leave-one-out (neighbours mix sources with
 // different biases); the 5th-95th covers 88 % or more of every dataset (docs/validation.md).
-// Serving rows (metric output_tokens_per_s, ttft_s or itl_s; sharding "serving") take the same rule among
-// the rows of their own metric only: a prediction's neighbours are always residuals of what it predicts.
-// Coverage is checked leave-one-out (a row's own residual is never among its neighbours):
-// leave_one_out_coverage, printed by `clustersim validate --coverage`.
+// The model's kind and attention count as one feature each, as the GPU generation does: an MoE or MLA
+// model's error comes from kernels (routed experts' GEMMs and their all-to-all, the latent attention's
+// decode) that a dense model's rows never exercised. A serving replica whose experts are spread over ep
+// GPUs or whose attention is data-parallel is another sharding ("serving-ep"; tensor parallel "serving").
+// So DeepSeek-R1 on 8 H200s (serving-trtllm-mla, +51 %) is 3 from every dense fp8 Hopper tp 8 row: never a
+// dense prediction's neighbour, and its own interval from dense rows alone is their spread x 4, which
+// holds the +51 % (x 3, the model's two features without the sharding, would not: docs/serving.md).
+// Serving rows (metric output_tokens_per_s, ttft_s or itl_s; sharding "serving" or "serving-ep") take the same rule
+// among the rows of their own metric only: a prediction's neighbours are always residuals of what it predicts. Coverage
+// is checked leave-one-out (a row's own residual is never among its neighbours): leave_one_out_coverage, printed by
+// `clustersim validate --coverage`.
 #include "sim/validation/error_bars.hpp"
 
 #include <algorithm>
@@ -53,6 +62,8 @@ constexpr double kPrecisionWeight = 1.0;
 constexpr double kSixteenBitPrecisionWeight = 0.25;
 constexpr double kShardingWeight = 1.0;
 constexpr double kScaleWeightPerDoubling = 0.25;
+constexpr double kModelWeight = 1.0;
+constexpr double kAttentionWeight = 1.0;
 constexpr std::size_t kNeighbours = 20;
 constexpr double kLowQuantile = 0.05;
 constexpr double kHighQuantile = 0.95;
@@ -60,7 +71,8 @@ constexpr double kFloor = 0.037;
 
 constexpr const char* kRule =
     "the 20 validation rows nearest by distance = 1 per differing GPU generation, precision (0.25 between fp16 "
-    "and bf16) and sharding (fsdp/megatron) + 0.25 per doubling of the GPU count; interval = prediction x "
+    "and bf16), sharding (fsdp/megatron, serving/serving-ep), model (dense/moe) and attention (mha/mla) "
+    "+ 0.25 per doubling of the GPU count; interval = prediction x "
     "exp(5th..95th percentile of ln(measured / predicted)) around the median, widened by (1 + mean distance), "
     "plus 3.7 % either side (the repeatability of one measurement)";
 
@@ -82,6 +94,8 @@ double feature_distance(const PredictionFeatures& a, const PredictionFeatures& b
     d += sixteen_bit(a.precision) && sixteen_bit(b.precision) ? kSixteenBitPrecisionWeight : kPrecisionWeight;
   if (a.sharding != b.sharding) d += kShardingWeight;
   if (a.gpus > 0 && b.gpus > 0) d += kScaleWeightPerDoubling * std::fabs(std::log2(double(a.gpus) / double(b.gpus)));
+  if (a.model != b.model) d += kModelWeight;
+  if (a.attention != b.attention) d += kAttentionWeight;
   return d;
 }
 
@@ -104,8 +118,10 @@ ResidualTable parse_residuals(std::string_view json_text, const std::string& fil
     row.features.gpu = e.string("gpu");
     row.features.generation = e.string("generation");
     row.features.precision = e.string("precision");
-    row.features.sharding = e.choice("sharding", {"fsdp", "megatron", "serving"});
+    row.features.sharding = e.choice("sharding", {"fsdp", "megatron", "serving", "serving-ep"});
     row.features.gpus = static_cast<int>(e.integer("gpus", 1, 1 << 30));
+    row.features.model = e.choice("model", {"dense", "moe"});
+    row.features.attention = e.choice("attention", {"mha", "mla"});
     // Training rows: the step-time error; serving rows name their metric and carry "error".
     const NumberRange error_range{-1.0, std::numeric_limits<double>::infinity(), true};
     if (e.has("metric")) {
@@ -143,7 +159,9 @@ std::string residuals_to_json(const ResidualTable& table) {
                                 {"generation", row.features.generation},
                                 {"precision", row.features.precision},
                                 {"sharding", row.features.sharding},
-                                {"gpus", row.features.gpus}};
+                                {"gpus", row.features.gpus},
+                                {"model", row.features.model},
+                                {"attention", row.features.attention}};
     const double error = std::round(row.step_time_error * 1e6) / 1e6;
     if (row.metric == kStepTimeMetric) {
       j["step_time_error"] = error;

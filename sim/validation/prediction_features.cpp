@@ -25,6 +25,11 @@ std::string gpu_generation(std::string_view gpu_id) {
   return std::string(gpu_id);
 }
 
+void set_model_features(PredictionFeatures& f, const ModelSpec& model) {
+  f.model = model.moe.experts > 0 ? "moe" : "dense";
+  f.attention = model.attention_type;
+}
+
 PredictionFeatures prediction_features(std::string_view gpu_id, const WorkloadSpec& workload, int gpus) {
   PredictionFeatures f;
   f.gpu = std::string(gpu_id);
@@ -32,6 +37,7 @@ PredictionFeatures prediction_features(std::string_view gpu_id, const WorkloadSp
   f.precision = to_string(workload.training.precision);
   f.sharding = workload.parallelism.zero_stage >= 3 ? "fsdp" : "megatron";
   f.gpus = gpus;
+  set_model_features(f, workload.model);
   return f;
 }
 

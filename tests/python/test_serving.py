@@ -48,6 +48,29 @@ def test_serve_tables_agree_with_the_summary(tmp_path):
     assert "TTFT" in r.text
 
 
+def test_serve_intervals_are_the_reports_error_bars():
+    r = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.duration_s": 5}, iterations=0)
+    s = r.summary
+    df = r.intervals
+    # One row per metric of the report, in its order; every value the report's.
+    assert list(df.index) == list(s["intervals"]) and df.index.name == "metric"
+    assert "output_tokens_per_s" in df.index and "ttft_s" in df.index
+    for metric, entry in s["intervals"].items():
+        row = df.loc[metric]
+        assert [row.lo, row.hi] == entry["interval"]
+        assert row.predicted == entry["predicted"]
+        for key, value in entry["basis"].items():
+            assert row[f"basis.{key}"] == value
+    # The predictions are the summary's own figures.
+    assert df.loc["output_tokens_per_s", "predicted"] == s["throughput"]["output_tokens_per_s"]
+    assert df.loc["ttft_s", "predicted"] == s["latency"]["ttft_s"]["mean"]
+    # An interval around a positive prediction; bf16 on one H100 is >= 1 from the fp8 residual rows
+    # (precision), so each widens by 1 + its mean distance.
+    assert (df.lo > 0).all() and (df.lo < df.hi).all()
+    assert (df["basis.widening"] == 1 + df["basis.mean_distance"]).all()
+    assert (df["basis.mean_distance"] >= 1).all()
+
+
 def test_same_report_as_the_command():
     cli = os.environ.get("CLUSTERSIM_CLI")
     if not cli:

@@ -11,6 +11,7 @@ iteration, and the cluster's state sampled over time.
     import clustersim as cs
     r = cs.serve("dgx-h100", "llama3-8b-h100", overrides={"traffic.rate_rps": 30})
     r.summary["latency"]["ttft_s"]["p90"], r.requests.ttft_s.describe(), r.samples.plot(x="time_s")
+    r.intervals[["predicted", "lo", "hi"]]   # the error bars per metric
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class Serving:
     """A serving run: ``summary`` is the report (the stable keys of ``clustersim serve --json``),
     ``text`` the command's summary; ``requests`` (one row per request: arrival, tokens, status, TTFT,
     time between tokens, end-to-end latency, preemptions), ``iterations`` (one row per iteration, when
-    recorded) and ``samples`` (running, queued, KV blocks used over time) are DataFrames."""
+    recorded), ``samples`` (running, queued, KV blocks used over time) and ``intervals`` (the error bars,
+    one row per metric) are DataFrames."""
 
     summary: Dict[str, Any]
     text: str
@@ -75,6 +77,23 @@ class Serving:
         import pandas as pd
 
         return pd.DataFrame(self.summary["samples"])
+
+    @property
+    def intervals(self) -> "pd.DataFrame":
+        """The error bars (``summary["intervals"]``, docs/serving.md): one row per metric with validation
+        residuals (index ``metric``), the report's keys as columns, ``interval`` split into ``lo`` and
+        ``hi`` (where the measured value is expected, 5th..95th percentile) and ``basis`` flattened
+        (``basis.rows``, ``basis.mean_distance``, ``basis.widening``, ``basis.error_p50``...)."""
+        import pandas as pd
+
+        rows = []
+        for metric, entry in self.summary["intervals"].items():
+            row = {k: v for k, v in entry.items() if k != "interval"}
+            row["lo"], row["hi"] = entry["interval"]
+            rows.append(row)
+        df = pd.json_normalize(rows, max_level=1)
+        df.index = pd.Index(list(self.summary["intervals"]), name="metric")
+        return df
 
     def __repr__(self) -> str:
         return self.text

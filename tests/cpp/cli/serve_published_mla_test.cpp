@@ -42,6 +42,16 @@ TEST(CliServePublished, DeepSeekR1MaxThroughputOnEightH200) {
   const double error = tokens_per_s / published - 1.0;
   EXPECT_GT(error, 0.49) << tokens_per_s;
   EXPECT_LT(error, 0.53) << tokens_per_s;
+  // The error bars (sim/validation/error_bars.cpp): the MLA row of serving-trtllm-mla (this run's own
+  // residual, distance 0) and the 20 dense fp8 Hopper tp 8 throughput rows, each 3 away (model moe,
+  // attention mla, sharding serving-ep): mean distance 60 / 21, widening 1 + 60 / 21; the published
+  // figure is inside.
+  const auto& i = j["intervals"]["output_tokens_per_s"];
+  EXPECT_EQ(i["basis"]["rows"], 21);
+  EXPECT_NEAR(i["basis"]["mean_distance"].get<double>(), 60.0 / 21.0, 1e-12);
+  EXPECT_NEAR(i["basis"]["widening"].get<double>(), 1.0 + 60.0 / 21.0, 1e-12);
+  EXPECT_GE(published, i["interval"][0].get<double>());
+  EXPECT_LE(published, i["interval"][1].get<double>());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "../spec_error_of.hpp"
+#include "sim/api/serving_validation.hpp"
 #include "sim/cost/design_comparison.hpp"
 #include "sim/validation/error_summary.hpp"
 #include "sim/validation/validation_metric.hpp"
@@ -49,6 +50,33 @@ TEST(ErrorBars, DistanceIsTheDocumentedWeightedSum) {
   // generation 1 + precision (16-bit vs fp8) 1 + sharding 1 + 64 -> 1024 GPUs: 4 doublings x 0.25.
   EXPECT_DOUBLE_EQ(feature_distance(a, features("h100-sxm5-80gb", "fp8", "fsdp", 1024)), 1.0 + 1.0 + 1.0 + 1.0);
   EXPECT_DOUBLE_EQ(feature_distance(features("h100-sxm5-80gb", "fp8", "fsdp", 1024), a), 4.0);  // symmetric
+  // The model's kind and attention: 1 each (dense vs moe, mha vs mla).
+  auto moe = a;
+  moe.model = "moe";
+  EXPECT_DOUBLE_EQ(feature_distance(a, moe), 1.0);
+  auto mla = moe;
+  mla.attention = "mla";
+  EXPECT_DOUBLE_EQ(feature_distance(a, mla), 2.0);
+  EXPECT_DOUBLE_EQ(feature_distance(mla, moe), 1.0);
+}
+
+TEST(PredictionFeatures, ModelKindAndAttentionFromTheModelsShape) {
+  ModelSpec m;  // a dense multi-head (grouped-query) model
+  PredictionFeatures f;
+  set_model_features(f, m);
+  EXPECT_EQ(f.model, "dense");
+  EXPECT_EQ(f.attention, "mha");
+  m.moe.experts = 256;
+  m.attention_type = "mla";
+  set_model_features(f, m);
+  EXPECT_EQ(f.model, "moe");
+  EXPECT_EQ(f.attention, "mla");
+  // Training rows take them by the same rule.
+  WorkloadSpec w;
+  w.model = m;
+  const PredictionFeatures t = prediction_features("h200-sxm-141gb", w, 8);
+  EXPECT_EQ(t.model, "moe");
+  EXPECT_EQ(t.attention, "mla");
 }
 
 // 21 rows at distance 0 whose ln(measured / predicted) are -0.10, -0.09, ..., +0.10: the 5th
@@ -97,6 +125,54 @@ TEST(ErrorBars, IntervalWidensOnDataFarFromTheFit) {
   ASSERT_TRUE(farther);
   EXPECT_DOUBLE_EQ(farther->widening, 5.0);
   EXPECT_GT(farther->hi_s - farther->lo_s, far->hi_s - far->lo_s);
+}
+
+// An MoE / MLA serving prediction among dense rows (the evenly spread table as throughput rows, then one
+// MLA row 51 % too fast, as serving-trtllm-mla): the dense rows are 2 away (model and attention differ),
+// so the interval's spread counts 3 times rather than once; a dense prediction never sees the MLA row.
+TEST(ErrorBars, AnMlaPredictionsIntervalWidensAmongDenseRows) {
+  const auto dense = features("h200-sxm-141gb", "fp8", "serving", 8);
+  ResidualTable t = evenly_spread_table(dense);
+  for (auto& r : t.rows)
+    r.metric = "output_tokens_per_s";
+  auto mla = dense;
+  mla.model = "moe";
+  mla.attention = "mla";
+  // Without an MLA row: every neighbour at 2, w = 3; percentiles -0.09, 0, +0.09 as in the dense case.
+  const auto dense_i = metric_interval(dense, "output_tokens_per_s", 1000.0, t);
+  const auto alone = metric_interval(mla, "output_tokens_per_s", 1000.0, t);
+  ASSERT_TRUE(dense_i && alone);
+  EXPECT_DOUBLE_EQ(dense_i->widening, 1.0);
+  EXPECT_DOUBLE_EQ(alone->mean_distance, 2.0);
+  EXPECT_DOUBLE_EQ(alone->widening, 3.0);
+  EXPECT_NEAR(alone->lo_s, 1000.0 * std::exp(-0.09 * 3 - 0.037), 1e-9);
+  EXPECT_NEAR(alone->hi_s, 1000.0 * std::exp(0.09 * 3 + 0.037), 1e-9);
+  // 1000 exp(+-0.127) = [880.7, 1135.4] for the dense prediction; [735.6, 1359.4] for the MLA one.
+  EXPECT_NEAR(dense_i->lo_s, 1000.0 * std::exp(-0.127), 1e-9);
+  EXPECT_GT(alone->hi_s - alone->lo_s, 2.0 * (dense_i->hi_s - dense_i->lo_s));
+
+  // With the MLA row (predicted 1.511 x measured: l = -ln 1.511 = -0.4128): the MLA prediction's
+  // neighbours are it (0) and the 21 dense rows (2, ties kept): k = 22, D = 42 / 22, w = 1 + 42 / 22.
+  ResidualRow r = row("serving-trtllm-mla", "mla-0001", mla, 0.511);
+  r.metric = "output_tokens_per_s";
+  t.rows.push_back(r);
+  const auto with = metric_interval(mla, "output_tokens_per_s", 1000.0, t);
+  ASSERT_TRUE(with);
+  EXPECT_EQ(with->rows, 22);
+  const double w = 1.0 + 42.0 / 22.0;
+  EXPECT_DOUBLE_EQ(with->widening, w);
+  // The 22 ln ratios sorted: -0.4128, -0.10, -0.09, ..., +0.10. Percentile p at position p x 21
+  // (linear): q5 at 1.05 -> -0.10 + 0.05 x 0.01 = -0.0995; q50 at 10.5 -> -0.005 (between -0.01 and 0);
+  // q95 at 19.95 -> 0.08 + 0.95 x 0.01 = 0.0895.
+  const double q5 = -0.0995, q50 = -0.005, q95 = 0.0895;
+  EXPECT_NEAR(with->lo_s, 1000.0 * std::exp(q50 - (q50 - q5) * w - 0.037), 1e-6);
+  EXPECT_NEAR(with->hi_s, 1000.0 * std::exp(q50 + (q95 - q50) * w + 0.037), 1e-6);
+  // A dense prediction's interval is unchanged: the MLA row is 2 away, 21 rows are at 0.
+  const auto dense_after = metric_interval(dense, "output_tokens_per_s", 1000.0, t);
+  ASSERT_TRUE(dense_after);
+  EXPECT_EQ(dense_after->rows, 21);
+  EXPECT_DOUBLE_EQ(dense_after->lo_s, dense_i->lo_s);
+  EXPECT_DOUBLE_EQ(dense_after->hi_s, dense_i->hi_s);
 }
 
 TEST(ErrorBars, ShippedResidualsGiveWiderIntervalsAwayFromTheValidatedRuns) {
@@ -166,10 +242,36 @@ TEST(ErrorBars, ResidualFileRoundTripsAndBadRowsNameTheirPath) {
   EXPECT_EQ(back.rows[1].id, "0002");
   EXPECT_EQ(back.rows[1].features.generation, "ampere");
   EXPECT_DOUBLE_EQ(back.rows[0].step_time_error, -0.125);
+  EXPECT_EQ(back.rows[0].features.model, "dense");
+  EXPECT_EQ(back.rows[0].features.attention, "mha");
+  // The model's features round-trip, and a file without them (or with another kind) names the key.
+  auto mla = f;
+  mla.model = "moe";
+  mla.attention = "mla";
+  ResidualTable m;
+  m.rows = {row("d", "0003", mla, 0.5)};
+  const ResidualTable m_back = parse_residuals(residuals_to_json(m), "r.json");
+  EXPECT_EQ(m_back.rows[0].features.model, "moe");
+  EXPECT_EQ(m_back.rows[0].features.attention, "mla");
+  const SpecError missing = spec_error_of([] {
+    parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
+        "generation": "blackwell", "precision": "fp8", "sharding": "fsdp", "gpus": 8, "step_time_error": 0.1}]})",
+                    "r.json");
+  });
+  EXPECT_EQ(missing.json_path(), "/rows/0/model");
+  const SpecError kind = spec_error_of([] {
+    parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
+        "generation": "blackwell", "precision": "fp8", "sharding": "fsdp", "gpus": 8, "model": "dense",
+        "attention": "linear", "step_time_error": 0.1}]})",
+                    "r.json");
+  });
+  EXPECT_EQ(kind.json_path(), "/rows/0/attention");
+  EXPECT_NE(kind.message().find("mla"), std::string::npos) << kind.message();
 
   const SpecError e = spec_error_of([] {
     parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
-        "generation": "blackwell", "precision": "fp8", "sharding": "zero", "gpus": 8, "step_time_error": 0.1}]})",
+        "generation": "blackwell", "precision": "fp8", "sharding": "zero", "gpus": 8, "model": "dense",
+        "attention": "mha", "step_time_error": 0.1}]})",
                     "r.json");
   });
   EXPECT_EQ(e.file(), "r.json");
@@ -178,7 +280,8 @@ TEST(ErrorBars, ResidualFileRoundTripsAndBadRowsNameTheirPath) {
   // An error of -1 or less would mean a zero or negative predicted time.
   const SpecError neg = spec_error_of([] {
     parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
-        "generation": "blackwell", "precision": "fp8", "sharding": "fsdp", "gpus": 8, "step_time_error": -1}]})",
+        "generation": "blackwell", "precision": "fp8", "sharding": "fsdp", "gpus": 8, "model": "dense",
+        "attention": "mha", "step_time_error": -1}]})",
                     "r.json");
   });
   EXPECT_EQ(neg.json_path(), "/rows/0/step_time_error");
@@ -203,8 +306,11 @@ TEST(ErrorBars, ServingMetricRowsRoundTripAndAreOnlyTheirOwnMetricsNeighbours) {
   t.generated_by = "test";
   t.fidelity = "analytical";
   const std::string json = residuals_to_json(t);
-  EXPECT_NE(json.find(R"("sharding":"serving","gpus":2,"metric":"ttft_s","error":0.5})"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("gpus":2,"step_time_error":)"), std::string::npos);
+  EXPECT_NE(
+      json.find(R"("sharding":"serving","gpus":2,"model":"dense","attention":"mha","metric":"ttft_s","error":0.5})"),
+      std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("gpus":2,"model":"dense","attention":"mha","step_time_error":)"), std::string::npos);
   const ResidualTable back = parse_residuals(json, "r.json");
   ASSERT_EQ(back.rows.size(), 22u);
   EXPECT_EQ(back.rows[0].metric, "step_time_s");
@@ -212,7 +318,8 @@ TEST(ErrorBars, ServingMetricRowsRoundTripAndAreOnlyTheirOwnMetricsNeighbours) {
   EXPECT_DOUBLE_EQ(back.rows[21].step_time_error, 0.5);
   const SpecError e = spec_error_of([] {
     parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
-        "generation": "blackwell", "precision": "fp8", "sharding": "serving", "gpus": 8, "metric": "e2e_s",
+        "generation": "blackwell", "precision": "fp8", "sharding": "serving", "gpus": 8, "model": "dense",
+        "attention": "mha", "metric": "e2e_s",
         "error": 0.1}]})",
                     "r.json");
   });
@@ -220,10 +327,11 @@ TEST(ErrorBars, ServingMetricRowsRoundTripAndAreOnlyTheirOwnMetricsNeighbours) {
 }
 
 // The serving rows of the shipped residuals (`clustersim validate all`): serving-trtllm-inflight's 60
-// throughputs and serving-nim-latency's 8 operating points x 3 metrics; serving-trtllm-mla is reported
-// but not a residual (its mapping says why). Leave one out, the interval from the other rows of the same
-// metric contains the published value: measured 2026-11-28, 57 of serving-trtllm-inflight's 60 (95.0 %)
-// and 22 of serving-nim-latency's 24 (91.7 %; docs/validation.md, "Error bars"), pinned as floors.
+// throughputs and serving-nim-latency's 8 operating points x 3 metrics (dense, multi-head attention), and
+// serving-trtllm-mla's one DeepSeek-R1 throughput (moe, mla). Leave one out, the interval from the other
+// rows of the same metric contains the published value: measured 2026-11-28, 57 of
+// serving-trtllm-inflight's 60 (95.0 %) and 22 of serving-nim-latency's 24 (91.7 %; docs/validation.md,
+// "Error bars"), pinned as floors.
 TEST(ErrorBars, ShippedServingResidualsCoverThePublishedRows) {
   const ResidualTable t = shipped_residuals();
   std::size_t inflight = 0, nim = 0, mla = 0;
@@ -232,13 +340,17 @@ TEST(ErrorBars, ShippedServingResidualsCoverThePublishedRows) {
     nim += r.dataset == "serving-nim-latency" ? 1 : 0;
     mla += r.dataset == "serving-trtllm-mla" ? 1 : 0;
     if (r.dataset.starts_with("serving-")) {
-      EXPECT_EQ(r.features.sharding, "serving");
+      const bool deepseek = r.dataset == "serving-trtllm-mla";
+      // DeepSeek-R1: experts over ep 8, attention data-parallel over the 8 GPUs; the others tp only.
+      EXPECT_EQ(r.features.sharding, deepseek ? "serving-ep" : "serving") << r.id;
       EXPECT_NE(r.metric, "step_time_s") << r.id;
+      EXPECT_EQ(r.features.model, deepseek ? "moe" : "dense") << r.id;
+      EXPECT_EQ(r.features.attention, deepseek ? "mla" : "mha") << r.id;
     }
   }
   EXPECT_EQ(inflight, 60u);
   EXPECT_EQ(nim, 24u);
-  EXPECT_EQ(mla, 0u);
+  EXPECT_EQ(mla, 1u);
   for (const auto& c : leave_one_out_coverage(t)) {
     if (c.dataset == "serving-trtllm-inflight") {
       EXPECT_GE(c.covered, 57u) << c.coverage;
@@ -247,6 +359,30 @@ TEST(ErrorBars, ShippedServingResidualsCoverThePublishedRows) {
       EXPECT_GE(c.covered, 22u) << c.coverage;
     }
   }
+}
+
+// The shipped serving-trtllm-mla row is what `validate all --residuals` writes for it: the features
+// serving_features takes from its spec (DeepSeek-V3's shape: 256 routed experts, attention_type mla; ep 8
+// and data-parallel attention over tp 8) and its error, to the file's 6 decimals.
+TEST(ErrorBars, ShippedMlaRowIsWhatTheValidationWrites) {
+  const std::vector<ResidualRow> rows = serving_residual_rows(run_serving_validation("serving-trtllm-mla"));
+  ASSERT_EQ(rows.size(), 1u);
+  const ResidualRow& r = rows[0];
+  EXPECT_EQ(r.features.model, "moe");
+  EXPECT_EQ(r.features.attention, "mla");
+  EXPECT_EQ(r.features.sharding, "serving-ep");
+  EXPECT_EQ(r.features.precision, "fp8");
+  EXPECT_EQ(r.features.generation, "hopper");
+  EXPECT_EQ(r.features.gpus, 8);
+  EXPECT_EQ(r.metric, "output_tokens_per_s");
+  const ResidualTable shipped = shipped_residuals();
+  const ResidualRow* in_file = nullptr;
+  for (const auto& x : shipped.rows)
+    if (x.dataset == "serving-trtllm-mla") in_file = &x;
+  ASSERT_NE(in_file, nullptr);
+  EXPECT_EQ(in_file->id, r.id);
+  EXPECT_EQ(in_file->features.sharding, r.features.sharding);
+  EXPECT_NEAR(in_file->step_time_error, r.step_time_error, 1e-6);
 }
 
 TEST(ErrorBars, ThroughputErrorsBecomeStepTimeErrors) {
