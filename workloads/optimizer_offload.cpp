@@ -17,6 +17,9 @@
 //         (ZeRO-Offload's one-step delayed update included): the three parts run one after the other.
 #include "workloads/optimizer_offload.hpp"
 
+#include <stdexcept>
+#include <string>
+
 namespace clustersim {
 namespace {
 
@@ -39,7 +42,8 @@ std::vector<std::string> optimizer_offload_names() {
 const OptimizerOffload& optimizer_offload(std::string_view name) {
   for (const auto& o : kOffloads)
     if (o.name == name) return o;
-  return kOffloads[0];  // the parser accepts only the names of this table
+  // The parser accepts only the names of this table: another is a caller's error, not a default.
+  throw std::invalid_argument("optimizer_offload: unknown mode \"" + std::string(name) + "\"");
 }
 
 }  // namespace clustersim
