@@ -1,9 +1,11 @@
 #include "sim/api/simulation_request.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "sim/core/error.hpp"
 
@@ -11,6 +13,8 @@ namespace clustersim {
 namespace {
 
 constexpr double kMaxTokens = 1e18;
+// More children at once than this only queues them behind the cores (and each holds its own topology).
+constexpr long long kMaxJobs = 1024;
 
 }  // namespace
 
@@ -71,6 +75,20 @@ double parse_token_count(std::string_view text, std::string_view option) {
         std::string(option), "",
         "expected at most 1e18 tokens (Llama 3 405B: 1.56e13, arXiv:2407.21783), got \"" + std::string(text) + "\"");
   return *tokens;
+}
+
+std::size_t simulation_jobs(const std::optional<std::string>& text) {
+  if (!text) return std::max(1U, std::thread::hardware_concurrency());
+  std::size_t used = 0;
+  long long jobs = 0;
+  try {
+    jobs = std::stoll(*text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text->size() || jobs < 1 || jobs > kMaxJobs)
+    throw SpecError("--jobs", "", "expected a number of simulations at once from 1 to 1024, got \"" + *text + "\"");
+  return static_cast<std::size_t>(jobs);
 }
 
 SimulationOptions simulation_options(const SimulationRequest& request) {

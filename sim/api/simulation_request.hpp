@@ -2,6 +2,7 @@
 // simulate()'s options as the front ends take them (the CLI's flags, Python's keywords), with their
 // defaults and checks written once: both front ends fill a SimulationRequest and call
 // simulation_options().
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -38,6 +39,10 @@ std::optional<double> parse_si_quantity(std::string_view text);
 // "15T" -> 1.5e13 (parse_si_quantity), at most 1e18 (Llama 3 405B trained on 1.56e13). Throws SpecError
 // naming `option` otherwise (`--tokens`, `--train-tokens`).
 double parse_token_count(std::string_view text, std::string_view option);
+
+// Simulations at once (compare --jobs, each in its own child process: simulate_all) from the option's
+// text: an integer from 1 to 1024; none: the machine's cores (at least 1). Throws SpecError("--jobs").
+std::size_t simulation_jobs(const std::optional<std::string>& text);
 
 // One --algorithm value: "NAME" (every communicator) or "GROUP=NAME" (one process group).
 void add_algorithm(SimulationRequest& request, std::string_view value);

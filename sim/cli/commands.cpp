@@ -40,7 +40,7 @@ std::span<const Command> commands() {
       {"compare", "one workload (or serving deployment) on several cluster designs: time, power, cost, Pareto front",
        "usage: clustersim compare --workload W --cluster A --cluster B ... [--tokens N]\n"
        "                          [--gpus N | --budget-usd X] [--fidelity flow|analytical] [--json]\n"
-       "                          [--html report.html]\n"
+       "                          [--html report.html] [--jobs N]\n"
        "                          [--set key.path=value ...]\n"
        "       clustersim compare --serving S --cluster A --cluster B ... [--json] [--set key.path=value ...]\n\n"
        "  --cluster C      a cluster spec file or preset name; repeat for every design\n"
@@ -55,6 +55,8 @@ std::span<const Command> commands() {
        "  --tokens N       length of the training run for time and cost to train (default 1e12, at most 1e18;\n"
        "                   suffixes K, M, B/G, T: 2T, 300B)\n"
        "  --fidelity F     network model: flow (default) or analytical\n"
+       "  --jobs N         designs simulated at once, each in its own process (default: the cores);\n"
+       "                   the output does not depend on it\n"
        "  --json           print the comparison as JSON (with every design's full report)\n"
        "  --html FILE      also write the purchase report: one self-contained HTML page (no script, no\n"
        "                   network) with the table, step time and its error bar, time and cost to train\n"

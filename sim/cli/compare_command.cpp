@@ -1,5 +1,6 @@
 // clustersim compare: one workload on several cluster designs, one table (sim/cost/design_comparison).
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -34,7 +35,7 @@ double parse_budget_usd(const std::string& text) {
 
 // compare --serving S: one serving deployment on every design (sim/api/serving_comparison).
 int run_serving_compare(const Arguments& a) {
-  for (const char* training_only : {"workload", "fidelity", "tokens", "html", "gpus", "budget-usd"})
+  for (const char* training_only : {"workload", "fidelity", "tokens", "html", "gpus", "budget-usd", "jobs"})
     if (a.value(training_only))
       throw UsageError(std::string("--") + training_only + " is for a training workload, not --serving");
   const ServingComparison c = compare_serving(a.values("cluster"), a.required("serving"), a.values("set"));
@@ -48,8 +49,9 @@ int run_serving_compare(const Arguments& a) {
 }
 
 int run_compare(const std::vector<std::string>& args) {
-  const Arguments a(args, {"cluster", "workload", "serving", "fidelity", "tokens", "set", "html", "gpus", "budget-usd"},
-                    {"json"});
+  const Arguments a(
+      args, {"cluster", "workload", "serving", "fidelity", "tokens", "set", "html", "gpus", "budget-usd", "jobs"},
+      {"json"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   const std::vector<std::string> sources = a.values("cluster");
   if (sources.empty()) throw UsageError("give at least one --cluster");
@@ -111,6 +113,21 @@ int run_compare(const std::vector<std::string>& args) {
   // Each design's run of the tokens with failures, checkpoints and restarts ranks it (docs/time_to_train.md).
   options.train_tokens = tokens;
 
+  // --jobs N: the designs simulated N at once, each in its own child process (simulate_all, as
+  // validate's rows); outcome i is design i's, so the output is the serial run's byte for byte.
+  const std::size_t jobs = simulation_jobs(a.value("jobs"));
+  std::vector<std::size_t> simulated;
+  std::vector<SimulationCase> cases;
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    if (!sizing_errors[i].empty()) continue;
+    simulated.push_back(i);
+    cases.push_back({&clusters[i], &workload});
+  }
+  std::vector<SimulationOutcome> outcomes = simulate_all(cases, options, jobs);
+  std::vector<SimulationOutcome> outcome_of(clusters.size());
+  for (std::size_t k = 0; k < simulated.size(); ++k)
+    outcome_of[simulated[k]] = std::move(outcomes[k]);
+
   std::vector<DesignRow> rows;
   bool failed = false;
   for (std::size_t i = 0; i < clusters.size(); ++i) {
@@ -126,7 +143,8 @@ int run_compare(const std::vector<std::string>& args) {
       std::cerr << "compare: " << row.design << " sized to " << sized_to << ": "
                 << sizing_changes_text(sizing_changes[i]) << "\n";
     try {
-      row.report = simulate(clusters[i], workload, options);
+      if (outcome_of[i].error) std::rethrow_exception(outcome_of[i].error);
+      row.report = std::move(outcome_of[i].report);
     } catch (const SimulationError& e) {
       row.error = e.what();
       failed = true;

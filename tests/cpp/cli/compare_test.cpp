@@ -155,6 +155,30 @@ TEST(CliCompare, BudgetSizesEveryDesignToTheMostGpusItAffords) {
   expect_refused("compare --budget-usd 1M --gpus 64 --workload gpt3-1.3b --cluster dgx-h100-superpod");
 }
 
+// --jobs N: the designs run N at once, each in its own child process, and land at their own index: the
+// JSON and the table are the serial run's byte for byte (three designs, one repeated, so that the order
+// and the "#2" numbering are both exercised). A bad count is refused (exit 2) naming --jobs.
+TEST(CliCompare, JobsRunTheDesignsInParallelWithTheSerialRunsOutput) {
+  const std::string ib = design("ib", R"({"type": "fat_tree", "switch_radix": 64})");
+  const std::string eth = design("roce", R"({"type": "spine_leaf", "switch_radix": 64, "oversubscription": 2})");
+  const std::string designs = "compare --cluster " + ib + " --cluster " + eth + " --cluster " + ib + kWorkload;
+  const auto serial = run_cli(designs + " --tokens 2B --json --jobs 1");
+  ASSERT_EQ(serial.status, 0) << serial.err;
+  ASSERT_EQ(nlohmann::json::parse(serial.out)["designs"].size(), 3u);
+  for (const char* jobs : {"2", "3", "8"}) {
+    const auto parallel = run_cli(designs + " --tokens 2B --json --jobs " + jobs);
+    ASSERT_EQ(parallel.status, 0) << parallel.err;
+    EXPECT_EQ(parallel.out, serial.out) << "--jobs " << jobs;
+  }
+  const auto table_serial = run_cli(designs + " --jobs 1");
+  const auto table_parallel = run_cli(designs + " --jobs 2");
+  ASSERT_EQ(table_serial.status, 0) << table_serial.err;
+  EXPECT_EQ(table_parallel.out, table_serial.out);
+  for (const char* bad : {"0", "-1", "1.5", "many", "1025", ""})
+    expect_refused(designs + " --jobs " + (std::string(bad).empty() ? "''" : bad), {"--jobs"});
+  expect_refused("compare --cluster " + ib + " --serving llama3-8b-h100 --jobs 2", {"--jobs"});
+}
+
 TEST(CliCompare, TablePrintsOneRowPerDesign) {
   const std::string ib = design("ib", R"({"type": "fat_tree", "switch_radix": 64})");
   const auto r = run_cli("compare --cluster " + ib + " --cluster " + ib + kWorkload);
