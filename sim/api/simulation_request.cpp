@@ -77,18 +77,25 @@ double parse_token_count(std::string_view text, std::string_view option) {
   return *tokens;
 }
 
-std::size_t simulation_jobs(const std::optional<std::string>& text) {
-  if (!text) return std::max(1U, std::thread::hardware_concurrency());
+long long whole_number_option(std::string_view option, const std::string& text, long long lo, long long hi,
+                              std::string_view what) {
   std::size_t used = 0;
-  long long jobs = 0;
+  long long value = 0;
   try {
-    jobs = std::stoll(*text, &used);
+    value = std::stoll(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text->size() || jobs < 1 || jobs > kMaxJobs)
-    throw SpecError("--jobs", "", "expected a number of simulations at once from 1 to 1024, got \"" + *text + "\"");
-  return static_cast<std::size_t>(jobs);
+  if (used == 0 || used != text.size() || value < lo || value > hi)
+    throw SpecError(std::string(option), "",
+                    "expected " + std::string(what) + " from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                        ", got \"" + text + "\"");
+  return value;
+}
+
+std::size_t simulation_jobs(const std::optional<std::string>& text) {
+  if (!text) return std::max(1U, std::thread::hardware_concurrency());
+  return static_cast<std::size_t>(whole_number_option("--jobs", *text, 1, kMaxJobs, "a number of simulations at once"));
 }
 
 SimulationOptions simulation_options(const SimulationRequest& request) {

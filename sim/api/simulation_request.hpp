@@ -40,6 +40,11 @@ std::optional<double> parse_si_quantity(std::string_view text);
 // naming `option` otherwise (`--tokens`, `--train-tokens`).
 double parse_token_count(std::string_view text, std::string_view option);
 
+// An option's whole-number value from `lo` to `hi`: the text read whole as an integer, or SpecError
+// naming `option` ("--gpus") and saying "expected <what> from lo to hi". One rule for such options.
+long long whole_number_option(std::string_view option, const std::string& text, long long lo, long long hi,
+                              std::string_view what);
+
 // Simulations at once (compare --jobs, each in its own child process: simulate_all) from the option's
 // text: an integer from 1 to 1024; none: the machine's cores (at least 1). Throws SpecError("--jobs").
 std::size_t simulation_jobs(const std::optional<std::string>& text);

@@ -73,15 +73,7 @@ int run_compare(const std::vector<std::string>& args) {
   std::function<SizedDesign(const ClusterSpec&)> size_design_as_asked;
   std::string sized_to;  // "1024 GPUs", "a budget of 50M USD"
   if (const auto gpus_text = a.value("gpus")) {
-    std::size_t used = 0;
-    long long gpus = 0;
-    try {
-      gpus = std::stoll(*gpus_text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != gpus_text->size() || gpus < 1 || gpus > (1LL << 22))
-      throw SpecError("--gpus", "", "expected a number of GPUs from 1 to 4194304, got \"" + *gpus_text + "\"");
+    const long long gpus = whole_number_option("--gpus", *gpus_text, 1, 1LL << 22, "a number of GPUs");
     size_design_as_asked = [gpus](const ClusterSpec& c) { return size_design(c, gpus); };
     sized_to = *gpus_text + " GPUs";
   }
