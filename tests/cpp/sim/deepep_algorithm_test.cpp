@@ -108,6 +108,10 @@ TEST(DeepEpAlgorithm, DeduplicatesTheNvlinkStageByTheGpusATokenReaches) {
   // Across nodes the forwarding GPU also sends once per GPU: 16 GPUs of 16 experts, top-8 over both
   // nodes, D = 16 x (1 - prod_{i<8} (240 - i) / (256 - i)) = 16 x (1 - 0.592295) = 6.523280
   EXPECT_NEAR(expected_ranks_per_token(ExpertRouting{256, 8, 0}, 2, 8), 6.523280, 1e-6);
+  // Node-limited (DeepSeek-V3, M = 4 of 8 nodes): the token's 4 nodes hold 32 GPUs of 4 experts, 128
+  // experts; D = 32 x (1 - prod_{i<8} (124 - i) / (128 - i)) = 32 x (1 - (120 x 119 x 118 x 117) / (128 x
+  // 127 x 126 x 125)) = 32 x (1 - 0.770020) = 7.359370
+  EXPECT_NEAR(expected_ranks_per_token(ExpertRouting{256, 8, 4}, 8, 8), 7.359370, 1e-6);
 }
 
 // DeepEP's low-latency kernels post every token copy to its expert's GPU themselves: no deduplication,
