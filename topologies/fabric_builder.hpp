@@ -36,7 +36,6 @@ struct FabricBuilder {
   FabricBisectionFn bisection;  // nullptr: no closed form
 };
 
-std::span<const FabricBuilder> fabric_builders();
 // The builder for `type`, or nullptr.
 const FabricBuilder* find_fabric_builder(std::string_view type);
 // The supported types, in registry order ("fat_tree", "rail_optimized", ...).
