@@ -4,7 +4,6 @@
 // alone: single_node). Switched fabrics are built once per plane (fabric.planes): every NIC has one
 // port per plane at nic_bandwidth_Gbps / planes, and each plane is an independent copy of the fabric.
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
