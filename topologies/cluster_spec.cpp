@@ -125,6 +125,21 @@ ClusterSpec load_cluster_spec(std::string_view source, const Overrides& override
   return load_spec_with(source, resources_detail::cluster_preset_resources(), "cluster", overrides, parse_cluster_json);
 }
 
+// The entries of fabric.devices and fabric.links (found by nlohmann::json through argument-dependent
+// lookup), in their members' order.
+static void to_json(nlohmann::ordered_json& j, const GraphDeviceSpec& d) {
+  j = {{"name", d.name}, {"kind", d.kind}, {"forwards", d.forwards}};
+}
+
+static void to_json(nlohmann::ordered_json& j, const GraphLinkSpec& l) {
+  j = {{"src", l.src},
+       {"dst", l.dst},
+       {"bandwidth_Gbps", l.bandwidth_Gbps},
+       {"latency_us", l.latency_us},
+       {"technology", l.technology},
+       {"duplex", l.duplex}};
+}
+
 std::string cluster_spec_to_json(const ClusterSpec& spec) {
   nlohmann::ordered_json j;
   j["name"] = spec.name;
@@ -149,17 +164,8 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   nlohmann::ordered_json fabric = nlohmann::ordered_json::object();
   write_cluster_fields(fabric, "fabric", spec);
   if (f.type == "graph") {  // declared in the schema, written here in their members' order
-    fabric["devices"] = nlohmann::ordered_json::array();
-    for (const GraphDeviceSpec& d : f.devices)
-      fabric["devices"].push_back({{"name", d.name}, {"kind", d.kind}, {"forwards", d.forwards}});
-    fabric["links"] = nlohmann::ordered_json::array();
-    for (const GraphLinkSpec& l : f.links)
-      fabric["links"].push_back({{"src", l.src},
-                                 {"dst", l.dst},
-                                 {"bandwidth_Gbps", l.bandwidth_Gbps},
-                                 {"latency_us", l.latency_us},
-                                 {"technology", l.technology},
-                                 {"duplex", l.duplex}});
+    fabric["devices"] = f.devices;
+    fabric["links"] = f.links;
   }
   j["fabric"] = fabric;
   nlohmann::ordered_json power = nlohmann::ordered_json::object();

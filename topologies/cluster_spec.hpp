@@ -14,7 +14,7 @@ namespace clustersim {
 // meshes or bridges, PCIe, or none).
 struct ScaleUpSpec {
   std::string type = "nvswitch";  // nvswitch | nvlink_mesh | nvlink_pairs | pcie | none
-  std::string generation;         // "" or an id of scale_up_generations(): figures default from it
+  std::string generation;         // "" or an id of scale_up_generation_ids(): figures default from it
   double bandwidth_GBps = 0.0;    // per GPU per direction
   double latency_us = 0.0;        // GPU to GPU through the domain
   int domain_gpus = 0;            // nvswitch: GPUs per NVLink domain, a multiple of node.gpus (0: node.gpus)

@@ -40,16 +40,12 @@ constexpr EnumName<LinkTechnology> k_fabric_technologies[] = {
 
 }  // namespace
 
-std::span<const FabricBuilder> fabric_builders() {
-  return k_fabric_builders;
-}
-
 const FabricBuilder* find_fabric_builder(std::string_view type) {
-  return find_by_key(fabric_builders(), type, &FabricBuilder::type);
+  return find_by_key<FabricBuilder>(k_fabric_builders, type, &FabricBuilder::type);
 }
 
 std::vector<std::string> fabric_types() {
-  return keys_of(fabric_builders(), &FabricBuilder::type);
+  return keys_of<FabricBuilder>(k_fabric_builders, &FabricBuilder::type);
 }
 
 LinkTechnology fabric_technology(const ClusterSpec& spec) {

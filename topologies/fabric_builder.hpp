@@ -4,7 +4,6 @@
 // alone: single_node). Switched fabrics are built once per plane (fabric.planes): every NIC has one
 // port per plane at nic_bandwidth_Gbps / planes, and each plane is an independent copy of the fabric.
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,7 +35,6 @@ struct FabricBuilder {
   FabricBisectionFn bisection;  // nullptr: no closed form
 };
 
-std::span<const FabricBuilder> fabric_builders();
 // The builder for `type`, or nullptr.
 const FabricBuilder* find_fabric_builder(std::string_view type);
 // The supported types, in registry order ("fat_tree", "rail_optimized", ...).

@@ -35,6 +35,7 @@
 #include <string_view>
 
 #include "sim/core/error.hpp"
+#include "sim/core/named_table.hpp"
 #include "sim/core/units.hpp"
 #include "topologies/scale_up_generation.hpp"
 
@@ -276,10 +277,7 @@ void build_pcie_tree(NodeBuild& b, int node, const NodeLayout& layout) {
 }  // namespace
 
 std::vector<std::string> scale_up_types() {
-  std::vector<std::string> out;
-  for (const auto& b : k_scale_up_builders)
-    out.emplace_back(b.type);
-  return out;
+  return keys_of(std::span<const ScaleUpBuilder>(k_scale_up_builders), &ScaleUpBuilder::type);
 }
 
 std::vector<MeshLink> hybrid_cube_mesh_links() {

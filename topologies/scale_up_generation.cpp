@@ -52,16 +52,12 @@ constexpr ScaleUpGeneration k_generations[] = {
 
 }  // namespace
 
-std::span<const ScaleUpGeneration> scale_up_generations() {
-  return k_generations;
-}
-
 const ScaleUpGeneration* find_scale_up_generation(std::string_view id) {
-  return find_by_key(scale_up_generations(), id, &ScaleUpGeneration::id);
+  return find_by_key<ScaleUpGeneration>(k_generations, id, &ScaleUpGeneration::id);
 }
 
 std::vector<std::string> scale_up_generation_ids() {
-  return keys_of(scale_up_generations(), &ScaleUpGeneration::id);
+  return keys_of<ScaleUpGeneration>(k_generations, &ScaleUpGeneration::id);
 }
 
 std::string_view scale_up_technology_of_type(std::string_view type) {

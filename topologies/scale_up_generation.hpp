@@ -4,7 +4,6 @@
 // `node.scale_up.generation` names a row; its figures become the defaults of the scale-up keys. When the
 // spec leaves the generation out, the GPU implies it (`gpu_ids`): the spec reader fills it in and lists
 // it among the spec's derived defaults.
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +23,6 @@ struct ScaleUpGeneration {
   std::string_view source;
 };
 
-std::span<const ScaleUpGeneration> scale_up_generations();
 // The row named `id`, or nullptr.
 const ScaleUpGeneration* find_scale_up_generation(std::string_view id);
 std::vector<std::string> scale_up_generation_ids();

@@ -96,6 +96,19 @@ constexpr ExportFormat k_formats[] = {
     {"json", "JSON: the spec, devices and directed links (SI units)", &export_json},
 };
 
+// The JSON array of `items`: each an object numbered by its index ("id"), then the fields `fields`
+// gives it (export_json's devices and links).
+template <class T, class Fields>
+nlohmann::ordered_json numbered(std::span<const T> items, Fields fields) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    nlohmann::ordered_json o = {{"id", i}};
+    o.update(fields(items[i]));
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string export_simgrid_xml(const Cluster& c, double host_speed_flops) {
@@ -188,29 +201,17 @@ std::string export_dot(const Cluster& c) {
 std::string export_json(const Cluster& c) {
   nlohmann::ordered_json j;
   j["spec"] = nlohmann::ordered_json::parse(cluster_spec_to_json(c.spec()));
-  j["devices"] = nlohmann::ordered_json::array();
-  const auto devices = c.devices();
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const Device& d = devices[i];
-    j["devices"].push_back({{"id", i},
-                            {"name", d.name},
-                            {"kind", to_string(d.kind)},
-                            {"node", d.node},
-                            {"local_index", d.local_index},
-                            {"group", d.group},
-                            {"forwards", d.forwards}});
-  }
-  j["links"] = nlohmann::ordered_json::array();
-  const auto links = c.links();
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const Link& l = links[i];
-    j["links"].push_back({{"id", i},
-                          {"src", l.src},
-                          {"dst", l.dst},
-                          {"bandwidth_Bps", l.bandwidth_Bps},
-                          {"latency_s", l.latency_s},
-                          {"technology", to_string(l.technology)}});
-  }
+  j["devices"] = numbered(c.devices(), [](const Device& d) -> nlohmann::ordered_json {
+    return {{"name", d.name},   {"kind", to_string(d.kind)}, {"node", d.node}, {"local_index", d.local_index},
+            {"group", d.group}, {"forwards", d.forwards}};
+  });
+  j["links"] = numbered(c.links(), [](const Link& l) -> nlohmann::ordered_json {
+    return {{"src", l.src},
+            {"dst", l.dst},
+            {"bandwidth_Bps", l.bandwidth_Bps},
+            {"latency_s", l.latency_s},
+            {"technology", to_string(l.technology)}};
+  });
   return j.dump(1);
 }
 

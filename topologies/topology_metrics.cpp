@@ -384,6 +384,27 @@ TopologyMetrics hardware_metrics(const Cluster& cluster) {
   return m;
 }
 
+// The rows of metrics_to_json's arrays (found by nlohmann::json through argument-dependent lookup).
+static void to_json(nlohmann::ordered_json& j, const DeviceCount& d) {
+  j = {{"kind", d.kind}, {"count", d.count}};
+}
+
+static void to_json(nlohmann::ordered_json& j, const PortCount& p) {
+  j = {{"device_kind", p.device_kind}, {"technology", p.technology}, {"speed_Gbps", p.speed_Gbps}, {"count", p.count}};
+}
+
+static void to_json(nlohmann::ordered_json& j, const CableCount& c) {
+  j = {{"technology", c.technology}, {"medium", c.medium}, {"speed_Gbps", c.speed_Gbps}, {"count", c.count}};
+}
+
+static void to_json(nlohmann::ordered_json& j, const TransceiverCount& t) {
+  j = {{"speed_Gbps", t.speed_Gbps}, {"count", t.count}};
+}
+
+static void to_json(nlohmann::ordered_json& j, const TierOversubscription& o) {
+  j = {{"tier", o.tier}, {"downlink_Bps", o.downlink_Bps}, {"uplink_Bps", o.uplink_Bps}, {"ratio", o.ratio}};
+}
+
 std::string metrics_to_json(const TopologyMetrics& m) {
   nlohmann::ordered_json j;
   j["name"] = m.name;
@@ -392,22 +413,10 @@ std::string metrics_to_json(const TopologyMetrics& m) {
   j["gpus"] = m.gpus;
   j["racks"] = m.racks;
   j["directed_links"] = m.directed_links;
-  j["devices"] = nlohmann::ordered_json::array();
-  for (const auto& d : m.devices)
-    j["devices"].push_back({{"kind", d.kind}, {"count", d.count}});
-  j["ports"] = nlohmann::ordered_json::array();
-  for (const auto& p : m.ports)
-    j["ports"].push_back({{"device_kind", p.device_kind},
-                          {"technology", p.technology},
-                          {"speed_Gbps", p.speed_Gbps},
-                          {"count", p.count}});
-  j["cables"] = nlohmann::ordered_json::array();
-  for (const auto& c : m.cables)
-    j["cables"].push_back(
-        {{"technology", c.technology}, {"medium", c.medium}, {"speed_Gbps", c.speed_Gbps}, {"count", c.count}});
-  j["transceivers"] = nlohmann::ordered_json::array();
-  for (const auto& t : m.transceivers)
-    j["transceivers"].push_back({{"speed_Gbps", t.speed_Gbps}, {"count", t.count}});
+  j["devices"] = m.devices;
+  j["ports"] = m.ports;
+  j["cables"] = m.cables;
+  j["transceivers"] = m.transceivers;
   j["bisection_Bps"] = m.bisection_Bps;
   j["bisection_method"] = m.bisection_method;
   j["diameter_hops"] = m.diameter_hops;
@@ -415,10 +424,7 @@ std::string metrics_to_json(const TopologyMetrics& m) {
   j["hop_histogram"] = m.hop_histogram;
   j["pairs_measured"] = m.pairs_measured;
   j["hops_sampled"] = m.hops_sampled;
-  j["oversubscription"] = nlohmann::ordered_json::array();
-  for (const auto& o : m.oversubscription)
-    j["oversubscription"].push_back(
-        {{"tier", o.tier}, {"downlink_Bps", o.downlink_Bps}, {"uplink_Bps", o.uplink_Bps}, {"ratio", o.ratio}});
+  j["oversubscription"] = m.oversubscription;
   return j.dump(2);
 }
 

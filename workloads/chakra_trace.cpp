@@ -21,8 +21,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/message.h>
 #include <nlohmann/json.hpp>
 
 #include "chakra/chakra_et.pb.h"
@@ -62,35 +64,28 @@ const pb::AttributeProto* find_attr(const pb::Node& node, std::string_view name)
   return nullptr;
 }
 
+// The value of a numeric member of the oneof, by its C++ type (every integer encoding of a width, e.g.
+// int64, sint64, sfixed64, reads alike); nullopt for none set, a string or bytes.
 std::optional<double> attr_number(const pb::AttributeProto& a) {
-  using A = pb::AttributeProto;
-  switch (a.value_case()) {
-    case A::kDoubleVal:
-      return a.double_val();
-    case A::kFloatVal:
-      return a.float_val();
-    case A::kInt32Val:
-      return a.int32_val();
-    case A::kInt64Val:
-      return static_cast<double>(a.int64_val());
-    case A::kUint32Val:
-      return a.uint32_val();
-    case A::kUint64Val:
-      return static_cast<double>(a.uint64_val());
-    case A::kSint32Val:
-      return a.sint32_val();
-    case A::kSint64Val:
-      return static_cast<double>(a.sint64_val());
-    case A::kFixed32Val:
-      return a.fixed32_val();
-    case A::kFixed64Val:
-      return static_cast<double>(a.fixed64_val());
-    case A::kSfixed32Val:
-      return a.sfixed32_val();
-    case A::kSfixed64Val:
-      return static_cast<double>(a.sfixed64_val());
-    case A::kBoolVal:
-      return a.bool_val() ? 1.0 : 0.0;
+  using F = google::protobuf::FieldDescriptor;
+  if (a.value_case() == pb::AttributeProto::VALUE_NOT_SET) return std::nullopt;
+  const F* f = a.GetDescriptor()->FindFieldByNumber(static_cast<int>(a.value_case()));
+  const google::protobuf::Reflection* r = a.GetReflection();
+  switch (f->cpp_type()) {
+    case F::CPPTYPE_DOUBLE:
+      return r->GetDouble(a, f);
+    case F::CPPTYPE_FLOAT:
+      return r->GetFloat(a, f);
+    case F::CPPTYPE_INT32:
+      return r->GetInt32(a, f);
+    case F::CPPTYPE_INT64:
+      return static_cast<double>(r->GetInt64(a, f));
+    case F::CPPTYPE_UINT32:
+      return r->GetUInt32(a, f);
+    case F::CPPTYPE_UINT64:
+      return static_cast<double>(r->GetUInt64(a, f));
+    case F::CPPTYPE_BOOL:
+      return r->GetBool(a, f) ? 1.0 : 0.0;
     default:
       return std::nullopt;
   }

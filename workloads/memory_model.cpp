@@ -233,7 +233,7 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   // freed with them: it is counted with the gathered layers below.
   x.weights = x.parameters * per_param.weights / (zero3 ? shard : 1.0) +
               (zero3 ? 0.0 : linear_parameters * held_layers * fp8_weight_copy_bytes(t));
-  const GradBufferRecipe& grad_buffer = grad_buffer_recipe(t.grad_buffer);
+  const GradBufferRecipe& grad_buffer = memory_recipe<GradBufferRecipe>(t.grad_buffer);
   // The experts' states shard over the expert data-parallel ranks, tp cp dp / (ep etp) of them
   // (Megatron-Core's distributed optimizer over the expert data-parallel group; rank_layout.hpp).
   const double expert_shard = m.moe.experts > 0 ? double(p.expert_dp()) : shard;
@@ -256,7 +256,8 @@ StageTerms stage_terms(const WorkloadSpec& spec, int i) {
   if (x.last) {
     x.head_activations = 2.0 * kActivationBytes * s * b * h / sp_split;
     // the main head's logits and each multi-token prediction module's, all kept for the backward
-    x.logits = (1.0 + m.mtp_depth) * cross_entropy_recipe(t.cross_entropy).peak_bytes_per_logit * s * b * V / tp;
+    x.logits =
+        (1.0 + m.mtp_depth) * memory_recipe<CrossEntropyRecipe>(t.cross_entropy).peak_bytes_per_logit * s * b * V / tp;
     if (!grad_buffer.persistent) x.output_gradient = per_param.weights * vocab_shard;
   }
   if (first) x.embedding_gradient = per_param.weights * vocab_shard;

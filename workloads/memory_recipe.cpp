@@ -71,8 +71,6 @@
 
 #include <algorithm>
 
-#include "sim/core/named_table.hpp"
-
 namespace clustersim {
 namespace {
 
@@ -99,36 +97,19 @@ constexpr SelectiveRecomputeRecipe kSelectiveRecomputes[] = {
 
 }  // namespace
 
-std::span<const GradBufferRecipe> grad_buffer_recipes() {
+template <>
+std::span<const GradBufferRecipe> memory_recipes() {
   return kGradBuffers;
 }
 
-std::vector<std::string> grad_buffer_names() {
-  return names_of(grad_buffer_recipes());
-}
-
-const GradBufferRecipe& grad_buffer_recipe(std::string_view name) {
-  return find_named(grad_buffer_recipes(), name, "gradient buffer recipe");
-}
-
-std::span<const CrossEntropyRecipe> cross_entropy_recipes() {
+template <>
+std::span<const CrossEntropyRecipe> memory_recipes() {
   return kCrossEntropies;
 }
 
-std::vector<std::string> cross_entropy_names() {
-  return names_of(cross_entropy_recipes());
-}
-
-const CrossEntropyRecipe& cross_entropy_recipe(std::string_view name) {
-  return find_named(cross_entropy_recipes(), name, "cross-entropy recipe");
-}
-
-std::span<const SelectiveRecomputeRecipe> selective_recompute_recipes() {
+template <>
+std::span<const SelectiveRecomputeRecipe> memory_recipes() {
   return kSelectiveRecomputes;
-}
-
-std::vector<std::string> selective_recompute_names() {
-  return names_of(selective_recompute_recipes());
 }
 
 }  // namespace clustersim

@@ -17,8 +17,11 @@
 //         (ZeRO-Offload's one-step delayed update included): the three parts run one after the other.
 #include "workloads/optimizer_offload.hpp"
 
+#include <span>
 #include <stdexcept>
 #include <string>
+
+#include "sim/core/named_table.hpp"
 
 namespace clustersim {
 namespace {
@@ -33,10 +36,7 @@ constexpr OptimizerOffload kOffloads[] = {
 }  // namespace
 
 std::vector<std::string> optimizer_offload_names() {
-  std::vector<std::string> out;
-  for (const auto& o : kOffloads)
-    out.emplace_back(o.name);
-  return out;
+  return names_of(std::span<const OptimizerOffload>(kOffloads));
 }
 
 const OptimizerOffload& optimizer_offload(std::string_view name) {

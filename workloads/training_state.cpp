@@ -24,8 +24,10 @@
 // updates, bias correction, square root, division, weight decay), SGD ~4.
 #include "workloads/training_state.hpp"
 
+#include <span>
 #include <string_view>
 
+#include "sim/core/named_table.hpp"
 #include "workloads/fp8_recipe.hpp"
 #include "workloads/memory_recipe.hpp"
 
@@ -43,10 +45,7 @@ constexpr OptimizerInfo kOptimizers[] = {
 };
 
 const OptimizerInfo& optimizer_info(const TrainingSpec& t) {
-  for (const auto& o : kOptimizers) {
-    if (o.name == t.optimizer) return o;
-  }
-  return kOptimizers[0];  // the parser accepts only the names of this table
+  return find_named(std::span<const OptimizerInfo>(kOptimizers), t.optimizer, "optimizer");
 }
 
 bool mixed_precision(const TrainingSpec& t) {
@@ -62,7 +61,7 @@ ParameterStateBytes parameter_state_bytes(const TrainingSpec& t) {
   const OptimizerInfo& o = optimizer_info(t);
   ParameterStateBytes b;
   b.weights = mixed_precision(t) ? kHalfBytes : kFp32Bytes;
-  b.gradients = grad_buffer_recipe(t.grad_buffer).parameter_dtype ? b.weights : kFp32Bytes;
+  b.gradients = memory_recipe<GradBufferRecipe>(t.grad_buffer).parameter_dtype ? b.weights : kFp32Bytes;
   b.optimizer = (mixed_precision(t) ? kFp32Bytes : 0.0) + o.moments * kFp32Bytes;
   return b;
 }

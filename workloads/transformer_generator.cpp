@@ -176,10 +176,12 @@
 #include <cmath>
 #include <cstdint>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/core/named_table.hpp"
 #include "workloads/attention_implementation.hpp"
 #include "workloads/context_parallel_comm.hpp"
 #include "workloads/eager_pytorch_ops.hpp"
@@ -211,10 +213,7 @@ constexpr ActivationInfo kActivations[] = {
 };
 
 const ActivationInfo& activation_info(const ModelSpec& m) {
-  for (const auto& a : kActivations) {
-    if (a.name == m.activation) return a;
-  }
-  return kActivations[0];  // the parser accepts only the names of this table
+  return find_named(std::span<const ActivationInfo>(kActivations), m.activation, "activation");
 }
 
 constexpr double kNormFlopsPerElement = 8.0;
@@ -1170,7 +1169,8 @@ class StageBuilder {
     gemm(phase + ".logits", T_, double(m_.vocab) / t_, h_);
     const double logits = double(T_) * m_.vocab / t_;
     compute(phase + ".loss", KernelClass::loss, kLossFlopsPerElement * logits,
-            logits * cross_entropy_recipe(spec_.training.cross_entropy).forward_bytes_per_logit + T_ * kFp32Bytes);
+            logits * memory_recipe<CrossEntropyRecipe>(spec_.training.cross_entropy).forward_bytes_per_logit +
+                T_ * kFp32Bytes);
     if (t_ > 1)
       for (int i = 0; i < kCrossEntropyAllReduces; ++i)
         blocking_collective(phase + ".tp.cross_entropy", CollectiveKind::all_reduce, comms_.tp,
@@ -1201,7 +1201,7 @@ class StageBuilder {
     select_layer(m_.layers - 1);
     const double logits = double(T_) * m_.vocab / t_;
     compute("bwd.mtp.loss", KernelClass::loss, kLossFlopsPerElement * logits,
-            logits * cross_entropy_recipe(spec_.training.cross_entropy).backward_bytes_per_logit);
+            logits * memory_recipe<CrossEntropyRecipe>(spec_.training.cross_entropy).backward_bytes_per_logit);
     column_parallel_backward("mtp.logits", T_, double(m_.vocab) / t_, h_);  // the shared head's gradient
     grads(norm_parameters(), false, norm("bwd.mtp.final_norm", true, T_sp_));
     gather_layer_weights();
@@ -1259,7 +1259,7 @@ class StageBuilder {
         mtp_backward(k == 0);
       const double logits = double(T_) * m_.vocab / t_;
       compute("bwd.loss", KernelClass::loss, kLossFlopsPerElement * logits,
-              logits * cross_entropy_recipe(spec_.training.cross_entropy).backward_bytes_per_logit);
+              logits * memory_recipe<CrossEntropyRecipe>(spec_.training.cross_entropy).backward_bytes_per_logit);
       // Tied embeddings and pp = 1: the output layer's gradient is completed by the embedding backward.
       // ZeRO-3: the root unit's gradients are reduce-scattered together after the unit's backward
       // (FSDP2 runs the root's post-backward in the autograd engine's final callback).

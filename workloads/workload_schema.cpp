@@ -378,7 +378,7 @@ const std::vector<Row>& rows() {
         "included, so the value fitted on plain Megatron-DeepSpeed graphs overstates hosts that issue those "
         "chunks from C++ (Transformer Engine)")));
     add(row<&W::training, &T::grad_buffer>(choice(
-        "training.grad_buffer", false, &grad_buffer_names, "\"persistent\"",
+        "training.grad_buffer", false, &memory_recipe_names<GradBufferRecipe>, "\"persistent\"",
         "the lifetime and dtype of the main gradients: `persistent`, Megatron-LM's DDP buffer allocated before "
         "the first step (and its gradient-accumulation fusion: weight gradients accumulate straight into it); "
         "`per_step`, PyTorch eager: each main gradient allocated in the backward pass, freed after the optimizer "
@@ -387,13 +387,13 @@ const std::vector<Row>& rows() {
         "`grad_sync_dtype: bf16`): 2 bytes per parameter, reduced in bf16 (half the gradient reduce-scatter / "
         "all-reduce bytes of the step), plus the optimizer's fp32 copy of its shard at the step")));
     add(row<&W::training, &T::cross_entropy>(
-        choice("training.cross_entropy", false, &cross_entropy_names, "\"vocab_parallel\"",
+        choice("training.cross_entropy", false, &memory_recipe_names<CrossEntropyRecipe>, "\"vocab_parallel\"",
                "the loss over the vocabulary (memory only): Megatron-Core's vocab-parallel cross entropy keeps 6 bytes "
                "per logit at its peak, PyTorch's `F.cross_entropy` of fp32 logits 12, a fused softmax-cross-entropy "
                "kernel (flash-attn's Triton `CrossEntropyLoss`, llm-foundry's default) 4: the 16-bit logits and their "
                "gradient (workloads/memory_recipe.cpp)")));
     add(row<&W::training, &T::selective_recompute>(choice(
-        "training.selective_recompute", false, &selective_recompute_names, "\"attention_core\"",
+        "training.selective_recompute", false, &memory_recipe_names<SelectiveRecomputeRecipe>, "\"attention_core\"",
         "with `recompute` `selective`, what a layer keeps for the backward pass and so what it recomputes: "
         "`attention_core`, Megatron-LM's selective recompute (everything but the core attention's s x s tensors; "
         "the attention core is run again); `matmul_outputs`, torchtitan's op-level selective checkpointing (the "

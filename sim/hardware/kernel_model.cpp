@@ -293,6 +293,24 @@ struct AttentionBlocks {
   double tile_flops = 0.0;  // flops of one tile
 };
 
+// The blocks' tiles, given b.count: without the causal mask every block runs `full_tiles`; with it
+// block k runs tiles(k). Each block adds `fixed` tiles and the extra cost of its `diagonal` tiles.
+template <class Tiles>
+AttentionBlocks add_block_tiles(AttentionBlocks b, bool causal, double full_tiles, double fixed, double diagonal,
+                                Tiles tiles) {
+  if (!causal) {
+    b.tiles_max = full_tiles + fixed;
+    b.tiles_sum = b.count * b.tiles_max;
+    return b;
+  }
+  for (double k = 0.0; k < b.count; ++k) {
+    const double block = tiles(k) + fixed + (kAttentionDiagonalTileCost - 1.0) * diagonal;
+    b.tiles_sum += block;
+    b.tiles_max = std::max(b.tiles_max, block);
+  }
+  return b;
+}
+
 // Forward: blocks of R queries over key tiles of C; backward: blocks of C keys over query tiles of R.
 // With the causal mask (query i sees keys up to i + n - m) a block runs only its tiles with an unmasked
 // score; ceil(R / C) (forward) or ceil(C / R) (backward) of them lie on the diagonal and cost c_diag.
@@ -301,44 +319,22 @@ AttentionBlocks attention_blocks(const ComputeOp& op) {
   const double m = op.m, n = op.n, d = op.k;
   const double offset = std::max(n - m, 0.0);  // keys every query sees besides its own prefix
   AttentionBlocks b;
-  double fixed = 0.0, diagonal = 0.0;
   if (!op.backward) {
     const double rows = shape.forward_rows, cols = shape.forward_cols;
     b.count = ceil_div(m, rows);
     b.tile_flops = 4.0 * rows * cols * d;
-    fixed = kAttentionForwardBlockKeys / cols;
-    diagonal = std::max(1.0, std::ceil(rows / cols));
-    if (!op.causal) {
-      b.tiles_max = ceil_div(n, cols) + fixed;
-      b.tiles_sum = b.count * b.tiles_max;
-      return b;
-    }
-    for (double i = 0.0; i < b.count; ++i) {
-      const double tiles = ceil_div(std::min(n, offset + (i + 1.0) * rows), cols);
-      const double block = tiles + fixed + (kAttentionDiagonalTileCost - 1.0) * diagonal;
-      b.tiles_sum += block;
-      b.tiles_max = std::max(b.tiles_max, block);
-    }
-    return b;
+    // block i: the keys up to the last of its queries
+    return add_block_tiles(b, op.causal, ceil_div(n, cols), kAttentionForwardBlockKeys / cols,
+                           std::max(1.0, std::ceil(rows / cols)),
+                           [&](double i) { return ceil_div(std::min(n, offset + (i + 1.0) * rows), cols); });
   }
   const double rows = shape.backward_rows, cols = shape.backward_cols;
   b.count = ceil_div(n, cols);
   b.tile_flops = kAttentionBackwardFlopsFactor * 4.0 * rows * cols * d / kAttentionBackwardEfficiency;
-  fixed = kAttentionBackwardBlockQueries / rows;
-  diagonal = std::max(1.0, std::ceil(cols / rows));
-  if (!op.causal) {
-    b.tiles_max = ceil_div(m, rows) + fixed;
-    b.tiles_sum = b.count * b.tiles_max;
-    return b;
-  }
-  for (double j = 0.0; j < b.count; ++j) {
-    // the queries that see key j * C or a later one
-    const double tiles = ceil_div(m - std::max(0.0, j * cols - offset), rows);
-    const double block = tiles + fixed + (kAttentionDiagonalTileCost - 1.0) * diagonal;
-    b.tiles_sum += block;
-    b.tiles_max = std::max(b.tiles_max, block);
-  }
-  return b;
+  // block j: the queries that see key j * C or a later one
+  return add_block_tiles(b, op.causal, ceil_div(m, rows), kAttentionBackwardBlockQueries / rows,
+                         std::max(1.0, std::ceil(cols / rows)),
+                         [&](double j) { return ceil_div(m - std::max(0.0, j * cols - offset), rows); });
 }
 
 // Compute time at the boost clock (top of the file).

@@ -62,6 +62,11 @@ def trace(rank):
                        "ts": t0 + gpu_ts, "dur": round(dur, 3), "args": a})
         return gpu_ts + dur
 
+    def backward_mm(cpu_ts, dims, end):
+        """A backward bf16 GEMM (aten::mm) launched 4 us after its CPU op starts, after `end`."""
+        ext = cpu_op("aten::mm", cpu_ts, 9.0, {"Input Dims": dims, "Input type": ["c10::BFloat16"] * 2})
+        return launch(GEMM_NN, cpu_ts + 4.0, end, 2200.0 * jitter, COMPUTE_STREAM, ext)
+
     # Input batch to the GPU.
     ext = cpu_op("aten::copy_", 0.0, 12.0)
     end = launch("Memcpy HtoD (Pageable -> Device)", 2.0, 20.0, 180.0, COMPUTE_STREAM, ext, "gpu_memcpy",
@@ -76,12 +81,8 @@ def trace(rank):
                                                "Input type": ["c10::BFloat16"] * 3 + ["Scalar", "Scalar"]})
     end = launch(GEMM, 60.0, end, 2200.0 * jitter, COMPUTE_STREAM, ext)
     # Backward of the down projection: data and weight gradients.
-    ext = cpu_op("aten::mm", 80.0, 9.0, {"Input Dims": [[4096, 4096], [4096, 16384]],
-                                           "Input type": ["c10::BFloat16"] * 2})
-    end = launch(GEMM_NN, 84.0, end, 2200.0 * jitter, COMPUTE_STREAM, ext)
-    ext = cpu_op("aten::mm", 92.0, 9.0, {"Input Dims": [[4096, 4096], [4096, 16384]],
-                                           "Input type": ["c10::BFloat16"] * 2})
-    end = launch(GEMM_NN, 96.0, end, 2200.0 * jitter, COMPUTE_STREAM, ext)
+    end = backward_mm(80.0, [[4096, 4096], [4096, 16384]], end)
+    end = backward_mm(92.0, [[4096, 4096], [4096, 16384]], end)
     # Bucket 1 all-reduce: record_param_comms encloses the launch (its External id is not the kernel's).
     ext = cpu_op("nccl:all_reduce", 104.0, 30.0)
     cpu_op("record_param_comms", 106.0, 20.0, comm_args(rank))
@@ -89,12 +90,8 @@ def trace(rank):
     # Backward of GeLU and of the up projection, overlapping the all-reduce.
     ext = cpu_op("aten::gelu_backward", 140.0, 8.0)
     end = launch(GELU_BWD, 143.0, end, 270.0 * jitter, COMPUTE_STREAM, ext)
-    ext = cpu_op("aten::mm", 152.0, 9.0, {"Input Dims": [[4096, 16384], [16384, 4096]],
-                                            "Input type": ["c10::BFloat16"] * 2})
-    end = launch(GEMM_NN, 156.0, end, 2200.0 * jitter, COMPUTE_STREAM, ext)
-    ext = cpu_op("aten::mm", 164.0, 9.0, {"Input Dims": [[4096, 16384], [16384, 4096]],
-                                            "Input type": ["c10::BFloat16"] * 2})
-    end = launch(GEMM_NN, 168.0, end, 2200.0 * jitter, COMPUTE_STREAM, ext)
+    end = backward_mm(152.0, [[4096, 16384], [16384, 4096]], end)
+    end = backward_mm(164.0, [[4096, 16384], [16384, 4096]], end)
     # Bucket 2 all-reduce: the kernel carries the collective's metadata itself.
     ext = cpu_op("nccl:all_reduce", 176.0, 30.0)
     ar2_end = launch(ALLREDUCE, 182.0, max(end, ar1_end) + 5.0, 1300.0, NCCL_STREAM, ext, args=comm_args(rank))
