@@ -21,35 +21,21 @@
 // 7168, top-8 (calibration/data/published/deepep_low_latency.json, tests/cpp/sim/deepep_algorithm_test.cpp).
 #include "sim/collectives/deepep_low_latency_algorithm.hpp"
 
+#include "sim/collectives/direct_algorithm.hpp"
+
 namespace clustersim {
 
 bool deepep_low_latency_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_to_all;
+  return direct_supports(kind);
 }
 
+// The transfers are the direct all-to-all's (every pair at once, pipelined when even); what differs is
+// the name and the phase's description, and that "auto" never picks it.
 CollectivePlan plan_deepep_low_latency(const CollectiveContext& ctx, const CollectiveRequest& request) {
-  CollectivePlan plan;
+  CollectivePlan plan = plan_direct(ctx, request);
   plan.algorithm = "deepep_low_latency";
-  const auto& ranks = *request.ranks;
-  const std::size_t n = ranks.size();
-  if (n <= 1) return plan;
-  CollectivePhase phase;
-  phase.name = "token copies to their experts' GPUs (RDMA across nodes, NVLink inside)";
-  phase.transfers.reserve(n * (n - 1));
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i == j) continue;  // the copies for the sender's own experts stay in its memory
-      const double bytes = request.matrix ? (*request.matrix)[i * n + j] : request.bytes / static_cast<double>(n);
-      if (bytes > 0.0) phase.transfers.push_back({ranks[i], ranks[j], bytes});
-    }
-  }
-  sort_and_merge_transfers(phase.transfers);
-  if (request.matrix == nullptr)
-    for (Transfer& t : phase.transfers)
-      t.pipelined = true;
-  phase.steps = 1;
-  phase.latency_s = max_hop_latency_s(ctx, phase.transfers);
-  plan.phases.push_back(std::move(phase));
+  for (CollectivePhase& phase : plan.phases)
+    phase.name = "token copies to their experts' GPUs (RDMA across nodes, NVLink inside)";
   return plan;
 }
 
