@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <memory>
@@ -882,6 +883,15 @@ class Replay {
     if (it != planned_.end()) return it->second;
     PlannedCollective planned;
     const CollectiveContext ctx{cluster_, profile_for(comm), &link_scratch_};
+    const bool mesh = cluster_.spec().node.scale_up.type == "xgmi_mesh";
+    CollectivePlan whole;
+    const auto whole_bytes = [&whole](const CollectivePlan& plan) -> const CollectivePlan& {
+      whole = plan;
+      for (auto& phase : whole.phases)
+        for (Transfer& t : phase.transfers)
+          t.bytes = std::round(t.bytes);  // flow_backend.cpp: bytes rounded half up (bytes >= 0)
+      return whole;
+    };
     const bool expert =
         p.kind == CollectiveKind::all_to_all && graph_.communicators()[comm].name == options_.expert_communicator;
     const bool edge = expert && options_.closed_form_edge_all_to_all;
@@ -898,9 +908,12 @@ class Replay {
       planned.plans.push_back(std::make_shared<const CollectivePlan>(std::move(plan)));
       if (planned.algorithm.empty()) planned.algorithm = planned.plans.back()->algorithm;
       std::vector<std::pair<int, double>> link_bytes;
-      if (inside_switch_domain(*planned.plans.back(), edge, link_bytes)) {
-        planned.closed_form_s.push_back(idle_fabric_time_s(ctx, *planned.plans.back()));
+      // On a mesh the closed form stands for the flow backend's replay, which moves whole bytes.
+      const CollectivePlan& timed = mesh ? whole_bytes(*planned.plans.back()) : *planned.plans.back();
+      if (inside_switch_domain(timed, edge, link_bytes)) {
+        planned.closed_form_s.push_back(idle_fabric_time_s(ctx, timed));
         planned.link_bytes.push_back(std::move(link_bytes));
+        if (mesh) planned.link_busy_s.push_back(mesh_link_busy_s(ctx, timed));
       }
     }
     // All or none; an edge all-to-all's groups on links of their own (each group's time is its own).
@@ -914,16 +927,14 @@ class Replay {
     if (planned.closed_form_s.size() != planned.plans.size() || (edge && group_links.size() != group_link_count)) {
       planned.closed_form_s.clear();
       planned.link_bytes.clear();
+      planned.link_busy_s.clear();
     }
     for (const double t : planned.closed_form_s)
       planned.closed_form_max_s = std::max(planned.closed_form_max_s, t);
-    if (!planned.closed_form_s.empty() && cluster_.spec().node.scale_up.type == "xgmi_mesh") {
-      for (const auto& plan : planned.plans) {
+    if (!planned.closed_form_s.empty() && mesh)
+      for (const auto& plan : planned.plans)
         for (const auto& phase : plan->phases)
           planned.closed_form_flow_ids += phase.transfers.size();
-        planned.link_busy_s.push_back(mesh_link_busy_s(ctx, *plan));
-      }
-    }
     return planned_.emplace(key, std::move(planned)).first->second;
   }
 
