@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -908,8 +909,11 @@ class Replay {
       planned.plans.push_back(std::make_shared<const CollectivePlan>(std::move(plan)));
       if (planned.algorithm.empty()) planned.algorithm = planned.plans.back()->algorithm;
       std::vector<std::pair<int, double>> link_bytes;
-      // On a mesh the closed form stands for the flow backend's replay, which moves whole bytes.
-      const CollectivePlan& timed = mesh ? whole_bytes(*planned.plans.back()) : *planned.plans.back();
+      // On a mesh the closed form stands for the backend's replay: the flow backend moves whole bytes
+      // (flow_backend.cpp), the analytical one the exact fraction.
+      const CollectivePlan& timed = mesh && std::string_view(backend_.fidelity()) == "flow"
+                                        ? whole_bytes(*planned.plans.back())
+                                        : *planned.plans.back();
       if (inside_switch_domain(timed, edge, link_bytes)) {
         planned.closed_form_s.push_back(idle_fabric_time_s(ctx, timed));
         planned.link_bytes.push_back(std::move(link_bytes));
