@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -770,10 +772,18 @@ class Replay {
   struct PlannedCollective {
     std::string algorithm;
     std::vector<std::shared_ptr<const CollectivePlan>> plans;  // one per group
-    // Plans whose transfers all stay inside one NVSwitch domain: timed by the closed form (its time on
-    // an idle fabric) instead of the backend, with the bytes each link carries. Empty: not eligible.
+    // Plans whose transfers all stay inside one NVSwitch domain or xGMI mesh node: timed by the closed form (its time
+    // on an idle fabric) instead of the backend, with the bytes each link carries. Empty: not eligible.
     std::vector<double> closed_form_s;
     double closed_form_max_s = 0.0;  // the largest: when the collective ends
+    // xGMI mesh only: the flow ids the backend would have taken for these transfers (every phase of
+    // every group), drawn at launch so that the ECMP choices of the traffic after it are those of the
+    // exhaustive replay (exact for one-phase plans: ring, direct, tree). NVSwitch plans draw none (as
+    // before, so that their reports are unchanged).
+    std::uint64_t closed_form_flow_ids = 0;
+    // xGMI mesh only: per group, each link's busy time (mesh_link_busy_s); NVSwitch plans count the
+    // group's closed-form time on each of its links.
+    std::vector<std::vector<std::pair<int, double>>> link_busy_s;
     std::vector<std::vector<std::pair<int, double>>> link_bytes;
     std::size_t runs = 0;
     // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only.
@@ -783,13 +793,23 @@ class Replay {
   // Whether every transfer of `plan` stays on NVLink links of a non-blocking switch (NVSwitch): the
   // switch has full bisection, so only the GPUs' own ports are shared, and the plan's idle-fabric
   // time is exact unless another communicator uses the same GPU ports at the same time (ignored).
+  // The same inside one fully connected node without a switch (xgmi_mesh, AMD Instinct): every
+  // transfer takes the direct Infinity Fabric link of its pair (a one-link route), so the flow backend
+  // would give each link's bytes over its bandwidth, the busiest ending the phase: the closed form.
+  // A link there belongs to one pair of GPUs, and two GPUs share a group of at most one of the
+  // orthogonal communicators (tp, cp, dp, ...): the closed form is exact unless a collective of the
+  // same communicator, or traffic to another node forwarded over the mesh, loads the same link at the
+  // same time (ignored; tests/cpp/sim/pipeline_replay_test.cpp compares with the exhaustive replay).
   // An all-to-all (expert parallelism) also qualifies across nodes when no route crosses a link between
   // two fabric switches: its transfers then load only the GPUs' own ports (NVLink, PCIe, NIC and the
   // NIC's cable to its leaf), as DeepEP's rail-local RDMA stage does under one leaf (ReplayOptions::
   // closed_form_edge_all_to_all; its error against the exhaustive replay in workloads/README.md).
   bool inside_switch_domain(const CollectivePlan& plan, bool edge,
                             std::vector<std::pair<int, double>>& link_bytes) const {
-    if (!options_.closed_form_inside_nvswitch || cluster_.spec().node.scale_up.type != "nvswitch") return false;
+    if (!options_.closed_form_inside_nvswitch) return false;
+    const std::string& scale_up = cluster_.spec().node.scale_up.type;
+    // An edge all-to-all (across nodes) keeps the rule measured on NVSwitch nodes only.
+    if (scale_up != "nvswitch" && (scale_up != "xgmi_mesh" || edge)) return false;
     std::map<int, double> bytes;
     std::vector<int> route;
     const auto links = cluster_.links();
@@ -815,6 +835,46 @@ class Replay {
     link_bytes.assign(bytes.begin(), bytes.end());
     return true;
   }
+  // The busy time of each link of a closed-form plan on an xGMI mesh node, as the flow backend counts
+  // it: a phase's transfers take one link each (their pair's), so a link carrying b bytes alone is busy
+  // b over its bandwidth; pipelined transfers of equal (whole) bytes move as one unit (flow_backend.cpp)
+  // and keep each of its links busy for the unit's time, its busiest link's. Exact where the units and
+  // the other transfers of a phase share no link (their largest time otherwise).
+  std::vector<std::pair<int, double>> mesh_link_busy_s(const CollectiveContext& ctx, const CollectivePlan& plan) const {
+    std::map<int, double> busy;
+    std::map<int, double> single_bytes;                         // link -> bytes of transfers of their own
+    std::map<std::uint64_t, std::map<int, double>> unit_bytes;  // unit (whole bytes) -> link -> bytes
+    std::vector<int> route;
+    const auto links = cluster_.links();
+    const auto seconds = [&](int l, double bytes) {
+      return bytes / ctx.profile.effective_bandwidth_Bps(links[static_cast<std::size_t>(l)]);
+    };
+    for (const auto& phase : plan.phases) {
+      single_bytes.clear();
+      unit_bytes.clear();
+      for (const Transfer& t : phase.transfers) {
+        if (t.src_gpu == t.dst_gpu || t.bytes <= 0.0) continue;
+        route.clear();
+        cluster_.route(t.src_gpu, t.dst_gpu, 0, route);
+        auto& target = t.pipelined ? unit_bytes[static_cast<std::uint64_t>(t.bytes + 0.5)] : single_bytes;
+        for (int l : route)
+          target[l] += t.bytes;
+      }
+      std::map<int, double> phase_busy;
+      for (const auto& [l, bytes] : single_bytes)
+        phase_busy[l] = seconds(l, bytes);
+      for (const auto& [unit, by_link] : unit_bytes) {
+        double unit_s = 0.0;
+        for (const auto& [l, bytes] : by_link)
+          unit_s = std::max(unit_s, seconds(l, bytes));
+        for (const auto& [l, bytes] : by_link)
+          phase_busy[l] = std::max(phase_busy[l], unit_s);
+      }
+      for (const auto& [l, s] : phase_busy)
+        busy[l] += s;
+    }
+    return {busy.begin(), busy.end()};
+  }
   PlannedCollective& plan_for(std::uint16_t comm, int cell, const Pending& p) {
     // An all_to_allv is planned per op that carries it (keys stay deterministic: no addresses).
     const std::pair<std::size_t, OpId> matrix_of =
@@ -824,6 +884,15 @@ class Replay {
     if (it != planned_.end()) return it->second;
     PlannedCollective planned;
     const CollectiveContext ctx{cluster_, profile_for(comm), &link_scratch_};
+    const bool mesh = cluster_.spec().node.scale_up.type == "xgmi_mesh";
+    CollectivePlan whole;
+    const auto whole_bytes = [&whole](const CollectivePlan& plan) -> const CollectivePlan& {
+      whole = plan;
+      for (auto& phase : whole.phases)
+        for (Transfer& t : phase.transfers)
+          t.bytes = std::round(t.bytes);  // flow_backend.cpp: bytes rounded half up (bytes >= 0)
+      return whole;
+    };
     const bool expert =
         p.kind == CollectiveKind::all_to_all && graph_.communicators()[comm].name == options_.expert_communicator;
     const bool edge = expert && options_.closed_form_edge_all_to_all;
@@ -840,9 +909,15 @@ class Replay {
       planned.plans.push_back(std::make_shared<const CollectivePlan>(std::move(plan)));
       if (planned.algorithm.empty()) planned.algorithm = planned.plans.back()->algorithm;
       std::vector<std::pair<int, double>> link_bytes;
-      if (inside_switch_domain(*planned.plans.back(), edge, link_bytes)) {
-        planned.closed_form_s.push_back(idle_fabric_time_s(ctx, *planned.plans.back()));
+      // On a mesh the closed form stands for the backend's replay: the flow backend moves whole bytes
+      // (flow_backend.cpp), the analytical one the exact fraction.
+      const CollectivePlan& timed = mesh && std::string_view(backend_.fidelity()) == "flow"
+                                        ? whole_bytes(*planned.plans.back())
+                                        : *planned.plans.back();
+      if (inside_switch_domain(timed, edge, link_bytes)) {
+        planned.closed_form_s.push_back(idle_fabric_time_s(ctx, timed));
         planned.link_bytes.push_back(std::move(link_bytes));
+        if (mesh) planned.link_busy_s.push_back(mesh_link_busy_s(ctx, timed));
       }
     }
     // All or none; an edge all-to-all's groups on links of their own (each group's time is its own).
@@ -856,9 +931,14 @@ class Replay {
     if (planned.closed_form_s.size() != planned.plans.size() || (edge && group_links.size() != group_link_count)) {
       planned.closed_form_s.clear();
       planned.link_bytes.clear();
+      planned.link_busy_s.clear();
     }
     for (const double t : planned.closed_form_s)
       planned.closed_form_max_s = std::max(planned.closed_form_max_s, t);
+    if (!planned.closed_form_s.empty() && mesh)
+      for (const auto& plan : planned.plans)
+        for (const auto& phase : plan->phases)
+          planned.closed_form_flow_ids += phase.transfers.size();
     return planned_.emplace(key, std::move(planned)).first->second;
   }
 
@@ -883,6 +963,7 @@ class Replay {
     records_.push_back(std::move(rec));
     if (!planned.closed_form_s.empty()) {
       ++planned.runs;  // its link bytes are counted once per run in result()
+      next_flow_id_ += planned.closed_form_flow_ids;
       // The groups end at their closed-form times and the collective with the last of them. One
       // event at that time stands for the groups' events: theirs were scheduled one after the other
       // with nothing in between, so every other event orders against this one as against the last
@@ -1030,7 +1111,7 @@ class Replay {
       rec.exposed_s = (rec.end_s - rec.start_s) - overlap_with(rec.start_s, rec.end_s, critical_compute);
     r.collectives = std::move(records_);
     // Backend traffic plus the closed-form collectives' (their links are NVLink ports of switch
-    // domains; busy times add up, an upper bound where both kinds overlapped on one link).
+    // domains or xGMI links; busy times add up, an upper bound where both kinds overlapped on one link).
     r.link_bytes = backend_.link_usage().bytes();
     r.link_busy_s = backend_.link_usage().busy_s();
     r.link_bytes_by_communicator = backend_.link_usage().bytes_by_label();
@@ -1049,10 +1130,13 @@ class Replay {
     for (const auto& [key, planned] : planned_) {
       const auto runs = static_cast<double>(planned.runs);
       for (std::size_t i = 0; i < planned.link_bytes.size(); ++i) {
+        if (!planned.link_busy_s.empty())
+          for (const auto& [link, busy_s] : planned.link_busy_s[i])
+            r.link_busy_s[static_cast<std::size_t>(link)] += runs * busy_s;
         for (const auto& [link, bytes] : planned.link_bytes[i]) {
           const auto l = static_cast<std::size_t>(link);
           r.link_bytes[l] += runs * bytes;
-          r.link_busy_s[l] += runs * planned.closed_form_s[i];
+          if (planned.link_busy_s.empty()) r.link_busy_s[l] += runs * planned.closed_form_s[i];
           auto& by = r.link_bytes_by_communicator;
           const std::size_t comm = std::get<0>(key);
           if (by.size() <= comm) by.resize(comm + 1);

@@ -38,9 +38,10 @@ struct ReplayOptions {
   std::string collective_algorithm = "auto";
   std::map<std::string, std::string> algorithm_by_communicator;  // "dp" -> "ring"
   NetworkProfile network_profile = ideal_network_profile();
-  // Collectives whose transfers all stay inside one NVSwitch node are timed by their closed form
-  // (idle-fabric time) instead of the backend: exact alone, optimistic when another communicator
-  // loads the same GPU ports at the same time. Cuts the flows of tensor parallelism by orders of
+  // Collectives whose transfers all stay inside one NVSwitch node, or inside one fully connected
+  // xGMI mesh node (AMD Instinct), are timed by their closed form (idle-fabric time) instead of the
+  // backend: exact alone, optimistic when other traffic loads the same GPU ports (NVSwitch) or the
+  // same pair's link (mesh) at the same time. Cuts the flows of tensor parallelism by orders of
   // magnitude; tests compare it with the exhaustive replay.
   bool closed_form_inside_nvswitch = true;
   // The same for the all-to-alls of the expert-parallel communicator (`expert_communicator`) across

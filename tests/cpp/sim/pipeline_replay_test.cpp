@@ -1,6 +1,7 @@
 // Pipeline, tensor and point-to-point replay: the bubble that emerges from the schedules against the
 // closed forms, a send/recv against its closed form, and unmatched point-to-point ops as deadlocks.
 #include <map>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -206,30 +207,57 @@ TEST(Timeline, SlicesAddUpAndEverySendPointsAtItsRecv) {
     EXPECT_EQ(ends, "sf") << id;
 }
 
-// {step with the closed form inside NVSwitch nodes, step with every transfer on SimGrid}.
-std::vector<double> closed_form_vs_exhaustive(int tp, int dp) {
-  std::vector<double> steps;
+// {step with the closed form inside NVSwitch nodes, step with every transfer on SimGrid}, each with the
+// flows handed to SimGrid.
+struct ClosedFormRun {
+  double step_s = 0.0;
+  double flows = 0.0;
+  std::vector<double> link_busy_s;  // per link of the cluster
+};
+std::vector<ClosedFormRun> closed_form_vs_exhaustive(const ClusterSpec& cluster_spec, int tp, int dp, int cp = 1) {
+  std::vector<ClosedFormRun> runs;
   for (bool closed_form : {true, false}) {  // one child each: SimGrid's engine runs once per process
-    steps.push_back(testing::in_child([&] {
-                      const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, tp * dp, 1));
-                      WorkloadSpec spec = uniform_gpt(1, 2, 4);
-                      spec.model.hidden = 2048;
-                      spec.model.heads = 16;
-                      spec.model.ffn_hidden = 8192;
-                      spec.model.vocab = 32000;
-                      spec.parallelism.tp = tp;
-                      spec.parallelism.dp = dp;
-                      spec.parallelism.sequence_parallel = true;
-                      spec.training.global_batch = 4 * dp;
-                      const ExecutionGraph graph = generate_transformer_training(spec, cluster.gpu_count());
-                      auto backend = find_network_backend("flow")->make(cluster, ideal_network_profile());
-                      ReplayOptions options;
-                      options.closed_form_inside_nvswitch = closed_form;
-                      const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
-                      return std::vector<double>{replay(graph, cluster, gpu, *backend, options).step_time_s};
-                    }).at(0));
+    const auto r = testing::in_child([&] {
+      const Cluster cluster = Cluster::build(cluster_spec);
+      WorkloadSpec spec = uniform_gpt(1, 2, 4);
+      spec.model.hidden = 2048;
+      spec.model.heads = 16;
+      spec.model.ffn_hidden = 8192;
+      spec.model.vocab = 32000;
+      spec.parallelism.tp = tp;
+      spec.parallelism.dp = dp;
+      spec.parallelism.cp = cp;
+      spec.parallelism.sequence_parallel = true;
+      spec.training.global_batch = 4 * dp;
+      const ExecutionGraph graph = generate_transformer_training(spec, cluster.gpu_count());
+      auto backend = find_network_backend("flow")->make(cluster, ideal_network_profile());
+      ReplayOptions options;
+      options.closed_form_inside_nvswitch = closed_form;
+      const GpuSpec gpu = find_gpu(cluster_spec.gpu_id, "test", "/gpu");
+      const ReplayResult result = replay(graph, cluster, gpu, *backend, options);
+      std::vector<double> out{result.step_time_s, static_cast<double>(result.transfers)};
+      out.insert(out.end(), result.link_busy_s.begin(), result.link_busy_s.end());
+      return out;
+    });
+    runs.push_back({r.at(0), r.at(1), std::vector<double>(r.begin() + 2, r.end())});
   }
-  return steps;
+  return runs;
+}
+std::vector<double> closed_form_vs_exhaustive(int tp, int dp) {
+  const auto runs = closed_form_vs_exhaustive(testing::fat_tree_spec(1, tp * dp, 1), tp, dp);
+  return {runs[0].step_s, runs[1].step_s};
+}
+
+// `nodes` AMD MI300X platforms: 8 GPUs fully connected by xGMI links (64 GB/s per direction), one
+// 400G NIC per GPU.
+ClusterSpec mi300x_mesh_nodes(int nodes) {
+  ClusterSpec s = testing::fat_tree_spec(nodes, 8, 8);
+  s.gpu_id = "mi300x";
+  s.node.scale_up.type = "xgmi_mesh";
+  s.node.scale_up.generation = "xgmi3";
+  s.node.scale_up.bandwidth_GBps = 448.0;
+  s.node.scale_up.latency_us = 1.0;
+  return s;
 }
 
 // Tensor parallelism alone: the collectives never share a GPU port, the closed form is exact.
@@ -244,6 +272,33 @@ TEST(ClosedFormInsideNvSwitch, CloseWhenCommunicatorsShareGpuPorts) {
   const auto r = closed_form_vs_exhaustive(2, 2);
   EXPECT_LE(r[0], r[1] * (1 + 1e-9));
   EXPECT_NEAR(r[0], r[1], r[1] * 0.02);
+}
+
+// On a fully connected xGMI node every intra-node transfer takes its pair's own link, and a pair of
+// GPUs shares a group of at most one communicator: tensor parallelism (groups {0..3}, {4..7}) and data
+// parallelism (pairs {g, g + 4}) load disjoint links, and the closed form equals the exhaustive replay
+// (to SimGrid's rounding of each flow to whole bytes) while handing SimGrid no tensor-parallel flow.
+// Each link's busy time too: a ring's transfer is alone on its pair's link, busy bytes / bandwidth.
+void expect_same_replay(const std::vector<ClosedFormRun>& r) {
+  EXPECT_NEAR(r[0].step_s, r[1].step_s, r[1].step_s * 1e-9);
+  EXPECT_LT(r[0].flows, r[1].flows);
+  ASSERT_EQ(r[0].link_busy_s.size(), r[1].link_busy_s.size());
+  double busy_s = 0.0;
+  for (std::size_t l = 0; l < r[1].link_busy_s.size(); ++l) {
+    EXPECT_NEAR(r[0].link_busy_s[l], r[1].link_busy_s[l], 1e-12 + r[1].link_busy_s[l] * 1e-9) << "link " << l;
+    busy_s += r[1].link_busy_s[l];
+  }
+  EXPECT_GT(busy_s, 0.0);
+}
+
+TEST(ClosedFormInsideXgmiMesh, ExactForTensorAndDataParallelismInOneNode) {
+  expect_same_replay(closed_form_vs_exhaustive(mi300x_mesh_nodes(1), 4, 2));
+}
+
+// Two nodes, context parallelism inside each node and data parallelism across them (the layout of
+// Llama 3.1 70B on amd-mi300x-roce: tp 4, cp 2, dp over the nodes): exact as well.
+TEST(ClosedFormInsideXgmiMesh, ExactWithContextAndDataParallelismAcrossNodes) {
+  expect_same_replay(closed_form_vs_exhaustive(mi300x_mesh_nodes(2), 4, 2, 2));
 }
 
 }  // namespace
