@@ -20,6 +20,7 @@
 // through Activity::on_completion, which SimGrid fires for activities maestro started.
 #include "sim/network/flow_backend.hpp"
 
+#include <cmath>
 #include <map>
 #include <span>
 #include <string>
@@ -138,6 +139,8 @@ class FlowBackend final : public NetworkBackend {
   }
 
   const char* fidelity() const override { return "flow"; }
+  // SimGrid moves whole bytes: rounded half up (bytes >= 0).
+  double delivered_bytes(double bytes) const override { return std::floor(bytes + 0.5); }
   std::string description() const override {
     return "SimGrid 3.32 flow model (CM02, max-min sharing, no cross-traffic) over " +
            std::to_string(cluster_.links().size()) + " directed links";
@@ -175,7 +178,7 @@ class FlowBackend final : public NetworkBackend {
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       const Transfer& t = transfers[i];
       if (t.src_gpu == t.dst_gpu || t.bytes <= 0.0) continue;
-      const auto bytes = static_cast<std::uint64_t>(t.bytes + 0.5);
+      const auto bytes = static_cast<std::uint64_t>(delivered_bytes(t.bytes));
       if (bytes == 0) continue;
       if (t.pipelined) {
         const auto [it, inserted] = unit_of_bytes.try_emplace(bytes, units.size());

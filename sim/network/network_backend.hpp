@@ -47,6 +47,9 @@ class NetworkBackend {
   virtual ~NetworkBackend() = default;
 
   virtual const char* fidelity() const = 0;
+  // The bytes a transfer of `bytes` moves on this backend (the flow backend moves whole bytes; the
+  // analytical one the exact fraction). A closed form standing for the backend's replay times these.
+  virtual double delivered_bytes(double bytes) const { return bytes; }
   // One line saying what computes transfer times (for the report's provenance).
   virtual std::string description() const = 0;
   virtual double now_s() const = 0;

@@ -885,13 +885,13 @@ class Replay {
     PlannedCollective planned;
     const CollectiveContext ctx{cluster_, profile_for(comm), &link_scratch_};
     const bool mesh = cluster_.spec().node.scale_up.type == "xgmi_mesh";
-    CollectivePlan whole;
-    const auto whole_bytes = [&whole](const CollectivePlan& plan) -> const CollectivePlan& {
-      whole = plan;
-      for (auto& phase : whole.phases)
+    CollectivePlan delivered;
+    const auto delivered_bytes = [&](const CollectivePlan& plan) -> const CollectivePlan& {
+      delivered = plan;
+      for (auto& phase : delivered.phases)
         for (Transfer& t : phase.transfers)
-          t.bytes = std::round(t.bytes);  // flow_backend.cpp: bytes rounded half up (bytes >= 0)
-      return whole;
+          t.bytes = backend_.delivered_bytes(t.bytes);
+      return delivered;
     };
     const bool expert =
         p.kind == CollectiveKind::all_to_all && graph_.communicators()[comm].name == options_.expert_communicator;
@@ -909,11 +909,9 @@ class Replay {
       planned.plans.push_back(std::make_shared<const CollectivePlan>(std::move(plan)));
       if (planned.algorithm.empty()) planned.algorithm = planned.plans.back()->algorithm;
       std::vector<std::pair<int, double>> link_bytes;
-      // On a mesh the closed form stands for the backend's replay: the flow backend moves whole bytes
-      // (flow_backend.cpp), the analytical one the exact fraction.
-      const CollectivePlan& timed = mesh && std::string_view(backend_.fidelity()) == "flow"
-                                        ? whole_bytes(*planned.plans.back())
-                                        : *planned.plans.back();
+      // On a mesh the closed form stands for the backend's replay: it times the bytes the backend
+      // would move (NetworkBackend::delivered_bytes).
+      const CollectivePlan& timed = mesh ? delivered_bytes(*planned.plans.back()) : *planned.plans.back();
       if (inside_switch_domain(timed, edge, link_bytes)) {
         planned.closed_form_s.push_back(idle_fabric_time_s(ctx, timed));
         planned.link_bytes.push_back(std::move(link_bytes));
