@@ -16,6 +16,10 @@
 // trait), which RDMA fabrics do not show. Latency terms are added by the collective algorithms through
 // schedule(), from the cluster's link latencies.
 //
+// Classes of identical transfers (use_link_classes, sim/replay/traffic_classes.hpp): the replay hands
+// one representative per class with its class route; each is one communication on the canonical links,
+// and the platform holds those links only (built at the first communication, once the mode is known).
+//
 // Callers start transfers from SimGrid's maestro (callbacks of schedule()); completions come back
 // through Activity::on_completion, which SimGrid fires for activities maestro started.
 #include "sim/network/flow_backend.hpp"
