@@ -307,6 +307,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
   // The clock solver's replays and the flow replay share their traffic classes and the graph's structure.
   replay_options.memo = make_replay_memo(&graph);
   replay_options.collective_algorithm = options.collective_algorithm;
+  replay_options.traffic_classes = options.traffic_classes;
   replay_options.algorithm_by_communicator = options.algorithm_by_communicator;
   if (!trace && workload.model.moe.experts > 0) {
     const MoeSpec& moe = workload.model.moe;

@@ -37,6 +37,9 @@ struct SimulationOptions {
   // A PyTorch trace is replayed with its measured host: no op starts before its rank's CPU issued it
   // (workloads/measured_host.hpp, docs/traces.md "A host-bound world"). Other workloads refuse it.
   bool measured_host = false;
+  // One simulated transfer per class of identical transfers where the replay can (ReplayOptions::
+  // traffic_classes, docs/performance.md); false: every transfer (--exhaustive).
+  bool traffic_classes = true;
 };
 
 // The cluster's GPU as simulate() times its kernels: the catalogue entry (or the inline spec) with

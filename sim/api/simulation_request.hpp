@@ -29,6 +29,8 @@ struct SimulationRequest {
   // A trace's host: "measured" (a PyTorch trace's launch times, SimulationOptions::measured_host) or
   // "none"; none: "none".
   std::optional<std::string> trace_host;
+  // Simulate every transfer (SimulationOptions::traffic_classes false); none: false.
+  std::optional<bool> exhaustive;
 };
 
 // "2e12", "15T", "300B" (or "300G"), "15M", "1K", "50M" (dollars): a finite number > 0 with an optional

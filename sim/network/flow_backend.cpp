@@ -16,6 +16,10 @@
 // trait), which RDMA fabrics do not show. Latency terms are added by the collective algorithms through
 // schedule(), from the cluster's link latencies.
 //
+// Classes of identical transfers (use_link_classes, sim/replay/traffic_classes.hpp): the replay hands
+// one representative per class with its class route; each is one communication on the canonical links,
+// and the platform holds those links only (built at the first communication, once the mode is known).
+//
 // Callers start transfers from SimGrid's maestro (callbacks of schedule()); completions come back
 // through Activity::on_completion, which SimGrid fires for activities maestro started.
 #include "sim/network/flow_backend.hpp"
@@ -23,6 +27,7 @@
 #include <cmath>
 #include <map>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,29 +56,34 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
   explicit ClusterZone(const Cluster& cluster) : NetZoneImpl("cluster"), cluster_(cluster) {}
 
   // Link capacities are the profile's effective bandwidths (line rate x technology efficiency).
-  void build(const NetworkProfile& profile) {
-    const int gpus = cluster_.gpu_count();
+  // `classes`: every communication has an explicit class route (use_link_classes), so only the
+  // canonical links exist and two hosts stand for every sender and receiver (routes are explicit).
+  void build(const NetworkProfile& profile, const LinkClasses* classes) {
+    const int gpus = classes != nullptr ? 2 : cluster_.gpu_count();
     hosts_.reserve(static_cast<std::size_t>(gpus));
     // Hosts are created first and in rank order, so NetPoint::id() == GPU rank.
     for (int g = 0; g < gpus; ++g)
       hosts_.push_back(create_host("gpu" + std::to_string(g), {1e12}));
     const auto links = cluster_.links();
-    links_.reserve(links.size());
+    std::vector<std::pair<std::size_t, sg4::Link*>> created;
     for (std::size_t i = 0; i < links.size(); ++i) {
+      if (classes != nullptr && classes->canonical[i] != static_cast<int>(i)) continue;
       sg4::Link* l = create_link("link" + std::to_string(i), {profile.effective_bandwidth_Bps(links[i])});
       l->set_latency(0.0);
-      links_.push_back(l);
+      created.emplace_back(i, l);
     }
     for (auto* h : hosts_)
       h->seal();
-    for (auto* l : links_) {
+    link_impls_.assign(links.size(), nullptr);
+    for (auto [i, l] : created) {
       l->seal();
-      link_impls_.push_back(l->get_impl());
+      link_impls_[i] = l->get_impl();
     }
     seal();
   }
 
   sg4::Host* host(int gpu) const { return hosts_[static_cast<std::size_t>(gpu)]; }
+  std::size_t hosts() const { return hosts_.size(); }
 
   // The flow id of the transfer being started; read by get_local_route (SimGrid asks for the route
   // synchronously inside sendto_async, in maestro, so a member suffices).
@@ -95,6 +105,8 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
         into->link_list_.push_back(link_impls_[static_cast<std::size_t>(l)]);
       return;
     }
+    if (hosts_.size() != static_cast<std::size_t>(cluster_.gpu_count()))
+      throw std::logic_error("flow backend: a communication without its class route under link classes");
     route_.clear();
     cluster_.route(static_cast<int>(src->id()), static_cast<int>(dst->id()), flow_id_, route_, link_load_, lane_);
     for (int l : route_)
@@ -104,8 +116,8 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
  private:
   const Cluster& cluster_;
   std::vector<sg4::Host*> hosts_;
-  std::vector<sg4::Link*> links_;
-  std::vector<decltype(std::declval<sg4::Link&>().get_impl())> link_impls_;  // links_[i]->get_impl(), once
+  // Per cluster link: its SimGrid link's implementation (null: not created, under link classes).
+  std::vector<decltype(std::declval<sg4::Link&>().get_impl())> link_impls_;
   std::uint64_t flow_id_ = 0;
   int lane_ = -1;
   std::span<const int> link_load_;  // transfers in flight per link, for adaptive routing
@@ -116,7 +128,7 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
 class FlowBackend final : public NetworkBackend {
  public:
   FlowBackend(const Cluster& cluster, const NetworkProfile& profile)
-      : cluster_(cluster), usage_(cluster.links().size()) {
+      : cluster_(cluster), profile_(profile), usage_(cluster.links().size()) {
     // The engine is a process-wide singleton that cannot be restarted: it is created here and never
     // destroyed (the process ends after the simulation; see sim/core/child_process.hpp).
     static const char* const kArgs[] = {"clustersim", "--log=root.thresh:critical", "--cfg=network/model:CM02",
@@ -127,8 +139,6 @@ class FlowBackend final : public NetworkBackend {
       argv.push_back(const_cast<char*>(a));
     argv.push_back(nullptr);
     engine_ = new sg4::Engine(&argc, argv.data());
-    zone_ = new ClusterZone(cluster_);  // owned by SimGrid (the root zone)
-    zone_->build(profile);
     sg4::Activity::on_completion_cb([](const sg4::Activity& activity) {
       auto* flow = activity.get_data<Flow>();
       if (flow == nullptr) return;
@@ -136,6 +146,16 @@ class FlowBackend final : public NetworkBackend {
       group->backend->usage_.finish(flow->route, group->backend->now_s());
       if (--group->remaining == 0) group->finish();
     });
+  }
+
+  // The platform is built at the first communication or run(), once use_link_classes has said
+  // whether every communication will carry a class route.
+  ClusterZone& zone() {
+    if (zone_ == nullptr) {
+      zone_ = new ClusterZone(cluster_);  // owned by SimGrid (the root zone)
+      zone_->build(profile_, classes_);
+    }
+    return *zone_;
   }
 
   const char* fidelity() const override { return "flow"; }
@@ -175,33 +195,46 @@ class FlowBackend final : public NetworkBackend {
     };
     std::vector<Unit> units;
     std::map<std::uint64_t, std::size_t> unit_of_bytes;
+    ClusterZone& zone = this->zone();
+    // Under link classes every communication goes from host 0 to host 1 on its explicit class route.
+    const auto host = [&](int gpu, int as) { return zone.host(classes_ != nullptr ? as : gpu); };
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       const Transfer& t = transfers[i];
       if (t.src_gpu == t.dst_gpu || t.bytes <= 0.0) continue;
       const auto bytes = static_cast<std::uint64_t>(delivered_bytes(t.bytes));
       if (bytes == 0) continue;
+      std::span<const int> class_route;
+      if (t.route_class >= 0) class_route = classes_->route(static_cast<std::size_t>(t.route_class));
       if (t.pipelined) {
         const auto [it, inserted] = unit_of_bytes.try_emplace(bytes, units.size());
         if (!inserted && units[it->second].route.size() >= k_max_unit_links) it->second = units.size();
         if (it->second == units.size()) units.push_back(Unit{t.src_gpu, t.dst_gpu, bytes, {}});
         std::vector<int>& route = units[it->second].route;
         const std::size_t begin = route.size();
-        cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, route, usage_.active(), t.lane);
+        if (t.route_class >= 0)
+          route.insert(route.end(), class_route.begin(), class_route.end());
+        else
+          cluster_.route(t.src_gpu, t.dst_gpu, flow_id + i, route, usage_.active(), t.lane);
         usage_.start(std::span<const int>(route).subspan(begin), static_cast<double>(bytes), now_s());
         continue;
       }
-      zone_->set_current_flow(flow_id + i, usage_.active(), t.lane);
-      sg4::CommPtr comm = sg4::Comm::sendto_async(zone_->host(t.src_gpu), zone_->host(t.dst_gpu), bytes);
-      group->flows.push_back(Flow{group, zone_->last_route()});
+      zone.set_current_flow(flow_id + i, usage_.active(), t.lane);
+      zone.set_explicit_route(class_route);
+      sg4::CommPtr comm = sg4::Comm::sendto_async(host(t.src_gpu, 0), host(t.dst_gpu, 1), bytes);
+      zone.set_explicit_route({});
+      if (t.route_class >= 0)
+        group->flows.push_back(Flow{group, std::vector<int>(class_route.begin(), class_route.end())});
+      else
+        group->flows.push_back(Flow{group, zone.last_route()});
       usage_.start(group->flows.back().route, static_cast<double>(bytes), now_s());
       comm->set_data(&group->flows.back());
       group->comms.push_back(std::move(comm));
       ++group->remaining;
     }
     for (Unit& unit : units) {
-      zone_->set_explicit_route(unit.route);
-      sg4::CommPtr comm = sg4::Comm::sendto_async(zone_->host(unit.src_gpu), zone_->host(unit.dst_gpu), unit.bytes);
-      zone_->set_explicit_route({});
+      zone.set_explicit_route(unit.route);
+      sg4::CommPtr comm = sg4::Comm::sendto_async(host(unit.src_gpu, 0), host(unit.dst_gpu, 1), unit.bytes);
+      zone.set_explicit_route({});
       group->flows.push_back(Flow{group, std::move(unit.route)});
       comm->set_data(&group->flows.back());
       group->comms.push_back(std::move(comm));
@@ -213,9 +246,25 @@ class FlowBackend final : public NetworkBackend {
     }
   }
 
-  void run() override { engine_->run(); }
+  void run() override {
+    zone();
+    engine_->run();
+  }
   const LinkUsage& link_usage() const override { return usage_; }
   void set_traffic_label(std::uint16_t label) override { usage_.set_label(label); }
+  // Representatives of classes of identical transfers: one communication per class on its class
+  // route, a canonical link listed c times charged c times the rate, which is what the c transfers of
+  // the class crossing each link of that class put on it. When every link of a class is crossed by
+  // the same transfers of each class (c(T, L): the replay's third pass) and every member of a transfer
+  // class crosses each link class of its class route (checked: TrafficClasses), the max-min shares of
+  // the representatives, lifted to every member, are feasible and leave every member a saturated link
+  // on which no transfer is faster: the max-min shares of the exhaustive system, which are unique.
+  // Only before the platform is built (the first communication or run()).
+  bool use_link_classes(const LinkClasses* classes) override {
+    if (zone_ != nullptr) return false;
+    classes_ = classes;
+    return true;
+  }
 
  private:
   struct Group;
@@ -238,8 +287,10 @@ class FlowBackend final : public NetworkBackend {
   };
 
   const Cluster& cluster_;
+  NetworkProfile profile_;
   sg4::Engine* engine_ = nullptr;
   ClusterZone* zone_ = nullptr;
+  const LinkClasses* classes_ = nullptr;  // use_link_classes: the representatives' class routes
   LinkUsage usage_;
   ActionSlots actions_;  // scheduled, by slot
 };

@@ -531,7 +531,8 @@ class Replay {
   }
 
   // One simulated transfer per class of identical transfers (traffic_classes.hpp), where it is exact:
-  // a backend that counts representatives on link classes (analytical), static destination routing
+  // a backend that counts representatives on link classes (analytical; flow: max-min shares over the
+  // class routes, exact where traffic_classes.hpp says and measured elsewhere), static destination routing
   // (d_mod_k: no route depends on the load), no all_to_allv. Every collective and channel of the step
   // is planned and built here, before the first event, its batches' routes computed once and
   // refined into classes; the backend then gets one representative per class with its class route.

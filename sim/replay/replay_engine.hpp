@@ -74,7 +74,7 @@ struct ReplayOptions {
   // kernel_time_scale, indexed by KernelClass); measured durations (traces) are kept as they are.
   std::array<double, kKernelClassCount> kernel_time_scale = {1, 1, 1, 1, 1, 1, 1};
   // Simulate one transfer per class of identical transfers where that is exact (traffic_classes.hpp:
-  // the analytical backend under static d_mod_k routing); false: every transfer (the tests compare).
+  // static d_mod_k routing, both backends); false: every transfer (the tests compare).
   bool traffic_classes = true;
   std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.

@@ -28,6 +28,21 @@
 // (an equitable partition: 63 passes at 16,384 GPUs, 58,880 classes) gave the same step to every
 // digit at 34 s CPU instead of 0.6: not used.
 //
+// Max-min sharing (the flow backend, SimGrid) is a fixed point over all flows in flight, not a rate
+// fixed at the start, so the argument above does not carry over; another does. The flow backend gives
+// each representative one communication on its class route, a canonical link listed c(T, L) times
+// charged c(T, L) times its rate. Lift the representatives' max-min rates to every member. Feasible:
+// every link of L carries what its canonical link does (step 3: c(T, L) on each link of L). Max-min:
+// a representative has a saturated canonical link on which no class is faster; if every member of
+// its class crosses some link of that class, the member has a saturated link on which no transfer is
+// faster, which characterizes the max-min allocation, and that is unique: the lifted rates are the
+// exhaustive system's, at every event (classes start and, by induction, end together). Proven where
+// every member crosses every link class of its class route: members_cross_class_routes(), checked by
+// refine(), true for the 405B-class step at 1,024 and 4,096 GPUs. Where it is false (the three passes
+// do not reach it at 16,384 GPUs and beyond, and further passes split a ring by each member's distance
+// to a leaf boundary, one pass per hop) the classes are an approximation whose error is measured
+// against the exhaustive flow replay (docs/performance.md: none at 16,384 and 32,768 GPUs).
+//
 // What is checked: routes are computed once, so they must not depend on what changes between
 // starts: the load (adaptive routing; the replay uses classes under static d_mod_k routing only) and
 // the flow id (hashed picks: each route is computed for two flow ids, and a batch whose routes differ
@@ -64,6 +79,9 @@ class TrafficClasses {
   std::size_t transfers() const { return transfer_batch_.size(); }
   std::size_t transfer_classes() const { return classes_.route_begin.size() - 1; }
   std::size_t link_class_count() const { return link_class_count_; }
+  // After refine(): whether every member of each transfer class crosses every link class of its class
+  // route (what makes max-min sharing over the classes provably exact, above).
+  bool members_cross_class_routes() const { return members_cross_class_routes_; }
 
  private:
   const Cluster& cluster_;
@@ -76,6 +94,7 @@ class TrafficClasses {
   std::vector<int> route_, check_route_;
   std::vector<int> class_route_of_;  // per transfer: its class route if it represents its class, else -1
   std::size_t link_class_count_ = 0;
+  bool members_cross_class_routes_ = false;
   LinkClasses classes_;
 };
 

@@ -154,6 +154,19 @@ def test_specs_can_be_given_as_names_files_and_dicts(report: cs.Report, superpod
     assert by_name.step_time_s == by_dict.step_time_s == report.step_time_s
 
 
+def test_exhaustive_flow_replay_gives_the_same_report() -> None:
+    # The bench's 405B-class step on 1,024 GPUs under D-mod-K: one SimGrid flow per class of identical
+    # transfers (the default) and every transfer (exhaustive=True) give the same report, as the CLI's
+    # --exhaustive (docs/performance.md, session 16).
+    bench = Path(__file__).resolve().parents[2] / "bench" / "data" / "llama3-405b-class.json"
+    overrides = {"cluster.nodes": 128, "fabric.tiers": 3, "fabric.switch_radix": 128, "fabric.routing": "d_mod_k",
+                 "parallelism.dp": 8, "training.global_batch": 128}
+    classes = cs.simulate("dgx-h100-superpod", str(bench), fidelity="flow", overrides=overrides)
+    exhaustive = cs.simulate("dgx-h100-superpod", str(bench), fidelity="flow", overrides=overrides, exhaustive=True)
+    assert classes.to_dict() == exhaustive.to_dict()
+    assert classes.step_time_s == pytest.approx(7.1822, abs=1e-4)
+
+
 def test_overrides_resolve_like_the_cli_set() -> None:
     r = cs.simulate("dgx-h100-superpod", "gpt3-1.3b",
                     overrides={"cluster.nodes": 4, "training.micro_batch": 4, "fabric.oversubscription": 2})

@@ -103,6 +103,25 @@ TEST(CliSimulate, SameInputsGiveTheSameBytes) {
   EXPECT_EQ(a.out, b.out);
 }
 
+// The 405B-class step of the scaling bench (bench/data: tp 8, pp 16 interleaved, dp 8) on 1,024 GPUs
+// of a 3-tier fat-tree under D-mod-K at flow fidelity: one SimGrid flow per class of identical
+// transfers (the default) gives the exhaustive replay's report (--exhaustive) byte for byte. There
+// every member of a class crosses every link class of its class route, which makes it exact
+// (sim/replay/traffic_classes.hpp); the bench compares larger sizes (docs/performance.md).
+TEST(CliSimulate, FlowClassesOfIdenticalTransfersGiveTheExhaustiveReport) {
+  const std::string run = std::string("simulate --cluster dgx-h100-superpod --set cluster.nodes=128 ") +
+                          "--set cluster.fabric.tiers=3 --set cluster.fabric.switch_radix=128 " +
+                          "--set cluster.fabric.routing=d_mod_k --workload " CLUSTERSIM_SOURCE_DIR
+                          "/bench/data/llama3-405b-class.json --set workload.parallelism.dp=8 " +
+                          "--set workload.training.global_batch=128 --fidelity flow --json";
+  const auto classes = run_cli(run);
+  const auto exhaustive = run_cli(run + " --exhaustive");
+  ASSERT_EQ(classes.status, 0) << classes.err;
+  ASSERT_EQ(exhaustive.status, 0) << exhaustive.err;
+  EXPECT_EQ(classes.out, exhaustive.out);
+  EXPECT_NEAR(nlohmann::json::parse(classes.out)["step_time_s"].get<double>(), 7.1822, 1e-4);  // the bench's
+}
+
 TEST(CliSimulate, OutFileHoldsTheSameReport) {
   const std::string path = testing::temp_path("report.json");
   const auto r = run_cli(kSmallRun + " --json --out " + path);

@@ -11,7 +11,9 @@
 #include "../transformer_fixture.hpp"
 #include "expect_same_class_times.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
+#include "sim/network/flow_backend.hpp"
 #include "sim/network/network_backend.hpp"
+#include "sim/network/network_profile.hpp"
 #include "sim/replay/replay_engine.hpp"
 #include "sim_test_support.hpp"
 #include "topologies/cluster.hpp"
@@ -35,6 +37,8 @@ TEST(TrafficClasses, ARingAcrossTwoLeavesHasTwoClasses) {
   ASSERT_TRUE(classes.refine());
   EXPECT_EQ(classes.transfers(), 8U);
   ASSERT_EQ(classes.transfer_classes(), 2U);
+  // Each member crosses the links of its own class only: max-min over the classes is exact here.
+  EXPECT_TRUE(classes.members_cross_class_routes());
   const auto reps = classes.representatives(0);
   ASSERT_EQ(reps.size(), 2U);
   EXPECT_EQ(reps[0].first, 0U);  // 0 -> 1 stands for the transfers inside a leaf
@@ -56,7 +60,7 @@ TEST(TrafficClasses, ARingAcrossTwoLeavesHasTwoClasses) {
 // A generated training step (tp 2, pp 2, dp 8, 2-GPU nodes: 16 nodes on a 2-tier fat-tree of radix 8)
 // on the analytical backend, with and without traffic classes.
 ReplayResult replay_step(const std::string& routing, bool classes, int dp = 8, int tiers = 2,
-                         std::shared_ptr<ReplayMemo> memo = nullptr) {
+                         std::shared_ptr<ReplayMemo> memo = nullptr, const char* fidelity = "analytical") {
   ClusterSpec cs = testing::fat_tree_spec(2 * dp, 2, 2, 400.0, 450.0, 1.0, 8);
   cs.fabric.tiers = tiers;
   cs.fabric.routing = routing;
@@ -67,7 +71,7 @@ ReplayResult replay_step(const std::string& routing, bool classes, int dp = 8, i
   spec.parallelism.pp = 2;
   spec.parallelism.dp = dp;
   const ExecutionGraph graph = generate_transformer_training(spec, cluster.gpu_count());
-  auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
+  auto backend = find_network_backend(fidelity)->make(cluster, ideal_network_profile());
   const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
   ReplayOptions options;
   options.traffic_classes = classes;
@@ -115,6 +119,86 @@ TEST(TrafficClasses, ReplaysSharingAMemoEqualTheExhaustiveOne) {
   expect_equal_replays(8, 2, memo);
   expect_equal_replays(8, 2, memo);
   expect_equal_replays(32, 3, memo);  // other batches: formed afresh
+}
+
+// Max-min sharing with classes (sim/network/flow_backend.cpp): 4 nodes of 2 GPUs and one 400 Gb/s
+// NIC (50 GB/s) under one leaf; GPU 0 -> 2 and 1 -> 3 share node 0's NIC uplink and node 1's NIC
+// downlink, GPU 4 -> 6 and 5 -> 7 those of nodes 2 and 3. The 4 transfers are one class; its class
+// route lists the canonical uplink and downlink twice (c = 2 transfers of the class on each), so the
+// representative alone gets half a NIC: 1 GB at 25 GB/s = 0.04 s, the exhaustive max-min time, and
+// the canonical uplink carries 2 GB.
+TEST(TrafficClasses, FlowBackendChargesAClassRouteLinkOncePerTransferOfTheClass) {
+  ClusterSpec spec = testing::fat_tree_spec(4, 2, 1, 400.0, 450.0, 1.0, 8);
+  spec.fabric.routing = "d_mod_k";
+  const double bytes = 1e9;
+  const std::vector<Transfer> batch{{0, 2, bytes}, {1, 3, bytes}, {4, 6, bytes}, {5, 7, bytes}};
+  const auto r = testing::in_child([&] {
+    const Cluster cluster = Cluster::build(spec);
+    TrafficClasses classes(cluster);
+    if (!classes.add_batch(batch) || !classes.refine()) return std::vector<double>{};
+    auto backend = make_flow_backend(cluster, ideal_network_profile());
+    if (!backend->use_link_classes(nullptr) || !backend->use_link_classes(&classes.link_classes()))
+      return std::vector<double>{};
+    std::vector<Transfer> reps;
+    for (const auto& [i, route] : classes.representatives(0)) {
+      reps.push_back(batch[i]);
+      reps.back().route_class = route;
+    }
+    double done_at = -1.0;
+    backend->schedule(0.0, [&] { backend->start_transfers(reps, 0, [&] { done_at = backend->now_s(); }); });
+    backend->run();
+    std::vector<int> route;
+    cluster.route(0, 2, 0, route);
+    // The NIC uplink of node 0: the second link of GPU 0's route (GPU -> NIC, NIC -> leaf, ...).
+    const auto uplink = static_cast<std::size_t>(classes.link_classes().canonical[static_cast<std::size_t>(route[1])]);
+    return std::vector<double>{static_cast<double>(classes.transfer_classes()), static_cast<double>(reps.size()),
+                               classes.members_cross_class_routes() ? 1.0 : 0.0, done_at,
+                               backend->link_bytes()[uplink]};
+  });
+  ASSERT_EQ(r.size(), 5U);
+  EXPECT_EQ(r[0], 1.0);
+  EXPECT_EQ(r[1], 1.0);
+  EXPECT_EQ(r[2], 1.0);
+  EXPECT_NEAR(r[3], bytes / 25e9, 1e-12);
+  EXPECT_EQ(r[4], 2 * bytes);
+}
+
+// The flow replay of the generated step with classes against the exhaustive one, both in child
+// processes (SimGrid runs once per process): {step, transfers simulated, transfers, each class's
+// finish, each collective's end, each link's bytes and busy time}.
+std::vector<double> flow_replay(bool classes, int dp, int tiers) {
+  return testing::in_child([&] {
+    const ReplayResult r = replay_step("d_mod_k", classes, dp, tiers, nullptr, "flow");
+    std::vector<double> out{r.step_time_s, static_cast<double>(r.transfers_simulated),
+                            static_cast<double>(r.transfers)};
+    for (const auto& c : r.classes)
+      out.push_back(c.finish_s);
+    for (const auto& c : r.collectives)
+      out.push_back(c.end_s);
+    out.insert(out.end(), r.link_bytes.begin(), r.link_bytes.end());
+    out.insert(out.end(), r.link_busy_s.begin(), r.link_busy_s.end());
+    return out;
+  });
+}
+
+// Max-min shares lifted from the representatives are the exhaustive ones where every member of a
+// class crosses every link class of its class route (checked by refine, which holds here); SimGrid
+// sums a class's c charges on a link in one coefficient where the exhaustive system adds c terms, so
+// times agree to rounding (1e-12 relative), bytes exactly.
+TEST(TrafficClasses, FlowReplayWithClassesEqualsTheExhaustiveOne) {
+  for (const auto& [dp, tiers] : {std::pair{8, 2}, std::pair{32, 3}}) {
+    SCOPED_TRACE("dp " + std::to_string(dp) + ", " + std::to_string(tiers) + " tiers");
+    const auto exact = flow_replay(false, dp, tiers);
+    const auto reduced = flow_replay(true, dp, tiers);
+    ASSERT_EQ(exact.size(), reduced.size());
+    ASSERT_GT(exact.size(), 3U);
+    EXPECT_EQ(exact[1], exact[2]);          // every transfer simulated
+    EXPECT_LT(2 * reduced[1], reduced[2]);  // at least halved
+    EXPECT_EQ(exact[2], reduced[2]);
+    for (std::size_t i = 3; i < exact.size(); ++i)
+      EXPECT_EQ(exact[i], reduced[i]) << i;
+    EXPECT_EQ(exact[0], reduced[0]);
+  }
 }
 
 // Adaptive routing picks links by load when a transfer starts: routes cannot be computed once.
