@@ -13,8 +13,10 @@
 //                  them would outvote the few sustained loads that show the throttled clock.
 //                  clock_power_exponent stays the catalogue's: with the boost power it is not
 //                  separable on kernel times.
-//   gemm (fp8)     gemm_fp8_efficiency (the shape parameters are the 16-bit fit's: a fp8 GEMM differs
-//                  by its rate, which k_half already scales with)
+//   gemm (fp8)     the 8-bit and narrower GEMMs (fp8, and the block-scaled mxfp8 and nvfp4, which the
+//                  kernel model times with the same efficiency at their own peaks): gemm_fp8_efficiency
+//                  (the shape parameters are the 16-bit fit's: a fp8 GEMM differs by its rate, which
+//                  k_half already scales with)
 //   attention      attention_efficiency
 //   memory-bound   kernel_launch_us, the efficiency of every role measured (memory_efficiency,
 //                  activation_efficiency, normalization_efficiency, rope_efficiency,
@@ -209,14 +211,14 @@ std::string files_of(const std::vector<const KernelMeasurement*>& data) {
 }
 
 bool is_gemm16(const KernelMeasurement& m) {
-  return m.kernel == KernelClass::gemm && m.precision != Precision::fp8;
+  return m.kernel == KernelClass::gemm && !low_precision(m.precision);
 }
 bool is_sustained_gemm16(const KernelMeasurement& m) {
   const std::string_view name = m.name;
   return is_gemm16(m) && (name.starts_with("published.") || name.starts_with("bench."));
 }
 bool is_gemm8(const KernelMeasurement& m) {
-  return m.kernel == KernelClass::gemm && m.precision == Precision::fp8;
+  return m.kernel == KernelClass::gemm && low_precision(m.precision);
 }
 bool is_attention(const KernelMeasurement& m) {
   return m.kernel == KernelClass::attention;

@@ -213,6 +213,38 @@ TEST(KernelFit, SmallFamiliesFitOnlyTheirEfficiency) {
   EXPECT_EQ(p.parameters[0].name, "gemm_max_efficiency");
 }
 
+// The block-scaled FP4 GEMMs are fitted with the fp8 ones (the kernel model times nvfp4 with
+// gemm_fp8_efficiency at the nvfp4 peak), not as 16-bit GEMMs: nvfp4 times generated on GB200 at an
+// fp8 efficiency of 0.6 give back 0.6, gemm_max_efficiency stays out of the profile, and the fitted
+// domain names nvfp4 through the profile file's round trip.
+TEST(KernelFit, Nvfp4GemmsAreFittedWithTheFp8Family) {
+  GpuSpec g = find_gpu("gb200", "test", "");
+  g.gemm_fp8_efficiency = 0.6;
+  std::vector<KernelMeasurement> data;
+  for (double size : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
+    KernelMeasurement k;
+    k.operation = "gemm";
+    k.name = "synthetic.gemm";
+    k.file = "synthetic";
+    k.gpu = g.id;
+    k.kernel = KernelClass::gemm;
+    k.precision = Precision::nvfp4;
+    k.m = k.n = k.k = static_cast<std::uint32_t>(size);
+    k.flops = 2.0 * size * size * size;
+    k.bytes = 2.0 * size * size * 0.5 + size * size * 2.0;  // half-byte operands, bf16 output
+    k.time_s = kernel_time(g, k.op()).time_s;
+    data.push_back(std::move(k));
+  }
+  const CalibrationProfile p = fit_kernel_model(find_gpu("gb200", "test", ""), data, {});
+  ASSERT_EQ(p.parameters.size(), 1u);
+  EXPECT_EQ(p.parameters[0].name, "gemm_fp8_efficiency");
+  EXPECT_NEAR(p.parameters[0].value, 0.6, 1e-4);
+  const CalibrationProfile read = parse_calibration_profile(calibration_profile_to_json(p), "round-trip.json");
+  ASSERT_EQ(read.parameters.size(), 1u);
+  ASSERT_EQ(read.parameters[0].domain.size(), 1u);
+  EXPECT_EQ(read.parameters[0].domain[0].precisions, std::vector<Precision>{Precision::nvfp4});
+}
+
 // --fixed: the named parameters keep the catalogue's values, out of the profile; the rest of their
 // family is fitted around them. A name the fit does not know is refused with the list.
 TEST(KernelFit, FixedParametersKeepTheCatalogueValues) {

@@ -16,9 +16,7 @@
 namespace clustersim {
 namespace {
 
-GpuSpec h100() {
-  return testing::h100_at_sustained_clock();
-}
+GpuSpec h100() { return testing::h100_at_sustained_clock(); }
 
 using testing::gemm;
 
