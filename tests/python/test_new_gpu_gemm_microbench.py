@@ -57,7 +57,7 @@ def test_gb200_cublaslt_fp4_table() -> None:
     # large squares within 5 % (7.5-7.6 PFLOP/s measured, 75 % of the peak), the operand-bound
     # 802816 x 192 x 768 +7.3 %; the three one-wave shapes 44-52 % fast: FP4 calls cost about 6.5 us
     # each (1024^3 in 7.5 us, 2048^3 in 10.2 us), more than the 4.46 us gemm_launch_us and more than
-    # the same machine's fp8 calls (about 2.4 us): a per-call cost by dtype, which the model lacks.
+    # the same machine's fp8 calls (about 2.5 us): a per-call cost by dtype, which the model lacks.
     errors = _errors("gb200", "micro-0178..micro-0185")
     assert len(errors) == 8
     assert set(errors["precision"]) == {"nvfp4"}
