@@ -7,6 +7,7 @@
 
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/collectives/deepep_algorithm.hpp"
+#include "sim/collectives/deepep_low_latency_algorithm.hpp"
 #include "sim/collectives/direct_algorithm.hpp"
 #include "sim/collectives/halving_doubling_algorithm.hpp"
 #include "sim/collectives/hierarchical_algorithm.hpp"
@@ -244,6 +245,11 @@ std::span<const CollectiveAlgorithmEntry> collective_algorithms() {
        "DeepEP's normal MoE dispatch/combine: RDMA along rails between nodes, NVLink forwarding inside them, "
        "pipelined (all-to-all; not NCCL: name it, e.g. --algorithm ep=deepep)",
        false, &deepep_supports, &deepep_infeasible, &plan_deepep},
+      {"deepep_low_latency",
+       "DeepEP's low-latency MoE dispatch/combine: every token copy straight to its expert's GPU (RDMA across "
+       "nodes, NVLink inside), no deduplication or forwarding (all-to-all; not NCCL: name it, e.g. --algorithm "
+       "ep=deepep_low_latency)",
+       false, &deepep_low_latency_supports, nullptr, &plan_deepep_low_latency},
       {"halving_doubling", "recursive halving then doubling (MPI, Gloo): log2(N) steps, power-of-two groups", false,
        &halving_doubling_supports, &halving_doubling_infeasible, &plan_halving_doubling},
       {"hierarchical", "intra-node reduce-scatter, inter-node ring per rail, intra-node all-gather (Horovod)", false,

@@ -14,16 +14,21 @@
 // NVLink hop latencies. One phase holds both stages' flows, so the busier fabric sets the pace.
 // What it changes against "direct": no flow leaves its rail (rail-optimized fat trees keep it under
 // the leaf switches) and the NVLink ports carry the forwarding. DeepEP's deduplication: a token chosen
-// by several experts of one node crosses RDMA once. With the request's routing (a MoE layer's
-// dispatch or combine: top_k copies per token, node-limited to M nodes or not), the RDMA stage carries
-// R / top_k of the caller's bytes, R the expected nodes a token reaches (workloads/expert_routing.cpp:
-// DeepSeek-V3 on 8 nodes 5.295 unlimited, 3.629 with M = 4), and the NVLink stage still delivers every
-// copy. Without it (the collective benchmarks), the caller's bytes are what crosses. Not modelled:
-// its SM budget, and the low-latency kernels (pure RDMA, every pair direct).
+// by several experts of one node crosses RDMA once, and by several experts of one GPU reaches that GPU
+// once (the sender inside the node and the forwarding GPU send it once per GPU of is_token_in_rank; the
+// receiver expands it to its experts). With the request's routing (a MoE layer's dispatch or combine:
+// top_k copies per token, node-limited to M nodes or not), the RDMA stage carries R / top_k of the
+// caller's bytes, R the expected nodes a token reaches (workloads/expert_routing.cpp: DeepSeek-V3 on 8
+// nodes 5.295 unlimited, 3.629 with M = 4), and the NVLink stage D / top_k, D the expected GPUs it
+// reaches (expected_ranks_per_token: 5.295 of 8 inside one node, 6.523 of 16 on 2 nodes). Without it
+// (the collective benchmarks), the caller's bytes are what crosses. Not modelled: its SM budget. The
+// low-latency kernels (every copy direct, no deduplication) are deepep_low_latency_algorithm.cpp.
 //
 // Checked against DeepEP's published bottleneck bandwidths on H800 (NVLink ~160 GB/s, one 400 Gb/s
 // CX7 per GPU), calibration/data/published/collectives.json coll-0049 .. coll-0052: intranode EP 8
-// dispatch 153 GB/s (NVLink), internode EP 16-64 43-47 GB/s (RDMA); tests/cpp/sim/deepep_algorithm_test.cpp.
+// dispatch 153 GB/s (NVLink), internode EP 16-64 43-47 GB/s (RDMA); and, with the deduplication, against
+// the times per call of DeepEP's V1 table (calibration/data/published/deepep_normal.json: EP 8 -11 and
+// -10 %, EP 16 -19 and -20 %, EP 32 and 64 -5 to -9 %); tests/cpp/sim/deepep_algorithm_test.cpp.
 #include "sim/collectives/deepep_algorithm.hpp"
 
 #include <algorithm>
@@ -32,6 +37,13 @@
 #include "topologies/cluster.hpp"
 
 namespace clustersim {
+
+double expected_ranks_per_token(const ExpertRouting& routing, int nodes, int gpus_per_node) {
+  // A token's M nodes hold M x G ranks of experts / (nodes x G) experts each, its top_k picked
+  // uniformly among them: the count of nodes a token reaches with ranks as the units.
+  const int limit = routing.max_nodes_per_token > 0 ? std::min(routing.max_nodes_per_token, nodes) : nodes;
+  return expected_nodes_per_token({routing.experts, routing.top_k, limit * gpus_per_node}, nodes * gpus_per_node);
+}
 
 bool deepep_supports(CollectiveKind kind) {
   return kind == CollectiveKind::all_to_all;
@@ -76,11 +88,15 @@ CollectivePlan plan_deepep(const CollectiveContext& ctx, const CollectiveRequest
         rail[k] = r;
       }
   }
-  // The share of a token's copies that crosses RDMA to a node it reaches (deduplicated).
-  const double rdma_share =
-      request.routing != nullptr && request.matrix == nullptr
-          ? expected_nodes_per_token(*request.routing, static_cast<int>(segments.size())) / request.routing->top_k
-          : 1.0;
+  // The share of a token's copies that crosses RDMA to a node it reaches (deduplicated per node) and
+  // NVLink to a GPU it reaches (deduplicated per rank).
+  const bool dedup = request.routing != nullptr && request.matrix == nullptr;
+  const int nodes = static_cast<int>(segments.size());
+  const double rdma_share = dedup ? expected_nodes_per_token(*request.routing, nodes) / request.routing->top_k : 1.0;
+  const double nvlink_share =
+      dedup ? expected_ranks_per_token(*request.routing, nodes, static_cast<int>(segments.front().size())) /
+                  request.routing->top_k
+            : 1.0;
   std::vector<Transfer> rdma, nvlink;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
@@ -88,13 +104,13 @@ CollectivePlan plan_deepep(const CollectiveContext& ctx, const CollectiveRequest
       const double bytes = request.matrix ? (*request.matrix)[i * n + j] : request.bytes / static_cast<double>(n);
       if (bytes <= 0.0) continue;
       if (node[i] == node[j]) {
-        nvlink.push_back({ranks[i], ranks[j], bytes});
+        nvlink.push_back({ranks[i], ranks[j], bytes * nvlink_share});
         continue;
       }
       // stage 1 to the same rail of the destination node, stage 2 from there to the destination
       const int relay = segments[node[j]][rail[i]];
       rdma.push_back({ranks[i], relay, bytes * rdma_share});
-      if (relay != ranks[j]) nvlink.push_back({relay, ranks[j], bytes});
+      if (relay != ranks[j]) nvlink.push_back({relay, ranks[j], bytes * nvlink_share});
     }
   }
   sort_and_merge_transfers(rdma);

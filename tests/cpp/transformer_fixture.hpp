@@ -30,4 +30,19 @@ inline WorkloadSpec transformer_workload(std::string name, const TransformerShap
   return s;
 }
 
+// transformer_workload's model: `shape`, every other key the struct's default (GELU, multi-head
+// attention, untied embeddings).
+inline ModelSpec transformer_model(const TransformerShape& shape) {
+  return transformer_workload("", shape, 0, 1).model;
+}
+
+// A SwiGLU decoder of `shape` with `kv_heads` key-value heads (grouped-query attention when fewer than
+// the heads), as the Llama family's config.json files give them.
+inline ModelSpec swiglu_decoder(const TransformerShape& shape, int kv_heads) {
+  ModelSpec m = transformer_model(shape);
+  m.kv_heads = kv_heads;
+  m.activation = "swiglu";
+  return m;
+}
+
 }  // namespace clustersim::testing

@@ -11,11 +11,7 @@
 namespace clustersim {
 namespace {
 
-using testing::expect_refused;
-using testing::read_file;
-using testing::run_cli;
-using testing::temp_path;
-using testing::write_temp;
+using namespace testing;  // cli_support.hpp: expect_refused, read_file, run_cli, temp_path, write_temp
 
 // GEMM times of an A100 at about 70 % of 312 TFLOP/s, plus copies: enough for a small fit.
 std::string gemm_measurements() {

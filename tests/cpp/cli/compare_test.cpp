@@ -1,4 +1,7 @@
 // clustersim compare end to end: two cluster designs, one workload, one table (and its JSON).
+#include <initializer_list>
+#include <string>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +19,16 @@ std::string design(const std::string& name, const std::string& fabric, const std
   return write_temp(name + ".json", R"({"name": ")" + name + R"(", "gpu": "h100-sxm5-80gb", "nodes": 2,
     "node": {"gpus": 8, "scale_up": {"type": "nvswitch", "generation": "nvlink4"}, "nics": 8, "nic_bandwidth_Gbps": 400},
     "fabric": )" + fabric + extra + "}");
+}
+
+// `compare` of the preset `workload` on each of the preset `clusters`, each sized by `sizing` (--gpus N or
+// --budget-usd X), at analytical fidelity, as JSON.
+testing::CliResult compare_sized(const std::string& sizing, const std::string& workload,
+                                 std::initializer_list<std::string> clusters) {
+  std::string args = "compare " + sizing + " --workload " + workload + " --fidelity analytical --json";
+  for (const std::string& c : clusters)
+    args += " --cluster " + c;
+  return run_cli(args);
 }
 
 const std::string kWorkload =
@@ -110,9 +123,7 @@ TEST(CliCompare, HtmlReportIsSelfContainedAndAgreesWithTheJson) {
 // --gpus: every design sized to the count by its own rules, the workload's dp derived from it; a design
 // that cannot reach it is a row with the reason (exit 1) and the others still compare.
 TEST(CliCompare, GpusSizesEveryDesignAndSaysWhichCannot) {
-  const auto r = run_cli(
-      "compare --gpus 1024 --workload gpt3-175b --fidelity analytical --json --cluster "
-      "dgx-h100-superpod --cluster hgx-h100-roce --cluster dgx-h100");
+  const auto r = compare_sized("--gpus 1024", "gpt3-175b", {"dgx-h100-superpod", "hgx-h100-roce", "dgx-h100"});
   EXPECT_EQ(r.status, 1) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["designs"].size(), 3u);
@@ -135,9 +146,7 @@ TEST(CliCompare, GpusSizesEveryDesignAndSaysWhichCannot) {
 // micro-batches, no model parallelism) on nodes of 8 GPUs: sizes 8, 16, 32, ..., 2048 GPUs. The chosen
 // size fits the budget and the next one (twice as many GPUs) does not.
 TEST(CliCompare, BudgetSizesEveryDesignToTheMostGpusItAffords) {
-  const auto r = run_cli(
-      "compare --budget-usd 20M --workload gpt3-1.3b --fidelity analytical --json --cluster "
-      "dgx-h100-superpod --cluster dgx-b200-superpod");
+  const auto r = compare_sized("--budget-usd 20M", "gpt3-1.3b", {"dgx-h100-superpod", "dgx-b200-superpod"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   for (const auto& d : j["designs"]) {
@@ -145,8 +154,7 @@ TEST(CliCompare, BudgetSizesEveryDesignToTheMostGpusItAffords) {
     EXPECT_LE(d["capex_usd"].get<double>(), 20e6) << d["design"];
     EXPECT_EQ(2048 % gpus, 0) << gpus;
     const auto next =
-        run_cli("compare --gpus " + std::to_string(2 * gpus) +
-                " --workload gpt3-1.3b --fidelity analytical --json --cluster " + d["design"].get<std::string>());
+        compare_sized("--gpus " + std::to_string(2 * gpus), "gpt3-1.3b", {d["design"].get<std::string>()});
     ASSERT_EQ(next.status, 0) << next.err;
     EXPECT_GT(nlohmann::json::parse(next.out)["designs"][0]["capex_usd"].get<double>(), 20e6) << d["design"];
   }

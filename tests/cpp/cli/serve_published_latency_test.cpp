@@ -22,7 +22,6 @@
 // 0.03: -12 %, +4 %, +23 %), but none is published. Neither that, client think time nor chunked
 // prefill brings the three rows within 15 % without spoiling others; not asserted, not fitted.
 #include <cmath>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +29,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../published_table.hpp"
 #include "cli_support.hpp"
 
 namespace clustersim {
@@ -40,22 +40,30 @@ using testing::write_temp;
 
 constexpr double kTolerance = 0.15;
 
-TEST(CliServePublished, NimLlama70bLatencyAtItsOperatingPoints) {
-  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/published/serving_latency.json");
-  ASSERT_TRUE(in) << "calibration/data/published/serving_latency.json";
-  const nlohmann::json rows = nlohmann::json::parse(in);
-  ASSERT_EQ(rows.size(), 8u);
-  const std::string spec = write_temp("nim_llama33_70b.json", R"({"name": "nim-llama3.3-70b-fp8-tp2",
+// NIM's deployment as a serving spec, written to the temporary file `file`.
+std::string nim_llama33_70b_spec(const std::string& file) {
+  return write_temp(file, R"({"name": "nim-llama3.3-70b-fp8-tp2",
     "model": {"type": "transformer", "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672,
               "seq_len": 131072, "vocab": 128256, "activation": "swiglu"},
     "replica": {"tp": 2, "replicas": 1, "weight_dtype": "fp8", "kv_dtype": "fp8", "gpu_memory_utilization": 0.9},
     "scheduler": {"name": "inflight", "max_batch_tokens": 8192, "max_batch_requests": 256, "block_size": 32},
     "traffic": {"arrival": "closed", "concurrency": 1, "requests": 10,
                 "prompt": {"distribution": "fixed", "mean": 5000}, "output": {"distribution": "fixed", "mean": 500}}})");
+}
+
+// `serve` of `spec` on a DGX H100 at the published concurrency `c`, 30 requests per client, as JSON.
+testing::CliResult serve_at_concurrency(const std::string& spec, int c) {
+  return run_cli("serve --cluster dgx-h100 --serving " + spec + " --json --set traffic.concurrency=" +
+                 std::to_string(c) + " --set traffic.requests=" + std::to_string(30 * c));
+}
+
+TEST(CliServePublished, NimLlama70bLatencyAtItsOperatingPoints) {
+  const nlohmann::json rows = testing::published_table("serving_latency.json");
+  ASSERT_EQ(rows.size(), 8u);
+  const std::string spec = nim_llama33_70b_spec("nim_llama33_70b.json");
   for (const auto& row : rows) {
     const int c = row["concurrency"];
-    const auto r = run_cli("serve --cluster dgx-h100 --serving " + spec + " --json --set traffic.concurrency=" +
-                           std::to_string(c) + " --set traffic.requests=" + std::to_string(30 * c));
+    const auto r = serve_at_concurrency(spec, c);
     ASSERT_EQ(r.status, 0) << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
     const double ttft_ms = 1e3 * j["latency"]["ttft_s"]["mean"].get<double>();
@@ -79,21 +87,12 @@ TEST(CliServePublished, NimLlama70bLatencyAtItsOperatingPoints) {
 // TTFT and ITL are serving-nim-latency's own rows (no other dataset publishes latency), those of the
 // throughput the 68 throughput rows' nearest.
 TEST(CliServePublished, NimIntervalsContainThePublishedValues) {
-  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/published/serving_latency.json");
-  ASSERT_TRUE(in);
-  const nlohmann::json rows = nlohmann::json::parse(in);
-  const std::string spec = write_temp("nim_llama33_70b_intervals.json", R"({"name": "nim-llama3.3-70b-fp8-tp2",
-    "model": {"type": "transformer", "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672,
-              "seq_len": 131072, "vocab": 128256, "activation": "swiglu"},
-    "replica": {"tp": 2, "replicas": 1, "weight_dtype": "fp8", "kv_dtype": "fp8", "gpu_memory_utilization": 0.9},
-    "scheduler": {"name": "inflight", "max_batch_tokens": 8192, "max_batch_requests": 256, "block_size": 32},
-    "traffic": {"arrival": "closed", "concurrency": 1, "requests": 10,
-                "prompt": {"distribution": "fixed", "mean": 5000}, "output": {"distribution": "fixed", "mean": 500}}})");
+  const nlohmann::json rows = testing::published_table("serving_latency.json");
+  const std::string spec = nim_llama33_70b_spec("nim_llama33_70b_intervals.json");
   int covered = 0, compared = 0;
   for (const auto& row : rows) {
     const int c = row["concurrency"];
-    const auto r = run_cli("serve --cluster dgx-h100 --serving " + spec + " --json --set traffic.concurrency=" +
-                           std::to_string(c) + " --set traffic.requests=" + std::to_string(30 * c));
+    const auto r = serve_at_concurrency(spec, c);
     ASSERT_EQ(r.status, 0) << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
     const nlohmann::json& intervals = j["intervals"];

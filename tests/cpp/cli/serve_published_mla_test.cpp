@@ -14,21 +14,19 @@
 // tests/cpp/serving/mla_decode_breakdown_test.cpp (re-measured 2026-11-28 on base 57da362: 17,398, +51.4 %).
 // Asserted: the model stays within +49 % .. +53 % of the published figure, so that a change moving it is
 // seen.
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../published_table.hpp"
 #include "cli_support.hpp"
 
 namespace clustersim {
 namespace {
 
 TEST(CliServePublished, DeepSeekR1MaxThroughputOnEightH200) {
-  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/published/serving_throughput_mla.json");
-  ASSERT_TRUE(in);
-  const nlohmann::json rows = nlohmann::json::parse(in);
+  const nlohmann::json rows = testing::published_table("serving_throughput_mla.json");
   ASSERT_EQ(rows.size(), 1u);
   const double published = rows[0]["output_tokens_per_s"];
   const auto r =

@@ -11,10 +11,7 @@
 namespace clustersim {
 namespace {
 
-using testing::expect_refused;
-using testing::read_file;
-using testing::run_cli;
-using testing::temp_path;
+using namespace testing;  // cli_support.hpp: expect_refused, read_file, run_cli, temp_path
 
 TEST(CliServe, ReportIsConsistent) {
   const std::string out = temp_path("serve_report.json");

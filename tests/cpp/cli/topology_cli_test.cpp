@@ -9,10 +9,7 @@
 namespace clustersim {
 namespace {
 
-using testing::expect_refused;
-using testing::read_file;
-using testing::run_cli;
-using testing::write_temp;
+using namespace testing;  // cli_support.hpp: expect_refused, read_file, run_cli, write_temp
 
 TEST(CliTopology, InfoPrintsTheTableOfEveryPreset) {
   const auto presets = run_cli("presets --json");

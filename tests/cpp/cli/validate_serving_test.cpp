@@ -32,13 +32,19 @@ const nlohmann::json* group(const nlohmann::json& d, const std::string& name) {
   return nullptr;
 }
 
-TEST(ValidateServingCli, TrtllmSaturationThroughputWithinTheMeasuredError) {
-  const auto r = run_cli("validate serving-trtllm-inflight --json");
+// `validate <dataset> --json`, which must succeed and report that one dataset: its report in `d`.
+void validate_one(const std::string& dataset, nlohmann::json& d) {
+  const auto r = run_cli("validate " + dataset + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["datasets"].size(), 1u);
-  const auto& d = j["datasets"][0];
-  EXPECT_EQ(d["dataset"], "serving-trtllm-inflight");
+  d = j["datasets"][0];
+  EXPECT_EQ(d["dataset"], dataset);
+}
+
+TEST(ValidateServingCli, TrtllmSaturationThroughputWithinTheMeasuredError) {
+  nlohmann::json d;
+  ASSERT_NO_FATAL_FAILURE(validate_one("serving-trtllm-inflight", d));
   EXPECT_EQ(d["data"], "calibration/data/published/serving_throughput.json");
   ASSERT_EQ(d["rows"].size(), 60u);
   long long requests = 0;
@@ -86,12 +92,8 @@ TEST(ValidateServingCli, TrtllmSaturationThroughputWithinTheMeasuredError) {
 //   all 24 rows          11.0 %
 // Tolerance: the measured medians +- 1.5 points (a change that moves them is seen).
 TEST(ValidateServingCli, NimLatencyDatasetPerMetric) {
-  const auto r = run_cli("validate serving-nim-latency --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["datasets"].size(), 1u);
-  const auto& d = j["datasets"][0];
-  EXPECT_EQ(d["dataset"], "serving-nim-latency");
+  nlohmann::json d;
+  ASSERT_NO_FATAL_FAILURE(validate_one("serving-nim-latency", d));
   EXPECT_EQ(d["data"], "calibration/data/published/serving_latency.json");
   EXPECT_EQ(d["residuals"], true);
   ASSERT_EQ(d["rows"].size(), 24u);  // 8 records x 3 metrics
@@ -125,10 +127,8 @@ TEST(ValidateServingCli, NimLatencyDatasetPerMetric) {
 // 11,489 output tokens/s, +51.1 %; among the error bars' residuals, as an MoE / MLA row (the mapping says
 // why the distance keeps it from dense predictions).
 TEST(ValidateServingCli, TrtllmMlaDatasetIsOneThroughputRowInTheResiduals) {
-  const auto r = run_cli("validate serving-trtllm-mla --json");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  const auto& d = j["datasets"][0];
+  nlohmann::json d;
+  ASSERT_NO_FATAL_FAILURE(validate_one("serving-trtllm-mla", d));
   EXPECT_EQ(d["residuals"], true);
   ASSERT_EQ(d["rows"].size(), 1u);
   const auto& row = d["rows"][0];

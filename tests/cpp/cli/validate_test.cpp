@@ -15,9 +15,7 @@
 namespace clustersim {
 namespace {
 
-using testing::expect_refused;
-using testing::run_cli;
-using testing::write_temp;
+using namespace testing;  // cli_support.hpp: expect_refused, run_cli, write_temp
 
 TEST(ValidateCli, QuickRunOnVtrainSinglePrintsRowsAndSummary) {
   const auto r = run_cli("validate vtrain-single --limit 2 --fidelity analytical");

@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../published_table.hpp"
 #include "serving_test_support.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
@@ -29,9 +29,7 @@ namespace {
 // constants' rounding, and its residual is the one stated there (RMS 0.70 us one-shot, 0.77 us
 // two-shot, every row within 13.1 %).
 TEST(CustomAllReduce, TheFitIsTheLeastSquaresLineOfThePublishedTable) {
-  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/published/custom_allreduce_latency.json");
-  ASSERT_TRUE(in);
-  const nlohmann::json rows = nlohmann::json::parse(in);
+  const nlohmann::json rows = testing::published_table("custom_allreduce_latency.json");
   ASSERT_EQ(rows.size(), 18u);
   struct Sums {
     double n = 0, x = 0, y = 0, xx = 0, xy = 0, squared_error = 0;

@@ -65,11 +65,7 @@ TEST(DataParallelAttention, KvCapacityPerRankClosedForm) {
   EXPECT_DOUBLE_EQ(l.vocab_per_gpu, 32000.0);
   const auto model = make_iteration_model(replica(8, 8, 8), gpu, dgx_h100());
   const ReplicaMemory& m = model->memory();
-  EXPECT_DOUBLE_EQ(m.weights_bytes, 14485561344.0);
-  EXPECT_DOUBLE_EQ(m.activation_bytes, 343932928.0);
-  EXPECT_DOUBLE_EQ(m.workspace_bytes, 33554432.0);
-  EXPECT_NEAR(m.kv_cache_bytes, 62105680281.6, 1.0);
-  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token, 131072.0);
+  testing::expect_memory_breakdown(m, 14485561344.0, 343932928.0, 33554432.0, 62105680281.6, 131072.0);
   EXPECT_EQ(m.attention_dp_ranks, 8);
   EXPECT_EQ(m.kv_capacity_tokens_per_rank, 473828);
   EXPECT_EQ(m.kv_capacity_tokens, 8 * 473828);

@@ -22,9 +22,7 @@ ReplicaConfig llama3_8b_fp8(bool block_scales) {
   return r;
 }
 
-ReplicaKernels kernels_of(const ReplicaConfig& r, const GpuSpec& gpu) {
-  return ReplicaKernels(r, replica_layout(r), gpu);
-}
+using testing::kernels_of;
 
 // Llama-3-8B's QKV projection at tp 1 (n = 4096 + 2 x 1024 = 6144, k = 4096) over 512 tokens. Plain fp8:
 // 512 x 4096 x 1 + 4096 x 6144 x 1 + 512 x 6144 x 2 = 2,097,152 + 25,165,824 + 6,291,456 = 33,554,432 B.

@@ -120,11 +120,7 @@ TEST(ReplicaMemory, KvCapacityClosedFormLlama3_8bOnH100) {
   const auto model = make_iteration_model(replica(llama3_8b()), gpu, dgx_h100());
   const ReplicaMemory& m = model->memory();
   EXPECT_NEAR(m.capacity_bytes, 76968728985.6, 1.0);
-  EXPECT_DOUBLE_EQ(m.weights_bytes, 16060522496.0);
-  EXPECT_DOUBLE_EQ(m.activation_bytes, 838860800.0);
-  EXPECT_DOUBLE_EQ(m.workspace_bytes, 33554432.0);
-  EXPECT_NEAR(m.kv_cache_bytes, 60035791257.6, 1.0);
-  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token, 131072.0);
+  testing::expect_memory_breakdown(m, 16060522496.0, 838860800.0, 33554432.0, 60035791257.6, 131072.0);
   EXPECT_EQ(m.kv_capacity_tokens, 458036);
 }
 

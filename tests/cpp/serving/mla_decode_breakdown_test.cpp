@@ -11,7 +11,6 @@
 // --gtest_filter='MlaDecodeBreakdown.*') to see the table.
 #include <array>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../published_table.hpp"
 #include "serving_test_support.hpp"
 #include "sim/hardware/kernel_model.hpp"
 #include "sim/serving/iteration_model.hpp"
@@ -170,9 +170,7 @@ TEST_F(MlaDecodeBreakdown, PiecesAddUpToTheIterationModelsStep) {
 TEST_F(MlaDecodeBreakdown, ExpertGemmsAgainstDeepGemmSmallM) {
   const Breakdown b = decode_step(replica_, gpu_);
   EXPECT_DOUBLE_EQ(b.expert_gemm_weight_bytes_per_layer, 32.0 * (7168.0 * 4096.0 + 2048.0 * 7168.0));
-  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/published/microbench.json");
-  ASSERT_TRUE(in);
-  const nlohmann::json rows = nlohmann::json::parse(in);
+  const nlohmann::json rows = testing::published_table("microbench.json");
   constexpr double kH800Hbm_GBps = 3350.0;
   double best_fraction = 0.0;
   int found = 0;
@@ -202,9 +200,7 @@ TEST_F(MlaDecodeBreakdown, SmallBatchStepAgainstPublishedInterTokenLatency) {
   ReplicaConfig r = replica_;
   r.dp_attention = 1;
   const auto model = make_iteration_model(r, gpu_, dgx_h200());
-  std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/published/serving_decode_mla.json");
-  ASSERT_TRUE(in);
-  const nlohmann::json rows = nlohmann::json::parse(in);
+  const nlohmann::json rows = testing::published_table("serving_decode_mla.json");
   int found = 0;
   for (const auto& row : rows) {
     if (!row.contains("inter_token_latency_p50_s")) continue;

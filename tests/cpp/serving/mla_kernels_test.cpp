@@ -31,9 +31,7 @@ ReplicaConfig deepseek_v3_attention(int tp, ServingDtype kv = ServingDtype::bf16
   return r;
 }
 
-ReplicaKernels kernels_of(const ReplicaConfig& r, const GpuSpec& gpu) {
-  return ReplicaKernels(r, replica_layout(r), gpu);
-}
+using testing::kernels_of;
 
 // The absorbed decode reads each cached token's latent and rotary key once for all heads: 512 + 64 =
 // 576 elements, 1,152 bytes in bf16 (576 in fp8), at tp 1 as at tp 8. One request of 1,000 cached

@@ -25,10 +25,16 @@ using testing::test_serving_spec;
 //   76: A needs its 9th token slot, a 3rd block. With 4 blocks none is free: B (the last running) is
 //       preempted by recompute, A decodes alone, 11 -> 87, A done (3 blocks freed).
 //   87: B prefills the 4 + 5 = 9 tokens it knows, 19 -> 106, its 6th token: done.
-TEST(ServingEngine, PreemptsExactlyWhenTheBlocksRunOut) {
+// `run_two` runs the two under `scheduler` (a budget of 100 tokens, 8 requests) with a KV cache of
+// `kv_tokens` tokens.
+ServingResult run_two(const char* scheduler, std::int64_t kv_tokens) {
   const std::vector<RequestArrival> two = {{0.0, 4, 6}, {0.0, 4, 6}};
-  const LinearIterationModel four_blocks(0.010, 0.001, 16);
-  const ServingResult r = run_serving(test_serving_spec("continuous", 100, 8, 4), four_blocks, two);
+  const LinearIterationModel model(0.010, 0.001, kv_tokens);
+  return run_serving(test_serving_spec(scheduler, 100, 8, 4), model, two);
+}
+
+TEST(ServingEngine, PreemptsExactlyWhenTheBlocksRunOut) {
+  const ServingResult r = run_two("continuous", 16);  // 4 blocks
   EXPECT_EQ(r.summary.preemptions, 1);
   EXPECT_EQ(r.requests[0].preemptions, 0);
   EXPECT_EQ(r.requests[1].preemptions, 1);
@@ -39,10 +45,8 @@ TEST(ServingEngine, PreemptsExactlyWhenTheBlocksRunOut) {
 
   // With 5 blocks A takes the 5th at 76 and B, needing its own 3rd, preempts itself. With 6 (2 x 3)
   // nobody is preempted; both decode to the end: 76 -> 88 (token 6 of both).
-  const LinearIterationModel five_blocks(0.010, 0.001, 20);
-  EXPECT_EQ(run_serving(test_serving_spec("continuous", 100, 8, 4), five_blocks, two).summary.preemptions, 1);
-  const LinearIterationModel six_blocks(0.010, 0.001, 24);
-  const ServingResult s = run_serving(test_serving_spec("continuous", 100, 8, 4), six_blocks, two);
+  EXPECT_EQ(run_two("continuous", 20).summary.preemptions, 1);
+  const ServingResult s = run_two("continuous", 24);
   EXPECT_EQ(s.summary.preemptions, 0);
   EXPECT_NEAR(s.requests[0].finish_s, 0.088, 1e-12);
   EXPECT_NEAR(s.requests[1].finish_s, 0.088, 1e-12);
@@ -52,9 +56,7 @@ TEST(ServingEngine, ChunkedPrefillPreemptsByRecomputeToo) {
   // The same case under chunked prefill with a budget of 100: 0: A's prompt -> 14; 14: decode A + B's
   // prompt (5 tokens) -> 29; both then decode together; the block shortage comes one step earlier for
   // A (it is a token ahead): it is still exactly one preemption of the last running request (B).
-  const std::vector<RequestArrival> two = {{0.0, 4, 6}, {0.0, 4, 6}};
-  const LinearIterationModel four_blocks(0.010, 0.001, 16);
-  const ServingResult r = run_serving(test_serving_spec("chunked_prefill", 100, 8, 4), four_blocks, two);
+  const ServingResult r = run_two("chunked_prefill", 16);  // 4 blocks
   EXPECT_EQ(r.summary.preemptions, 1);
   EXPECT_EQ(r.requests[1].preemptions, 1);
   EXPECT_EQ(r.summary.finished, 2);

@@ -34,13 +34,23 @@ void expect_requests(const ServingResult& r, const std::vector<Expected>& want) 
   }
 }
 
+// The three requests under `scheduler` (its budgets of tokens and requests per iteration): each
+// request's times and the iteration count, asserted; the result for the test's own checks.
+ServingResult run_three(const char* scheduler, std::int64_t max_batch_tokens, std::int64_t max_batch_requests,
+                        const std::vector<Expected>& want, int iterations) {
+  SCOPED_TRACE(scheduler);
+  const LinearIterationModel model(0.010, 0.001, 1024);
+  ServingResult r = run_serving(test_serving_spec(scheduler, max_batch_tokens, max_batch_requests, 4), model, kThree);
+  expect_requests(r, want);
+  EXPECT_EQ(r.summary.iterations, iterations);
+  return r;
+}
+
 TEST(ServingScheduler, StaticBatchRunsToCompletionBeforeTheNext) {
   // 0: R0 alone (the only one queued), prefill 4 -> 14.  14: decode R0, 1 -> 25.  25: decode R0 -> 36,
   // R0 done.  36: batch {R1, R2}: prefill 8 + 2 = 10 tokens, 20 -> 56, R2 done.  56: decode R1 -> 67.
-  const LinearIterationModel model(0.010, 0.001, 1024);
-  const ServingResult r = run_serving(test_serving_spec("static", 100, 2, 4), model, kThree);
-  expect_requests(r, {{0.014, 0.036, 0.011}, {0.056, 0.067, 0.011}, {0.056, 0.056, 0.0}});
-  EXPECT_EQ(r.summary.iterations, 5);
+  const ServingResult r =
+      run_three("static", 100, 2, {{0.014, 0.036, 0.011}, {0.056, 0.067, 0.011}, {0.056, 0.056, 0.0}}, 5);
   EXPECT_EQ(r.summary.finished, 3);
   // Tokens: R0 3, R1 2, R2 1.
   EXPECT_EQ(r.summary.output_tokens, 6);
@@ -51,10 +61,8 @@ TEST(ServingScheduler, StaticBatchRunsToCompletionBeforeTheNext) {
 TEST(ServingScheduler, ContinuousPrefillsNewRequestsBetweenDecodes) {
   // 0: prefill R0, 4 -> 14.  14: R1, R2 queued: prefill 10 -> 34 (R1's first token, R2 done).
   // 34: decode R0, R1: 2 tokens, 12 -> 46 (R1 done; R0's gap 46 - 14 = 32).  46: decode R0 -> 57.
-  const LinearIterationModel model(0.010, 0.001, 1024);
-  const ServingResult r = run_serving(test_serving_spec("continuous", 100, 4, 4), model, kThree);
-  expect_requests(r, {{0.014, 0.057, 0.032}, {0.034, 0.046, 0.012}, {0.034, 0.034, 0.0}});
-  EXPECT_EQ(r.summary.iterations, 4);
+  const ServingResult r =
+      run_three("continuous", 100, 4, {{0.014, 0.057, 0.032}, {0.034, 0.046, 0.012}, {0.034, 0.034, 0.0}}, 4);
   EXPECT_EQ(r.summary.preemptions, 0);
   // R0's gaps 32 and 11 ms: mean 21.5.
   EXPECT_NEAR(r.requests[0].tbt_sum_s / 2, 0.0215, 1e-12);
@@ -64,10 +72,8 @@ TEST(ServingScheduler, ChunkedPrefillFillsTheBudgetAfterDecodes) {
   // Budget 6 tokens.  0: R0's prompt, 4 -> 14.  14: decode R0 (1) + R1's first chunk (5): 16 -> 30.
   // 30: decode R0 (1) + R1's last 3 + R2's 2: 16 -> 46 (R0 done, R1's first token, R2 done).
   // 46: decode R1 -> 57.
-  const LinearIterationModel model(0.010, 0.001, 1024);
-  const ServingResult r = run_serving(test_serving_spec("chunked_prefill", 6, 4, 4), model, kThree);
-  expect_requests(r, {{0.014, 0.046, 0.016}, {0.046, 0.057, 0.011}, {0.046, 0.046, 0.0}});
-  EXPECT_EQ(r.summary.iterations, 4);
+  const ServingResult r =
+      run_three("chunked_prefill", 6, 4, {{0.014, 0.046, 0.016}, {0.046, 0.057, 0.011}, {0.046, 0.046, 0.0}}, 4);
   // TTFT: R0 14, R1 41, R2 41 ms; nearest rank p50 of 3 values is the 2nd: 41.
   EXPECT_NEAR(r.summary.ttft.p50_s, 0.041, 1e-12);
   EXPECT_NEAR(r.summary.ttft.mean_s, (0.014 + 0.041 + 0.041) / 3, 1e-12);
@@ -78,10 +84,8 @@ TEST(ServingScheduler, InflightBatchesWholePromptsWithGenerationTokens) {
   // tokens do not fit the 1 left and a prompt within the budget is not split: 9 tokens, 19 -> 33 (R0's
   // 2nd token, R1's first).  33: generation R0, R1 (2) + R2's prompt (2): 14 -> 47 (all done).
   // (chunked_prefill would take R2's first token at 14.)
-  const LinearIterationModel model(0.010, 0.001, 1024);
-  const ServingResult r = run_serving(test_serving_spec("inflight", 10, 4, 4), model, kThree);
-  expect_requests(r, {{0.014, 0.047, 0.019}, {0.033, 0.047, 0.014}, {0.047, 0.047, 0.0}});
-  EXPECT_EQ(r.summary.iterations, 3);
+  const ServingResult r =
+      run_three("inflight", 10, 4, {{0.014, 0.047, 0.019}, {0.033, 0.047, 0.014}, {0.047, 0.047, 0.0}}, 3);
   EXPECT_EQ(r.summary.preemptions, 0);
 }
 

@@ -231,6 +231,15 @@ TEST(ErrorBars, ShippedResidualsCoverAtLeast80PercentOfEveryDatasetLeaveOneOut) 
   }
 }
 
+// The error parse_residuals reports for file r.json of one b200 fp8 row, its keys after the row's
+// dataset, id, gpu, generation and precision being `fields`.
+SpecError one_row_error(const std::string& fields) {
+  const std::string text = R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", )"
+                           R"("gpu": "b200", "generation": "blackwell", "precision": "fp8", )" +
+                           fields + "}]}";
+  return spec_error_of([&] { parse_residuals(text, "r.json"); });
+}
+
 TEST(ErrorBars, ResidualFileRoundTripsAndBadRowsNameTheirPath) {
   const auto f = features("a100-sxm4-80gb", "fp16", "megatron", 64);
   ResidualTable t;
@@ -253,37 +262,21 @@ TEST(ErrorBars, ResidualFileRoundTripsAndBadRowsNameTheirPath) {
   const ResidualTable m_back = parse_residuals(residuals_to_json(m), "r.json");
   EXPECT_EQ(m_back.rows[0].features.model, "moe");
   EXPECT_EQ(m_back.rows[0].features.attention, "mla");
-  const SpecError missing = spec_error_of([] {
-    parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
-        "generation": "blackwell", "precision": "fp8", "sharding": "fsdp", "gpus": 8, "step_time_error": 0.1}]})",
-                    "r.json");
-  });
+  const SpecError missing = one_row_error(R"("sharding": "fsdp", "gpus": 8, "step_time_error": 0.1)");
   EXPECT_EQ(missing.json_path(), "/rows/0/model");
-  const SpecError kind = spec_error_of([] {
-    parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
-        "generation": "blackwell", "precision": "fp8", "sharding": "fsdp", "gpus": 8, "model": "dense",
-        "attention": "linear", "step_time_error": 0.1}]})",
-                    "r.json");
-  });
+  const SpecError kind = one_row_error(
+      R"("sharding": "fsdp", "gpus": 8, "model": "dense", "attention": "linear", "step_time_error": 0.1)");
   EXPECT_EQ(kind.json_path(), "/rows/0/attention");
   EXPECT_NE(kind.message().find("mla"), std::string::npos) << kind.message();
 
-  const SpecError e = spec_error_of([] {
-    parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
-        "generation": "blackwell", "precision": "fp8", "sharding": "zero", "gpus": 8, "model": "dense",
-        "attention": "mha", "step_time_error": 0.1}]})",
-                    "r.json");
-  });
+  const SpecError e =
+      one_row_error(R"("sharding": "zero", "gpus": 8, "model": "dense", "attention": "mha", "step_time_error": 0.1)");
   EXPECT_EQ(e.file(), "r.json");
   EXPECT_EQ(e.json_path(), "/rows/0/sharding");
   EXPECT_NE(e.message().find("fsdp"), std::string::npos) << e.message();
   // An error of -1 or less would mean a zero or negative predicted time.
-  const SpecError neg = spec_error_of([] {
-    parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
-        "generation": "blackwell", "precision": "fp8", "sharding": "fsdp", "gpus": 8, "model": "dense",
-        "attention": "mha", "step_time_error": -1}]})",
-                    "r.json");
-  });
+  const SpecError neg =
+      one_row_error(R"("sharding": "fsdp", "gpus": 8, "model": "dense", "attention": "mha", "step_time_error": -1)");
   EXPECT_EQ(neg.json_path(), "/rows/0/step_time_error");
 }
 
@@ -316,13 +309,8 @@ TEST(ErrorBars, ServingMetricRowsRoundTripAndAreOnlyTheirOwnMetricsNeighbours) {
   EXPECT_EQ(back.rows[0].metric, "step_time_s");
   EXPECT_EQ(back.rows[21].metric, "ttft_s");
   EXPECT_DOUBLE_EQ(back.rows[21].step_time_error, 0.5);
-  const SpecError e = spec_error_of([] {
-    parse_residuals(R"({"generated_by": "x", "fidelity": "flow", "rows": [{"dataset": "d", "id": "1", "gpu": "b200",
-        "generation": "blackwell", "precision": "fp8", "sharding": "serving", "gpus": 8, "model": "dense",
-        "attention": "mha", "metric": "e2e_s",
-        "error": 0.1}]})",
-                    "r.json");
-  });
+  const SpecError e = one_row_error(
+      R"("sharding": "serving", "gpus": 8, "model": "dense", "attention": "mha", "metric": "e2e_s", "error": 0.1)");
   EXPECT_EQ(e.json_path(), "/rows/0/metric");
 }
 

@@ -56,6 +56,12 @@ OpId find(const OpTable& ops, std::string_view name) {
   return 0;
 }
 
+// One step (one GPU) of the fp8 workload `s` under the recipe `recipe`.
+ExecutionGraph step_under(WorkloadSpec s, Fp8Recipe recipe) {
+  s.training.fp8_recipe = recipe;
+  return generate_transformer_training(s, 1);
+}
+
 int count(const OpTable& ops, std::string_view name) {
   int n = 0;
   for (OpId i = 0; i < ops.size(); ++i)
@@ -128,11 +134,8 @@ TEST(Fp8Training, CastKernelsAndFp8GemmBytesArePerTensor) {
 }
 
 TEST(Fp8Training, CurrentScalingAddsAnAmaxPassBeforeEachCast) {
-  WorkloadSpec delayed = model(Precision::fp8);
-  WorkloadSpec current = delayed;
-  current.training.fp8_recipe = Fp8Recipe::current;
-  const ExecutionGraph gd = generate_transformer_training(delayed, 1);
-  const ExecutionGraph gc = generate_transformer_training(current, 1);
+  const ExecutionGraph gd = step_under(model(Precision::fp8), Fp8Recipe::delayed);
+  const ExecutionGraph gc = step_under(model(Precision::fp8), Fp8Recipe::current);
   const OpTable& d = ops_of(gd);
   const OpTable& c = ops_of(gc);
   int casts = 0, amaxes = 0;
@@ -440,11 +443,8 @@ TEST(Fp8Training, BlockwiseDiffersFromDelayedByTheScaleBytesAndThePromotionCost)
   EXPECT_NEAR(gpu.gemm_fp8_blockwise_efficiency, 1426.0 / 1978.9, 1e-4);
   GpuSpec promoted = gpu;  // the delayed GEMMs timed at the blockwise efficiency
   promoted.gemm_fp8_efficiency = gpu.gemm_fp8_blockwise_efficiency;
-  WorkloadSpec d = model(Precision::fp8, 8192, 1);
-  WorkloadSpec b = d;
-  b.training.fp8_recipe = Fp8Recipe::blockwise;
-  const ExecutionGraph gd = generate_transformer_training(d, 1);
-  const ExecutionGraph gb = generate_transformer_training(b, 1);
+  const ExecutionGraph gd = step_under(model(Precision::fp8, 8192, 1), Fp8Recipe::delayed);
+  const ExecutionGraph gb = step_under(model(Precision::fp8, 8192, 1), Fp8Recipe::blockwise);
   const OpTable& od = ops_of(gd);
   const OpTable& ob = ops_of(gb);
   double delayed_s = 0, blockwise_s = 0, scale_update_s = 0, gemm_delta_s = 0, cast_delta_s = 0;

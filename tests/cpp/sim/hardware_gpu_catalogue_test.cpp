@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -164,39 +166,39 @@ TEST(GpuCatalogue, B300MatchesItsDatasheet) {
   EXPECT_DOUBLE_EQ(g.tdp_w, 1100.0);                // HGX B300: 1.1 kW per GPU
 }
 
-TEST(GpuCatalogue, Gb200MatchesTheNvl72DatasheetPerGpu) {
-  const GpuSpec g = find_gpu("gb200", "t", "");
-  // NVIDIA GB200 NVL72 datasheet, 72 GPUs, with sparsity: TF32 180, FP16/BF16 360, FP8 720, FP4 1,440 PFLOPS
-  // (dense per GPU = / 72 / 2); micro-0112 gives the same dense per-GPU figures.
+// The figures the GB200 and GB300 NVL72 datasheets share, for the rack of 72 GPUs: TF32 180, FP16/BF16
+// 360, FP8 (and MXFP8) 720 PFLOPS with sparsity (dense per GPU = / 72 / 2), FP32 5,760 TFLOPS (/ 72 =
+// 80 TFLOPS), HBM 576 TB/s (/ 72 = 8 TB/s), NVLink 130 TB/s (/ 72 = 1.8 TB/s both directions).
+void expect_nvl72_rack_share(const GpuSpec& g) {
+  SCOPED_TRACE(g.name);
   EXPECT_DOUBLE_EQ(g.tensor_tf32_flops, 180e15 / 72 / 2);
   EXPECT_DOUBLE_EQ(g.tensor_fp16_flops, 360e15 / 72 / 2);
   EXPECT_DOUBLE_EQ(g.tensor_bf16_flops, 360e15 / 72 / 2);
   EXPECT_DOUBLE_EQ(g.tensor_fp8_flops, 720e15 / 72 / 2);
   EXPECT_DOUBLE_EQ(g.tensor_mxfp8_flops, 720e15 / 72 / 2);
+  EXPECT_DOUBLE_EQ(g.vector_fp32_flops, 80e12);
+  EXPECT_DOUBLE_EQ(g.hbm_bandwidth_Bps, 8e12);
+  EXPECT_DOUBLE_EQ(g.nvlink_bandwidth_Bps, 900e9);
+}
+
+TEST(GpuCatalogue, Gb200MatchesTheNvl72DatasheetPerGpu) {
+  const GpuSpec g = find_gpu("gb200", "t", "");
+  // NVIDIA GB200 NVL72 datasheet, 72 GPUs: the shared rack figures, FP4 1,440 PFLOPS with sparsity;
+  // micro-0112 gives the same dense per-GPU figures.
+  expect_nvl72_rack_share(g);
   EXPECT_DOUBLE_EQ(g.tensor_nvfp4_flops, 1440e15 / 72 / 2);
-  EXPECT_DOUBLE_EQ(g.vector_fp32_flops, 80e12);     // FP32 5,760 TFLOPS / 72
-  EXPECT_DOUBLE_EQ(g.hbm_capacity_bytes, 186e9);    // 13.4 TB / 72 = 186 GB (micro-0123)
-  EXPECT_DOUBLE_EQ(g.hbm_bandwidth_Bps, 8e12);      // 576 TB/s / 72
-  EXPECT_DOUBLE_EQ(g.nvlink_bandwidth_Bps, 900e9);  // 130 TB/s / 72 = 1.8 TB/s both directions
-  EXPECT_DOUBLE_EQ(g.pcie_bandwidth_Bps, 225e9);    // NVLink-C2C 900 GB/s both directions / 2 GPUs / 2
-  EXPECT_DOUBLE_EQ(g.tdp_w, 1200.0);                // 1.2 kW per GPU
+  EXPECT_DOUBLE_EQ(g.hbm_capacity_bytes, 186e9);  // 13.4 TB / 72 = 186 GB (micro-0123)
+  EXPECT_DOUBLE_EQ(g.pcie_bandwidth_Bps, 225e9);  // NVLink-C2C 900 GB/s both directions / 2 GPUs / 2
+  EXPECT_DOUBLE_EQ(g.tdp_w, 1200.0);              // 1.2 kW per GPU
 }
 
 TEST(GpuCatalogue, Gb300MatchesTheNvl72DatasheetPerGpu) {
   const GpuSpec g = find_gpu("gb300", "t", "");
-  // NVIDIA GB300 NVL72 datasheet, 72 GPUs: TF32 180, FP16/BF16 360, FP8 720 PFLOPS with sparsity; FP4
-  // 1,080 PFLOPS dense; micro-0111.
-  EXPECT_DOUBLE_EQ(g.tensor_tf32_flops, 180e15 / 72 / 2);
-  EXPECT_DOUBLE_EQ(g.tensor_bf16_flops, 360e15 / 72 / 2);
-  EXPECT_DOUBLE_EQ(g.tensor_fp16_flops, 360e15 / 72 / 2);
-  EXPECT_DOUBLE_EQ(g.tensor_fp8_flops, 720e15 / 72 / 2);
-  EXPECT_DOUBLE_EQ(g.tensor_mxfp8_flops, 720e15 / 72 / 2);
+  // NVIDIA GB300 NVL72 datasheet, 72 GPUs: the shared rack figures; FP4 1,080 PFLOPS dense; micro-0111.
+  expect_nvl72_rack_share(g);
   EXPECT_DOUBLE_EQ(g.tensor_nvfp4_flops, 1080e15 / 72);
-  EXPECT_DOUBLE_EQ(g.vector_fp32_flops, 80e12);
   EXPECT_EQ(g.sm_count, 160);
   EXPECT_DOUBLE_EQ(g.hbm_capacity_bytes, 279e9);  // ~20 TB / 72
-  EXPECT_DOUBLE_EQ(g.hbm_bandwidth_Bps, 8e12);    // 576 TB/s / 72
-  EXPECT_DOUBLE_EQ(g.nvlink_bandwidth_Bps, 900e9);
   EXPECT_DOUBLE_EQ(g.tdp_w, 1400.0);
 }
 
@@ -341,6 +343,13 @@ TEST(GpuCatalogue, NewGpusMarkTheirKernelModelFiguresAsAssumedOrFitted) {
 }
 
 // Cross-check with the published datasheet records (calibration/data/published/microbench.json).
+// A GPU's peaks against a published record's table of dense TFLOP/s: each {GpuSpec member, key}.
+void expect_tflops(const GpuSpec& g, const nlohmann::json& tflops,
+                   std::initializer_list<std::pair<double GpuSpec::*, const char*>> peaks) {
+  for (const auto& [field, key] : peaks)
+    EXPECT_DOUBLE_EQ(g.*field, tflops[key].get<double>() * 1e12) << g.name << ": " << key;
+}
+
 TEST(GpuCatalogue, PeaksAgreeWithPublishedDatasheetRecords) {
   const std::filesystem::path path = std::filesystem::path(CLUSTERSIM_DATA_DIR) / "published/microbench.json";
   const nlohmann::json records = read_json(path);
@@ -353,10 +362,11 @@ TEST(GpuCatalogue, PeaksAgreeWithPublishedDatasheetRecords) {
   };
   const GpuSpec h100 = find_gpu("h100-sxm5-80gb", "t", "");
   const nlohmann::json& h = record("micro-0158")["spec"];  // H100 SXM5, whitepaper figures
-  EXPECT_DOUBLE_EQ(h100.tensor_bf16_flops, h["tflops"]["bf16_matrix_dense"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(h100.tensor_fp8_flops, h["tflops"]["fp8_matrix_dense"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(h100.tensor_tf32_flops, h["tflops"]["tf32_matrix_dense"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(h100.vector_fp32_flops, h["tflops"]["fp32"].get<double>() * 1e12);
+  expect_tflops(h100, h["tflops"],
+                {{&GpuSpec::tensor_bf16_flops, "bf16_matrix_dense"},
+                 {&GpuSpec::tensor_fp8_flops, "fp8_matrix_dense"},
+                 {&GpuSpec::tensor_tf32_flops, "tf32_matrix_dense"},
+                 {&GpuSpec::vector_fp32_flops, "fp32"}});
   EXPECT_EQ(h100.sm_count, h["sms"].get<int>());
   EXPECT_DOUBLE_EQ(h100.hbm_bandwidth_Bps, h["hbm_TBps"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(h100.tdp_w, h["tdp_W"].get<double>());
@@ -364,9 +374,10 @@ TEST(GpuCatalogue, PeaksAgreeWithPublishedDatasheetRecords) {
   const nlohmann::json& a = record("micro-0159")["spec"];  // A100 SXM4 40/80 GB
   for (const char* id : {"a100-sxm4-40gb", "a100-sxm4-80gb"}) {
     const GpuSpec g = find_gpu(id, "t", "");
-    EXPECT_DOUBLE_EQ(g.tensor_bf16_flops, a["tflops"]["bf16_dense"].get<double>() * 1e12) << id;
-    EXPECT_DOUBLE_EQ(g.tensor_tf32_flops, a["tflops"]["tf32_dense"].get<double>() * 1e12) << id;
-    EXPECT_DOUBLE_EQ(g.vector_fp32_flops, a["tflops"]["fp32"].get<double>() * 1e12) << id;
+    expect_tflops(g, a["tflops"],
+                  {{&GpuSpec::tensor_bf16_flops, "bf16_dense"},
+                   {&GpuSpec::tensor_tf32_flops, "tf32_dense"},
+                   {&GpuSpec::vector_fp32_flops, "fp32"}});
     EXPECT_EQ(g.sm_count, a["sms"].get<int>()) << id;
     EXPECT_DOUBLE_EQ(g.nvlink_bandwidth_Bps, a["nvlink_GBps_per_direction"].get<double>() * 1e9) << id;
   }
@@ -374,33 +385,32 @@ TEST(GpuCatalogue, PeaksAgreeWithPublishedDatasheetRecords) {
   EXPECT_DOUBLE_EQ(find_gpu("a100-sxm4-40gb", "t", "").hbm_bandwidth_Bps, a["hbm_TBps"]["40GB"].get<double>() * 1e12);
 
   const GpuSpec h200 = find_gpu("h200-sxm-141gb", "t", "");
-  const nlohmann::json& peaks = record("micro-0115")["peak_tflops"];  // H200 SXM, dense
-  EXPECT_DOUBLE_EQ(h200.tensor_bf16_flops, peaks["bf16"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(h200.tensor_fp8_flops, peaks["fp8"].get<double>() * 1e12);
+  expect_tflops(h200, record("micro-0115")["peak_tflops"],  // H200 SXM, dense
+                {{&GpuSpec::tensor_bf16_flops, "bf16"}, {&GpuSpec::tensor_fp8_flops, "fp8"}});
   EXPECT_DOUBLE_EQ(h200.hbm_bandwidth_Bps, record("micro-0126")["peak_bandwidth_TBps"].get<double>() * 1e12);
 
   const GpuSpec pcie = find_gpu("h100-pcie-80gb", "t", "");
-  const nlohmann::json& pcie_peaks = record("micro-0118")["peak_tflops"];  // H100 PCIe, dense
-  EXPECT_DOUBLE_EQ(pcie.tensor_bf16_flops, pcie_peaks["bf16"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(pcie.tensor_fp8_flops, pcie_peaks["fp8"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(pcie.tensor_tf32_flops, pcie_peaks["tf32"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(pcie.vector_fp32_flops, pcie_peaks["fp32"].get<double>() * 1e12);
+  expect_tflops(pcie, record("micro-0118")["peak_tflops"],  // H100 PCIe, dense
+                {{&GpuSpec::tensor_bf16_flops, "bf16"},
+                 {&GpuSpec::tensor_fp8_flops, "fp8"},
+                 {&GpuSpec::tensor_tf32_flops, "tf32"},
+                 {&GpuSpec::vector_fp32_flops, "fp32"}});
   EXPECT_DOUBLE_EQ(pcie.hbm_bandwidth_Bps, record("micro-0130")["peak_bandwidth_TBps"].get<double>() * 1e12);
   EXPECT_NEAR(pcie.sm_count * 4096.0 * pcie.boost_clock_hz / pcie.tensor_bf16_flops, 1.0,
               1e-3);  // 114 x 4096 x 1.62 GHz
 
   const GpuSpec b200 = find_gpu("b200", "t", "");
-  const nlohmann::json& b_peaks = record("micro-0114")["peak_tflops"];  // B200 SXM, dense
-  EXPECT_DOUBLE_EQ(b200.tensor_bf16_flops, b_peaks["bf16"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(b200.tensor_fp8_flops, b_peaks["fp8"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(b200.vector_fp32_flops, b_peaks["fp32"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(b200.tensor_tf32_flops, b_peaks["tf32"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(b200.tensor_fp16_flops, b_peaks["fp16"].get<double>() * 1e12);
-  EXPECT_DOUBLE_EQ(b200.tensor_mxfp8_flops, b_peaks["fp8"].get<double>() * 1e12);  // MXFP8 at the fp8 rate
-  EXPECT_DOUBLE_EQ(b200.tensor_nvfp4_flops, b_peaks["fp4"].get<double>() * 1e12);  // dense FP4, 9000
-  EXPECT_EQ(b200.sm_count, 148);                       // chipsandcheese: 2 dies x 74 SMs
-  EXPECT_DOUBLE_EQ(b200.l2_bytes, 126.0 * 1024 * 1024);  // chipsandcheese: 126 MB of L2 (as MiB in the entry)
-  EXPECT_DOUBLE_EQ(b200.pcie_bandwidth_Bps, 64e9);     // PCIe Gen5 x16 per direction (the host link)
+  expect_tflops(b200, record("micro-0114")["peak_tflops"],  // B200 SXM, dense
+                {{&GpuSpec::tensor_bf16_flops, "bf16"},
+                 {&GpuSpec::tensor_fp8_flops, "fp8"},
+                 {&GpuSpec::vector_fp32_flops, "fp32"},
+                 {&GpuSpec::tensor_tf32_flops, "tf32"},
+                 {&GpuSpec::tensor_fp16_flops, "fp16"},
+                 {&GpuSpec::tensor_mxfp8_flops, "fp8"},    // MXFP8 at the fp8 rate
+                 {&GpuSpec::tensor_nvfp4_flops, "fp4"}});  // dense FP4, 9000
+  EXPECT_EQ(b200.sm_count, 148);                           // chipsandcheese: 2 dies x 74 SMs
+  EXPECT_DOUBLE_EQ(b200.l2_bytes, 126.0 * 1024 * 1024);    // chipsandcheese: 126 MB of L2 (as MiB in the entry)
+  EXPECT_DOUBLE_EQ(b200.pcie_bandwidth_Bps, 64e9);         // PCIe Gen5 x16 per direction (the host link)
   EXPECT_DOUBLE_EQ(b200.hbm_bandwidth_Bps, record("micro-0124")["peak_bandwidth_TBps"].get<double>() * 1e12);
   EXPECT_DOUBLE_EQ(b200.hbm_capacity_bytes, record("micro-0124")["memory_GB"].get<double>() * 1e9);
   EXPECT_DOUBLE_EQ(b200.nvlink_bandwidth_Bps, record("micro-0137")["unidir_GBps"].get<double>() * 1e9);

@@ -13,13 +13,21 @@ namespace {
 // datasheet: 17 TB, 18.4 TB/s for 36 Grace CPUs), 900 GB/s C2C both directions per Grace; two GPUs per
 // Grace: 240 GB, 256 GB/s of memory, 225 GB/s of link per direction each. The link is the slower:
 // 100 GB (an 8B model's fp32 Adam state is 96 GB) take 100e9 / 225e9 = 0.444 s.
-TEST(HostMemoryTier, Gb200ReachesGraceLpddrOverNvlinkC2c) {
-  const GpuSpec g = find_gpu("gb200", "t", "");
+// A GPU that shares a Grace CPU with one other: half of the Grace's 480 GB of LPDDR5X at
+// `bandwidth_Bps`, set by the memory's share when `memory_limited`, else by the C2C link; 100 GB take
+// 100e9 / bandwidth_Bps.
+void expect_grace_tier(const GpuSpec& g, double bandwidth_Bps, bool memory_limited) {
+  SCOPED_TRACE(g.name);
   const HostMemoryTier t = host_memory_tier(g);
   EXPECT_DOUBLE_EQ(t.capacity_bytes, 240e9);
-  EXPECT_DOUBLE_EQ(t.bandwidth_Bps, 225e9);
-  EXPECT_FALSE(t.memory_limited);
-  EXPECT_NEAR(host_transfer_s(g, 100e9), 100.0 / 225.0, 1e-12);
+  EXPECT_DOUBLE_EQ(t.bandwidth_Bps, bandwidth_Bps);
+  EXPECT_EQ(t.memory_limited, memory_limited);
+  EXPECT_NEAR(host_transfer_s(g, 100e9), 100e9 / bandwidth_Bps, 1e-12);
+}
+
+TEST(HostMemoryTier, Gb200ReachesGraceLpddrOverNvlinkC2c) {
+  const GpuSpec g = find_gpu("gb200", "t", "");
+  expect_grace_tier(g, 225e9, false);
   for (const char* key : {"host_memory_GB", "host_memory_bandwidth_GBps"})
     EXPECT_NE(g.sources.at(key).find("GB200 NVL72 datasheet"), std::string::npos) << key;
 }
@@ -28,12 +36,7 @@ TEST(HostMemoryTier, Gb200ReachesGraceLpddrOverNvlinkC2c) {
 // 194.4 GB/s per GPU: below the 225 GB/s C2C share, so the memory sets the rate:
 // 100 GB in 100e9 / 194.4e9 = 0.514 s.
 TEST(HostMemoryTier, Gb300IsLimitedByItsShareOfTheLpddrBandwidth) {
-  const GpuSpec g = find_gpu("gb300", "t", "");
-  const HostMemoryTier t = host_memory_tier(g);
-  EXPECT_DOUBLE_EQ(t.capacity_bytes, 240e9);
-  EXPECT_DOUBLE_EQ(t.bandwidth_Bps, 194.4e9);
-  EXPECT_TRUE(t.memory_limited);
-  EXPECT_NEAR(host_transfer_s(g, 100e9), 100.0 / 194.4, 1e-12);
+  expect_grace_tier(find_gpu("gb300", "t", ""), 194.4e9, true);
 }
 
 // Elsewhere the host link is PCIe Gen5 x16, 64 GB/s per direction (B200, H100 SXM, MI355X entries):

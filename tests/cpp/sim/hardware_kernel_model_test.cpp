@@ -16,7 +16,21 @@
 namespace clustersim {
 namespace {
 
-GpuSpec h100() { return testing::h100_at_sustained_clock(); }
+GpuSpec h100() {
+  return testing::h100_at_sustained_clock();
+}
+
+// The H100 with only its largest tile, 256x128 (tile exponent 10), and k_half 0: the split-K and
+// alignment cases' GPU.
+GpuSpec h100_largest_tile_only() {
+  GpuSpec g = h100();
+  g.gemm_tile_exponent = 10.0;
+  g.gemm_k_half = 0.0;
+  return g;
+}
+
+// GEMM operand streaming: 3350 GB/s of HBM at gemm_memory_efficiency 0.88.
+constexpr double kOperandStream_Bps = 3350e9 * 0.88;
 
 using testing::gemm;
 
@@ -27,6 +41,13 @@ ComputeOp memory_op(KernelClass kernel, const char* name, double bytes, std::uin
   op.bytes = bytes;
   op.m = rows;
   return op;
+}
+
+// The H100's time of a kernel of class `kernel` that moves `bytes` and runs `flops` on the CUDA cores.
+KernelTime vector_kernel_time(KernelClass kernel, const char* name, double bytes, double flops) {
+  ComputeOp op = memory_op(kernel, name, bytes);
+  op.flops = flops;
+  return kernel_time(h100(), op);
 }
 
 TEST(KernelModel, CatalogueParametersTheseCasesAssume) {
@@ -215,14 +236,11 @@ TEST(KernelModel, ASkinnyGemmWithALongKSplitsKAcrossTheSms) {
   // The operands (256 + 512) x 65536 x 2 bytes take 34.147 us, under the main loop; the store of C
   // 256 x 512 x 2 bytes 0.089 us: t = 4 + 44.766 + 5.691 + 0.089 = 54.546 us, where one slice per tile
   // would take 4 + 716.3 + 0.089 us.
-  GpuSpec g = h100();
-  g.gemm_tile_exponent = 10.0;
-  g.gemm_k_half = 0.0;
+  const GpuSpec g = h100_largest_tile_only();
   const ComputeOp op = gemm(256, 512, 65536);
-  const double bw = 3350e9 * 0.88;
   const double main_s = op.flops * 132.0 / 64.0 / (989.4e12 * 0.80);
-  const double split_s = 2.0 * 16 * 256 * 512 * 4.0 / bw;
-  const double store_s = 256.0 * 512 * 2.0 / bw;
+  const double split_s = 2.0 * 16 * 256 * 512 * 4.0 / kOperandStream_Bps;
+  const double store_s = 256.0 * 512 * 2.0 / kOperandStream_Bps;
   EXPECT_NEAR(main_s, 44.766e-6, 0.001e-6);
   EXPECT_NEAR(split_s, 5.691e-6, 0.001e-6);
   const KernelTime t = kernel_time(g, op);
@@ -230,7 +248,7 @@ TEST(KernelModel, ASkinnyGemmWithALongKSplitsKAcrossTheSms) {
   EXPECT_TRUE(t.compute_bound);
   // A shape that fills the SMs without splitting does not split: 132 tiles, as OneTileMoreThanTheSms.
   EXPECT_NEAR(kernel_time(g, gemm(3072, 1408, 16384)).time_s,
-              4e-6 + 2.0 * 3072 * 1408 * 16384 / (989.4e12 * 0.80) + 3072.0 * 1408 * 2 / bw, 1e-12);
+              4e-6 + 2.0 * 3072 * 1408 * 16384 / (989.4e12 * 0.80) + 3072.0 * 1408 * 2 / kOperandStream_Bps, 1e-12);
 }
 
 TEST(KernelModel, AGemmBoundByItsOperandStreamDoesNotSplitK) {
@@ -246,13 +264,10 @@ TEST(KernelModel, AGemmBoundByItsOperandStreamDoesNotSplitK) {
   // By arithmetic alone s = 2 wins (28.07 against 44.77 us) and the kernel takes 4 + 45.706 + 5.691 +
   // 0.711 (the store of C, 64 x 16384 x 2 bytes) = 56.109 us; by the kernel's time s = 1 (45.706
   // against 51.397): 4 + 45.706 + 0.711 = 50.418 us.
-  GpuSpec g = h100();
-  g.gemm_tile_exponent = 10.0;
-  g.gemm_k_half = 0.0;
+  const GpuSpec g = h100_largest_tile_only();
   const ComputeOp op = gemm(64, 16384, 4096);
-  const double bw = 3350e9 * 0.88;
-  const double operands_s = (64.0 + 16384.0) * 4096 * 2 / bw;
-  const double store_s = 64.0 * 16384 * 2 / bw;
+  const double operands_s = (64.0 + 16384.0) * 4096 * 2 / kOperandStream_Bps;
+  const double store_s = 64.0 * 16384 * 2 / kOperandStream_Bps;
   EXPECT_NEAR(operands_s, 45.706e-6, 0.001e-6);
   EXPECT_NEAR(op.flops * 4.125 / (989.4e12 * 0.80), 44.766e-6, 0.001e-6);
   const KernelTime t = kernel_time(g, op);
@@ -266,11 +281,9 @@ TEST(KernelModel, OperandRowsNotAMultipleOf16BytesCostTheAlignmentPenalty) {
   // k = 4096: rows of 8192 bytes, 16-byte loads. k = 4100: 8200 bytes, 8-byte loads: efficiency x
   // (8/16)^0.5. k = 4098: 4-byte loads, x (4/16)^0.5 = 0.5. k = 4095: 8190 bytes, 2-byte loads,
   // x (2/16)^0.5.
-  GpuSpec g = h100();
-  g.gemm_tile_exponent = 10.0;
-  g.gemm_k_half = 0.0;
+  const GpuSpec g = h100_largest_tile_only();
   EXPECT_DOUBLE_EQ(g.gemm_alignment_exponent, 0.5);
-  const double bw = 3350e9 * 0.88, store_s = 8192.0 * 8192 * 2 / bw;
+  const double store_s = 8192.0 * 8192 * 2 / kOperandStream_Bps;
   auto main_s = [&](std::uint32_t k, double align) {
     return 2.0 * 8192 * 8192 * k * 1.03125 / (989.4e12 * 0.80 * align);
   };
@@ -320,18 +333,14 @@ TEST(KernelModel, AttentionUsesItsOwnEfficiencyAndQuantizesQueryBlocks) {
 
 TEST(KernelModel, ElementwiseIsBoundByMemory) {
   // 1 GB moved (larger than L2): 1e9 / (3350e9 * 0.88) = 339.21 us + 2 us; 1e9 vector flops 15 us.
-  ComputeOp op = memory_op(KernelClass::elementwise, "fwd.residual1", 1e9);
-  op.flops = 1e9;
-  const KernelTime t = kernel_time(h100(), op);
+  const KernelTime t = vector_kernel_time(KernelClass::elementwise, "fwd.residual1", 1e9, 1e9);
   EXPECT_NEAR(t.time_s, 341.21e-6, 0.01e-6);
   EXPECT_FALSE(t.compute_bound);
 }
 
 TEST(KernelModel, VectorFlopsAreTheSecondRoofline) {
   // 1e12 flops over 1 MB on the CUDA cores: 1e12 / 66.9e12 = 14.948 ms.
-  ComputeOp op = memory_op(KernelClass::normalization, "fwd.ln1", 1e6);
-  op.flops = 1e12;
-  const KernelTime t = kernel_time(h100(), op);
+  const KernelTime t = vector_kernel_time(KernelClass::normalization, "fwd.ln1", 1e6, 1e12);
   EXPECT_NEAR(t.time_s, 2e-6 + 1e12 / 66.9e12, 1e-12);
   EXPECT_TRUE(t.compute_bound);
 }

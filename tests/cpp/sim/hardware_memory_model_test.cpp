@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../gpt3_175b_fixture.hpp"
 #include "../transformer_fixture.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/memory_model.hpp"
@@ -29,21 +30,7 @@ constexpr double kAmpereWorkspaces = 2 * (4096.0 * 2 + 16 * 8) * 1024;  // 17,03
 constexpr double kContext = 400 * kMiB;
 constexpr double kReservePerDynamicByte = 0.15 / 0.85;
 
-// GPT-3 175B (174,615,846,912 parameters, tied) on tp 8, pp 8, dp 16 (1,024 GPUs), built directly.
-WorkloadSpec gpt3_175b() {
-  WorkloadSpec s = testing::transformer_workload(
-      "", {.layers = 96, .hidden = 12288, .heads = 96, .ffn_hidden = 49152, .seq_len = 2048, .vocab = 51200}, 1536, 1);
-  s.model.tied_embeddings = true;
-  s.training.precision = Precision::bf16;
-  s.training.recompute = "selective";
-  s.parallelism.tp = 8;
-  s.parallelism.pp = 8;
-  s.parallelism.dp = 16;
-  s.parallelism.sequence_parallel = true;
-  s.parallelism.pipeline_schedule = "1f1b";
-  s.parallelism.zero_stage = 1;
-  return s;
-}
+using testing::gpt3_175b;  // tp 8, pp 8, dp 16 (1,024 GPUs), 1F1B
 
 TEST(MemoryModel, Gpt3ParametersPerStageInMegatronLayout) {
   // Per layer 12h^2 + 13h (h = 12288). tp 8 splits the matrices and the column-parallel biases (QKV 3h,

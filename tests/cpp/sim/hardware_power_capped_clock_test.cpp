@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../calibrated_gpu.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_model.hpp"
@@ -109,8 +110,7 @@ TEST(PowerCappedClock, KernelModelRunsTheComputeTermAtTheCappedClock) {
 // (the shape parameters come from Vidur's Llama-2-7B operator times), and fp16 8192^3 702, held out.
 // Tolerance: 5 % each (the fit leaves 0.5 % and 0.7 % on the two bf16 figures).
 TEST(PowerCappedClock, ShippedH100ProfileMatchesTheMeasuredSustainedGemms) {
-  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
-  apply_calibration_profile(g);
+  GpuSpec g = testing::calibrated_gpu("h100-sxm5-80gb");
   ASSERT_TRUE(models_power_cap(g));
   EXPECT_NEAR(tflops(g, gemm(8192, 8192, 8192)), 725.0, 0.05 * 725.0);
   EXPECT_NEAR(tflops(g, gemm(16384, 16384, 16384)), 626.0, 0.05 * 626.0);
@@ -135,6 +135,19 @@ ComputeOp gemm_fp8(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
 struct H200Gemms {
   double bf16_8k, bf16_16k, fp16_8k, fp8_8k, fp8_16k;
 };
+constexpr H200Gemms kMeasuredH200{691.0, 639.0, 660.0, 1259.0, 1232.0};
+
+// The model's figures `t` against the measured H200's: each within its `tolerance` x the measured figure
+// of the measured figure x its `ratio` (the model's stated error, 1 + e).
+void expect_against_measured_h200(const H200Gemms& t, const H200Gemms& ratio, const H200Gemms& tolerance) {
+  const H200Gemms& m = kMeasuredH200;
+  EXPECT_NEAR(t.bf16_8k, m.bf16_8k * ratio.bf16_8k, tolerance.bf16_8k * m.bf16_8k);
+  EXPECT_NEAR(t.bf16_16k, m.bf16_16k * ratio.bf16_16k, tolerance.bf16_16k * m.bf16_16k);
+  EXPECT_NEAR(t.fp16_8k, m.fp16_8k * ratio.fp16_8k, tolerance.fp16_8k * m.fp16_8k);
+  EXPECT_NEAR(t.fp8_8k, m.fp8_8k * ratio.fp8_8k, tolerance.fp8_8k * m.fp8_8k);
+  EXPECT_NEAR(t.fp8_16k, m.fp8_16k * ratio.fp8_16k, tolerance.fp8_16k * m.fp8_16k);
+}
+
 H200Gemms h200_gemms(const GpuSpec& g) {
   ComputeOp fp16 = gemm(8192, 8192, 8192);
   fp16.precision = Precision::fp16;
@@ -152,12 +165,7 @@ H200Gemms h200_gemms(const GpuSpec& g) {
 TEST(PowerCappedClock, H200CatalogueEntryPredictsTheMeasuredH200BeforeAnyH200Fit) {
   const GpuSpec g = find_gpu("h200-sxm-141gb", "test", "");
   ASSERT_TRUE(models_power_cap(g));
-  const H200Gemms t = h200_gemms(g);
-  EXPECT_NEAR(t.bf16_8k, 691.0, 0.05 * 691.0);
-  EXPECT_NEAR(t.bf16_16k, 639.0, 0.05 * 639.0);
-  EXPECT_NEAR(t.fp16_8k, 660.0 * 1.089, 0.01 * 660.0);
-  EXPECT_NEAR(t.fp8_8k, 1259.0 * 1.085, 0.01 * 1259.0);
-  EXPECT_NEAR(t.fp8_16k, 1232.0 * 1.156, 0.01 * 1232.0);
+  expect_against_measured_h200(h200_gemms(g), {1.0, 1.0, 1.089, 1.085, 1.156}, {0.05, 0.05, 0.01, 0.01, 0.01});
 }
 
 // After: the shipped H200 profile (calibration/profiles/h200-sxm-141gb.json) is fitted to the sweep's
@@ -171,21 +179,15 @@ TEST(PowerCappedClock, H200CatalogueEntryPredictsTheMeasuredH200BeforeAnyH200Fit
 // 7.7 %), and +10.5 / +19.6 % on this GPU's own fp8 sweep, held out: it throttled its fp8 GEMMs
 // (16384^3 below 8192^3) where Azure's did not.
 TEST(PowerCappedClock, ShippedH200ProfileMatchesItsMeasuredSustainedGemms) {
-  GpuSpec g = find_gpu("h200-sxm-141gb", "test", "");
-  apply_calibration_profile(g);
+  GpuSpec g = testing::calibrated_gpu("h200-sxm-141gb");
   const H200Gemms t = h200_gemms(g);
-  EXPECT_NEAR(t.bf16_8k, 691.0 * 0.975, 0.01 * 691.0);
-  EXPECT_NEAR(t.bf16_16k, 639.0 * 1.079, 0.01 * 639.0);
-  EXPECT_NEAR(t.fp16_8k, 660.0 * 1.021, 0.01 * 660.0);
-  EXPECT_NEAR(t.fp8_8k, 1300.6 * 1.069, 0.01 * 1300.6);
+  expect_against_measured_h200(t, {0.975, 1.079, 1.021, 1.105, 1.196}, {0.01, 0.01, 0.01, 0.01, 0.01});
+  EXPECT_NEAR(t.fp8_8k, 1300.6 * 1.069, 0.01 * 1300.6);  // Azure's
   EXPECT_NEAR(t.fp8_16k, 1366.3 * 1.079, 0.01 * 1366.3);
-  EXPECT_NEAR(t.fp8_8k, 1259.0 * 1.105, 0.01 * 1259.0);
-  EXPECT_NEAR(t.fp8_16k, 1232.0 * 1.196, 0.01 * 1232.0);
 }
 
 TEST(PowerCappedClock, PowerModelAgreesWithTheClock) {
-  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
-  apply_calibration_profile(g);
+  GpuSpec g = testing::calibrated_gpu("h100-sxm5-80gb");
   const GpuPowerModel p = gpu_power_model(g);
   // A sustained large GEMM (tensor cores busy gemm_max_efficiency of the cycles) throttles: it draws
   // exactly the TDP, the power of the clock model at the sustained clock.
@@ -202,7 +204,6 @@ TEST(PowerCappedClock, PowerModelAgreesWithTheClock) {
   EXPECT_LE(s.gpu_avg_w, p.tdp_w + 1e-9);
   EXPECT_NEAR(s.gpu_avg_w, p.tdp_w, 1e-9);
 }
-
 
 // One rule for every precision: P = idle + (boost - idle) w(p) u phi^3, w(bf16) = 1,
 // w(fp8) = tensor_fp8_power_ratio. Hand-worked with idle 70 W, boost 1500 W (1430 W dynamic),
@@ -271,8 +272,7 @@ TEST(PowerCappedClock, KernelModelRunsFp8GemmsAtTheirCappedClock) {
 // (torchtitan's H100s) the sustained fp8 clock is the closed form of the same parameters, and a
 // sustained fp8 GEMM draws exactly the cap.
 TEST(PowerCappedClock, ShippedH100ProfileKeepsTheMeasuredFp8RatesAndThrottlesAt500W) {
-  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
-  apply_calibration_profile(g);
+  GpuSpec g = testing::calibrated_gpu("h100-sxm5-80gb");
   ASSERT_TRUE(models_power_cap(g));
   EXPECT_NEAR(tflops(g, gemm_fp8(8192, 8192, 8192)), 1290.1, 0.06 * 1290.1);
   EXPECT_NEAR(tflops(g, gemm_fp8(16384, 16384, 16384)), 1377.3, 0.06 * 1377.3);
@@ -313,8 +313,7 @@ TEST(PowerCappedClock, ShippedH100ProfileKeepsTheMeasuredFp8RatesAndThrottlesAt5
 // TDP (700 W). An fp8-GEMM-only step of 1 s on 8 GPUs: 8 x 697.1 J; a bf16 one: 8 x 700 J. Under a
 // 500 W cap both throttle to it: the fp8 GEMMs draw 500 W, no less than bf16's.
 TEST(PowerCappedClock, StepEnergyChargesFp8GemmsTheirClockModelPower) {
-  GpuSpec g = find_gpu("h100-sxm5-80gb", "test", "");
-  apply_calibration_profile(g);
+  GpuSpec g = testing::calibrated_gpu("h100-sxm5-80gb");
   const GpuPowerModel p = gpu_power_model(g);
   const double u = g.gemm_fp8_efficiency;
   const double fp8_w = g.idle_w + (g.tensor_boost_w - g.idle_w) * tensor_power_weight(g, Precision::fp8) * u;

@@ -108,21 +108,27 @@ TEST(NcclChannels, ChannelCountBySizeFollowsNcclsRule) {
 // tree all-reduce 38.7 / 41.4 / 36.0 on Hopper for 1 / 2 / 4+ nodes; tree LL128 the lower of that and
 // 36.7 / 36.7 / 29.0; none for ring Simple and LL.
 TEST(NcclChannels, PerChannelCapsAreNccls) {
-  EXPECT_DOUBLE_EQ(nccl_per_channel_cap_Bps("ring", NcclProtocol::ll128, CollectiveKind::all_reduce, "nvlink4", 2),
-                   36.7e9);
-  EXPECT_DOUBLE_EQ(nccl_per_channel_cap_Bps("ring", NcclProtocol::ll128, CollectiveKind::all_gather, "nvlink5", 1),
-                   73.4e9);
-  EXPECT_DOUBLE_EQ(nccl_per_channel_cap_Bps("ring", NcclProtocol::ll128, CollectiveKind::all_reduce, "nvlink3", 1),
-                   20e9);
-  EXPECT_DOUBLE_EQ(nccl_per_channel_cap_Bps("ring", NcclProtocol::simple, CollectiveKind::all_reduce, "nvlink4", 2),
-                   0.0);
-  EXPECT_DOUBLE_EQ(nccl_per_channel_cap_Bps("ring", NcclProtocol::ll, CollectiveKind::all_reduce, "nvlink4", 2), 0.0);
-  EXPECT_DOUBLE_EQ(nccl_per_channel_cap_Bps("tree", NcclProtocol::simple, CollectiveKind::all_reduce, "nvlink4", 2),
-                   41.4e9);
-  EXPECT_DOUBLE_EQ(nccl_per_channel_cap_Bps("tree", NcclProtocol::simple, CollectiveKind::all_reduce, "nvlink4", 8),
-                   36.0e9);
-  EXPECT_DOUBLE_EQ(nccl_per_channel_cap_Bps("tree", NcclProtocol::ll128, CollectiveKind::all_reduce, "nvlink4", 8),
-                   29.0e9);
+  struct Cap {
+    const char* algorithm;
+    NcclProtocol protocol;
+    CollectiveKind kind;
+    const char* generation;
+    int nodes;
+    double cap_Bps;
+  };
+  const Cap caps[] = {
+      {"ring", NcclProtocol::ll128, CollectiveKind::all_reduce, "nvlink4", 2, 36.7e9},
+      {"ring", NcclProtocol::ll128, CollectiveKind::all_gather, "nvlink5", 1, 73.4e9},
+      {"ring", NcclProtocol::ll128, CollectiveKind::all_reduce, "nvlink3", 1, 20e9},
+      {"ring", NcclProtocol::simple, CollectiveKind::all_reduce, "nvlink4", 2, 0.0},
+      {"ring", NcclProtocol::ll, CollectiveKind::all_reduce, "nvlink4", 2, 0.0},
+      {"tree", NcclProtocol::simple, CollectiveKind::all_reduce, "nvlink4", 2, 41.4e9},
+      {"tree", NcclProtocol::simple, CollectiveKind::all_reduce, "nvlink4", 8, 36.0e9},
+      {"tree", NcclProtocol::ll128, CollectiveKind::all_reduce, "nvlink4", 8, 29.0e9},
+  };
+  for (const Cap& c : caps)
+    EXPECT_DOUBLE_EQ(nccl_per_channel_cap_Bps(c.algorithm, c.protocol, c.kind, c.generation, c.nodes), c.cap_Bps)
+        << c.algorithm << " " << c.generation << " " << c.nodes << " nodes";
 }
 
 // Two nodes of 8 H100 with 8 x 400 Gb/s NICs each: a 16 KiB ring all-reduce under LL128 runs on 3

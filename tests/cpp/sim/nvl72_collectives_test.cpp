@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "analytical_collective_run.hpp"
 #include "sim/network/network_profile.hpp"
 #include "sim_test_support.hpp"
 #include "topologies/cluster_spec.hpp"
@@ -30,11 +31,7 @@ double published_busbw_GBps(const std::string& id) {
 // nccl-tests' all-reduce bus bandwidth of an 8 GiB all-reduce over `ranks` GPUs, simulated.
 double all_reduce_busbw_GBps(const ClusterSpec& spec, int ranks, const std::string& algorithm,
                              const NetworkProfile& profile) {
-  testing::CollectiveRun run;
-  run.groups = {testing::iota_ranks(ranks)};
-  run.bytes = 8.0 * (1 << 30);
-  run.algorithm = algorithm;
-  run.fidelity = "analytical";
+  testing::CollectiveRun run = testing::analytical_run(ranks, 8.0 * (1 << 30), algorithm);
   run.profile = profile;
   const auto r = testing::run_collective(spec, run);
   return 2.0 * (ranks - 1) / ranks * run.bytes / r[0] / 1e9;
@@ -44,10 +41,7 @@ TEST(Nvl72Collectives, ARingInsideTheRackRunsOverNvlinkOnly) {
   // 32 GPUs = trays 0-7 of rack 0, ideal profile: one NVLink ring at 900 GB/s per direction, no NIC used:
   // t = 2 x 31/32 x S / 900 GB/s + 62 x 0.7 us (GPU -> NVSwitch -> GPU: 2 x 0.35 us).
   const ClusterSpec spec = load_cluster_spec("gb200-nvl72");
-  testing::CollectiveRun run;
-  run.groups = {testing::iota_ranks(32)};
-  run.bytes = 1 << 30;
-  run.fidelity = "analytical";
+  testing::CollectiveRun run = testing::analytical_run(32, 1 << 30, "ring");
   const auto r = testing::run_collective(spec, run);
   const double expected = 2.0 * 31 / 32 * run.bytes / 900e9 + 62 * 0.7e-6;
   EXPECT_NEAR(r[0], expected, 0.005 * expected);
@@ -57,11 +51,7 @@ TEST(Nvl72Collectives, ARingInsideTheRackRunsOverNvlinkOnly) {
 }
 
 TEST(Nvl72Collectives, NvlsReducesAcrossTheTraysOfOneRack) {
-  testing::CollectiveRun run;
-  run.groups = {testing::iota_ranks(72)};
-  run.bytes = 1 << 30;
-  run.algorithm = "nvls";
-  run.fidelity = "analytical";
+  testing::CollectiveRun run = testing::analytical_run(72, 1 << 30, "nvls");
   EXPECT_GT(testing::run_collective(load_cluster_spec("gb200-nvl72"), run)[0], 0.0);
 }
 

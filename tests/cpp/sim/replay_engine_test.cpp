@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../transformer_fixture.hpp"
+#include "expect_same_class_times.hpp"
 #include "expect_simulation_error.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
@@ -39,6 +40,15 @@ std::vector<double> run_graph(const ClusterSpec& spec, const std::function<Execu
     const ClassTimes& t = r.classes.at(0);
     return std::vector<double>{r.step_time_s, t.compute_s, t.exposed_communication_s, t.idle_s, t.host_wait_s};
   });
+}
+
+// The replay of the graph `make` builds for two GPUs (two nodes of one), by run_graph with `algorithm`,
+// must fail with a SimulationError naming each of `fragments`.
+void expect_two_gpu_replay_error(const std::function<ExecutionGraph(int)>& make,
+                                 std::initializer_list<std::string_view> fragments,
+                                 const std::string& algorithm = "ring") {
+  testing::expect_simulation_error([&] { run_graph(testing::fat_tree_spec(2, 1, 1), make, 0.0, algorithm); },
+                                   fragments);
 }
 
 std::vector<int> iota(int n) {
@@ -236,34 +246,30 @@ TEST(ReplayEngine, DependenciesAcrossStreamsSerialize) {
 // Two rank classes that issue collectives on one communicator in different orders wait on each
 // other forever: the replay reports which ranks wait on which op instead of hanging.
 TEST(ReplayEngine, DeadlockIsReportedNotHung) {
-  testing::expect_simulation_error(
-      [&] {
-        run_graph(testing::fat_tree_spec(2, 1, 1), [](int world) {
-          ExecutionGraph g(world);
-          const auto a = g.add_communicator({"a", {iota(world)}});
-          const auto b = g.add_communicator({"b", {iota(world)}});
-          auto& r0 = g.add_class("rank 0", {0});
-          auto& r1 = g.add_class("rank 1", {1});
-          r0.ops.add_collective({"first a", CollectiveKind::all_reduce, a, 1e6, 1});
-          r0.ops.add_collective({"then b", CollectiveKind::all_reduce, b, 1e6, 1});
-          r1.ops.add_collective({"first b", CollectiveKind::all_reduce, b, 1e6, 1});
-          r1.ops.add_collective({"then a", CollectiveKind::all_reduce, a, 1e6, 1});
-          return g;
-        });
+  expect_two_gpu_replay_error(
+      [](int world) {
+        ExecutionGraph g(world);
+        const auto a = g.add_communicator({"a", {iota(world)}});
+        const auto b = g.add_communicator({"b", {iota(world)}});
+        auto& r0 = g.add_class("rank 0", {0});
+        auto& r1 = g.add_class("rank 1", {1});
+        r0.ops.add_collective({"first a", CollectiveKind::all_reduce, a, 1e6, 1});
+        r0.ops.add_collective({"then b", CollectiveKind::all_reduce, b, 1e6, 1});
+        r1.ops.add_collective({"first b", CollectiveKind::all_reduce, b, 1e6, 1});
+        r1.ops.add_collective({"then a", CollectiveKind::all_reduce, a, 1e6, 1});
+        return g;
       },
       {"deadlock", "'first a'", "'first b'"});
 }
 
 TEST(ReplayEngine, MismatchedCollectivesAreReported) {
-  testing::expect_simulation_error(
-      [&] {
-        run_graph(testing::fat_tree_spec(2, 1, 1), [](int world) {
-          ExecutionGraph g(world);
-          const auto a = g.add_communicator({"dp", {iota(world)}});
-          g.add_class("rank 0", {0}).ops.add_collective({"x", CollectiveKind::all_reduce, a, 1e6, 1});
-          g.add_class("rank 1", {1}).ops.add_collective({"y", CollectiveKind::all_gather, a, 1e6, 1});
-          return g;
-        });
+  expect_two_gpu_replay_error(
+      [](int world) {
+        ExecutionGraph g(world);
+        const auto a = g.add_communicator({"dp", {iota(world)}});
+        g.add_class("rank 0", {0}).ops.add_collective({"x", CollectiveKind::all_reduce, a, 1e6, 1});
+        g.add_class("rank 1", {1}).ops.add_collective({"y", CollectiveKind::all_gather, a, 1e6, 1});
+        return g;
       },
       {"mismatched collectives"});
 }
@@ -280,16 +286,9 @@ TEST(ReplayEngine, AllToAllvMatricesMustAgreeAndFitTheGroup) {
     };
   };
   EXPECT_NO_THROW(run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1, 0}, {0, 3, 1, 0}), 0.0, "auto"));
-  testing::expect_simulation_error(
-      [&] {
-        run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1, 0}, {0, 3, 2, 0}), 0.0, "auto");
-      },
-      {"different per-pair sizes"});
-  testing::expect_simulation_error(
-      [&] {
-        run_graph(testing::fat_tree_spec(2, 1, 1), graph_with({0, 3, 1}, {0, 3, 1}), 0.0, "auto");
-      },
-      {"3 per-pair sizes for a group of 2 ranks (4 expected)"});
+  expect_two_gpu_replay_error(graph_with({0, 3, 1, 0}, {0, 3, 2, 0}), {"different per-pair sizes"}, "auto");
+  expect_two_gpu_replay_error(graph_with({0, 3, 1}, {0, 3, 1}),
+                              {"3 per-pair sizes for a group of 2 ranks (4 expected)"}, "auto");
 }
 
 // The replays of one graph sharing a memo bound to it (simulate's: the clock solver's replays, then
@@ -319,13 +318,9 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
     const ReplayResult lent = run(*gpu, memo);
     EXPECT_GT(fresh.step_time_s, 0.0);
     EXPECT_EQ(fresh.step_time_s, lent.step_time_s);
-    ASSERT_EQ(fresh.classes.size(), lent.classes.size());
-    for (std::size_t c = 0; c < fresh.classes.size(); ++c) {
-      EXPECT_EQ(fresh.classes[c].finish_s, lent.classes[c].finish_s) << c;
-      EXPECT_EQ(fresh.classes[c].compute_s, lent.classes[c].compute_s) << c;
-      EXPECT_EQ(fresh.classes[c].tensor_s, lent.classes[c].tensor_s) << c;
-      EXPECT_EQ(fresh.classes[c].exposed_communication_s, lent.classes[c].exposed_communication_s) << c;
-    }
+    ASSERT_NO_FATAL_FAILURE(testing::expect_same_class_times(
+        fresh, lent,
+        {&ClassTimes::finish_s, &ClassTimes::compute_s, &ClassTimes::tensor_s, &ClassTimes::exposed_communication_s}));
     ASSERT_EQ(fresh.collectives.size(), lent.collectives.size());
     for (std::size_t i = 0; i < fresh.collectives.size(); ++i) {
       EXPECT_EQ(fresh.collectives[i].start_s, lent.collectives[i].start_s) << i;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "../transformer_fixture.hpp"
+#include "expect_same_class_times.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/network/network_backend.hpp"
 #include "sim/replay/replay_engine.hpp"
@@ -82,12 +83,8 @@ void expect_equal_replays(int dp, int tiers, std::shared_ptr<ReplayMemo> memo = 
   EXPECT_LT(2 * reduced.transfers_simulated, reduced.transfers);  // at least halved
   EXPECT_EQ(exact.step_time_s, reduced.step_time_s);
   EXPECT_EQ(exact.critical_class, reduced.critical_class);
-  ASSERT_EQ(exact.classes.size(), reduced.classes.size());
-  for (std::size_t c = 0; c < exact.classes.size(); ++c) {
-    EXPECT_EQ(exact.classes[c].finish_s, reduced.classes[c].finish_s) << c;
-    EXPECT_EQ(exact.classes[c].exposed_communication_s, reduced.classes[c].exposed_communication_s) << c;
-    EXPECT_EQ(exact.classes[c].communication_s, reduced.classes[c].communication_s) << c;
-  }
+  ASSERT_NO_FATAL_FAILURE(testing::expect_same_class_times(
+      exact, reduced, {&ClassTimes::finish_s, &ClassTimes::exposed_communication_s, &ClassTimes::communication_s}));
   ASSERT_EQ(exact.collectives.size(), reduced.collectives.size());
   for (std::size_t i = 0; i < exact.collectives.size(); ++i)
     EXPECT_EQ(exact.collectives[i].end_s, reduced.collectives[i].end_s) << i;

@@ -34,6 +34,14 @@ const ValidationCase& case_with_id(const ValidationDataset& d, const std::string
   throw std::runtime_error("no case " + id);
 }
 
+// A case's parallel layout: its tensor, pipeline and data-parallel sizes and the micro-batches of a step.
+void expect_layout(const WorkloadSpec& w, int tp, int pp, int dp, int micro_batches) {
+  EXPECT_EQ(w.parallelism.tp, tp);
+  EXPECT_EQ(w.parallelism.pp, pp);
+  EXPECT_EQ(w.parallelism.dp, dp);
+  EXPECT_EQ(w.micro_batches(), micro_batches);
+}
+
 TEST(ErrorSummary, HandWorkedList) {
   // |e| sorted: 0.05 0.1 0.1 0.2 0.3. MAPE 0.75/5; median the third; p90 at position 0.9 x 4 = 3.6:
   // 0.2 + 0.6 x (0.3 - 0.2); bias (0.1 - 0.2 + 0.05 + 0.3 - 0.1) / 5.
@@ -111,12 +119,9 @@ TEST(ValidationDatasets, VtrainMultiRowsMapToGptOnA100Nodes) {
   EXPECT_EQ(w.training.micro_batch, 8);
   EXPECT_EQ(w.training.precision, Precision::fp16);
   EXPECT_EQ(w.training.recompute, "full");
-  EXPECT_EQ(w.parallelism.tp, 1);
-  EXPECT_EQ(w.parallelism.pp, 1);
-  EXPECT_EQ(w.parallelism.dp, 64);
+  expect_layout(w, 1, 1, 64, 1);
   EXPECT_FALSE(w.parallelism.overlap_grad_reduce);
   EXPECT_EQ(w.parallelism.pipeline_schedule, "1f1b");
-  EXPECT_EQ(w.micro_batches(), 1);
   EXPECT_EQ(c.cluster->nodes, 8);
   EXPECT_EQ(c.cluster->node.gpus, 8);
   EXPECT_EQ(c.cluster->node.nics, 4);
@@ -128,10 +133,7 @@ TEST(ValidationDatasets, VtrainMultiRowsMapToGptOnA100Nodes) {
   EXPECT_EQ(big.workload->model.layers, 96);
   EXPECT_EQ(big.workload->model.hidden, 12288);
   EXPECT_EQ(big.workload->model.vocab, 50688);  // multiple of 512
-  EXPECT_EQ(big.workload->parallelism.tp, 4);
-  EXPECT_EQ(big.workload->parallelism.pp, 16);
-  EXPECT_EQ(big.workload->parallelism.dp, 8);
-  EXPECT_EQ(big.workload->micro_batches(), 96);
+  expect_layout(*big.workload, 4, 16, 8, 96);
   EXPECT_EQ(big.cluster->nodes, 64);
 }
 
@@ -149,10 +151,7 @@ TEST(ValidationDatasets, VtrainSingleRowsUseOneNodeOfTheirGpus) {
   EXPECT_EQ(c.workload->model.layers, 12);
   EXPECT_EQ(c.workload->model.hidden, 1024);
   EXPECT_EQ(c.workload->model.seq_len, 1024);
-  EXPECT_EQ(c.workload->parallelism.pp, 2);
-  EXPECT_EQ(c.workload->parallelism.tp, 1);
-  EXPECT_EQ(c.workload->parallelism.dp, 1);
-  EXPECT_EQ(c.workload->micro_batches(), 4);
+  expect_layout(*c.workload, 1, 2, 1, 4);
 }
 
 TEST(ValidationDatasets, MegatronA100RowsCarryTheirHeadsAndTheRecomputeFlops) {
@@ -166,10 +165,7 @@ TEST(ValidationDatasets, MegatronA100RowsCarryTheirHeadsAndTheRecomputeFlops) {
   EXPECT_EQ(c.workload->model.hidden, 8192);
   EXPECT_EQ(c.workload->model.heads, 64);
   EXPECT_EQ(c.workload->model.vocab, 51200);
-  EXPECT_EQ(c.workload->parallelism.tp, 8);
-  EXPECT_EQ(c.workload->parallelism.pp, 2);
-  EXPECT_EQ(c.workload->parallelism.dp, 32);
-  EXPECT_EQ(c.workload->micro_batches(), 48);
+  expect_layout(*c.workload, 8, 2, 32, 48);
   EXPECT_EQ(c.cluster->nodes, 64);
   EXPECT_DOUBLE_EQ(c.measured, 138.0);
   const double B = 1536, s = 2048, L = 48, h = 8192, V = 51200;

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "analytical_collective_run.hpp"
 #include "shipped_network_tables.hpp"
 #include "sim/api/network_calibration.hpp"
 #include "sim/collectives/mesh_rings.hpp"
@@ -90,11 +91,7 @@ TEST(XgmiMeshCollectives, OneRingUsesOneLinkPerHop) {
 }
 
 TEST(XgmiMeshCollectives, RingAllReduceRunsSevenRingsOverEveryLink) {
-  testing::CollectiveRun run;
-  run.groups = {testing::iota_ranks(8)};
-  run.bytes = 1 << 30;
-  run.algorithm = "ring";
-  run.fidelity = "analytical";
+  testing::CollectiveRun run = testing::analytical_run(8, 1 << 30, "ring");
   const auto r = testing::run_collective(mi300x_node(), run);
   const double n = 8;
   // 2 * 7/8 * 2^30 / (7 * 64e9) + 14 * 1 us = 4.194 ms + 14 us.
@@ -115,12 +112,7 @@ TEST(XgmiMeshCollectives, RingAllReduceRunsSevenRingsOverEveryLink) {
 }
 
 TEST(XgmiMeshCollectives, AllToAllUsesTheSevenLinksAtOnce) {
-  testing::CollectiveRun run;
-  run.groups = {testing::iota_ranks(8)};
-  run.kind = CollectiveKind::all_to_all;
-  run.bytes = 1 << 30;
-  run.algorithm = "direct";
-  run.fidelity = "analytical";
+  testing::CollectiveRun run = testing::analytical_run(8, 1 << 30, "direct", CollectiveKind::all_to_all);
   const auto r = testing::run_collective(mi300x_node(), run);
   // Each pair's S/8 = 128 MiB on its own link: 2^27 / 64e9 + 1 us = 2.097 ms + 1 us.
   const double expected = run.bytes / 8 / k_link_Bps + k_hop_s;
@@ -166,12 +158,7 @@ TEST(RcclMi300x, DirectAllToAllMatchesTransferBench) {
   const double measured_GBps = (*it)["rows"][0]["per_gpu_mean_GBps"].get<double>();
   const double pair_bytes = (*it)["rows"][0]["bytes_per_pair"].get<double>();
   EXPECT_NEAR(measured_GBps, 316.6, 0.1);
-  testing::CollectiveRun run;
-  run.groups = {testing::iota_ranks(8)};
-  run.kind = CollectiveKind::all_to_all;
-  run.bytes = 8 * pair_bytes;
-  run.algorithm = "auto";
-  run.fidelity = "analytical";
+  testing::CollectiveRun run = testing::analytical_run(8, 8 * pair_bytes, "auto", CollectiveKind::all_to_all);
   run.profile = load_network_profile("rccl-mi300x");
   const auto r = testing::run_collective(load_cluster_spec("amd-mi300x-roce", {{"nodes", "1"}}), run);
   const double busbw_GBps = 7.0 / 8.0 * run.bytes / r[0] / 1e9;
@@ -192,12 +179,8 @@ TEST(RcclMi355x, DatasheetOnlyProfileIsMi300xsOnTheXgmi4LineRate) {
   EXPECT_NE(p355.of(LinkTechnology::nvlink).bandwidth_efficiency.source.find("datasheet-only"), std::string::npos);
   EXPECT_NE(p355.description.find("DATASHEET-ONLY"), std::string::npos);
   for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_to_all}) {
-    testing::CollectiveRun run;
-    run.groups = {testing::iota_ranks(8)};
-    run.kind = kind;
-    run.bytes = 4.0 * (1ull << 30);
-    run.algorithm = kind == CollectiveKind::all_reduce ? "ring" : "direct";
-    run.fidelity = "analytical";
+    testing::CollectiveRun run =
+        testing::analytical_run(8, 4.0 * (1ull << 30), kind == CollectiveKind::all_reduce ? "ring" : "direct", kind);
     // Bus bandwidth: 2(N-1)/N S / t for all-reduce, (N-1)/N S / t for all-to-all.
     const double factor = kind == CollectiveKind::all_reduce ? 2 * 7.0 / 8.0 : 7.0 / 8.0;
     run.profile = p355;

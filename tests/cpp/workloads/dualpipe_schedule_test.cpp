@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../gpt3_175b_fixture.hpp"
 #include "../transformer_fixture.hpp"
 #include "sim/core/error.hpp"
 #include "workloads/memory_model.hpp"
@@ -214,21 +215,7 @@ TEST(DualPipeSchedule, ItsTimedUnitsHaveTableTwosBubble) {
   EXPECT_DOUBLE_EQ(bubble_1f1b_s(8, cases[0]), 21.0);
 }
 
-// GPT-3 175B on tp 8, pp 8, dp 16, 96 micro-batches of 1 (hardware_memory_model_test's layout).
-WorkloadSpec gpt3_175b(const std::string& schedule) {
-  WorkloadSpec s = testing::transformer_workload(
-      "", {.layers = 96, .hidden = 12288, .heads = 96, .ffn_hidden = 49152, .seq_len = 2048, .vocab = 51200}, 1536, 1);
-  s.model.tied_embeddings = true;
-  s.training.precision = Precision::bf16;
-  s.training.recompute = "selective";
-  s.parallelism.tp = 8;
-  s.parallelism.pp = 8;
-  s.parallelism.dp = 16;
-  s.parallelism.sequence_parallel = true;
-  s.parallelism.pipeline_schedule = schedule;
-  s.parallelism.zero_stage = 1;
-  return s;
-}
+using testing::gpt3_175b;  // tp 8, pp 8, dp 16, 96 micro-batches of 1 (hardware_memory_model_test's layout)
 
 TEST(DualPipeMemory, TwoStagesOfParametersAndPpPlusOneChunksInFlight) {
   const DeviceMemory h100{80e9, true};

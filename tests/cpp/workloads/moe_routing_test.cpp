@@ -43,11 +43,7 @@ TEST(MoeRouting, BusiestRankUnderEachDistribution) {
 }
 
 TEST(MoeRouting, TokenDroppingCapsTheBusiestRankAtItsCapacity) {
-  MoeSpec moe;
-  moe.experts = 8;
-  moe.top_k = 2;
-  moe.load_imbalance = 1.5;
-  moe.capacity_factor = 1.25;
+  MoeSpec moe{.experts = 8, .top_k = 2, .capacity_factor = 1.25, .load_imbalance = 1.5};
   // without dropping, the capacity factor changes nothing: 1024 * 2 * 1.5 = 3072
   EXPECT_DOUBLE_EQ(busiest_rank_routed_tokens(moe, 8, 1024.0), 3072.0);
   // with it, capped at 1.25 x 2048 = 2560

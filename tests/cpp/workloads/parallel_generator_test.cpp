@@ -65,12 +65,7 @@ std::map<CollectiveKind, std::pair<int, double>> collectives(const OpTable& ops,
 }
 
 TEST(RankLayout, MegatronOrderPutsTensorParallelPeersNextToEachOther) {
-  ParallelismSpec p;
-  p.tp = 2;
-  p.cp = 2;
-  p.dp = 2;
-  p.pp = 2;
-  const RankLayout layout(p);
+  const RankLayout layout(ParallelismSpec{.tp = 2, .pp = 2, .dp = 2, .cp = 2});
   EXPECT_EQ(layout.world_size(), 16);
   // rank = tp + 2 * (cp + 2 * (dp + 2 * pp))
   EXPECT_EQ(layout.rank({1, 1, 1, 1}), 15);
@@ -89,11 +84,7 @@ TEST(RankLayout, MegatronOrderPutsTensorParallelPeersNextToEachOther) {
 }
 
 TEST(RankLayout, OrderIsConfigurable) {
-  ParallelismSpec p;
-  p.tp = 2;
-  p.dp = 2;
-  p.pp = 2;
-  p.order = "pp-tp-cp-ep-dp";  // stages innermost
+  const ParallelismSpec p{.tp = 2, .pp = 2, .dp = 2, .order = "pp-tp-cp-ep-dp"};  // stages innermost
   const RankLayout layout(p);
   EXPECT_EQ(layout.groups({ParallelDim::pp}).front(), (std::vector<int>{0, 1}));
   EXPECT_EQ(layout.groups({ParallelDim::tp}).front(), (std::vector<int>{0, 2}));
@@ -101,11 +92,7 @@ TEST(RankLayout, OrderIsConfigurable) {
 }
 
 TEST(RankLayout, ExpertParallelGroupsSplitTheDataParallelGroup) {
-  ParallelismSpec p;
-  p.tp = 2;
-  p.dp = 8;
-  p.ep = 4;
-  const RankLayout layout(p);
+  const RankLayout layout(ParallelismSpec{.tp = 2, .dp = 8, .ep = 4});
   EXPECT_EQ(layout.groups({ParallelDim::ep}).front(), (std::vector<int>{0, 2, 4, 6}));
   EXPECT_EQ(layout.groups({ParallelDim::edp}).front(), (std::vector<int>{0, 8}));
 }
@@ -114,11 +101,7 @@ TEST(RankLayout, ExpertParallelGroupsSplitTheDataParallelGroup) {
 // 2 x dp 4 laid out as etp x ep x edp. etp 1, ep 2: ep stride 1, edp stride 2; etp 2 (= tp), ep 2: the
 // etp groups are the tp groups, ep stride 2, edp stride 4 (ep carved out of dp, as before ETP).
 TEST(RankLayout, ExpertLayersLayTheRanksOutAsEtpByEpByExpertDp) {
-  ParallelismSpec p;
-  p.tp = 2;
-  p.dp = 4;
-  p.ep = 2;
-  p.etp = 1;
+  ParallelismSpec p{.tp = 2, .dp = 4, .ep = 2, .etp = 1};
   const RankLayout one = expert_rank_layout(p);
   EXPECT_EQ(one.groups({ParallelDim::ep}).front(), (std::vector<int>{0, 1}));
   EXPECT_EQ(one.groups({ParallelDim::edp}).front(), (std::vector<int>{0, 2, 4, 6}));

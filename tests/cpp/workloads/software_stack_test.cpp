@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "../op_counts.hpp"
 #include "../spec_error_of.hpp"
 #include "sim/core/error.hpp"
 #include "workloads/stack_memory_passes.hpp"
@@ -33,12 +34,24 @@ WorkloadSpec parse(const nlohmann::json& j) {
   return parse_workload_spec(j.dump(), "w.json");
 }
 
-std::size_t count(const OpTable& ops, std::string_view name) {
-  std::size_t n = 0;
-  for (OpId i = 0; i < ops.size(); ++i)
-    n += ops.name(i) == name ? 1 : 0;
-  return n;
+// `j` parsed, its parallelism resolved over `gpus` GPUs.
+WorkloadSpec resolved(const nlohmann::json& j, int gpus) {
+  WorkloadSpec w = parse(j);
+  resolve_parallelism(w, gpus);
+  return w;
 }
+
+// The small workload under ZeRO-3 over dp 4 on pytorch-fsdp2 (global batch 8 / micro-batch 2 / dp 4 = 1
+// micro-batch).
+nlohmann::json fsdp2_zero3_dp4() {
+  nlohmann::json j = small_workload();
+  j["parallelism"] = {{"dp", 4}, {"zero_stage", 3}};
+  j["training"]["stack"] = "pytorch-fsdp2";
+  return j;
+}
+
+using testing::count;
+using testing::expect_counts;
 
 std::size_t count_kind(const OpTable& ops, OpKind kind) {
   std::size_t n = 0;
@@ -216,8 +229,7 @@ TEST(SoftwareStack, AStackWithoutFusedKernelsLaunchesMoreOps) {
   nlohmann::json j = small_workload();
   j["training"]["stack"] = "megatron-deepspeed";
   j["training"]["recompute"] = "full";
-  WorkloadSpec w = parse(j);
-  resolve_parallelism(w, 1);
+  WorkloadSpec w = resolved(j, 1);
   const ExecutionGraph fused = generate_transformer_training(w, 1, fusions(true, OptimizerKernels::multi_tensor));
   const ExecutionGraph unfused = generate_transformer_training(w, 1, fusions(false, OptimizerKernels::per_tensor));
   const OpTable& f = fused.classes().at(0).ops;
@@ -228,11 +240,11 @@ TEST(SoftwareStack, AStackWithoutFusedKernelsLaunchesMoreOps) {
   // 4 micro-batches x 2 layers x (2 x 7 + 4) = 144 more compute ops.
   // Optimizer: 2 layers x 12 tensors + word and position embeddings + final norm weight and bias =
   // 28 kernels instead of 1: 27 more.
-  EXPECT_EQ(count(u, "fwd.activation.bias"), 8u);
-  EXPECT_EQ(count(u, "recompute.activation.bias"), 8u);
-  EXPECT_EQ(count(u, "fwd.residual1.dropout"), 8u);
-  EXPECT_EQ(count(u, "bwd.attention.mask"), 8u);
-  EXPECT_EQ(count(u, "optimizer.adam"), 28u);
+  expect_counts(u, {{"fwd.activation.bias", 8},
+                    {"recompute.activation.bias", 8},
+                    {"fwd.residual1.dropout", 8},
+                    {"bwd.attention.mask", 8},
+                    {"optimizer.adam", 28}});
   EXPECT_EQ(count(f, "optimizer.adam"), 1u);
   EXPECT_EQ(count_kind(u, OpKind::compute), count_kind(f, OpKind::compute) + 144 + 27);
   // The unfused step moves more bytes and the same flops of GEMMs and attention.
@@ -252,8 +264,7 @@ TEST(SoftwareStack, AStackWithoutFusedKernelsLaunchesMoreOps) {
 TEST(SoftwareStack, BlockingPipelineSendsHoldTheComputeStream) {
   nlohmann::json j = small_workload();
   j["parallelism"] = {{"pp", 2}};
-  WorkloadSpec w = parse(j);
-  resolve_parallelism(w, 2);
+  WorkloadSpec w = resolved(j, 2);
   StackProfile blocking = find_software_stack("megatron-core");
   blocking.pipeline_p2p = PipelineP2P::blocking;
   for (const auto& [stack, waits] :
@@ -273,8 +284,7 @@ TEST(SoftwareStack, BlockingPipelineSendsHoldTheComputeStream) {
 
 TEST(SoftwareStack, FixedStepCostsFollowTheProfile) {
   nlohmann::json j = small_workload();
-  WorkloadSpec w = parse(j);
-  resolve_parallelism(w, 2);  // dp 2: 2 micro-batches per rank
+  WorkloadSpec w = resolved(j, 2);  // dp 2: 2 micro-batches per rank
   // Megatron-DeepSpeed's profile has both fixed costs; the same profile without them has neither.
   const StackProfile both = find_software_stack("megatron-deepspeed");
   ASSERT_TRUE(both.grad_norm);
@@ -307,15 +317,11 @@ double bytes_named(const OpTable& ops, std::string_view name) {
 
 TEST(SoftwareStack, FsdpTwoCopiesAndForeachAdamMoveTheirBytes) {
   // ZeRO-3 over dp 4 (global batch 8 / micro-batch 2 / dp 4 = 1 micro-batch), bf16, 2 layers.
-  nlohmann::json j = small_workload();
-  j["parallelism"] = {{"dp", 4}, {"zero_stage", 3}};
-  j["training"]["stack"] = "pytorch-fsdp2";
-  WorkloadSpec fsdp = parse(j);
-  resolve_parallelism(fsdp, 4);
+  nlohmann::json j = fsdp2_zero3_dp4();
+  WorkloadSpec fsdp = resolved(j, 4);
   j["training"]["stack"] = "megatron-core";
   j["training"]["grad_buffer"] = "per_step";  // the same gradient dtype (fp32) as pytorch-fsdp2's
-  WorkloadSpec core = parse(j);
-  resolve_parallelism(core, 4);
+  WorkloadSpec core = resolved(j, 4);
   const StackMemoryPasses passes = stack_memory_passes("pytorch-fsdp2");
   EXPECT_TRUE(passes.fsdp_all_gather_copy_out);
   EXPECT_TRUE(passes.fsdp_reduce_scatter_copy_in);
@@ -428,11 +434,8 @@ TEST(SoftwareStack, AProfileWrittenBackKeepsItsMemoryPasses) {
   EXPECT_EQ(software_stack_to_json(back), text);
 
   // ZeRO-3 over dp 4, 2 layers, 1 micro-batch: the same passes, op for op and byte for byte.
-  nlohmann::json j = small_workload();
-  j["parallelism"] = {{"dp", 4}, {"zero_stage", 3}};
-  j["training"]["stack"] = "pytorch-fsdp2";
-  WorkloadSpec builtin = parse(j);
-  resolve_parallelism(builtin, 4);
+  nlohmann::json j = fsdp2_zero3_dp4();
+  WorkloadSpec builtin = resolved(j, 4);
   j["training"]["stack"] = "mine.json";
   WorkloadSpec fitted = parse_workload_spec(j.dump(), (dir / "w.json").string());
   resolve_parallelism(fitted, 4);

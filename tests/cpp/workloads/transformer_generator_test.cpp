@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../op_counts.hpp"
 #include "../transformer_fixture.hpp"
 #include "workloads/training_state.hpp"
 #include "workloads/transformer_math.hpp"
@@ -42,12 +43,8 @@ const OpTable& ops_of(const ExecutionGraph& g) {
   return g.classes().at(0).ops;
 }
 
-std::size_t count(const OpTable& ops, std::string_view name) {
-  std::size_t n = 0;
-  for (OpId i = 0; i < ops.size(); ++i)
-    n += ops.name(i) == name ? 1 : 0;
-  return n;
-}
+using testing::count;
+using testing::expect_counts;
 
 std::vector<OpId> all_reduces(const OpTable& ops) {
   std::vector<OpId> ids;
@@ -80,13 +77,14 @@ TEST(TransformerGenerator, OpCountsPerLayerAndMicroBatch) {
   // 24 * 2 + 9 = 57; two micro-batches 114, plus the optimizer and the all-reduces.
   const ExecutionGraph g = generate_transformer_training(small_gpt(2), 2);
   const OpTable& ops = ops_of(g);
-  EXPECT_EQ(count(ops, "fwd.qkv"), 4u);  // 2 layers x 2 micro-batches
-  EXPECT_EQ(count(ops, "fwd.attention"), 4u);
-  EXPECT_EQ(count(ops, "bwd.qkv.dgrad"), 4u);
-  EXPECT_EQ(count(ops, "bwd.qkv.wgrad"), 4u);
-  EXPECT_EQ(count(ops, "bwd.attention"), 4u);
-  EXPECT_EQ(count(ops, "fwd.embedding"), 2u);
-  EXPECT_EQ(count(ops, "optimizer.adam"), 1u);
+  // 2 layers x 2 micro-batches of each layer op, an embedding per micro-batch, one optimizer step.
+  expect_counts(ops, {{"fwd.qkv", 4},
+                      {"fwd.attention", 4},
+                      {"bwd.qkv.dgrad", 4},
+                      {"bwd.qkv.wgrad", 4},
+                      {"bwd.attention", 4},
+                      {"fwd.embedding", 2},
+                      {"optimizer.adam", 1}});
   std::size_t compute = 0;
   for (OpId i = 0; i < ops.size(); ++i)
     compute += ops.kind(i) == OpKind::compute ? 1 : 0;

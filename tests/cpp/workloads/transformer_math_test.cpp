@@ -3,36 +3,24 @@
 
 #include <gtest/gtest.h>
 
+#include "../transformer_fixture.hpp"
 #include "workloads/training_state.hpp"
 
 namespace clustersim {
 namespace {
 
 ModelSpec gpt3_175b() {
-  ModelSpec m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.ffn_hidden = 4 * 12288;
-  m.seq_len = 2048;
-  m.vocab = 51200;
-  m.activation = "gelu";
+  ModelSpec m = testing::transformer_model(
+      {.layers = 96, .hidden = 12288, .heads = 96, .ffn_hidden = 4 * 12288, .seq_len = 2048, .vocab = 51200});
   m.tied_embeddings = true;
   return m;
 }
 
+// A Llama-2-style decoder (context 4096, vocabulary 32000, SwiGLU, untied embeddings).
 ModelSpec llama2(int layers, int hidden, int heads, int kv_heads, int ffn) {
-  ModelSpec m;
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = heads;
-  m.kv_heads = kv_heads;
-  m.ffn_hidden = ffn;
-  m.seq_len = 4096;
-  m.vocab = 32000;
-  m.activation = "swiglu";
-  m.tied_embeddings = false;
-  return m;
+  return testing::swiglu_decoder(
+      {.layers = layers, .hidden = hidden, .heads = heads, .ffn_hidden = ffn, .seq_len = 4096, .vocab = 32000},
+      kv_heads);
 }
 
 TEST(TransformerMath, Gpt3_175bParameters) {

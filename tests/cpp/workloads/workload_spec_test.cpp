@@ -51,6 +51,12 @@ SpecError layout_error(const nlohmann::json& j, int gpus) {
   return error_of([&] { resolve_parallelism(s, gpus); });
 }
 
+// Laying the spec `j` out on `gpus` GPUs succeeds.
+void expect_lays_out(const nlohmann::json& j, int gpus) {
+  WorkloadSpec s = parse(j);
+  EXPECT_NO_THROW(resolve_parallelism(s, gpus)) << gpus << " GPUs";
+}
+
 // The error of valid_spec() with the value at `path` (a JSON pointer) replaced by `value`: it must name
 // that path.
 SpecError error_with(const std::string& path, const nlohmann::json& value) {
@@ -245,35 +251,42 @@ TEST(ResolveParallelism, FillsDpFromTheGpuCount) {
   EXPECT_EQ(s.micro_batches(), 4);  // 512 / (2 * 64)
 }
 
-TEST(ResolveParallelism, DpTimesModelParallelMustEqualTheGpus) {
-  nlohmann::json j = valid_spec();
-  j["parallelism"]["dp"] = 4;
-  const SpecError e = layout_error(j, 8);
-  EXPECT_EQ(e.json_path(), "/parallelism/dp");
-  EXPECT_EQ(e.message(), "tp * pp * cp * dp = 1 * 1 * 1 * 4 = 4, but the cluster has 8 GPUs");
-}
-
-TEST(ResolveParallelism, ModelParallelMustDivideTheGpus) {
-  nlohmann::json j = valid_spec();
-  j["parallelism"]["tp"] = 4;
-  const SpecError e = layout_error(j, 6);
-  EXPECT_EQ(e.json_path(), "/parallelism");
-  EXPECT_EQ(e.message(), "tp * pp * cp = 4 * 1 * 1 = 4 does not divide the 6 GPUs of the cluster");
-}
-
-TEST(ResolveParallelism, MicroBatchesTimesDpMustDivideTheGlobalBatch) {
-  const SpecError e = layout_error(valid_spec(), 3);
-  EXPECT_EQ(e.json_path(), "/training/global_batch");
-  EXPECT_EQ(e.message(), "global_batch (512) must be a multiple of micro_batch * dp = 2 * 3 = 6");
-}
-
-TEST(ResolveParallelism, PipelineMustNotExceedTheLayers) {
-  nlohmann::json j = valid_spec();
-  j["parallelism"]["pp"] = 32;  // 24 layers
-  j["training"]["global_batch"] = 64;
-  const SpecError e = layout_error(j, 32);
-  EXPECT_EQ(e.json_path(), "/parallelism/pp");
-  EXPECT_EQ(e.message(), "pp (32) must not exceed the number of layers (24)");
+// Layouts resolve_parallelism refuses, each with its exact message: valid_spec() (24 layers, global
+// batch 512, micro-batch 2) with `edits` (JSON pointer, value), on `gpus` GPUs.
+TEST(ResolveParallelism, RefusedLayoutsNameTheirFieldAndWhy) {
+  struct Case {
+    std::vector<std::pair<const char*, nlohmann::json>> edits;
+    int gpus;
+    const char* path;
+    const char* message;
+  };
+  const Case cases[] = {
+      // dp times the model-parallel sizes must equal the GPUs
+      {{{"/parallelism/dp", 4}},
+       8,
+       "/parallelism/dp",
+       "tp * pp * cp * dp = 1 * 1 * 1 * 4 = 4, but the cluster has 8 GPUs"},
+      // the model-parallel sizes must divide the GPUs
+      {{{"/parallelism/tp", 4}},
+       6,
+       "/parallelism",
+       "tp * pp * cp = 4 * 1 * 1 = 4 does not divide the 6 GPUs of the cluster"},
+      // micro-batch x dp must divide the global batch
+      {{}, 3, "/training/global_batch", "global_batch (512) must be a multiple of micro_batch * dp = 2 * 3 = 6"},
+      // the pipeline must not exceed the layers
+      {{{"/parallelism/pp", 32}, {"/training/global_batch", 64}},
+       32,
+       "/parallelism/pp",
+       "pp (32) must not exceed the number of layers (24)"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = valid_spec();
+    for (const auto& [pointer, value] : c.edits)
+      j[nlohmann::json::json_pointer(pointer)] = value;
+    const SpecError e = layout_error(j, c.gpus);
+    EXPECT_EQ(e.json_path(), c.path) << c.message;
+    EXPECT_EQ(e.message(), c.message);
+  }
 }
 
 TEST(ResolveParallelism, EveryParallelDimensionIsAccepted) {
@@ -325,8 +338,7 @@ TEST(ResolveParallelism, TensorParallelOverlapNeedsSequenceParallelism) {
   EXPECT_EQ(e.json_path(), "/parallelism/tp_comm_overlap");
   EXPECT_NE(e.message().find("needs sequence_parallel"), std::string::npos);
   j["parallelism"]["sequence_parallel"] = true;
-  WorkloadSpec ok = parse(j);
-  EXPECT_NO_THROW(resolve_parallelism(ok, 8));
+  expect_lays_out(j, 8);
 }
 
 TEST(ResolveParallelism, DualPipeNeedsEvenStagesAndAnEvenMicroBatchCountOfAtLeastTwicePp) {
@@ -336,40 +348,33 @@ TEST(ResolveParallelism, DualPipeNeedsEvenStagesAndAnEvenMicroBatchCountOfAtLeas
   j["parallelism"]["pipeline_schedule"] = "dualpipe";
   j["parallelism"]["pp"] = 3;
   j["training"]["global_batch"] = 16;  // 8 micro-batches of 2 on dp 1
-  WorkloadSpec odd = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(odd, 3); });
+  const SpecError e = layout_error(j, 3);
   EXPECT_EQ(e.json_path(), "/parallelism/pp");
   EXPECT_NE(e.message().find("even number of pipeline stages"), std::string::npos);
   j["parallelism"]["pp"] = 4;
   j["training"]["global_batch"] = 14;  // 7 micro-batches: odd
-  WorkloadSpec seven = parse(j);
-  EXPECT_EQ(error_of([&] { resolve_parallelism(seven, 4); }).json_path(), "/training/global_batch");
+  EXPECT_EQ(layout_error(j, 4).json_path(), "/training/global_batch");
   j["training"]["global_batch"] = 12;  // 6 micro-batches: even but < 2 x 4
-  WorkloadSpec six = parse(j);
-  const SpecError few = error_of([&] { resolve_parallelism(six, 4); });
+  const SpecError few = layout_error(j, 4);
   EXPECT_EQ(few.json_path(), "/training/global_batch");
   EXPECT_NE(few.message().find("at least 2 x pp = 8"), std::string::npos);
   j["training"]["global_batch"] = 16;  // 8 micro-batches: the smallest that DualPipe runs on 4 stages
-  WorkloadSpec ok = parse(j);
-  EXPECT_NO_THROW(resolve_parallelism(ok, 4));
+  expect_lays_out(j, 4);
 }
 
 TEST(ResolveParallelism, InterleavingNeedsPipelineStagesAndWholeGroupsOfMicroBatches) {
   nlohmann::json j = valid_spec();
   j["parallelism"]["pipeline_schedule"] = "interleaved";
   j["parallelism"]["virtual_stages"] = 2;
-  WorkloadSpec one_stage = parse(j);
-  EXPECT_EQ(error_of([&] { resolve_parallelism(one_stage, 8); }).json_path(), "/parallelism/virtual_stages");
+  EXPECT_EQ(layout_error(j, 8).json_path(), "/parallelism/virtual_stages");
   j["parallelism"]["pp"] = 3;
   j["training"]["global_batch"] = 16;  // 8 micro-batches of 2 on dp 1: not a multiple of 3 stages
-  WorkloadSpec uneven = parse(j);
-  const SpecError e = error_of([&] { resolve_parallelism(uneven, 3); });
+  const SpecError e = layout_error(j, 3);
   EXPECT_EQ(e.json_path(), "/training/global_batch");
   EXPECT_NE(e.message().find("multiple of pp (3)"), std::string::npos);
   j["parallelism"]["virtual_stages"] = 13;  // 39 chunks for 24 layers
   j["training"]["global_batch"] = 12;
-  WorkloadSpec too_many = parse(j);
-  EXPECT_EQ(error_of([&] { resolve_parallelism(too_many, 3); }).json_path(), "/parallelism/virtual_stages");
+  EXPECT_EQ(layout_error(j, 3).json_path(), "/parallelism/virtual_stages");
 }
 
 TEST(ResolveParallelism, ExpertParallelismIsCarvedOutOfDataParallelism) {
