@@ -45,8 +45,10 @@ std::span<const Resource> calibration_profile_resources();  // generated from ca
 
 namespace {
 
-constexpr Precision kPrecisions[] = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16,
-                                     Precision::fp8};
+// The dtypes a fitted domain names: every GEMM dtype a measurement can have (the block-scaled mxfp8 and
+// nvfp4 GEMMs are fitted with fp8 ones: kernel_fit.cpp).
+constexpr Precision kPrecisions[] = {Precision::fp32, Precision::tf32,  Precision::fp16, Precision::bf16,
+                                     Precision::fp8,  Precision::mxfp8, Precision::nvfp4};
 
 std::string format_number(double v) {
   char buf[32];
@@ -75,7 +77,7 @@ FittedDomain read_domain(JsonReader r) {
       });
       if (it == std::end(kPrecisions))
         throw SpecError(r.file(), r.path_of("dtypes") + "/" + std::to_string(i),
-                        "expected one of fp32, tf32, fp16, bf16, fp8, got " + describe_json(list[i]));
+                        "expected one of fp32, tf32, fp16, bf16, fp8, mxfp8, nvfp4, got " + describe_json(list[i]));
       d.precisions.push_back(*it);
     }
   }

@@ -13,8 +13,14 @@
 //                  them would outvote the few sustained loads that show the throttled clock.
 //                  clock_power_exponent stays the catalogue's: with the boost power it is not
 //                  separable on kernel times.
-//   gemm (fp8)     gemm_fp8_efficiency (the shape parameters are the 16-bit fit's: a fp8 GEMM differs
-//                  by its rate, which k_half already scales with)
+//   gemm (fp8)     the 8-bit and narrower GEMMs (fp8, and the block-scaled mxfp8 and nvfp4, which the
+//                  kernel model times with the same efficiency at their own peaks): gemm_fp8_efficiency
+//                  (the shape parameters are the 16-bit fit's: a fp8 GEMM differs by its rate, which
+//                  k_half already scales with). Where no 16-bit GEMM was measured (a GPU whose only
+//                  published GEMM tables are fp8 / FP4, as GB200), also gemm_launch_us (the per-call
+//                  cost, otherwise the 16-bit fit's) and, where the catalogue models the power cap,
+//                  tensor_fp8_power_ratio (the clock of sustained low-precision GEMMs under it), in
+//                  that order, one more per kMeasurementsPerParameter measurements.
 //   attention      attention_efficiency
 //   memory-bound   kernel_launch_us, the efficiency of every role measured (memory_efficiency,
 //                  activation_efficiency, normalization_efficiency, rope_efficiency,
@@ -209,14 +215,14 @@ std::string files_of(const std::vector<const KernelMeasurement*>& data) {
 }
 
 bool is_gemm16(const KernelMeasurement& m) {
-  return m.kernel == KernelClass::gemm && m.precision != Precision::fp8;
+  return m.kernel == KernelClass::gemm && !low_precision(m.precision);
 }
 bool is_sustained_gemm16(const KernelMeasurement& m) {
   const std::string_view name = m.name;
   return is_gemm16(m) && (name.starts_with("published.") || name.starts_with("bench."));
 }
 bool is_gemm8(const KernelMeasurement& m) {
-  return m.kernel == KernelClass::gemm && m.precision == Precision::fp8;
+  return m.kernel == KernelClass::gemm && low_precision(m.precision);
 }
 bool is_attention(const KernelMeasurement& m) {
   return m.kernel == KernelClass::attention;
@@ -249,7 +255,7 @@ constexpr FamilyDefinition kFamilies[] = {
 };
 
 std::vector<FreeParameter> parameters_of(std::string_view family, const GpuSpec& base,
-                                         const std::vector<const KernelMeasurement*>& data) {
+                                         const std::vector<const KernelMeasurement*>& data, bool gemm16_measured) {
   std::vector<FreeParameter> p;
   if (family == "gemm") {
     p = {{"gemm_max_efficiency", Transform::fraction},
@@ -262,6 +268,10 @@ std::vector<FreeParameter> parameters_of(std::string_view family, const GpuSpec&
     p = {{"tensor_boost_W", Transform::positive}, {"power_response_us", Transform::positive}};
   } else if (family == "gemm fp8") {
     p = {{"gemm_fp8_efficiency", Transform::fraction}};
+    if (!gemm16_measured) p.push_back({"gemm_launch_us", Transform::positive});
+    if (!gemm16_measured && models_power_cap(base)) p.push_back({"tensor_fp8_power_ratio", Transform::positive});
+    p.resize(std::clamp<std::size_t>(data.size() / kMeasurementsPerParameter, 1, p.size()));
+    return p;
   } else if (family == "attention") {
     p = {{"attention_efficiency", Transform::fraction}};
   } else {
@@ -316,7 +326,8 @@ double unset_start(const GpuSpec& gpu, std::string_view key) {
 
 std::vector<std::string> fit_parameter_names() {
   return {"gemm_max_efficiency", "gemm_k_half", "gemm_tile_exponent", "gemm_memory_efficiency", "gemm_launch_us",
-          "tensor_boost_W", "power_response_us", "gemm_fp8_efficiency", "attention_efficiency", "memory_efficiency",
+          "tensor_boost_W", "power_response_us", "gemm_fp8_efficiency", "tensor_fp8_power_ratio",
+          "attention_efficiency", "memory_efficiency",
           "activation_efficiency", "normalization_efficiency", "rope_efficiency", "embedding_efficiency",
           "kernel_launch_us", "row_bandwidth_GBps", "l2_reuse"};
 }
@@ -346,6 +357,9 @@ CalibrationProfile fit_kernel_model(const GpuSpec& base, std::span<const KernelM
   profile.fitted_on = options.fitted_on;
   profile.held_out = options.held_out;
 
+  // the 16-bit GEMM family fits the per-call GEMM cost where it has measurements; else the fp8 family may
+  const bool gemm16_measured =
+      std::any_of(measurements.begin(), measurements.end(), [](const KernelMeasurement& m) { return is_gemm16(m); });
   for (const auto& definition : kFamilies) {
     Family family;
     family.name = definition.name;
@@ -360,7 +374,7 @@ CalibrationProfile fit_kernel_model(const GpuSpec& base, std::span<const KernelM
         return is_stream(*m);
       });
     }
-    family.parameters = parameters_of(family.name, gpu, family.data);
+    family.parameters = parameters_of(family.name, gpu, family.data, gemm16_measured);
     std::erase_if(family.parameters, [&](const FreeParameter& f) { return is_fixed(f.key); });
     if (is_fixed("memory_efficiency")) streams.clear();
     if (family.parameters.empty()) {

@@ -47,7 +47,13 @@
 //             shared memory, so no other tile's main loop hides it. With bw = hbm_bandwidth_Bps *
 //             gemm_memory_efficiency and C = m n batch x 2 bytes (4 for fp32 / tf32; fp8 GEMMs write bf16):
 //               t = gemm_launch_s + max(t_compute, (bytes - C) / bw) + t_split + C / bw
-//             (bytes - C: the operands A and B). Tile candidates tm, tn in {16, ..., 256}: a GEMM with
+//             (bytes - C: the operands A and B). On the fifth-generation tensor cores (Blackwell:
+//             GPUs with an nvfp4 path) the accumulator lives in Tensor Memory and the library's
+//             persistent kernels double-buffer it, so the store of one tile's C overlaps the next
+//             tile's main loop: there t = gemm_launch_s + max(t_compute, bytes / bw) + t_split
+//             (mamf-finder's best Blackwell shapes, whose C is up to a third of their time at bw,
+//             were 19-29 % slower in the model with the store serial: docs/validation.md).
+//             Tile candidates tm, tn in {16, ..., 256}: a GEMM with
 //             few rows puts them in a narrow tile side (wgmma / mma tiles 16 or 32 wide, cuBLAS swaps
 //             A and B), so it does not pay for 64 padded rows.
 //             An op without a shape (m, n or k = 0): t_compute = flops / (peak(dtype) * E) and the
@@ -201,6 +207,15 @@ double gemm_output_bytes(const ComputeOp& op) {
   return std::clamp(c, 0.0, std::max(op.bytes, 0.0));
 }
 
+// True when the GPU's GEMMs store C while the next tile's main loop runs (top of the file): the
+// fifth-generation tensor cores (Blackwell, tcgen05) accumulate in Tensor Memory, not in registers, and
+// the library's persistent kernels double-buffer that accumulator, so a tile's epilogue overlaps the
+// next tile's MMAs (CUTLASS sm100 kernels). The block-scaled FP4 path is a tcgen05 feature: a GPU with
+// an nvfp4 peak has it.
+bool overlaps_gemm_epilogue(const GpuSpec& gpu) {
+  return gpu.tensor_nvfp4_flops > 0.0;
+}
+
 // The library's fastest (tile, split-K) at the boost clock: main-loop time and split-K reduction.
 struct GemmPlan {
   double compute_s = 0.0;
@@ -220,7 +235,9 @@ GemmPlan gemm_plan(const GpuSpec& gpu, const ComputeOp& op) {
   // The operands stream in while the main loop runs: a plan is as fast as the slower of the two, then
   // its split-K reduction (the library's heuristic picks by the kernel's time, not by its arithmetic:
   // no split-K whose reduction buys tensor time the operand stream does not let it use).
-  const double operands_s = op.bytes > 0.0 ? (op.bytes - gemm_output_bytes(op)) / gemm_bandwidth_Bps(gpu) : 0.0;
+  // (with the epilogue overlapped, C's store streams with them: gemm_parts)
+  const double streamed_bytes = op.bytes - (overlaps_gemm_epilogue(gpu) ? 0.0 : gemm_output_bytes(op));
+  const double operands_s = op.bytes > 0.0 ? streamed_bytes / gemm_bandwidth_Bps(gpu) : 0.0;
   GemmPlan best{std::numeric_limits<double>::infinity(), 0.0};
   double best_total_s = std::numeric_limits<double>::infinity();
   for (double tm : kTileSizes) {
@@ -255,7 +272,7 @@ struct KernelParts {
 };
 
 // Main loop at the capped clock; operand traffic overlapped with it; then the split-K reduction and
-// the epilogue's store of C.
+// the epilogue's store of C (overlapped with the main loop where the accumulator is in Tensor Memory).
 KernelParts gemm_parts(const GpuSpec& gpu, const ComputeOp& op) {
   KernelParts p;
   const double c_bytes = gemm_output_bytes(op);
@@ -265,8 +282,9 @@ KernelParts gemm_parts(const GpuSpec& gpu, const ComputeOp& op) {
     p.serial_s = plan.reduction_s;
   }
   if (op.bytes > 0.0) {
-    p.memory_s = (op.bytes - c_bytes) / gemm_bandwidth_Bps(gpu);
-    p.serial_s += c_bytes / gemm_bandwidth_Bps(gpu);
+    const bool overlapped = overlaps_gemm_epilogue(gpu);
+    p.memory_s = (op.bytes - (overlapped ? 0.0 : c_bytes)) / gemm_bandwidth_Bps(gpu);
+    if (!overlapped) p.serial_s += c_bytes / gemm_bandwidth_Bps(gpu);
   }
   return p;
 }

@@ -30,18 +30,19 @@ def _median(errors: "object") -> float:
     return float(errors["error"].abs().median())
 
 
-def test_gb200_cublaslt_fp8_table_misses_by_its_power_cap_and_launch_cost() -> None:
-    # Azure ND GB200 v6, cuBLASLt fp8, 9 shapes (micro-0169..0177). Measured median |error| 22.7 %:
-    # the 10 % target is NOT met. The misses are systematic: the large squares are predicted 19-30 %
-    # fast (measured 2.88-2.91 PFLOP/s at 8192^3-16384^3, 58 % of the 5 PFLOP/s dense peak, and
-    # 32768^3 falls to 2.83: the clock under the power cap; the model keeps fp8 at the boost clock with
-    # the H100's tensor_fp8_power_ratio), the small ones 25-35 % slow (1024^3 ran in 4.4 us a call,
-    # less than the H100 profile's 4.5 us gemm_launch_us alone).
+def test_gb200_cublaslt_fp8_table_is_slower_than_its_own_fp4_table_allows() -> None:
+    # Azure ND GB200 v6, cuBLASLt fp8 (CUDA 12.8), 9 shapes (micro-0169..0177). Measured median |error|
+    # 24.6 % (22.7 % before the Blackwell epilogue overlap): the 10 % target is NOT met. The large squares
+    # are predicted 25-32 % fast: they ran at 2.83-2.91 PFLOP/s, 58 % of the 5 PFLOP/s dense peak, where
+    # the same machine's FP4 table (below) sustains 75 % of its peak and mamf-finder's fp8 best shape on a
+    # newer stack (cu130) 72 %; not the power cap (FP4, at 2.6x the flop rate on the same GPUs, holds its
+    # rate to 32768^3), but that stack's fp8 kernels. The small ones are 21-28 % slow: 1024^3 ran in
+    # 4.4 us a call, less than the H100 profile's 4.46 us gemm_launch_us alone.
     errors = _errors("gb200", "micro-0169..micro-0177")
     assert len(errors) == 9
-    assert _median(errors) == pytest.approx(0.227, abs=0.01)
+    assert _median(errors) == pytest.approx(0.246, abs=0.01)
     by_m = dict(zip(errors["m"], errors["error"]))
-    assert by_m[8192] > 0.15 and by_m[16384] > 0.15 and by_m[32768] > 0.25  # too fast (no throttle)
+    assert by_m[8192] > 0.2 and by_m[16384] > 0.2 and by_m[32768] > 0.25  # too fast
     assert by_m[1024] < -0.2 and by_m[2048] < -0.2  # too slow (the per-call fixed cost)
     tflops = dict(zip(errors["m"], errors["flops"] / errors["time_s"] / 1e12))
     assert tflops[32768] < tflops[16384]  # the measured rate falls at the largest size ...
@@ -51,22 +52,31 @@ def test_gb200_cublaslt_fp8_table_misses_by_its_power_cap_and_launch_cost() -> N
 
 def test_gb200_cublaslt_fp4_table() -> None:
     # Azure ND GB200 v6, cuBLASLt FP4, 8 shapes (micro-0178..0185), read as nvfp4 (half-byte operands,
-    # bf16 output) at the catalogue's 10 PFLOP/s dense peak with the fp8 efficiency: median 15.1 %,
-    # the target NOT met; large squares 4-16 % slow (7.5-7.6 PFLOP/s measured, 75 % of the peak, where
-    # the H100's fp8 efficiency gives 0.73 x peak), small ones 22-40 % fast.
+    # bf16 output) at the catalogue's 10 PFLOP/s dense peak with the fp8 efficiency (0.748, the H100
+    # profile's): median 6.0 % (15.1 % before the epilogue overlap), the target met on this table. The
+    # large squares within 5 % (7.5-7.6 PFLOP/s measured, 75 % of the peak), the operand-bound
+    # 802816 x 192 x 768 +7.3 %; the three one-wave shapes 44-52 % fast: FP4 calls cost about 6.5 us
+    # each (1024^3 in 7.5 us, 2048^3 in 10.2 us), more than the 4.46 us gemm_launch_us and more than
+    # the same machine's fp8 calls (about 2.5 us): a per-call cost by dtype, which the model lacks.
     errors = _errors("gb200", "micro-0178..micro-0185")
     assert len(errors) == 8
     assert set(errors["precision"]) == {"nvfp4"}
-    assert _median(errors) == pytest.approx(0.151, abs=0.01)
+    assert _median(errors) == pytest.approx(0.060, abs=0.01)
+    by_m = dict(zip(zip(errors["m"], errors["n"]), errors["error"]))
+    for size in (4096, 8192, 16384, 32768):
+        assert abs(by_m[(size, size)]) < 0.05
+    assert by_m[(1024, 1024)] > 0.4 and by_m[(1024, 2145)] > 0.4  # the per-call cost of FP4
 
 
 @pytest.mark.parametrize(
     "gpu, ids, median",
     [
-        # mamf-finder's best bf16 and fp8 shapes (stas00/ml-engineering), one of each per GPU
-        ("b200", "micro-0063,micro-0072", 0.102),  # bf16 -1.5 %, fp8 -18.9 %: just outside the target
-        ("b300", "micro-0062,micro-0073", 0.181),  # bf16 -17.3 %, fp8 -19.0 %: target not met
-        ("gb200", "micro-0065,micro-0075", 0.185),  # bf16 -8.2 %, fp8 -28.8 %: target not met
+        # mamf-finder's best bf16 and fp8 shapes (stas00/ml-engineering), one of each per GPU; on
+        # Blackwell the store of C overlaps the main loop (kernel_model.cpp): before that they were
+        # B200 10.2 % (-1.5, -18.9 %), B300 18.1 % (-17.3, -19.0 %), GB200 18.5 % (-8.2, -28.8 %)
+        ("b200", "micro-0063,micro-0072", 0.068),  # bf16 +7.8 %, fp8 -5.8 %: target met
+        ("b300", "micro-0062,micro-0073", 0.100),  # bf16 +6.1 %, fp8 -14.0 %: at the target (10.04 %)
+        ("gb200", "micro-0065,micro-0075", 0.045),  # bf16 +5.1 %, fp8 -3.9 %: target met
         ("h200-sxm-141gb", "micro-0074", 0.276),  # fp8 -27.6 % with the H200 profile (not in its fit)
     ],
 )
@@ -74,8 +84,9 @@ def test_best_shape_searches(gpu: str, ids: str, median: float) -> None:
     errors = _errors(gpu, ids)
     assert len(errors) == len(ids.split(","))
     assert _median(errors) == pytest.approx(median, abs=0.01)
-    # the best-shape searches find shapes the model's tile set does not favour: it is never too fast
-    assert (errors["error"] < 0.01).all()
+    # the fp8 best shapes are predicted slow (a search finds the shapes the library runs best)
+    fp8 = errors[errors["precision"] == "fp8"]
+    assert len(fp8) == 1 and (fp8["error"] < 0.0).all()
 
 
 def test_amd_rows_are_the_fit_not_a_validation() -> None:

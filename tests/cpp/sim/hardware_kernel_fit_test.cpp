@@ -213,6 +213,88 @@ TEST(KernelFit, SmallFamiliesFitOnlyTheirEfficiency) {
   EXPECT_EQ(p.parameters[0].name, "gemm_max_efficiency");
 }
 
+// The block-scaled FP4 GEMMs are fitted with the fp8 ones (the kernel model times nvfp4 with
+// gemm_fp8_efficiency at the nvfp4 peak), not as 16-bit GEMMs: nvfp4 times generated on GB200 at an
+// fp8 efficiency of 0.6 give back 0.6, gemm_max_efficiency stays out of the profile, and the fitted
+// domain names nvfp4 through the profile file's round trip.
+TEST(KernelFit, Nvfp4GemmsAreFittedWithTheFp8Family) {
+  GpuSpec g = find_gpu("gb200", "test", "");
+  g.gemm_fp8_efficiency = 0.6;
+  std::vector<KernelMeasurement> data;
+  for (double size : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
+    KernelMeasurement k;
+    k.operation = "gemm";
+    k.name = "synthetic.gemm";
+    k.file = "synthetic";
+    k.gpu = g.id;
+    k.kernel = KernelClass::gemm;
+    k.precision = Precision::nvfp4;
+    k.m = k.n = k.k = static_cast<std::uint32_t>(size);
+    k.flops = 2.0 * size * size * size;
+    k.bytes = 2.0 * size * size * 0.5 + size * size * 2.0;  // half-byte operands, bf16 output
+    k.time_s = kernel_time(g, k.op()).time_s;
+    data.push_back(std::move(k));
+  }
+  const CalibrationProfile p = fit_kernel_model(find_gpu("gb200", "test", ""), data, {});
+  ASSERT_EQ(p.parameters.size(), 1u);
+  EXPECT_EQ(p.parameters[0].name, "gemm_fp8_efficiency");
+  EXPECT_NEAR(p.parameters[0].value, 0.6, 1e-4);
+  const CalibrationProfile read = parse_calibration_profile(calibration_profile_to_json(p), "round-trip.json");
+  ASSERT_EQ(read.parameters.size(), 1u);
+  ASSERT_EQ(read.parameters[0].domain.size(), 1u);
+  EXPECT_EQ(read.parameters[0].domain[0].precisions, std::vector<Precision>{Precision::nvfp4});
+}
+
+// Without 16-bit GEMMs among the measurements (GB200: its published tables are fp8 and FP4), the fp8
+// family fits the per-call GEMM cost as well, one parameter more per five records: ten fp8 GEMMs
+// generated at an fp8 efficiency of 0.6 and 2.5 us a call give both back; five fit the efficiency
+// alone; with a 16-bit GEMM measured, gemm_launch_us is the 16-bit family's.
+TEST(KernelFit, WithoutSixteenBitGemmsTheFp8FamilyFitsThePerCallCost) {
+  GpuSpec g = find_gpu("gb200", "test", "");
+  g.gemm_fp8_efficiency = 0.6;
+  g.gemm_launch_s = 2.5e-6;
+  auto fp8 = [&](double m, double n, double k) {
+    KernelMeasurement x;
+    x.operation = "gemm";
+    x.name = "synthetic.gemm";
+    x.file = "synthetic";
+    x.gpu = g.id;
+    x.kernel = KernelClass::gemm;
+    x.precision = Precision::fp8;
+    x.m = static_cast<std::uint32_t>(m);
+    x.n = static_cast<std::uint32_t>(n);
+    x.k = static_cast<std::uint32_t>(k);
+    x.flops = 2.0 * m * n * k;
+    x.bytes = m * k + k * n + m * n * 2.0;
+    x.time_s = kernel_time(g, x.op()).time_s;
+    return x;
+  };
+  std::vector<KernelMeasurement> data;
+  for (double size : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0})
+    data.push_back(fp8(size, size, size));
+  for (double size : {512.0, 1536.0, 3072.0, 6144.0, 12288.0})
+    data.push_back(fp8(size, 2 * size, size));
+  const GpuSpec prior = find_gpu("gb200", "test", "");
+  const CalibrationProfile both = fit_kernel_model(prior, data, {});
+  ASSERT_EQ(both.parameters.size(), 2u);
+  EXPECT_NEAR(fitted(both, "gemm_fp8_efficiency"), 0.6, 1e-4);
+  EXPECT_NEAR(fitted(both, "gemm_launch_us"), 2.5, 1e-3);
+  const CalibrationProfile five =
+      fit_kernel_model(prior, std::vector<KernelMeasurement>(data.begin(), data.begin() + 5), {});
+  ASSERT_EQ(five.parameters.size(), 1u);
+  EXPECT_EQ(five.parameters[0].name, "gemm_fp8_efficiency");
+  KernelMeasurement bf16 = fp8(4096, 4096, 4096);
+  bf16.precision = Precision::bf16;
+  bf16.bytes = 3.0 * 4096.0 * 4096.0 * 2.0;
+  bf16.time_s = kernel_time(g, bf16.op()).time_s;
+  data.push_back(bf16);
+  const CalibrationProfile mixed = fit_kernel_model(prior, data, {});
+  const FittedParameter* launch = mixed.find("gemm_launch_us");
+  EXPECT_TRUE(launch == nullptr || launch->source.find("gemm fp8") == std::string::npos);
+  EXPECT_NE(mixed.find("gemm_fp8_efficiency")->source.find("(Levenberg-Marquardt on ln time, 1 parameters)"),
+            std::string::npos);
+}
+
 // --fixed: the named parameters keep the catalogue's values, out of the profile; the rest of their
 // family is fitted around them. A name the fit does not know is refused with the list.
 TEST(KernelFit, FixedParametersKeepTheCatalogueValues) {
@@ -234,7 +316,7 @@ TEST(KernelFit, FixedParametersKeepTheCatalogueValues) {
   EXPECT_EQ(bad.file(), "--fixed");
   EXPECT_NE(bad.message().find("gemm_max_efficiency"), std::string::npos) << bad.message();
   EXPECT_NE(bad.message().find("got \"gemm_efficiency\""), std::string::npos) << bad.message();
-  EXPECT_EQ(fit_parameter_names().size(), 17u);
+  EXPECT_EQ(fit_parameter_names().size(), 18u);
 }
 
 TEST(KernelFit, NothingToFitIsAnError) {

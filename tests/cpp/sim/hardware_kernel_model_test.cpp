@@ -91,6 +91,26 @@ TEST(KernelModel, ThinGemmIsMemoryBound) {
   EXPECT_FALSE(t.compute_bound);
 }
 
+// Fifth-generation tensor cores (Blackwell: a GPU with an nvfp4 path) accumulate in Tensor Memory and
+// the library's persistent kernels overlap one tile's store of C with the next tile's main loop: C
+// joins the overlapped stream, t = 4 us + max(compute, (A + B + C) / bw). The same H100 figures with an
+// nvfp4 peak (the parameters above; nvfp4's own rate plays no part in a bf16 GEMM):
+TEST(KernelModel, AGpuWithTensorMemoryOverlapsTheStoreOfC) {
+  GpuSpec blackwell_like = h100();
+  blackwell_like.tensor_nvfp4_flops = 4.0 * blackwell_like.tensor_bf16_flops;
+  // 8192^3 (LargeGemmIsComputeBound): compute 1443.72 us hides the operands 91.06 us and C 45.53 us:
+  // t = 4 + 1443.72 = 1447.72 us (1493.24 us with the store after the main loop).
+  const KernelTime large = kernel_time(blackwell_like, gemm(8192, 8192, 8192));
+  EXPECT_NEAR(large.time_s, 1447.72e-6, 0.01e-6);
+  EXPECT_NEAR(kernel_time(h100(), gemm(8192, 8192, 8192)).time_s - large.time_s, 45.53e-6, 0.01e-6);
+  EXPECT_TRUE(large.compute_bound);
+  // 8192 x 8192 x 16 (ThinGemmIsMemoryBound): all the bytes, 0.178 + 45.528 = 45.706 us, stream under
+  // the 13.989 us of compute: t = 4 + 45.706 = 49.706 us (63.518 us serial).
+  const KernelTime thin = kernel_time(blackwell_like, gemm(8192, 8192, 16));
+  EXPECT_NEAR(thin.time_s, 49.706e-6, 0.001e-6);
+  EXPECT_FALSE(thin.compute_bound);
+}
+
 TEST(KernelModel, OneTileMoreThanTheSmsTakesTwoWaves) {
   // With smaller tiles made hopeless (tile exponent 10), only 256x128 tiles count. k = 16384:
   // eff = 0.80 * 16384 / 16448 = 0.79689. One full wave: 132 SMs x 256 x 128 x 16384 x 2 = 141.73e9
