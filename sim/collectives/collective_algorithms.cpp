@@ -24,10 +24,12 @@ namespace clustersim {
 
 namespace {
 
-// The algorithm's plan with its inter-node transfers striped over the GPUs' NICs (collective_plan.hpp).
+// The algorithm's plan, named after its entry, with its inter-node transfers striped over the GPUs' NICs
+// (collective_plan.hpp).
 CollectivePlan plan_with(const CollectiveAlgorithmEntry& a, const CollectiveContext& ctx,
                          const CollectiveRequest& request) {
   CollectivePlan plan = a.plan(ctx, request);
+  plan.algorithm = a.name;
   for (CollectivePhase& phase : plan.phases)
     stripe_over_nics(ctx.cluster, phase.transfers);
   return plan;

@@ -61,7 +61,6 @@ std::string deepep_infeasible(const CollectiveContext& ctx, const CollectiveRequ
 
 CollectivePlan plan_deepep(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "deepep";
   const auto& ranks = *request.ranks;
   const std::size_t n = ranks.size();
   if (n <= 1) return plan;

@@ -19,7 +19,6 @@ bool direct_supports(CollectiveKind kind) {
 
 CollectivePlan plan_direct(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "direct";
   const auto& ranks = *request.ranks;
   const std::size_t n = ranks.size();
   if (n <= 1) return plan;

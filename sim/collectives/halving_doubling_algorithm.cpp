@@ -45,7 +45,6 @@ std::string halving_doubling_infeasible(const CollectiveContext&, const Collecti
 
 CollectivePlan plan_halving_doubling(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "halving_doubling";
   const auto& ranks = *request.ranks;
   const std::size_t n = ranks.size();
   if (n <= 1 || request.bytes <= 0.0) return plan;

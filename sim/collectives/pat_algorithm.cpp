@@ -32,7 +32,6 @@ std::string pat_infeasible(const CollectiveContext& ctx, const CollectiveRequest
 
 CollectivePlan plan_pat(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "pat";
   const auto& ranks = *request.ranks;
   const std::size_t n = ranks.size();
   if (n <= 1 || request.bytes <= 0.0) return plan;

@@ -126,7 +126,6 @@ bool ring_supports(CollectiveKind kind) {
 
 CollectivePlan plan_ring(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "ring";
   const int n = static_cast<int>(request.ranks->size());
   if (n <= 1 || request.bytes <= 0.0) return plan;
 
