@@ -429,8 +429,8 @@ Json interval_basis_json(const StepTimeInterval& i) {
 
 StepTimeInterval interval_from_json(const Json& range, const Json& b) {
   StepTimeInterval i;
-  i.lo_s = range.at(0).get<double>();
-  i.hi_s = range.at(1).get<double>();
+  i.lo = range.at(0).get<double>();
+  i.hi = range.at(1).get<double>();
   read_fields(b, i, kIntervalHead);
   for (const auto& [name, rows] : b.at("datasets").items())
     i.datasets.push_back({name, rows.get<int>()});
@@ -502,7 +502,7 @@ std::string Report::to_json(int indent) const {
   Json j;
   j["step_time_s"] = step_time_s;
   if (step_time_interval) {
-    j["step_time_interval_s"] = {step_time_interval->lo_s, step_time_interval->hi_s};
+    j["step_time_interval_s"] = {step_time_interval->lo, step_time_interval->hi};
     j["step_time_interval_basis"] = interval_basis_json(*step_time_interval);
   } else {
     j["step_time_interval_s"] = nullptr;
@@ -612,7 +612,7 @@ std::string Report::to_text() const {
   o << "  Step time          " << seconds(step) << "\n";
   if (step_time_interval) {
     const StepTimeInterval& i = *step_time_interval;
-    o << "  Likely measured    " << seconds(i.lo_s) << " to " << seconds(i.hi_s) << " (from the errors of the "
+    o << "  Likely measured    " << seconds(i.lo) << " to " << seconds(i.hi) << " (from the errors of the "
       << i.rows << " validation runs nearest to this one, mean distance " << fmt("%.2f", i.mean_distance) << ")\n";
   }
   o << "  Throughput         "
