@@ -33,10 +33,6 @@
 
 namespace clustersim {
 
-bool deepep_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_to_all;
-}
-
 std::string deepep_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
   const auto segments = node_segments(ctx.cluster, *request.ranks);
   if (request.routing != nullptr) {

@@ -8,7 +8,6 @@
 
 namespace clustersim {
 
-bool deepep_supports(CollectiveKind kind);
 // Why the request cannot run DeepEP's two-stage plan (empty when it can): its ranks must sit on their
 // nodes in equal, rail-aligned segments.
 std::string deepep_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request);

@@ -13,10 +13,6 @@
 
 namespace clustersim {
 
-bool direct_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_to_all;
-}
-
 CollectivePlan plan_direct(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
   const auto& ranks = *request.ranks;

@@ -32,11 +32,6 @@ void add_exchange_phase(const CollectiveContext& ctx, const std::vector<int>& ra
 
 }  // namespace
 
-bool halving_doubling_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_reduce || kind == CollectiveKind::reduce_scatter ||
-         kind == CollectiveKind::all_gather;
-}
-
 std::string halving_doubling_infeasible(const CollectiveContext&, const CollectiveRequest& request) {
   if (power_of_two(request.ranks->size())) return {};
   return "halving_doubling needs a power-of-two group, this one has " + std::to_string(request.ranks->size()) +

@@ -183,11 +183,6 @@ CollectivePlan plan_in_network(const CollectiveContext& ctx, const CollectiveReq
 
 }  // namespace
 
-bool nvls_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
-         kind == CollectiveKind::reduce_scatter;
-}
-
 // NCCL's tuner (src/graph/tuning.cc, v2.27.7-1) rates NVLS all-gather / reduce-scatter at
 // nChannels x bwIntra x (ppn-1)/ppn of algorithm bandwidth, the ring at nChannels x bwIntra x N/(N-1).
 // The NVLS graph has one channel per GPU and its head takes two shares of every port
@@ -199,10 +194,6 @@ double nvls_tuner_rating(CollectiveKind kind, int n) {
   if (kind != CollectiveKind::all_gather && kind != CollectiveKind::reduce_scatter) return 0.0;
   const double ranks = n;
   return (ranks - 1) * (ranks - 1) / (ranks * (ranks + 1));
-}
-
-bool hierarchical_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_reduce;
 }
 
 std::string hierarchical_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {

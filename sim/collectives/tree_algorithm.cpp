@@ -39,10 +39,6 @@ int tree_height(int m) {
 
 }  // namespace
 
-bool tree_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_reduce;
-}
-
 CollectivePlan plan_tree(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
   const auto& ranks = *request.ranks;
