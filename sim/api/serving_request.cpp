@@ -171,8 +171,8 @@ void add_intervals(ServingReport& report, const Deployment& d) {
     ServingInterval x;
     x.metric = metric;
     x.predicted = predicted;
-    x.lo = i->lo_s;
-    x.hi = i->hi_s;
+    x.lo = i->lo;
+    x.hi = i->hi;
     x.rows = i->rows;
     for (const auto& n : i->datasets)
       x.datasets.emplace_back(n.dataset, n.rows);

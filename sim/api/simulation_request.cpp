@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -86,10 +87,18 @@ long long whole_number_option(std::string_view option, const std::string& text, 
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size() || value < lo || value > hi)
-    throw SpecError(std::string(option), "",
-                    "expected " + std::string(what) + " from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                        ", got \"" + text + "\"");
+  if (used == 0 || used != text.size() || value < lo || value > hi) {
+    // A bound at the type's limit is no bound to state.
+    constexpr long long kNone = std::numeric_limits<long long>::max();
+    std::string range;
+    if (lo != -kNone - 1 && hi != kNone)
+      range = " from " + std::to_string(lo) + " to " + std::to_string(hi);
+    else if (lo != -kNone - 1)
+      range = " >= " + std::to_string(lo);
+    else if (hi != kNone)
+      range = " <= " + std::to_string(hi);
+    throw SpecError(std::string(option), "", "expected " + std::string(what) + range + ", got \"" + text + "\"");
+  }
   return value;
 }
 

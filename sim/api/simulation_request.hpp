@@ -43,7 +43,8 @@ std::optional<double> parse_si_quantity(std::string_view text);
 double parse_token_count(std::string_view text, std::string_view option);
 
 // An option's whole-number value from `lo` to `hi`: the text read whole as an integer, or SpecError
-// naming `option` ("--gpus") and saying "expected <what> from lo to hi". One rule for such options.
+// naming `option` ("--gpus") and saying "expected <what> from lo to hi" (a bound at long long's limit is
+// not stated: "expected <what> >= lo", or "expected <what>" with neither). One rule for such options.
 long long whole_number_option(std::string_view option, const std::string& text, long long lo, long long hi,
                               std::string_view what);
 

@@ -1,9 +1,11 @@
 // clustersim serve --cluster C --serving S: inference serving, request by request (docs/serving.md).
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 
 #include "sim/api/serving_layout_search.hpp"
 #include "sim/api/serving_request.hpp"
+#include "sim/api/simulation_request.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
@@ -12,19 +14,20 @@
 namespace clustersim::cli {
 namespace {
 
-template <typename T>
-T parse_option(const std::string& option, const std::string& text, const char* expected) {
+double number_option(const std::string& option, const std::string& text, const char* expected) {
   try {
     std::size_t used = 0;
-    T v{};
-    if constexpr (std::is_same_v<T, double>)
-      v = std::stod(text, &used);
-    else
-      v = std::stoll(text, &used);
+    const double v = std::stod(text, &used);
     if (used == text.size()) return v;
   } catch (const std::exception&) {
   }
   throw SpecError("--" + option, "", std::string("expected ") + expected + ", got \"" + text + "\"");
+}
+
+// A whole number, its range checked by whoever takes it (the request, or parse_sizes).
+long long whole_number(const std::string& option, const std::string& text, const char* expected) {
+  return whole_number_option("--" + option, text, std::numeric_limits<long long>::min(),
+                             std::numeric_limits<long long>::max(), expected);
 }
 
 // "1,2,4,8" -> {1, 2, 4, 8}.
@@ -33,8 +36,8 @@ std::vector<int> parse_sizes(const std::string& option, const std::string& text)
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
-    const long long v = parse_option<long long>(option, text.substr(start, comma - start),
-                                                "a comma-separated list of sizes (e.g. 1,2,4,8)");
+    const long long v =
+        whole_number(option, text.substr(start, comma - start), "a comma-separated list of sizes (e.g. 1,2,4,8)");
     if (v < 1 || v > 1 << 20) throw SpecError("--" + option, "", "expected sizes >= 1, got " + std::to_string(v));
     sizes.push_back(static_cast<int>(v));
     start = comma + 1;
@@ -48,7 +51,7 @@ int run_layout_search(const Arguments& a) {
   request.serving = a.required("serving");
   request.settings = a.values("set");
   if (const auto r = a.value("target-rate"))
-    request.target_rate_rps = parse_option<double>("target-rate", *r, "a rate in requests/s > 0");
+    request.target_rate_rps = number_option("target-rate", *r, "a rate in requests/s > 0");
   if (const auto tp = a.value("tp")) request.tp = parse_sizes("tp", *tp);
   if (const auto pp = a.value("pp")) request.pp = parse_sizes("pp", *pp);
   const LayoutSearch search = search_layouts(request);
@@ -90,9 +93,9 @@ int run_serve(const std::vector<std::string>& args) {
   request.settings = a.values("set");
   request.timeline_path = a.value("timeline");
   if (const auto n = a.value("timeline-requests"))
-    request.timeline_requests = parse_option<long long>("timeline-requests", *n, "a number of requests >= 1");
+    request.timeline_requests = whole_number("timeline-requests", *n, "a number of requests >= 1");
   if (const auto s = a.value("sample-interval"))
-    request.sample_interval_s = parse_option<double>("sample-interval", *s, "a number of seconds > 0");
+    request.sample_interval_s = number_option("sample-interval", *s, "a number of seconds > 0");
 
   if (a.flag("find-max-rate")) {
     const MaxRateSearch search = find_max_rate(request);

@@ -1,9 +1,11 @@
 // clustersim validate: replays published measurements (validation datasets) and prints the error.
 #include <iostream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/api/serving_validation.hpp"
+#include "sim/api/simulation_request.hpp"
 #include "sim/api/validation_request.hpp"
 #include "sim/cli/arguments.hpp"
 #include "sim/cli/command.hpp"
@@ -18,13 +20,8 @@ namespace {
 // --jobs / --limit as a number (the request checks its range).
 std::optional<std::int64_t> integer_option(const std::optional<std::string>& text, const std::string& option) {
   if (!text) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(*text, &used);
-    if (used == text->size()) return v;
-  } catch (const std::logic_error&) {
-  }
-  throw UsageError("option --" + option + " expects a positive integer, got '" + *text + "'");
+  return whole_number_option("--" + option, *text, std::numeric_limits<long long>::min(),
+                             std::numeric_limits<long long>::max(), "a positive integer");
 }
 
 // --coverage: how often the error bars of the shipped residuals contain the measurement, per dataset,
@@ -85,10 +82,9 @@ int run_serving_validations(const Arguments& a) {
   if (const auto out = a.value("out")) outputs.push_back({*out, "validation results file"});
   check_output_paths(outputs, a.positional());
   ServingValidationOptions options;
-  if (const auto limit = integer_option(a.value("limit"), "limit")) {
-    if (*limit < 1) throw UsageError("option --limit expects a positive integer, got '" + *a.value("limit") + "'");
-    options.limit = static_cast<std::size_t>(*limit);
-  }
+  if (const auto limit = a.value("limit"))
+    options.limit = static_cast<std::size_t>(
+        whole_number_option("--limit", *limit, 1, std::numeric_limits<long long>::max(), "a number of rows"));
   options.scheduler = a.value("scheduler");
   nlohmann::ordered_json all = {{"datasets", nlohmann::ordered_json::array()}};
   std::string text;

@@ -25,6 +25,8 @@
 // across 2-4 nodes the ring wins at every size the tree does not win by latency, while across
 // hundreds of nodes the ring's steps cost milliseconds and the tree wins up to gigabytes (NCCL's own
 // tables: crossover near 5 GB at 256 H100 GPUs, tens of GB at 2,048).
+#include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,16 +39,27 @@ namespace clustersim {
 class Cluster;
 
 using CollectivePlanner = CollectivePlan (*)(const CollectiveContext& ctx, const CollectiveRequest& request);
-// Whether the algorithm implements the kind of collective.
-using CollectiveSupport = bool (*)(CollectiveKind kind);
+// The kinds of collective an algorithm implements (a set).
+class CollectiveKinds {
+ public:
+  constexpr CollectiveKinds(std::initializer_list<CollectiveKind> kinds) {
+    for (const CollectiveKind k : kinds)
+      bits_ |= bit(k);
+  }
+  constexpr bool contains(CollectiveKind k) const { return (bits_ & bit(k)) != 0; }
+
+ private:
+  static constexpr std::uint32_t bit(CollectiveKind k) { return std::uint32_t{1} << static_cast<unsigned>(k); }
+  std::uint32_t bits_ = 0;
+};
 // Why this request cannot run (empty when it can): group shape, missing switch features.
 using CollectiveFeasibility = std::string (*)(const CollectiveContext& ctx, const CollectiveRequest& request);
 
 struct CollectiveAlgorithmEntry {
   const char* name;
   const char* summary;
-  bool nccl;  // NCCL implements it: "auto" chooses among these only, as NCCL's tuner does
-  CollectiveSupport supports;
+  bool nccl;                         // NCCL implements it: "auto" chooses among these only, as NCCL's tuner does
+  CollectiveKinds kinds;             // what it implements
   CollectiveFeasibility infeasible;  // nullptr: always feasible for the kinds it supports
   CollectivePlanner plan;
   // What the selector multiplies the plan's bandwidth by (NCCL's tuner's relative rating, see above).

@@ -25,10 +25,12 @@ namespace clustersim {
 
 namespace {
 
-// The algorithm's plan with its inter-node transfers striped over the GPUs' NICs (collective_plan.hpp).
+// The algorithm's plan, named after its entry, with its inter-node transfers striped over the GPUs' NICs
+// (collective_plan.hpp).
 CollectivePlan plan_with(const CollectiveAlgorithmEntry& a, const CollectiveContext& ctx,
                          const CollectiveRequest& request) {
   CollectivePlan plan = a.plan(ctx, request);
+  plan.algorithm = a.name;
   for (CollectivePhase& phase : plan.phases)
     stripe_over_nics(ctx.cluster, phase.transfers);
   return plan;
@@ -220,40 +222,47 @@ std::pair<const CollectiveAlgorithmEntry*, CollectivePlan> select_and_plan(const
 }  // namespace
 
 std::span<const CollectiveAlgorithmEntry> collective_algorithms() {
+  // The kinds each algorithm implements.
+  using K = CollectiveKind;
+  static constexpr CollectiveKinds kRingKinds{K::all_reduce, K::all_gather, K::reduce_scatter, K::broadcast, K::reduce};
+  static constexpr CollectiveKinds kAllReduce{K::all_reduce};
+  static constexpr CollectiveKinds kReduceGatherScatter{K::all_reduce, K::all_gather, K::reduce_scatter};
+  static constexpr CollectiveKinds kGatherScatter{K::all_gather, K::reduce_scatter};
+  static constexpr CollectiveKinds kAllToAll{K::all_to_all};
   static constexpr CollectiveAlgorithmEntry kAlgorithms[] = {
-      {"ring", "rings over every rank (rail-aligned channels across nodes): bandwidth-optimal", true, &ring_supports,
+      {"ring", "rings over every rank (rail-aligned channels across nodes): bandwidth-optimal", true, kRingKinds,
        nullptr, &plan_ring},
-      {"tree", "NCCL's double binary tree: log-depth latency, 2S per busiest port", true, &tree_supports, nullptr,
+      {"tree", "NCCL's double binary tree: log-depth latency, 2S per busiest port", true, kAllReduce, nullptr,
        &plan_tree, kTreeTunerBandwidthFactor, true},
       {"nvls",
        "NVLink SHARP: reduction (all-reduce, reduce-scatter) or multicast (all-gather) inside the NVSwitch (one node)",
-       true, &nvls_supports, &nvls_infeasible, &plan_nvls, 1.0, false, &nvls_tuner_rating},
+       true, kReduceGatherScatter, &nvls_infeasible, &plan_nvls, 1.0, false, &nvls_tuner_rating},
       {"sharp",
        "in-network reduction in the InfiniBand switches, pipelined with the intra-node stages (NCCL CollNet; NVLS "
        "inside nodes when available)",
-       true, &hierarchical_supports, &sharp_infeasible, &plan_sharp},
+       true, kAllReduce, &sharp_infeasible, &plan_sharp},
       {"nvls_tree",
        "NVLS inside the nodes pipelined with a double binary tree per rail across them (NCCL's NVLS_TREE; no "
        "switch reduction needed)",
-       true, &hierarchical_supports, &nvls_tree_infeasible, &plan_nvls_tree},
+       true, kAllReduce, &nvls_tree_infeasible, &plan_nvls_tree},
       {"pat",
        "NCCL's PAT: all-gather / reduce-scatter in log2(N) steps with one GPU per node (NCCL 2.23+; Bruck's "
        "traffic)",
-       true, &pat_supports, &pat_infeasible, &plan_pat, kPatTunerBandwidthFactor},
-      {"direct", "every pair at once (all-to-all, all-to-allv)", true, &direct_supports, nullptr, &plan_direct},
+       true, kGatherScatter, &pat_infeasible, &plan_pat, kPatTunerBandwidthFactor},
+      {"direct", "every pair at once (all-to-all, all-to-allv)", true, kAllToAll, nullptr, &plan_direct},
       {"deepep",
        "DeepEP's normal MoE dispatch/combine: RDMA along rails between nodes, NVLink forwarding inside them, "
        "pipelined (all-to-all; not NCCL: name it, e.g. --algorithm ep=deepep)",
-       false, &deepep_supports, &deepep_infeasible, &plan_deepep},
+       false, kAllToAll, &deepep_infeasible, &plan_deepep},
       {"deepep_low_latency",
        "DeepEP's low-latency MoE dispatch/combine: every token copy straight to its expert's GPU (RDMA across "
        "nodes, NVLink inside), no deduplication or forwarding (all-to-all; not NCCL: name it, e.g. --algorithm "
        "ep=deepep_low_latency)",
-       false, &deepep_low_latency_supports, nullptr, &plan_deepep_low_latency},
+       false, kAllToAll, nullptr, &plan_deepep_low_latency},
       {"halving_doubling", "recursive halving then doubling (MPI, Gloo): log2(N) steps, power-of-two groups", false,
-       &halving_doubling_supports, &halving_doubling_infeasible, &plan_halving_doubling},
+       kReduceGatherScatter, &halving_doubling_infeasible, &plan_halving_doubling},
       {"hierarchical", "intra-node reduce-scatter, inter-node ring per rail, intra-node all-gather (Horovod)", false,
-       &hierarchical_supports, &hierarchical_infeasible, &plan_hierarchical},
+       kAllReduce, &hierarchical_infeasible, &plan_hierarchical},
   };
   return kAlgorithms;
 }
@@ -279,7 +288,7 @@ std::string collective_infeasible(std::string_view name, const CollectiveContext
       known += std::string(known.empty() ? "" : ", ") + e.name;
     return "unknown collective algorithm '" + std::string(name) + "' (known: auto, " + known + ")";
   }
-  if (!a->supports(request.kind))
+  if (!a->kinds.contains(request.kind))
     return "the " + std::string(name) + " algorithm cannot run " + to_string(request.kind);
   if (request.matrix != nullptr && request.kind != CollectiveKind::all_to_all)
     return "per-pair sizes are only meaningful for all_to_all";

@@ -29,7 +29,7 @@ struct CollectivePhase {
 };
 
 struct CollectivePlan {
-  std::string algorithm;  // "ring", "tree", ...
+  std::string algorithm;  // the registry's name: "ring", "tree", ... (set by the registry, not the planner)
   std::vector<CollectivePhase> phases;
   int channels = 1;  // parallel rings or trees (NCCL channels) the bytes were spread over
   // NCCL's wire protocol (nccl_protocol.hpp: "LL", "LL128", "Simple"); its bandwidth share is in the

@@ -45,10 +45,6 @@ double expected_ranks_per_token(const ExpertRouting& routing, int nodes, int gpu
   return expected_nodes_per_token({routing.experts, routing.top_k, limit * gpus_per_node}, nodes * gpus_per_node);
 }
 
-bool deepep_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_to_all;
-}
-
 std::string deepep_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
   const auto segments = node_segments(ctx.cluster, *request.ranks);
   if (request.routing != nullptr) {
@@ -73,7 +69,6 @@ std::string deepep_infeasible(const CollectiveContext& ctx, const CollectiveRequ
 
 CollectivePlan plan_deepep(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "deepep";
   const auto& ranks = *request.ranks;
   const std::size_t n = ranks.size();
   if (n <= 1) return plan;

@@ -12,7 +12,6 @@ namespace clustersim {
 // experts spread evenly): what DeepEP's NVLink stage delivers per token, once per GPU it reaches.
 double expected_ranks_per_token(const ExpertRouting& routing, int nodes, int gpus_per_node);
 
-bool deepep_supports(CollectiveKind kind);
 // Why the request cannot run DeepEP's two-stage plan (empty when it can): its ranks must sit on their
 // nodes in equal, rail-aligned segments.
 std::string deepep_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request);

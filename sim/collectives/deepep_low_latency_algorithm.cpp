@@ -25,15 +25,10 @@
 
 namespace clustersim {
 
-bool deepep_low_latency_supports(CollectiveKind kind) {
-  return direct_supports(kind);
-}
-
 // The transfers are the direct all-to-all's (every pair at once, pipelined when even); what differs is
-// the name and the phase's description, and that "auto" never picks it.
+// the phase's description and that "auto" never picks it (its registry entry).
 CollectivePlan plan_deepep_low_latency(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan = plan_direct(ctx, request);
-  plan.algorithm = "deepep_low_latency";
   for (CollectivePhase& phase : plan.phases)
     phase.name = "token copies to their experts' GPUs (RDMA across nodes, NVLink inside)";
   return plan;

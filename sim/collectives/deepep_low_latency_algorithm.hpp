@@ -6,7 +6,6 @@
 
 namespace clustersim {
 
-bool deepep_low_latency_supports(CollectiveKind kind);
 CollectivePlan plan_deepep_low_latency(const CollectiveContext& ctx, const CollectiveRequest& request);
 
 }  // namespace clustersim

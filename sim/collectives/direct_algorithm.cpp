@@ -13,13 +13,8 @@
 
 namespace clustersim {
 
-bool direct_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_to_all;
-}
-
 CollectivePlan plan_direct(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "direct";
   const auto& ranks = *request.ranks;
   const std::size_t n = ranks.size();
   if (n <= 1) return plan;

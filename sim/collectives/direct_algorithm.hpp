@@ -3,7 +3,6 @@
 
 namespace clustersim {
 
-bool direct_supports(CollectiveKind kind);
 CollectivePlan plan_direct(const CollectiveContext& ctx, const CollectiveRequest& request);
 
 }  // namespace clustersim

@@ -32,11 +32,6 @@ void add_exchange_phase(const CollectiveContext& ctx, const std::vector<int>& ra
 
 }  // namespace
 
-bool halving_doubling_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_reduce || kind == CollectiveKind::reduce_scatter ||
-         kind == CollectiveKind::all_gather;
-}
-
 std::string halving_doubling_infeasible(const CollectiveContext&, const CollectiveRequest& request) {
   if (power_of_two(request.ranks->size())) return {};
   return "halving_doubling needs a power-of-two group, this one has " + std::to_string(request.ranks->size()) +
@@ -45,7 +40,6 @@ std::string halving_doubling_infeasible(const CollectiveContext&, const Collecti
 
 CollectivePlan plan_halving_doubling(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "halving_doubling";
   const auto& ranks = *request.ranks;
   const std::size_t n = ranks.size();
   if (n <= 1 || request.bytes <= 0.0) return plan;

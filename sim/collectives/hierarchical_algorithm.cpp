@@ -109,6 +109,13 @@ bool node_has_nvls(const Cluster& cluster) {
   return has_nvls(cluster.spec());
 }
 
+// Why NVLS (alone or under a tree) cannot run on the cluster's nodes (empty when it can).
+std::string no_nvls_reason(const Cluster& cluster) {
+  if (node_has_nvls(cluster)) return {};
+  return "the node's NVSwitch has no in-switch reduction (needs NVSwitch generation 3: scale_up generation nvlink4 "
+         "or nvlink5)";
+}
+
 // Intra-node reduce-scatter (reduce) or all-gather of S per node: a ring in every node at once.
 void add_intra_phases(const CollectiveContext& ctx, const std::vector<std::vector<int>>& segments, double bytes,
                       const std::string& name, CollectivePlan& plan) {
@@ -128,7 +135,6 @@ void add_intra_phases(const CollectiveContext& ctx, const std::vector<std::vecto
 // SHARP's (or NVLS_TREE's, `tree`) stages as one pipelined phase (see the file comment).
 CollectivePlan plan_in_network(const CollectiveContext& ctx, const CollectiveRequest& request, bool tree) {
   CollectivePlan plan;
-  plan.algorithm = tree ? "nvls_tree" : "sharp";
   const auto segments = node_segments(ctx.cluster, *request.ranks);
   const double g = static_cast<double>(segments.front().size());
   const bool nvls = node_has_nvls(ctx.cluster);
@@ -177,11 +183,6 @@ CollectivePlan plan_in_network(const CollectiveContext& ctx, const CollectiveReq
 
 }  // namespace
 
-bool nvls_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
-         kind == CollectiveKind::reduce_scatter;
-}
-
 // NCCL's tuner (src/graph/tuning.cc, v2.27.7-1) rates NVLS all-gather / reduce-scatter at
 // nChannels x bwIntra x (ppn-1)/ppn of algorithm bandwidth, the ring at nChannels x bwIntra x N/(N-1).
 // The NVLS graph has one channel per GPU and its head takes two shares of every port
@@ -195,17 +196,12 @@ double nvls_tuner_rating(CollectiveKind kind, int n) {
   return (ranks - 1) * (ranks - 1) / (ranks * (ranks + 1));
 }
 
-bool hierarchical_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_reduce;
-}
-
 std::string hierarchical_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
   return uniform_nodes_reason(ctx, request);
 }
 
 CollectivePlan plan_hierarchical(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "hierarchical";
   const auto segments = node_segments(ctx.cluster, *request.ranks);
   const double g = static_cast<double>(segments.front().size());
   const double m = static_cast<double>(segments.size());
@@ -235,11 +231,8 @@ CollectivePlan plan_sharp(const CollectiveContext& ctx, const CollectiveRequest&
 }
 
 std::string nvls_tree_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
-  if (!node_has_nvls(ctx.cluster))
-    return "the node's NVSwitch has no in-switch reduction (needs NVSwitch generation 3: scale_up generation nvlink4 "
-           "or nvlink5)";
-  const std::string uneven = uniform_nodes_reason(ctx, request);
-  if (!uneven.empty()) return uneven;
+  if (std::string reason = no_nvls_reason(ctx.cluster); !reason.empty()) return reason;
+  if (std::string reason = uniform_nodes_reason(ctx, request); !reason.empty()) return reason;
   if (node_segments(ctx.cluster, *request.ranks).front().size() < 2)
     return "NVLS_TREE needs at least 2 GPUs of each node in the group";
   return {};
@@ -250,9 +243,7 @@ CollectivePlan plan_nvls_tree(const CollectiveContext& ctx, const CollectiveRequ
 }
 
 std::string nvls_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
-  if (!node_has_nvls(ctx.cluster))
-    return "the node's NVSwitch has no in-switch reduction (needs NVSwitch generation 3: scale_up generation nvlink4 "
-           "or nvlink5)";
+  if (std::string reason = no_nvls_reason(ctx.cluster); !reason.empty()) return reason;
   if (request.ranks->empty() || !within_one_node(ctx.cluster, *request.ranks))
     return request.kind == CollectiveKind::all_reduce
                ? "NVLS reduces inside one NVSwitch domain"
@@ -263,7 +254,6 @@ std::string nvls_infeasible(const CollectiveContext& ctx, const CollectiveReques
 
 CollectivePlan plan_nvls(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "nvls";
   if (request.ranks->size() <= 1 || request.bytes <= 0.0) return plan;
   const char* name = request.kind == CollectiveKind::all_gather       ? "in-switch multicast (all-gather)"
                      : request.kind == CollectiveKind::reduce_scatter ? "in-switch load-reduce (reduce-scatter)"

@@ -5,7 +5,6 @@
 
 namespace clustersim {
 
-bool hierarchical_supports(CollectiveKind kind);
 // Why the request cannot run hierarchically (empty when it can).
 std::string hierarchical_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request);
 CollectivePlan plan_hierarchical(const CollectiveContext& ctx, const CollectiveRequest& request);
@@ -22,7 +21,6 @@ CollectivePlan plan_nvls_tree(const CollectiveContext& ctx, const CollectiveRequ
 
 // NVLS: all-reduce, all-gather and reduce-scatter inside one NVSwitch domain with the reduction (or
 // the multicast) done by the switch.
-bool nvls_supports(CollectiveKind kind);
 // NCCL's tuner rating of NVLS's bandwidth relative to the ring's (algorithm bandwidth), for the
 // selector: (N-1)^2 / (N (N+1)) for all-gather and reduce-scatter; 0 (rate the plan itself) otherwise.
 double nvls_tuner_rating(CollectiveKind kind, int n);

@@ -17,10 +17,6 @@
 
 namespace clustersim {
 
-bool pat_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter;
-}
-
 std::string pat_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request) {
   if (!ctx.profile.nccl_protocols) return "PAT is part of NCCL's protocol model (a profile with nccl_protocols)";
   const auto segments = node_segments(ctx.cluster, *request.ranks);
@@ -32,7 +28,6 @@ std::string pat_infeasible(const CollectiveContext& ctx, const CollectiveRequest
 
 CollectivePlan plan_pat(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "pat";
   const auto& ranks = *request.ranks;
   const std::size_t n = ranks.size();
   if (n <= 1 || request.bytes <= 0.0) return plan;

@@ -5,7 +5,6 @@
 
 namespace clustersim {
 
-bool pat_supports(CollectiveKind kind);
 // Why the request cannot run (empty when it can): PAT runs with one GPU per node (NCCL 2.23+), under a
 // profile with NCCL's protocols (NCCL's tuner is what enables it).
 std::string pat_infeasible(const CollectiveContext& ctx, const CollectiveRequest& request);

@@ -119,14 +119,8 @@ std::vector<Transfer> ring_hops(const Cluster& cluster, const std::vector<int>& 
   return hops;
 }
 
-bool ring_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
-         kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::broadcast || kind == CollectiveKind::reduce;
-}
-
 CollectivePlan plan_ring(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "ring";
   const int n = static_cast<int>(request.ranks->size());
   if (n <= 1 || request.bytes <= 0.0) return plan;
 

@@ -3,7 +3,6 @@
 
 namespace clustersim {
 
-bool ring_supports(CollectiveKind kind);
 CollectivePlan plan_ring(const CollectiveContext& ctx, const CollectiveRequest& request);
 
 // The hops of the rings NCCL builds over `ranks` (rail-aligned channels across nodes, see

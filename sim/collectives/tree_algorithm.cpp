@@ -39,13 +39,8 @@ int tree_height(int m) {
 
 }  // namespace
 
-bool tree_supports(CollectiveKind kind) {
-  return kind == CollectiveKind::all_reduce;
-}
-
 CollectivePlan plan_tree(const CollectiveContext& ctx, const CollectiveRequest& request) {
   CollectivePlan plan;
-  plan.algorithm = "tree";
   const auto& ranks = *request.ranks;
   if (ranks.size() <= 1 || request.bytes <= 0.0) return plan;
   const auto segments = node_segments(ctx.cluster, ranks);

@@ -3,7 +3,6 @@
 
 namespace clustersim {
 
-bool tree_supports(CollectiveKind kind);
 CollectivePlan plan_tree(const CollectiveContext& ctx, const CollectiveRequest& request);
 
 }  // namespace clustersim

@@ -218,7 +218,7 @@ std::string designs_table(const DesignComparison& c) {
     const auto& iv = rep.step_time_interval;
     o << "<td>" << xml_escape(rep.run.gpu) << "</td><td>" << rep.run.gpus << "</td><td>"
       << fmt("%.3f s", rep.step_time_s) << "</td><td>"
-      << (iv ? fmt("%.3f", iv->lo_s) + " - " + fmt("%.3f s", iv->hi_s) : "-") << "</td><td>"
+      << (iv ? fmt("%.3f", iv->lo) + " - " + fmt("%.3f s", iv->hi) : "-") << "</td><td>"
       << fmt("%.0f", rep.tokens_per_s) << "</td><td>" << fmt("%.1f %%", 100 * rep.mfu) << "</td><td>"
       << (rep.memory.fits ? "yes" : "<b>no</b>") << "</td><td>"
       << (rep.power ? fmt("%.0f", rep.power->cluster_avg_kw) : "-") << "</td><td>"
@@ -350,7 +350,7 @@ std::string comparison_to_html(const DesignComparison& c) {
     std::vector<std::pair<double, double>> whiskers;
     for (const DesignRow* r : rows) {
       const auto& iv = r->report->step_time_interval;
-      whiskers.emplace_back(iv ? iv->lo_s : r->report->step_time_s, iv ? iv->hi_s : r->report->step_time_s);
+      whiskers.emplace_back(iv ? iv->lo : r->report->step_time_s, iv ? iv->hi : r->report->step_time_s);
     }
     o << "<h2>Step time</h2>\n"
       << bar_chart("Step time and where it goes (whiskers: the likely interval)", "s", names,

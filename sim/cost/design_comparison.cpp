@@ -68,8 +68,8 @@ DesignComparison compare_designs(std::string workload, double tokens, std::vecto
     r.train_cost_usd = rep.cost ? steps * rep.cost->usd_per_step : 0.0;
     r.train_energy_kwh = rep.power ? steps * rep.power->energy_per_step_j / 3.6e6 : 0.0;
     if (rep.step_time_interval) {
-      r.train_time_lo_s = steps * rep.step_time_interval->lo_s;
-      r.train_time_hi_s = steps * rep.step_time_interval->hi_s;
+      r.train_time_lo_s = steps * rep.step_time_interval->lo;
+      r.train_time_hi_s = steps * rep.step_time_interval->hi;
     }
     if (rep.time_to_train) {
       r.run_time_s = rep.time_to_train->days_mean * figure_format::kSecondsPerDay;
@@ -191,7 +191,7 @@ std::string comparison_to_json(const DesignComparison& c, int indent) {
         {"train_cost_usd", r.train_cost_usd},
         {"train_energy_kwh", r.train_energy_kwh},
         {"step_time_interval_s",
-         rep.step_time_interval ? Json{rep.step_time_interval->lo_s, rep.step_time_interval->hi_s} : Json(nullptr)},
+         rep.step_time_interval ? Json{rep.step_time_interval->lo, rep.step_time_interval->hi} : Json(nullptr)},
         {"train_time_interval_s", r.train_time_lo_s ? Json{*r.train_time_lo_s, *r.train_time_hi_s} : Json(nullptr)},
         {"within_error_of", r.within_error_of}};
     const auto& ttt = rep.time_to_train;

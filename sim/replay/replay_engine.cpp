@@ -494,30 +494,33 @@ class Replay {
       launch_p2p(key, op, std::nullopt);
       return;
     }
-    const std::uint64_t k = ch.eager_recvs++;
-    const auto it = ch.delivered.find(k);
-    if (it == ch.delivered.end()) {
-      ch.waiting[k] = op;
-      return;
-    }
-    const OpId send_op = it->second;
-    ch.delivered.erase(it);
-    check_pair(key, send_op, op);
+    const std::optional<OpId> send_op = meet(ch.delivered, ch.waiting, ch.eager_recvs++, op);
+    if (!send_op) return;
+    check_pair(key, *send_op, op);
     backend_.schedule(backend_.now_s(), [this, receiver, op] { finish(receiver, op); });
   }
 
   // An eager send's message has arrived: it finishes its recv when that was issued.
   void deliver_eager(const ChannelKey& key, std::uint64_t k, OpId send_op) {
     Channel& ch = channels_[key];
-    const auto it = ch.waiting.find(k);
-    if (it == ch.waiting.end()) {
-      ch.delivered[k] = send_op;
-      return;
+    const std::optional<OpId> recv_op = meet(ch.waiting, ch.delivered, k, send_op);
+    if (!recv_op) return;
+    check_pair(key, send_op, *recv_op);
+    finish(std::get<2>(key), *recv_op);
+  }
+
+  // The k-th eager pair's two sides (an arrived message, an issued recv) meet: the side that comes
+  // second takes the first's op out of `others` and returns it; the first parks `op` in `own`.
+  static std::optional<OpId> meet(std::map<std::uint64_t, OpId>& others, std::map<std::uint64_t, OpId>& own,
+                                  std::uint64_t k, OpId op) {
+    const auto it = others.find(k);
+    if (it == others.end()) {
+      own[k] = op;
+      return std::nullopt;
     }
-    const OpId recv_op = it->second;
-    ch.waiting.erase(it);
-    check_pair(key, send_op, recv_op);
-    finish(std::get<2>(key), recv_op);
+    const OpId other = it->second;
+    others.erase(it);
+    return other;
   }
 
   void check_pair(const ChannelKey& key, OpId send_op, OpId recv_op) const {

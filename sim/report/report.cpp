@@ -2,13 +2,13 @@
 
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <span>
 #include <sstream>
-#include <type_traits>
 #include <variant>
 
 #include <nlohmann/json.hpp>
+
+#include "sim/report/json_fields.hpp"
 
 namespace clustersim {
 namespace {
@@ -54,122 +54,21 @@ std::string lpad(std::string s, std::size_t width) {
   return s;
 }
 
-// Reads a number that may be unknown (null: NaN; Report::unknown says why).
-double number_or_nan(const Json& j, const char* key) {
-  const Json& v = j.at(key);
-  return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
-}
-
 // The text of a figure, or "unknown (why)" when it is NaN.
 std::string known_or(double v, const std::string& text, const std::string& reason) {
   if (!std::isnan(v)) return text;
   return "unknown" + (reason.empty() ? std::string() : " (" + reason + ")");
 }
 
-// Reads an optional number (reports written before a key existed lack it).
-double number_or_zero(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() || it->is_null() ? 0.0 : it->get<double>();
-}
-
-// A figure that may be infinite (no failures: no MTBF, no checkpoint interval) is null in JSON.
-Json finite_or_null(double v) {
-  return std::isfinite(v) ? Json(v) : Json(nullptr);
-}
-double number_or_infinity(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() || it->is_null() ? std::numeric_limits<double>::infinity() : it->get<double>();
-}
-
-// How a section's key is read back: always written (required); absent from reports written before
-// the key existed (absent_zero: 0, false or ""); null when unknown (null_nan: NaN; absent_zero_null_nan:
-// also 0 when absent); absent or null when infinite (infinity: written as null when infinite).
-enum class ReadBack { required, absent_zero, null_nan, absent_zero_null_nan, infinity };
-
-// One key of a report section and the member it holds, declared once for the writer and the reader.
-template <class S>
-struct Field {
-  const char* key;
-  std::variant<double S::*, int S::*, bool S::*, std::int64_t S::*, std::uint64_t S::*, std::string S::*> member;
-  ReadBack read_back = ReadBack::required;
-};
-
-// The fields' keys in their order, as a JSON object's members.
-template <class S, std::size_t N>
-void write_fields(Json& j, const S& s, const Field<S> (&fields)[N]) {
-  for (const Field<S>& f : fields)
-    std::visit(
-        [&](auto m) {
-          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(s.*m)>, double>)
-            j[f.key] = f.read_back == ReadBack::infinity ? finite_or_null(s.*m) : Json(s.*m);
-          else
-            j[f.key] = s.*m;
-        },
-        f.member);
-}
-
-template <class S, std::size_t N>
-void read_fields(const Json& j, S& s, const Field<S> (&fields)[N]) {
-  for (const Field<S>& f : fields)
-    std::visit(
-        [&](auto m) {
-          using T = std::remove_cvref_t<decltype(s.*m)>;
-          if constexpr (std::is_same_v<T, double>) {
-            switch (f.read_back) {
-              case ReadBack::required:
-                s.*m = j.at(f.key).template get<double>();
-                break;
-              case ReadBack::absent_zero:
-                s.*m = number_or_zero(j, f.key);
-                break;
-              case ReadBack::null_nan:
-                s.*m = number_or_nan(j, f.key);
-                break;
-              case ReadBack::absent_zero_null_nan:
-                s.*m = j.contains(f.key) ? number_or_nan(j, f.key) : 0.0;
-                break;
-              case ReadBack::infinity:
-                s.*m = number_or_infinity(j, f.key);
-                break;
-            }
-          } else {
-            s.*m = f.read_back == ReadBack::required ? j.at(f.key).template get<T>() : j.value(f.key, T{});
-          }
-        },
-        f.member);
-}
-
-// A section's list (one object per element, every key required).
-template <class S, std::size_t N>
-Json rows_json(const std::vector<S>& rows, const Field<S> (&fields)[N]) {
-  Json out = Json::array();
-  for (const S& r : rows) {
-    Json row;
-    write_fields(row, r, fields);
-    out.push_back(std::move(row));
-  }
-  return out;
-}
-
-template <class S, std::size_t N>
-void read_rows(const Json& j, const char* key, std::vector<S>& rows, const Field<S> (&fields)[N]) {
-  if (const auto it = j.find(key); it != j.end())
-    for (const auto& e : *it) {
-      S r;
-      read_fields(e, r, fields);
-      rows.push_back(std::move(r));
-    }
-}
-
 using R = ReadBack;
 
-const Field<DeviceEnergy> kDeviceEnergyFields[] = {
+const JsonField<DeviceEnergy> kDeviceEnergyFields[] = {
     {"device", &DeviceEnergy::device}, {"count", &DeviceEnergy::count},
     {"avg_w", &DeviceEnergy::avg_w},   {"energy_per_step_j", &DeviceEnergy::energy_per_step_j},
     {"basis", &DeviceEnergy::basis},
 };
 
-const Field<GpuClassEnergy> kGpuClassFields[] = {
+const JsonField<GpuClassEnergy> kGpuClassFields[] = {
     {"name", &GpuClassEnergy::name},
     {"ranks", &GpuClassEnergy::ranks},
     {"tensor_s", &GpuClassEnergy::tensor_s},
@@ -183,7 +82,7 @@ const Field<GpuClassEnergy> kGpuClassFields[] = {
 
 // clock_cap_modelled (absent: true) and clock_cap_prior (absent: false) follow these; then by_device and
 // gpu_classes.
-const Field<PowerStats> kPowerFields[] = {
+const JsonField<PowerStats> kPowerFields[] = {
     {"gpu_avg_w", &PowerStats::gpu_avg_w},
     {"cluster_avg_kw", &PowerStats::cluster_avg_kw},
     {"energy_per_step_j", &PowerStats::energy_per_step_j},
@@ -198,8 +97,7 @@ const Field<PowerStats> kPowerFields[] = {
 };
 
 Json power_json(const PowerStats& p) {
-  Json j;
-  write_fields(j, p, kPowerFields);
+  Json j = fields_json(p, kPowerFields);
   j["clock_cap_modelled"] = p.clock_cap_modelled;
   if (p.clock_cap_prior) j["clock_cap_prior"] = true;
   j["by_device"] = rows_json(p.by_device, kDeviceEnergyFields);
@@ -217,13 +115,13 @@ PowerStats power_from_json(const Json& p) {
   return s;
 }
 
-const Field<CostLine> kCostLineFields[] = {
+const JsonField<CostLine> kCostLineFields[] = {
     {"item", &CostLine::item},           {"count", &CostLine::count},   {"unit_usd", &CostLine::unit_usd},
     {"total_usd", &CostLine::total_usd}, {"source", &CostLine::source},
 };
 
 // bill_of_materials follows these.
-const Field<CostStats> kCostFields[] = {
+const JsonField<CostStats> kCostFields[] = {
     {"capex_usd", &CostStats::capex_usd},
     {"usd_per_hour", &CostStats::usd_per_hour},
     {"usd_per_step", &CostStats::usd_per_step},
@@ -237,20 +135,14 @@ const Field<CostStats> kCostFields[] = {
 };
 
 Json cost_json(const CostStats& c) {
-  Json j;
-  write_fields(j, c, kCostFields);
-  j["bill_of_materials"] = rows_json(c.bill_of_materials, kCostLineFields);
-  return j;
+  return section_json(c, kCostFields, "bill_of_materials", &CostStats::bill_of_materials, kCostLineFields);
 }
 
 CostStats cost_from_json(const Json& c) {
-  CostStats s;
-  read_fields(c, s, kCostFields);
-  read_rows(c, "bill_of_materials", s.bill_of_materials, kCostLineFields);
-  return s;
+  return section_from_json(c, kCostFields, "bill_of_materials", &CostStats::bill_of_materials, kCostLineFields);
 }
 
-const Field<InterruptionCause> kCauseFields[] = {
+const JsonField<InterruptionCause> kCauseFields[] = {
     {"cause", &InterruptionCause::cause},           {"component", &InterruptionCause::component},
     {"components", &InterruptionCause::components}, {"per_year", &InterruptionCause::per_year},
     {"nodes_down", &InterruptionCause::nodes_down}, {"planned", &InterruptionCause::planned},
@@ -260,7 +152,7 @@ const Field<InterruptionCause> kCauseFields[] = {
 
 // causes follows these. Every key may be absent (reports written before it existed).
 using TT = TimeToTrainStats;
-const Field<TT> kTimeToTrainFields[] = {
+const JsonField<TT> kTimeToTrainFields[] = {
     {"tokens", &TT::tokens, R::absent_zero},
     {"steps", &TT::steps, R::absent_zero},
     {"step_time_s", &TT::step_time_s, R::absent_zero},
@@ -300,27 +192,21 @@ const Field<TT> kTimeToTrainFields[] = {
 };
 
 Json time_to_train_json(const TimeToTrainStats& t) {
-  Json j;
-  write_fields(j, t, kTimeToTrainFields);
-  j["causes"] = rows_json(t.causes, kCauseFields);
-  return j;
+  return section_json(t, kTimeToTrainFields, "causes", &TT::causes, kCauseFields);
 }
 
 TimeToTrainStats time_to_train_from_json(const Json& j) {
-  TimeToTrainStats t;
-  read_fields(j, t, kTimeToTrainFields);
-  read_rows(j, "causes", t.causes, kCauseFields);
-  return t;
+  return section_from_json(j, kTimeToTrainFields, "causes", &TT::causes, kCauseFields);
 }
 
 // The memory section: fits (null when the peak is unknown) follows kMemoryHead, peak_phase (null
 // for a trace) follows kMemoryBreakdown.
 using M = MemoryStats;
-const Field<M> kMemoryHead[] = {
+const JsonField<M> kMemoryHead[] = {
     {"peak_bytes_per_gpu", &M::peak_bytes_per_gpu, R::null_nan},
     {"capacity_bytes", &M::capacity_bytes},
 };
-const Field<M> kMemoryBreakdown[] = {
+const JsonField<M> kMemoryBreakdown[] = {
     {"weights_bytes", &M::weights_bytes, R::null_nan},
     {"gradients_bytes", &M::gradients_bytes, R::null_nan},
     {"optimizer_bytes", &M::optimizer_bytes, R::null_nan},
@@ -328,7 +214,7 @@ const Field<M> kMemoryBreakdown[] = {
     {"communication_buffers_bytes", &M::communication_buffers_bytes, R::null_nan},
     {"framework_overhead_bytes", &M::framework_overhead_bytes, R::null_nan},
 };
-const Field<M> kMemoryTail[] = {
+const JsonField<M> kMemoryTail[] = {
     {"logits_bytes", &M::logits_bytes, R::null_nan},
     {"transient_bytes", &M::transient_bytes, R::null_nan},
     // reports written before these two lines existed have neither: they counted none (0)
@@ -344,8 +230,7 @@ const Field<M> kMemoryTail[] = {
 };
 
 Json memory_json(const MemoryStats& m) {
-  Json j;
-  write_fields(j, m, kMemoryHead);
+  Json j = fields_json(m, kMemoryHead);
   j["fits"] = std::isnan(m.peak_bytes_per_gpu) ? Json(nullptr) : Json(m.fits);
   write_fields(j, m, kMemoryBreakdown);
   j["peak_phase"] = m.peak_phase;
@@ -364,14 +249,14 @@ MemoryStats memory_from_json(const Json& j) {
 }
 
 // The run section: the parallelism object follows kRunHead.
-const Field<RunInfo> kRunHead[] = {
+const JsonField<RunInfo> kRunHead[] = {
     {"cluster", &RunInfo::cluster}, {"workload", &RunInfo::workload}, {"gpu", &RunInfo::gpu},
     {"gpus", &RunInfo::gpus},       {"nodes", &RunInfo::nodes},
 };
-const Field<RunInfo> kRunParallelism[] = {
+const JsonField<RunInfo> kRunParallelism[] = {
     {"tp", &RunInfo::tp}, {"pp", &RunInfo::pp}, {"dp", &RunInfo::dp}, {"cp", &RunInfo::cp}, {"ep", &RunInfo::ep},
 };
-const Field<RunInfo> kRunTail[] = {
+const JsonField<RunInfo> kRunTail[] = {
     {"global_batch", &RunInfo::global_batch},
     {"micro_batches", &RunInfo::micro_batches},
     {"seq_len", &RunInfo::seq_len},
@@ -386,11 +271,8 @@ const Field<RunInfo> kRunTail[] = {
 };
 
 Json run_json(const RunInfo& r) {
-  Json j;
-  write_fields(j, r, kRunHead);
-  Json parallelism;
-  write_fields(parallelism, r, kRunParallelism);
-  j["parallelism"] = parallelism;
+  Json j = fields_json(r, kRunHead);
+  j["parallelism"] = fields_json(r, kRunParallelism);
   write_fields(j, r, kRunTail);
   return j;
 }
@@ -405,8 +287,8 @@ RunInfo run_from_json(const Json& j) {
 
 // The interval's basis: the datasets (a map: name -> rows) follow kIntervalHead.
 using I = StepTimeInterval;
-const Field<I> kIntervalHead[] = {{"rows", &I::rows}};
-const Field<I> kIntervalTail[] = {
+const JsonField<I> kIntervalHead[] = {{"rows", &I::rows}};
+const JsonField<I> kIntervalTail[] = {
     {"mean_distance", &I::mean_distance},
     {"max_distance", &I::max_distance},
     {"step_time_error_p5", &I::error_p5},
@@ -417,8 +299,7 @@ const Field<I> kIntervalTail[] = {
 };
 
 Json interval_basis_json(const StepTimeInterval& i) {
-  Json b;
-  write_fields(b, i, kIntervalHead);
+  Json b = fields_json(i, kIntervalHead);
   Json datasets = Json::object();
   for (const auto& d : i.datasets)
     datasets[d.dataset] = d.rows;
@@ -429,8 +310,8 @@ Json interval_basis_json(const StepTimeInterval& i) {
 
 StepTimeInterval interval_from_json(const Json& range, const Json& b) {
   StepTimeInterval i;
-  i.lo_s = range.at(0).get<double>();
-  i.hi_s = range.at(1).get<double>();
+  i.lo = range.at(0).get<double>();
+  i.hi = range.at(1).get<double>();
   read_fields(b, i, kIntervalHead);
   for (const auto& [name, rows] : b.at("datasets").items())
     i.datasets.push_back({name, rows.get<int>()});
@@ -438,7 +319,7 @@ StepTimeInterval interval_from_json(const Json& range, const Json& b) {
   return i;
 }
 
-const Field<Breakdown> kBreakdownFields[] = {
+const JsonField<Breakdown> kBreakdownFields[] = {
     {"compute_s", &Breakdown::compute_s},
     {"exposed_communication_s", &Breakdown::exposed_communication_s},
     {"pipeline_bubble_s", &Breakdown::pipeline_bubble_s},
@@ -446,17 +327,17 @@ const Field<Breakdown> kBreakdownFields[] = {
 };
 
 using C = CommunicationStats;
-const Field<C> kCommunicationFields[] = {
+const JsonField<C> kCommunicationFields[] = {
     {"group", &C::group},         {"collective", &C::collective},
     {"algorithm", &C::algorithm}, {"bytes", &C::bytes},
     {"count", &C::count},         {"time_s", &C::time_s},
     {"exposed_s", &C::exposed_s}, {"protocol", &C::protocol, R::absent_zero},
 };
 
-const Field<LinkUser> kLinkUserFields[] = {{"group", &LinkUser::group}, {"bytes", &LinkUser::bytes}};
+const JsonField<LinkUser> kLinkUserFields[] = {{"group", &LinkUser::group}, {"bytes", &LinkUser::bytes}};
 
 // users follows these.
-const Field<LinkStats> kLinkFields[] = {
+const JsonField<LinkStats> kLinkFields[] = {
     {"id", &LinkStats::id},
     {"kind", &LinkStats::kind},
     {"bytes", &LinkStats::bytes},
@@ -466,21 +347,15 @@ const Field<LinkStats> kLinkFields[] = {
 };
 
 Json link_json(const LinkStats& l) {
-  Json j;
-  write_fields(j, l, kLinkFields);
-  j["users"] = rows_json(l.users, kLinkUserFields);
-  return j;
+  return section_json(l, kLinkFields, "users", &LinkStats::users, kLinkUserFields);
 }
 
 LinkStats link_from_json(const Json& j) {
-  LinkStats l;
-  read_fields(j, l, kLinkFields);
-  read_rows(j, "users", l.users, kLinkUserFields);
-  return l;
+  return section_from_json(j, kLinkFields, "users", &LinkStats::users, kLinkUserFields);
 }
 
 // extrapolated and derived_defaults follow these.
-const Field<Provenance> kProvenanceFields[] = {
+const JsonField<Provenance> kProvenanceFields[] = {
     {"fidelity", &Provenance::fidelity},
     {"network", &Provenance::network},
     {"calibration", &Provenance::calibration},
@@ -491,9 +366,10 @@ const Field<Provenance> kProvenanceFields[] = {
 
 std::vector<MemoryFigure> memory_split_figures() {
   std::vector<MemoryFigure> out;
-  for (const std::span<const Field<MemoryStats>> fields :
-       {std::span<const Field<MemoryStats>>(kMemoryBreakdown), std::span<const Field<MemoryStats>>(kMemoryTail)})
-    for (const Field<MemoryStats>& f : fields)
+  for (const std::span<const JsonField<MemoryStats>> fields :
+       {std::span<const JsonField<MemoryStats>>(kMemoryBreakdown),
+        std::span<const JsonField<MemoryStats>>(kMemoryTail)})
+    for (const JsonField<MemoryStats>& f : fields)
       out.push_back({std::string("memory.") + f.key, std::get<double MemoryStats::*>(f.member)});
   return out;
 }
@@ -502,7 +378,7 @@ std::string Report::to_json(int indent) const {
   Json j;
   j["step_time_s"] = step_time_s;
   if (step_time_interval) {
-    j["step_time_interval_s"] = {step_time_interval->lo_s, step_time_interval->hi_s};
+    j["step_time_interval_s"] = {step_time_interval->lo, step_time_interval->hi};
     j["step_time_interval_basis"] = interval_basis_json(*step_time_interval);
   } else {
     j["step_time_interval_s"] = nullptr;
@@ -511,9 +387,7 @@ std::string Report::to_json(int indent) const {
   j["tokens_per_s"] = tokens_per_s;
   j["tflops_per_gpu"] = tflops_per_gpu;
   j["mfu"] = mfu;
-  Json b;
-  write_fields(b, breakdown, kBreakdownFields);
-  j["breakdown"] = b;
+  j["breakdown"] = fields_json(breakdown, kBreakdownFields);
   j["communication"] = rows_json(communication, kCommunicationFields);
   Json links_json = Json::array();
   for (const auto& l : links)
@@ -528,8 +402,7 @@ std::string Report::to_json(int indent) const {
                           {"usd_per_step", nullptr},
                           {"usd_per_million_tokens", nullptr}};
   if (time_to_train) j["time_to_train"] = time_to_train_json(*time_to_train);
-  Json pv;
-  write_fields(pv, provenance, kProvenanceFields);
+  Json pv = fields_json(provenance, kProvenanceFields);
   pv["extrapolated"] = provenance.extrapolated;
   pv["derived_defaults"] = derived_defaults_json(provenance.derived_defaults);
   j["provenance"] = pv;
@@ -612,8 +485,8 @@ std::string Report::to_text() const {
   o << "  Step time          " << seconds(step) << "\n";
   if (step_time_interval) {
     const StepTimeInterval& i = *step_time_interval;
-    o << "  Likely measured    " << seconds(i.lo_s) << " to " << seconds(i.hi_s) << " (from the errors of the "
-      << i.rows << " validation runs nearest to this one, mean distance " << fmt("%.2f", i.mean_distance) << ")\n";
+    o << "  Likely measured    " << seconds(i.lo) << " to " << seconds(i.hi) << " (from the errors of the " << i.rows
+      << " validation runs nearest to this one, mean distance " << fmt("%.2f", i.mean_distance) << ")\n";
   }
   o << "  Throughput         "
     << known_or(tokens_per_s, fmt("%.0f", tokens_per_s) + " tokens/s", unknown_reason("tokens_per_s")) << "\n";

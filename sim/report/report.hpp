@@ -202,14 +202,17 @@ struct TimeToTrainStats {
 };
 
 // Where the measured step time is expected, given the prediction: from the validation residuals of
-// the runs nearest to this one (sim/validation/error_bars.hpp; docs/validation.md, "Error bars").
+// the runs nearest to this one (sim/validation/error_bars.hpp; docs/validation.md, "Error bars"). The
+// serving metrics' intervals (metric_interval) are of this type too, so the bounds are in the unit of
+// the metric whose interval it is, which its name carries (step_time_s, ttft_s: s; output_tokens_per_s:
+// tokens/s); the report writes the step time's as step_time_interval_s.
 struct IntervalNeighbours {
   std::string dataset;
   int rows = 0;
 };
 struct StepTimeInterval {
-  double lo_s = 0.0;
-  double hi_s = 0.0;
+  double lo = 0.0;  // in the metric's unit (above)
+  double hi = 0.0;
   // The basis: how many validation rows, from which datasets, how far (feature distance), the
   // quantiles of their step-time errors, the widening applied for the distance, and the rule.
   int rows = 0;

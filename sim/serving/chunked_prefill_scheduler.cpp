@@ -7,56 +7,40 @@
 //      batch's max_batch_requests and the free KV blocks last (the first that does not fit stops).
 // Prompts of any length are served (in chunks), so none is rejected for max_batch_tokens.
 #include <algorithm>
-#include <limits>
 
 #include "sim/serving/serving_scheduler_policies.hpp"
 
 namespace clustersim {
 namespace {
 
-class ChunkedPrefill final : public ServingScheduler {
- public:
-  explicit ChunkedPrefill(const SchedulerLimits& limits) : limits_(limits) {}
-
-  void schedule(ReplicaState& replica, std::span<ServedRequest> requests) const override {
-    replica.plan.clear();
-    std::int64_t budget = limits_.max_batch_tokens - schedule_decodes(replica, requests, limits_.block_size);
-    for (const std::uint32_t id : replica.running) {
-      if (budget <= 0) return;
-      ServedRequest& r = requests[id];
-      const std::int64_t left = r.known_tokens() - r.computed;
-      if (left <= 1) continue;  // decoding (scheduled above)
-      if (!add_chunk(replica, id, r, std::min(left, budget))) return;
-      budget -= std::min(left, budget);
-    }
-    while (budget > 0 && !replica.waiting.empty() &&
-           static_cast<std::int64_t>(replica.running.size()) < limits_.max_batch_requests) {
-      const std::uint32_t id = replica.waiting.front();
-      ServedRequest& r = requests[id];
-      const std::int64_t chunk = std::min<std::int64_t>(r.known_tokens() - r.computed, budget);
-      if (!add_chunk(replica, id, r, chunk)) return;
-      budget -= chunk;
-      replica.waiting.pop_front();
-      replica.running.push_back(id);
-    }
-  }
-
-  std::int64_t max_prompt_tokens() const override { return std::numeric_limits<std::int64_t>::max(); }
-
- private:
-  bool add_chunk(ReplicaState& replica, std::uint32_t id, ServedRequest& r, std::int64_t chunk) const {
-    if (!reserve_kv_blocks(replica, r, r.computed + chunk, limits_.block_size)) return false;
-    replica.plan.push_back({id, static_cast<std::int32_t>(chunk)});
-    return true;
-  }
-
-  SchedulerLimits limits_;
-};
+// The next `chunk` tokens of `r` in the plan, its KV blocks grown for them; false when too few are free.
+bool add_chunk(const SchedulerLimits& limits, ReplicaState& replica, std::uint32_t id, ServedRequest& r,
+               std::int64_t chunk) {
+  if (!reserve_kv_blocks(replica, r, r.computed + chunk, limits.block_size)) return false;
+  replica.plan.push_back({id, static_cast<std::int32_t>(chunk)});
+  return true;
+}
 
 }  // namespace
 
-std::unique_ptr<ServingScheduler> make_chunked_prefill_scheduler(const SchedulerLimits& limits) {
-  return std::make_unique<ChunkedPrefill>(limits);
+void plan_chunked_prefill(const SchedulerLimits& limits, ReplicaState& replica, std::span<ServedRequest> requests) {
+  std::int64_t budget = limits.max_batch_tokens - schedule_decodes(replica, requests, limits.block_size);
+  for (const std::uint32_t id : replica.running) {
+    if (budget <= 0) return;
+    ServedRequest& r = requests[id];
+    const std::int64_t left = r.known_tokens() - r.computed;
+    if (left <= 1) continue;  // decoding (scheduled above)
+    if (!add_chunk(limits, replica, id, r, std::min(left, budget))) return;
+    budget -= std::min(left, budget);
+  }
+  while (budget > 0 && can_admit(limits, replica)) {
+    const std::uint32_t id = replica.waiting.front();
+    ServedRequest& r = requests[id];
+    const std::int64_t chunk = std::min<std::int64_t>(r.known_tokens() - r.computed, budget);
+    if (!add_chunk(limits, replica, id, r, chunk)) return;
+    budget -= chunk;
+    admit_front(replica);
+  }
 }
 
 }  // namespace clustersim

@@ -11,40 +11,21 @@
 #include "sim/serving/serving_scheduler_policies.hpp"
 
 namespace clustersim {
-namespace {
 
-class ContinuousBatching final : public ServingScheduler {
- public:
-  explicit ContinuousBatching(const SchedulerLimits& limits) : limits_(limits) {}
-
-  void schedule(ReplicaState& replica, std::span<ServedRequest> requests) const override {
-    replica.plan.clear();
-    std::int64_t tokens = 0;
-    while (!replica.waiting.empty() && static_cast<std::int64_t>(replica.running.size()) < limits_.max_batch_requests) {
-      const std::uint32_t id = replica.waiting.front();
-      ServedRequest& r = requests[id];
-      const std::int64_t need = r.known_tokens() - r.computed;
-      if (tokens + need > limits_.max_batch_tokens && !replica.plan.empty()) break;
-      if (!reserve_kv_blocks(replica, r, r.known_tokens(), limits_.block_size)) break;
-      tokens += need;
-      replica.waiting.pop_front();
-      replica.running.push_back(id);
-      replica.plan.push_back({id, static_cast<std::int32_t>(need)});
-    }
-    if (!replica.plan.empty()) return;
-    schedule_decodes(replica, requests, limits_.block_size);
+void plan_continuous_batching(const SchedulerLimits& limits, ReplicaState& replica, std::span<ServedRequest> requests) {
+  std::int64_t tokens = 0;
+  while (can_admit(limits, replica)) {
+    const std::uint32_t id = replica.waiting.front();
+    ServedRequest& r = requests[id];
+    const std::int64_t need = r.known_tokens() - r.computed;
+    if (tokens + need > limits.max_batch_tokens && !replica.plan.empty()) break;
+    if (!reserve_kv_blocks(replica, r, r.known_tokens(), limits.block_size)) break;
+    tokens += need;
+    admit_front(replica);
+    replica.plan.push_back({id, static_cast<std::int32_t>(need)});
   }
-
-  std::int64_t max_prompt_tokens() const override { return limits_.max_batch_tokens; }
-
- private:
-  SchedulerLimits limits_;
-};
-
-}  // namespace
-
-std::unique_ptr<ServingScheduler> make_continuous_batching_scheduler(const SchedulerLimits& limits) {
-  return std::make_unique<ContinuousBatching>(limits);
+  if (!replica.plan.empty()) return;
+  schedule_decodes(replica, requests, limits.block_size);
 }
 
 }  // namespace clustersim

@@ -13,64 +13,41 @@
 // admits a request only when the blocks of its prompt and its whole output are free, and reserves
 // them, so nothing is ever preempted.
 #include <algorithm>
-#include <limits>
 
 #include "sim/serving/serving_scheduler_policies.hpp"
 
 namespace clustersim {
-namespace {
 
-class InflightBatching final : public ServingScheduler {
- public:
-  explicit InflightBatching(const SchedulerLimits& limits) : limits_(limits) {}
-
-  void schedule(ReplicaState& replica, std::span<ServedRequest> requests) const override {
-    replica.plan.clear();
-    std::int64_t budget = limits_.max_batch_tokens;
-    for (const std::uint32_t id : replica.running) {  // generation tokens first
-      const ServedRequest& r = requests[id];
-      if (r.known_tokens() - r.computed != 1) continue;
-      if (budget <= 0) return;
-      replica.plan.push_back({id, 1});
-      --budget;
-    }
-    for (const std::uint32_t id : replica.running) {  // context phases in progress (chunked)
-      if (budget <= 0) return;
-      const ServedRequest& r = requests[id];
-      const std::int64_t left = r.known_tokens() - r.computed;
-      if (left <= 1) continue;
-      const std::int64_t chunk = std::min(left, budget);
-      replica.plan.push_back({id, static_cast<std::int32_t>(chunk)});
-      budget -= chunk;
-    }
-    while (budget > 0 && !replica.waiting.empty() &&
-           static_cast<std::int64_t>(replica.running.size()) < limits_.max_batch_requests) {
-      const std::uint32_t id = replica.waiting.front();
-      ServedRequest& r = requests[id];
-      const std::int64_t left = r.known_tokens() - r.computed;
-      const bool chunked = left > limits_.max_batch_tokens;
-      if (!chunked && left > budget) break;
-      // Room for every token the request will hold: its last output token is never written back.
-      const std::int64_t holds = std::int64_t{r.prompt_tokens} + r.output_tokens - 1;
-      if (!reserve_kv_blocks(replica, r, holds, limits_.block_size)) break;
-      const std::int64_t chunk = std::min(left, budget);
-      replica.waiting.pop_front();
-      replica.running.push_back(id);
-      replica.plan.push_back({id, static_cast<std::int32_t>(chunk)});
-      budget -= chunk;
-    }
+void plan_inflight_batching(const SchedulerLimits& limits, ReplicaState& replica, std::span<ServedRequest> requests) {
+  std::int64_t budget = limits.max_batch_tokens;
+  for (const std::uint32_t id : replica.running) {  // generation tokens first
+    const ServedRequest& r = requests[id];
+    if (r.known_tokens() - r.computed != 1) continue;
+    if (budget <= 0) return;
+    replica.plan.push_back({id, 1});
+    --budget;
   }
-
-  std::int64_t max_prompt_tokens() const override { return std::numeric_limits<std::int64_t>::max(); }
-
- private:
-  SchedulerLimits limits_;
-};
-
-}  // namespace
-
-std::unique_ptr<ServingScheduler> make_inflight_batching_scheduler(const SchedulerLimits& limits) {
-  return std::make_unique<InflightBatching>(limits);
+  for (const std::uint32_t id : replica.running) {  // context phases in progress (chunked)
+    if (budget <= 0) return;
+    const ServedRequest& r = requests[id];
+    const std::int64_t left = r.known_tokens() - r.computed;
+    if (left <= 1) continue;
+    const std::int64_t chunk = std::min(left, budget);
+    replica.plan.push_back({id, static_cast<std::int32_t>(chunk)});
+    budget -= chunk;
+  }
+  while (budget > 0 && can_admit(limits, replica)) {
+    const std::uint32_t id = replica.waiting.front();
+    ServedRequest& r = requests[id];
+    const std::int64_t left = r.known_tokens() - r.computed;
+    const bool chunked = left > limits.max_batch_tokens;
+    if (!chunked && left > budget) break;
+    if (!reserve_whole_request(limits, replica, r)) break;
+    const std::int64_t chunk = std::min(left, budget);
+    admit_front(replica);
+    replica.plan.push_back({id, static_cast<std::int32_t>(chunk)});
+    budget -= chunk;
+  }
 }
 
 }  // namespace clustersim

@@ -7,13 +7,138 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/report/json_fields.hpp"
+
 namespace clustersim {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json latency(const LatencySummary& l) {
-  return Json{{"mean", l.mean_s}, {"p50", l.p50_s}, {"p90", l.p90_s}, {"p99", l.p99_s}, {"max", l.max_s}};
+// The report's sections (docs/serving.md "Report"): their keys in order and the members they hold.
+const JsonField<ServingReport> kRunFields[] = {
+    {"serving", &ServingReport::serving}, {"cluster", &ServingReport::cluster},
+    {"gpu", &ServingReport::gpu},         {"scheduler", &ServingReport::scheduler},
+    {"router", &ServingReport::router},   {"replicas", &ServingReport::replicas},
+    {"tp", &ServingReport::tp},           {"pp", &ServingReport::pp},
+};  // gpus (the cost's) follows
+
+using M = ReplicaMemory;
+const JsonField<M> kMemoryFields[] = {
+    {"capacity_bytes", &M::capacity_bytes},         {"weights_bytes", &M::weights_bytes},
+    {"activation_bytes", &M::activation_bytes},     {"workspace_bytes", &M::workspace_bytes},
+    {"kv_cache_bytes", &M::kv_cache_bytes},         {"kv_bytes_per_token", &M::kv_bytes_per_token},
+    {"kv_capacity_tokens", &M::kv_capacity_tokens},
+};  // kv_blocks (the scheduler's) follows
+
+const JsonField<ServingReport> kPrefillPoolFields[] = {
+    {"prefill_replicas", &ServingReport::prefill_replicas},
+    {"prefill_tp", &ServingReport::prefill_tp},
+    {"prefill_pp", &ServingReport::prefill_pp},
+};  // prefill_memory and the KV transfers follow
+
+const JsonField<SwapStats> kSwapFields[] = {
+    {"swap_outs", &SwapStats::swap_outs},
+    {"swap_ins", &SwapStats::swap_ins},
+    {"blocks_out", &SwapStats::blocks_out},
+    {"blocks_in", &SwapStats::blocks_in},
+    {"bytes_per_gpu", &SwapStats::bytes_per_gpu},
+    {"time_s", &SwapStats::time_s},
+    {"recompute_fallbacks", &SwapStats::recompute_fallbacks},
+    {"host_blocks_per_replica", &SwapStats::host_blocks_per_replica},
+};
+
+using S = ServingSummary;
+const JsonField<S> kRequestFields[] = {
+    {"arrived", &S::requests},
+    {"finished", &S::finished},
+    {"rejected_context", &S::rejected_context},
+    {"rejected_kv_cache", &S::rejected_kv_cache},
+    {"rejected_batch_tokens", &S::rejected_batch_tokens},
+    {"preemptions", &S::preemptions},
+    {"iterations", &S::iterations},
+    {"input_tokens", &S::input_tokens},
+    {"output_tokens", &S::output_tokens},
+};
+
+const JsonField<LatencySummary> kLatencyFields[] = {
+    {"mean", &LatencySummary::mean_s}, {"p50", &LatencySummary::p50_s}, {"p90", &LatencySummary::p90_s},
+    {"p99", &LatencySummary::p99_s},   {"max", &LatencySummary::max_s},
+};
+
+const JsonField<S> kThroughputFields[] = {
+    {"makespan_s", &S::makespan_s},
+    {"requests_per_s", &S::throughput_rps},
+    {"input_tokens_per_s", &S::input_tokens_per_s},
+    {"output_tokens_per_s", &S::output_tokens_per_s},
+    {"goodput_rps", &S::goodput_rps},
+    {"slo_attainment", &S::slo_attainment},
+};
+
+const JsonField<S> kUtilizationFields[] = {
+    {"gpu_busy_fraction", &S::gpu_busy_fraction},
+    {"mean_kv_occupancy", &S::mean_kv_occupancy},
+    {"peak_kv_occupancy", &S::peak_kv_occupancy},
+    {"mean_running", &S::mean_running},
+    {"mean_queued", &S::mean_queued},
+    {"mean_requests_in_system", &S::mean_requests_in_system},
+};
+
+// An interval's basis: the datasets (a list of {dataset, rows}) follow kIntervalHead.
+using I = ServingInterval;
+const JsonField<I> kIntervalHead[] = {{"rows", &I::rows}};
+const JsonField<I> kIntervalTail[] = {
+    {"mean_distance", &I::mean_distance},
+    {"max_distance", &I::max_distance},
+    {"widening", &I::widening},
+    {"error_p5", &I::error_p5},
+    {"error_p50", &I::error_p50},
+    {"error_p95", &I::error_p95},
+    {"rule", &I::rule},
+};
+
+const JsonField<ServingCost> kPowerFields[] = {
+    {"gpu_w", &ServingCost::gpu_power_w},
+    {"it_w", &ServingCost::it_power_w},
+    {"facility_w", &ServingCost::facility_power_w},
+    {"energy_j", &ServingCost::energy_j},
+    {"energy_per_output_token_j", &ServingCost::energy_per_output_token_j},
+    {"source", &ServingCost::power_source},
+};
+
+const JsonField<ServingCost> kCostFields[] = {
+    {"usd_per_gpu_hour", &ServingCost::usd_per_gpu_hour},
+    {"usd_per_hour", &ServingCost::usd_per_hour},
+    {"usd", &ServingCost::usd},
+    {"usd_per_million_output_tokens", &ServingCost::usd_per_million_output_tokens},
+    {"usd_per_million_tokens", &ServingCost::usd_per_million_tokens},
+    {"source", &ServingCost::price_source},
+};
+
+// The samples' columns (preemptions: so far).
+const JsonField<ServingSample> kSampleFields[] = {
+    {"time_s", &ServingSample::time_s},           {"running", &ServingSample::running},
+    {"queued", &ServingSample::queued},           {"kv_blocks_used", &ServingSample::kv_blocks_used},
+    {"preemptions", &ServingSample::preemptions},
+};
+
+Json memory_json(const ReplicaMemory& m, std::int64_t kv_blocks) {
+  Json j = fields_json(m, kMemoryFields);
+  j["kv_blocks"] = kv_blocks;
+  return j;
+}
+
+Json interval_json(const ServingInterval& i) {
+  Json datasets = Json::array();
+  for (const auto& [dataset, rows] : i.datasets)
+    datasets.push_back({{"dataset", dataset}, {"rows", rows}});
+  Json basis = fields_json(i, kIntervalHead);
+  basis["datasets"] = datasets;
+  write_fields(basis, i, kIntervalTail);
+  return {{"predicted", i.predicted}, {"interval", {i.lo, i.hi}}, {"basis", basis}};
+}
+
+double ratio_or_zero(double part, double whole) {
+  return whole > 0 ? part / whole : 0.0;
 }
 
 std::string fixed(const char* format, double v) {
@@ -29,13 +154,9 @@ std::string serving_report_json(const ServingReport& r, int indent) {
   const ServingCost& c = r.cost;
   const ReplicaMemory& m = r.memory;
   Json j;
-  j["run"] = {{"serving", r.serving}, {"cluster", r.cluster},   {"gpu", r.gpu}, {"scheduler", r.scheduler},
-              {"router", r.router},   {"replicas", r.replicas}, {"tp", r.tp},   {"pp", r.pp},
-              {"gpus", c.gpus}};
-  j["memory"] = {{"capacity_bytes", m.capacity_bytes},         {"weights_bytes", m.weights_bytes},
-                 {"activation_bytes", m.activation_bytes},     {"workspace_bytes", m.workspace_bytes},
-                 {"kv_cache_bytes", m.kv_cache_bytes},         {"kv_bytes_per_token", m.kv_bytes_per_token},
-                 {"kv_capacity_tokens", m.kv_capacity_tokens}, {"kv_blocks", s.kv_blocks_per_replica}};
+  j["run"] = fields_json(r, kRunFields);
+  j["run"]["gpus"] = c.gpus;
+  j["memory"] = memory_json(m, s.kv_blocks_per_replica);
   if (m.attention_dp_ranks > 1) {  // data-parallel attention: the KV cache per rank
     j["memory"]["attention_dp_ranks"] = m.attention_dp_ranks;
     j["memory"]["kv_capacity_tokens_per_rank"] = m.kv_capacity_tokens_per_rank;
@@ -45,135 +166,54 @@ std::string serving_report_json(const ServingReport& r, int indent) {
     j["memory"]["draft_kv_bytes_per_token"] = m.draft_kv_bytes_per_token;
   }
   if (r.prefill_replicas > 0) {
-    const ReplicaMemory& pm = r.prefill_memory;
     const KvTransferStats& x = r.result.kv_transfers;
-    j["disaggregation"] = {{"prefill_replicas", r.prefill_replicas},
-                           {"prefill_tp", r.prefill_tp},
-                           {"prefill_pp", r.prefill_pp},
-                           {"prefill_memory",
-                            {{"capacity_bytes", pm.capacity_bytes},
-                             {"weights_bytes", pm.weights_bytes},
-                             {"activation_bytes", pm.activation_bytes},
-                             {"workspace_bytes", pm.workspace_bytes},
-                             {"kv_cache_bytes", pm.kv_cache_bytes},
-                             {"kv_bytes_per_token", pm.kv_bytes_per_token},
-                             {"kv_capacity_tokens", pm.kv_capacity_tokens},
-                             {"kv_blocks", x.prefill_kv_blocks_per_replica}}},
-                           {"kv_transfers", x.transfers},
-                           {"kv_transfer_bytes", x.bytes},
-                           {"kv_transfer_bytes_per_token", x.bytes_per_token},
-                           {"kv_transfer_mean_s", x.transfers > 0 ? x.total_s / static_cast<double>(x.transfers) : 0.0},
-                           {"kv_transfer_max_s", x.max_s},
-                           {"ttft_convention",
-                            "first token emitted by the prefill replica (DistServe); the transfer is in the first "
-                            "gap between tokens"}};
+    Json& d = j["disaggregation"] = fields_json(r, kPrefillPoolFields);
+    d["prefill_memory"] = memory_json(r.prefill_memory, x.prefill_kv_blocks_per_replica);
+    d["kv_transfers"] = x.transfers;
+    d["kv_transfer_bytes"] = x.bytes;
+    d["kv_transfer_bytes_per_token"] = x.bytes_per_token;
+    d["kv_transfer_mean_s"] = ratio_or_zero(x.total_s, static_cast<double>(x.transfers));
+    d["kv_transfer_max_s"] = x.max_s;
+    d["ttft_convention"] =
+        "first token emitted by the prefill replica (DistServe); the transfer is in the first gap between tokens";
   }
   if (r.prefix_caching) {
     const PrefixCacheStats& x = r.result.prefix_cache;
-    j["prefix_cache"] = {
-        {"lookups", x.lookups},
-        {"hits", x.hits},
-        {"hit_rate", x.lookups > 0 ? static_cast<double>(x.hits) / static_cast<double>(x.lookups) : 0.0},
-        {"saved_prefill_tokens", x.saved_prefill_tokens},
-        {"saved_prefill_fraction", x.lookup_prompt_tokens > 0 ? static_cast<double>(x.saved_prefill_tokens) /
-                                                                    static_cast<double>(x.lookup_prompt_tokens)
-                                                              : 0.0},
-        {"evictions", x.evictions},
-        {"dropped_references", x.dropped_references}};
+    j["prefix_cache"] = {{"lookups", x.lookups},
+                         {"hits", x.hits},
+                         {"hit_rate", ratio_or_zero(static_cast<double>(x.hits), static_cast<double>(x.lookups))},
+                         {"saved_prefill_tokens", x.saved_prefill_tokens},
+                         {"saved_prefill_fraction", ratio_or_zero(static_cast<double>(x.saved_prefill_tokens),
+                                                                  static_cast<double>(x.lookup_prompt_tokens))},
+                         {"evictions", x.evictions},
+                         {"dropped_references", x.dropped_references}};
   }
-  if (r.swap) {
-    const SwapStats& x = r.result.swap;
-    j["swap"] = {{"swap_outs", x.swap_outs},
-                 {"swap_ins", x.swap_ins},
-                 {"blocks_out", x.blocks_out},
-                 {"blocks_in", x.blocks_in},
-                 {"bytes_per_gpu", x.bytes_per_gpu},
-                 {"time_s", x.time_s},
-                 {"recompute_fallbacks", x.recompute_fallbacks},
-                 {"host_blocks_per_replica", x.host_blocks_per_replica}};
-  }
+  if (r.swap) j["swap"] = fields_json(r.result.swap, kSwapFields);
   if (r.speculative_tokens > 0) {
     const SpeculativeStats& x = r.result.speculative;
-    j["speculative"] = {
-        {"draft_tokens", r.speculative_tokens},
-        {"expected_tokens_per_step", x.expected_tokens_per_step},
-        {"steps", x.steps},
-        {"tokens", x.tokens},
-        {"tokens_per_step", x.steps > 0 ? static_cast<double>(x.tokens) / static_cast<double>(x.steps) : 0.0},
-        {"truncated_steps", x.truncated_steps},
-        {"draft_time_s", x.draft_time_s}};
+    j["speculative"] = {{"draft_tokens", r.speculative_tokens},
+                        {"expected_tokens_per_step", x.expected_tokens_per_step},
+                        {"steps", x.steps},
+                        {"tokens", x.tokens},
+                        {"tokens_per_step", ratio_or_zero(static_cast<double>(x.tokens), static_cast<double>(x.steps))},
+                        {"truncated_steps", x.truncated_steps},
+                        {"draft_time_s", x.draft_time_s}};
   }
-  j["requests"] = {{"arrived", s.requests},
-                   {"finished", s.finished},
-                   {"rejected_context", s.rejected_context},
-                   {"rejected_kv_cache", s.rejected_kv_cache},
-                   {"rejected_batch_tokens", s.rejected_batch_tokens},
-                   {"preemptions", s.preemptions},
-                   {"iterations", s.iterations},
-                   {"input_tokens", s.input_tokens},
-                   {"output_tokens", s.output_tokens}};
-  j["latency"] = {{"ttft_s", latency(s.ttft)},
+  j["requests"] = fields_json(s, kRequestFields);
+  j["latency"] = {{"ttft_s", fields_json(s.ttft, kLatencyFields)},
                   {"tbt_s", {{"p50", s.tbt_p50_s}, {"p99", s.tbt_p99_s}}},
-                  {"tbt_mean_per_request_s", latency(s.tbt_mean)},
-                  {"tbt_max_per_request_s", latency(s.tbt_max)},
-                  {"e2e_s", latency(s.e2e)}};
-  j["throughput"] = {{"makespan_s", s.makespan_s},
-                     {"requests_per_s", s.throughput_rps},
-                     {"input_tokens_per_s", s.input_tokens_per_s},
-                     {"output_tokens_per_s", s.output_tokens_per_s},
-                     {"goodput_rps", s.goodput_rps},
-                     {"slo_attainment", s.slo_attainment}};
+                  {"tbt_mean_per_request_s", fields_json(s.tbt_mean, kLatencyFields)},
+                  {"tbt_max_per_request_s", fields_json(s.tbt_max, kLatencyFields)},
+                  {"e2e_s", fields_json(s.e2e, kLatencyFields)}};
+  j["throughput"] = fields_json(s, kThroughputFields);
   Json intervals = Json::object();
-  for (const ServingInterval& x : r.intervals) {
-    const ServingInterval& i = x;
-    Json datasets = Json::array();
-    for (const auto& [dataset, rows] : i.datasets)
-      datasets.push_back({{"dataset", dataset}, {"rows", rows}});
-    intervals[x.metric] = {{"predicted", x.predicted},
-                           {"interval", {i.lo, i.hi}},
-                           {"basis",
-                            {{"rows", i.rows},
-                             {"datasets", datasets},
-                             {"mean_distance", i.mean_distance},
-                             {"max_distance", i.max_distance},
-                             {"widening", i.widening},
-                             {"error_p5", i.error_p5},
-                             {"error_p50", i.error_p50},
-                             {"error_p95", i.error_p95},
-                             {"rule", i.rule}}}};
-  }
+  for (const ServingInterval& i : r.intervals)
+    intervals[i.metric] = interval_json(i);
   j["intervals"] = intervals;
-  j["utilization"] = {{"gpu_busy_fraction", s.gpu_busy_fraction},
-                      {"mean_kv_occupancy", s.mean_kv_occupancy},
-                      {"peak_kv_occupancy", s.peak_kv_occupancy},
-                      {"mean_running", s.mean_running},
-                      {"mean_queued", s.mean_queued},
-                      {"mean_requests_in_system", s.mean_requests_in_system}};
-  j["power"] = {{"gpu_w", c.gpu_power_w},
-                {"it_w", c.it_power_w},
-                {"facility_w", c.facility_power_w},
-                {"energy_j", c.energy_j},
-                {"energy_per_output_token_j", c.energy_per_output_token_j},
-                {"source", c.power_source}};
-  j["cost"] = {{"usd_per_gpu_hour", c.usd_per_gpu_hour},
-               {"usd_per_hour", c.usd_per_hour},
-               {"usd", c.usd},
-               {"usd_per_million_output_tokens", c.usd_per_million_output_tokens},
-               {"usd_per_million_tokens", c.usd_per_million_tokens},
-               {"source", c.price_source}};
-  Json samples = {{"time_s", Json::array()},
-                  {"running", Json::array()},
-                  {"queued", Json::array()},
-                  {"kv_blocks_used", Json::array()},
-                  {"preemptions", Json::array()}};
-  for (const ServingSample& x : r.result.samples) {
-    samples["time_s"].push_back(x.time_s);
-    samples["running"].push_back(x.running);
-    samples["queued"].push_back(x.queued);
-    samples["kv_blocks_used"].push_back(x.kv_blocks_used);
-    samples["preemptions"].push_back(x.preemptions);
-  }
-  j["samples"] = std::move(samples);
+  j["utilization"] = fields_json(s, kUtilizationFields);
+  j["power"] = fields_json(c, kPowerFields);
+  j["cost"] = fields_json(c, kCostFields);
+  j["samples"] = columns_json(r.result.samples, kSampleFields);
   j["samples_truncated"] = r.result.samples_truncated;
   return j.dump(indent);
 }

@@ -1,5 +1,7 @@
 #include "sim/serving/serving_scheduler.hpp"
 
+#include <limits>
+
 #include "sim/core/named_table.hpp"
 #include "sim/serving/serving_scheduler_policies.hpp"
 
@@ -10,20 +12,39 @@ constexpr ServingSchedulerEntry kSchedulers[] = {
     {"static",
      "FasterTransformer: a batch of up to max_batch_requests queued requests (prompts within max_batch_tokens, KV "
      "blocks reserved for prompt + output) runs to completion before the next is formed",
-     &make_static_batching_scheduler},
+     &plan_static_batching, false},
     {"continuous",
      "Orca / vLLM (v0 default): iteration-level batching over a paged KV cache; an iteration is either the prefill "
      "of whole prompts admitted FCFS or one decode token for every running request; preemption by recompute",
-     &make_continuous_batching_scheduler},
+     &plan_continuous_batching, false},
     {"chunked_prefill",
      "Sarathi-Serve: a token budget of max_batch_tokens per iteration, decodes first, then prompt chunks "
      "(requests already prefilling, then new ones FCFS) fill the rest; preemption by recompute",
-     &make_chunked_prefill_scheduler},
+     &plan_chunked_prefill, true},
     {"inflight",
      "TensorRT-LLM: in-flight batching of generation tokens and whole prompts (prompts over max_batch_tokens in "
      "chunks) within max_batch_tokens; KV blocks of prompt + output reserved at admission (GUARANTEED_NO_EVICT), "
      "no preemption",
-     &make_inflight_batching_scheduler},
+     &plan_inflight_batching, true},
+};
+
+// A registry entry's policy under the deployment's limits.
+class PolicyScheduler final : public ServingScheduler {
+ public:
+  PolicyScheduler(const ServingSchedulerEntry& entry, const SchedulerLimits& limits) : entry_(entry), limits_(limits) {}
+
+  void schedule(ReplicaState& replica, std::span<ServedRequest> requests) const override {
+    replica.plan.clear();
+    entry_.plan(limits_, replica, requests);
+  }
+
+  std::int64_t max_prompt_tokens() const override {
+    return entry_.chunks_prompts ? std::numeric_limits<std::int64_t>::max() : limits_.max_batch_tokens;
+  }
+
+ private:
+  const ServingSchedulerEntry& entry_;
+  SchedulerLimits limits_;
 };
 
 }  // namespace
@@ -53,7 +74,7 @@ std::vector<std::string> serving_scheduler_names() {
 }
 
 std::unique_ptr<ServingScheduler> make_serving_scheduler(std::string_view name, const SchedulerLimits& limits) {
-  return find_named(serving_schedulers(), name, "serving scheduler").make(limits);
+  return std::make_unique<PolicyScheduler>(find_named(serving_schedulers(), name, "serving scheduler"), limits);
 }
 
 bool reserve_kv_blocks(ReplicaState& replica, ServedRequest& r, std::int64_t tokens, std::int64_t block_size) {

@@ -94,10 +94,16 @@ class ServingScheduler {
   virtual std::int64_t max_prompt_tokens() const = 0;
 };
 
+// A batching policy: fills replica.plan (empty on entry) with the next iteration under `limits`.
+using BatchingPlan = void (*)(const SchedulerLimits& limits, ReplicaState& replica, std::span<ServedRequest> requests);
+
 struct ServingSchedulerEntry {
   const char* name;
   const char* doc;
-  std::unique_ptr<ServingScheduler> (*make)(const SchedulerLimits& limits);
+  BatchingPlan plan;
+  // Whether the policy splits a prompt over iterations (any length is served); if not, a prompt over
+  // max_batch_tokens is rejected on arrival.
+  bool chunks_prompts;
 };
 
 std::span<const ServingSchedulerEntry> serving_schedulers();

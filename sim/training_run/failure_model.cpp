@@ -1,5 +1,7 @@
 #include "sim/training_run/failure_model.hpp"
 
+#include <cstddef>
+#include <iterator>
 #include <string_view>
 
 #include "sim/core/error.hpp"
@@ -16,21 +18,12 @@ bool is_fabric_switch(std::string_view item) {
 }  // namespace
 
 double ComponentCounts::of(FailureComponent c) const {
-  switch (c) {
-    case FailureComponent::gpu:
-      return gpus;
-    case FailureComponent::node:
-      return nodes;
-    case FailureComponent::nic:
-      return nics;
-    case FailureComponent::nvswitch_chip:
-      return nvswitch_chips;
-    case FailureComponent::fabric_switch:
-      return fabric_switches;
-    case FailureComponent::cable:
-      return cables;
-  }
-  return 0.0;
+  // Each component's count, in FailureComponent's order.
+  constexpr double ComponentCounts::*kCounts[] = {
+      &ComponentCounts::gpus,           &ComponentCounts::nodes,           &ComponentCounts::nics,
+      &ComponentCounts::nvswitch_chips, &ComponentCounts::fabric_switches, &ComponentCounts::cables};
+  static_assert(std::size(kCounts) == static_cast<std::size_t>(FailureComponent::cable) + 1);
+  return this->*kCounts[static_cast<std::size_t>(c)];
 }
 
 ComponentCounts component_counts(const Report& report) {

@@ -187,7 +187,7 @@ std::optional<StepTimeInterval> step_time_interval(const PredictionFeatures& fea
 }
 
 std::optional<StepTimeInterval> metric_interval(const PredictionFeatures& features, std::string_view metric,
-                                                double step_time_s, const ResidualTable& table,
+                                                double predicted, const ResidualTable& table,
                                                 const ResidualExclusion& exclude) {
   std::vector<Neighbour> all;
   all.reserve(table.rows.size());
@@ -219,8 +219,8 @@ std::optional<StepTimeInterval> metric_interval(const PredictionFeatures& featur
   const double q10 = percentile(log_ratio, kLowQuantile);
   const double q50 = percentile(log_ratio, 0.5);
   const double q90 = percentile(log_ratio, kHighQuantile);
-  out.lo_s = step_time_s * std::exp(q50 - (q50 - q10) * out.widening - kFloor);
-  out.hi_s = step_time_s * std::exp(q50 + (q90 - q50) * out.widening + kFloor);
+  out.lo = predicted * std::exp(q50 - (q50 - q10) * out.widening - kFloor);
+  out.hi = predicted * std::exp(q50 + (q90 - q50) * out.widening + kFloor);
   out.error_p5 = percentile(errors, kLowQuantile);
   out.error_p50 = percentile(errors, 0.5);
   out.error_p95 = percentile(errors, kHighQuantile);
@@ -249,8 +249,8 @@ std::vector<IntervalCoverage> leave_one_out_coverage(const ResidualTable& table,
     ++c.rows;
     if (!interval) continue;
     const double measured = 1.0 / (1.0 + row.step_time_error);  // t_meas / t_pred
-    if (measured >= interval->lo_s && measured <= interval->hi_s) ++c.covered;
-    widths[row.dataset].push_back(interval->hi_s - interval->lo_s);
+    if (measured >= interval->lo && measured <= interval->hi) ++c.covered;
+    widths[row.dataset].push_back(interval->hi - interval->lo);
     distances[row.dataset].push_back(interval->mean_distance);
   }
   for (IntervalCoverage& c : out) {

@@ -52,7 +52,7 @@ struct ResidualExclusion {
 };
 
 // The interval of the measured value of `metric` for a prediction `predicted` with `features`, from the
-// table's rows of the same metric (lo_s / hi_s carry the metric's unit); nullopt when the table has no
+// table's rows of the same metric (lo / hi in the metric's unit); nullopt when the table has no
 // row of that metric to compare with.
 std::optional<StepTimeInterval> metric_interval(const PredictionFeatures& features, std::string_view metric,
                                                 double predicted, const ResidualTable& table,

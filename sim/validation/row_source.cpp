@@ -109,10 +109,4 @@ std::span<const RowFormat> row_formats() {
   return kFormats;
 }
 
-const RowFormat* find_row_format(std::string_view name) {
-  const auto it =
-      std::find_if(std::begin(kFormats), std::end(kFormats), [&](const RowFormat& f) { return name == f.name; });
-  return it == std::end(kFormats) ? nullptr : it;
-}
-
 }  // namespace clustersim

@@ -41,6 +41,5 @@ struct RowFormat {
 };
 
 std::span<const RowFormat> row_formats();
-const RowFormat* find_row_format(std::string_view name);
 
 }  // namespace clustersim

@@ -10,6 +10,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/named_table.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
 #include "sim/core/spec_source.hpp"
@@ -24,6 +25,13 @@ std::span<const Resource> validation_data_resources();
 namespace {
 
 namespace fs = std::filesystem;
+
+// The entry of a registry `table` that `key` names: one of its names, else the reader's error naming
+// the key and the names.
+template <class T>
+const T* chosen(JsonReader& r, std::string_view key, std::span<const T> table) {
+  return find_by_name(table, r.choice(key, names_of(table)));
+}
 
 // A file named by a description: relative to the description's directory; compiled in when the
 // description is.
@@ -234,37 +242,23 @@ ValidationDataset load_validation_dataset(std::string_view name_or_path, std::si
   m.dataset = d.name;
   JsonReader data = r.object("data");
   const std::string data_path = data.string("path");
-  std::vector<std::string> format_names;
-  for (const auto& f : row_formats())
-    format_names.emplace_back(f.name);
-  const RowFormat* format = find_row_format(data.choice("format", format_names));
+  const RowFormat* format = chosen(data, "format", row_formats());
   data.finish();
   const LoadedFile data_file = load_relative(doc.file, embedded, data_path, "/data/path", "validation data file");
   d.data_file = data_file.path;
   const std::unique_ptr<RowSource> rows = format->read(data_file.text, data_file.path);
 
   JsonReader measured = r.object("measured");
-  std::vector<std::string> metric_names, formula_names;
-  for (const auto& x : validation_metrics())
-    metric_names.emplace_back(x.name);
-  for (const auto& x : flops_formulas())
-    formula_names.emplace_back(x.name);
-  d.metric = find_validation_metric(measured.choice("metric", metric_names));
+  d.metric = chosen(measured, "metric", validation_metrics());
   m.measured_field = measured.string("field");
   rows->check_field(m.measured_field, doc.file, "/measured/field");
-  if (std::string_view(d.metric->name) == "tflops_per_gpu")
-    d.flops = find_flops_formula(measured.choice("flops", formula_names));
+  if (std::string_view(d.metric->name) == "tflops_per_gpu") d.flops = chosen(measured, "flops", flops_formulas());
   measured.finish();
   if (auto peak = r.optional_object("peak_memory")) {
-    std::vector<std::string> count_names, unit_names;
-    for (const auto& x : peak_memory_counts())
-      count_names.emplace_back(x.name);
-    for (const auto& x : memory_units())
-      unit_names.emplace_back(x.name);
     m.peak_memory_field = peak->string("field");
     rows->check_field(m.peak_memory_field, doc.file, "/peak_memory/field");
-    d.peak_memory_unit = find_memory_unit(peak->choice("unit", unit_names));
-    d.peak_memory = find_peak_memory_count(peak->choice("counts", count_names));
+    d.peak_memory_unit = chosen(*peak, "unit", memory_units());
+    d.peak_memory = chosen(*peak, "counts", peak_memory_counts());
     peak->finish();
   }
   m.gpus_field = r.string("gpus");

@@ -57,10 +57,6 @@ std::span<const FlopsFormula> flops_formulas() {
   return kFlopsFormulas;
 }
 
-const FlopsFormula* find_flops_formula(std::string_view name) {
-  return find_by_name(flops_formulas(), name);
-}
-
 std::span<const ValidationMetric> validation_metrics() {
   return kMetrics;
 }
@@ -73,16 +69,8 @@ std::span<const PeakMemoryCount> peak_memory_counts() {
   return kPeakMemoryCounts;
 }
 
-const PeakMemoryCount* find_peak_memory_count(std::string_view name) {
-  return find_by_name(peak_memory_counts(), name);
-}
-
 std::span<const MemoryUnit> memory_units() {
   return kMemoryUnits;
-}
-
-const MemoryUnit* find_memory_unit(std::string_view name) {
-  return find_by_name(memory_units(), name);
 }
 
 }  // namespace clustersim

@@ -62,12 +62,9 @@ struct MemoryUnit {
 double step_time_error(const ValidationMetric& metric, double error);
 
 std::span<const FlopsFormula> flops_formulas();
-const FlopsFormula* find_flops_formula(std::string_view name);
 std::span<const ValidationMetric> validation_metrics();
 const ValidationMetric* find_validation_metric(std::string_view name);
 std::span<const PeakMemoryCount> peak_memory_counts();
-const PeakMemoryCount* find_peak_memory_count(std::string_view name);
 std::span<const MemoryUnit> memory_units();
-const MemoryUnit* find_memory_unit(std::string_view name);
 
 }  // namespace clustersim

@@ -100,14 +100,14 @@ TEST(ErrorBars, IntervalIsTheNeighboursPercentilesAroundThePrediction) {
   EXPECT_DOUBLE_EQ(i->widening, 1.0);
   // [2 exp(-0.09 - 0.037), 2 exp(0.09 + 0.037)]: percentiles plus the 3.7 % floor (the measured
   // repeatability, error_bars.cpp; 0.01 before it was measured).
-  EXPECT_NEAR(i->lo_s, 2.0 * std::exp(-0.127), 1e-12);
-  EXPECT_NEAR(i->hi_s, 2.0 * std::exp(0.127), 1e-12);
+  EXPECT_NEAR(i->lo, 2.0 * std::exp(-0.127), 1e-12);
+  EXPECT_NEAR(i->hi, 2.0 * std::exp(0.127), 1e-12);
   ASSERT_EQ(i->datasets.size(), 1u);
   EXPECT_EQ(i->datasets[0].dataset, "even");
   EXPECT_EQ(i->datasets[0].rows, 21);
   // A measurement 5 % slower than predicted (l = ln 1.05 = 0.049) is inside; 15 % is not.
-  EXPECT_LT(2.0 * 1.05, i->hi_s);
-  EXPECT_GT(2.0 * 1.15, i->hi_s);
+  EXPECT_LT(2.0 * 1.05, i->hi);
+  EXPECT_GT(2.0 * 1.15, i->hi);
 }
 
 TEST(ErrorBars, IntervalWidensOnDataFarFromTheFit) {
@@ -118,13 +118,13 @@ TEST(ErrorBars, IntervalWidensOnDataFarFromTheFit) {
   ASSERT_TRUE(far);
   EXPECT_DOUBLE_EQ(far->mean_distance, 1.0);
   EXPECT_DOUBLE_EQ(far->widening, 2.0);
-  EXPECT_NEAR(far->lo_s, 2.0 * std::exp(-0.09 * 2 - 0.037), 1e-12);
-  EXPECT_NEAR(far->hi_s, 2.0 * std::exp(0.09 * 2 + 0.037), 1e-12);
+  EXPECT_NEAR(far->lo, 2.0 * std::exp(-0.09 * 2 - 0.037), 1e-12);
+  EXPECT_NEAR(far->hi, 2.0 * std::exp(0.09 * 2 + 0.037), 1e-12);
   // Farther still (generation, precision, sharding, 16x the GPUs): w = 5.
   const auto farther = step_time_interval(features("b200", "fp8", "fsdp", 1024), 2.0, t);
   ASSERT_TRUE(farther);
   EXPECT_DOUBLE_EQ(farther->widening, 5.0);
-  EXPECT_GT(farther->hi_s - farther->lo_s, far->hi_s - far->lo_s);
+  EXPECT_GT(farther->hi - farther->lo, far->hi - far->lo);
 }
 
 // An MoE / MLA serving prediction among dense rows (the evenly spread table as throughput rows, then one
@@ -145,11 +145,11 @@ TEST(ErrorBars, AnMlaPredictionsIntervalWidensAmongDenseRows) {
   EXPECT_DOUBLE_EQ(dense_i->widening, 1.0);
   EXPECT_DOUBLE_EQ(alone->mean_distance, 2.0);
   EXPECT_DOUBLE_EQ(alone->widening, 3.0);
-  EXPECT_NEAR(alone->lo_s, 1000.0 * std::exp(-0.09 * 3 - 0.037), 1e-9);
-  EXPECT_NEAR(alone->hi_s, 1000.0 * std::exp(0.09 * 3 + 0.037), 1e-9);
+  EXPECT_NEAR(alone->lo, 1000.0 * std::exp(-0.09 * 3 - 0.037), 1e-9);
+  EXPECT_NEAR(alone->hi, 1000.0 * std::exp(0.09 * 3 + 0.037), 1e-9);
   // 1000 exp(+-0.127) = [880.7, 1135.4] for the dense prediction; [735.6, 1359.4] for the MLA one.
-  EXPECT_NEAR(dense_i->lo_s, 1000.0 * std::exp(-0.127), 1e-9);
-  EXPECT_GT(alone->hi_s - alone->lo_s, 2.0 * (dense_i->hi_s - dense_i->lo_s));
+  EXPECT_NEAR(dense_i->lo, 1000.0 * std::exp(-0.127), 1e-9);
+  EXPECT_GT(alone->hi - alone->lo, 2.0 * (dense_i->hi - dense_i->lo));
 
   // With the MLA row (predicted 1.511 x measured: l = -ln 1.511 = -0.4128): the MLA prediction's
   // neighbours are it (0) and the 21 dense rows (2, ties kept): k = 22, D = 42 / 22, w = 1 + 42 / 22.
@@ -165,14 +165,14 @@ TEST(ErrorBars, AnMlaPredictionsIntervalWidensAmongDenseRows) {
   // (linear): q5 at 1.05 -> -0.10 + 0.05 x 0.01 = -0.0995; q50 at 10.5 -> -0.005 (between -0.01 and 0);
   // q95 at 19.95 -> 0.08 + 0.95 x 0.01 = 0.0895.
   const double q5 = -0.0995, q50 = -0.005, q95 = 0.0895;
-  EXPECT_NEAR(with->lo_s, 1000.0 * std::exp(q50 - (q50 - q5) * w - 0.037), 1e-6);
-  EXPECT_NEAR(with->hi_s, 1000.0 * std::exp(q50 + (q95 - q50) * w + 0.037), 1e-6);
+  EXPECT_NEAR(with->lo, 1000.0 * std::exp(q50 - (q50 - q5) * w - 0.037), 1e-6);
+  EXPECT_NEAR(with->hi, 1000.0 * std::exp(q50 + (q95 - q50) * w + 0.037), 1e-6);
   // A dense prediction's interval is unchanged: the MLA row is 2 away, 21 rows are at 0.
   const auto dense_after = metric_interval(dense, "output_tokens_per_s", 1000.0, t);
   ASSERT_TRUE(dense_after);
   EXPECT_EQ(dense_after->rows, 21);
-  EXPECT_DOUBLE_EQ(dense_after->lo_s, dense_i->lo_s);
-  EXPECT_DOUBLE_EQ(dense_after->hi_s, dense_i->hi_s);
+  EXPECT_DOUBLE_EQ(dense_after->lo, dense_i->lo);
+  EXPECT_DOUBLE_EQ(dense_after->hi, dense_i->hi);
 }
 
 TEST(ErrorBars, ShippedResidualsGiveWiderIntervalsAwayFromTheValidatedRuns) {
@@ -185,7 +185,7 @@ TEST(ErrorBars, ShippedResidualsGiveWiderIntervalsAwayFromTheValidatedRuns) {
   ASSERT_TRUE(among && away);
   EXPECT_LT(among->mean_distance, 0.1);
   EXPECT_GT(away->mean_distance, 1.5);
-  EXPECT_GT(away->hi_s - away->lo_s, 1.5 * (among->hi_s - among->lo_s));
+  EXPECT_GT(away->hi - away->lo, 1.5 * (among->hi - among->lo));
 }
 
 TEST(ErrorBars, LeaveOneOutNeverUsesTheRowItself) {
@@ -198,16 +198,16 @@ TEST(ErrorBars, LeaveOneOutNeverUsesTheRowItself) {
   alone.rows = {t.rows[0]};
   const auto own = step_time_interval(f, 1.0, alone);
   ASSERT_TRUE(own);
-  EXPECT_NEAR(own->lo_s, std::exp(-0.037), 1e-12);
-  EXPECT_NEAR(own->hi_s, std::exp(0.037), 1e-12);
+  EXPECT_NEAR(own->lo, std::exp(-0.037), 1e-12);
+  EXPECT_NEAR(own->hi, std::exp(0.037), 1e-12);
   // Excluding row 0, its neighbour is row 1 only: ln 1.5 +- 3.7 %.
   ResidualExclusion exclude;
   exclude.row = &t.rows[0];
   const auto without = step_time_interval(f, 1.0, t, exclude);
   ASSERT_TRUE(without);
   EXPECT_EQ(without->rows, 1);
-  EXPECT_NEAR(without->lo_s, 1.5 * std::exp(-0.037), 1e-12);
-  EXPECT_NEAR(without->hi_s, 1.5 * std::exp(0.037), 1e-12);
+  EXPECT_NEAR(without->lo, 1.5 * std::exp(-0.037), 1e-12);
+  EXPECT_NEAR(without->hi, 1.5 * std::exp(0.037), 1e-12);
   // So leave-one-out covers neither row: each sees only the other.
   const auto coverage = leave_one_out_coverage(t);
   ASSERT_EQ(coverage.size(), 2u);
@@ -290,8 +290,8 @@ TEST(ErrorBars, ServingMetricRowsRoundTripAndAreOnlyTheirOwnMetricsNeighbours) {
   const auto i = metric_interval(f, "ttft_s", 3.0, t);
   ASSERT_TRUE(i);
   EXPECT_EQ(i->rows, 1);
-  EXPECT_NEAR(i->lo_s, 3.0 / 1.5 * std::exp(-0.037), 1e-12);
-  EXPECT_NEAR(i->hi_s, 3.0 / 1.5 * std::exp(0.037), 1e-12);
+  EXPECT_NEAR(i->lo, 3.0 / 1.5 * std::exp(-0.037), 1e-12);
+  EXPECT_NEAR(i->hi, 3.0 / 1.5 * std::exp(0.037), 1e-12);
   // The step time never sees it (21 rows, as without it); a metric without rows has no interval.
   EXPECT_EQ(step_time_interval(f, 2.0, t)->rows, 21);
   EXPECT_FALSE(metric_interval(f, "itl_s", 0.01, t));
@@ -385,8 +385,8 @@ Report report_with_interval(double step_s, double lo_s, double hi_s) {
   r.step_time_s = step_s;
   r.tokens_per_s = 1000.0 / step_s;  // 1000 tokens per step
   r.step_time_interval = StepTimeInterval{};
-  r.step_time_interval->lo_s = lo_s;
-  r.step_time_interval->hi_s = hi_s;
+  r.step_time_interval->lo = lo_s;
+  r.step_time_interval->hi = hi_s;
   return r;
 }
 
@@ -417,8 +417,8 @@ TEST(ErrorBars, ReportJsonCarriesTheIntervalAndItsBasis) {
   r.step_time_interval->rule = "rule";
   const Report back = Report::from_json(r.to_json());
   ASSERT_TRUE(back.step_time_interval);
-  EXPECT_DOUBLE_EQ(back.step_time_interval->lo_s, 0.8);
-  EXPECT_DOUBLE_EQ(back.step_time_interval->hi_s, 1.3);
+  EXPECT_DOUBLE_EQ(back.step_time_interval->lo, 0.8);
+  EXPECT_DOUBLE_EQ(back.step_time_interval->hi, 1.3);
   ASSERT_EQ(back.step_time_interval->datasets.size(), 2u);
   EXPECT_EQ(back.step_time_interval->datasets[0].dataset, "vtrain-multi");
   EXPECT_EQ(back.step_time_interval->datasets[0].rows, 15);
