@@ -27,6 +27,7 @@ struct ReplayMemo {
   // The batches the classes were formed from, every transfer: batch b is transfers[batch_begin[b], ...).
   std::vector<std::size_t> batch_begin;
   std::vector<Transfer> transfers;
+  std::vector<char> launch_begins;  // per batch: 1 where it starts a launch (reduce_to_classes)
   bool reduced = false;  // classes formed and used
   std::shared_ptr<const LinkClasses> classes;
   std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
@@ -59,8 +60,9 @@ struct ReplayMemo {
     return lent;
   }
 
-  bool holds(const Cluster& c, const std::vector<const std::vector<Transfer>*>& batches) const {
-    if (cluster != &c || batch_begin.size() != batches.size() + 1) return false;
+  bool holds(const Cluster& c, const std::vector<const std::vector<Transfer>*>& batches,
+             const std::vector<char>& launches) const {
+    if (cluster != &c || batch_begin.size() != batches.size() + 1 || launch_begins != launches) return false;
     for (std::size_t b = 0; b < batches.size(); ++b) {
       const auto& batch = *batches[b];
       if (batch_begin[b + 1] - batch_begin[b] != batch.size()) return false;
@@ -535,7 +537,7 @@ class Replay {
   // refined into classes; the backend then gets one representative per class with its class route.
   // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
   void reduce_to_classes() {
-    if (cluster_.spec().fabric.routing_in_effect() != "d_mod_k" || !backend_.use_link_classes(nullptr)) return;
+    if (!backend_.use_link_classes(nullptr)) return;
     for (const auto& rc : graph_.classes())
       for (OpId op = 0; op < rc.ops.size(); ++op)
         if (rc.ops.kind(op) == OpKind::collective && rc.ops.pair_bytes(op) != nullptr) return;
@@ -559,19 +561,30 @@ class Replay {
     }
     // The batches the backend will be given: each phase of each group's plan, each channel's message
     // (bytes: the shares of a message).
+    // A collective's groups start each phase together, one after the other (run_phase): phase by
+    // phase, the groups' batches are one launch (launch_begins: the batches that start one).
     std::vector<const std::vector<Transfer>*> batches;
+    std::vector<char> launch_begins;
     for (const auto& [key, planned] : planned_) {
       if (!planned.closed_form_s.empty()) continue;
-      for (const auto& plan : planned.plans)
-        for (const auto& phase : plan->phases)
-          batches.push_back(&phase.transfers);
+      for (std::size_t p = 0;; ++p) {
+        const std::size_t before = batches.size();
+        for (const auto& plan : planned.plans)
+          if (p < plan->phases.size()) {
+            batches.push_back(&plan->phases[p].transfers);
+            launch_begins.push_back(batches.size() == before + 1 ? 1 : 0);
+          }
+        if (batches.size() == before) break;
+      }
     }
-    for (const auto& [key, channel] : channels_)
+    for (const auto& [key, channel] : channels_) {
       batches.push_back(&channel.transfers);
+      launch_begins.push_back(1);
+    }
     ReplayMemo* memo = options_.memo.get();
-    if (memo == nullptr || !memo->holds(cluster_, batches)) {
+    if (memo == nullptr || !memo->holds(cluster_, batches, launch_begins)) {
       ReplayMemo formed;
-      form_classes(batches, formed);
+      form_classes(batches, launch_begins, formed);
       if (memo == nullptr)
         memo = &formed;
       else {
@@ -586,16 +599,18 @@ class Replay {
   }
 
   // Forms the classes of `batches` into `memo` (reduced: false where they do not apply or save little).
-  void form_classes(const std::vector<const std::vector<Transfer>*>& batches, ReplayMemo& memo) const {
+  void form_classes(const std::vector<const std::vector<Transfer>*>& batches, const std::vector<char>& launch_begins,
+                    ReplayMemo& memo) const {
     memo.cluster = &cluster_;
+    memo.launch_begins = launch_begins;
     for (const auto* batch : batches) {
       memo.batch_begin.push_back(memo.transfers.size());
       memo.transfers.insert(memo.transfers.end(), batch->begin(), batch->end());
     }
     memo.batch_begin.push_back(memo.transfers.size());
     TrafficClasses classes(cluster_);
-    for (const auto* batch : batches)
-      if (!classes.add_batch(*batch)) return;
+    for (std::size_t b = 0; b < batches.size(); ++b)
+      if (!classes.add_batch(*batches[b], launch_begins[b] == 0)) return;
     if (!classes.refine()) return;
     if (2 * classes.transfer_classes() > classes.transfers()) return;
     for (std::size_t b = 0; b < batches.size(); ++b)
@@ -618,12 +633,19 @@ class Replay {
     };
     for (auto& [key, planned] : planned_) {
       if (!planned.closed_form_s.empty()) continue;
-      for (const auto& plan : planned.plans) {
-        auto rep = std::make_shared<CollectivePlan>(*plan);
-        for (auto& phase : rep->phases)
-          phase.transfers = representatives(phase.transfers);
-        planned.rep_plans.push_back(std::move(rep));
+      std::vector<std::shared_ptr<CollectivePlan>> reps;
+      for (const auto& plan : planned.plans)
+        reps.push_back(std::make_shared<CollectivePlan>(*plan));
+      for (std::size_t p = 0;; ++p) {  // phase by phase, as reduce_to_classes ordered the batches
+        bool any = false;
+        for (auto& rep : reps)
+          if (p < rep->phases.size()) {
+            rep->phases[p].transfers = representatives(rep->phases[p].transfers);
+            any = true;
+          }
+        if (!any) break;
       }
+      planned.rep_plans.assign(reps.begin(), reps.end());
     }
     for (auto& [key, channel] : channels_) {
       for (const auto& [i, route] : memo.representatives[batch++]) {

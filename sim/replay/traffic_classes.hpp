@@ -52,8 +52,10 @@ class TrafficClasses {
   explicit TrafficClasses(const Cluster& cluster);
 
   // A batch of transfers, every one (bytes may be any common positive scale of the real ones).
+  // `same_launch`: the batch starts right after the previous one, before any of it ends (the groups
+  // of one collective call): routed with the previous batches of its launch in flight.
   // False when a route depends on the flow id.
-  bool add_batch(std::span<const Transfer> transfers);
+  bool add_batch(std::span<const Transfer> transfers, bool same_launch = false);
   // The classes of the batches' transfers and their routes' links (three passes); false where a
   // transfer class does not cross each link class a whole number of times (then no classes are used).
   bool refine();
@@ -74,6 +76,8 @@ class TrafficClasses {
   std::vector<std::size_t> route_begin_{0};  // transfer i's route: route_links_[route_begin_[i], ...)
   std::vector<int> route_links_;
   std::vector<int> route_, check_route_;
+  std::vector<int> load_;    // per link: the transfers of the batch being added that cross it
+  std::vector<int> loaded_;  // the links whose load_ is not 0
   std::vector<int> class_route_of_;  // per transfer: its class route if it represents its class, else -1
   std::size_t link_class_count_ = 0;
   LinkClasses classes_;
