@@ -28,7 +28,7 @@ struct ReplayMemo {
   std::vector<std::size_t> batch_begin;
   std::vector<Transfer> transfers;
   std::vector<char> launch_begins;  // per batch: 1 where it starts a launch (reduce_to_classes)
-  bool reduced = false;  // classes formed and used
+  bool reduced = false;             // classes formed and used
   std::shared_ptr<const LinkClasses> classes;
   std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
 

@@ -76,8 +76,8 @@ class TrafficClasses {
   std::vector<std::size_t> route_begin_{0};  // transfer i's route: route_links_[route_begin_[i], ...)
   std::vector<int> route_links_;
   std::vector<int> route_, check_route_;
-  std::vector<int> load_;    // per link: the transfers of the batch being added that cross it
-  std::vector<int> loaded_;  // the links whose load_ is not 0
+  std::vector<int> load_;            // per link: the transfers of the batch being added that cross it
+  std::vector<int> loaded_;          // the links whose load_ is not 0
   std::vector<int> class_route_of_;  // per transfer: its class route if it represents its class, else -1
   std::size_t link_class_count_ = 0;
   LinkClasses classes_;
