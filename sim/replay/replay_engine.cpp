@@ -22,7 +22,39 @@
 
 namespace clustersim {
 
+// A collective planned for each group of a cell (Replay::plan_for).
+struct PlannedCollective {
+  std::string algorithm;
+  std::vector<std::shared_ptr<const CollectivePlan>> plans;  // one per group
+  // Plans whose transfers all stay inside one NVSwitch domain: timed by the closed form (its time on
+  // an idle fabric) instead of the backend, with the bytes each link carries. Empty: not eligible.
+  std::vector<double> closed_form_s;
+  double closed_form_max_s = 0.0;  // the largest: when the collective ends
+  std::vector<std::vector<std::pair<int, double>>> link_bytes;
+  std::size_t runs = 0;
+  // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only.
+  std::vector<std::shared_ptr<const CollectivePlan>> rep_plans;
+};
+// Keyed by (communicator, cell, kind, bytes, the (class, op) of an all_to_allv's matrix).
+using PlannedKey = std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>;
+// A point-to-point channel's transfers, their shares of a message and its hop latency (build_channel),
+// keyed by (communicator, sending class, receiving class, offset, tag).
+using ChannelKey = std::tuple<std::uint16_t, std::size_t, std::size_t, std::int32_t, std::uint32_t>;
+struct BuiltChannel {
+  std::vector<Transfer> transfers;
+  std::vector<double> shares;
+  double latency_s = 0.0;
+};
+
 struct ReplayMemo {
+  // What reduce_to_classes planned and built (every collective and channel of the step): the same for
+  // every replay of the memo's graph on `cluster` with the same planning options (`plan_options`:
+  // algorithms, network profile, closed forms, expert routing); only the GPU (the clock) differs.
+  std::map<PlannedKey, PlannedCollective> planned;
+  std::map<ChannelKey, BuiltChannel> channels;
+  std::string plan_options;
+  const Cluster* planned_on = nullptr;  // null: nothing planned
+
   const Cluster* cluster = nullptr;
   // The batches the classes were formed from, every transfer: batch b is transfers[batch_begin[b], ...).
   std::vector<std::size_t> batch_begin;
@@ -152,7 +184,6 @@ class Replay {
     std::uint64_t eager_sends = 0, eager_recvs = 0;
     std::map<std::uint64_t, OpId> delivered, waiting;
   };
-  using ChannelKey = std::tuple<std::uint16_t, std::size_t, std::size_t, std::int32_t, std::uint32_t>;
 
   struct Pending {
     CollectiveKind kind;
@@ -530,17 +561,8 @@ class Replay {
                             "' receives " + std::to_string(rops.bytes(recv_op)) + " bytes");
   }
 
-  // One simulated transfer per class of identical transfers (traffic_classes.hpp), where it is exact:
-  // a backend that counts representatives on link classes (analytical), static destination routing
-  // (d_mod_k: no route depends on the load), no all_to_allv. Every collective and channel of the step
-  // is planned and built here, before the first event, its batches' routes computed once and
-  // refined into classes; the backend then gets one representative per class with its class route.
-  // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
-  void reduce_to_classes() {
-    if (!backend_.use_link_classes(nullptr)) return;
-    for (const auto& rc : graph_.classes())
-      for (OpId op = 0; op < rc.ops.size(); ++op)
-        if (rc.ops.kind(op) == OpKind::collective && rc.ops.pair_bytes(op) != nullptr) return;
+  // Every collective of the step planned and every point-to-point channel built (reduce_to_classes).
+  void plan_everything() {
     for (std::size_t c = 0; c < graph_.classes().size(); ++c) {
       const OpTable& ops = graph_.classes()[c].ops;
       for (OpId op = 0; op < ops.size(); ++op) {
@@ -552,11 +574,66 @@ class Replay {
           const auto [peer, d, n] = peer_of(c, comm, ops.peer_offset(op));
           const ChannelKey key{comm, c, peer, d, ops.tag(op)};
           Channel& channel = channels_[key];
-          if (channel.latency_s < 0.0) {
-            if (reduced_) throw std::logic_error("replay: a channel built after the traffic classes were formed");
-            build_channel(key, channel);
-          }
+          if (channel.latency_s < 0.0) build_channel(key, channel);
         }
+      }
+    }
+  }
+
+  // The options plan_for and build_channel read, as text (ReplayMemo::plan_options).
+  std::string plan_options() const {
+    std::string text = network_profile_to_json(options_.network_profile) + "\n" + options_.collective_algorithm;
+    for (const auto& [comm, algorithm] : options_.algorithm_by_communicator)
+      text += "\n" + comm + "=" + algorithm;
+    const ExpertRouting& e = options_.expert_routing;
+    text += "\n" + std::to_string(options_.closed_form_inside_nvswitch) +
+            std::to_string(options_.closed_form_edge_all_to_all) + options_.expert_communicator + " " +
+            std::to_string(e.experts) + " " + std::to_string(e.top_k) + " " + std::to_string(e.max_nodes_per_token);
+    return text;
+  }
+
+  // One simulated transfer per class of identical transfers (traffic_classes.hpp), where it is exact:
+  // a backend that counts representatives on link classes (analytical), static destination routing
+  // (d_mod_k: no route depends on the load), no all_to_allv. Every collective and channel of the step
+  // is planned and built here, before the first event, its batches' routes computed once and
+  // refined into classes; the backend then gets one representative per class with its class route.
+  // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
+  void reduce_to_classes() {
+    if (!backend_.use_link_classes(nullptr)) return;
+    for (const auto& rc : graph_.classes())
+      for (OpId op = 0; op < rc.ops.size(); ++op)
+        if (rc.ops.kind(op) == OpKind::collective && rc.ops.pair_bytes(op) != nullptr) return;
+    ReplayMemo* memo = options_.memo.get();
+    const std::string planning = memo != nullptr ? plan_options() : std::string();
+    if (memo != nullptr && memo->planned_on == &cluster_ && memo->prepared.graph == &graph_ &&
+        memo->plan_options == planning) {
+      // The last replay's plans and channels: planning reads the graph, the cluster and these options
+      // only (not the GPU), so they are what plan_for and build_channel would give again.
+      for (const auto& [key, planned] : memo->planned) {
+        PlannedCollective& copy = planned_[key];
+        copy.algorithm = planned.algorithm;
+        copy.plans = planned.plans;
+        copy.closed_form_s = planned.closed_form_s;
+        copy.closed_form_max_s = planned.closed_form_max_s;
+        copy.link_bytes = planned.link_bytes;
+      }
+      for (const auto& [key, built] : memo->channels) {
+        Channel& channel = channels_[key];
+        channel.transfers = built.transfers;
+        channel.shares = built.shares;
+        channel.latency_s = built.latency_s;
+      }
+    } else {
+      plan_everything();
+      if (memo != nullptr && memo->prepared.graph == &graph_) {
+        memo->planned.clear();
+        for (const auto& [key, planned] : planned_)
+          memo->planned.emplace(key, planned);
+        memo->channels.clear();
+        for (const auto& [key, channel] : channels_)
+          memo->channels.emplace(key, BuiltChannel{channel.transfers, channel.shares, channel.latency_s});
+        memo->plan_options = planning;
+        memo->planned_on = &cluster_;
       }
     }
     // The batches the backend will be given: each phase of each group's plan, each channel's message
@@ -581,7 +658,6 @@ class Replay {
       batches.push_back(&channel.transfers);
       launch_begins.push_back(1);
     }
-    ReplayMemo* memo = options_.memo.get();
     if (memo == nullptr || !memo->holds(cluster_, batches, launch_begins)) {
       ReplayMemo formed;
       form_classes(batches, launch_begins, formed);
@@ -789,18 +865,6 @@ class Replay {
   // The plans of a collective on every group of a cell of `comm`: built once per (communicator, cell,
   // kind, size), as they depend on nothing else, and reused by every later call (a step repeats its
   // collectives).
-  struct PlannedCollective {
-    std::string algorithm;
-    std::vector<std::shared_ptr<const CollectivePlan>> plans;  // one per group
-    // Plans whose transfers all stay inside one NVSwitch domain: timed by the closed form (its time on
-    // an idle fabric) instead of the backend, with the bytes each link carries. Empty: not eligible.
-    std::vector<double> closed_form_s;
-    double closed_form_max_s = 0.0;  // the largest: when the collective ends
-    std::vector<std::vector<std::pair<int, double>>> link_bytes;
-    std::size_t runs = 0;
-    // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only.
-    std::vector<std::shared_ptr<const CollectivePlan>> rep_plans;
-  };
 
   // Whether every transfer of `plan` stays on NVLink links of a non-blocking switch (NVSwitch): the
   // switch has full bisection, so only the GPUs' own ports are shared, and the plan's idle-fabric
@@ -1129,9 +1193,7 @@ class Replay {
   std::map<std::uint16_t, P2PRecord> p2p_;
   std::vector<ClassState> states_;
   std::map<std::tuple<std::uint16_t, int, std::uint32_t>, Pending> pending_;
-  // Keyed by (communicator, cell, kind, bytes, the (class, op) of an all_to_allv's matrix).
-  std::map<std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>, PlannedCollective>
-      planned_;
+  std::map<PlannedKey, PlannedCollective> planned_;
   std::vector<CollectiveRecord> records_;
   std::vector<std::size_t> collective_calls_;  // while preparing: [class x communicators + comm] -> calls
   // What the kernel model reads of a compute op (the name by its interned text: names of one table
