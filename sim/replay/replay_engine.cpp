@@ -592,10 +592,11 @@ class Replay {
     return text;
   }
 
-  // One simulated transfer per class of identical transfers (traffic_classes.hpp), where it is exact:
-  // a backend that counts representatives on link classes (analytical), static destination routing
-  // (d_mod_k: no route depends on the load), no all_to_allv. Every collective and channel of the step
-  // is planned and built here, before the first event, its batches' routes computed once and
+  // One simulated transfer per class of identical transfers (traffic_classes.hpp): a backend that
+  // counts representatives on link classes (analytical), routes that do not hash the flow id (d_mod_k:
+  // exact; adaptive: each launch routed against its own load, an approximation measured in
+  // traffic_classes.hpp), no all_to_allv. Every collective and channel of the step is planned and built
+  // here (or taken from the memo), before the first event, its batches' routes computed once and
   // refined into classes; the backend then gets one representative per class with its class route.
   // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
   void reduce_to_classes() {

@@ -28,13 +28,27 @@
 // (an equitable partition: 63 passes at 16,384 GPUs, 58,880 classes) gave the same step to every
 // digit at 34 s CPU instead of 0.6: not used.
 //
-// What is checked: routes are computed once, so they must not depend on what changes between
-// starts: the load (adaptive routing; the replay uses classes under static d_mod_k routing only) and
-// the flow id (hashed picks: each route is computed for two flow ids, and a batch whose routes differ
+// What is checked: routes are computed once, so they must not depend on what changes between starts.
+// The flow id (hashed picks: each route is computed for two flow ids, and a batch whose routes differ
 // is refused: add_batch false; a hashed pick among c choices agrees for two ids with chance 1/c per
 // transfer, so a batch of many transfers is refused almost surely). The partition's integrality
 // (c(T, L) whole) is checked when the class routes are built: where it fails, refine() is false and
 // the exhaustive replay runs.
+//
+// Adaptive routing (the InfiniBand default) picks, at each switch, the first least loaded equal-cost
+// link from the destination's digit on, the load being the transfers in flight when a transfer starts,
+// the earlier transfers of its own batch included (the backend routes a batch transfer by transfer).
+// The classes route each launch as the backend would on a fabric carrying nothing else: a launch is the
+// batches that start together, one after the other, with nothing ending in between (a collective's
+// groups, phase by phase: Replay::run_phase; a channel's message), each transfer routed against the
+// launch's earlier ones (add_batch's same_launch). Where other traffic is in flight at a choice of the
+// launch and loads its equal-cost links unequally, the exhaustive replay may take another of them: an
+// approximation. Measured against the exhaustive replay (docs/performance.md, session 16): the
+// 405B-class step from 1,024 to 131,072 GPUs keeps every time to the last bit (step, every collective's
+// end), 0.0007 % to 0.0012 % of the link bytes on other links of the same tier; the tests' small steps
+// 0.16 % and 0.35 %. Routing each batch alone instead (the groups of a collective not against each
+// other) took the 131,072-GPU step from 7.535 to 8.424 s: the groups of the data-parallel collectives
+// meet on the parallel core-to-spine links. ReplayOptions::traffic_classes false: every transfer.
 #include <cstdint>
 #include <span>
 #include <utility>
