@@ -24,7 +24,9 @@ namespace clustersim {
 class Cluster;
 
 // What a replay learnt that the next replays of the same graph on the same cluster can reuse (the
-// clock solver replays a step several times): its traffic classes (traffic_classes.hpp). Shared
+// clock solver replays a step several times): its traffic classes (traffic_classes.hpp) and, with a
+// graph, the collective plans and point-to-point channels it formed them from (reused when the
+// planning options are the same: algorithms, network profile, closed forms, expert routing). Shared
 // through ReplayOptions::memo by the replays of one cluster (a memo is checked against the cluster's
 // address only); a replay reuses the classes only when its batches of transfers are, transfer for
 // transfer, those they were formed from, and forms them afresh otherwise. `graph`: the one graph
@@ -72,8 +74,10 @@ struct ReplayOptions {
   // The kernel model's time of a compute op is multiplied by its class's factor (the stack's
   // kernel_time_scale, indexed by KernelClass); measured durations (traces) are kept as they are.
   std::array<double, kKernelClassCount> kernel_time_scale = {1, 1, 1, 1, 1, 1, 1};
-  // Simulate one transfer per class of identical transfers where that is exact (traffic_classes.hpp:
-  // the analytical backend under static d_mod_k routing); false: every transfer (the tests compare).
+  // Simulate one transfer per class of identical transfers (traffic_classes.hpp: the analytical
+  // backend, unless routes hash the flow id; exact under static d_mod_k routing, under adaptive routing
+  // each launch routed against its own load, an approximation measured there); false: every transfer
+  // (the exhaustive replay: the tests compare).
   bool traffic_classes = true;
   std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
