@@ -665,7 +665,11 @@ class Replay {
       if (memo == nullptr)
         memo = &formed;
       else {
-        formed.prepared = std::move(memo->prepared);
+        formed.prepared = std::move(memo->prepared);  // what the memo keeps besides the classes
+        formed.planned = std::move(memo->planned);
+        formed.channels = std::move(memo->channels);
+        formed.plan_options = std::move(memo->plan_options);
+        formed.planned_on = memo->planned_on;
         *memo = std::move(formed);
       }
       if (!memo->reduced) return;

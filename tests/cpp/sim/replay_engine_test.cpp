@@ -333,6 +333,11 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
       EXPECT_EQ(fresh.collectives[i].algorithm, lent.collectives[i].algorithm) << i;
     }
     EXPECT_EQ(fresh.link_bytes, lent.link_bytes);
+    // Both in traffic classes (adaptive routing, the fabric's default); the lent runs on the first
+    // one's plans and channels (ReplayMemo): the same transfers as fresh plans give.
+    EXPECT_LT(2 * lent.transfers_simulated, lent.transfers);
+    EXPECT_EQ(fresh.transfers_simulated, lent.transfers_simulated);
+    EXPECT_EQ(fresh.link_bytes_by_communicator, lent.link_bytes_by_communicator);
   }
   // The clock matters (else the comparison at two clocks shows nothing): capped GEMMs are slower.
   EXPECT_LT(run(boost, memo).classes[0].tensor_s, run(capped, memo).classes[0].tensor_s);
