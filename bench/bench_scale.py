@@ -22,7 +22,7 @@ CPU time and log peak RSS against log GPUs over the runs from 16,384 to 131,072 
 
     .venv/bin/python bench/bench_scale.py [--cli build/bin/clustersim] [--max-gpus 131072]
         [--fidelity analytical flow] [--cases step allreduce gpt3] [--repeat 3] [--timeout 480]
-        [--json out.json] [--routing d_mod_k] [--save DIR]
+        [--json out.json] [--routing d_mod_k] [--adaptive-classes] [--save DIR]
 
 On a shared machine CPU seconds are the figure to compare: wall seconds include waiting for a core.
 """
@@ -42,9 +42,10 @@ SIZES = [1024, 4096, 16384, 65536, 131072]
 FABRIC = ["--set", "cluster.fabric.tiers=3", "--set", "cluster.fabric.switch_radix=128"]
 
 
-def step_args(gpus, routing=None):
+def step_args(gpus, routing=None, adaptive_classes=False):
     dp = gpus // 128
     extra = ["--set", f"cluster.fabric.routing={routing}"] if routing else []
+    extra += ["--adaptive-classes"] if adaptive_classes else []
     return ["simulate", "--cluster", "dgx-h100-superpod", "--set", f"cluster.nodes={gpus // 8}", *FABRIC, *extra,
             "--workload", os.path.join(HERE, "data", "llama3-405b-class.json"),
             "--set", f"workload.parallelism.dp={dp}", "--set", f"workload.training.global_batch={16 * dp}",
@@ -58,11 +59,12 @@ def allreduce_args(gpus, algorithm):
             "--min-bytes", "1G", "--max-bytes", "1G", "--json", *extra]
 
 
-def gpt3_args(gpus):
+def gpt3_args(gpus, adaptive_classes=False):
     # The preset's 2-tier fabric, as bench_parallel.py and issue 21 run it.
     return ["simulate", "--cluster", "dgx-h100-superpod", "--set", f"cluster.nodes={gpus // 8}",
             "--workload", "gpt3-175b",
-            "--set", f"workload.parallelism.dp={gpus // 64}", "--json"]
+            "--set", f"workload.parallelism.dp={gpus // 64}", "--json",
+            *(["--adaptive-classes"] if adaptive_classes else [])]
 
 
 def measure(cli, args, fidelity, timeout, save=None):
@@ -124,6 +126,9 @@ def main():
     p.add_argument("--json", help="write every run's figures to this file")
     p.add_argument("--routing", help="the step's fabric.routing (default: the preset's, adaptive on InfiniBand; "
                    "d_mod_k: static, where the replay simulates one copy per class of identical transfers)")
+    p.add_argument("--adaptive-classes", action="store_true",
+                   help="step and gpt3: simulate --adaptive-classes (traffic classes under adaptive routing, "
+                   "an approximation: docs/performance.md)")
     p.add_argument("--save", help="a folder to write each case's report to (CASE-FIDELITY-GPUS.json, last run), "
                    "for `cmp` against another build's")
     a = p.parse_args()
@@ -140,7 +145,8 @@ def main():
         for fidelity in a.fidelity:
             sizes = [1024] if case == "gpt3" else [g for g in a.sizes if g <= a.max_gpus]
             for gpus in sizes:
-                args = (step_args(gpus, a.routing) if case == "step" else gpt3_args(gpus) if case == "gpt3"
+                args = (step_args(gpus, a.routing, a.adaptive_classes) if case == "step"
+                        else gpt3_args(gpus, a.adaptive_classes) if case == "gpt3"
                         else allreduce_args(gpus, a.algorithm))
                 save = os.path.join(a.save, f"{case}-{fidelity}-{gpus}.json") if a.save else None
                 runs = [measure(a.cli, args, fidelity, a.timeout, save) for _ in range(a.repeat)]

@@ -37,6 +37,9 @@ struct SimulationOptions {
   // A PyTorch trace is replayed with its measured host: no op starts before its rank's CPU issued it
   // (workloads/measured_host.hpp, docs/traces.md "A host-bound world"). Other workloads refuse it.
   bool measured_host = false;
+  // Traffic classes under adaptive routing too (ReplayOptions::adaptive_traffic_classes: an
+  // approximation, docs/performance.md); off: those routings replay every transfer.
+  bool adaptive_traffic_classes = false;
 };
 
 // The cluster's GPU as simulate() times its kernels: the catalogue entry (or the inline spec) with

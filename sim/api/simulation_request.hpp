@@ -29,6 +29,7 @@ struct SimulationRequest {
   // A trace's host: "measured" (a PyTorch trace's launch times, SimulationOptions::measured_host) or
   // "none"; none: "none".
   std::optional<std::string> trace_host;
+  bool adaptive_classes = false;  // SimulationOptions::adaptive_traffic_classes
 };
 
 // "2e12", "15T", "300B" (or "300G"), "15M", "1K", "50M" (dollars): a finite number > 0 with an optional

@@ -594,12 +594,13 @@ class Replay {
 
   // One simulated transfer per class of identical transfers (traffic_classes.hpp): a backend that
   // counts representatives on link classes (analytical), routes that do not hash the flow id (d_mod_k:
-  // exact; adaptive: each launch routed against its own load, an approximation measured in
-  // traffic_classes.hpp), no all_to_allv. Every collective and channel of the step is planned and built
-  // here (or taken from the memo), before the first event, its batches' routes computed once and
+  // exact; adaptive, with ReplayOptions::adaptive_traffic_classes: each launch routed against its own
+  // load, an approximation measured in traffic_classes.hpp), no all_to_allv. Every collective and channel of the step
+  // is planned and built here (or taken from the memo), before the first event, its batches' routes computed once and
   // refined into classes; the backend then gets one representative per class with its class route.
   // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
   void reduce_to_classes() {
+    if (!options_.adaptive_traffic_classes && cluster_.spec().fabric.routing_in_effect() != "d_mod_k") return;
     if (!backend_.use_link_classes(nullptr)) return;
     for (const auto& rc : graph_.classes())
       for (OpId op = 0; op < rc.ops.size(); ++op)

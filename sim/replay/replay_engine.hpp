@@ -75,10 +75,14 @@ struct ReplayOptions {
   // kernel_time_scale, indexed by KernelClass); measured durations (traces) are kept as they are.
   std::array<double, kKernelClassCount> kernel_time_scale = {1, 1, 1, 1, 1, 1, 1};
   // Simulate one transfer per class of identical transfers (traffic_classes.hpp: the analytical
-  // backend, unless routes hash the flow id; exact under static d_mod_k routing, under adaptive routing
-  // each launch routed against its own load, an approximation measured there); false: every transfer
-  // (the exhaustive replay: the tests compare).
+  // backend under static d_mod_k routing, exact); false: every transfer (the exhaustive replay: the
+  // tests compare).
   bool traffic_classes = true;
+  // The same under adaptive routing (and spray), each launch routed against its own load: an
+  // approximation (traffic_classes.hpp), exact in every time of the 405B-class step from 1,024 to
+  // 131,072 GPUs but 2.5 to 6.4 % slower than the exhaustive replay on three rows of
+  // megatron-h100-2024 (dp 48; docs/performance.md). Off: those routings replay every transfer.
+  bool adaptive_traffic_classes = false;
   std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
   std::size_t timeline_classes = 0;

@@ -310,6 +310,7 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
   auto run = [&](const GpuSpec& gpu, std::shared_ptr<ReplayMemo> memo) {
     auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
     ReplayOptions options;
+    options.adaptive_traffic_classes = true;  // the fabric's default routing is adaptive
     options.memo = std::move(memo);
     return replay(graph, cluster, gpu, *backend, options);
   };

@@ -65,7 +65,7 @@ Cluster step_cluster(const std::string& routing, int dp, int tiers) {
 }
 
 ReplayResult replay_step(const std::string& routing, bool classes, int dp = 8, int tiers = 2,
-                         std::shared_ptr<ReplayMemo> memo = nullptr) {
+                         std::shared_ptr<ReplayMemo> memo = nullptr, bool adaptive_classes = true) {
   const Cluster cluster = step_cluster(routing, dp, tiers);
   WorkloadSpec spec = testing::transformer_workload(
       "classes", {.layers = 4, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .seq_len = 1024, .vocab = 1000}, 32, 1);
@@ -77,6 +77,7 @@ ReplayResult replay_step(const std::string& routing, bool classes, int dp = 8, i
   const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
   ReplayOptions options;
   options.traffic_classes = classes;
+  options.adaptive_traffic_classes = adaptive_classes;
   options.memo = std::move(memo);
   return replay(graph, cluster, gpu, *backend, options);
 }
@@ -182,6 +183,12 @@ TEST(TrafficClasses, ALaunchRoutesItsBatchesAgainstEachOthersLoad) {
   };
   EXPECT_EQ(uplinks_taken(true), 2);   // two uplinks of leaf 0
   EXPECT_EQ(uplinks_taken(false), 1);  // one, shared
+}
+
+// Without adaptive_traffic_classes (the default) adaptive routing replays every transfer.
+TEST(TrafficClasses, AdaptiveRoutingSimulatesEveryTransferUnlessAsked) {
+  const ReplayResult r = replay_step("adaptive", true, 8, 2, nullptr, false);
+  EXPECT_EQ(r.transfers_simulated, r.transfers);
 }
 
 // ECMP hashes the flow id: routes computed once would not be the backend's, so every transfer is simulated.
