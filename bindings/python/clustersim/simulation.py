@@ -115,6 +115,7 @@ def simulate(
     runs: Optional[int] = None,
     seed: Optional[int] = None,
     trace_host: Optional[str] = None,
+    adaptive_classes: bool = False,
 ) -> Report:
     """Simulates one training step of ``workload`` on ``cluster`` and returns its :class:`Report`.
 
@@ -137,6 +138,8 @@ def simulate(
     ``trace_host``: ``"measured"`` replays a PyTorch trace workload with its host, no op starting before
     its rank's CPU launched it in the trace (the CLI's ``--trace-host``; docs/traces.md, "A host-bound
     world"); None or ``"none"``: the GPU alone.
+    ``adaptive_classes``: at analytical fidelity under adaptive routing, one simulated transfer per class
+    of identical transfers (the CLI's ``--adaptive-classes``: an approximation, docs/performance.md).
 
     Raises :class:`~clustersim.SpecError` for bad input (file, JSON path, what was expected) and
     :class:`~clustersim.SimulationError` when the simulation cannot finish.
@@ -152,6 +155,8 @@ def simulate(
     options = core_options(fidelity, algorithm, network_profile)
     if trace_host is not None:
         options["trace_host"] = trace_host  # the core checks it
+    if adaptive_classes:
+        options["adaptive_classes"] = True
     training_run = {"train_tokens": train_tokens, "checkpoint_interval_s": checkpoint_interval_s, "runs": runs,
                     "seed": seed}
     options.update({k: v for k, v in training_run.items() if v is not None})  # the core checks them
