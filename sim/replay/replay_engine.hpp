@@ -80,7 +80,7 @@ struct ReplayOptions {
   bool traffic_classes = true;
   // The same under adaptive routing (and spray), each launch routed against its own load: an
   // approximation (traffic_classes.hpp), exact in every time of the 405B-class step from 1,024 to
-  // 131,072 GPUs but 2.5 to 6.4 % slower than the exhaustive replay on three rows of
+  // 131,072 GPUs but 2.4 to 6.3 % slower than the exhaustive replay on three rows of
   // megatron-h100-2024 (dp 48; docs/performance.md). Off: those routings replay every transfer.
   bool adaptive_traffic_classes = false;
   std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays

@@ -47,7 +47,7 @@
 // 405B-class step from 1,024 to 131,072 GPUs keeps every time to the last bit (step, every collective's
 // end), 0.0007 % to 0.0012 % of the link bytes on other links of the same tier; the tests' small steps
 // 0.16 % and 0.35 %. But three validation rows (megatron-h100-2024, tp 8, dp 48, 2,304 to 6,144 GPUs)
-// came out 2.5 to 6.4 % slower than the exhaustive replay, so the replay uses classes under adaptive
+// came out 2.4 to 6.3 % slower than the exhaustive replay, so the replay uses classes under adaptive
 // routing only when asked (ReplayOptions::adaptive_traffic_classes). Routing each batch alone instead
 // (the groups of a collective not against each other) took the 131,072-GPU step from 7.535 to 8.424 s:
 // the groups of the data-parallel collectives meet on the parallel core-to-spine links.
