@@ -22,7 +22,7 @@ CPU time and log peak RSS against log GPUs over the runs from 16,384 to 131,072 
 
     .venv/bin/python bench/bench_scale.py [--cli build/bin/clustersim] [--max-gpus 131072]
         [--fidelity analytical flow] [--cases step allreduce gpt3] [--repeat 3] [--timeout 480]
-        [--json out.json] [--routing d_mod_k] [--exhaustive] [--save DIR]
+        [--json out.json] [--routing d_mod_k] [--exhaustive] [--adaptive-classes] [--save DIR]
 
 On a shared machine CPU seconds are the figure to compare: wall seconds include waiting for a core.
 """
@@ -42,10 +42,11 @@ SIZES = [1024, 4096, 16384, 65536, 131072]
 FABRIC = ["--set", "cluster.fabric.tiers=3", "--set", "cluster.fabric.switch_radix=128"]
 
 
-def step_args(gpus, routing=None, exhaustive=False):
+def step_args(gpus, routing=None, exhaustive=False, adaptive_classes=False):
     dp = gpus // 128
     extra = ["--set", f"cluster.fabric.routing={routing}"] if routing else []
     extra += ["--exhaustive"] if exhaustive else []
+    extra += ["--adaptive-classes"] if adaptive_classes else []
     return ["simulate", "--cluster", "dgx-h100-superpod", "--set", f"cluster.nodes={gpus // 8}", *FABRIC, *extra,
             "--workload", os.path.join(HERE, "data", "llama3-405b-class.json"),
             "--set", f"workload.parallelism.dp={dp}", "--set", f"workload.training.global_batch={16 * dp}",
@@ -59,11 +60,12 @@ def allreduce_args(gpus, algorithm):
             "--min-bytes", "1G", "--max-bytes", "1G", "--json", *extra]
 
 
-def gpt3_args(gpus):
+def gpt3_args(gpus, adaptive_classes=False):
     # The preset's 2-tier fabric, as bench_parallel.py and issue 21 run it.
     return ["simulate", "--cluster", "dgx-h100-superpod", "--set", f"cluster.nodes={gpus // 8}",
             "--workload", "gpt3-175b",
-            "--set", f"workload.parallelism.dp={gpus // 64}", "--json"]
+            "--set", f"workload.parallelism.dp={gpus // 64}", "--json",
+            *(["--adaptive-classes"] if adaptive_classes else [])]
 
 
 def measure(cli, args, fidelity, timeout, save=None):
@@ -127,6 +129,9 @@ def main():
                    "d_mod_k: static, where the replay simulates one copy per class of identical transfers)")
     p.add_argument("--exhaustive", action="store_true", help="the step with simulate --exhaustive: every transfer "
                    "simulated (no one flow per class of identical transfers), to compare with the default")
+    p.add_argument("--adaptive-classes", action="store_true",
+                   help="step and gpt3: simulate --adaptive-classes (traffic classes under adaptive routing, "
+                   "an approximation: docs/performance.md)")
     p.add_argument("--save", help="a folder to write each case's report to (CASE-FIDELITY-GPUS.json, last run), "
                    "for `cmp` against another build's")
     a = p.parse_args()
@@ -143,7 +148,8 @@ def main():
         for fidelity in a.fidelity:
             sizes = [1024] if case == "gpt3" else [g for g in a.sizes if g <= a.max_gpus]
             for gpus in sizes:
-                args = (step_args(gpus, a.routing, a.exhaustive) if case == "step" else gpt3_args(gpus) if case == "gpt3"
+                args = (step_args(gpus, a.routing, a.exhaustive, a.adaptive_classes) if case == "step"
+                        else gpt3_args(gpus, a.adaptive_classes) if case == "gpt3"
                         else allreduce_args(gpus, a.algorithm))
                 save = os.path.join(a.save, f"{case}-{fidelity}-{gpus}.json") if a.save else None
                 runs = [measure(a.cli, args, fidelity, a.timeout, save) for _ in range(a.repeat)]

@@ -179,8 +179,9 @@ void apply_keywords(const py::dict& options, const char* what, const std::vector
 }
 
 // simulate()'s keyword options from Python: {fidelity, algorithm (a name, or {group: name} with "*"
-// for every other group), network_profile, timeline_path, timeline_classes, trace_host, exhaustive}; None or absent:
-// the request's default. The request owns the defaults and checks (sim/api/simulation_request.hpp).
+// for every other group), network_profile, timeline_path, timeline_classes, trace_host, exhaustive,
+// adaptive_classes}; None or absent: the request's default. The request owns the defaults and checks
+// (sim/api/simulation_request.hpp).
 SimulationRequest simulation_request(const py::dict& options) {
   SimulationRequest r;
   const auto algorithm = [&r](const py::handle& value) {
@@ -203,6 +204,7 @@ SimulationRequest simulation_request(const py::dict& options) {
                   {"timeline_classes", set(r.timeline_classes)},
                   {"trace_host", set(r.trace_host)},
                   {"exhaustive", set(r.exhaustive)},
+                  {"adaptive_classes", set(r.adaptive_classes)},
                   {"train_tokens",
                    [&r](const py::handle& v) {
                      r.train_tokens = py::isinstance<py::str>(v) ? v.cast<std::string>() : std::string(py::repr(v));

@@ -323,6 +323,7 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
     replay_options.kernel_time_scale = kernel_time_scales(*stack, workload.training.attention);
   }
   if (!options.timeline_path.empty()) replay_options.timeline_classes = options.timeline_classes;
+  replay_options.adaptive_traffic_classes = options.adaptive_traffic_classes;
 
   const ModelSpec& model = workload.model;
   const double sequences = static_cast<double>(workload.training.global_batch);

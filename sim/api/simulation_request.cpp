@@ -115,6 +115,7 @@ SimulationOptions simulation_options(const SimulationRequest& request) {
   options.network_profile = request.network_profile.value_or(options.network_profile);
   options.timeline_path = request.timeline_path.value_or("");
   options.traffic_classes = !request.exhaustive.value_or(false);
+  options.adaptive_traffic_classes = request.adaptive_classes;
   if (request.trace_host) {
     if (*request.trace_host != "measured" && *request.trace_host != "none")
       throw SpecError("--trace-host", "", "expected \"measured\" or \"none\", got \"" + *request.trace_host + "\"");

@@ -37,7 +37,7 @@ int run_simulate(const std::vector<std::string>& args) {
   const Arguments a(args,
                     {"cluster", "workload", "fidelity", "algorithm", "network-profile", "out", "timeline",
                      "timeline-ranks", "trace-host", "set", "train-tokens", "checkpoint-interval-s", "runs", "seed"},
-                    {"json", "exhaustive"});
+                    {"json", "exhaustive", "adaptive-classes"});
   if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional().front() + "'");
   // The outputs are checked before the simulation: never a report lost after the run, nor a spec
   // overwritten by its own report.
@@ -56,6 +56,7 @@ int run_simulate(const std::vector<std::string>& args) {
   request.timeline_path = a.value("timeline");
   request.trace_host = a.value("trace-host");
   if (a.flag("exhaustive")) request.exhaustive = true;
+  request.adaptive_classes = a.flag("adaptive-classes");
   if (const auto classes = a.value("timeline-ranks")) {
     try {
       request.timeline_classes = std::stoll(*classes);

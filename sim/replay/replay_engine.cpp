@@ -24,12 +24,53 @@
 
 namespace clustersim {
 
+// A collective planned for each group of a cell (Replay::plan_for).
+struct PlannedCollective {
+  std::string algorithm;
+  std::vector<std::shared_ptr<const CollectivePlan>> plans;  // one per group
+  // Plans whose transfers all stay inside one NVSwitch domain or xGMI mesh node: timed by the closed form (its time
+  // on an idle fabric) instead of the backend, with the bytes each link carries. Empty: not eligible.
+  std::vector<double> closed_form_s;
+  double closed_form_max_s = 0.0;  // the largest: when the collective ends
+  // xGMI mesh only: the flow ids the backend would have taken for these transfers (every phase of
+  // every group), drawn at launch so that the ECMP choices of the traffic after it are those of the
+  // exhaustive replay (exact for one-phase plans: ring, direct, tree). NVSwitch plans draw none (as
+  // before, so that their reports are unchanged).
+  std::uint64_t closed_form_flow_ids = 0;
+  // xGMI mesh only: per group, each link's busy time (mesh_link_busy_s); NVSwitch plans count the
+  // group's closed-form time on each of its links.
+  std::vector<std::vector<std::pair<int, double>>> link_busy_s;
+  std::vector<std::vector<std::pair<int, double>>> link_bytes;
+  std::size_t runs = 0;
+  // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only.
+  std::vector<std::shared_ptr<const CollectivePlan>> rep_plans;
+};
+// Keyed by (communicator, cell, kind, bytes, the (class, op) of an all_to_allv's matrix).
+using PlannedKey = std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>;
+// A point-to-point channel's transfers, their shares of a message and its hop latency (build_channel),
+// keyed by (communicator, sending class, receiving class, offset, tag).
+using ChannelKey = std::tuple<std::uint16_t, std::size_t, std::size_t, std::int32_t, std::uint32_t>;
+struct BuiltChannel {
+  std::vector<Transfer> transfers;
+  std::vector<double> shares;
+  double latency_s = 0.0;
+};
+
 struct ReplayMemo {
+  // What reduce_to_classes planned and built (every collective and channel of the step): the same for
+  // every replay of the memo's graph on `cluster` with the same planning options (`plan_options`:
+  // algorithms, network profile, closed forms, expert routing); only the GPU (the clock) differs.
+  std::map<PlannedKey, PlannedCollective> planned;
+  std::map<ChannelKey, BuiltChannel> channels;
+  std::string plan_options;
+  const Cluster* planned_on = nullptr;  // null: nothing planned
+
   const Cluster* cluster = nullptr;
   // The batches the classes were formed from, every transfer: batch b is transfers[batch_begin[b], ...).
   std::vector<std::size_t> batch_begin;
   std::vector<Transfer> transfers;
-  bool reduced = false;  // classes formed and used
+  std::vector<char> launch_begins;  // per batch: 1 where it starts a launch (reduce_to_classes)
+  bool reduced = false;             // classes formed and used
   std::shared_ptr<const LinkClasses> classes;
   std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
 
@@ -61,8 +102,9 @@ struct ReplayMemo {
     return lent;
   }
 
-  bool holds(const Cluster& c, const std::vector<const std::vector<Transfer>*>& batches) const {
-    if (cluster != &c || batch_begin.size() != batches.size() + 1) return false;
+  bool holds(const Cluster& c, const std::vector<const std::vector<Transfer>*>& batches,
+             const std::vector<char>& launches) const {
+    if (cluster != &c || batch_begin.size() != batches.size() + 1 || launch_begins != launches) return false;
     for (std::size_t b = 0; b < batches.size(); ++b) {
       const auto& batch = *batches[b];
       if (batch_begin[b + 1] - batch_begin[b] != batch.size()) return false;
@@ -152,7 +194,6 @@ class Replay {
     std::uint64_t eager_sends = 0, eager_recvs = 0;
     std::map<std::uint64_t, OpId> delivered, waiting;
   };
-  using ChannelKey = std::tuple<std::uint16_t, std::size_t, std::size_t, std::int32_t, std::uint32_t>;
 
   struct Pending {
     CollectiveKind kind;
@@ -533,18 +574,8 @@ class Replay {
                             "' receives " + std::to_string(rops.bytes(recv_op)) + " bytes");
   }
 
-  // One simulated transfer per class of identical transfers (traffic_classes.hpp), where it is exact:
-  // a backend that counts representatives on link classes (analytical; flow: max-min shares over the
-  // class routes, exact where traffic_classes.hpp says and measured elsewhere), static destination routing
-  // (d_mod_k: no route depends on the load), no all_to_allv. Every collective and channel of the step
-  // is planned and built here, before the first event, its batches' routes computed once and
-  // refined into classes; the backend then gets one representative per class with its class route.
-  // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
-  void reduce_to_classes() {
-    if (cluster_.spec().fabric.routing_in_effect() != "d_mod_k" || !backend_.use_link_classes(nullptr)) return;
-    for (const auto& rc : graph_.classes())
-      for (OpId op = 0; op < rc.ops.size(); ++op)
-        if (rc.ops.kind(op) == OpKind::collective && rc.ops.pair_bytes(op) != nullptr) return;
+  // Every collective of the step planned and every point-to-point channel built (reduce_to_classes).
+  void plan_everything() {
     for (std::size_t c = 0; c < graph_.classes().size(); ++c) {
       const OpTable& ops = graph_.classes()[c].ops;
       for (OpId op = 0; op < ops.size(); ++op) {
@@ -556,32 +587,103 @@ class Replay {
           const auto [peer, d, n] = peer_of(c, comm, ops.peer_offset(op));
           const ChannelKey key{comm, c, peer, d, ops.tag(op)};
           Channel& channel = channels_[key];
-          if (channel.latency_s < 0.0) {
-            if (reduced_) throw std::logic_error("replay: a channel built after the traffic classes were formed");
-            build_channel(key, channel);
-          }
+          if (channel.latency_s < 0.0) build_channel(key, channel);
         }
+      }
+    }
+  }
+
+  // The options plan_for and build_channel read, as text (ReplayMemo::plan_options).
+  std::string plan_options() const {
+    std::string text = network_profile_to_json(options_.network_profile) + "\n" + options_.collective_algorithm;
+    for (const auto& [comm, algorithm] : options_.algorithm_by_communicator)
+      text += "\n" + comm + "=" + algorithm;
+    const ExpertRouting& e = options_.expert_routing;
+    text += "\n" + std::to_string(options_.closed_form_inside_nvswitch) +
+            std::to_string(options_.closed_form_edge_all_to_all) + options_.expert_communicator + " " +
+            std::to_string(e.experts) + " " + std::to_string(e.top_k) + " " + std::to_string(e.max_nodes_per_token);
+    return text;
+  }
+
+  // One simulated transfer per class of identical transfers (traffic_classes.hpp): a backend that
+  // counts representatives on link classes (analytical; flow: max-min shares over the class routes,
+  // exact where traffic_classes.hpp says and measured elsewhere), routes that do not hash the flow id
+  // (d_mod_k: exact on the analytical backend; adaptive, with ReplayOptions::adaptive_traffic_classes:
+  // each launch routed against its own load, an approximation measured in traffic_classes.hpp), no
+  // all_to_allv. Every collective and channel of the step
+  // is planned and built here (or taken from the memo), before the first event, its batches' routes computed once and
+  // refined into classes; the backend then gets one representative per class with its class route.
+  // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
+  void reduce_to_classes() {
+    if (!options_.adaptive_traffic_classes && cluster_.spec().fabric.routing_in_effect() != "d_mod_k") return;
+    if (!backend_.use_link_classes(nullptr)) return;
+    for (const auto& rc : graph_.classes())
+      for (OpId op = 0; op < rc.ops.size(); ++op)
+        if (rc.ops.kind(op) == OpKind::collective && rc.ops.pair_bytes(op) != nullptr) return;
+    ReplayMemo* memo = options_.memo.get();
+    const std::string planning = memo != nullptr ? plan_options() : std::string();
+    if (memo != nullptr && memo->planned_on == &cluster_ && memo->prepared.graph == &graph_ &&
+        memo->plan_options == planning) {
+      // The last replay's plans and channels: planning reads the graph, the cluster and these options
+      // only (not the GPU), so they are what plan_for and build_channel would give again.
+      for (const auto& [key, planned] : memo->planned) {
+        PlannedCollective& copy = planned_[key];
+        copy = planned;  // what plan_for gave; a replay's own counts start again
+        copy.runs = 0;
+        copy.rep_plans.clear();
+      }
+      for (const auto& [key, built] : memo->channels) {
+        Channel& channel = channels_[key];
+        channel.transfers = built.transfers;
+        channel.shares = built.shares;
+        channel.latency_s = built.latency_s;
+      }
+    } else {
+      plan_everything();
+      if (memo != nullptr && memo->prepared.graph == &graph_) {
+        memo->planned.clear();
+        for (const auto& [key, planned] : planned_)
+          memo->planned.emplace(key, planned);
+        memo->channels.clear();
+        for (const auto& [key, channel] : channels_)
+          memo->channels.emplace(key, BuiltChannel{channel.transfers, channel.shares, channel.latency_s});
+        memo->plan_options = planning;
+        memo->planned_on = &cluster_;
       }
     }
     // The batches the backend will be given: each phase of each group's plan, each channel's message
     // (bytes: the shares of a message).
+    // A collective's groups start each phase together, one after the other (run_phase): phase by
+    // phase, the groups' batches are one launch (launch_begins: the batches that start one).
     std::vector<const std::vector<Transfer>*> batches;
+    std::vector<char> launch_begins;
     for (const auto& [key, planned] : planned_) {
       if (!planned.closed_form_s.empty()) continue;
-      for (const auto& plan : planned.plans)
-        for (const auto& phase : plan->phases)
-          batches.push_back(&phase.transfers);
+      for (std::size_t p = 0;; ++p) {
+        const std::size_t before = batches.size();
+        for (const auto& plan : planned.plans)
+          if (p < plan->phases.size()) {
+            batches.push_back(&plan->phases[p].transfers);
+            launch_begins.push_back(batches.size() == before + 1 ? 1 : 0);
+          }
+        if (batches.size() == before) break;
+      }
     }
-    for (const auto& [key, channel] : channels_)
+    for (const auto& [key, channel] : channels_) {
       batches.push_back(&channel.transfers);
-    ReplayMemo* memo = options_.memo.get();
-    if (memo == nullptr || !memo->holds(cluster_, batches)) {
+      launch_begins.push_back(1);
+    }
+    if (memo == nullptr || !memo->holds(cluster_, batches, launch_begins)) {
       ReplayMemo formed;
-      form_classes(batches, formed);
+      form_classes(batches, launch_begins, formed);
       if (memo == nullptr)
         memo = &formed;
       else {
-        formed.prepared = std::move(memo->prepared);
+        formed.prepared = std::move(memo->prepared);  // what the memo keeps besides the classes
+        formed.planned = std::move(memo->planned);
+        formed.channels = std::move(memo->channels);
+        formed.plan_options = std::move(memo->plan_options);
+        formed.planned_on = memo->planned_on;
         *memo = std::move(formed);
       }
       if (!memo->reduced) return;
@@ -592,16 +694,18 @@ class Replay {
   }
 
   // Forms the classes of `batches` into `memo` (reduced: false where they do not apply or save little).
-  void form_classes(const std::vector<const std::vector<Transfer>*>& batches, ReplayMemo& memo) const {
+  void form_classes(const std::vector<const std::vector<Transfer>*>& batches, const std::vector<char>& launch_begins,
+                    ReplayMemo& memo) const {
     memo.cluster = &cluster_;
+    memo.launch_begins = launch_begins;
     for (const auto* batch : batches) {
       memo.batch_begin.push_back(memo.transfers.size());
       memo.transfers.insert(memo.transfers.end(), batch->begin(), batch->end());
     }
     memo.batch_begin.push_back(memo.transfers.size());
     TrafficClasses classes(cluster_);
-    for (const auto* batch : batches)
-      if (!classes.add_batch(*batch)) return;
+    for (std::size_t b = 0; b < batches.size(); ++b)
+      if (!classes.add_batch(*batches[b], launch_begins[b] == 0)) return;
     if (!classes.refine()) return;
     if (2 * classes.transfer_classes() > classes.transfers()) return;
     for (std::size_t b = 0; b < batches.size(); ++b)
@@ -624,12 +728,19 @@ class Replay {
     };
     for (auto& [key, planned] : planned_) {
       if (!planned.closed_form_s.empty()) continue;
-      for (const auto& plan : planned.plans) {
-        auto rep = std::make_shared<CollectivePlan>(*plan);
-        for (auto& phase : rep->phases)
-          phase.transfers = representatives(phase.transfers);
-        planned.rep_plans.push_back(std::move(rep));
+      std::vector<std::shared_ptr<CollectivePlan>> reps;
+      for (const auto& plan : planned.plans)
+        reps.push_back(std::make_shared<CollectivePlan>(*plan));
+      for (std::size_t p = 0;; ++p) {  // phase by phase, as reduce_to_classes ordered the batches
+        bool any = false;
+        for (auto& rep : reps)
+          if (p < rep->phases.size()) {
+            rep->phases[p].transfers = representatives(rep->phases[p].transfers);
+            any = true;
+          }
+        if (!any) break;
       }
+      planned.rep_plans.assign(reps.begin(), reps.end());
     }
     for (auto& [key, channel] : channels_) {
       for (const auto& [i, route] : memo.representatives[batch++]) {
@@ -773,26 +884,6 @@ class Replay {
   // The plans of a collective on every group of a cell of `comm`: built once per (communicator, cell,
   // kind, size), as they depend on nothing else, and reused by every later call (a step repeats its
   // collectives).
-  struct PlannedCollective {
-    std::string algorithm;
-    std::vector<std::shared_ptr<const CollectivePlan>> plans;  // one per group
-    // Plans whose transfers all stay inside one NVSwitch domain or xGMI mesh node: timed by the closed form (its time
-    // on an idle fabric) instead of the backend, with the bytes each link carries. Empty: not eligible.
-    std::vector<double> closed_form_s;
-    double closed_form_max_s = 0.0;  // the largest: when the collective ends
-    // xGMI mesh only: the flow ids the backend would have taken for these transfers (every phase of
-    // every group), drawn at launch so that the ECMP choices of the traffic after it are those of the
-    // exhaustive replay (exact for one-phase plans: ring, direct, tree). NVSwitch plans draw none (as
-    // before, so that their reports are unchanged).
-    std::uint64_t closed_form_flow_ids = 0;
-    // xGMI mesh only: per group, each link's busy time (mesh_link_busy_s); NVSwitch plans count the
-    // group's closed-form time on each of its links.
-    std::vector<std::vector<std::pair<int, double>>> link_busy_s;
-    std::vector<std::vector<std::pair<int, double>>> link_bytes;
-    std::size_t runs = 0;
-    // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only.
-    std::vector<std::shared_ptr<const CollectivePlan>> rep_plans;
-  };
 
   // Whether every transfer of `plan` stays on NVLink links of a non-blocking switch (NVSwitch): the
   // switch has full bisection, so only the GPUs' own ports are shared, and the plan's idle-fabric
@@ -1193,9 +1284,7 @@ class Replay {
   std::map<std::uint16_t, P2PRecord> p2p_;
   std::vector<ClassState> states_;
   std::map<std::tuple<std::uint16_t, int, std::uint32_t>, Pending> pending_;
-  // Keyed by (communicator, cell, kind, bytes, the (class, op) of an all_to_allv's matrix).
-  std::map<std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>, PlannedCollective>
-      planned_;
+  std::map<PlannedKey, PlannedCollective> planned_;
   std::vector<CollectiveRecord> records_;
   std::vector<std::size_t> collective_calls_;  // while preparing: [class x communicators + comm] -> calls
   // What the kernel model reads of a compute op (the name by its interned text: names of one table

@@ -24,7 +24,9 @@ namespace clustersim {
 class Cluster;
 
 // What a replay learnt that the next replays of the same graph on the same cluster can reuse (the
-// clock solver replays a step several times): its traffic classes (traffic_classes.hpp). Shared
+// clock solver replays a step several times): its traffic classes (traffic_classes.hpp) and, with a
+// graph, the collective plans and point-to-point channels it formed them from (reused when the
+// planning options are the same: algorithms, network profile, closed forms, expert routing). Shared
 // through ReplayOptions::memo by the replays of one cluster (a memo is checked against the cluster's
 // address only); a replay reuses the classes only when its batches of transfers are, transfer for
 // transfer, those they were formed from, and forms them afresh otherwise. `graph`: the one graph
@@ -76,6 +78,11 @@ struct ReplayOptions {
   // Simulate one transfer per class of identical transfers where that is exact (traffic_classes.hpp:
   // static d_mod_k routing, both backends); false: every transfer (the tests compare).
   bool traffic_classes = true;
+  // The same under adaptive routing (and spray), each launch routed against its own load: an
+  // approximation (traffic_classes.hpp), exact in every time of the 405B-class step from 1,024 to
+  // 131,072 GPUs but 2.4 to 6.3 % slower than the exhaustive replay on three rows of
+  // megatron-h100-2024 (dp 48; docs/performance.md). Off: those routings replay every transfer.
+  bool adaptive_traffic_classes = false;
   std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
   std::size_t timeline_classes = 0;

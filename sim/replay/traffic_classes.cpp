@@ -53,11 +53,19 @@ std::size_t relabel(std::size_t n, const Signature& signature, std::vector<std::
 
 }  // namespace
 
-TrafficClasses::TrafficClasses(const Cluster& cluster) : cluster_(cluster) {}
+TrafficClasses::TrafficClasses(const Cluster& cluster) : cluster_(cluster), load_(cluster.links().size(), 0) {}
 
-bool TrafficClasses::add_batch(std::span<const Transfer> transfers) {
+bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_launch) {
   constexpr std::uint64_t k_other_flow = 0x9e3779b97f4a7c15ULL;
   const auto batch = static_cast<std::uint32_t>(batch_begin_.size() - 1);
+  // The transfers of the batch's launch in flight per link, as the backend counts them while it routes
+  // the launch (adaptive routing reads them; static routing ignores them).
+  const auto clear_load = [&] {
+    for (const int l : loaded_)
+      load_[static_cast<std::size_t>(l)] = 0;
+    loaded_.clear();
+  };
+  if (!same_launch) clear_load();
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
     transfer_batch_.push_back(batch);
@@ -66,9 +74,14 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers) {
     if (t.src_gpu != t.dst_gpu && t.bytes > 0.0) {  // the backends route these only
       route_.clear();
       check_route_.clear();
-      cluster_.route(t.src_gpu, t.dst_gpu, i, route_, {}, t.lane);
-      cluster_.route(t.src_gpu, t.dst_gpu, i ^ k_other_flow, check_route_, {}, t.lane);
-      if (route_ != check_route_) return false;  // hashed by flow id
+      cluster_.route(t.src_gpu, t.dst_gpu, i, route_, load_, t.lane);
+      cluster_.route(t.src_gpu, t.dst_gpu, i ^ k_other_flow, check_route_, load_, t.lane);
+      if (route_ != check_route_) {  // hashed by flow id
+        clear_load();
+        return false;
+      }
+      for (const int l : route_)
+        if (load_[static_cast<std::size_t>(l)]++ == 0) loaded_.push_back(l);
       route_links_.insert(route_links_.end(), route_.begin(), route_.end());
     }
     route_begin_.push_back(route_links_.size());

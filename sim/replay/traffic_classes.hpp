@@ -43,13 +43,29 @@
 // to a leaf boundary, one pass per hop) the classes are an approximation whose error is measured
 // against the exhaustive flow replay (docs/performance.md: none at 16,384 and 32,768 GPUs).
 //
-// What is checked: routes are computed once, so they must not depend on what changes between
-// starts: the load (adaptive routing; the replay uses classes under static d_mod_k routing only) and
-// the flow id (hashed picks: each route is computed for two flow ids, and a batch whose routes differ
+// What is checked: routes are computed once, so they must not depend on what changes between starts.
+// The flow id (hashed picks: each route is computed for two flow ids, and a batch whose routes differ
 // is refused: add_batch false; a hashed pick among c choices agrees for two ids with chance 1/c per
 // transfer, so a batch of many transfers is refused almost surely). The partition's integrality
 // (c(T, L) whole) is checked when the class routes are built: where it fails, refine() is false and
 // the exhaustive replay runs.
+//
+// Adaptive routing (the InfiniBand default) picks, at each switch, the first least loaded equal-cost
+// link from the destination's digit on, the load being the transfers in flight when a transfer starts,
+// the earlier transfers of its own batch included (the backend routes a batch transfer by transfer).
+// The classes route each launch as the backend would on a fabric carrying nothing else: a launch is the
+// batches that start together, one after the other, with nothing ending in between (a collective's
+// groups, phase by phase: Replay::run_phase; a channel's message), each transfer routed against the
+// launch's earlier ones (add_batch's same_launch). Where other traffic is in flight at a choice of the
+// launch and loads its equal-cost links unequally, the exhaustive replay may take another of them: an
+// approximation. Measured against the exhaustive replay (docs/performance.md, session 16): the
+// 405B-class step from 1,024 to 131,072 GPUs keeps every time to the last bit (step, every collective's
+// end), 0.0007 % to 0.0012 % of the link bytes on other links of the same tier; the tests' small steps
+// 0.16 % and 0.35 %. But three validation rows (megatron-h100-2024, tp 8, dp 48, 2,304 to 6,144 GPUs)
+// came out 2.4 to 6.3 % slower than the exhaustive replay, so the replay uses classes under adaptive
+// routing only when asked (ReplayOptions::adaptive_traffic_classes). Routing each batch alone instead
+// (the groups of a collective not against each other) took the 131,072-GPU step from 7.535 to 8.424 s:
+// the groups of the data-parallel collectives meet on the parallel core-to-spine links.
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -67,8 +83,10 @@ class TrafficClasses {
   explicit TrafficClasses(const Cluster& cluster);
 
   // A batch of transfers, every one (bytes may be any common positive scale of the real ones).
+  // `same_launch`: the batch starts right after the previous one, before any of it ends (the groups
+  // of one collective call): routed with the previous batches of its launch in flight.
   // False when a route depends on the flow id.
-  bool add_batch(std::span<const Transfer> transfers);
+  bool add_batch(std::span<const Transfer> transfers, bool same_launch = false);
   // The classes of the batches' transfers and their routes' links (three passes); false where a
   // transfer class does not cross each link class a whole number of times (then no classes are used).
   bool refine();
@@ -92,6 +110,8 @@ class TrafficClasses {
   std::vector<std::size_t> route_begin_{0};  // transfer i's route: route_links_[route_begin_[i], ...)
   std::vector<int> route_links_;
   std::vector<int> route_, check_route_;
+  std::vector<int> load_;            // per link: the transfers of the batch being added that cross it
+  std::vector<int> loaded_;          // the links whose load_ is not 0
   std::vector<int> class_route_of_;  // per transfer: its class route if it represents its class, else -1
   std::size_t link_class_count_ = 0;
   bool members_cross_class_routes_ = false;

@@ -116,6 +116,7 @@ def simulate(
     seed: Optional[int] = None,
     trace_host: Optional[str] = None,
     exhaustive: bool = False,
+    adaptive_classes: bool = False,
 ) -> Report:
     """Simulates one training step of ``workload`` on ``cluster`` and returns its :class:`Report`.
 
@@ -140,6 +141,8 @@ def simulate(
     world"); None or ``"none"``: the GPU alone.
     ``exhaustive``: simulate every transfer, not one per class of identical transfers (the CLI's
     ``--exhaustive``; docs/performance.md): the same answer, slower on large clusters.
+    ``adaptive_classes``: at analytical fidelity under adaptive routing, one simulated transfer per class
+    of identical transfers (the CLI's ``--adaptive-classes``: an approximation, docs/performance.md).
 
     Raises :class:`~clustersim.SpecError` for bad input (file, JSON path, what was expected) and
     :class:`~clustersim.SimulationError` when the simulation cannot finish.
@@ -157,6 +160,8 @@ def simulate(
         options["trace_host"] = trace_host  # the core checks it
     if exhaustive:
         options["exhaustive"] = True
+    if adaptive_classes:
+        options["adaptive_classes"] = True
     training_run = {"train_tokens": train_tokens, "checkpoint_interval_s": checkpoint_interval_s, "runs": runs,
                     "seed": seed}
     options.update({k: v for k, v in training_run.items() if v is not None})  # the core checks them

@@ -122,6 +122,21 @@ TEST(CliSimulate, FlowClassesOfIdenticalTransfersGiveTheExhaustiveReport) {
   EXPECT_NEAR(nlohmann::json::parse(classes.out)["step_time_s"].get<double>(), 7.1822, 1e-4);  // the bench's
 }
 
+// --adaptive-classes: one simulated transfer per class of identical transfers under the preset's
+// adaptive routing (an approximation, docs/performance.md). GPT-3 175B on 1,024 GPUs (tp 8, pp 8,
+// dp 16, the preset's 2-tier fabric) is one where it keeps the whole report, byte for byte (measured:
+// bench_scale.py --cases gpt3, session 16).
+TEST(CliSimulate, AdaptiveClassesKeepTheReportOfGpt3On1024Gpus) {
+  const std::string run =
+      "simulate --cluster dgx-h100-superpod --set cluster.nodes=128 --workload gpt3-175b "
+      "--set workload.parallelism.dp=16 --fidelity analytical --json";
+  const auto exhaustive = run_cli(run);
+  const auto classes = run_cli(run + " --adaptive-classes");
+  ASSERT_EQ(exhaustive.status, 0) << exhaustive.err;
+  ASSERT_EQ(classes.status, 0) << classes.err;
+  EXPECT_EQ(exhaustive.out, classes.out);
+}
+
 TEST(CliSimulate, OutFileHoldsTheSameReport) {
   const std::string path = testing::temp_path("report.json");
   const auto r = run_cli(kSmallRun + " --json --out " + path);

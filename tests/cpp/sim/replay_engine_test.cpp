@@ -309,6 +309,7 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
   auto run = [&](const GpuSpec& gpu, std::shared_ptr<ReplayMemo> memo) {
     auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
     ReplayOptions options;
+    options.adaptive_traffic_classes = true;  // the fabric's default routing is adaptive
     options.memo = std::move(memo);
     return replay(graph, cluster, gpu, *backend, options);
   };
@@ -328,6 +329,11 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
       EXPECT_EQ(fresh.collectives[i].algorithm, lent.collectives[i].algorithm) << i;
     }
     EXPECT_EQ(fresh.link_bytes, lent.link_bytes);
+    // Both in traffic classes (adaptive routing, the fabric's default); the lent runs on the first
+    // one's plans and channels (ReplayMemo): the same transfers as fresh plans give.
+    EXPECT_LT(2 * lent.transfers_simulated, lent.transfers);
+    EXPECT_EQ(fresh.transfers_simulated, lent.transfers_simulated);
+    EXPECT_EQ(fresh.link_bytes_by_communicator, lent.link_bytes_by_communicator);
   }
   // The clock matters (else the comparison at two clocks shows nothing): capped GEMMs are slower.
   EXPECT_LT(run(boost, memo).classes[0].tensor_s, run(capped, memo).classes[0].tensor_s);
