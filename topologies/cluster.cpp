@@ -237,6 +237,9 @@ struct Cluster::Impl {
   mutable std::vector<WalkSlot> walk_slots;  // k_walk_slots per source GPU
   mutable std::vector<CachedWalk> walk_cache;
   mutable std::vector<int> walk_cache_links, walk_cache_choices;
+  // Per device, the walk_cache_choices offset of the choices last recorded there (UINT32_MAX: none):
+  // a switch's walks to many destinations share one copy of equal choices (its uplinks).
+  mutable std::vector<std::uint32_t> walk_device_choices;
   // Destination-based routing (fabric.routing d_mod_k, adaptive): each GPU's number as a destination,
   // its NIC's position when the NICs are ordered by the fabric switch they attach to.
   bool destination_routing = false;
@@ -988,9 +991,17 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
     m.walk_cache_links.insert(m.walk_cache_links.end(), links_out.begin() + static_cast<std::ptrdiff_t>(walk_start),
                               links_out.end());
     if (resume_device >= 0) {
-      w.choices_begin = static_cast<std::uint32_t>(m.walk_cache_choices.size());
+      if (m.walk_device_choices.empty())
+        m.walk_device_choices.assign(m.devices.size(), std::numeric_limits<std::uint32_t>::max());
+      std::uint32_t& last = m.walk_device_choices[static_cast<std::size_t>(resume_device)];
       w.choices_length = static_cast<std::uint32_t>(choices.size());
-      m.walk_cache_choices.insert(m.walk_cache_choices.end(), choices.begin(), choices.end());
+      if (last != std::numeric_limits<std::uint32_t>::max() && last + choices.size() <= m.walk_cache_choices.size() &&
+          std::equal(choices.begin(), choices.end(), m.walk_cache_choices.begin() + last)) {
+        w.choices_begin = last;
+      } else {
+        w.choices_begin = last = static_cast<std::uint32_t>(m.walk_cache_choices.size());
+        m.walk_cache_choices.insert(m.walk_cache_choices.end(), choices.begin(), choices.end());
+      }
     }
     *free_slot = Impl::WalkSlot{dst_plus_one, lane, static_cast<std::uint32_t>(m.walk_cache.size())};
     m.walk_cache.push_back(w);
