@@ -46,6 +46,13 @@ struct ReplayMemo {
     std::vector<ClassStructure> classes;    // empty while lent or before the first replay
     std::size_t kernels = 0;                // distinct kernels numbered in kernel_id
     std::size_t launches = 0;               // collective records of a replay
+    // The collective plans of the replay (Replay::planned_, type-erased: its type is the replay's),
+    // lent like the structure to a later replay of the graph on the same cluster with the same
+    // planning inputs (plans_inputs: plans_key()'s text of the options that planning reads); their
+    // run counts and representatives are each replay's own and start afresh.
+    const Cluster* plans_cluster = nullptr;
+    std::string plans_inputs;
+    std::shared_ptr<void> plans;
   } prepared;
 
   // Takes the structure of `g` (empty when it is not held).
@@ -222,6 +229,7 @@ class Replay {
     compute_ops_.assign(graph_.classes().size(), 0);
     std::vector<ReplayMemo::ClassStructure> lent;
     if (options_.memo) lent = options_.memo->lend(graph_);
+    borrow_plans();
     if (!lent.empty()) {
       kernel_s_.assign(options_.memo->prepared.kernels, -1.0);
       launches_ = options_.memo->prepared.launches;
@@ -299,10 +307,40 @@ class Replay {
     if (options_.pipeline_instruction_s > 0.0) count_pipeline_instructions(ops, s);
   }
 
+  // What planning a collective reads of the options (plan_for and what it calls), as text: plans are
+  // lent only between replays whose texts are equal.
+  std::string plans_key() const {
+    std::string key = network_profile_to_json(options_.network_profile);
+    key += '\n' + options_.collective_algorithm + '\n' + options_.expert_communicator + '\n';
+    for (const auto& [communicator, algorithm] : options_.algorithm_by_communicator)
+      key += communicator + '=' + algorithm + '\n';
+    key += std::to_string(options_.closed_form_inside_nvswitch) + std::to_string(options_.closed_form_edge_all_to_all);
+    key += ' ' + std::to_string(options_.expert_routing.experts) + ' ' + std::to_string(options_.expert_routing.top_k) +
+           ' ' + std::to_string(options_.expert_routing.max_nodes_per_token);
+    return key;
+  }
+
+  // Takes the plans an earlier replay of this graph left in the memo, when they were planned alike.
+  void borrow_plans() {
+    ReplayMemo* memo = options_.memo.get();
+    if (memo == nullptr || memo->prepared.graph != &graph_ || memo->prepared.plans == nullptr) return;
+    auto plans = std::static_pointer_cast<decltype(planned_)>(std::move(memo->prepared.plans));
+    memo->prepared.plans.reset();
+    if (memo->prepared.plans_cluster != &cluster_ || memo->prepared.plans_inputs != plans_key()) return;
+    planned_ = std::move(*plans);
+    for (auto& [key, planned] : planned_) {
+      planned.runs = 0;
+      planned.rep_plans.clear();
+    }
+  }
+
   // Gives prepare()'s structure to the memo for the next replay of this graph (ReplayMemo::lend).
   void give_back_structure() {
     ReplayMemo* memo = options_.memo.get();
     if (memo == nullptr || memo->prepared.graph != &graph_) return;
+    memo->prepared.plans_cluster = &cluster_;
+    memo->prepared.plans_inputs = plans_key();
+    memo->prepared.plans = std::make_shared<decltype(planned_)>(std::move(planned_));
     std::vector<ReplayMemo::ClassStructure> structure(states_.size());
     for (std::size_t c = 0; c < states_.size(); ++c) {
       ClassState& s = states_[c];
