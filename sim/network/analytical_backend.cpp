@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -50,14 +51,14 @@ class AnalyticalBackend final : public NetworkBackend {
   double now_s() const override { return now_s_; }
 
   void schedule(double time_s, std::function<void()> fn) override {
-    events_.push_back(Event{std::max(time_s, now_s_), next_seq_++, actions_.put(std::move(fn))});
-    std::push_heap(events_.begin(), events_.end(), std::greater<>{});
+    push_event(time_s, actions_.put(std::move(fn)), k_action);
   }
 
   void start_transfers(std::span<const Transfer> transfers, std::uint64_t flow_id,
                        std::function<void()> done) override {
     // Routes first: every transfer of the group counts on its links before rates are computed.
-    auto group = std::make_shared<Group>();
+    const std::uint32_t group_index = take_group();
+    Group* group = &groups_[group_index];  // nothing below adds a group: the pointer stays valid
     group->route_begin.reserve(transfers.size() + 1);
     group->route_begin.push_back(0);
     group->links.reserve(transfers.size() * hops_per_transfer_);
@@ -127,21 +128,19 @@ class AnalyticalBackend final : public NetworkBackend {
     // finishes them in the group's order (what one event per transfer, scheduled in that order, did).
     stable_sort_by_key(ends_);
     group->ending.reserve(ends_.size());
+    group->batch_begin.reserve(ends_.size() + 1);
     for (std::size_t k = 0; k < ends_.size();) {
       const std::size_t first = k;
       for (; k < ends_.size() && ends_[k].first == ends_[first].first; ++k)
         group->ending.push_back(ends_[k].second);
-      schedule(std::bit_cast<double>(ends_[first].first), [this, group, first, last = k] {
-        for (std::size_t j = first; j < last; ++j)
-          usage_.finish(group->route(group->ending[j]), now_s_);
-      });
+      push_event(std::bit_cast<double>(ends_[first].first), static_cast<std::uint32_t>(group->batch_begin.size()),
+                 group_index);
+      group->batch_begin.push_back(first);
     }
+    group->batch_begin.push_back(ends_.size());
     // Release the links when the group ends.
-    schedule(now_s_ + duration, [this, group, done = std::move(done)] {
-      for (int l : group->links)
-        --links_[static_cast<std::size_t>(l)].active;
-      done();
-    });
+    group->done = std::move(done);
+    push_event(now_s_ + duration, k_release, group_index);
   }
 
   void run() override {
@@ -150,7 +149,20 @@ class AnalyticalBackend final : public NetworkBackend {
       const Event e = events_.back();
       events_.pop_back();
       now_s_ = e.time_s;
-      actions_.take(e.slot)();
+      if (e.group == k_action) {
+        actions_.take(e.slot)();
+      } else if (e.slot != k_release) {  // a batch of the group's transfers ending together
+        const Group& group = groups_[e.group];
+        for (std::size_t j = group.batch_begin[e.slot]; j < group.batch_begin[e.slot + 1]; ++j)
+          usage_.finish(group.route(group.ending[j]), now_s_);
+      } else {  // the group's last event (scheduled after its batches, at the latest end): release it
+        Group& group = groups_[e.group];
+        for (int l : group.links)
+          --links_[static_cast<std::size_t>(l)].active;
+        const std::function<void()> done = std::move(group.done);
+        give_back_group(e.group);
+        done();  // may start groups, which may move groups_
+      }
     }
   }
 
@@ -162,23 +174,53 @@ class AnalyticalBackend final : public NetworkBackend {
   }
 
  private:
-  // The heap holds times and slots only (cheap to move); the actions wait in actions_ (ActionSlots).
+  // The heap holds times and slots only (cheap to move). Two kinds of event: a scheduled action
+  // (group == k_action; the actions wait in actions_, ActionSlots), and a group's own events, typed
+  // (no closure to allocate): the end of its batch `slot` of transfers, or (slot == k_release) its
+  // release. Both kinds take their seq from one counter: equal times run in scheduling order.
+  static constexpr std::uint32_t k_action = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t k_release = std::numeric_limits<std::uint32_t>::max();
   struct Event {
     double time_s;
     std::uint64_t seq;  // equal times run in scheduling order: deterministic
     std::uint32_t slot;
+    std::uint32_t group;
     bool operator>(const Event& o) const { return time_s != o.time_s ? time_s > o.time_s : seq > o.seq; }
   };
+  void push_event(double time_s, std::uint32_t slot, std::uint32_t group) {
+    events_.push_back(Event{std::max(time_s, now_s_), next_seq_++, slot, group});
+    std::push_heap(events_.begin(), events_.end(), std::greater<>{});
+  }
 
-  // The routes of one group of transfers, shared by its end events.
+  // The routes of one group of transfers, read by its end events; kept in groups_ and reused (its
+  // vectors keep their capacity) once released.
   struct Group {
     std::vector<int> links;                // every transfer's route, one after the other
     std::vector<std::size_t> route_begin;  // transfer i's route: links[route_begin[i], route_begin[i + 1])
     std::vector<std::size_t> ending;       // transfers by end time (then index)
+    std::vector<std::size_t> batch_begin;  // end batch b: ending[batch_begin[b], batch_begin[b + 1])
+    std::function<void()> done;            // run at the release
     std::span<const int> route(std::size_t i) const {
       return std::span<const int>(links).subspan(route_begin[i], route_begin[i + 1] - route_begin[i]);
     }
   };
+  std::uint32_t take_group() {
+    if (free_groups_.empty()) {
+      groups_.emplace_back();
+      return static_cast<std::uint32_t>(groups_.size() - 1);
+    }
+    const std::uint32_t g = free_groups_.back();
+    free_groups_.pop_back();
+    return g;
+  }
+  void give_back_group(std::uint32_t g) {
+    Group& group = groups_[g];
+    group.links.clear();
+    group.route_begin.clear();
+    group.ending.clear();
+    group.batch_begin.clear();
+    free_groups_.push_back(g);
+  }
 
   const Cluster& cluster_;
   const LinkClasses* classes_ = nullptr;  // use_link_classes: the representatives' class routes
@@ -203,7 +245,9 @@ class AnalyticalBackend final : public NetworkBackend {
   std::vector<int> touched_;
   std::vector<Event> events_;  // a min-heap on (time, seq)
   ActionSlots actions_;
-  std::size_t hops_per_transfer_ = 4;  // the last group's route length per transfer, rounded up
+  std::vector<Group> groups_;               // the groups in flight, and released ones to reuse
+  std::vector<std::uint32_t> free_groups_;  // released groups_
+  std::size_t hops_per_transfer_ = 4;       // the last group's route length per transfer, rounded up
   std::uint64_t next_seq_ = 0;
   double now_s_ = 0.0;
 };

@@ -57,13 +57,12 @@ struct BuiltChannel {
 };
 
 struct ReplayMemo {
-  // What reduce_to_classes planned and built (every collective and channel of the step): the same for
-  // every replay of the memo's graph on `cluster` with the same planning options (`plan_options`:
-  // algorithms, network profile, closed forms, expert routing); only the GPU (the clock) differs.
-  std::map<PlannedKey, PlannedCollective> planned;
+  // The point-to-point channels reduce_to_classes built (every channel of the step): the same for every
+  // replay of the memo's graph on `channels_on` with the same planning inputs (`channels_inputs`:
+  // Replay::plans_key, as for the collective plans lent through `prepared`); only the GPU differs.
   std::map<ChannelKey, BuiltChannel> channels;
-  std::string plan_options;
-  const Cluster* planned_on = nullptr;  // null: nothing planned
+  std::string channels_inputs;
+  const Cluster* channels_on = nullptr;  // null: none built
 
   const Cluster* cluster = nullptr;
   // The batches the classes were formed from, every transfer: batch b is transfers[batch_begin[b], ...).
@@ -89,6 +88,13 @@ struct ReplayMemo {
     std::vector<ClassStructure> classes;    // empty while lent or before the first replay
     std::size_t kernels = 0;                // distinct kernels numbered in kernel_id
     std::size_t launches = 0;               // collective records of a replay
+    // The collective plans of the replay (Replay::planned_, type-erased: its type is the replay's),
+    // lent like the structure to a later replay of the graph on the same cluster with the same
+    // planning inputs (plans_inputs: plans_key()'s text of the options that planning reads); their
+    // run counts and representatives are each replay's own and start afresh.
+    const Cluster* plans_cluster = nullptr;
+    std::string plans_inputs;
+    std::shared_ptr<void> plans;
   } prepared;
 
   // Takes the structure of `g` (empty when it is not held).
@@ -265,6 +271,7 @@ class Replay {
     compute_ops_.assign(graph_.classes().size(), 0);
     std::vector<ReplayMemo::ClassStructure> lent;
     if (options_.memo) lent = options_.memo->lend(graph_);
+    borrow_plans();
     if (!lent.empty()) {
       kernel_s_.assign(options_.memo->prepared.kernels, -1.0);
       launches_ = options_.memo->prepared.launches;
@@ -342,10 +349,40 @@ class Replay {
     if (options_.pipeline_instruction_s > 0.0) count_pipeline_instructions(ops, s);
   }
 
+  // What planning a collective reads of the options (plan_for and what it calls), as text: plans are
+  // lent only between replays whose texts are equal.
+  std::string plans_key() const {
+    std::string key = network_profile_to_json(options_.network_profile);
+    key += '\n' + options_.collective_algorithm + '\n' + options_.expert_communicator + '\n';
+    for (const auto& [communicator, algorithm] : options_.algorithm_by_communicator)
+      key += communicator + '=' + algorithm + '\n';
+    key += std::to_string(options_.closed_form_inside_nvswitch) + std::to_string(options_.closed_form_edge_all_to_all);
+    key += ' ' + std::to_string(options_.expert_routing.experts) + ' ' + std::to_string(options_.expert_routing.top_k) +
+           ' ' + std::to_string(options_.expert_routing.max_nodes_per_token);
+    return key;
+  }
+
+  // Takes the plans an earlier replay of this graph left in the memo, when they were planned alike.
+  void borrow_plans() {
+    ReplayMemo* memo = options_.memo.get();
+    if (memo == nullptr || memo->prepared.graph != &graph_ || memo->prepared.plans == nullptr) return;
+    auto plans = std::static_pointer_cast<decltype(planned_)>(std::move(memo->prepared.plans));
+    memo->prepared.plans.reset();
+    if (memo->prepared.plans_cluster != &cluster_ || memo->prepared.plans_inputs != plans_key()) return;
+    planned_ = std::move(*plans);
+    for (auto& [key, planned] : planned_) {
+      planned.runs = 0;
+      planned.rep_plans.clear();
+    }
+  }
+
   // Gives prepare()'s structure to the memo for the next replay of this graph (ReplayMemo::lend).
   void give_back_structure() {
     ReplayMemo* memo = options_.memo.get();
     if (memo == nullptr || memo->prepared.graph != &graph_) return;
+    memo->prepared.plans_cluster = &cluster_;
+    memo->prepared.plans_inputs = plans_key();
+    memo->prepared.plans = std::make_shared<decltype(planned_)>(std::move(planned_));
     std::vector<ReplayMemo::ClassStructure> structure(states_.size());
     for (std::size_t c = 0; c < states_.size(); ++c) {
       ClassState& s = states_[c];
@@ -593,26 +630,13 @@ class Replay {
     }
   }
 
-  // The options plan_for and build_channel read, as text (ReplayMemo::plan_options).
-  std::string plan_options() const {
-    std::string text = network_profile_to_json(options_.network_profile) + "\n" + options_.collective_algorithm;
-    for (const auto& [comm, algorithm] : options_.algorithm_by_communicator)
-      text += "\n" + comm + "=" + algorithm;
-    const ExpertRouting& e = options_.expert_routing;
-    text += "\n" + std::to_string(options_.closed_form_inside_nvswitch) +
-            std::to_string(options_.closed_form_edge_all_to_all) + options_.expert_communicator + " " +
-            std::to_string(e.experts) + " " + std::to_string(e.top_k) + " " + std::to_string(e.max_nodes_per_token);
-    return text;
-  }
-
   // One simulated transfer per class of identical transfers (traffic_classes.hpp): a backend that
   // counts representatives on link classes (analytical; flow: max-min shares over the class routes,
   // exact where traffic_classes.hpp says and measured elsewhere), routes that do not hash the flow id
   // (d_mod_k: exact on the analytical backend; adaptive, with ReplayOptions::adaptive_traffic_classes:
   // each launch routed against its own load, an approximation measured in traffic_classes.hpp), no
-  // all_to_allv. Every collective and channel of the step
-  // is planned and built here (or taken from the memo), before the first event, its batches' routes computed once and
-  // refined into classes; the backend then gets one representative per class with its class route.
+  // all_to_allv. Every collective and channel of the step is planned and built here (or taken from the
+  // memo), before the first event, its batches' routes computed once and refined into classes; the backend then gets one representative per class with its class route.
   // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
   void reduce_to_classes() {
     if (!options_.adaptive_traffic_classes && cluster_.spec().fabric.routing_in_effect() != "d_mod_k") return;
@@ -621,35 +645,25 @@ class Replay {
       for (OpId op = 0; op < rc.ops.size(); ++op)
         if (rc.ops.kind(op) == OpKind::collective && rc.ops.pair_bytes(op) != nullptr) return;
     ReplayMemo* memo = options_.memo.get();
-    const std::string planning = memo != nullptr ? plan_options() : std::string();
-    if (memo != nullptr && memo->planned_on == &cluster_ && memo->prepared.graph == &graph_ &&
-        memo->plan_options == planning) {
-      // The last replay's plans and channels: planning reads the graph, the cluster and these options
-      // only (not the GPU), so they are what plan_for and build_channel would give again.
-      for (const auto& [key, planned] : memo->planned) {
-        PlannedCollective& copy = planned_[key];
-        copy = planned;  // what plan_for gave; a replay's own counts start again
-        copy.runs = 0;
-        copy.rep_plans.clear();
-      }
+    const std::string inputs = memo != nullptr ? plans_key() : std::string();
+    const bool memo_channels = memo != nullptr && memo->channels_on == &cluster_ && memo->prepared.graph == &graph_ &&
+                               memo->channels_inputs == inputs;
+    if (memo_channels)
+      // The last replay's channels: build_channel reads the graph, the cluster and these inputs only (not
+      // the GPU), so they are what it would build again.
       for (const auto& [key, built] : memo->channels) {
         Channel& channel = channels_[key];
         channel.transfers = built.transfers;
         channel.shares = built.shares;
         channel.latency_s = built.latency_s;
       }
-    } else {
-      plan_everything();
-      if (memo != nullptr && memo->prepared.graph == &graph_) {
-        memo->planned.clear();
-        for (const auto& [key, planned] : planned_)
-          memo->planned.emplace(key, planned);
-        memo->channels.clear();
-        for (const auto& [key, channel] : channels_)
-          memo->channels.emplace(key, BuiltChannel{channel.transfers, channel.shares, channel.latency_s});
-        memo->plan_options = planning;
-        memo->planned_on = &cluster_;
-      }
+    plan_everything();  // the collectives borrowed from the memo (borrow_plans) are planned already
+    if (!memo_channels && memo != nullptr && memo->prepared.graph == &graph_) {
+      memo->channels.clear();
+      for (const auto& [key, channel] : channels_)
+        memo->channels.emplace(key, BuiltChannel{channel.transfers, channel.shares, channel.latency_s});
+      memo->channels_inputs = inputs;
+      memo->channels_on = &cluster_;
     }
     // The batches the backend will be given: each phase of each group's plan, each channel's message
     // (bytes: the shares of a message).
@@ -680,10 +694,9 @@ class Replay {
         memo = &formed;
       else {
         formed.prepared = std::move(memo->prepared);  // what the memo keeps besides the classes
-        formed.planned = std::move(memo->planned);
         formed.channels = std::move(memo->channels);
-        formed.plan_options = std::move(memo->plan_options);
-        formed.planned_on = memo->planned_on;
+        formed.channels_inputs = std::move(memo->channels_inputs);
+        formed.channels_on = memo->channels_on;
         *memo = std::move(formed);
       }
       if (!memo->reduced) return;

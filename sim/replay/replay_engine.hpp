@@ -31,7 +31,9 @@ class Cluster;
 // address only); a replay reuses the classes only when its batches of transfers are, transfer for
 // transfer, those they were formed from, and forms them afresh otherwise. `graph`: the one graph
 // every replay sharing the memo replays (it must outlive them); its per-op structure (successors,
-// stream queues, kernel numbering) is then built by the first replay only. Null: not kept.
+// stream queues, kernel numbering) is then built by the first replay only, and its collective plans
+// are lent to the next replay whose planning inputs (the options' network profile, algorithms,
+// closed-form switches, expert routing) are equal. Null: not kept.
 struct ReplayMemo;
 std::shared_ptr<ReplayMemo> make_replay_memo(const ExecutionGraph* graph = nullptr);
 

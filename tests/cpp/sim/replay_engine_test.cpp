@@ -306,11 +306,12 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
   const GpuSpec capped = find_gpu("h100-sxm5-80gb", "test", "/gpu");  // the clock solver's first run: the TDP
   GpuSpec boost = capped;
   boost.tensor_power_budget_w = boost.tensor_boost_w;  // a later run: the budget of a step with idle time
-  auto run = [&](const GpuSpec& gpu, std::shared_ptr<ReplayMemo> memo) {
+  auto run = [&](const GpuSpec& gpu, std::shared_ptr<ReplayMemo> memo, double nvlink_efficiency = 1.0) {
     auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
     ReplayOptions options;
     options.adaptive_traffic_classes = true;  // the fabric's default routing is adaptive
     options.memo = std::move(memo);
+    options.network_profile.of(LinkTechnology::nvlink).bandwidth_efficiency.value = nvlink_efficiency;
     return replay(graph, cluster, gpu, *backend, options);
   };
   const auto memo = make_replay_memo(&graph);
@@ -337,6 +338,18 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
   }
   // The clock matters (else the comparison at two clocks shows nothing): capped GEMMs are slower.
   EXPECT_LT(run(boost, memo).classes[0].tensor_s, run(capped, memo).classes[0].tensor_s);
+  // The collective plans are lent too, only to a replay that plans alike: with another network profile
+  // (NVLink at half its rate: the tensor-parallel collectives' closed-form times, fixed when planned)
+  // the memo's plans are not used, and the replay equals a fresh one with that profile, which differs
+  // from the first (else the check shows nothing).
+  for (const double efficiency : {0.5, 1.0, 0.5}) {
+    const ReplayResult fresh = run(capped, nullptr, efficiency);
+    const ReplayResult lent = run(capped, memo, efficiency);
+    EXPECT_EQ(fresh.step_time_s, lent.step_time_s) << efficiency;
+    EXPECT_EQ(fresh.link_bytes, lent.link_bytes) << efficiency;
+    EXPECT_EQ(fresh.link_busy_s, lent.link_busy_s) << efficiency;
+  }
+  EXPECT_GT(run(capped, memo, 0.5).step_time_s, run(capped, memo).step_time_s);
 }
 
 }  // namespace

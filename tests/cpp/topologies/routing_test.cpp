@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -468,6 +469,46 @@ TEST(Routing, AMultiHomedNicIsAnEqualCostWayBetweenLeaves) {
   }
   EXPECT_EQ(distinct.size(), 5u);
   EXPECT_EQ(third_links, expected_third);
+}
+
+// The walk's cache (per source GPU, the links up to its first choice by load or flow, and its state
+// there) changes no route: each (src, dst, lane) is routed with the same flow and load on a cluster
+// that has walked it before with another flow and load (from its cache) and on one that has not (a
+// fresh walk); both routes equal. Pairs inside a node (the flow's hash at the source), across a rail
+// group and across the spines (adaptive: the least loaded uplink), lanes of a GPU with two NICs, and
+// more destinations per source than the cache keeps.
+void expect_cached_walks_equal_fresh_walks(const ClusterSpec& spec) {
+  const Cluster warm = Cluster::build(spec), fresh = Cluster::build(spec);
+  const int gpus = spec.gpu_count();
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> gpu(0, gpus - 1), load_of(0, 3), lane_of(-1, 1);
+  std::set<std::tuple<int, int, int>> seen;
+  std::vector<int> load(warm.links().size()), before, cached, walked;
+  int compared = 0;
+  for (int q = 0; q < 3000; ++q) {
+    const int src = q < 40 ? 0 : gpu(rng), dst = q < 40 ? (q + 1) % gpus : gpu(rng), lane = lane_of(rng);
+    if (src == dst || !seen.insert({src, dst, lane}).second) continue;
+    for (int& l : load)
+      l = load_of(rng);
+    before.clear();
+    warm.route(src, dst, 2 * static_cast<std::uint64_t>(q), before, load, lane);  // fills the cache
+    for (int& l : load)
+      l = load_of(rng);
+    cached.clear();
+    walked.clear();
+    warm.route(src, dst, 2 * static_cast<std::uint64_t>(q) + 1, cached, load, lane);
+    fresh.route(src, dst, 2 * static_cast<std::uint64_t>(q) + 1, walked, load, lane);
+    ASSERT_EQ(cached, walked) << src << " -> " << dst << " lane " << lane;
+    ++compared;
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+TEST(Routing, CachedWalksEqualFreshWalks) {
+  ClusterSpec superpod = load_cluster_spec("dgx-h100-superpod", {{"nodes", "64"}});  // 2 rail groups
+  for (const std::string routing : {"adaptive", "d_mod_k", "ecmp"})
+    expect_cached_walks_equal_fresh_walks(with_routing(superpod, routing));
+  expect_cached_walks_equal_fresh_walks(with_routing(fat_tree_spec(12, 2, 4, 16, 1.0, true), "adaptive"));
 }
 
 TEST(Routing, RejectsOutOfRangeGpus) {
