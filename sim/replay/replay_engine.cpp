@@ -359,6 +359,9 @@ class Replay {
     key += std::to_string(options_.closed_form_inside_nvswitch) + std::to_string(options_.closed_form_edge_all_to_all);
     key += ' ' + std::to_string(options_.expert_routing.experts) + ' ' + std::to_string(options_.expert_routing.top_k) +
            ' ' + std::to_string(options_.expert_routing.max_nodes_per_token);
+    // The backend: a mesh's closed form times the bytes it delivers (NetworkBackend::delivered_bytes),
+    // so an analytical clock replay's plans are not the flow replay's.
+    key += '\n' + std::string(backend_.fidelity());
     return key;
   }
 
@@ -636,8 +639,9 @@ class Replay {
   // (d_mod_k: exact on the analytical backend; adaptive, with ReplayOptions::adaptive_traffic_classes:
   // each launch routed against its own load, an approximation measured in traffic_classes.hpp), no
   // all_to_allv. Every collective and channel of the step is planned and built here (or taken from the
-  // memo), before the first event, its batches' routes computed once and refined into classes; the backend then gets one representative per class with its class route.
-  // Kept only where it at least halves the transfers; otherwise every transfer is simulated.
+  // memo), before the first event, its batches' routes computed once and refined into classes; the backend then gets
+  // one representative per class with its class route. Kept only where it at least halves the transfers; otherwise
+  // every transfer is simulated.
   void reduce_to_classes() {
     if (!options_.adaptive_traffic_classes && cluster_.spec().fabric.routing_in_effect() != "d_mod_k") return;
     if (!backend_.use_link_classes(nullptr)) return;

@@ -1,4 +1,6 @@
 // End to end through the CLI: a data-parallel training step on a DGX H100 cluster.
+#include <cmath>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -135,6 +137,23 @@ TEST(CliSimulate, AdaptiveClassesKeepTheReportOfGpt3On1024Gpus) {
   ASSERT_EQ(exhaustive.status, 0) << exhaustive.err;
   ASSERT_EQ(classes.status, 0) << classes.err;
   EXPECT_EQ(exhaustive.out, classes.out);
+}
+
+// On an xGMI mesh node the closed form stands for the backend's replay and times the bytes that backend
+// moves (NetworkBackend::delivered_bytes): whole bytes at flow fidelity, as SimGrid moves them. The
+// collective plans are lent from the analytical clock replays to the flow replay only where they were
+// planned for the same backend, so every link of a flow report carries whole bytes (with the plans of
+// the analytical replays, the TP all-reduces put 17,451,293,081.6 bytes on each xGMI link).
+TEST(CliSimulate, FlowOnAnXgmiMeshCountsTheWholeBytesSimGridMoves) {
+  const auto r = run_cli(
+      "simulate --cluster amd-mi300x-roce --set cluster.nodes=2 --workload llama3.1-8b "
+      "--set workload.parallelism.tp=8 --set workload.parallelism.cp=1 --set workload.parallelism.dp=2 "
+      "--set workload.training.global_batch=16 --fidelity flow --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto links = nlohmann::json::parse(r.out)["links"];
+  ASSERT_FALSE(links.empty());
+  for (const auto& link : links)
+    EXPECT_EQ(link["bytes"].get<double>(), std::floor(link["bytes"].get<double>())) << link.dump();
 }
 
 TEST(CliSimulate, OutFileHoldsTheSameReport) {

@@ -227,9 +227,6 @@ TEST(TrafficClasses, FlowReplayWithClassesEqualsTheExhaustiveOne) {
   }
 }
 
-// Adaptive routing picks links by load when a transfer starts: routes cannot be computed once.
-TEST(TrafficClasses, AdaptiveRoutingSimulatesEveryTransfer) {
-  const ReplayResult r = replay_step("adaptive", true);
 // Adaptive routing picks links by the load when a transfer starts. The classes route each collective's
 // groups, phase by phase, as the backend starts them (one launch: each transfer against the launch's
 // earlier ones), not against other traffic in flight: where that meets a launch at a choice the
