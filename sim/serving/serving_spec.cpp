@@ -521,12 +521,4 @@ std::span<const SpecField> serving_schema() {
   return fields;
 }
 
-std::string serving_schema_markdown() {
-  return spec_fields_markdown(serving_schema());
-}
-
-std::string serving_schema_json() {
-  return spec_fields_json(serving_schema());
-}
-
 }  // namespace clustersim
