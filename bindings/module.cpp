@@ -42,6 +42,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/core/spec_document.hpp"
+#include "sim/core/spec_field.hpp"
 #include "sim/cost/comparison_html.hpp"
 #include "sim/cost/design_comparison.hpp"
 #include "sim/hardware/calibration_profile.hpp"
@@ -637,11 +638,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("cluster_presets", &cluster_preset_names, "Names of the built-in cluster presets.");
   m.def("workload_presets", &workload_preset_names, "Names of the built-in workload presets.");
   m.def(
-      "cluster_schema", &cluster_schema_json,
+      "cluster_schema", [] { return spec_fields_json(cluster_schema()); },
       "The cluster spec's declared keys (its node, fabric, power and cost blocks) as JSON text, as workload_schema().");
-  m.def("workload_schema", &workload_schema_json,
-        "The workload spec's keys as JSON text: [{path, section, key, type, stable, required, min, max, default,\n"
-        "default_doc, unit, choices, doc}] (workloads/workload_schema.hpp).");
+  m.def(
+      "workload_schema", [] { return spec_fields_json(workload_schema()); },
+      "The workload spec's keys as JSON text: [{path, section, key, type, stable, required, min, max, default,\n"
+      "default_doc, unit, choices, doc}] (workloads/workload_schema.hpp).");
   m.def("gpu_ids", &gpu_catalogue_ids, "Ids of the GPU catalogue entries.");
   m.def("fidelities", &fidelity_names, "Registered network backends (fidelity levels).");
   m.def("collective_algorithms", &algorithm_names, "Registered collective algorithms.");
@@ -665,8 +667,9 @@ PYBIND11_MODULE(_core, m) {
         "clustersim serve --search-layouts --json: per design and tp x pp layout the fewest replicas meeting the\n"
         "SLO at the target rate, their cost, the cheapest and the frontier: (JSON text, the CLI's table).\n"
         "options: {clusters: [...], serving, set: ['k=v', ...], target_rate_rps, tp: [...], pp: [...]}.");
-  m.def("serving_schema", &serving_schema_json,
-        "The serving spec's keys as JSON (sim/serving/serving_spec.cpp; docs/specs.md's table).");
+  m.def(
+      "serving_schema", [] { return spec_fields_json(serving_schema()); },
+      "The serving spec's keys as JSON (sim/serving/serving_spec.cpp; docs/specs.md's table).");
   m.def("serving_presets", &serving_preset_names, "Names of the built-in serving presets.");
   m.def("serving_schedulers", &serving_scheduler_names, "Registered serving schedulers (batching policies).");
   m.def("validation_datasets", &validation_dataset_names, "Names of the compiled-in validation datasets.");

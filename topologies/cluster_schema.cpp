@@ -751,14 +751,6 @@ std::span<const SpecField> cluster_schema() {
   return fields;
 }
 
-std::string cluster_schema_markdown() {
-  return spec_fields_markdown(cluster_schema());
-}
-
-std::string cluster_schema_json() {
-  return spec_fields_json(cluster_schema());
-}
-
 void read_cluster_fields(JsonReader& r, std::string_view section, ClusterSpec& spec) {
   read_schema_fields<ClusterSpec>(rows(), r, section, spec);
 }

@@ -17,7 +17,4 @@ namespace clustersim {
 // Every declared field, in the order the writer writes them.
 std::span<const SpecField> cluster_schema();
 
-std::string cluster_schema_markdown();  // the header row, then one row per field
-std::string cluster_schema_json();
-
 }  // namespace clustersim

@@ -545,12 +545,4 @@ void write_workload_fields(nlohmann::ordered_json& out, std::string_view section
   write_schema_fields<WorkloadSpec>(rows(), out, section, spec);
 }
 
-std::string workload_schema_markdown() {
-  return spec_fields_markdown(workload_schema());
-}
-
-std::string workload_schema_json() {
-  return spec_fields_json(workload_schema());
-}
-
 }  // namespace clustersim

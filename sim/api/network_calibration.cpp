@@ -215,8 +215,8 @@ std::vector<TableError> evaluate_network_profile(const std::vector<CollectiveTab
   return out;
 }
 
-ErrorSummary summarize_errors(const std::vector<TableError>& errors, const std::string& role) {
-  ErrorSummary s;
+TableErrorSummary summarize_errors(const std::vector<TableError>& errors, const std::string& role) {
+  TableErrorSummary s;
   std::vector<double> medians, pooled;
   for (const auto& e : errors) {
     if ((!role.empty() && e.role != role) || e.rows == 0) continue;

@@ -31,14 +31,15 @@ struct TableError {
 
 // The tables of one role ("fit", "validate"; empty: all) taken together: the median of their
 // medians, and the median and p90 of all their rows pooled (large tables weigh more there).
-struct ErrorSummary {
+// (Not validation's ErrorSummary: two classes of one name in one namespace broke the one-definition rule.)
+struct TableErrorSummary {
   int tables = 0;
   int rows = 0;
   double median_of_table_medians = 0.0;
   double pooled_median_abs_error = 0.0;
   double pooled_p90_abs_error = 0.0;
 };
-ErrorSummary summarize_errors(const std::vector<TableError>& errors, const std::string& role = "");
+TableErrorSummary summarize_errors(const std::vector<TableError>& errors, const std::string& role = "");
 
 struct NetworkCalibration {
   NetworkProfile profile;

@@ -30,13 +30,13 @@ void print_errors(const std::vector<TableError>& errors) {
     std::vector<TableError> of_system;
     for (const auto& e : errors)
       if (e.system == system && e.role == role) of_system.push_back(e);
-    const ErrorSummary s = summarize_errors(of_system, role);
+    const TableErrorSummary s = summarize_errors(of_system, role);
     std::printf("  %-25s %-9s %6d %6d %14.1f%% %11.1f%%\n", system.c_str(), role.c_str(), s.tables, s.rows,
                 100 * s.pooled_median_abs_error, 100 * s.pooled_p90_abs_error);
   }
   std::printf("  together                  tables   rows  median of table medians   pooled median   pooled p90\n");
   for (const char* role : {"fit", "validate", ""}) {
-    const ErrorSummary s = summarize_errors(errors, role);
+    const TableErrorSummary s = summarize_errors(errors, role);
     if (s.tables == 0) continue;
     std::printf("  %-24s %7d %6d %24.1f%% %14.1f%% %11.1f%%\n", *role != '\0' ? role : "all", s.tables, s.rows,
                 100 * s.median_of_table_medians, 100 * s.pooled_median_abs_error, 100 * s.pooled_p90_abs_error);

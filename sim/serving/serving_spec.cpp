@@ -78,6 +78,12 @@ SpecField count(std::string_view path, std::int64_t max, std::string_view defaul
   return with_unit(integer_field(path, true, 1, max, default_json, "", doc), unit);
 }
 
+// A count >= 1 with no JSON default: absent, it stays 0 and `default_doc` says what stands for it.
+SpecField count_or_unset(std::string_view path, std::int64_t max, std::string_view default_doc, std::string_view unit,
+                         std::string_view doc) {
+  return with_unit(integer_field(path, true, 1, max, "", default_doc, doc), unit);
+}
+
 SpecField number(std::string_view path, NumberRange range, std::string_view default_json, std::string_view default_doc,
                  std::string_view unit, std::string_view doc) {
   return number_field(path, true, range, default_json, default_doc, unit, doc);
@@ -171,9 +177,8 @@ void add_length_rows(std::vector<Row>& t, std::string_view section_doc) {
       integer_field(path("min"), true, 1, kMaxTokens, "1", "", "uniform, zipf: the smallest length; lognormal: clamp"),
       "tokens")));
   t.push_back(row<&S::traffic, Which, &L::max>(
-      with_unit(integer_field(path("max"), true, 1, kMaxTokens, "", "none (lognormal); required (uniform, zipf)",
-                              "uniform, zipf: the largest length; lognormal: clamp"),
-                "tokens"),
+      count_or_unset(path("max"), kMaxTokens, "none (lognormal); required (uniform, zipf)", "tokens",
+                     "uniform, zipf: the largest length; lognormal: clamp"),
       "0"));
   t.push_back(row<&S::traffic, Which, &L::zipf_s>(number(path("zipf_s"), NumberRange::positive(), "1.0", "", "",
                                                          "zipf: the exponent s of P(k) ~ 1 / (k - min + 1)^s")));
@@ -235,9 +240,8 @@ const std::vector<Row>& rows() {
         "(DeepSeek-V3 / R1's checkpoints, config.json weight_block_size [128, 128]): their GEMMs run at the GPU's "
         "gemm_fp8_blockwise_efficiency (DeepGEMM's kernels); needs weight_dtype fp8")));
     add(row<&S::max_context_tokens>(
-        with_unit(integer_field("replica.max_context_tokens", true, 1, kMaxTokens, "", "`model.seq_len`",
-                                "longest prompt + output a request may have; longer ones are rejected and counted"),
-                  "tokens"),
+        count_or_unset("replica.max_context_tokens", kMaxTokens, "`model.seq_len`", "tokens",
+                       "longest prompt + output a request may have; longer ones are rejected and counted"),
         "0"));
 
     // scheduler
@@ -270,14 +274,12 @@ const std::vector<Row>& rows() {
         integer_field("prefill_pool.replicas", true, 0, 1 << 20, "0", "",
                       "disaggregated serving (DistServe, Splitwise): replicas that run the prompts; the KV cache "
                       "then moves over the fabric to a `replica` (the decode pool). 0: prefill and decode colocated")));
-    add(row<&S::prefill_pool, &P::tp>(with_unit(integer_field("prefill_pool.tp", true, 1, 1024, "", "`replica.tp`",
-                                                              "tensor-parallel degree of each prefill replica"),
-                                                "GPUs"),
+    add(row<&S::prefill_pool, &P::tp>(count_or_unset("prefill_pool.tp", 1024, "`replica.tp`", "GPUs",
+                                                     "tensor-parallel degree of each prefill replica"),
                                       "0"));
-    add(row<&S::prefill_pool, &P::pp>(with_unit(integer_field("prefill_pool.pp", true, 1, 1024, "", "`replica.pp`",
-                                                              "pipeline stages of each prefill replica"),
-                                                "GPUs"),
-                                      "0"));
+    add(row<&S::prefill_pool, &P::pp>(
+        count_or_unset("prefill_pool.pp", 1024, "`replica.pp`", "GPUs", "pipeline stages of each prefill replica"),
+        "0"));
 
     // speculative decoding
     using Sp = SpeculativeSpec;
@@ -310,9 +312,8 @@ const std::vector<Row>& rows() {
                                               "required without `trace` (but for closed)", "requests/s",
                                               "mean arrival rate over the whole deployment")));
     add(row<&S::traffic, &T::concurrency>(
-        with_unit(integer_field("traffic.concurrency", true, 1, kMaxRequests, "", "closed only: required",
-                                "requests in flight at once: sent at 0, then one as each finishes or is rejected"),
-                  "requests"),
+        count_or_unset("traffic.concurrency", kMaxRequests, "closed only: required", "requests",
+                       "requests in flight at once: sent at 0, then one as each finishes or is rejected"),
         "0"));
     add(row<&S::traffic, &T::think_time_s>(
         number("traffic.think_time_s", NumberRange::between(0.0, 1e6), "0.0", "", "s",
@@ -323,9 +324,8 @@ const std::vector<Row>& rows() {
     add(row<&S::traffic, &T::duration_s>(number("traffic.duration_s", NumberRange::positive(), "",
                                                 "either this or `requests`", "s", "arrivals in [0, duration_s)"),
                                          "0.0"));
-    add(row<&S::traffic, &T::requests>(with_unit(integer_field("traffic.requests", true, 1, kMaxRequests, "",
-                                                               "either this or `duration_s`", "this many arrivals"),
-                                                 "requests"),
+    add(row<&S::traffic, &T::requests>(count_or_unset("traffic.requests", kMaxRequests, "either this or `duration_s`",
+                                                      "requests", "this many arrivals"),
                                        "0"));
     add(row<&S::traffic, &T::seed>(
         integer_field("traffic.seed", true, 0, kMaxInt64, "1", "", "the random stream (std::mt19937_64)")));
@@ -340,9 +340,8 @@ const std::vector<Row>& rows() {
                       "shared prefixes: each request belongs to one of this many groups and its prompt is the "
                       "group's `prefix_tokens` followed by its own `prompt` tokens; 0: none")));
     add(row<&S::traffic, &T::prefix_tokens>(
-        with_unit(integer_field("traffic.prefix_tokens", true, 1, kMaxTokens, "", "required with `prefix_groups`",
-                                "tokens of each group's shared prefix"),
-                  "tokens"),
+        count_or_unset("traffic.prefix_tokens", kMaxTokens, "required with `prefix_groups`", "tokens",
+                       "tokens of each group's shared prefix"),
         "0"));
     add(row<&S::traffic, &T::prefix_zipf_s>(number("traffic.prefix_zipf_s", NumberRange::between(0.0, 100.0), "0.0", "",
                                                    "",
@@ -520,14 +519,6 @@ std::string serving_path_of_replica_path(const ServingSpec& spec, std::string_vi
 std::span<const SpecField> serving_schema() {
   static const std::vector<SpecField> fields = schema_fields<ServingSpec>(rows());
   return fields;
-}
-
-std::string serving_schema_markdown() {
-  return spec_fields_markdown(serving_schema());
-}
-
-std::string serving_schema_json() {
-  return spec_fields_json(serving_schema());
 }
 
 }  // namespace clustersim

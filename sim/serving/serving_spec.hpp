@@ -143,9 +143,7 @@ std::string serving_path_of_replica_path(const ServingSpec& spec, std::string_vi
 std::vector<std::string> serving_dtype_names();
 ServingDtype serving_dtype_from_name(std::string_view name);
 
-// The schema (every key, in the reader's order), its docs table and JSON.
+// The schema (every key, in the reader's order); spec_fields_markdown / spec_fields_json render it.
 std::span<const SpecField> serving_schema();
-std::string serving_schema_markdown();
-std::string serving_schema_json();
 
 }  // namespace clustersim

@@ -1,7 +1,5 @@
 #include "sim/training_run/failure_model.hpp"
 
-#include <cstddef>
-#include <iterator>
 #include <string_view>
 
 #include "sim/core/error.hpp"
@@ -17,31 +15,22 @@ bool is_fabric_switch(std::string_view item) {
 
 }  // namespace
 
-double ComponentCounts::of(FailureComponent c) const {
-  // Each component's count, in FailureComponent's order.
-  constexpr double ComponentCounts::*kCounts[] = {
-      &ComponentCounts::gpus,           &ComponentCounts::nodes,           &ComponentCounts::nics,
-      &ComponentCounts::nvswitch_chips, &ComponentCounts::fabric_switches, &ComponentCounts::cables};
-  static_assert(std::size(kCounts) == static_cast<std::size_t>(FailureComponent::cable) + 1);
-  return this->*kCounts[static_cast<std::size_t>(c)];
-}
-
 ComponentCounts component_counts(const Report& report) {
   if (!report.cost || !report.power)
     throw SimulationError("time to train: the report has no cost or power section to count components from");
   ComponentCounts n;
-  n.gpus = report.run.gpus;
-  n.nodes = report.run.nodes;
+  n.of(FailureComponent::gpu) = report.run.gpus;
+  n.of(FailureComponent::node) = report.run.nodes;
   double leaves = 0.0;
   for (const CostLine& line : report.cost->bill_of_materials) {
-    if (line.item == "nic") n.nics += line.count;
-    if (is_fabric_switch(line.item)) n.fabric_switches += line.count;
+    if (line.item == "nic") n.of(FailureComponent::nic) += line.count;
+    if (is_fabric_switch(line.item)) n.of(FailureComponent::fabric_switch) += line.count;
     if (line.item == "leaf_switch") leaves += line.count;
-    if (line.item == "copper_cable" || line.item == "optical_cable") n.cables += line.count;
+    if (line.item == "copper_cable" || line.item == "optical_cable") n.of(FailureComponent::cable) += line.count;
   }
   for (const DeviceEnergy& d : report.power->by_device)
-    if (d.device == "nvswitch_chip") n.nvswitch_chips += d.count;
-  n.nodes_per_leaf = leaves > 0.0 ? n.nodes / leaves : 0.0;
+    if (d.device == "nvswitch_chip") n.of(FailureComponent::nvswitch_chip) += d.count;
+  n.nodes_per_leaf = leaves > 0.0 ? n.of(FailureComponent::node) / leaves : 0.0;
   return n;
 }
 

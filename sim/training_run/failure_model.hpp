@@ -5,6 +5,8 @@
 // stops the whole job (it is synchronous); what it takes out until repaired decides whether a spare
 // node is needed: a GPU, its HBM, a NIC, a host part, a cable or maintenance one node, a fabric switch
 // the nodes under a leaf, software nothing.
+#include <array>
+#include <cstddef>
 #include <vector>
 
 #include "sim/report/report.hpp"
@@ -12,15 +14,15 @@
 
 namespace clustersim {
 
+// The cluster's components of each FailureComponent kind, indexed in the enum's order, and the nodes
+// under one leaf switch (0 without a switched fabric), which a fabric switch failure takes out.
+inline constexpr std::size_t kFailureComponents = static_cast<std::size_t>(FailureComponent::cable) + 1;
+
 struct ComponentCounts {
-  double gpus = 0.0;
-  double nodes = 0.0;
-  double nics = 0.0;
-  double nvswitch_chips = 0.0;
-  double fabric_switches = 0.0;
-  double cables = 0.0;          // scale-out cables, copper and optical
-  double nodes_per_leaf = 0.0;  // nodes under one leaf switch (0 without a switched fabric)
-  double of(FailureComponent c) const;
+  std::array<double, kFailureComponents> count{};  // gpus, nodes, nics, NVSwitch chips, fabric switches, cables
+  double nodes_per_leaf = 0.0;
+  double of(FailureComponent c) const { return count[static_cast<std::size_t>(c)]; }
+  double& of(FailureComponent c) { return count[static_cast<std::size_t>(c)]; }
 };
 
 // The counts of a simulated step's report (its cost and power sections must be present).

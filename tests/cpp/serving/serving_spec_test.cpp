@@ -126,7 +126,7 @@ TEST(ServingSpec, BadInputNamesTheFileAndPath) {
 }
 
 TEST(ServingSpec, SchemaDrivesTheDocsTable) {
-  const std::string md = serving_schema_markdown();
+  const std::string md = spec_fields_markdown(serving_schema());
   for (const char* key :
        {"`replica.tp`", "`scheduler.name`", "`traffic.prompt.distribution`", "`slo.ttft_s`", "`traffic.output.zipf_s`"})
     EXPECT_NE(md.find(key), std::string::npos) << key;
@@ -135,7 +135,7 @@ TEST(ServingSpec, SchemaDrivesTheDocsTable) {
 
 // docs/specs.md's serving table is the generated one (`clustersim schema serving --markdown`).
 TEST(ServingSpec, DocsTableIsTheGeneratedOne) {
-  EXPECT_EQ(testing::specs_md_table("## Serving spec"), serving_schema_markdown())
+  EXPECT_EQ(testing::specs_md_table("## Serving spec"), spec_fields_markdown(serving_schema()))
       << "regenerate the table: build/bin/clustersim schema serving --markdown";
 }
 

@@ -47,6 +47,24 @@ class Noise {
   std::mt19937 engine_{42};
 };
 
+// A GEMM record of m x n x k in `precision` moving `bytes`, timed by `g`'s own kernel model.
+KernelMeasurement synthetic_gemm(const GpuSpec& g, Precision precision, double m, double n, double k, double bytes) {
+  KernelMeasurement x;
+  x.operation = "gemm";
+  x.name = "synthetic.gemm";
+  x.file = "synthetic";
+  x.gpu = g.id;
+  x.kernel = KernelClass::gemm;
+  x.precision = precision;
+  x.m = static_cast<std::uint32_t>(m);
+  x.n = static_cast<std::uint32_t>(n);
+  x.k = static_cast<std::uint32_t>(k);
+  x.flops = 2.0 * m * n * k;
+  x.bytes = bytes;
+  x.time_s = kernel_time(g, x.op()).time_s;
+  return x;
+}
+
 std::vector<KernelMeasurement> synthetic_measurements() {
   const GpuSpec g = truth();
   Noise noise;
@@ -61,19 +79,8 @@ std::vector<KernelMeasurement> synthetic_measurements() {
   const double shapes[][2] = {{4096, 4096}, {12288, 4096}, {4096, 11008}, {1024, 8192}, {22016, 4096},
                               {2560, 8192}, {8192, 1024},  {8192, 128},   {8192, 256},  {4096, 512}};
   for (double m : {1.0, 8.0, 32.0, 64.0, 128.0, 256.0, 384.0, 512.0, 1024.0, 1536.0, 2048.0, 3072.0, 4096.0, 8192.0}) {
-    for (const auto& nk : shapes) {
-      KernelMeasurement k;
-      k.operation = "gemm";
-      k.name = "synthetic.gemm";
-      k.kernel = KernelClass::gemm;
-      k.precision = Precision::bf16;
-      k.m = static_cast<std::uint32_t>(m);
-      k.n = static_cast<std::uint32_t>(nk[0]);
-      k.k = static_cast<std::uint32_t>(nk[1]);
-      k.flops = 2.0 * m * nk[0] * nk[1];
-      k.bytes = (m * nk[1] + nk[1] * nk[0] + m * nk[0]) * 2.0;
-      add(k);
-    }
+    for (const auto& nk : shapes)
+      add(synthetic_gemm(g, Precision::bf16, m, nk[0], nk[1], (m * nk[1] + nk[1] * nk[0] + m * nk[0]) * 2.0));
   }
   for (double tokens : {1.0, 16.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
     for (double hidden : {4096.0, 8192.0}) {
@@ -221,20 +228,8 @@ TEST(KernelFit, Nvfp4GemmsAreFittedWithTheFp8Family) {
   GpuSpec g = find_gpu("gb200", "test", "");
   g.gemm_fp8_efficiency = 0.6;
   std::vector<KernelMeasurement> data;
-  for (double size : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
-    KernelMeasurement k;
-    k.operation = "gemm";
-    k.name = "synthetic.gemm";
-    k.file = "synthetic";
-    k.gpu = g.id;
-    k.kernel = KernelClass::gemm;
-    k.precision = Precision::nvfp4;
-    k.m = k.n = k.k = static_cast<std::uint32_t>(size);
-    k.flops = 2.0 * size * size * size;
-    k.bytes = 2.0 * size * size * 0.5 + size * size * 2.0;  // half-byte operands, bf16 output
-    k.time_s = kernel_time(g, k.op()).time_s;
-    data.push_back(std::move(k));
-  }
+  for (double size : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0})  // half-byte operands, bf16 output
+    data.push_back(synthetic_gemm(g, Precision::nvfp4, size, size, size, 2.0 * size * size * 0.5 + size * size * 2.0));
   const CalibrationProfile p = fit_kernel_model(find_gpu("gb200", "test", ""), data, {});
   ASSERT_EQ(p.parameters.size(), 1u);
   EXPECT_EQ(p.parameters[0].name, "gemm_fp8_efficiency");
@@ -254,20 +249,7 @@ TEST(KernelFit, WithoutSixteenBitGemmsTheFp8FamilyFitsThePerCallCost) {
   g.gemm_fp8_efficiency = 0.6;
   g.gemm_launch_s = 2.5e-6;
   auto fp8 = [&](double m, double n, double k) {
-    KernelMeasurement x;
-    x.operation = "gemm";
-    x.name = "synthetic.gemm";
-    x.file = "synthetic";
-    x.gpu = g.id;
-    x.kernel = KernelClass::gemm;
-    x.precision = Precision::fp8;
-    x.m = static_cast<std::uint32_t>(m);
-    x.n = static_cast<std::uint32_t>(n);
-    x.k = static_cast<std::uint32_t>(k);
-    x.flops = 2.0 * m * n * k;
-    x.bytes = m * k + k * n + m * n * 2.0;
-    x.time_s = kernel_time(g, x.op()).time_s;
-    return x;
+    return synthetic_gemm(g, Precision::fp8, m, n, k, m * k + k * n + m * n * 2.0);
   };
   std::vector<KernelMeasurement> data;
   for (double size : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0})

@@ -85,13 +85,13 @@ TEST(NetworkCalibration, SummariesPoolRowsAndTakeTheMedianOfTableMedians) {
   TableError a{"a", "validate", "ring", 1, 0.20, 0.20, 0.20, {0.20}, "a system"};
   TableError b{"b", "validate", "ring", 1, 0.40, 0.40, 0.40, {0.40}, "b system"};
   const std::vector<TableError> errors{big, a, b};
-  const ErrorSummary all = summarize_errors(errors);
+  const TableErrorSummary all = summarize_errors(errors);
   EXPECT_EQ(all.tables, 3);
   EXPECT_EQ(all.rows, 7);
   EXPECT_DOUBLE_EQ(all.median_of_table_medians, 0.20);  // of 0.03, 0.20, 0.40
   EXPECT_DOUBLE_EQ(all.pooled_median_abs_error, 0.04);  // the 4th of 7 rows
   EXPECT_DOUBLE_EQ(all.pooled_p90_abs_error, 0.40);     // row 6 (0-based) of 7
-  const ErrorSummary held_out = summarize_errors(errors, "validate");
+  const TableErrorSummary held_out = summarize_errors(errors, "validate");
   EXPECT_EQ(held_out.tables, 2);
   EXPECT_DOUBLE_EQ(held_out.median_of_table_medians, 0.40);  // upper median of two
   EXPECT_EQ(summarize_errors(errors, "other").tables, 0);

@@ -248,18 +248,6 @@ std::vector<double> closed_form_vs_exhaustive(int tp, int dp) {
   return {runs[0].step_s, runs[1].step_s};
 }
 
-// `nodes` AMD MI300X platforms: 8 GPUs fully connected by xGMI links (64 GB/s per direction), one
-// 400G NIC per GPU.
-ClusterSpec mi300x_mesh_nodes(int nodes) {
-  ClusterSpec s = testing::fat_tree_spec(nodes, 8, 8);
-  s.gpu_id = "mi300x";
-  s.node.scale_up.type = "xgmi_mesh";
-  s.node.scale_up.generation = "xgmi3";
-  s.node.scale_up.bandwidth_GBps = 448.0;
-  s.node.scale_up.latency_us = 1.0;
-  return s;
-}
-
 // Tensor parallelism alone: the collectives never share a GPU port, the closed form is exact.
 TEST(ClosedFormInsideNvSwitch, ExactForTensorParallelismAlone) {
   const auto r = closed_form_vs_exhaustive(4, 1);
@@ -292,13 +280,13 @@ void expect_same_replay(const std::vector<ClosedFormRun>& r) {
 }
 
 TEST(ClosedFormInsideXgmiMesh, ExactForTensorAndDataParallelismInOneNode) {
-  expect_same_replay(closed_form_vs_exhaustive(mi300x_mesh_nodes(1), 4, 2));
+  expect_same_replay(closed_form_vs_exhaustive(testing::mi300x_mesh_spec(1, 8), 4, 2));
 }
 
 // Two nodes, context parallelism inside each node and data parallelism across them (the layout of
 // Llama 3.1 70B on amd-mi300x-roce: tp 4, cp 2, dp over the nodes): exact as well.
 TEST(ClosedFormInsideXgmiMesh, ExactWithContextAndDataParallelismAcrossNodes) {
-  expect_same_replay(closed_form_vs_exhaustive(mi300x_mesh_nodes(2), 4, 2, 2));
+  expect_same_replay(closed_form_vs_exhaustive(testing::mi300x_mesh_spec(2, 8), 4, 2, 2));
 }
 
 }  // namespace

@@ -80,6 +80,18 @@ inline ClusterSpec fat_tree_spec(int nodes, int gpus, int nics, double nic_Gbps 
   return s;
 }
 
+// AMD MI300X platforms: `nodes` of 8 GPUs fully connected by xGMI links (xgmi3: 448 GB/s per GPU over
+// 7 links, 64 GB/s per direction, 1 us a hop), `nics` NICs per node on fat_tree_spec's fabric.
+inline ClusterSpec mi300x_mesh_spec(int nodes, int nics) {
+  ClusterSpec s = fat_tree_spec(nodes, 8, nics);
+  s.gpu_id = "mi300x";
+  s.node.scale_up.type = "xgmi_mesh";
+  s.node.scale_up.generation = "xgmi3";
+  s.node.scale_up.bandwidth_GBps = 448.0;
+  s.node.scale_up.latency_us = 1.0;
+  return s;
+}
+
 struct CollectiveRun {
   std::vector<std::vector<int>> groups;  // one collective on each group, concurrently
   CollectiveKind kind = CollectiveKind::all_reduce;

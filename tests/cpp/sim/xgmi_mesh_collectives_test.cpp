@@ -30,16 +30,6 @@ namespace {
 constexpr double k_link_Bps = 64e9;  // 448 GB/s per GPU over 7 links
 constexpr double k_hop_s = 1.0e-6;   // xgmi3's assumed GPU-to-GPU latency
 
-ClusterSpec mi300x_node() {
-  ClusterSpec s = testing::fat_tree_spec(1, 8, 0);
-  s.gpu_id = "mi300x";
-  s.node.scale_up.type = "xgmi_mesh";
-  s.node.scale_up.generation = "xgmi3";
-  s.node.scale_up.bandwidth_GBps = 448.0;
-  s.node.scale_up.latency_us = 1.0;
-  return s;
-}
-
 // Every ring is a Hamiltonian cycle from position 0 and no directed pair is used twice; returns the
 // number of directed pairs used.
 std::size_t check_arc_disjoint_rings(int n, const std::vector<std::vector<int>>& rings) {
@@ -75,7 +65,7 @@ TEST(MeshRings, OtherGroupSizesUseTheRotationsPrimeToN) {
 }
 
 TEST(XgmiMeshCollectives, OneRingUsesOneLinkPerHop) {
-  const Cluster cluster = Cluster::build(mi300x_node());
+  const Cluster cluster = Cluster::build(testing::mi300x_mesh_spec(1, 0));
   const std::vector<int> ranks = testing::iota_ranks(8);
   const auto hops = ring_hops(cluster, ranks, 1, 1e6, true);
   ASSERT_EQ(hops.size(), 8u);  // 0 -> 1 -> ... -> 7 -> 0
@@ -92,7 +82,7 @@ TEST(XgmiMeshCollectives, OneRingUsesOneLinkPerHop) {
 
 TEST(XgmiMeshCollectives, RingAllReduceRunsSevenRingsOverEveryLink) {
   testing::CollectiveRun run = testing::analytical_run(8, 1 << 30, "ring");
-  const auto r = testing::run_collective(mi300x_node(), run);
+  const auto r = testing::run_collective(testing::mi300x_mesh_spec(1, 0), run);
   const double n = 8;
   // 2 * 7/8 * 2^30 / (7 * 64e9) + 14 * 1 us = 4.194 ms + 14 us.
   const double expected = 2 * (n - 1) / n * run.bytes / (7 * k_link_Bps) + 2 * (n - 1) * k_hop_s;
@@ -100,7 +90,7 @@ TEST(XgmiMeshCollectives, RingAllReduceRunsSevenRingsOverEveryLink) {
   // Bus bandwidth = 2(N-1)/N * S / t: 448 GB/s less the latency share, against 64 GB/s for one ring.
   EXPECT_NEAR(2 * (n - 1) / n * run.bytes / r[0] / 1e9, 448.0, 448.0 * 0.01);
   // Every one of the 56 directed links carried 1/7 of what each rank sends: 2(N-1)/N * S / 7.
-  const Cluster cluster = Cluster::build(mi300x_node());
+  const Cluster cluster = Cluster::build(testing::mi300x_mesh_spec(1, 0));
   int mesh_links = 0;
   for (std::size_t i = 0; i < cluster.links().size(); ++i) {
     const Link& l = cluster.links()[i];
@@ -113,7 +103,7 @@ TEST(XgmiMeshCollectives, RingAllReduceRunsSevenRingsOverEveryLink) {
 
 TEST(XgmiMeshCollectives, AllToAllUsesTheSevenLinksAtOnce) {
   testing::CollectiveRun run = testing::analytical_run(8, 1 << 30, "direct", CollectiveKind::all_to_all);
-  const auto r = testing::run_collective(mi300x_node(), run);
+  const auto r = testing::run_collective(testing::mi300x_mesh_spec(1, 0), run);
   // Each pair's S/8 = 128 MiB on its own link: 2^27 / 64e9 + 1 us = 2.097 ms + 1 us.
   const double expected = run.bytes / 8 / k_link_Bps + k_hop_s;
   EXPECT_NEAR(r[0], expected, 0.005 * expected);

@@ -266,10 +266,10 @@ TEST(TimeToTrain, Llama3LikeRunReproducesItsPublishedInterruptions) {
       load_workload_spec(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/time_to_train/llama3-405b-workload.json");
   const Report step = step_report(spec, 10.0, 2048.0 * 8192);  // the run's step: about 10 s (Table 4's MFU)
   const ComponentCounts counts = component_counts(step);
-  EXPECT_EQ(counts.gpus, 16384);
-  EXPECT_EQ(counts.nodes, 2048);
-  EXPECT_EQ(counts.nics, 16384);
-  EXPECT_EQ(counts.cables, 49152);  // the fit's denominator (reliability_spec.cpp)
+  EXPECT_EQ(counts.of(FailureComponent::gpu), 16384);
+  EXPECT_EQ(counts.of(FailureComponent::node), 2048);
+  EXPECT_EQ(counts.of(FailureComponent::nic), 16384);
+  EXPECT_EQ(counts.of(FailureComponent::cable), 49152);  // the fit's denominator (reliability_spec.cpp)
   const std::vector<FailureCause> causes = failure_causes(failure_rates(spec.reliability), counts);
   const double in_54_days = total_rate_per_s(causes, false) * 54 * kDay;
   EXPECT_NEAR(in_54_days, 419.0, 0.2 * 419.0);
