@@ -105,6 +105,16 @@ TEST(CliSimulate, SameInputsGiveTheSameBytes) {
   EXPECT_EQ(a.out, b.out);
 }
 
+// `run` gives the same report, byte for byte, with `flag` and without it; the report ("" on a failure).
+std::string same_report_with_and_without(const std::string& run, const std::string& flag) {
+  const auto without = run_cli(run);
+  const auto with = run_cli(run + " " + flag);
+  EXPECT_EQ(without.status, 0) << without.err;
+  EXPECT_EQ(with.status, 0) << with.err;
+  EXPECT_EQ(without.out, with.out);
+  return without.status == 0 && with.status == 0 ? with.out : std::string();
+}
+
 // The 405B-class step of the scaling bench (bench/data: tp 8, pp 16 interleaved, dp 8) on 1,024 GPUs
 // of a 3-tier fat-tree under D-mod-K at flow fidelity: one SimGrid flow per class of identical
 // transfers (the default) gives the exhaustive replay's report (--exhaustive) byte for byte. There
@@ -116,12 +126,9 @@ TEST(CliSimulate, FlowClassesOfIdenticalTransfersGiveTheExhaustiveReport) {
                           "--set cluster.fabric.routing=d_mod_k --workload " CLUSTERSIM_SOURCE_DIR
                           "/bench/data/llama3-405b-class.json --set workload.parallelism.dp=8 " +
                           "--set workload.training.global_batch=128 --fidelity flow --json";
-  const auto classes = run_cli(run);
-  const auto exhaustive = run_cli(run + " --exhaustive");
-  ASSERT_EQ(classes.status, 0) << classes.err;
-  ASSERT_EQ(exhaustive.status, 0) << exhaustive.err;
-  EXPECT_EQ(classes.out, exhaustive.out);
-  EXPECT_NEAR(nlohmann::json::parse(classes.out)["step_time_s"].get<double>(), 7.1822, 1e-4);  // the bench's
+  const std::string report = same_report_with_and_without(run, "--exhaustive");
+  ASSERT_FALSE(report.empty());
+  EXPECT_NEAR(nlohmann::json::parse(report)["step_time_s"].get<double>(), 7.1822, 1e-4);  // the bench's
 }
 
 // --adaptive-classes: one simulated transfer per class of identical transfers under the preset's
@@ -132,11 +139,7 @@ TEST(CliSimulate, AdaptiveClassesKeepTheReportOfGpt3On1024Gpus) {
   const std::string run =
       "simulate --cluster dgx-h100-superpod --set cluster.nodes=128 --workload gpt3-175b "
       "--set workload.parallelism.dp=16 --fidelity analytical --json";
-  const auto exhaustive = run_cli(run);
-  const auto classes = run_cli(run + " --adaptive-classes");
-  ASSERT_EQ(exhaustive.status, 0) << exhaustive.err;
-  ASSERT_EQ(classes.status, 0) << classes.err;
-  EXPECT_EQ(exhaustive.out, classes.out);
+  same_report_with_and_without(run, "--adaptive-classes");
 }
 
 // On an xGMI mesh node the closed form stands for the backend's replay and times the bytes that backend
