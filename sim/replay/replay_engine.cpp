@@ -57,13 +57,6 @@ struct BuiltChannel {
 };
 
 struct ReplayMemo {
-  // The point-to-point channels reduce_to_classes built (every channel of the step): the same for every
-  // replay of the memo's graph on `channels_on` with the same planning inputs (`channels_inputs`:
-  // Replay::plans_key, as for the collective plans lent through `prepared`); only the GPU differs.
-  std::map<ChannelKey, BuiltChannel> channels;
-  std::string channels_inputs;
-  const Cluster* channels_on = nullptr;  // null: none built
-
   const Cluster* cluster = nullptr;
   // The batches the classes were formed from, every transfer: batch b is transfers[batch_begin[b], ...).
   std::vector<std::size_t> batch_begin;
@@ -88,13 +81,24 @@ struct ReplayMemo {
     std::vector<ClassStructure> classes;    // empty while lent or before the first replay
     std::size_t kernels = 0;                // distinct kernels numbered in kernel_id
     std::size_t launches = 0;               // collective records of a replay
-    // The collective plans of the replay (Replay::planned_, type-erased: its type is the replay's),
-    // lent like the structure to a later replay of the graph on the same cluster with the same
-    // planning inputs (plans_inputs: plans_key()'s text of the options that planning reads); their
-    // run counts and representatives are each replay's own and start afresh.
-    const Cluster* plans_cluster = nullptr;
-    std::string plans_inputs;
-    std::shared_ptr<void> plans;
+    // What planning built, lent like the structure to a later replay of the graph on `planned_on`
+    // with the same planning inputs (`planning`: Replay::plans_key, the options planning reads); only
+    // the GPU (the clock) differs between them. `plans`: the collective plans (Replay::planned_;
+    // their run counts and representatives are each replay's own and start afresh; empty while lent);
+    // `channels`: the point-to-point channels reduce_to_classes built (every channel of the step).
+    const Cluster* planned_on = nullptr;  // null: nothing planned
+    std::string planning;
+    std::map<PlannedKey, PlannedCollective> plans;
+    std::map<ChannelKey, BuiltChannel> channels;
+    // Whether what is kept was planned for this replay's cluster and inputs; where not, it is dropped.
+    bool keeps(const Cluster& c, const std::string& inputs) {
+      if (planned_on == &c && planning == inputs) return true;
+      plans.clear();
+      channels.clear();
+      planned_on = &c;
+      planning = inputs;
+      return false;
+    }
   } prepared;
 
   // Takes the structure of `g` (empty when it is not held).
@@ -368,11 +372,9 @@ class Replay {
   // Takes the plans an earlier replay of this graph left in the memo, when they were planned alike.
   void borrow_plans() {
     ReplayMemo* memo = options_.memo.get();
-    if (memo == nullptr || memo->prepared.graph != &graph_ || memo->prepared.plans == nullptr) return;
-    auto plans = std::static_pointer_cast<decltype(planned_)>(std::move(memo->prepared.plans));
-    memo->prepared.plans.reset();
-    if (memo->prepared.plans_cluster != &cluster_ || memo->prepared.plans_inputs != plans_key()) return;
-    planned_ = std::move(*plans);
+    if (memo == nullptr || memo->prepared.graph != &graph_ || !memo->prepared.keeps(cluster_, plans_key())) return;
+    planned_ = std::move(memo->prepared.plans);
+    memo->prepared.plans.clear();
     for (auto& [key, planned] : planned_) {
       planned.runs = 0;
       planned.rep_plans.clear();
@@ -383,9 +385,8 @@ class Replay {
   void give_back_structure() {
     ReplayMemo* memo = options_.memo.get();
     if (memo == nullptr || memo->prepared.graph != &graph_) return;
-    memo->prepared.plans_cluster = &cluster_;
-    memo->prepared.plans_inputs = plans_key();
-    memo->prepared.plans = std::make_shared<decltype(planned_)>(std::move(planned_));
+    memo->prepared.keeps(cluster_, plans_key());
+    memo->prepared.plans = std::move(planned_);
     std::vector<ReplayMemo::ClassStructure> structure(states_.size());
     for (std::size_t c = 0; c < states_.size(); ++c) {
       ClassState& s = states_[c];
@@ -649,13 +650,12 @@ class Replay {
       for (OpId op = 0; op < rc.ops.size(); ++op)
         if (rc.ops.kind(op) == OpKind::collective && rc.ops.pair_bytes(op) != nullptr) return;
     ReplayMemo* memo = options_.memo.get();
-    const std::string inputs = memo != nullptr ? plans_key() : std::string();
-    const bool memo_channels = memo != nullptr && memo->channels_on == &cluster_ && memo->prepared.graph == &graph_ &&
-                               memo->channels_inputs == inputs;
+    const bool memo_channels = memo != nullptr && memo->prepared.graph == &graph_ &&
+                               memo->prepared.keeps(cluster_, plans_key()) && !memo->prepared.channels.empty();
     if (memo_channels)
       // The last replay's channels: build_channel reads the graph, the cluster and these inputs only (not
       // the GPU), so they are what it would build again.
-      for (const auto& [key, built] : memo->channels) {
+      for (const auto& [key, built] : memo->prepared.channels) {
         Channel& channel = channels_[key];
         channel.transfers = built.transfers;
         channel.shares = built.shares;
@@ -663,11 +663,8 @@ class Replay {
       }
     plan_everything();  // the collectives borrowed from the memo (borrow_plans) are planned already
     if (!memo_channels && memo != nullptr && memo->prepared.graph == &graph_) {
-      memo->channels.clear();
       for (const auto& [key, channel] : channels_)
-        memo->channels.emplace(key, BuiltChannel{channel.transfers, channel.shares, channel.latency_s});
-      memo->channels_inputs = inputs;
-      memo->channels_on = &cluster_;
+        memo->prepared.channels.emplace(key, BuiltChannel{channel.transfers, channel.shares, channel.latency_s});
     }
     // The batches the backend will be given: each phase of each group's plan, each channel's message
     // (bytes: the shares of a message).
@@ -698,9 +695,6 @@ class Replay {
         memo = &formed;
       else {
         formed.prepared = std::move(memo->prepared);  // what the memo keeps besides the classes
-        formed.channels = std::move(memo->channels);
-        formed.channels_inputs = std::move(memo->channels_inputs);
-        formed.channels_on = memo->channels_on;
         *memo = std::move(formed);
       }
       if (!memo->reduced) return;
