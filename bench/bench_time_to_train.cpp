@@ -1,18 +1,16 @@
 // Speed of the time-to-train Monte Carlo (issue 23's target: 1,000 runs of a 54-day job on 16,384
 // GPUs in <= 5 s). Run by hand from the repository root: build/bench/bench_time_to_train [RUNS]
 // (default 1000). The job is the Llama-3-405B-like case (calibration/time_to_train): its cluster is
-// built once and its bill of materials counted (timed apart), then time_to_train() runs the Monte
-// Carlo over a 10 s step with tokens for about 54 days of wall-clock time.
+// built once and its bill of materials counted (timed apart; the step's report of time_to_train_test,
+// tests/cpp/training_run/step_report.hpp), then time_to_train() runs the Monte Carlo over a 10 s step
+// with tokens for about 54 days of wall-clock time.
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <string>
 
-#include "sim/cost/cost_model.hpp"
-#include "sim/hardware/gpu_catalogue.hpp"
+#include "../tests/cpp/training_run/step_report.hpp"
 #include "sim/training_run/time_to_train.hpp"
-#include "topologies/cluster.hpp"
-#include "topologies/topology_metrics.hpp"
 
 int main(int argc, char** argv) {
   using namespace clustersim;
@@ -21,19 +19,10 @@ int main(int argc, char** argv) {
     const int runs = argc > 1 ? std::stoi(argv[1]) : 1000;
     const ClusterSpec spec = load_cluster_spec("calibration/time_to_train/llama3-405b-cluster.json");
     const WorkloadSpec workload = load_workload_spec("calibration/time_to_train/llama3-405b-workload.json");
-    const auto t0 = Clock::now();
-    const Cluster cluster = Cluster::build(spec);
-    const TopologyMetrics metrics = compute_metrics(cluster);
-    const GpuSpec gpu = find_gpu(spec.gpu_id, spec.source_file, "/gpu");
     const double step_s = 10.0, tokens_per_step = 2048.0 * 8192;
-    Report step;
-    step.step_time_s = step_s;
-    step.tokens_per_s = tokens_per_step / step_s;
-    step.run.gpus = spec.gpu_count();
-    step.run.nodes = spec.nodes;
-    step.power = PowerStats{};
-    step.power->cluster_avg_kw = 16384 * 1.3;  // about 1 kW per GPU with its host share, x PUE
-    step.cost = compute_cost(cost_inputs(cluster, metrics, gpu, step_s, tokens_per_step, step.power->cluster_avg_kw));
+    const double cluster_avg_kw = 16384 * 1.3;  // about 1 kW per GPU with its host share, x PUE
+    const auto t0 = Clock::now();
+    const Report step = testing::step_report(spec, step_s, tokens_per_step, cluster_avg_kw);
     const auto t1 = Clock::now();
     const double tokens = 0.9 * 54 * 86400 / step_s * tokens_per_step;
     const TimeToTrainStats t = time_to_train(step, spec, workload, {tokens, std::nullopt, runs, 1});

@@ -1,4 +1,6 @@
-// Bad input: exit status 2 and a message naming the file, the JSON path and what was expected.
+// Bad input: exit status 2 and a message naming the file, the JSON path and what was expected. A bad value
+// of a spec is a row of the catalogue (bad_inputs.json, bad_input_table_test); these are the cases that
+// need more than one run or a check the catalogue cannot state.
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -42,56 +44,12 @@ struct GoodSpecs {
   }
 };
 
-struct BadCase {
-  const char* name;
-  std::string cluster_edit;   // --set applied to a good cluster file ("" = none)
-  std::string workload_edit;  // --set applied to a good workload file
-  const char* expected_path;  // must appear in stderr
-};
-
-void PrintTo(const BadCase& c, std::ostream* os) {
-  *os << c.name;
-}
-
 void expect_refused(const std::string& args, const std::string& expected_in_stderr) {
   const auto r = run_cli(args);
   EXPECT_EQ(r.status, 2) << args << "\nstderr: " << r.err;
   EXPECT_NE(r.err.find(expected_in_stderr), std::string::npos) << args << "\nstderr: " << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
-
-class BadSpec : public ::testing::TestWithParam<BadCase> {};
-
-TEST_P(BadSpec, ExitsTwoNamingFileAndPath) {
-  const BadCase& c = GetParam();
-  const GoodSpecs good;
-  std::string args = good.simulate();
-  if (!c.cluster_edit.empty()) args += " --set 'cluster." + c.cluster_edit + "'";
-  if (!c.workload_edit.empty()) args += " --set 'workload." + c.workload_edit + "'";
-  const std::string file = c.cluster_edit.empty() ? good.workload : good.cluster;
-  expect_refused(args, file + ": " + c.expected_path + ":");
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cli, BadSpec,
-    ::testing::Values(
-        BadCase{"nodes_wrong_type", "nodes=\"four\"", "", "/nodes"}, BadCase{"nodes_zero", "nodes=0", "", "/nodes"},
-        BadCase{"negative_nic_bandwidth", "node.nic_bandwidth_Gbps=-400", "", "/node/nic_bandwidth_Gbps"},
-        BadCase{"negative_nvlink_bandwidth", "node.scale_up.bandwidth_GBps=-1", "", "/node/scale_up/bandwidth_GBps"},
-        BadCase{"unknown_gpu", "gpu=h900", "", "/gpu"},
-        BadCase{"key_typo", "fabric.oversubscripton=2", "", "/fabric/oversubscripton"},
-        BadCase{"oversubscription_below_one", "fabric.oversubscription=0.5", "", "/fabric/oversubscription"},
-        BadCase{"unknown_fabric", "fabric.type=hypercube", "", "/fabric/type"},
-        BadCase{"pue_below_one", "power.pue=0.8", "", "/power/pue"},
-        BadCase{"micro_batch_wrong_type", "", "training.micro_batch=\"two\"", "/training/micro_batch"},
-        BadCase{"unknown_activation", "", "model.activation=relu9", "/model/activation"},
-        BadCase{"kv_heads_not_dividing", "", "model.kv_heads=5", "/model/kv_heads"},
-        BadCase{"batch_not_divisible", "", "training.global_batch=33", "/training/global_batch"},
-        // 10^12 sequences: 10^12 / 8 micro-batches per rank overflowed the generator (MFU 2e13 %)
-        BadCase{"micro_batches_beyond_the_bound", "", "training.global_batch=1000000000000", "/training/global_batch"},
-        BadCase{"dp_mismatch", "", "parallelism.dp=3", "/parallelism/dp"},
-        BadCase{"unknown_stack", "", "training.stack=megatron-lm-1999", "/training/stack"}),
-    [](const ::testing::TestParamInfo<BadCase>& param_info) { return std::string(param_info.param.name); });
 
 TEST(CliBadInput, AnUnknownCpCommListsTheKnownMethods) {
   const GoodSpecs good;
@@ -254,29 +212,6 @@ TEST(CliBadInput, AmbiguousOverrideIsRefused) {
 
 TEST(CliBadInput, UnknownOptionIsAUsageError) {
   expect_refused("simulate --cluster dgx-h100 --workload gpt3-1.3b --frobnicate", "unknown option --frobnicate");
-}
-
-// A communicator spec the cluster cannot hold: the option and what was expected, no JSON path.
-TEST(CliBadInput, BadCommunicatorsAreRefused) {
-  const std::string sweep = "collective --cluster dgx-h100-superpod --set nodes=2 --max-bytes 1M --ranks ";
-  expect_refused(sweep + "0-99", "error: --ranks 0-99: rank 16 is out of range (expected ranks like 0-63");
-  expect_refused(sweep + "0,1,1", "error: --ranks 0,1,1: rank 1 appears twice");
-  expect_refused(sweep + "''", "error: --ranks : empty item");
-  expect_refused(sweep + "3-1", "error: --ranks 3-1: range '3-1' runs backwards");
-}
-
-// Numbers of the command line that do not parse: refused with the option, never an internal error
-// or a prefix read as the number ("1M" was 1 byte).
-TEST(CliBadInput, BadSizesAndFactorsAreRefused) {
-  const std::string sweep = "collective --cluster dgx-h100 --max-bytes 1M ";
-  expect_refused(sweep + "--step-factor abc", "error: --step-factor abc: expected a number > 1, like 2");
-  expect_refused(sweep + "--step-factor 1", "error: --step-factor 1: expected a number > 1");
-  expect_refused(sweep + "--min-bytes 2M", "error: --max-bytes 1M: must be at least --min-bytes");
-  expect_refused(sweep + "--min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes like 8, 64K, 8M or 1G");
-  expect_refused("calibrate-network --check --min-bytes 1X", "error: --min-bytes 1X: expected a size in bytes");
-  expect_refused(std::string("calibrate-network --check --profile nccl-z100 --datasets ") + CLUSTERSIM_SOURCE_DIR +
-                     "/calibration/network/datasets.json --data-dir " + CLUSTERSIM_DATA_DIR,
-                 "error: --profile nccl-z100: expected a profile of");
 }
 
 // An algorithm the group cannot run is refused, naming the option and the communicator; never a

@@ -144,15 +144,10 @@ TEST(OptimizerOffload, StatesBeyondTheHostMemoryAreRefused) {
   w.training.optimizer_offload = "cpu";
   w.training.global_batch = 288;  // the preset's 4 racks of 72
   w.training.micro_batch = 1;
-  w.parallelism.tp = 1;
-  w.parallelism.pp = 1;
-  w.parallelism.cp = 1;
-  w.parallelism.dp = 0;
-  w.parallelism.virtual_stages = 1;
-  w.parallelism.pipeline_schedule = "1f1b";
-  w.parallelism.sequence_parallel = false;
-  w.parallelism.tp_comm_overlap = false;
-  w.parallelism.zero_stage = 0;
+  // Plain data parallelism, ParallelismSpec's defaults: tp = pp = cp = 1, dp from the GPUs (0 until
+  // resolved), one 1F1B stage, no sequence parallelism or TP overlap, no ZeRO (the preset's tp 4, pp 4
+  // interleaved, cp 2 and ZeRO-1 all undone).
+  w.parallelism = ParallelismSpec{};
   SimulationOptions options;
   options.fidelity = "analytical";
   const SpecError e = spec_error_of([&] { simulate(cluster, w, options); });

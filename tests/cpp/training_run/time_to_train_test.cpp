@@ -13,12 +13,9 @@
 
 #include "../sim/sim_test_support.hpp"
 #include "../spec_error_of.hpp"
-#include "sim/cost/cost_model.hpp"
-#include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/training_run/straggler_model.hpp"
 #include "sim/training_run/young_daly.hpp"
-#include "topologies/cluster.hpp"
-#include "topologies/topology_metrics.hpp"
+#include "step_report.hpp"
 
 namespace clustersim {
 namespace {
@@ -178,21 +175,10 @@ TEST(StragglerModel, ExpectedMaxMatchesItsOrderStatistic) {
   EXPECT_GT(expected_max_slowdown(0.05, 16384), expected_max_slowdown(0.05, 64));  // grows with scale
 }
 
-// A simulated step's report as simulate() gives it (counts from the built cluster's bill of
-// materials), with a chosen step time and tokens per step.
+// A simulated step's report (step_report.hpp) at 1 MW of cluster power, with a chosen step time and
+// tokens per step.
 Report step_report(const ClusterSpec& spec, double step_time_s, double tokens_per_step) {
-  const Cluster cluster = Cluster::build(spec);
-  const TopologyMetrics m = compute_metrics(cluster);
-  const GpuSpec gpu = find_gpu(spec.gpu_id, "test", "/gpu");
-  Report r;
-  r.step_time_s = step_time_s;
-  r.tokens_per_s = tokens_per_step / step_time_s;
-  r.run.gpus = spec.gpu_count();
-  r.run.nodes = spec.nodes;
-  r.power = PowerStats{};
-  r.power->cluster_avg_kw = 1000.0;
-  r.cost = compute_cost(cost_inputs(cluster, m, gpu, step_time_s, tokens_per_step, r.power->cluster_avg_kw));
-  return r;
+  return testing::step_report(spec, step_time_s, tokens_per_step, 1000.0);
 }
 
 WorkloadSpec small_workload() {

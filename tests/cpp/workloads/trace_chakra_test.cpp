@@ -16,13 +16,9 @@
 namespace clustersim {
 namespace {
 
+using testing::chakra_example;
 using testing::deps_of;
 using testing::spec_error_of;
-
-const ExecutionGraph& example() {
-  static const ExecutionGraph g = read_chakra_trace(testing::example_trace("chakra/pp2_dp2.{rank}.et"));
-  return g;
-}
 
 std::uint16_t communicator_named(const ExecutionGraph& g, const std::string& name) {
   for (std::size_t c = 0; c < g.communicators().size(); ++c)
@@ -32,7 +28,7 @@ std::uint16_t communicator_named(const ExecutionGraph& g, const std::string& nam
 }
 
 TEST(ChakraTrace, ExampleHasOneClassPerRankAndItsProcessGroups) {
-  const ExecutionGraph& g = example();
+  const ExecutionGraph& g = chakra_example();
   EXPECT_EQ(g.world_size(), 4);
   ASSERT_EQ(g.classes().size(), 4u);
   for (int r = 0; r < 4; ++r)
@@ -48,7 +44,7 @@ TEST(ChakraTrace, ExampleHasOneClassPerRankAndItsProcessGroups) {
 }
 
 TEST(ChakraTrace, FirstStageRankOpsAreMappedFieldByField) {
-  const ExecutionGraph& g = example();
+  const ExecutionGraph& g = chakra_example();
   const OpTable& ops = g.classes()[0].ops;
   // fwd, send, recv, bwd, all-reduce, adam, world all-reduce: the metadata and CPU nodes are dropped.
   ASSERT_EQ(ops.size(), 7u);
@@ -86,7 +82,7 @@ TEST(ChakraTrace, FirstStageRankOpsAreMappedFieldByField) {
 }
 
 TEST(ChakraTrace, SecondStageReceivesFirstAndSendsGradientsBack) {
-  const ExecutionGraph& g = example();
+  const ExecutionGraph& g = chakra_example();
   const OpTable& ops = g.classes()[3].ops;
   // recv, fwd, loss, bwd, send, all-reduce, adam, world all-reduce.
   ASSERT_EQ(ops.size(), 8u);
@@ -101,9 +97,9 @@ TEST(ChakraTrace, SecondStageReceivesFirstAndSendsGradientsBack) {
 
 TEST(ChakraTrace, DirectoryAndPatternGiveTheSameGraph) {
   const ExecutionGraph from_dir = read_chakra_trace(testing::example_trace("chakra"));
-  testing::expect_same_graph(example(), from_dir);
+  testing::expect_same_graph(chakra_example(), from_dir);
   EXPECT_EQ(read_trace({"chakra", testing::example_trace("chakra/pp2_dp2.{rank}.et"), ""}).op_count(),
-            example().op_count());
+            chakra_example().op_count());
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -143,10 +139,7 @@ std::string node(std::uint64_t id, int type, const std::vector<std::uint64_t>& d
 const std::string kMetadata = delimited(field_bytes(1, "0.0.4"));  // GlobalMetadata.version
 
 std::string write_ranks(const std::string& name, const std::vector<std::string>& files) {
-  const std::string dir = testing::temp_dir(name);
-  for (std::size_t r = 0; r < files.size(); ++r)
-    testing::write_file(dir + "/t." + std::to_string(r) + ".et", files[r]);
-  return dir;
+  return testing::write_rank_files(name, "t.{rank}.et", files);
 }
 
 TEST(ChakraTrace, HandEncodedNodesUseChakrasFieldNumbers) {

@@ -12,25 +12,21 @@
 
 #include "../spec_error_of.hpp"
 #include "trace_test_support.hpp"
-#include "workloads/trace_files.hpp"
 #include "workloads/kernel_timeline.hpp"
+#include "workloads/trace_files.hpp"
 #include "workloads/trace_format.hpp"
 
 namespace clustersim {
 namespace {
 
 using testing::deps_of;
+using testing::pytorch_example;
 using testing::spec_error_of;
-
-const ExecutionGraph& example() {
-  static const ExecutionGraph g = read_pytorch_trace(testing::example_trace("pytorch"));
-  return g;
-}
 
 constexpr double kBucketBytes = 4096.0 * 16384 * 4;  // fp32 gradients of one 4096 x 16384 weight
 
 TEST(PytorchTrace, ExampleHasTwoRanksAndTheDefaultProcessGroup) {
-  const ExecutionGraph& g = example();
+  const ExecutionGraph& g = pytorch_example();
   EXPECT_EQ(g.world_size(), 2);
   ASSERT_EQ(g.classes().size(), 2u);
   EXPECT_EQ(g.classes()[0].ranks, std::vector<int>{0});
@@ -42,7 +38,7 @@ TEST(PytorchTrace, ExampleHasTwoRanksAndTheDefaultProcessGroup) {
 }
 
 TEST(PytorchTrace, NcclKernelsBecomeAllReducesOfTheBucketSize) {
-  for (const auto& rc : example().classes()) {
+  for (const auto& rc : pytorch_example().classes()) {
     const OpTable& ops = rc.ops;
     // In GPU start order: memcpy, 3 forward kernels, 2 GEMMs, GeLU backward, all-reduce (it started
     // 5 us after the GeLU backward), 2 GEMMs, all-reduce, Adam.
@@ -61,8 +57,8 @@ TEST(PytorchTrace, NcclKernelsBecomeAllReducesOfTheBucketSize) {
 }
 
 TEST(PytorchTrace, ComputeKernelsKeepTheirMeasuredTimeAndGemmShape) {
-  const OpTable& r0 = example().classes()[0].ops;
-  const OpTable& r1 = example().classes()[1].ops;
+  const OpTable& r0 = pytorch_example().classes()[0].ops;
+  const OpTable& r1 = pytorch_example().classes()[1].ops;
   EXPECT_EQ(r0.kernel(0), KernelClass::elementwise);  // Memcpy HtoD
   EXPECT_EQ(r0.bytes(0), 4096.0 * 4096 * 2);
   EXPECT_EQ(r0.stream(0), kComputeStream);
@@ -82,7 +78,7 @@ TEST(PytorchTrace, ComputeKernelsKeepTheirMeasuredTimeAndGemmShape) {
 }
 
 TEST(PytorchTrace, CrossStreamDependenciesAreInferred) {
-  for (const auto& rc : example().classes()) {
+  for (const auto& rc : pytorch_example().classes()) {
     const OpTable& ops = rc.ops;
     // Each all-reduce waits for the weight-gradient GEMM launched just before it.
     EXPECT_EQ(deps_of(ops, 7), std::vector<OpId>{5});
@@ -118,10 +114,7 @@ std::string comm(const std::string& name, int peer, const std::string& ranks) {
          "\"";
 }
 std::string write_ranks(const std::string& name, const std::vector<std::string>& files) {
-  const std::string dir = testing::temp_dir(name);
-  for (std::size_t r = 0; r < files.size(); ++r)
-    testing::write_file(dir + "/worker" + std::to_string(r) + ".pt.trace.json", files[r]);
-  return dir;
+  return testing::write_rank_files(name, "worker{rank}.pt.trace.json", files);
 }
 
 TEST(PytorchTrace, SendAndRecvKernelsFindTheirPeerInTheProcessGroup) {
@@ -420,7 +413,7 @@ TEST(PytorchTrace, AllocatorEventsGiveThePeakMemoryPerGpu) {
                              rank_file(1, 2, {memory(1, 200, 3000)})}));
   ASSERT_TRUE(g.peak_memory_bytes_per_gpu().has_value());
   EXPECT_EQ(*g.peak_memory_bytes_per_gpu(), 4000.0);
-  EXPECT_FALSE(example().peak_memory_bytes_per_gpu().has_value());  // recorded without profile_memory
+  EXPECT_FALSE(pytorch_example().peak_memory_bytes_per_gpu().has_value());  // recorded without profile_memory
 }
 
 // The real traces of the corpus (workloads/traces/corpus/README.md).

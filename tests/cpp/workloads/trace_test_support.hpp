@@ -1,6 +1,6 @@
 #pragma once
 // Helpers for the trace format tests: every field of two execution graphs compared, files written to
-// unique temporary paths, the checked-in example traces located.
+// unique temporary paths, the checked-in example traces located and read.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "workloads/execution_graph.hpp"
+#include "workloads/trace_format.hpp"
 
 namespace clustersim::testing {
 
@@ -20,6 +21,18 @@ inline std::vector<OpId> deps_of(const OpTable& ops, OpId i) {
 
 inline std::string example_trace(const std::string& relative) {
   return std::string(CLUSTERSIM_SOURCE_DIR) + "/workloads/traces/" + relative;
+}
+
+// The checked-in examples, each read once per test process (a file's tests share it, read-only): the
+// Chakra 4-rank pipeline- and data-parallel step, and the PyTorch profiler's 2-rank DDP step.
+inline const ExecutionGraph& chakra_example() {
+  static const ExecutionGraph g = read_chakra_trace(example_trace("chakra/pp2_dp2.{rank}.et"));
+  return g;
+}
+
+inline const ExecutionGraph& pytorch_example() {
+  static const ExecutionGraph g = read_pytorch_trace(example_trace("pytorch"));
+  return g;
 }
 
 // A fresh directory for one test's files (ctest runs tests in parallel processes).
@@ -32,6 +45,17 @@ inline std::string temp_dir(const std::string& name) {
 
 inline void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Writes files[r] as `pattern` with "{rank}" standing for r (the readers' per-rank naming) in a fresh
+// directory for the test `name`; returns the directory.
+inline std::string write_rank_files(const std::string& name, const std::string& pattern,
+                                    const std::vector<std::string>& files) {
+  const std::string dir = temp_dir(name);
+  const std::size_t rank_at = pattern.find("{rank}");
+  for (std::size_t r = 0; r < files.size(); ++r)
+    write_file(dir + "/" + pattern.substr(0, rank_at) + std::to_string(r) + pattern.substr(rank_at + 6), files[r]);
+  return dir;
 }
 
 // Every field of every op, class and communicator.
