@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/quantile.hpp"
 #include "sim/hardware/gpu_spec.hpp"
 #include "sim/hardware/kernel_measurement.hpp"
 
@@ -26,9 +27,6 @@ struct AccuracySummary {
   std::vector<ErrorStats> operations;  // in order of first appearance
   ErrorStats all;
 };
-
-// The q-quantile (0..1) of `values`: linear interpolation between order statistics (numpy's default).
-double quantile(std::vector<double> values, double q);
 
 // time error = t_model / t_measured - 1; throughput error = t_measured / t_model - 1.
 AccuracySummary kernel_accuracy(const GpuSpec& gpu, std::span<const KernelMeasurement> measurements,

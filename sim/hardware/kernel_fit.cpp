@@ -52,6 +52,7 @@
 #include <Eigen/Dense>
 
 #include "sim/core/error.hpp"
+#include "sim/core/quantile.hpp"
 #include "sim/hardware/gpu_catalogue.hpp"
 #include "sim/hardware/kernel_accuracy.hpp"
 #include "sim/hardware/kernel_model.hpp"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/core/quantile.hpp"
 #include "sim/core/random_draw.hpp"
 #include "sim/training_run/straggler_model.hpp"
 #include "sim/training_run/young_daly.hpp"
@@ -40,14 +41,6 @@ double spare_wait_s(std::vector<double>& repairs, double now, int spares) {
   std::sort(repairs.begin(), repairs.end());
   const std::size_t over = repairs.size() > static_cast<std::size_t>(spares) ? repairs.size() - spares : 0;
   return over == 0 ? 0.0 : repairs[over - 1] - now;
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 }  // namespace

@@ -46,6 +46,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/quantile.hpp"
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
 #include "sim/validation/error_summary.hpp"
@@ -216,14 +217,14 @@ std::optional<StepTimeInterval> metric_interval(const PredictionFeatures& featur
   out.mean_distance = distance_sum / double(k);
   out.max_distance = all[k - 1].distance;
   out.widening = 1.0 + out.mean_distance;
-  const double q10 = percentile(log_ratio, kLowQuantile);
-  const double q50 = percentile(log_ratio, 0.5);
-  const double q90 = percentile(log_ratio, kHighQuantile);
+  const double q10 = quantile(log_ratio, kLowQuantile);
+  const double q50 = quantile(log_ratio, 0.5);
+  const double q90 = quantile(log_ratio, kHighQuantile);
   out.lo = predicted * std::exp(q50 - (q50 - q10) * out.widening - kFloor);
   out.hi = predicted * std::exp(q50 + (q90 - q50) * out.widening + kFloor);
-  out.error_p5 = percentile(errors, kLowQuantile);
-  out.error_p50 = percentile(errors, 0.5);
-  out.error_p95 = percentile(errors, kHighQuantile);
+  out.error_p5 = quantile(errors, kLowQuantile);
+  out.error_p50 = quantile(errors, 0.5);
+  out.error_p95 = quantile(errors, kHighQuantile);
   for (const auto& [name, rows] : by_dataset)
     out.datasets.push_back({name, rows});
   std::stable_sort(out.datasets.begin(), out.datasets.end(),
@@ -255,8 +256,8 @@ std::vector<IntervalCoverage> leave_one_out_coverage(const ResidualTable& table,
   }
   for (IntervalCoverage& c : out) {
     c.coverage = c.rows > 0 ? double(c.covered) / double(c.rows) : 0.0;
-    c.median_width = percentile(widths[c.dataset], 0.5);
-    c.median_distance = percentile(distances[c.dataset], 0.5);
+    c.median_width = quantile(widths[c.dataset], 0.5);
+    c.median_distance = quantile(distances[c.dataset], 0.5);
   }
   return out;
 }

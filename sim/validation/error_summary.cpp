@@ -5,16 +5,6 @@
 
 namespace clustersim {
 
-double percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(position));
-  const std::size_t above = std::min(below + 1, values.size() - 1);
-  const double fraction = position - static_cast<double>(below);
-  return values[below] + fraction * (values[above] - values[below]);
-}
-
 ErrorSummary summarize_errors(std::span<const double> errors) {
   ErrorSummary s;
   s.count = errors.size();
@@ -29,8 +19,8 @@ ErrorSummary summarize_errors(std::span<const double> errors) {
   const auto n = static_cast<double>(errors.size());
   s.mape = sum_abs / n;
   s.bias = sum / n;
-  s.median_abs = percentile(magnitudes, 0.5);
-  s.p90_abs = percentile(magnitudes, 0.9);
+  s.median_abs = quantile(magnitudes, 0.5);
+  s.p90_abs = quantile(magnitudes, 0.9);
   s.max_abs = *std::max_element(magnitudes.begin(), magnitudes.end());
   return s;
 }

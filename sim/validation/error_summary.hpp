@@ -8,7 +8,10 @@
 //   bias    mean e (signed: > 0 the simulator over-predicts the metric)
 #include <cstddef>
 #include <span>
+#include <utility>
 #include <vector>
+
+#include "sim/core/quantile.hpp"
 
 namespace clustersim {
 
@@ -21,8 +24,10 @@ struct ErrorSummary {
   double bias = 0.0;
 };
 
-// The q-quantile (0 <= q <= 1) of `values` with linear interpolation; 0 for an empty list.
-double percentile(std::vector<double> values, double q);
+// quantile() under the name this layer's callers outside the library still use (tests/cpp/sim/validation_test.cpp).
+inline double percentile(std::vector<double> values, double q) {
+  return quantile(std::move(values), q);
+}
 
 ErrorSummary summarize_errors(std::span<const double> errors);
 
