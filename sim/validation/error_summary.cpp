@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
+
+#include "sim/core/quantile.hpp"
 
 namespace clustersim {
 

@@ -8,10 +8,6 @@
 //   bias    mean e (signed: > 0 the simulator over-predicts the metric)
 #include <cstddef>
 #include <span>
-#include <utility>
-#include <vector>
-
-#include "sim/core/quantile.hpp"
 
 namespace clustersim {
 
@@ -23,11 +19,6 @@ struct ErrorSummary {
   double max_abs = 0.0;
   double bias = 0.0;
 };
-
-// quantile() under the name this layer's callers outside the library still use (tests/cpp/sim/validation_test.cpp).
-inline double percentile(std::vector<double> values, double q) {
-  return quantile(std::move(values), q);
-}
 
 ErrorSummary summarize_errors(std::span<const double> errors);
 

@@ -14,6 +14,7 @@
 #include "../validation_fixture.hpp"
 #include "sim/api/validation_run.hpp"
 #include "sim/core/csv_table.hpp"
+#include "sim/core/quantile.hpp"
 #include "sim/validation/error_summary.hpp"
 #include "sim/validation/validation_dataset.hpp"
 
@@ -64,7 +65,7 @@ TEST(ErrorSummary, EmptyAndSingle) {
   EXPECT_NEAR(s.p90_abs, 0.4, 1e-12);
   EXPECT_NEAR(s.bias, -0.4, 1e-12);
   // Even count: the median is the mean of the two middle values.
-  EXPECT_NEAR(percentile({4.0, 1.0, 3.0, 2.0}, 0.5), 2.5, 1e-12);
+  EXPECT_NEAR(quantile({4.0, 1.0, 3.0, 2.0}, 0.5), 2.5, 1e-12);
 }
 
 TEST(ValidationSummary, CountsEveryStatusButSummarizesOnlySimulatedRows) {
