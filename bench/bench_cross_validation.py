@@ -6,13 +6,13 @@ clustersim fits three things to measurements, each from its own sources (docs/va
 and prints the error on the source left out:
 
 1. End-to-end runs (calibration/validation/datasets: vTrain, Megatron-LM, Korthikanti 2022,
-   llm-foundry, NeMo). The two values fitted on them are `training.host_op_us` of the Megatron-DeepSpeed
-   datasets (80 us: grid 0-100 us in steps of 10, least MAPE on vtrain-single rows 0000-0199) and its
-   stack's pipeline_instruction_us (2400 us, on vtrain-single's pipelined rows). Left
-   out, vtrain-single's values are refitted by a grid and the same criterion on the other sources that
-   carry them (host_op_us: vtrain-multi and h100-device, the other eager-PyTorch source;
-   pipeline_instruction_us: vtrain-multi), and vtrain-single is predicted with them. Every other dataset took part in
-   no fit: its left-out error is its validation error, measured here.
+   llm-foundry, NeMo). The one value fitted on them is `training.host_op_us` of the Megatron-DeepSpeed
+   datasets (70 us: grid 0-100 us in steps of 10, least MAPE on vtrain-single rows 0000-0199; the
+   stack's host waits for its GPU where DeepSpeed's code does, host_syncs, nothing fitted). Left
+   out, vtrain-single's value is refitted by a grid and the same criterion on the other sources that
+   carry it (vtrain-multi and h100-device, the other eager-PyTorch source), and vtrain-single is
+   predicted with it. Every other dataset took part in no fit: its left-out error is its validation
+   error, measured here.
 2. GPU kernel timings (Vidur's operator tables, calibration/data/vidur/compute): per GPU, the shipped
    profile is fitted on Llama-2-7B and checked on Llama-2-70B (calibration/fit_profiles.sh); the other
    direction is fitted on 70B and checked on 7B.
@@ -46,10 +46,6 @@ HOST_OP_GRID_US = [10 * i for i in range(11)]
 # Sources besides vtrain-multi that pin an eager-PyTorch host cost per op (their descriptions set
 # training.host_op_us): refitted together with vtrain-multi when vtrain-single is left out.
 HOST_OP_SOURCES = ["h100-device"]
-# The Megatron-DeepSpeed stack's pipeline_instruction_us (2400 us, fitted on vtrain-single's pipelined rows):
-# refitted on vtrain-multi with vtrain-single left out, on this grid.
-PIPELINE_INSTRUCTION_GRID_US = [0, 1200, 2400, 3600]
-STACKS = os.path.join(REPO, "workloads", "stacks")
 KERNEL_FITS = {
     "a100-sxm4-80gb": ("vidur/compute/a100/Llama-2-7b-hf/mlp.csv", "vidur/compute/a100/Llama-2-70b-hf/mlp.csv",
                        ["published/microbench.json#micro-0009..micro-0013,micro-0015"]),
@@ -69,21 +65,8 @@ def median_abs(values):
     return statistics.median(abs(v) for v in values) if values else float("nan")
 
 
-def stack_copy(tmp, pipeline_instruction_us):
-    """megatron-deepspeed's profile with another pipeline_instruction_us, as a profile file."""
-    with open(os.path.join(STACKS, "megatron-deepspeed.json")) as f:
-        s = json.load(f)
-    s["pipeline_instruction_us"] = pipeline_instruction_us
-    s["sources"]["pipeline_instruction_us"] = "bench_cross_validation.py: refit without vtrain-single"
-    path = os.path.join(tmp, f"megatron-deepspeed-{pipeline_instruction_us}.json")
-    with open(path, "w") as f:
-        json.dump(s, f)
-    return path
-
-
-def dataset_copy(name, tmp, host_op_us=None, limit_ids=None, pipeline_instruction_us=None):
-    """A copy of a shipped description with absolute paths, optionally another host_op_us / rows /
-    pipeline_instruction_us (a copy of its megatron-deepspeed stack)."""
+def dataset_copy(name, tmp, host_op_us=None, limit_ids=None):
+    """A copy of a shipped description with absolute paths, optionally another host_op_us / rows."""
     with open(os.path.join(DATASETS, name + ".json")) as f:
         d = json.load(f)
     d["data"]["path"] = os.path.normpath(os.path.join(DATASETS, d["data"]["path"]))
@@ -94,9 +77,7 @@ def dataset_copy(name, tmp, host_op_us=None, limit_ids=None, pipeline_instructio
         d["workload"].setdefault("training", {})["host_op_us"] = host_op_us
     if limit_ids is not None:
         d["select"] = limit_ids
-    if pipeline_instruction_us is not None:
-        d["workload"].setdefault("training", {})["stack"] = stack_copy(tmp, pipeline_instruction_us)
-    path = os.path.join(tmp, f"{name}-{host_op_us}-{len(limit_ids or [])}-{pipeline_instruction_us}.json")
+    path = os.path.join(tmp, f"{name}-{host_op_us}-{len(limit_ids or [])}.json")
     with open(path, "w") as f:
         json.dump(d, f)
     return path
@@ -118,8 +99,7 @@ def end_to_end(cli, jobs, tmp):
             # Refit host_op_us without vtrain-single: on every other source whose step carries an eager
             # PyTorch host cost per op: vtrain-multi (Megatron-DeepSpeed; its kernels hide the host, so
             # alone it leaves the value undetermined) and h100-device (a PyTorch eager loop on one GPU,
-            # whose description fits its own host_op_us). The pipeline cost is refitted on the
-            # Megatron-DeepSpeed source only (h100-device has no pipeline).
+            # whose description fits its own host_op_us).
             others = [n for n in names if n != name and n.startswith("vtrain")]
             host_sources = others + [n for n in names if n in HOST_OP_SOURCES]
             grid = []
@@ -137,22 +117,7 @@ def end_to_end(cli, jobs, tmp):
             note = f"host_op_us = {best} us (shipped: {shipped_host})"
             if spread < 1e-3:
                 note += f"; undetermined: the other datasets' MAPE moves {100 * spread:.3f} points over the grid"
-            # Then pipeline_instruction_us on the same datasets, with that host_op_us.
-            pgrid = []
-            for us in PIPELINE_INSTRUCTION_GRID_US:
-                errors = []
-                for other in others:
-                    _, e = validate(cli, dataset_copy(other, tmp, best, pipeline_instruction_us=us), jobs)
-                    errors += e
-                pgrid.append((statistics.mean(abs(x) for x in errors), us))
-                print(f"  refit pipeline_instruction_us without {name}: {us:4d} us -> MAPE {100 * pgrid[-1][0]:.2f} %",
-                      flush=True)
-            pbest = min(pgrid)[1]
-            pspread = max(g[0] for g in pgrid) - min(g[0] for g in pgrid)
-            note += f"; pipeline_instruction_us = {pbest} us (shipped: 2400 us)"
-            if pspread < 1e-3:
-                note += f"; undetermined: MAPE moves {100 * pspread:.3f} points over its grid"
-            step, _ = validate(cli, dataset_copy(name, tmp, best, pipeline_instruction_us=pbest), jobs)
+            step, _ = validate(cli, dataset_copy(name, tmp, best), jobs)
             shipped, _ = validate(cli, dataset_copy(name, tmp), jobs)
             results.append({"source": name, "kind": "end_to_end", "refit": note,
                             "rows": len(step), "median_abs_error": median_abs(step),

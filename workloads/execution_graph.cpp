@@ -155,7 +155,7 @@ std::uint16_t ExecutionGraph::add_communicator(Communicator c) {
 }
 
 RankClass& ExecutionGraph::add_class(std::string name, std::vector<int> ranks) {
-  classes_.push_back(RankClass{std::move(name), std::move(ranks), OpTable{}});
+  classes_.push_back(RankClass{std::move(name), std::move(ranks), OpTable{}, {}});
   return classes_.back();
 }
 
@@ -178,6 +178,12 @@ void ExecutionGraph::validate() const {
       owner[static_cast<std::size_t>(r)] = static_cast<int>(c);
     }
     const OpTable& ops = classes_[c].ops;
+    const std::vector<OpId>& syncs = classes_[c].host_syncs;
+    for (std::size_t k = 0; k < syncs.size(); ++k)
+      if (syncs[k] >= ops.size() || (k > 0 && syncs[k] <= syncs[k - 1]))
+        throw SimulationError("rank class '" + classes_[c].name +
+                              "': host synchronisation points must be ascending op ids below " +
+                              std::to_string(ops.size()));
     for (OpId i = 0; i < ops.size(); ++i) {
       if (ops.kind(i) != OpKind::compute && ops.communicator(i) >= communicators_.size())
         throw SimulationError("op '" + std::string(ops.name(i)) + "' uses an unknown communicator");

@@ -174,6 +174,10 @@ struct RankClass {
   std::string name;        // "all ranks", "stage 0", ...
   std::vector<int> ranks;  // global ranks that run exactly these ops
   OpTable ops;
+  // Ops before which the host waits for its GPU: op j in it is not issued until every op before it
+  // (program order) has finished, and the host's clock resumes from there (a device synchronisation
+  // of the framework, StackHostSyncs; sim/replay/replay_engine.hpp). Ascending; empty: none.
+  std::vector<OpId> host_syncs;
 };
 
 class ExecutionGraph {

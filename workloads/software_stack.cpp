@@ -8,6 +8,9 @@
 //   optimizer_kernels                     "multi_tensor" | "per_tensor"
 //   pipeline_p2p                          "overlapped" | "blocking"
 //   pipeline_instruction_us               optional: host time per pipeline send/recv instruction, us >= 0
+//   host_syncs {micro_batch_load, partitioned_pipeline_transfer}
+//                                          optional: booleans (default false); where the host waits for
+//                                          its GPU (StackHostSyncs)
 //   step {grad_norm, loss_all_reduce}     boolean; "per_micro_batch" | "none"
 //   step.fixed_s                          optional: a fixed host cost per step, seconds >= 0
 //   kernel_time_scale {"<class>": x}      optional: the kernel model's time of a class times x > 0
@@ -100,6 +103,15 @@ constexpr MemoryPassField kMemoryPassFlags[] = {
     {"fsdp_reduce_scatter_copy_in", &StackMemoryPasses::fsdp_reduce_scatter_copy_in},
 };
 
+struct HostSyncField {
+  const char* key;
+  bool StackHostSyncs::*member;
+};
+constexpr HostSyncField kHostSyncFlags[] = {
+    {"micro_batch_load", &StackHostSyncs::micro_batch_load},
+    {"partitioned_pipeline_transfer", &StackHostSyncs::partitioned_pipeline_transfer},
+};
+
 StackProfile parse_stack_file(JsonReader r) {
   StackProfile s;
   std::set<std::string> values;  // paths of the values read: each needs a source
@@ -140,6 +152,14 @@ StackProfile parse_stack_file(JsonReader r) {
   if (auto instruction = r.optional_number("pipeline_instruction_us", NumberRange::between(0.0, 1e6))) {
     s.pipeline_instruction_us = *instruction;
     values.insert("pipeline_instruction_us");
+  }
+  if (auto syncs = r.optional_object("host_syncs")) {
+    for (const auto& f : kHostSyncFlags) {
+      if (!syncs->has(f.key)) continue;
+      s.host_syncs.*f.member = syncs->boolean(f.key);
+      values.insert(std::string("host_syncs.") + f.key);
+    }
+    syncs->finish();
   }
 
   JsonReader step = r.object("step");
@@ -301,6 +321,11 @@ std::string software_stack_to_json(const StackProfile& s) {
   j["optimizer_kernels"] = name_of(kOptimizerKernels, s.optimizer_kernels);
   j["pipeline_p2p"] = name_of(kPipelineP2P, s.pipeline_p2p);
   if (s.sources.count("pipeline_instruction_us") != 0) j["pipeline_instruction_us"] = s.pipeline_instruction_us;
+  Json syncs = Json::object();
+  for (const auto& f : kHostSyncFlags)
+    if (s.host_syncs.*f.member || s.sources.count(std::string("host_syncs.") + f.key) != 0)
+      syncs[f.key] = s.host_syncs.*f.member;
+  if (!syncs.empty()) j["host_syncs"] = syncs;
   Json step = {{"grad_norm", s.grad_norm},
                {"loss_all_reduce", s.loss_all_reduce_per_micro_batch ? "per_micro_batch" : "none"}};
   if (s.sources.count("step.fixed_s") != 0) step["fixed_s"] = s.step_fixed_s;

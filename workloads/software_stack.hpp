@@ -40,6 +40,23 @@ struct StackFusions {
   friend bool operator==(const StackFusions&, const StackFusions&) = default;
 };
 
+// Where the framework's host waits for its GPU (a device synchronisation: a blocking copy between host
+// and device, .item(), .tolist(), torch.cuda.synchronize()): the host issues nothing more until the GPU
+// has finished every op issued before (sim/replay/replay_engine.hpp). Optional in a profile, default
+// none; the generator places them (workloads/transformer_generator.cpp).
+struct StackHostSyncs {
+  // Before each micro-batch's forward, on the ranks that load it (every rank without a pipeline; the
+  // first and last stage with one, the last after it has received the activations): the batch is
+  // copied to the GPU and its sizes broadcast and copied back (Megatron's broadcast_data).
+  bool micro_batch_load = false;
+  // With tensor and pipeline parallelism, around each transfer of a partitioned activation or
+  // gradient: the receiver reads the partition's metadata to the host after the receive, the sender
+  // copies it to the GPU before the send (DeepSpeed's PartitionedTensor from_meta / to_meta).
+  bool partitioned_pipeline_transfer = false;
+
+  friend bool operator==(const StackHostSyncs&, const StackHostSyncs&) = default;
+};
+
 struct StackProfile {
   std::string id;           // file stem: "megatron-core"
   std::string name;         // "Megatron-Core with Transformer Engine"
@@ -54,6 +71,7 @@ struct StackProfile {
   // host_op_us (DeepSpeed's PipelineEngine interprets one instruction per transfer in Python). Charged
   // on the host clock of each stage (sim/replay/replay_engine.hpp, ReplayOptions::pipeline_instruction_s).
   double pipeline_instruction_us = 0.0;
+  StackHostSyncs host_syncs;
   // Fixed per-step costs: the global gradient norm for clipping (one pass over the rank's fp32
   // gradients before the optimizer), and the loss averaged over the data-parallel group after every
   // micro-batch's forward (an all-reduce of one fp32, on the compute stream).

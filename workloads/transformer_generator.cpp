@@ -165,6 +165,11 @@
 //     theirs on the first and last stage.
 //   pipeline_p2p blocking: the compute stream waits for each send to complete, and a receive is
 //     posted only when the compute stream reaches it (torch.distributed send/recv).
+//   host_syncs (RankClass::host_syncs: the host waits there until its GPU has finished every earlier op):
+//     micro_batch_load: before the first op of each micro-batch's forward on model chunk 0 (every rank
+//     at pp 1), and after the receive of activations on the last chunk; partitioned_pipeline_transfer
+//     (tp > 1, pp > 1): after each receive of activations or gradients (before the tensor-parallel
+//     all-gather of the received part) and before each send.
 //   step.grad_norm: before the optimizer, one pass over the rank's fp32 gradients (its shard with
 //     ZeRO; reads 4 bytes and does 2 flops per parameter) and an all-reduce of one fp32 over tp and,
 //     with ZeRO >= 1, over dp (the norm of a sharded gradient).
@@ -274,13 +279,14 @@ std::uint32_t u32(double v) {
 class StageBuilder {
  public:
   StageBuilder(const WorkloadSpec& spec, const StackProfile& stack, const StackMemoryPasses& passes, OpTable& ops,
-               const Communicators& comms, int stage)
+               std::vector<OpId>& host_syncs, const Communicators& comms, int stage)
       : spec_(spec),
         stack_(stack),
         passes_(passes),
         m_(spec.model),
         p_(spec.parallelism),
         ops_(ops),
+        host_syncs_(host_syncs),
         comms_(comms),
         stage_(stage),
         precision_(activation_precision(spec.training)),
@@ -351,6 +357,8 @@ class StageBuilder {
       if (!b->pending.empty()) reduce_pending(*b);
     tied_embedding_all_reduce();
     optimizer_step();
+    while (!host_syncs_.empty() && host_syncs_.back() >= ops_.size())  // a wait with nothing after it
+      host_syncs_.pop_back();
   }
 
  private:
@@ -1100,11 +1108,21 @@ class StageBuilder {
 
   bool blocking_p2p() const { return stack_.pipeline_p2p == PipelineP2P::blocking; }
 
-  // Blocking: posted when the compute stream gets there; otherwise posted ahead.
-  void receive_from_stage(const char* name, int offset, std::uint32_t tag, std::uint8_t stream) {
+  // The host waits for its GPU before the next op it issues (StackHostSyncs; RankClass::host_syncs).
+  void host_sync() {
+    const OpId next = static_cast<OpId>(ops_.size());
+    if (host_syncs_.empty() || host_syncs_.back() != next) host_syncs_.push_back(next);
+  }
+  // DeepSpeed's PartitionedTensor around the pipeline transfers (tp > 1; StackHostSyncs).
+  bool partitioned_transfer_syncs() const { return stack_.host_syncs.partitioned_pipeline_transfer && t_ > 1; }
+
+  // Blocking: posted when the compute stream gets there; otherwise posted ahead. `sync`: the host waits
+  // for the received message (and everything before it) before it issues the next op.
+  void receive_from_stage(const char* name, int offset, std::uint32_t tag, std::uint8_t stream, bool sync = false) {
     std::vector<OpId> posted;
     if (blocking_p2p() && have_last_) posted.push_back(last_);
     extra_deps_.push_back(p2p(name, OpKind::recv, comms_.pp, offset, tag, stage_activation_bytes(), stream, posted));
+    if (sync) host_sync();
     if (scatter_gather())
       blocking_collective("pp.tp.all_gather_received", CollectiveKind::all_gather, comms_.tp, double(T_) * h_ * e_);
   }
@@ -1220,7 +1238,12 @@ class StageBuilder {
 
   void forward_unit(int chunk, int micro_batch) {
     cast_weights_ = micro_batch == 0 || !spec_.training.fp8_weight_cache;
-    if (chunk > 0 && p_.pp > 1) receive_from_stage("pp.recv_activation", -1, kActivationTag, kRecvForwardStream);
+    // StackHostSyncs::micro_batch_load: the first stage loads before its forward, the last after its receive
+    const bool load = stack_.host_syncs.micro_batch_load;
+    if (load && chunk == 0) host_sync();
+    if (chunk > 0 && p_.pp > 1)
+      receive_from_stage("pp.recv_activation", -1, kActivationTag, kRecvForwardStream,
+                         partitioned_transfer_syncs() || (load && chunk + 1 == chunks_));
     std::vector<OpId> prefetched;
     if (prefetch_params() && gathered_chunks_.insert(chunk).second) prefetched = prefetch_chunk_weights(chunk);
     if (!prefetched.empty()) extra_deps_.push_back(prefetched.front());
@@ -1247,13 +1270,15 @@ class StageBuilder {
       if (stack_.loss_all_reduce_per_micro_batch)
         blocking_collective("fwd.dp.loss_all_reduce", CollectiveKind::all_reduce, comms_.dp, kLossReportBytes);
     } else if (p_.pp > 1) {
+      if (partitioned_transfer_syncs()) host_sync();
       send_to_stage("pp.send_activation", +1, kActivationTag, kSendForwardStream);
     }
   }
 
   void backward_unit(int chunk, bool last_micro_batch) {
     grads_final_ = last_micro_batch;
-    if (chunk + 1 < chunks_ && p_.pp > 1) receive_from_stage("pp.recv_gradient", +1, kGradientTag, kRecvBackwardStream);
+    if (chunk + 1 < chunks_ && p_.pp > 1)
+      receive_from_stage("pp.recv_gradient", +1, kGradientTag, kRecvBackwardStream, partitioned_transfer_syncs());
     if (chunk + 1 == chunks_) {
       for (int k = m_.mtp_depth - 1; k >= 0; --k)
         mtp_backward(k == 0);
@@ -1290,6 +1315,7 @@ class StageBuilder {
             compute("bwd.embedding", KernelClass::embedding, tables * elements,
                     elements * e_ + tables * 2.0 * elements * kFp32Bytes));
     } else if (p_.pp > 1) {
+      if (partitioned_transfer_syncs()) host_sync();
       send_to_stage("pp.send_gradient", -1, kGradientTag, kSendBackwardStream);
     }
     if (root_grads_ > 0.0) {
@@ -1513,6 +1539,7 @@ class StageBuilder {
   const ModelSpec& m_;
   const ParallelismSpec& p_;
   OpTable& ops_;
+  std::vector<OpId>& host_syncs_;  // RankClass::host_syncs
   Communicators comms_;
   int stage_;
   Precision precision_;  // of everything but fp8 GEMMs
@@ -1620,7 +1647,7 @@ ExecutionGraph generate_transformer_training(const WorkloadSpec& spec, int world
   for (int stage = 0; stage < p.pp; ++stage) {
     RankClass& cls =
         graph.add_class(p.pp == 1 ? "all ranks" : "stage " + std::to_string(stage), layout.stage_ranks(stage));
-    StageBuilder(spec, stack, passes, cls.ops, comms, stage).build();
+    StageBuilder(spec, stack, passes, cls.ops, cls.host_syncs, comms, stage).build();
   }
   return graph;
 }

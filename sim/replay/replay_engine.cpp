@@ -180,6 +180,13 @@ class Replay {
     std::vector<Interval> host_wait;  // ops ready on the GPU, not yet issued by the host
     // ReplayOptions::pipeline_instruction_s > 0: pipeline sends and recvs among ops 0..k (program order)
     std::vector<std::uint32_t> pipeline_instructions;
+    // RankClass::host_syncs: which ops have finished, the first op not finished (every op before it
+    // has), the first synchronisation point not yet passed and when each passed one did (the host
+    // resumed issuing then).
+    std::vector<char> done;
+    OpId done_prefix = 0;
+    std::size_t next_sync = 0;
+    std::vector<double> sync_release_s;
     std::vector<std::uint32_t> kernel_id;  // compute ops the kernel model times: index into kernel_s_
     std::size_t finished = 0;
     double finish_s = 0.0;
@@ -351,6 +358,13 @@ class Replay {
     s.started_s.assign(s.queue.size(), 0.0);
     s.next_seq.assign(graph_.communicators().size(), 0);
     if (options_.pipeline_instruction_s > 0.0) count_pipeline_instructions(ops, s);
+    const std::vector<OpId>& syncs = graph_.classes()[static_cast<std::size_t>(&s - states_.data())].host_syncs;
+    s.done.assign(syncs.empty() ? 0 : ops.size(), 0);
+    s.done_prefix = 0;
+    s.next_sync = 0;
+    s.sync_release_s.assign(syncs.size(), 0.0);
+    while (s.next_sync < syncs.size() && syncs[s.next_sync] == 0)  // nothing before it: passed at the start
+      ++s.next_sync;
   }
 
   // What planning a collective reads of the options (plan_for and what it calls), as text: plans are
@@ -454,13 +468,26 @@ class Replay {
     if (s.busy[stream] || s.head[stream] >= s.queue[stream].size()) return;
     const OpId op = s.queue[stream][s.head[stream]];
     if (s.remaining[op] != 0 || s.awaiting_host[stream]) return;
+    const std::vector<OpId>& syncs = graph_.classes()[c].host_syncs;
     if (options_.host_op_s > 0.0 || options_.step_fixed_s > 0.0 || options_.pipeline_instruction_s > 0.0 ||
-        !options_.issue_s.empty()) {
+        !options_.issue_s.empty() || !syncs.empty()) {
       double issued_s = options_.step_fixed_s + static_cast<double>(op + 1) * options_.host_op_s;
       if (!s.pipeline_instructions.empty())
         issued_s += static_cast<double>(s.pipeline_instructions[op]) * options_.pipeline_instruction_s;
       if (c < options_.issue_s.size() && op < options_.issue_s[c].size())
         issued_s = std::max(issued_s, options_.issue_s[c][op]);
+      // The host's last synchronisation point j <= op: op is issued only after every op before j has
+      // finished (the host waited there; finish() retries), then (op - j + 1) ops' host time later.
+      if (const auto after = std::upper_bound(syncs.begin(), syncs.end(), op); after != syncs.begin()) {
+        const auto k = static_cast<std::size_t>(after - syncs.begin()) - 1;
+        if (k >= s.next_sync) return;
+        const OpId j = syncs[k];
+        double resumed_s = s.sync_release_s[k] + static_cast<double>(op - j + 1) * options_.host_op_s;
+        if (!s.pipeline_instructions.empty())
+          resumed_s += static_cast<double>(s.pipeline_instructions[op] - (j > 0 ? s.pipeline_instructions[j - 1] : 0)) *
+                       options_.pipeline_instruction_s;
+        issued_s = std::max(issued_s, resumed_s);
+      }
       if (issued_s > backend_.now_s()) {
         s.awaiting_host[stream] = 1;
         s.host_wait.emplace_back(backend_.now_s(), issued_s);
@@ -1129,6 +1156,14 @@ class Replay {
     ++s.head[stream];
     ++s.finished;
     s.finish_s = now;
+    if (!s.done.empty()) {  // RankClass::host_syncs: the points every op before which has now finished
+      s.done[op] = 1;
+      while (s.done_prefix < s.done.size() && s.done[s.done_prefix])
+        ++s.done_prefix;
+      const std::vector<OpId>& syncs = graph_.classes()[c].host_syncs;
+      for (; s.next_sync < syncs.size() && syncs[s.next_sync] <= s.done_prefix; ++s.next_sync)
+        s.sync_release_s[s.next_sync] = now;
+    }
     for (std::uint32_t i = s.succ_begin[op]; i < s.succ_begin[op + 1]; ++i)
       --s.remaining[s.succ[i]];
     try_start_all(c);

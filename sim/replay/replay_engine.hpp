@@ -61,6 +61,10 @@ struct ReplayOptions {
   // Host issue time per op (training.host_op_us): op k of a rank (program order) cannot start before
   // (k + 1) x host_op_s, the moment its CPU thread has issued it. 0: ops start when ready.
   double host_op_s = 0.0;
+  // The graph's host synchronisation points (RankClass::host_syncs, the stack's host_syncs) change
+  // this clock: at point j the host waits until every op before j of its rank has finished (at time
+  // r_j), then issues op k >= j at r_j + (k - j + 1) x host_op_s (+ the pipeline instructions among
+  // ops j..k), or later if the clock above says so; k is the last such point at or before it.
   // A fixed host cost before the step (the stack's step.fixed_s): no op starts before it, and op k
   // not before step_fixed_s + (k + 1) x host_op_s.
   double step_fixed_s = 0.0;

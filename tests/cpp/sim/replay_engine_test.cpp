@@ -168,6 +168,57 @@ TEST(ReplayEngine, PipelineInstructionsCostTheHostAndHideBehindTheGpu) {
   EXPECT_NEAR(gpu_bound[2], 0.25 * t, 1e-9 * t);  // only before the first kernel
 }
 
+// The host waits for its GPU (RankClass::host_syncs): a two-stage pipeline, kernels of t each, the host
+// issuing one op every d. Stage 0: kernels k0..k4 (ops 0-4), then a blocking send to stage 1 (op 5,
+// after k4). Stage 1: the receive (op 0), then kernels k1..k5 (ops 1-5) after it; with a host wait at op
+// 1 (the host reads the received message, as DeepSpeed's PartitionedTensor.from_meta does).
+// Host-bound (d = 4 t): the send leaves at 6 d = 24 t (k4 ended at 5 d + t = 21 t) and arrives e later.
+// Without the wait stage 1's host issued k1..k5 at 2 d..6 d, before the message: they run back to back,
+// step 6 d + e + 5 t = 29 t + e. With it the host issues k1 at 6 d + e + d and k5 at 6 d + e + 5 d, which
+// ends at 11 d + e + t = 45 t + e: 16 t more (5 d - 4 t). GPU-bound (d = t / 4): without the wait, d + 10 t
+// + e; with it k1 is issued d after the message (then the GPU is the bound again): 2 d + 10 t + e, d more.
+// A wait at op 0 has nothing before it: no change.
+TEST(ReplayEngine, AHostSynchronisationWaitsForTheGpuBeforeIssuingMore) {
+  const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
+  const double t = kernel_time(gpu, elementwise("k", 1e9)).time_s;
+  const auto run = [&](double d, std::vector<OpId> syncs) {
+    return testing::in_child([&] {
+      const Cluster cluster = Cluster::build(testing::fat_tree_spec(1, 2, 1));
+      ExecutionGraph g(2);
+      const auto comm = g.add_communicator({"pp", {{0, 1}}});
+      RankClass& a = g.add_class("stage 0", {0});
+      RankClass& b = g.add_class("stage 1", {1});
+      OpId last = 0;
+      for (int k = 0; k < 5; ++k) {
+        const std::vector<OpId> deps = k > 0 ? std::vector<OpId>{last} : std::vector<OpId>{};
+        last = a.ops.add_compute(elementwise("k", 1e9), deps);
+      }
+      a.ops.add_p2p(P2POp{"send", OpKind::send, comm, +1, 0, 1e3, 3, false}, std::vector<OpId>{last});
+      last = b.ops.add_p2p(P2POp{"recv", OpKind::recv, comm, -1, 0, 1e3, 5, false});
+      for (int k = 0; k < 5; ++k)
+        last = b.ops.add_compute(elementwise("k", 1e9), std::vector<OpId>{last});
+      b.host_syncs = std::move(syncs);
+      auto backend = make_flow_backend(cluster, ideal_network_profile());
+      ReplayOptions options;
+      options.host_op_s = d;
+      const ReplayResult r = replay(g, cluster, gpu, *backend, options);
+      return std::vector<double>{r.step_time_s, r.classes.at(1).compute_s};
+    });
+  };
+  const auto free_host = run(4.0 * t, {});
+  const double e = free_host[0] - 29.0 * t;  // the message's time on the wire
+  EXPECT_GT(e, 0.0);
+  EXPECT_LT(e, 0.1 * t);
+  const auto waiting = run(4.0 * t, {1});
+  EXPECT_NEAR(waiting[0], 45.0 * t + e, 1e-9 * t);
+  EXPECT_NEAR(waiting[1], 5.0 * t, 1e-9 * t);  // the same kernels
+  EXPECT_NEAR(run(4.0 * t, {0})[0], free_host[0], 1e-9 * t);
+  const double d = 0.25 * t;
+  const auto gpu_free = run(d, {});
+  EXPECT_NEAR(gpu_free[0], d + 10.0 * t + e, 1e-9 * t);
+  EXPECT_NEAR(run(d, {1})[0], 2.0 * d + 10.0 * t + e, 1e-9 * t);
+}
+
 // A collective on the communication stream overlaps independent compute: the step is the longer of
 // the two, and only the part of the collective that outlasts compute is exposed.
 TEST(ReplayEngine, CommunicationOverlapsIndependentCompute) {

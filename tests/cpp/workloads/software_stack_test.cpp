@@ -69,11 +69,13 @@ TEST(SoftwareStack, EveryProfileLoadsWithASourceForEveryValue) {
     EXPECT_EQ(s.id, id);
     EXPECT_FALSE(s.name.empty());
     // defaults + 3 fusions + optimizer_kernels + pipeline_p2p + 2 step costs, each with its source,
-    // + the optional fusions (rmsnorm, rope, gqa), pipeline instruction cost and memory passes the profile gives
+    // + the optional fusions (rmsnorm, rope, gqa), pipeline instruction cost, memory passes and host
+    // synchronisations the profile gives
     const std::size_t optional =
         s.sources.count("fused.rmsnorm") + s.sources.count("fused.rope") + s.sources.count("fused.gqa") +
         s.sources.count("pipeline_instruction_us") + s.sources.count("memory_passes.fsdp_all_gather_copy_out") +
-        s.sources.count("memory_passes.fsdp_reduce_scatter_copy_in") + s.sources.count("memory_passes.optimizer");
+        s.sources.count("memory_passes.fsdp_reduce_scatter_copy_in") + s.sources.count("memory_passes.optimizer") +
+        s.sources.count("host_syncs.micro_batch_load") + s.sources.count("host_syncs.partitioned_pipeline_transfer");
     EXPECT_EQ(s.sources.size(), s.defaults.size() + 7 + optional) << id;
     for (const auto& [key, source] : s.sources)
       EXPECT_GT(source.size(), 20u) << id << " " << key;
@@ -103,7 +105,7 @@ TEST(SoftwareStack, AProfileSetsDefaultsThatExplicitKeysOverride) {
   const WorkloadSpec old = parse(j);
   EXPECT_EQ(old.training.attention, "unfused");
   EXPECT_EQ(old.training.dropout, 0.1);
-  EXPECT_EQ(old.training.host_op_us, 80.0);
+  EXPECT_EQ(old.training.host_op_us, 70.0);
   EXPECT_FALSE(old.parallelism.overlap_grad_reduce);
 
   j["training"]["attention"] = "flash";
@@ -154,6 +156,8 @@ TEST(SoftwareStack, AProfileFileIsNamedByItsPathRelativeToTheSpec) {
   mine.sources["kernel_time_scale.gemm"] = "fitted in this test, by hand";
   mine.step_fixed_s = 0.002;
   mine.sources["step.fixed_s"] = "fitted in this test, by hand";
+  mine.pipeline_instruction_us = 1500.0;  // no built-in stack sets one any more
+  mine.sources["pipeline_instruction_us"] = "fitted in this test, by hand";
   const std::string text = software_stack_to_json(mine);
   const std::string profile = (dir / "profiles" / "mine.json").string();
   std::ofstream(profile, std::ios::binary) << text;
@@ -166,7 +170,7 @@ TEST(SoftwareStack, AProfileFileIsNamedByItsPathRelativeToTheSpec) {
   const std::string spec = (dir / "w.json").string();
   const WorkloadSpec w = parse_workload_spec(j.dump(), spec);
   EXPECT_EQ(w.training.stack, profile);
-  EXPECT_EQ(w.training.host_op_us, 80.0);  // the profile's defaults apply (megatron-deepspeed's 80 us)
+  EXPECT_EQ(w.training.host_op_us, 70.0);  // the profile's defaults apply (megatron-deepspeed's 70 us)
   EXPECT_EQ(find_software_stack(w.training.effective_stack()).id, "mine");
 
   j["training"]["stack"] = "profiles/nope.json";
@@ -190,7 +194,7 @@ TEST(SoftwareStack, AProfileFileIsNamedByItsPathRelativeToTheSpec) {
   nlohmann::json bad = nlohmann::json::parse(text);
   bad["kernel_time_scale"]["gemm"] = -1;
   expect_refused_at(bad, "/kernel_time_scale/gemm");
-  // The pipeline instruction's host time is read back (megatron-deepspeed's), and a negative one is refused.
+  // The pipeline instruction's host time is read back, and a negative one is refused.
   EXPECT_GT(back.pipeline_instruction_us, 0.0);
   bad = nlohmann::json::parse(text);
   bad["pipeline_instruction_us"] = -1;
@@ -280,6 +284,44 @@ TEST(SoftwareStack, BlockingPipelineSendsHoldTheComputeStream) {
     EXPECT_EQ(sends, 4u);  // stage 0 sends each of its 4 micro-batches forward
     EXPECT_EQ(waited, waits ? 4u : 0u);
   }
+}
+
+// Where the host waits for its GPU (StackHostSyncs), counted per stage of a step of 4 micro-batches
+// (global batch 8, micro-batch 2, dp 1). micro_batch_load: before each forward on the first stage,
+// after each receive of activations on the last (pp 1: before each forward). partitioned_pipeline_transfer
+// (tp > 1 only): after each receive and before each send of the pipeline; on the last stage its wait
+// after the receive of activations is the load's (one wait). Stage 0 of pp 2, tp 2: 4 loads + 4 before
+// the sends of activations + 4 after the receives of gradients = 12; stage 1: 4 after the receives of
+// activations + 4 before the sends of gradients = 8. With tp 1: 4 and 4. Each point is the op right
+// after a receive, or the first op of a forward, or a send (checked by name).
+TEST(SoftwareStack, HostSynchronisationsFollowTheProfile) {
+  StackProfile ds = find_software_stack("megatron-deepspeed");
+  ASSERT_TRUE(ds.host_syncs.micro_batch_load);
+  ASSERT_TRUE(ds.host_syncs.partitioned_pipeline_transfer);
+  const auto syncs = [&](int tp, int pp, const StackProfile& stack) {
+    nlohmann::json j = small_workload();
+    j["parallelism"] = {{"tp", tp}, {"pp", pp}};
+    const WorkloadSpec w = resolved(j, tp * pp);
+    const ExecutionGraph g = generate_transformer_training(w, tp * pp, stack);
+    std::vector<std::size_t> counts;
+    for (const RankClass& c : g.classes()) {
+      for (OpId j : c.host_syncs) {
+        const std::string_view name = c.ops.name(j), before = j > 0 ? c.ops.name(j - 1) : "";
+        EXPECT_TRUE(name == "pp.send_activation" || name == "pp.send_gradient" || name == "fwd.embedding" ||
+                    before == "pp.recv_activation" || before == "pp.recv_gradient")
+            << c.name << " op " << j << " " << name;
+      }
+      counts.push_back(c.host_syncs.size());
+    }
+    return counts;
+  };
+  EXPECT_EQ(syncs(2, 2, ds), (std::vector<std::size_t>{12, 8}));
+  EXPECT_EQ(syncs(1, 2, ds), (std::vector<std::size_t>{4, 4}));
+  EXPECT_EQ(syncs(2, 1, ds), (std::vector<std::size_t>{4}));
+  StackProfile none = ds;
+  none.host_syncs = {};
+  EXPECT_EQ(syncs(2, 2, none), (std::vector<std::size_t>{0, 0}));
+  EXPECT_EQ(syncs(2, 2, find_software_stack("megatron-core")), (std::vector<std::size_t>{0, 0}));
 }
 
 TEST(SoftwareStack, FixedStepCostsFollowTheProfile) {
