@@ -370,9 +370,11 @@ const std::vector<Row>& rows() {
     add(row<&W::training, &T::host_op_us>(number(
         "training.host_op_us", false, NumberRange::between(0.0, 1e6), "0.0", "us",
         "CPU time the framework spends issuing one op of the execution graph: a rank's host issues its ops in "
-        "program order, op k at (k + 1) x host_op_us, and none starts on the GPU earlier. Only small kernels "
-        "feel it (the report's `breakdown.host_wait_s`). Each op here stands for several eager-PyTorch kernels "
-        "(casts, bias adds, copies), so the value is larger than PyTorch's per-kernel dispatch: 80 fits "
+        "program order, op k at (k + 1) x host_op_us, and none starts on the GPU earlier; where the stack's host "
+        "waits for its GPU (`host_syncs`, workloads/stacks/README.md) the count restarts from that moment. Only "
+        "small kernels feel it (the report's `breakdown.host_wait_s`). Each op here stands for several "
+        "eager-PyTorch kernels (casts, bias adds, copies), so the value is larger than PyTorch's per-kernel "
+        "dispatch: 70 fits "
         "Megatron-DeepSpeed on A100 hosts (vTrain's single-node runs, docs/validation.md). 0: the host is never "
         "the bottleneck (CUDA graphs). Every op costs the same, communication and the chunks of `tp_comm_overlap` "
         "included, so the value fitted on plain Megatron-DeepSpeed graphs overstates hosts that issue those "
