@@ -42,8 +42,10 @@ struct PlannedCollective {
   std::vector<std::vector<std::pair<int, double>>> link_busy_s;
   std::vector<std::vector<std::pair<int, double>>> link_bytes;
   std::size_t runs = 0;
-  // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only.
+  // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only, and
+  // per group and phase its batch of the classes (AdaptiveChecks).
   std::vector<std::shared_ptr<const CollectivePlan>> rep_plans;
+  std::vector<std::vector<std::uint32_t>> rep_batches;
 };
 // Keyed by (communicator, cell, kind, bytes, the (class, op) of an all_to_allv's matrix).
 using PlannedKey = std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>;
@@ -64,6 +66,11 @@ struct ReplayMemo {
   std::vector<char> launch_begins;  // per batch: 1 where it starts a launch (reduce_to_classes)
   bool reduced = false;             // classes formed and used
   std::shared_ptr<const LinkClasses> classes;
+  // Adaptive routing: each batch's checks at its starts (traffic_classes.hpp); null: none needed.
+  std::shared_ptr<const AdaptiveChecks> checks;
+  // A replay sharing the memo found a check failing (and started over without classes): the next ones
+  // replay every transfer from the start.
+  bool diverged = false;
   std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
 
   // prepare()'s per-op structure of `graph` (make_replay_memo's), built by the first replay of it, lent
@@ -138,6 +145,10 @@ std::shared_ptr<ReplayMemo> make_replay_memo(const ExecutionGraph* graph) {
 
 namespace {
 
+// Thrown inside a replay when an adaptive choice of the classes' routes would differ from the exhaustive
+// replay's (AdaptiveChecks); replay() starts over without classes.
+struct ClassesDiverged {};
+
 class Replay {
  public:
   Replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
@@ -158,7 +169,14 @@ class Replay {
       for (std::size_t c = 0; c < states_.size(); ++c)
         try_start_all(c);
     });
-    backend_.run();
+    try {
+      backend_.run();
+    } catch (const ClassesDiverged&) {
+      // What the replay planned and prepared stays good for the one that starts over.
+      give_back_structure();
+      if (options_.memo) options_.memo->diverged = true;
+      throw;
+    }
     check_finished();
     ReplayResult r = result();
     give_back_structure();
@@ -199,6 +217,7 @@ class Replay {
     // Under traffic classes (reduce_to_classes): the representatives simulated and their shares.
     std::vector<Transfer> rep_transfers;
     std::vector<double> rep_shares;
+    std::uint32_t rep_batch = 0;  // its batch of the classes (AdaptiveChecks)
     // Eager pairs: the k-th send and the k-th recv of the channel, by issue order; a message that
     // arrived before its recv was issued, and a recv issued before its message arrived.
     std::uint64_t eager_sends = 0, eager_recvs = 0;
@@ -378,6 +397,7 @@ class Replay {
     for (auto& [key, planned] : planned_) {
       planned.runs = 0;
       planned.rep_plans.clear();
+      planned.rep_batches.clear();
     }
   }
 
@@ -644,7 +664,10 @@ class Replay {
   // one representative per class with its class route. Kept only where it at least halves the transfers; otherwise
   // every transfer is simulated.
   void reduce_to_classes() {
-    if (!options_.adaptive_traffic_classes && cluster_.spec().fabric.routing_in_effect() != "d_mod_k") return;
+    const std::string routing = cluster_.spec().fabric.routing_in_effect();
+    const bool adaptive = routing == "adaptive" || routing == "spray";
+    if (routing != "d_mod_k" && !(adaptive && options_.adaptive_traffic_classes)) return;
+    if (adaptive && ((options_.memo && options_.memo->diverged) || !backend_.restart())) return;
     if (!backend_.use_link_classes(nullptr)) return;
     for (const auto& rc : graph_.classes())
       for (OpId op = 0; op < rc.ops.size(); ++op)
@@ -690,7 +713,7 @@ class Replay {
     }
     if (memo == nullptr || !memo->holds(cluster_, batches, launch_begins)) {
       ReplayMemo formed;
-      form_classes(batches, launch_begins, formed);
+      form_classes(batches, launch_begins, adaptive, formed);
       if (memo == nullptr)
         memo = &formed;
       else {
@@ -706,7 +729,7 @@ class Replay {
 
   // Forms the classes of `batches` into `memo` (reduced: false where they do not apply or save little).
   void form_classes(const std::vector<const std::vector<Transfer>*>& batches, const std::vector<char>& launch_begins,
-                    ReplayMemo& memo) const {
+                    bool adaptive, ReplayMemo& memo) const {
     memo.cluster = &cluster_;
     memo.launch_begins = launch_begins;
     for (const auto* batch : batches) {
@@ -714,7 +737,7 @@ class Replay {
       memo.transfers.insert(memo.transfers.end(), batch->begin(), batch->end());
     }
     memo.batch_begin.push_back(memo.transfers.size());
-    TrafficClasses classes(cluster_);
+    TrafficClasses classes(cluster_, adaptive);
     for (std::size_t b = 0; b < batches.size(); ++b)
       if (!classes.add_batch(*batches[b], launch_begins[b] == 0)) return;
     if (!classes.refine()) return;
@@ -722,6 +745,7 @@ class Replay {
     for (std::size_t b = 0; b < batches.size(); ++b)
       memo.representatives.push_back(classes.representatives(b));
     memo.classes = std::make_shared<const LinkClasses>(std::move(classes.link_classes()));
+    if (adaptive) memo.checks = std::make_shared<const AdaptiveChecks>(std::move(classes.adaptive_checks()));
     memo.reduced = true;
   }
 
@@ -742,11 +766,13 @@ class Replay {
       std::vector<std::shared_ptr<CollectivePlan>> reps;
       for (const auto& plan : planned.plans)
         reps.push_back(std::make_shared<CollectivePlan>(*plan));
+      planned.rep_batches.assign(reps.size(), {});
       for (std::size_t p = 0;; ++p) {  // phase by phase, as reduce_to_classes ordered the batches
         bool any = false;
-        for (auto& rep : reps)
-          if (p < rep->phases.size()) {
-            rep->phases[p].transfers = representatives(rep->phases[p].transfers);
+        for (std::size_t g = 0; g < reps.size(); ++g)
+          if (p < reps[g]->phases.size()) {
+            planned.rep_batches[g].push_back(static_cast<std::uint32_t>(batch));
+            reps[g]->phases[p].transfers = representatives(reps[g]->phases[p].transfers);
             any = true;
           }
         if (!any) break;
@@ -754,6 +780,7 @@ class Replay {
       planned.rep_plans.assign(reps.begin(), reps.end());
     }
     for (auto& [key, channel] : channels_) {
+      channel.rep_batch = static_cast<std::uint32_t>(batch);
       for (const auto& [i, route] : memo.representatives[batch++]) {
         channel.rep_transfers.push_back(channel.transfers[i]);
         channel.rep_transfers.back().route_class = route;
@@ -761,6 +788,7 @@ class Replay {
       }
     }
     link_classes_ = memo.classes;
+    checks_ = memo.checks;
     backend_.use_link_classes(link_classes_.get());
     reduced_ = true;
   }
@@ -820,6 +848,7 @@ class Replay {
     next_flow_id_ += channel.transfers.size();
     transfers_ += channel.transfers.size();
     transfers_simulated_ += transfers.size();
+    if (reduced_) check_adaptive_choices(channel.rep_batch);
     backend_.set_traffic_label(comm);
     backend_.start_transfers(transfers, flow_id, [this, latency, key, now, send_op, recv_op, eager_k] {
       backend_.schedule(backend_.now_s() + latency, [this, key, now, send_op, recv_op, eager_k] {
@@ -1091,13 +1120,21 @@ class Replay {
     if (reduced_ && planned.rep_plans.size() != plans.size())
       throw std::logic_error("replay: a collective planned after the traffic classes were formed");
     for (std::size_t g = 0; g < plans.size(); ++g)
-      run_phase(comm, plans[g], reduced_ ? planned.rep_plans[g] : nullptr, 0, on_group_done);
+      run_phase(comm, plans[g], reduced_ ? planned.rep_plans[g] : nullptr, reduced_ ? &planned.rep_batches[g] : nullptr,
+                0, on_group_done);
+  }
+
+  // Under adaptive routing, whether the classes' routes of batch `batch` are those the exhaustive replay
+  // takes now (AdaptiveChecks); where not, the replay starts over without classes (replay()).
+  void check_adaptive_choices(std::uint32_t batch) const {
+    if (checks_ && !checks_->hold(batch, backend_.link_usage().active())) throw ClassesDiverged{};
   }
 
   // Phase by phase: the transfers, then the phase's latency; after the last, the per-call latency.
   // `rep`: the plan with its representatives only (reduce_to_classes; null: simulate every transfer).
   void run_phase(std::uint16_t comm, std::shared_ptr<const CollectivePlan> plan,
-                 std::shared_ptr<const CollectivePlan> rep, std::size_t phase, std::function<void()> done) {
+                 std::shared_ptr<const CollectivePlan> rep, const std::vector<std::uint32_t>* rep_batches,
+                 std::size_t phase, std::function<void()> done) {
     if (phase == plan->phases.size()) {
       backend_.schedule(backend_.now_s() + profile_for(comm).collective_latency_s.value, std::move(done));
       return;
@@ -1108,14 +1145,16 @@ class Replay {
     next_flow_id_ += all.size();
     transfers_ += all.size();
     transfers_simulated_ += transfers.size();
+    if (rep) check_adaptive_choices((*rep_batches)[phase]);
     backend_.set_traffic_label(comm);
-    backend_.start_transfers(transfers, flow_id,
-                             [this, comm, plan, rep = std::move(rep), phase, done = std::move(done)]() mutable {
-                               backend_.schedule(backend_.now_s() + plan->phases[phase].latency_s,
-                                                 [this, comm, plan, rep, phase, done = std::move(done)]() mutable {
-                                                   run_phase(comm, plan, rep, phase + 1, std::move(done));
-                                                 });
-                             });
+    backend_.start_transfers(
+        transfers, flow_id,
+        [this, comm, plan, rep = std::move(rep), rep_batches, phase, done = std::move(done)]() mutable {
+          backend_.schedule(backend_.now_s() + plan->phases[phase].latency_s,
+                            [this, comm, plan, rep, rep_batches, phase, done = std::move(done)]() mutable {
+                              run_phase(comm, plan, rep, rep_batches, phase + 1, std::move(done));
+                            });
+        });
   }
 
   void finish(std::size_t c, OpId op) {
@@ -1329,6 +1368,7 @@ class Replay {
   // reduce_to_classes: whether the backend gets representatives, and their link classes.
   bool reduced_ = false;
   std::shared_ptr<const LinkClasses> link_classes_;
+  std::shared_ptr<const AdaptiveChecks> checks_;  // adaptive routing: checked at each start
   std::size_t transfers_simulated_ = 0;
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;
@@ -1338,8 +1378,18 @@ class Replay {
 
 ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
                     const ReplayOptions& options) {
-  Replay r(graph, cluster, gpu, backend, options);
-  return r.run();
+  try {
+    Replay r(graph, cluster, gpu, backend, options);
+    return r.run();
+  } catch (const ClassesDiverged&) {
+    // A batch's adaptive choices under the load in flight may not be the classes' (traffic_classes.hpp):
+    // the backend (it can restart: reduce_to_classes) starts over, and every transfer is replayed.
+    backend.restart();
+    ReplayOptions every_transfer = options;
+    every_transfer.adaptive_traffic_classes = false;
+    Replay r(graph, cluster, gpu, backend, every_transfer);
+    return r.run();
+  }
 }
 
 }  // namespace clustersim
