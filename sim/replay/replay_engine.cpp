@@ -68,9 +68,31 @@ struct ReplayMemo {
   std::shared_ptr<const LinkClasses> classes;
   // Adaptive routing: each batch's checks at its starts (traffic_classes.hpp); null: none needed.
   std::shared_ptr<const AdaptiveChecks> checks;
-  // A replay sharing the memo found a check failing (and started over without classes): the next ones
-  // replay every transfer from the start.
+  // A replay sharing the memo found a check failing that no variant could take (and started over
+  // without classes): the next ones replay every transfer from the start.
   bool diverged = false;
+  // Adaptive routing: variants of point-to-point messages whose check failed (Replay::launch_p2p): the
+  // channel's batch `batch` routed against the load in flight then (`context`, per cluster link), a
+  // launch of its own; later messages of the channel take the first of the batch and its variants
+  // whose check holds. `formation`: the classes' formation, kept to add variants to (their routes
+  // computed once); `formed_variants`: how many of `variants` the classes hold.
+  struct Variant {
+    std::uint32_t batch = 0;
+    std::shared_ptr<const LinkClasses> classes;  // the classes in use then
+    std::vector<std::pair<int, int>> load;       // (canonical link, transfers in flight), those not 0
+    // The load on every cluster link (each link of a class carries its canonical link's).
+    std::vector<int> context() const {
+      std::vector<int> by_canonical(classes->canonical.size(), 0), out(classes->canonical.size(), 0);
+      for (const auto& [c, n] : load)
+        by_canonical[static_cast<std::size_t>(c)] = n;
+      for (std::size_t l = 0; l < out.size(); ++l)
+        if (const int c = classes->canonical[l]; c >= 0) out[l] = by_canonical[static_cast<std::size_t>(c)];
+      return out;
+    }
+  };
+  std::vector<Variant> variants;
+  std::size_t formed_variants = 0;
+  std::shared_ptr<TrafficClasses> formation;
   std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
 
   // prepare()'s per-op structure of `graph` (make_replay_memo's), built by the first replay of it, lent
@@ -147,7 +169,16 @@ namespace {
 
 // Thrown inside a replay when an adaptive choice of the classes' routes would differ from the exhaustive
 // replay's (AdaptiveChecks); replay() starts over without classes.
-struct ClassesDiverged {};
+// `variants`: messages of channels whose checks failed, each with the load in flight then, to form
+// variants of (ReplayMemo::Variant); none: a collective's phase failed its check with the replay exact
+// so far (no variant: every transfer is replayed).
+struct ClassesDiverged {
+  std::vector<ReplayMemo::Variant> variants;
+};
+// The variants a memo takes before its replays give up the classes, and those one replay collects
+// (each restart costs a refinement of the classes and a replay up to the first failing message).
+constexpr std::size_t k_max_variants = 512;
+constexpr std::size_t k_variants_per_replay = 128;
 
 class Replay {
  public:
@@ -172,10 +203,13 @@ class Replay {
     try {
       backend_.run();
     } catch (const ClassesDiverged&) {
-      // What the replay planned and prepared stays good for the one that starts over.
+      // What the replay planned and prepared stays good for the one that starts over (replay()).
       give_back_structure();
-      if (options_.memo) options_.memo->diverged = true;
       throw;
+    }
+    if (!collected_.variants.empty()) {  // the replay went on past a failing check: not exact
+      give_back_structure();
+      throw std::move(collected_);
     }
     check_finished();
     ReplayResult r = result();
@@ -218,6 +252,13 @@ class Replay {
     std::vector<Transfer> rep_transfers;
     std::vector<double> rep_shares;
     std::uint32_t rep_batch = 0;  // its batch of the classes (AdaptiveChecks)
+    // Adaptive routing: its batch's variants (ReplayMemo::Variant): batch, representatives and shares.
+    struct Variant {
+      std::uint32_t batch = 0;
+      std::vector<Transfer> transfers;
+      std::vector<double> shares;
+    };
+    std::vector<Variant> variants;
     // Eager pairs: the k-th send and the k-th recv of the channel, by issue order; a message that
     // arrived before its recv was issued, and a recv issued before its message arrived.
     std::uint64_t eager_sends = 0, eager_recvs = 0;
@@ -711,8 +752,13 @@ class Replay {
       batches.push_back(&channel.transfers);
       launch_begins.push_back(1);
     }
+    if (memo != nullptr && adaptive && memo->holds(cluster_, batches, launch_begins) &&
+        memo->formed_variants < memo->variants.size())
+      extend_classes(batches, *memo);
     if (memo == nullptr || !memo->holds(cluster_, batches, launch_begins)) {
       ReplayMemo formed;
+      // Variants a memo took before it held any classes are of these batches (replay()'s own memo).
+      if (memo != nullptr && memo->cluster == nullptr) formed.variants = std::move(memo->variants);
       form_classes(batches, launch_begins, adaptive, formed);
       if (memo == nullptr)
         memo = &formed;
@@ -737,15 +783,35 @@ class Replay {
       memo.transfers.insert(memo.transfers.end(), batch->begin(), batch->end());
     }
     memo.batch_begin.push_back(memo.transfers.size());
-    TrafficClasses classes(cluster_, adaptive);
+    auto formation = std::make_shared<TrafficClasses>(cluster_, adaptive);
     for (std::size_t b = 0; b < batches.size(); ++b)
-      if (!classes.add_batch(*batches[b], launch_begins[b] == 0)) return;
-    if (!classes.refine()) return;
-    if (2 * classes.transfer_classes() > classes.transfers()) return;
-    for (std::size_t b = 0; b < batches.size(); ++b)
-      memo.representatives.push_back(classes.representatives(b));
-    memo.classes = std::make_shared<const LinkClasses>(std::move(classes.link_classes()));
-    if (adaptive) memo.checks = std::make_shared<const AdaptiveChecks>(std::move(classes.adaptive_checks()));
+      if (!formation->add_batch(*batches[b], launch_begins[b] == 0)) return;
+    if (adaptive) memo.formation = formation;
+    extend_classes(batches, memo, *formation);
+  }
+
+  // Adds the memo's variants not formed yet to its formation, refines, and takes the classes (reduced:
+  // false where they do not apply or save little).
+  void extend_classes(const std::vector<const std::vector<Transfer>*>& batches, ReplayMemo& memo) const {
+    memo.reduced = false;
+    if (memo.formation == nullptr) return;
+    extend_classes(batches, memo, *memo.formation);
+  }
+  void extend_classes(const std::vector<const std::vector<Transfer>*>& batches, ReplayMemo& memo,
+                      TrafficClasses& formation) const {
+    memo.reduced = false;
+    for (; memo.formed_variants < memo.variants.size(); ++memo.formed_variants) {
+      const ReplayMemo::Variant& v = memo.variants[memo.formed_variants];
+      if (!formation.add_batch(*batches[v.batch], false, v.context())) return;
+    }
+    if (!formation.refine()) return;
+    if (2 * formation.transfer_classes() > formation.transfers()) return;
+    memo.representatives.clear();
+    for (std::size_t b = 0; b < batches.size() + memo.variants.size(); ++b)
+      memo.representatives.push_back(formation.representatives(b));
+    memo.classes = std::make_shared<const LinkClasses>(std::move(formation.link_classes()));
+    if (memo.formation != nullptr)
+      memo.checks = std::make_shared<const AdaptiveChecks>(std::move(formation.adaptive_checks()));
     memo.reduced = true;
   }
 
@@ -779,12 +845,24 @@ class Replay {
       }
       planned.rep_plans.assign(reps.begin(), reps.end());
     }
+    std::map<std::uint32_t, Channel*> channel_of_batch;
     for (auto& [key, channel] : channels_) {
       channel.rep_batch = static_cast<std::uint32_t>(batch);
+      channel_of_batch[channel.rep_batch] = &channel;
       for (const auto& [i, route] : memo.representatives[batch++]) {
         channel.rep_transfers.push_back(channel.transfers[i]);
         channel.rep_transfers.back().route_class = route;
         channel.rep_shares.push_back(channel.shares[i]);
+      }
+    }
+    for (const ReplayMemo::Variant& v : memo.variants) {  // batches after the step's, in order
+      Channel& channel = *channel_of_batch.at(v.batch);
+      Channel::Variant& cv = channel.variants.emplace_back();
+      cv.batch = static_cast<std::uint32_t>(batch);
+      for (const auto& [i, route] : memo.representatives[batch++]) {
+        cv.transfers.push_back(channel.transfers[i]);
+        cv.transfers.back().route_class = route;
+        cv.shares.push_back(channel.shares[i]);
       }
     }
     link_classes_ = memo.classes;
@@ -826,8 +904,22 @@ class Replay {
       if (reduced_) throw std::logic_error("replay: a channel built after the traffic classes were formed");
       build_channel(key, channel);
     }
-    std::vector<Transfer>& transfers = reduced_ ? channel.rep_transfers : channel.transfers;
-    const std::vector<double>& shares = reduced_ ? channel.rep_shares : channel.shares;
+    std::vector<Transfer>* chosen = reduced_ ? &channel.rep_transfers : &channel.transfers;
+    const std::vector<double>* chosen_shares = reduced_ ? &channel.rep_shares : &channel.shares;
+    if (reduced_ && checks_ && !checks_->hold(channel.rep_batch, backend_.link_usage().active())) {
+      // The batch's routes would not be the exhaustive replay's now: a variant formed under this load.
+      Channel::Variant* variant = nullptr;
+      for (auto& v : channel.variants)
+        if (variant == nullptr && checks_->hold(v.batch, backend_.link_usage().active())) variant = &v;
+      if (variant == nullptr) {
+        collect(channel.rep_batch);
+      } else {
+        chosen = &variant->transfers;
+        chosen_shares = &variant->shares;
+      }
+    }
+    std::vector<Transfer>& transfers = *chosen;
+    const std::vector<double>& shares = *chosen_shares;
     for (std::size_t i = 0; i < transfers.size(); ++i)
       transfers[i].bytes = sops.bytes(send_op) * shares[i];
     const double latency = channel.latency_s;
@@ -848,7 +940,6 @@ class Replay {
     next_flow_id_ += channel.transfers.size();
     transfers_ += channel.transfers.size();
     transfers_simulated_ += transfers.size();
-    if (reduced_) check_adaptive_choices(channel.rep_batch);
     backend_.set_traffic_label(comm);
     backend_.start_transfers(transfers, flow_id, [this, latency, key, now, send_op, recv_op, eager_k] {
       backend_.schedule(backend_.now_s() + latency, [this, key, now, send_op, recv_op, eager_k] {
@@ -1126,8 +1217,27 @@ class Replay {
 
   // Under adaptive routing, whether the classes' routes of batch `batch` are those the exhaustive replay
   // takes now (AdaptiveChecks); where not, the replay starts over without classes (replay()).
-  void check_adaptive_choices(std::uint32_t batch) const {
-    if (checks_ && !checks_->hold(batch, backend_.link_usage().active())) throw ClassesDiverged{};
+  // A collective's phase: no variant. Failing while the replay is exact: every transfer is replayed
+  // (replay()); after a channel's failure (collect): the variants collected so far.
+  void check_adaptive_choices(std::uint32_t batch) {
+    if (checks_ && !checks_->hold(batch, backend_.link_usage().active())) throw std::move(collected_);
+  }
+  // A channel's batch `batch` failed its check, and none of its variants holds: the load in flight now,
+  // for a variant routed against it. The replay goes on (no longer exact: its result is not used) to
+  // collect the next ones at once: a variant formed under any load is used only where its check
+  // holds, so one formed under an inexact load is never wrong, at worst unused.
+  void collect(std::uint32_t batch) {
+    if (collected_.variants.size() >= k_variants_per_replay) throw std::move(collected_);
+    ReplayMemo::Variant v;
+    v.batch = batch;
+    v.classes = link_classes_;
+    const auto active = backend_.link_usage().active();
+    for (std::size_t c = 0; c < link_classes_->canonical.size(); ++c)
+      if (link_classes_->canonical[c] == static_cast<int>(c) && active[c] != 0)
+        v.load.emplace_back(static_cast<int>(c), active[c]);
+    for (const auto& w : collected_.variants)
+      if (w.batch == v.batch && w.load == v.load) return;
+    collected_.variants.push_back(std::move(v));
   }
 
   // Phase by phase: the transfers, then the phase's latency; after the last, the per-call latency.
@@ -1369,6 +1479,7 @@ class Replay {
   bool reduced_ = false;
   std::shared_ptr<const LinkClasses> link_classes_;
   std::shared_ptr<const AdaptiveChecks> checks_;  // adaptive routing: checked at each start
+  ClassesDiverged collected_;                     // checks failed so far (collect)
   std::size_t transfers_simulated_ = 0;
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;
@@ -1378,17 +1489,34 @@ class Replay {
 
 ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
                     const ReplayOptions& options) {
-  try {
-    Replay r(graph, cluster, gpu, backend, options);
-    return r.run();
-  } catch (const ClassesDiverged&) {
-    // A batch's adaptive choices under the load in flight may not be the classes' (traffic_classes.hpp):
-    // the backend (it can restart: reduce_to_classes) starts over, and every transfer is replayed.
-    backend.restart();
-    ReplayOptions every_transfer = options;
-    every_transfer.adaptive_traffic_classes = false;
-    Replay r(graph, cluster, gpu, backend, every_transfer);
-    return r.run();
+  // A batch's adaptive choices under the load in flight may not be the classes' (traffic_classes.hpp):
+  // the backend (it can restart: reduce_to_classes) starts over, with a variant of the message formed
+  // under that load (a memo of its own when the caller gave none), or, for a collective's phase or past
+  // k_max_variants, with every transfer.
+  ReplayOptions own;
+  const ReplayOptions* current = &options;
+  while (true) {
+    try {
+      Replay r(graph, cluster, gpu, backend, *current);
+      return r.run();
+    } catch (ClassesDiverged& e) {
+      backend.restart();
+      if (current->memo == nullptr) {
+        own = options;
+        own.memo = make_replay_memo();
+        current = &own;
+      }
+      ReplayMemo& memo = *current->memo;
+      if (e.variants.empty() || memo.diverged || memo.variants.size() + e.variants.size() > k_max_variants) {
+        memo.diverged = true;
+        ReplayOptions every_transfer = *current;
+        every_transfer.adaptive_traffic_classes = false;
+        Replay r(graph, cluster, gpu, backend, every_transfer);
+        return r.run();
+      }
+      for (auto& v : e.variants)
+        memo.variants.push_back(std::move(v));
+    }
   }
 }
 

@@ -69,7 +69,7 @@ bool AdaptiveChecks::hold(std::size_t batch, std::span<const int> load) const {
   return true;
 }
 
-bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_launch) {
+bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_launch, std::span<const int> context) {
   constexpr std::uint64_t k_other_flow = 0x9e3779b97f4a7c15ULL;
   const auto batch = static_cast<std::uint32_t>(batch_begin_.size() - 1);
   launch_start_.push_back(same_launch && batch > 0 ? launch_start_.back() : batch);
@@ -81,6 +81,16 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
     loaded_.clear();
   };
   if (!same_launch) clear_load();
+  context_of_.push_back(-1);
+  if (!context.empty()) {
+    context_of_.back() = static_cast<int>(contexts_.size());
+    contexts_.emplace_back(context.begin(), context.end());
+    for (std::size_t l = 0; l < context.size(); ++l)
+      if (context[l] != 0) {
+        if (load_[l] == 0) loaded_.push_back(static_cast<int>(l));
+        load_[l] += context[l];
+      }
+  }
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
     transfer_batch_.push_back(batch);
@@ -297,7 +307,9 @@ bool TrafficClasses::refine() {
       // P on canonical link c: the launch's transfers before batch b crossing it (crossing lists are in
       // transfer order).
       const std::size_t from = batch_begin_[launch_start_[b]], to = batch_begin_[b];
+      const int context = context_of_[b];
       const auto load_before = [&](int c) {
+        if (c >= 0 && context >= 0) return contexts_[static_cast<std::size_t>(context)][static_cast<std::size_t>(c)];
         if (c < 0 || from == to) return 0;
         const auto l = static_cast<std::size_t>(c);
         const auto first = crossing.begin() + static_cast<std::ptrdiff_t>(cross_begin[l]);
@@ -305,6 +317,27 @@ bool TrafficClasses::refine() {
         return static_cast<int>(std::lower_bound(first, last, static_cast<std::uint32_t>(to)) -
                                 std::lower_bound(first, last, static_cast<std::uint32_t>(from)));
       };
+      // A context is the load on every link of its launch's time; the records read it on canonical links,
+      // so it must be the same on every link of each class a choice of the batch meets (it is when it was
+      // the exhaustive replay's load, header; a context taken from an inexact replay may not be): where
+      // not, the batch gets a record that never holds (D 1 on the link taken, 0 on another).
+      bool uniform = true;
+      if (context >= 0) {
+        const std::vector<int>& ctx = contexts_[static_cast<std::size_t>(context)];
+        for (std::size_t e = entry_begin_[b]; e < entry_begin_[b + 1] && uniform; ++e) {
+          const std::uint32_t s = entries_[e].first;
+          for (std::size_t k = site_begin_[s]; k < site_begin_[s + 1] && uniform; ++k) {
+            const auto l = static_cast<std::size_t>(site_links_[k]);
+            const int c = canonical(site_links_[k]);
+            uniform = ctx[l] == (c < 0 ? 0 : ctx[static_cast<std::size_t>(c)]);
+          }
+        }
+      }
+      if (!uniform) {
+        checks_.items.insert(checks_.items.end(), {1, -1, -1, -1, 0});
+        checks_.begin.push_back(checks_.items.size());
+        continue;
+      }
       for (const auto& [cs, taken] : records) {
         const std::vector<int>& classes = *class_sets[cs];
         checks_.items.push_back(static_cast<int>(classes.size()));

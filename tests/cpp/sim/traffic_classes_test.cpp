@@ -323,13 +323,14 @@ void expect_same_replay(const ReplayResult& exact, const ReplayResult& checked) 
 // A (1 GB at 50 GB/s: 20 ms) is in flight when B starts (1 ms): B goes to A's destination, whose digit
 // names the uplink A took, so the exhaustive replay sees A there and takes the next uplink, where the
 // classes' idle-fabric route took A's. The check fails at B's start (the uplink taken carries one more
-// transfer than the others: D 1 against 0), the replay starts over with every transfer: the
-// exhaustive replay's answer, and all 8 transfers simulated.
-TEST(TrafficClasses, AnAdaptiveChoiceThatTheLoadInFlightChangesFallsBackToEveryTransfer) {
+// transfer than the others: D 1 against 0); the replay starts over with a variant of B's message routed
+// against the load then in flight (A's), which its check then takes: the exhaustive replay's answer,
+// with 2 representatives (A's, B's variant's).
+TEST(TrafficClasses, AnAdaptiveChoiceThatTheLoadInFlightChangesTakesAVariantRoutedAgainstIt) {
   const ReplayResult exact = replay_two_messages(false, 1e9, 1e-3, 0);
   const ReplayResult checked = replay_two_messages(true, 1e9, 1e-3, 0);
   expect_same_replay(exact, checked);
-  EXPECT_EQ(checked.transfers_simulated, 8U);
+  EXPECT_EQ(checked.transfers_simulated, 2U);
   EXPECT_GT(checked.step_time_s, 0.02);  // A's 20 ms
   EXPECT_EQ(uplinks_used(exact), 8);     // A and B on two uplinks of each leaf (on an idle fabric: one)
 }
@@ -382,6 +383,51 @@ TEST(TrafficClasses, ALaunchRoutesItsBatchesAgainstEachOthersLoad) {
   };
   EXPECT_EQ(uplinks_taken(true), 2);   // two uplinks of leaf 0
   EXPECT_EQ(uplinks_taken(false), 1);  // one, shared
+}
+
+// The same fabric: ranks 4k send message A (1 GB, 20 ms) to ranks 4(k + 1) + 1 at time 0; ranks 4k + 1
+// receive it, compute for 1 ms and then run a ring all-reduce of 1 MB over {1, 5, 9, 13}, whose
+// transfers 4k + 1 -> 4(k + 1) + 1 go to A's destinations: at its start the uplinks A took carry A,
+// the check fails, and a collective's phase has no variant (its groups start as one launch): the
+// replay starts over with every transfer. The exhaustive replay's answer, every transfer simulated.
+TEST(TrafficClasses, ACollectiveWhoseAdaptiveChoiceTheLoadChangesReplaysEveryTransfer) {
+  ClusterSpec spec = testing::fat_tree_spec(16, 1, 1, 400.0, 450.0, 1.0, 8);
+  spec.fabric.routing = "adaptive";
+  const Cluster cluster = Cluster::build(spec);
+  const auto run = [&](bool classes, double a_bytes) {
+    ExecutionGraph g(16);
+    const auto a = g.add_communicator({"a", {{0, 5}, {4, 9}, {8, 13}, {12, 1}}});
+    const auto dp = g.add_communicator({"dp", {{1, 5, 9, 13}}});
+    RankClass& senders = g.add_class("a", {0, 4, 8, 12});
+    RankClass& ring = g.add_class("ring", {1, 5, 9, 13});
+    senders.ops.add_p2p(P2POp{"send a", OpKind::send, a, +1, 0, a_bytes, 1, false});
+    ring.ops.add_p2p(P2POp{"recv a", OpKind::recv, a, -1, 0, a_bytes, 2, false});
+    ComputeOp work = testing::gemm(64, 64, 64);
+    work.duration_s = 1e-3;
+    const OpId computed = ring.ops.add_compute(work);
+    ring.ops.add_collective({"ar", CollectiveKind::all_reduce, dp, 1e6, 1}, std::span(&computed, 1));
+    g.add_class("c", {2, 6, 10, 14}).ops.add_compute(work);
+    g.add_class("d", {3, 7, 11, 15}).ops.add_compute(work);
+    auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
+    ReplayOptions options;
+    options.traffic_classes = classes;
+    options.collective_algorithm = "ring";
+    return replay(g, cluster, find_gpu("h100-sxm5-80gb", "test", "/gpu"), *backend, options);
+  };
+  const ReplayResult exact = run(false, 1e9);
+  const ReplayResult checked = run(true, 1e9);
+  EXPECT_EQ(exact.step_time_s, checked.step_time_s);
+  EXPECT_GT(exact.step_time_s, 0.02);  // A's 20 ms
+  EXPECT_EQ(exact.link_bytes, checked.link_bytes);
+  EXPECT_EQ(exact.link_busy_s, checked.link_busy_s);
+  ASSERT_EQ(exact.collectives.size(), 1U);
+  EXPECT_EQ(exact.collectives[0].end_s, checked.collectives[0].end_s);
+  EXPECT_EQ(checked.transfers_simulated, checked.transfers);
+  EXPECT_GT(checked.transfers, 4U);
+  // With A of 1 MB (20 us, ended by 1 ms) the ring starts on an idle fabric and the classes are kept.
+  const ReplayResult idle = run(true, 1e6);
+  EXPECT_EQ(idle.step_time_s, run(false, 1e6).step_time_s);
+  EXPECT_LT(2 * idle.transfers_simulated, idle.transfers);
 }
 
 // Without adaptive_traffic_classes (the opt-out; the default is on) adaptive routing replays every transfer.
