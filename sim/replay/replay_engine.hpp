@@ -83,8 +83,9 @@ struct ReplayOptions {
   // The same under adaptive routing, on a backend that can start over (NetworkBackend::restart:
   // analytical): each launch routed against its own load when the classes are formed, and checked
   // when it starts against the load then in flight (traffic_classes.hpp: the adaptive choices its
-  // routes made must be those of the exhaustive replay); where a check fails, the replay starts over
-  // and replays every transfer. Exact. Off: adaptive routing replays every transfer.
+  // routes made must be those of the exhaustive replay); where a channel's message fails its check the
+  // replay starts over with a variant of it routed against that load, where a collective's phase does
+  // it starts over with every transfer. Exact. Off: adaptive routing replays every transfer.
   bool adaptive_traffic_classes = true;
   std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
