@@ -361,23 +361,36 @@ bool TrafficClasses::refine() {
   std::vector<std::uint64_t> class_size(l_count, 0);
   for (const int l : used)
     ++class_size[l_colour[static_cast<std::size_t>(l)]];
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> incidences;  // (transfer colour, link colour)
-  incidences.reserve(route_links_.size());
+  // The incidences of each transfer class on each link class (its members' routes, counted per link
+  // class; the link classes of a transfer class in increasing order).
+  std::vector<std::size_t> member_begin(t_count + 1, 0);
   for (std::size_t i = 0; i < n; ++i)
-    for (const int l : route(i))
-      incidences.emplace_back(t_colour[i], l_colour[static_cast<std::size_t>(l)]);
-  std::sort(incidences.begin(), incidences.end());
+    ++member_begin[t_colour[i] + 1];
+  for (std::size_t t = 0; t < t_count; ++t)
+    member_begin[t + 1] += member_begin[t];
+  std::vector<std::uint32_t> members(n);
+  {
+    std::vector<std::size_t> fill(member_begin.begin(), member_begin.end() - 1);
+    for (std::size_t i = 0; i < n; ++i)
+      members[fill[t_colour[i]]++] = static_cast<std::uint32_t>(i);
+  }
   std::vector<std::size_t> colour_begin(t_count + 1, 0);  // (link class, c) of each transfer class
   std::vector<std::pair<std::uint64_t, std::size_t>> loads;
-  for (std::size_t k = 0; k < incidences.size();) {
-    std::size_t e = k;
-    while (e < incidences.size() && incidences[e] == incidences[k])
-      ++e;
-    const auto [t, l] = incidences[k];
-    if ((e - k) % class_size[l] != 0) return false;  // c(T, L) not whole: refused
-    loads.emplace_back(l, (e - k) / class_size[l]);
-    ++colour_begin[t + 1];
-    k = e;
+  std::vector<std::uint64_t> incidences(l_count, 0), touched;
+  for (std::size_t t = 0; t < t_count; ++t) {
+    touched.clear();
+    for (std::size_t m = member_begin[t]; m < member_begin[t + 1]; ++m)
+      for (const int l : route(members[m]))
+        if (incidences[l_colour[static_cast<std::size_t>(l)]]++ == 0)
+          touched.push_back(l_colour[static_cast<std::size_t>(l)]);
+    std::sort(touched.begin(), touched.end());
+    for (const std::uint64_t l : touched) {
+      const std::uint64_t c = incidences[l];
+      incidences[l] = 0;
+      if (c % class_size[l] != 0) return false;  // c(T, L) not whole: refused
+      loads.emplace_back(l, c / class_size[l]);
+      ++colour_begin[t + 1];
+    }
   }
   for (std::size_t t = 0; t < t_count; ++t)
     colour_begin[t + 1] += colour_begin[t];
