@@ -78,17 +78,7 @@ struct ReplayMemo {
   // computed once); `formed_variants`: how many of `variants` the classes hold.
   struct Variant {
     std::uint32_t batch = 0;
-    std::shared_ptr<const LinkClasses> classes;  // the classes in use then
-    std::vector<std::pair<int, int>> load;       // (canonical link, transfers in flight), those not 0
-    // The load on every cluster link (each link of a class carries its canonical link's).
-    std::vector<int> context() const {
-      std::vector<int> by_canonical(classes->canonical.size(), 0), out(classes->canonical.size(), 0);
-      for (const auto& [c, n] : load)
-        by_canonical[static_cast<std::size_t>(c)] = n;
-      for (std::size_t l = 0; l < out.size(); ++l)
-        if (const int c = classes->canonical[l]; c >= 0) out[l] = by_canonical[static_cast<std::size_t>(c)];
-      return out;
-    }
+    std::vector<std::pair<int, int>> load;  // (cluster link, transfers in flight), the links with some, in order
   };
   std::vector<Variant> variants;
   std::size_t formed_variants = 0;
@@ -802,7 +792,7 @@ class Replay {
     memo.reduced = false;
     for (; memo.formed_variants < memo.variants.size(); ++memo.formed_variants) {
       const ReplayMemo::Variant& v = memo.variants[memo.formed_variants];
-      if (!formation.add_batch(*batches[v.batch], false, v.context())) return;
+      if (!formation.add_batch(*batches[v.batch], false, v.load)) return;
     }
     if (!formation.refine()) return;
     if (2 * formation.transfer_classes() > formation.transfers()) return;
@@ -1230,11 +1220,10 @@ class Replay {
     if (collected_.variants.size() >= k_variants_per_replay) throw std::move(collected_);
     ReplayMemo::Variant v;
     v.batch = batch;
-    v.classes = link_classes_;
-    const auto active = backend_.link_usage().active();
-    for (std::size_t c = 0; c < link_classes_->canonical.size(); ++c)
-      if (link_classes_->canonical[c] == static_cast<int>(c) && active[c] != 0)
-        v.load.emplace_back(static_cast<int>(c), active[c]);
+    const auto active = backend_.link_usage().active();  // on canonical links: each link of a class carries it
+    for (std::size_t l = 0; l < link_classes_->canonical.size(); ++l)
+      if (const int c = link_classes_->canonical[l]; c >= 0 && active[static_cast<std::size_t>(c)] != 0)
+        v.load.emplace_back(static_cast<int>(l), active[static_cast<std::size_t>(c)]);
     for (const auto& w : collected_.variants)
       if (w.batch == v.batch && w.load == v.load) return;
     collected_.variants.push_back(std::move(v));

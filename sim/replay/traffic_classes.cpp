@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <unordered_map>
@@ -69,7 +70,8 @@ bool AdaptiveChecks::hold(std::size_t batch, std::span<const int> load) const {
   return true;
 }
 
-bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_launch, std::span<const int> context) {
+bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_launch,
+                               std::span<const std::pair<int, int>> context) {
   constexpr std::uint64_t k_other_flow = 0x9e3779b97f4a7c15ULL;
   const auto batch = static_cast<std::uint32_t>(batch_begin_.size() - 1);
   launch_start_.push_back(same_launch && batch > 0 ? launch_start_.back() : batch);
@@ -85,11 +87,11 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
   if (!context.empty()) {
     context_of_.back() = static_cast<int>(contexts_.size());
     contexts_.emplace_back(context.begin(), context.end());
-    for (std::size_t l = 0; l < context.size(); ++l)
-      if (context[l] != 0) {
-        if (load_[l] == 0) loaded_.push_back(static_cast<int>(l));
-        load_[l] += context[l];
-      }
+    for (const auto& [link, count] : context) {
+      const auto l = static_cast<std::size_t>(link);
+      if (load_[l] == 0) loaded_.push_back(link);
+      load_[l] += count;
+    }
   }
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
@@ -298,6 +300,7 @@ bool TrafficClasses::refine() {
       site_classes[s] = it->second;
     }
     std::vector<std::pair<std::uint32_t, int>> records;  // (class set, class of the link taken)
+    std::vector<int> dense(link_count, 0);
     for (std::size_t b = 0; b + 1 < batch_begin_.size(); ++b) {
       records.clear();
       for (std::size_t e = entry_begin_[b]; e < entry_begin_[b + 1]; ++e)
@@ -308,8 +311,13 @@ bool TrafficClasses::refine() {
       // transfer order).
       const std::size_t from = batch_begin_[launch_start_[b]], to = batch_begin_[b];
       const int context = context_of_[b];
+      // The context, if any, scattered on `dense` (cleared after the batch): its count on link l.
+      if (context >= 0)
+        for (const auto& [link, count] : contexts_[static_cast<std::size_t>(context)])
+          dense[static_cast<std::size_t>(link)] = count;
+      const auto context_load = [&](int l) { return dense[static_cast<std::size_t>(l)]; };
       const auto load_before = [&](int c) {
-        if (c >= 0 && context >= 0) return contexts_[static_cast<std::size_t>(context)][static_cast<std::size_t>(c)];
+        if (c >= 0 && context >= 0) return context_load(c);
         if (c < 0 || from == to) return 0;
         const auto l = static_cast<std::size_t>(c);
         const auto first = crossing.begin() + static_cast<std::ptrdiff_t>(cross_begin[l]);
@@ -323,17 +331,21 @@ bool TrafficClasses::refine() {
       // not, the batch gets a record that never holds (D 1 on the link taken, 0 on another).
       bool uniform = true;
       if (context >= 0) {
-        const std::vector<int>& ctx = contexts_[static_cast<std::size_t>(context)];
         for (std::size_t e = entry_begin_[b]; e < entry_begin_[b + 1] && uniform; ++e) {
           const std::uint32_t s = entries_[e].first;
           for (std::size_t k = site_begin_[s]; k < site_begin_[s + 1] && uniform; ++k) {
-            const auto l = static_cast<std::size_t>(site_links_[k]);
             const int c = canonical(site_links_[k]);
-            uniform = ctx[l] == (c < 0 ? 0 : ctx[static_cast<std::size_t>(c)]);
+            uniform = context_load(site_links_[k]) == (c < 0 ? 0 : context_load(c));
           }
         }
       }
+      const auto clear_context = [&] {
+        if (context >= 0)
+          for (const auto& [link, count] : contexts_[static_cast<std::size_t>(context)])
+            dense[static_cast<std::size_t>(link)] = 0;
+      };
       if (!uniform) {
+        clear_context();
         checks_.items.insert(checks_.items.end(), {1, -1, -1, -1, 0});
         checks_.begin.push_back(checks_.items.size());
         continue;
@@ -348,6 +360,7 @@ bool TrafficClasses::refine() {
           checks_.items.push_back(load_before(c));
         }
       }
+      clear_context();
       checks_.begin.push_back(checks_.items.size());
     }
   }

@@ -117,10 +117,11 @@ class TrafficClasses {
   // A batch of transfers, every one (bytes may be any common positive scale of the real ones).
   // `same_launch`: the batch starts right after the previous one, before any of it ends (the groups
   // of one collective call): routed with the previous batches of its launch in flight.
-  // `context` (a launch of its own, adaptive routing): the transfers in flight per link when it starts
-  // (a variant of a batch whose check failed under that load: replay_engine.cpp), routed against them.
-  // False when a route depends on the flow id.
-  bool add_batch(std::span<const Transfer> transfers, bool same_launch = false, std::span<const int> context = {});
+  // `context` (a launch of its own, adaptive routing): the transfers in flight when it starts, as (link,
+  // count) for the links with some, in link order (a variant of a batch whose check failed under that
+  // load: replay_engine.cpp), routed against them. False when a route depends on the flow id.
+  bool add_batch(std::span<const Transfer> transfers, bool same_launch = false,
+                 std::span<const std::pair<int, int>> context = {});
   // The classes of the batches' transfers and their routes' links (three passes); false where a
   // transfer class does not cross each link class a whole number of times (then no classes are used).
   bool refine();
@@ -164,8 +165,8 @@ class TrafficClasses {
   std::vector<std::pair<std::uint32_t, int>> entries_;
   std::vector<std::size_t> entry_begin_{0};
   std::vector<std::uint32_t> launch_start_;
-  std::vector<std::vector<int>> contexts_;  // add_batch's contexts, per cluster link
-  std::vector<int> context_of_;             // per batch: its context in contexts_, -1: none
+  std::vector<std::vector<std::pair<int, int>>> contexts_;  // add_batch's contexts
+  std::vector<int> context_of_;                             // per batch: its context in contexts_, -1: none
   AdaptiveChecks checks_;
 };
 
