@@ -165,10 +165,13 @@ namespace {
 struct ClassesDiverged {
   std::vector<ReplayMemo::Variant> variants;
 };
-// The variants a memo takes before its replays give up the classes, and those one replay collects
-// (each restart costs a refinement of the classes and a replay up to the first failing message).
-constexpr std::size_t k_max_variants = 512;
-constexpr std::size_t k_variants_per_replay = 128;
+// The variants a memo takes before its replays give up the classes, those one replay collects, and the
+// restarts of one replay() (each costs a refinement of the classes and a replay with classes; a
+// variant keeps the links in flight at its message). The 405B-class step needs 46 variants and 2
+// restarts at 131,072 GPUs (docs/performance.md).
+constexpr std::size_t k_max_variants = 128;
+constexpr std::size_t k_variants_per_replay = 64;
+constexpr int k_max_restarts = 6;
 
 class Replay {
  public:
@@ -688,8 +691,9 @@ class Replay {
   // One simulated transfer per class of identical transfers (traffic_classes.hpp): a backend that
   // counts representatives on link classes (analytical; flow: max-min shares over the class routes,
   // exact where traffic_classes.hpp says and measured elsewhere), routes that do not hash the flow id
-  // (d_mod_k: exact on the analytical backend; adaptive, with ReplayOptions::adaptive_traffic_classes:
-  // each launch routed against its own load, an approximation measured in traffic_classes.hpp), no
+  // (d_mod_k: exact on the analytical backend; adaptive, with ReplayOptions::adaptive_traffic_classes, on
+  // a backend that can restart: each launch routed against its own load, checked at every start against
+  // the load in flight, a channel's message that fails taking a variant: exact, traffic_classes.hpp), no
   // all_to_allv. Every collective and channel of the step is planned and built here (or taken from the
   // memo), before the first event, its batches' routes computed once and refined into classes; the backend then gets
   // one representative per class with its class route. Kept only where it at least halves the transfers; otherwise
@@ -1481,10 +1485,10 @@ ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const G
   // A batch's adaptive choices under the load in flight may not be the classes' (traffic_classes.hpp):
   // the backend (it can restart: reduce_to_classes) starts over, with a variant of the message formed
   // under that load (a memo of its own when the caller gave none), or, for a collective's phase or past
-  // k_max_variants, with every transfer.
+  // k_max_variants or k_max_restarts, with every transfer.
   ReplayOptions own;
   const ReplayOptions* current = &options;
-  while (true) {
+  for (int restarts = 0;; ++restarts) {
     try {
       Replay r(graph, cluster, gpu, backend, *current);
       return r.run();
@@ -1496,7 +1500,8 @@ ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const G
         current = &own;
       }
       ReplayMemo& memo = *current->memo;
-      if (e.variants.empty() || memo.diverged || memo.variants.size() + e.variants.size() > k_max_variants) {
+      if (e.variants.empty() || memo.diverged || memo.variants.size() + e.variants.size() > k_max_variants ||
+          restarts >= k_max_restarts) {
         memo.diverged = true;
         ReplayOptions every_transfer = *current;
         every_transfer.adaptive_traffic_classes = false;
