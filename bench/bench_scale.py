@@ -130,8 +130,8 @@ def main():
     p.add_argument("--exhaustive", action="store_true", help="the step with simulate --exhaustive: every transfer "
                    "simulated (no one flow per class of identical transfers), to compare with the default")
     p.add_argument("--adaptive-classes", action="store_true",
-                   help="step and gpt3: simulate --adaptive-classes (traffic classes under adaptive routing, "
-                   "an approximation: docs/performance.md)")
+                   help="step and gpt3: simulate --adaptive-classes (the default since session 17: traffic "
+                   "classes under adaptive routing, checked at every launch, exact; kept for older commands)")
     p.add_argument("--save", help="a folder to write each case's report to (CASE-FIDELITY-GPUS.json, last run), "
                    "for `cmp` against another build's")
     a = p.parse_args()

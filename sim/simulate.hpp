@@ -40,9 +40,9 @@ struct SimulationOptions {
   // One simulated transfer per class of identical transfers where the replay can (ReplayOptions::
   // traffic_classes, docs/performance.md); false: every transfer (--exhaustive).
   bool traffic_classes = true;
-  // Traffic classes under adaptive routing too (ReplayOptions::adaptive_traffic_classes: an
-  // approximation, docs/performance.md); off: those routings replay every transfer.
-  bool adaptive_traffic_classes = false;
+  // Traffic classes under adaptive routing too (ReplayOptions::adaptive_traffic_classes: checked at
+  // every launch, exact; docs/performance.md); off: those routings replay every transfer.
+  bool adaptive_traffic_classes = true;
 };
 
 // The cluster's GPU as simulate() times its kernels: the catalogue entry (or the inline spec) with

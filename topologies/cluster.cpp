@@ -950,7 +950,7 @@ void Cluster::finalize() {
 }
 
 void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out,
-                    std::span<const int> link_load, int lane) const {
+                    std::span<const int> link_load, int lane, std::vector<int>* adaptive_choices) const {
   const Impl& m = *impl_;
   check_route_query(m.finalized, m.spec.gpu_count(), src_gpu, dst_gpu, "Cluster::route");
   if (src_gpu == dst_gpu) return;
@@ -1153,6 +1153,12 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
               least = l;
               pick = c;
             }
+          }
+          if (adaptive_choices != nullptr) {
+            adaptive_choices->push_back(static_cast<int>(choices.size()));
+            adaptive_choices->push_back(static_cast<int>(pick));
+            for (const int c : choices)
+              adaptive_choices->push_back(m.out_links[static_cast<std::size_t>(c)].id);
           }
         }
       } else {

@@ -31,7 +31,7 @@ struct SimulationRequest {
   std::optional<std::string> trace_host;
   // Simulate every transfer (SimulationOptions::traffic_classes false); none: false.
   std::optional<bool> exhaustive;
-  bool adaptive_classes = false;  // SimulationOptions::adaptive_traffic_classes
+  bool adaptive_classes = true;  // SimulationOptions::adaptive_traffic_classes
 };
 
 // "2e12", "15T", "300B" (or "300G"), "15M", "1K", "50M" (dollars): a finite number > 0 with an optional

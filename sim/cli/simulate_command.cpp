@@ -56,7 +56,7 @@ int run_simulate(const std::vector<std::string>& args) {
   request.timeline_path = a.value("timeline");
   request.trace_host = a.value("trace-host");
   if (a.flag("exhaustive")) request.exhaustive = true;
-  request.adaptive_classes = a.flag("adaptive-classes");
+  if (a.flag("adaptive-classes")) request.adaptive_classes = true;  // the default since session 17
   if (const auto classes = a.value("timeline-ranks")) {
     try {
       request.timeline_classes = std::stoll(*classes);

@@ -172,6 +172,25 @@ class AnalyticalBackend final : public NetworkBackend {
     classes_ = classes;
     return true;
   }
+  bool restart() override {
+    for (LinkState& l : links_) {
+      l.active = 0;
+      l.share_slot = -1;
+    }
+    usage_ = LinkUsage(links_.size());
+    ends_.clear();
+    shares_.clear();
+    touched_.clear();
+    events_.clear();
+    actions_ = ActionSlots{};
+    groups_.clear();
+    free_groups_.clear();
+    hops_per_transfer_ = 4;
+    next_seq_ = 0;
+    now_s_ = 0.0;
+    classes_ = nullptr;
+    return true;
+  }
 
  private:
   // The heap holds times and slots only (cheap to move). Two kinds of event: a scheduled action

@@ -74,6 +74,10 @@ class NetworkBackend {
   // transfer. The classes must outlive their use; link_usage() then holds the canonical links'
   // traffic only (the replay copies it to the other links of each class).
   virtual bool use_link_classes(const LinkClasses* /*classes*/) { return false; }
+  // Back to the state it was built in (no event, no transfer, no traffic counted, no link classes), for
+  // a replay that starts over (traffic classes under adaptive routing whose check failed at a launch:
+  // sim/replay/traffic_classes.hpp). False where it cannot (flow: SimGrid runs once per process).
+  virtual bool restart() { return false; }
 };
 
 // Link bandwidths are the profile's effective bandwidths (line rate x technology efficiency).

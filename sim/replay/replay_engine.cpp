@@ -42,8 +42,10 @@ struct PlannedCollective {
   std::vector<std::vector<std::pair<int, double>>> link_busy_s;
   std::vector<std::vector<std::pair<int, double>>> link_bytes;
   std::size_t runs = 0;
-  // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only.
+  // Under traffic classes (reduce_to_classes): per group, its plan with the representatives only, and
+  // per group and phase its batch of the classes (AdaptiveChecks).
   std::vector<std::shared_ptr<const CollectivePlan>> rep_plans;
+  std::vector<std::vector<std::uint32_t>> rep_batches;
 };
 // Keyed by (communicator, cell, kind, bytes, the (class, op) of an all_to_allv's matrix).
 using PlannedKey = std::tuple<std::uint16_t, int, CollectiveKind, double, std::pair<std::size_t, OpId>>;
@@ -64,6 +66,23 @@ struct ReplayMemo {
   std::vector<char> launch_begins;  // per batch: 1 where it starts a launch (reduce_to_classes)
   bool reduced = false;             // classes formed and used
   std::shared_ptr<const LinkClasses> classes;
+  // Adaptive routing: each batch's checks at its starts (traffic_classes.hpp); null: none needed.
+  std::shared_ptr<const AdaptiveChecks> checks;
+  // A replay sharing the memo found a check failing that no variant could take (and started over
+  // without classes): the next ones replay every transfer from the start.
+  bool diverged = false;
+  // Adaptive routing: variants of point-to-point messages whose check failed (Replay::launch_p2p): the
+  // channel's batch `batch` routed against the load in flight then (`context`, per cluster link), a
+  // launch of its own; later messages of the channel take the first of the batch and its variants
+  // whose check holds. `formation`: the classes' formation, kept to add variants to (their routes
+  // computed once); `formed_variants`: how many of `variants` the classes hold.
+  struct Variant {
+    std::uint32_t batch = 0;
+    std::vector<std::pair<int, int>> load;  // (cluster link, transfers in flight), the links with some, in order
+  };
+  std::vector<Variant> variants;
+  std::size_t formed_variants = 0;
+  std::shared_ptr<TrafficClasses> formation;
   std::vector<std::vector<std::pair<std::size_t, int>>> representatives;  // per batch
 
   // prepare()'s per-op structure of `graph` (make_replay_memo's), built by the first replay of it, lent
@@ -138,6 +157,22 @@ std::shared_ptr<ReplayMemo> make_replay_memo(const ExecutionGraph* graph) {
 
 namespace {
 
+// Thrown inside a replay when an adaptive choice of the classes' routes would differ from the exhaustive
+// replay's (AdaptiveChecks); replay() starts over without classes.
+// `variants`: messages of channels whose checks failed, each with the load in flight then, to form
+// variants of (ReplayMemo::Variant); none: a collective's phase failed its check with the replay exact
+// so far (no variant: every transfer is replayed).
+struct ClassesDiverged {
+  std::vector<ReplayMemo::Variant> variants;
+};
+// The variants a memo takes before its replays give up the classes, those one replay collects, and the
+// restarts of one replay() (each costs a refinement of the classes and a replay with classes; a
+// variant keeps the links in flight at its message). The 405B-class step needs 46 variants and 2
+// restarts at 131,072 GPUs (docs/performance.md).
+constexpr std::size_t k_max_variants = 128;
+constexpr std::size_t k_variants_per_replay = 64;
+constexpr int k_max_restarts = 6;
+
 class Replay {
  public:
   Replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
@@ -158,7 +193,17 @@ class Replay {
       for (std::size_t c = 0; c < states_.size(); ++c)
         try_start_all(c);
     });
-    backend_.run();
+    try {
+      backend_.run();
+    } catch (const ClassesDiverged&) {
+      // What the replay planned and prepared stays good for the one that starts over (replay()).
+      give_back_structure();
+      throw;
+    }
+    if (!collected_.variants.empty()) {  // the replay went on past a failing check: not exact
+      give_back_structure();
+      throw std::move(collected_);
+    }
     check_finished();
     ReplayResult r = result();
     give_back_structure();
@@ -206,6 +251,14 @@ class Replay {
     // Under traffic classes (reduce_to_classes): the representatives simulated and their shares.
     std::vector<Transfer> rep_transfers;
     std::vector<double> rep_shares;
+    std::uint32_t rep_batch = 0;  // its batch of the classes (AdaptiveChecks)
+    // Adaptive routing: its batch's variants (ReplayMemo::Variant): batch, representatives and shares.
+    struct Variant {
+      std::uint32_t batch = 0;
+      std::vector<Transfer> transfers;
+      std::vector<double> shares;
+    };
+    std::vector<Variant> variants;
     // Eager pairs: the k-th send and the k-th recv of the channel, by issue order; a message that
     // arrived before its recv was issued, and a recv issued before its message arrived.
     std::uint64_t eager_sends = 0, eager_recvs = 0;
@@ -392,6 +445,7 @@ class Replay {
     for (auto& [key, planned] : planned_) {
       planned.runs = 0;
       planned.rep_plans.clear();
+      planned.rep_batches.clear();
     }
   }
 
@@ -664,14 +718,18 @@ class Replay {
   // One simulated transfer per class of identical transfers (traffic_classes.hpp): a backend that
   // counts representatives on link classes (analytical; flow: max-min shares over the class routes,
   // exact where traffic_classes.hpp says and measured elsewhere), routes that do not hash the flow id
-  // (d_mod_k: exact on the analytical backend; adaptive, with ReplayOptions::adaptive_traffic_classes:
-  // each launch routed against its own load, an approximation measured in traffic_classes.hpp), no
+  // (d_mod_k: exact on the analytical backend; adaptive, with ReplayOptions::adaptive_traffic_classes, on
+  // a backend that can restart: each launch routed against its own load, checked at every start against
+  // the load in flight, a channel's message that fails taking a variant: exact, traffic_classes.hpp), no
   // all_to_allv. Every collective and channel of the step is planned and built here (or taken from the
   // memo), before the first event, its batches' routes computed once and refined into classes; the backend then gets
   // one representative per class with its class route. Kept only where it at least halves the transfers; otherwise
   // every transfer is simulated.
   void reduce_to_classes() {
-    if (!options_.adaptive_traffic_classes && cluster_.spec().fabric.routing_in_effect() != "d_mod_k") return;
+    const std::string routing = cluster_.spec().fabric.routing_in_effect();
+    const bool adaptive = routing == "adaptive" || routing == "spray";
+    if (routing != "d_mod_k" && !(adaptive && options_.adaptive_traffic_classes)) return;
+    if (adaptive && ((options_.memo && options_.memo->diverged) || !backend_.restart())) return;
     if (!backend_.use_link_classes(nullptr)) return;
     for (const auto& rc : graph_.classes())
       for (OpId op = 0; op < rc.ops.size(); ++op)
@@ -715,9 +773,14 @@ class Replay {
       batches.push_back(&channel.transfers);
       launch_begins.push_back(1);
     }
+    if (memo != nullptr && adaptive && memo->holds(cluster_, batches, launch_begins) &&
+        memo->formed_variants < memo->variants.size())
+      extend_classes(batches, *memo);
     if (memo == nullptr || !memo->holds(cluster_, batches, launch_begins)) {
       ReplayMemo formed;
-      form_classes(batches, launch_begins, formed);
+      // Variants a memo took before it held any classes are of these batches (replay()'s own memo).
+      if (memo != nullptr && memo->cluster == nullptr) formed.variants = std::move(memo->variants);
+      form_classes(batches, launch_begins, adaptive, formed);
       if (memo == nullptr)
         memo = &formed;
       else {
@@ -733,7 +796,7 @@ class Replay {
 
   // Forms the classes of `batches` into `memo` (reduced: false where they do not apply or save little).
   void form_classes(const std::vector<const std::vector<Transfer>*>& batches, const std::vector<char>& launch_begins,
-                    ReplayMemo& memo) const {
+                    bool adaptive, ReplayMemo& memo) const {
     memo.cluster = &cluster_;
     memo.launch_begins = launch_begins;
     for (const auto* batch : batches) {
@@ -741,14 +804,35 @@ class Replay {
       memo.transfers.insert(memo.transfers.end(), batch->begin(), batch->end());
     }
     memo.batch_begin.push_back(memo.transfers.size());
-    TrafficClasses classes(cluster_);
+    auto formation = std::make_shared<TrafficClasses>(cluster_, adaptive);
     for (std::size_t b = 0; b < batches.size(); ++b)
-      if (!classes.add_batch(*batches[b], launch_begins[b] == 0)) return;
-    if (!classes.refine()) return;
-    if (2 * classes.transfer_classes() > classes.transfers()) return;
-    for (std::size_t b = 0; b < batches.size(); ++b)
-      memo.representatives.push_back(classes.representatives(b));
-    memo.classes = std::make_shared<const LinkClasses>(std::move(classes.link_classes()));
+      if (!formation->add_batch(*batches[b], launch_begins[b] == 0)) return;
+    if (adaptive) memo.formation = formation;
+    extend_classes(batches, memo, *formation);
+  }
+
+  // Adds the memo's variants not formed yet to its formation, refines, and takes the classes (reduced:
+  // false where they do not apply or save little).
+  void extend_classes(const std::vector<const std::vector<Transfer>*>& batches, ReplayMemo& memo) const {
+    memo.reduced = false;
+    if (memo.formation == nullptr) return;
+    extend_classes(batches, memo, *memo.formation);
+  }
+  void extend_classes(const std::vector<const std::vector<Transfer>*>& batches, ReplayMemo& memo,
+                      TrafficClasses& formation) const {
+    memo.reduced = false;
+    for (; memo.formed_variants < memo.variants.size(); ++memo.formed_variants) {
+      const ReplayMemo::Variant& v = memo.variants[memo.formed_variants];
+      if (!formation.add_batch(*batches[v.batch], false, v.load)) return;
+    }
+    if (!formation.refine()) return;
+    if (2 * formation.transfer_classes() > formation.transfers()) return;
+    memo.representatives.clear();
+    for (std::size_t b = 0; b < batches.size() + memo.variants.size(); ++b)
+      memo.representatives.push_back(formation.representatives(b));
+    memo.classes = std::make_shared<const LinkClasses>(std::move(formation.link_classes()));
+    if (memo.formation != nullptr)
+      memo.checks = std::make_shared<const AdaptiveChecks>(std::move(formation.adaptive_checks()));
     memo.reduced = true;
   }
 
@@ -769,25 +853,41 @@ class Replay {
       std::vector<std::shared_ptr<CollectivePlan>> reps;
       for (const auto& plan : planned.plans)
         reps.push_back(std::make_shared<CollectivePlan>(*plan));
+      planned.rep_batches.assign(reps.size(), {});
       for (std::size_t p = 0;; ++p) {  // phase by phase, as reduce_to_classes ordered the batches
         bool any = false;
-        for (auto& rep : reps)
-          if (p < rep->phases.size()) {
-            rep->phases[p].transfers = representatives(rep->phases[p].transfers);
+        for (std::size_t g = 0; g < reps.size(); ++g)
+          if (p < reps[g]->phases.size()) {
+            planned.rep_batches[g].push_back(static_cast<std::uint32_t>(batch));
+            reps[g]->phases[p].transfers = representatives(reps[g]->phases[p].transfers);
             any = true;
           }
         if (!any) break;
       }
       planned.rep_plans.assign(reps.begin(), reps.end());
     }
+    std::map<std::uint32_t, Channel*> channel_of_batch;
     for (auto& [key, channel] : channels_) {
+      channel.rep_batch = static_cast<std::uint32_t>(batch);
+      channel_of_batch[channel.rep_batch] = &channel;
       for (const auto& [i, route] : memo.representatives[batch++]) {
         channel.rep_transfers.push_back(channel.transfers[i]);
         channel.rep_transfers.back().route_class = route;
         channel.rep_shares.push_back(channel.shares[i]);
       }
     }
+    for (const ReplayMemo::Variant& v : memo.variants) {  // batches after the step's, in order
+      Channel& channel = *channel_of_batch.at(v.batch);
+      Channel::Variant& cv = channel.variants.emplace_back();
+      cv.batch = static_cast<std::uint32_t>(batch);
+      for (const auto& [i, route] : memo.representatives[batch++]) {
+        cv.transfers.push_back(channel.transfers[i]);
+        cv.transfers.back().route_class = route;
+        cv.shares.push_back(channel.shares[i]);
+      }
+    }
     link_classes_ = memo.classes;
+    checks_ = memo.checks;
     backend_.use_link_classes(link_classes_.get());
     reduced_ = true;
   }
@@ -825,8 +925,22 @@ class Replay {
       if (reduced_) throw std::logic_error("replay: a channel built after the traffic classes were formed");
       build_channel(key, channel);
     }
-    std::vector<Transfer>& transfers = reduced_ ? channel.rep_transfers : channel.transfers;
-    const std::vector<double>& shares = reduced_ ? channel.rep_shares : channel.shares;
+    std::vector<Transfer>* chosen = reduced_ ? &channel.rep_transfers : &channel.transfers;
+    const std::vector<double>* chosen_shares = reduced_ ? &channel.rep_shares : &channel.shares;
+    if (reduced_ && checks_ && !checks_->hold(channel.rep_batch, backend_.link_usage().active())) {
+      // The batch's routes would not be the exhaustive replay's now: a variant formed under this load.
+      Channel::Variant* variant = nullptr;
+      for (auto& v : channel.variants)
+        if (variant == nullptr && checks_->hold(v.batch, backend_.link_usage().active())) variant = &v;
+      if (variant == nullptr) {
+        collect(channel.rep_batch);
+      } else {
+        chosen = &variant->transfers;
+        chosen_shares = &variant->shares;
+      }
+    }
+    std::vector<Transfer>& transfers = *chosen;
+    const std::vector<double>& shares = *chosen_shares;
     for (std::size_t i = 0; i < transfers.size(); ++i)
       transfers[i].bytes = sops.bytes(send_op) * shares[i];
     const double latency = channel.latency_s;
@@ -1118,13 +1232,39 @@ class Replay {
     if (reduced_ && planned.rep_plans.size() != plans.size())
       throw std::logic_error("replay: a collective planned after the traffic classes were formed");
     for (std::size_t g = 0; g < plans.size(); ++g)
-      run_phase(comm, plans[g], reduced_ ? planned.rep_plans[g] : nullptr, 0, on_group_done);
+      run_phase(comm, plans[g], reduced_ ? planned.rep_plans[g] : nullptr, reduced_ ? &planned.rep_batches[g] : nullptr,
+                0, on_group_done);
+  }
+
+  // Under adaptive routing, whether the classes' routes of batch `batch` are those the exhaustive replay
+  // takes now (AdaptiveChecks); where not, the replay starts over without classes (replay()).
+  // A collective's phase: no variant. Failing while the replay is exact: every transfer is replayed
+  // (replay()); after a channel's failure (collect): the variants collected so far.
+  void check_adaptive_choices(std::uint32_t batch) {
+    if (checks_ && !checks_->hold(batch, backend_.link_usage().active())) throw std::move(collected_);
+  }
+  // A channel's batch `batch` failed its check, and none of its variants holds: the load in flight now,
+  // for a variant routed against it. The replay goes on (no longer exact: its result is not used) to
+  // collect the next ones at once: a variant formed under any load is used only where its check
+  // holds, so one formed under an inexact load is never wrong, at worst unused.
+  void collect(std::uint32_t batch) {
+    if (collected_.variants.size() >= k_variants_per_replay) throw std::move(collected_);
+    ReplayMemo::Variant v;
+    v.batch = batch;
+    const auto active = backend_.link_usage().active();  // on canonical links: each link of a class carries it
+    for (std::size_t l = 0; l < link_classes_->canonical.size(); ++l)
+      if (const int c = link_classes_->canonical[l]; c >= 0 && active[static_cast<std::size_t>(c)] != 0)
+        v.load.emplace_back(static_cast<int>(l), active[static_cast<std::size_t>(c)]);
+    for (const auto& w : collected_.variants)
+      if (w.batch == v.batch && w.load == v.load) return;
+    collected_.variants.push_back(std::move(v));
   }
 
   // Phase by phase: the transfers, then the phase's latency; after the last, the per-call latency.
   // `rep`: the plan with its representatives only (reduce_to_classes; null: simulate every transfer).
   void run_phase(std::uint16_t comm, std::shared_ptr<const CollectivePlan> plan,
-                 std::shared_ptr<const CollectivePlan> rep, std::size_t phase, std::function<void()> done) {
+                 std::shared_ptr<const CollectivePlan> rep, const std::vector<std::uint32_t>* rep_batches,
+                 std::size_t phase, std::function<void()> done) {
     if (phase == plan->phases.size()) {
       backend_.schedule(backend_.now_s() + profile_for(comm).collective_latency_s.value, std::move(done));
       return;
@@ -1135,14 +1275,16 @@ class Replay {
     next_flow_id_ += all.size();
     transfers_ += all.size();
     transfers_simulated_ += transfers.size();
+    if (rep) check_adaptive_choices((*rep_batches)[phase]);
     backend_.set_traffic_label(comm);
-    backend_.start_transfers(transfers, flow_id,
-                             [this, comm, plan, rep = std::move(rep), phase, done = std::move(done)]() mutable {
-                               backend_.schedule(backend_.now_s() + plan->phases[phase].latency_s,
-                                                 [this, comm, plan, rep, phase, done = std::move(done)]() mutable {
-                                                   run_phase(comm, plan, rep, phase + 1, std::move(done));
-                                                 });
-                             });
+    backend_.start_transfers(
+        transfers, flow_id,
+        [this, comm, plan, rep = std::move(rep), rep_batches, phase, done = std::move(done)]() mutable {
+          backend_.schedule(backend_.now_s() + plan->phases[phase].latency_s,
+                            [this, comm, plan, rep, rep_batches, phase, done = std::move(done)]() mutable {
+                              run_phase(comm, plan, rep, rep_batches, phase + 1, std::move(done));
+                            });
+        });
   }
 
   void finish(std::size_t c, OpId op) {
@@ -1364,6 +1506,8 @@ class Replay {
   // reduce_to_classes: whether the backend gets representatives, and their link classes.
   bool reduced_ = false;
   std::shared_ptr<const LinkClasses> link_classes_;
+  std::shared_ptr<const AdaptiveChecks> checks_;  // adaptive routing: checked at each start
+  ClassesDiverged collected_;                     // checks failed so far (collect)
   std::size_t transfers_simulated_ = 0;
   std::uint64_t next_flow_id_ = 0;
   std::size_t transfers_ = 0;
@@ -1373,8 +1517,36 @@ class Replay {
 
 ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
                     const ReplayOptions& options) {
-  Replay r(graph, cluster, gpu, backend, options);
-  return r.run();
+  // A batch's adaptive choices under the load in flight may not be the classes' (traffic_classes.hpp):
+  // the backend (it can restart: reduce_to_classes) starts over, with a variant of the message formed
+  // under that load (a memo of its own when the caller gave none), or, for a collective's phase or past
+  // k_max_variants or k_max_restarts, with every transfer.
+  ReplayOptions own;
+  const ReplayOptions* current = &options;
+  for (int restarts = 0;; ++restarts) {
+    try {
+      Replay r(graph, cluster, gpu, backend, *current);
+      return r.run();
+    } catch (ClassesDiverged& e) {
+      backend.restart();
+      if (current->memo == nullptr) {
+        own = options;
+        own.memo = make_replay_memo();
+        current = &own;
+      }
+      ReplayMemo& memo = *current->memo;
+      if (e.variants.empty() || memo.diverged || memo.variants.size() + e.variants.size() > k_max_variants ||
+          restarts >= k_max_restarts) {
+        memo.diverged = true;
+        ReplayOptions every_transfer = *current;
+        every_transfer.adaptive_traffic_classes = false;
+        Replay r(graph, cluster, gpu, backend, every_transfer);
+        return r.run();
+      }
+      for (auto& v : e.variants)
+        memo.variants.push_back(std::move(v));
+    }
+  }
 }
 
 }  // namespace clustersim

@@ -84,11 +84,13 @@ struct ReplayOptions {
   // Simulate one transfer per class of identical transfers where that is exact (traffic_classes.hpp:
   // static d_mod_k routing, both backends); false: every transfer (the tests compare).
   bool traffic_classes = true;
-  // The same under adaptive routing (and spray), each launch routed against its own load: an
-  // approximation (traffic_classes.hpp), exact in every time of the 405B-class step from 1,024 to
-  // 131,072 GPUs but 2.4 to 6.3 % slower than the exhaustive replay on three rows of
-  // megatron-h100-2024 (dp 48; docs/performance.md). Off: those routings replay every transfer.
-  bool adaptive_traffic_classes = false;
+  // The same under adaptive routing, on a backend that can start over (NetworkBackend::restart:
+  // analytical): each launch routed against its own load when the classes are formed, and checked
+  // when it starts against the load then in flight (traffic_classes.hpp: the adaptive choices its
+  // routes made must be those of the exhaustive replay); where a channel's message fails its check the
+  // replay starts over with a variant of it routed against that load, where a collective's phase does
+  // it starts over with every transfer. Exact. Off: adaptive routing replays every transfer.
+  bool adaptive_traffic_classes = true;
   std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
   std::size_t timeline_classes = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 
@@ -53,11 +55,26 @@ std::size_t relabel(std::size_t n, const Signature& signature, std::vector<std::
 
 }  // namespace
 
-TrafficClasses::TrafficClasses(const Cluster& cluster) : cluster_(cluster), load_(cluster.links().size(), 0) {}
+TrafficClasses::TrafficClasses(const Cluster& cluster, bool adaptive_checks)
+    : cluster_(cluster), load_(cluster.links().size(), 0), record_choices_(adaptive_checks) {}
 
-bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_launch) {
+bool AdaptiveChecks::hold(std::size_t batch, std::span<const int> load) const {
+  const auto load_of = [&](int canonical) { return canonical < 0 ? 0 : load[static_cast<std::size_t>(canonical)]; };
+  for (std::size_t k = begin[batch]; k < begin[batch + 1];) {
+    const auto m = static_cast<std::size_t>(items[k]);
+    const int taken = load_of(items[k + 1]) - items[k + 2];  // D of the link taken
+    for (std::size_t j = 0; j < m; ++j)
+      if (load_of(items[k + 3 + 2 * j]) - items[k + 4 + 2 * j] < taken) return false;
+    k += 3 + 2 * m;
+  }
+  return true;
+}
+
+bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_launch,
+                               std::span<const std::pair<int, int>> context) {
   constexpr std::uint64_t k_other_flow = 0x9e3779b97f4a7c15ULL;
   const auto batch = static_cast<std::uint32_t>(batch_begin_.size() - 1);
+  launch_start_.push_back(same_launch && batch > 0 ? launch_start_.back() : batch);
   // The transfers of the batch's launch in flight per link, as the backend counts them while it routes
   // the launch (adaptive routing reads them; static routing ignores them).
   const auto clear_load = [&] {
@@ -66,6 +83,16 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
     loaded_.clear();
   };
   if (!same_launch) clear_load();
+  context_of_.push_back(-1);
+  if (!context.empty()) {
+    context_of_.back() = static_cast<int>(contexts_.size());
+    contexts_.emplace_back(context.begin(), context.end());
+    for (const auto& [link, count] : context) {
+      const auto l = static_cast<std::size_t>(link);
+      if (load_[l] == 0) loaded_.push_back(link);
+      load_[l] += count;
+    }
+  }
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
     transfer_batch_.push_back(batch);
@@ -74,11 +101,45 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
     if (t.src_gpu != t.dst_gpu && t.bytes > 0.0) {  // the backends route these only
       route_.clear();
       check_route_.clear();
-      cluster_.route(t.src_gpu, t.dst_gpu, i, route_, load_, t.lane);
+      choices_.clear();
+      cluster_.route(t.src_gpu, t.dst_gpu, i, route_, load_, t.lane, record_choices_ ? &choices_ : nullptr);
       cluster_.route(t.src_gpu, t.dst_gpu, i ^ k_other_flow, check_route_, load_, t.lane);
       if (route_ != check_route_) {  // hashed by flow id
         clear_load();
         return false;
+      }
+      // Each choice: its site (the set of equal-cost links, numbered by a hash of its links) and the
+      // link taken.
+      for (std::size_t k = 0; k < choices_.size();) {
+        const auto n = static_cast<std::size_t>(choices_[k]);
+        const std::span<const int> site(choices_.data() + k + 2, n);
+        const int taken = site[static_cast<std::size_t>(choices_[k + 1])];
+        k += 2 + n;
+        std::uint64_t h = 0x84222325cbf29ce4ULL;
+        for (const int l : site)
+          h = (h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(l))) * 0x100000001b3ULL;
+        const auto fresh = static_cast<std::uint32_t>(site_begin_.size() - 1);
+        auto [it, inserted] = site_of_hash_.try_emplace(h, fresh);
+        std::uint32_t s = it->second;
+        if (!inserted) {
+          while (true) {
+            const std::span<const int> other(site_links_.data() + site_begin_[s], site_begin_[s + 1] - site_begin_[s]);
+            if (std::equal(site.begin(), site.end(), other.begin(), other.end())) break;
+            if (site_next_[s] == k_none) {
+              site_next_[s] = fresh;
+              s = fresh;
+              inserted = true;
+              break;
+            }
+            s = site_next_[s];
+          }
+        }
+        if (inserted) {
+          site_links_.insert(site_links_.end(), site.begin(), site.end());
+          site_begin_.push_back(site_links_.size());
+          site_next_.push_back(k_none);
+        }
+        entries_.emplace_back(s, taken);
       }
       for (const int l : route_)
         if (load_[static_cast<std::size_t>(l)]++ == 0) loaded_.push_back(l);
@@ -87,6 +148,12 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
     route_begin_.push_back(route_links_.size());
   }
   batch_begin_.push_back(transfer_batch_.size());
+  {  // the batch's distinct (site, link taken)
+    const auto first = entries_.begin() + static_cast<std::ptrdiff_t>(entry_begin_.back());
+    std::sort(first, entries_.end());
+    entries_.erase(std::unique(first, entries_.end()), entries_.end());
+    entry_begin_.push_back(entries_.size());
+  }
   return true;
 }
 
@@ -211,6 +278,93 @@ bool TrafficClasses::refine() {
     if (f < 0) f = l;
     classes_.canonical[static_cast<std::size_t>(l)] = f;
   }
+  // The checks of the adaptive choices: per batch, its distinct (classes of a site's links, class of
+  // the link taken), each class with the load P the batch was routed against there (the transfers of
+  // its launch's earlier batches crossing the class's links: the same on each, header).
+  checks_ = AdaptiveChecks{};
+  if (record_choices_) {
+    const auto canonical = [&](int l) { return classes_.canonical[static_cast<std::size_t>(l)]; };
+    // Per site, its links' classes (sorted, distinct), numbered.
+    std::vector<std::uint32_t> site_classes(site_begin_.size() - 1);
+    std::map<std::vector<int>, std::uint32_t> class_set_of;
+    std::vector<const std::vector<int>*> class_sets;
+    std::vector<int> set;
+    for (std::size_t s = 0; s + 1 < site_begin_.size(); ++s) {
+      set.clear();
+      for (std::size_t k = site_begin_[s]; k < site_begin_[s + 1]; ++k)
+        set.push_back(canonical(site_links_[k]));
+      std::sort(set.begin(), set.end());
+      set.erase(std::unique(set.begin(), set.end()), set.end());
+      const auto [it, inserted] = class_set_of.try_emplace(set, static_cast<std::uint32_t>(class_sets.size()));
+      if (inserted) class_sets.push_back(&it->first);
+      site_classes[s] = it->second;
+    }
+    std::vector<std::pair<std::uint32_t, int>> records;  // (class set, class of the link taken)
+    std::vector<int> dense(link_count, 0);
+    for (std::size_t b = 0; b + 1 < batch_begin_.size(); ++b) {
+      records.clear();
+      for (std::size_t e = entry_begin_[b]; e < entry_begin_[b + 1]; ++e)
+        records.emplace_back(site_classes[entries_[e].first], canonical(entries_[e].second));
+      std::sort(records.begin(), records.end());
+      records.erase(std::unique(records.begin(), records.end()), records.end());
+      // P on canonical link c: the launch's transfers before batch b crossing it (crossing lists are in
+      // transfer order).
+      const std::size_t from = batch_begin_[launch_start_[b]], to = batch_begin_[b];
+      const int context = context_of_[b];
+      // The context, if any, scattered on `dense` (cleared after the batch): its count on link l.
+      if (context >= 0)
+        for (const auto& [link, count] : contexts_[static_cast<std::size_t>(context)])
+          dense[static_cast<std::size_t>(link)] = count;
+      const auto context_load = [&](int l) { return dense[static_cast<std::size_t>(l)]; };
+      const auto load_before = [&](int c) {
+        if (c >= 0 && context >= 0) return context_load(c);
+        if (c < 0 || from == to) return 0;
+        const auto l = static_cast<std::size_t>(c);
+        const auto first = crossing.begin() + static_cast<std::ptrdiff_t>(cross_begin[l]);
+        const auto last = crossing.begin() + static_cast<std::ptrdiff_t>(cross_begin[l + 1]);
+        return static_cast<int>(std::lower_bound(first, last, static_cast<std::uint32_t>(to)) -
+                                std::lower_bound(first, last, static_cast<std::uint32_t>(from)));
+      };
+      // A context is the load on every link of its launch's time; the records read it on canonical links,
+      // so it must be the same on every link of each class a choice of the batch meets (it is when it was
+      // the exhaustive replay's load, header; a context taken from an inexact replay may not be): where
+      // not, the batch gets a record that never holds (D 1 on the link taken, 0 on another).
+      bool uniform = true;
+      if (context >= 0) {
+        for (std::size_t e = entry_begin_[b]; e < entry_begin_[b + 1] && uniform; ++e) {
+          const std::uint32_t s = entries_[e].first;
+          for (std::size_t k = site_begin_[s]; k < site_begin_[s + 1] && uniform; ++k) {
+            const int c = canonical(site_links_[k]);
+            uniform = context_load(site_links_[k]) == (c < 0 ? 0 : context_load(c));
+          }
+        }
+      }
+      const auto clear_context = [&] {
+        if (context >= 0)
+          for (const auto& [link, count] : contexts_[static_cast<std::size_t>(context)])
+            dense[static_cast<std::size_t>(link)] = 0;
+      };
+      if (!uniform) {
+        clear_context();
+        checks_.items.insert(checks_.items.end(), {1, -1, -1, -1, 0});
+        checks_.begin.push_back(checks_.items.size());
+        continue;
+      }
+      for (const auto& [cs, taken] : records) {
+        const std::vector<int>& classes = *class_sets[cs];
+        checks_.items.push_back(static_cast<int>(classes.size()));
+        checks_.items.push_back(taken);
+        checks_.items.push_back(load_before(taken));
+        for (const int c : classes) {
+          checks_.items.push_back(c);
+          checks_.items.push_back(load_before(c));
+        }
+      }
+      clear_context();
+      checks_.begin.push_back(checks_.items.size());
+    }
+  }
+
   // One representative per transfer class (its first transfer) and its class route: each class of
   // links that a transfer of the class crosses, as its canonical link repeated c(T, L) times, the
   // transfers of the class on each link of L (the incidences of the class on L over L's size). The
@@ -220,23 +374,36 @@ bool TrafficClasses::refine() {
   std::vector<std::uint64_t> class_size(l_count, 0);
   for (const int l : used)
     ++class_size[l_colour[static_cast<std::size_t>(l)]];
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> incidences;  // (transfer colour, link colour)
-  incidences.reserve(route_links_.size());
+  // The incidences of each transfer class on each link class (its members' routes, counted per link
+  // class; the link classes of a transfer class in increasing order).
+  std::vector<std::size_t> member_begin(t_count + 1, 0);
   for (std::size_t i = 0; i < n; ++i)
-    for (const int l : route(i))
-      incidences.emplace_back(t_colour[i], l_colour[static_cast<std::size_t>(l)]);
-  std::sort(incidences.begin(), incidences.end());
+    ++member_begin[t_colour[i] + 1];
+  for (std::size_t t = 0; t < t_count; ++t)
+    member_begin[t + 1] += member_begin[t];
+  std::vector<std::uint32_t> members(n);
+  {
+    std::vector<std::size_t> fill(member_begin.begin(), member_begin.end() - 1);
+    for (std::size_t i = 0; i < n; ++i)
+      members[fill[t_colour[i]]++] = static_cast<std::uint32_t>(i);
+  }
   std::vector<std::size_t> colour_begin(t_count + 1, 0);  // (link class, c) of each transfer class
   std::vector<std::pair<std::uint64_t, std::size_t>> loads;
-  for (std::size_t k = 0; k < incidences.size();) {
-    std::size_t e = k;
-    while (e < incidences.size() && incidences[e] == incidences[k])
-      ++e;
-    const auto [t, l] = incidences[k];
-    if ((e - k) % class_size[l] != 0) return false;  // c(T, L) not whole: refused
-    loads.emplace_back(l, (e - k) / class_size[l]);
-    ++colour_begin[t + 1];
-    k = e;
+  std::vector<std::uint64_t> incidences(l_count, 0), touched;
+  for (std::size_t t = 0; t < t_count; ++t) {
+    touched.clear();
+    for (std::size_t m = member_begin[t]; m < member_begin[t + 1]; ++m)
+      for (const int l : route(members[m]))
+        if (incidences[l_colour[static_cast<std::size_t>(l)]]++ == 0)
+          touched.push_back(l_colour[static_cast<std::size_t>(l)]);
+    std::sort(touched.begin(), touched.end());
+    for (const std::uint64_t l : touched) {
+      const std::uint64_t c = incidences[l];
+      incidences[l] = 0;
+      if (c % class_size[l] != 0) return false;  // c(T, L) not whole: refused
+      loads.emplace_back(l, c / class_size[l]);
+      ++colour_begin[t + 1];
+    }
   }
   for (std::size_t t = 0; t < t_count; ++t)
     colour_begin[t + 1] += colour_begin[t];

@@ -56,18 +56,38 @@
 // The classes route each launch as the backend would on a fabric carrying nothing else: a launch is the
 // batches that start together, one after the other, with nothing ending in between (a collective's
 // groups, phase by phase: Replay::run_phase; a channel's message), each transfer routed against the
-// launch's earlier ones (add_batch's same_launch). Where other traffic is in flight at a choice of the
-// launch and loads its equal-cost links unequally, the exhaustive replay may take another of them: an
-// approximation. Measured against the exhaustive replay (docs/performance.md, session 16): the
-// 405B-class step from 1,024 to 131,072 GPUs keeps every time to the last bit (step, every collective's
-// end), 0.0007 % to 0.0012 % of the link bytes on other links of the same tier; the tests' small steps
-// 0.16 % and 0.35 %. But three validation rows (megatron-h100-2024, tp 8, dp 48, 2,304 to 6,144 GPUs)
-// came out 2.4 to 6.3 % slower than the exhaustive replay, so the replay uses classes under adaptive
-// routing only when asked (ReplayOptions::adaptive_traffic_classes). Routing each batch alone instead
-// (the groups of a collective not against each other) took the 131,072-GPU step from 7.535 to 8.424 s:
-// the groups of the data-parallel collectives meet on the parallel core-to-spine links.
+// launch's earlier ones (add_batch's same_launch). That alone is an approximation (session 16: three
+// validation rows 2.4 to 6.3 % slower than the exhaustive replay), made exact by a check at every
+// start of a batch (AdaptiveChecks), session 17:
+//   Let P(l) be the load the formation routed batch b against on link l (the transfers of its launch's
+//   earlier batches: add_batch's load), and A(l) the transfers in flight when the replay starts b.
+//   The exhaustive replay routes b's transfer i against A + O_i (O_i: b's earlier transfers), the
+//   formation against P + O_i; their difference D = A - P is the same for every transfer of b. At a
+//   choice, the formation took p, the first least loaded from the digit under P + O_i; if D(p) <= D(c)
+//   for every candidate c, p is also the first least loaded under A + O_i (it gains on none that were
+//   behind or equal, loses to none ahead). So if that holds at every choice of b's routes, the
+//   exhaustive replay takes b's routes, transfer by transfer (induction over i: O_i agree).
+//   D is constant over a link class: A is (the replay has been exact so far, by induction over the
+//   starts: every link of a class carries what its canonical link does) and P is (the first pass
+//   colours links by the count of each batch's transfers crossing them). So the check is over link
+//   classes, not links: per batch, the distinct (classes of the equal-cost links of a choice, class of
+//   the link taken), each class with its P (links no route takes: load 0, P 0). Its cost is the
+//   batch's distinct choices in class terms, independent of its transfers.
+// Where a check fails, the exhaustive replay may route otherwise. A channel's message then gets a
+// variant: its batch added again as a launch of its own routed against the load in flight then
+// (add_batch's context; its check's P is that load), and each later message of the channel takes the
+// first of the batch and its variants whose check holds; the replay starts over with the variants
+// formed (replay_engine.cpp: it collects every failing message of one replay first). A variant formed
+// under any load is right wherever its check holds, so one taken from a replay past a failure (not
+// exact) is at worst unused; its load must only be the same on every link of each class its choices
+// meet (checked here: where not, its check never holds). A collective's phase failing its check (its
+// groups are one launch: no variant) makes the replay start over with every transfer. Every answer is
+// the exhaustive replay's. Measured (docs/performance.md, session 17): the 405B-class step needs 31
+// variants at 16,384 GPUs and 46 at 131,072 (its pipeline messages in the 1F1B steady state, where a
+// stage's sends forward and backward leave the same leaves at once), no collective fails.
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -78,15 +98,30 @@ namespace clustersim {
 
 class Cluster;
 
+// Per batch, what its adaptive choices need of the load in flight when it starts (above): records of
+// [m, the taken link's class (its canonical link, -1: a link no route takes), its P, then m pairs
+// (class, P) of the equal-cost links' classes].
+struct AdaptiveChecks {
+  std::vector<std::size_t> begin{0};  // batch b's records: items[begin[b], begin[b + 1])
+  std::vector<int> items;
+  // Whether batch b's routes are those the exhaustive replay takes under `load` (transfers in flight
+  // per link, the replay's counts on canonical links).
+  bool hold(std::size_t batch, std::span<const int> load) const;
+};
+
 class TrafficClasses {
  public:
-  explicit TrafficClasses(const Cluster& cluster);
+  // `adaptive_checks`: record every adaptive choice of the routes for AdaptiveChecks.
+  explicit TrafficClasses(const Cluster& cluster, bool adaptive_checks = false);
 
   // A batch of transfers, every one (bytes may be any common positive scale of the real ones).
   // `same_launch`: the batch starts right after the previous one, before any of it ends (the groups
   // of one collective call): routed with the previous batches of its launch in flight.
-  // False when a route depends on the flow id.
-  bool add_batch(std::span<const Transfer> transfers, bool same_launch = false);
+  // `context` (a launch of its own, adaptive routing): the transfers in flight when it starts, as (link,
+  // count) for the links with some, in link order (a variant of a batch whose check failed under that
+  // load: replay_engine.cpp), routed against them. False when a route depends on the flow id.
+  bool add_batch(std::span<const Transfer> transfers, bool same_launch = false,
+                 std::span<const std::pair<int, int>> context = {});
   // The classes of the batches' transfers and their routes' links (three passes); false where a
   // transfer class does not cross each link class a whole number of times (then no classes are used).
   bool refine();
@@ -100,6 +135,8 @@ class TrafficClasses {
   // After refine(): whether every member of each transfer class crosses every link class of its class
   // route (what makes max-min sharing over the classes provably exact, above).
   bool members_cross_class_routes() const { return members_cross_class_routes_; }
+  // After refine() with adaptive_checks: each batch's checks (empty records where no choice read the load).
+  AdaptiveChecks& adaptive_checks() { return checks_; }
 
  private:
   const Cluster& cluster_;
@@ -116,6 +153,21 @@ class TrafficClasses {
   std::size_t link_class_count_ = 0;
   bool members_cross_class_routes_ = false;
   LinkClasses classes_;
+  // Adaptive choices (adaptive_checks): the distinct sets of equal-cost links (sites: site s's links are
+  // site_links_[site_begin_[s], ...)), found by a hash of their links; per batch, its (site, link taken)
+  // pairs (entries_[entry_begin_[b], ...), distinct); the first batch of each batch's launch.
+  bool record_choices_ = false;
+  std::vector<int> choices_;
+  std::vector<std::size_t> site_begin_{0};
+  std::vector<int> site_links_;
+  std::unordered_map<std::uint64_t, std::uint32_t> site_of_hash_;  // hash -> first site (chained by site_next_)
+  std::vector<std::uint32_t> site_next_;
+  std::vector<std::pair<std::uint32_t, int>> entries_;
+  std::vector<std::size_t> entry_begin_{0};
+  std::vector<std::uint32_t> launch_start_;
+  std::vector<std::vector<std::pair<int, int>>> contexts_;  // add_batch's contexts
+  std::vector<int> context_of_;                             // per batch: its context in contexts_, -1: none
+  AdaptiveChecks checks_;
 };
 
 }  // namespace clustersim

@@ -116,7 +116,7 @@ def simulate(
     seed: Optional[int] = None,
     trace_host: Optional[str] = None,
     exhaustive: bool = False,
-    adaptive_classes: bool = False,
+    adaptive_classes: bool = True,
 ) -> Report:
     """Simulates one training step of ``workload`` on ``cluster`` and returns its :class:`Report`.
 
@@ -141,8 +141,9 @@ def simulate(
     world"); None or ``"none"``: the GPU alone.
     ``exhaustive``: simulate every transfer, not one per class of identical transfers (the CLI's
     ``--exhaustive``; docs/performance.md): the same answer, slower on large clusters.
-    ``adaptive_classes``: at analytical fidelity under adaptive routing, one simulated transfer per class
-    of identical transfers (the CLI's ``--adaptive-classes``: an approximation, docs/performance.md).
+    ``adaptive_classes``: at analytical fidelity under adaptive routing too, one simulated transfer per
+    class of identical transfers, checked at every launch (exact: where a check fails every transfer is
+    replayed; docs/performance.md); False: adaptive routing replays every transfer.
 
     Raises :class:`~clustersim.SpecError` for bad input (file, JSON path, what was expected) and
     :class:`~clustersim.SimulationError` when the simulation cannot finish.
@@ -160,8 +161,8 @@ def simulate(
         options["trace_host"] = trace_host  # the core checks it
     if exhaustive:
         options["exhaustive"] = True
-    if adaptive_classes:
-        options["adaptive_classes"] = True
+    if not adaptive_classes:
+        options["adaptive_classes"] = False
     training_run = {"train_tokens": train_tokens, "checkpoint_interval_s": checkpoint_interval_s, "runs": runs,
                     "seed": seed}
     options.update({k: v for k, v in training_run.items() if v is not None})  # the core checks them

@@ -347,7 +347,11 @@ TEST(ReplayEngine, AllToAllvMatricesMustAgreeAndFitTheGroup) {
 // lend it to the next: each equals a replay without the memo to the last bit, at another clock too
 // (each replay times its kernels afresh), with replays without the memo in between.
 TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
-  const Cluster cluster = Cluster::build(testing::fat_tree_spec(16, 2, 2, 400.0, 450.0, 1.0, 8));
+  // D-mod-K: the classes apply to every replay (under adaptive routing this step's checks fail at a
+  // launch and every transfer is replayed: sim/replay/traffic_classes.hpp).
+  ClusterSpec cluster_spec = testing::fat_tree_spec(16, 2, 2, 400.0, 450.0, 1.0, 8);
+  cluster_spec.fabric.routing = "d_mod_k";
+  const Cluster cluster = Cluster::build(cluster_spec);
   WorkloadSpec spec = testing::transformer_workload(
       "memo", {.layers = 4, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .seq_len = 1024, .vocab = 1000}, 32, 1);
   spec.parallelism.tp = 2;
@@ -360,7 +364,6 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
   auto run = [&](const GpuSpec& gpu, std::shared_ptr<ReplayMemo> memo, double nvlink_efficiency = 1.0) {
     auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
     ReplayOptions options;
-    options.adaptive_traffic_classes = true;  // the fabric's default routing is adaptive
     options.memo = std::move(memo);
     options.network_profile.of(LinkTechnology::nvlink).bandwidth_efficiency.value = nvlink_efficiency;
     return replay(graph, cluster, gpu, *backend, options);
@@ -381,7 +384,7 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
       EXPECT_EQ(fresh.collectives[i].algorithm, lent.collectives[i].algorithm) << i;
     }
     EXPECT_EQ(fresh.link_bytes, lent.link_bytes);
-    // Both in traffic classes (adaptive routing, the fabric's default); the lent runs on the first
+    // Both in traffic classes (D-mod-K routing); the lent runs on the first
     // one's plans and channels (ReplayMemo): the same transfers as fresh plans give.
     EXPECT_LT(2 * lent.transfers_simulated, lent.transfers);
     EXPECT_EQ(fresh.transfers_simulated, lent.transfers_simulated);
