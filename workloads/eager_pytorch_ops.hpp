@@ -2,8 +2,8 @@
 // Bytes moved by the PyTorch-eager forms of three Llama ops that fused stacks run as one kernel (or none),
 // per element of the tensor they act on, for activations of `activation_bytes` (2: bf16). Used by the
 // transformer generator when a stack profile says fused.rmsnorm / fused.rope / fused.swiglu false
-// (Llama-style models only). The intermediate tensors are fp32 (4 bytes), as the source casts them. See the .cpp for the
-// kernel-by-kernel count and its source.
+// (Llama-style models only). The intermediate tensors are fp32 (4 bytes), as the source casts them. See the .cpp for
+// the kernel-by-kernel count and its source.
 
 namespace clustersim {
 
