@@ -24,6 +24,18 @@
 // complex multiply 4 + 4 (freqs_cis: [s x d/2], small), .type_as 4 + e: 2e + 16 (20 for bf16); the
 // backward runs the same three in reverse (fp32 cast of the gradient, the multiply by conj(freqs_cis),
 // the cast back): 2e + 16.
+//
+// SwiGLU (torchtitan @ 9dec370 torchtitan/models/llama/model.py, FeedForward.forward):
+//   return self.w2(F.silu(self.w1(x)) * self.w3(x))
+// w1 and w3 are separate GEMMs (their outputs a = gate, u = up, [T x f]); then, per element of the
+// [T x f] product (autograd of the two eager ops, no fusion without torch.compile):
+//   forward   F.silu(a): read a, write s             2e      s * u: read s, u, write y       3e
+//                                                                              total 5e (10 for bf16)
+//   backward  mul: ds = g * u (read g, u, write ds)  3e;     du = g * s (read g, s, write du) 3e
+//             silu_backward(ds, a): read ds, a, write da                                      3e
+//                                                                              total 9e (18 for bf16)
+// Against a fused kernel's 3e forward (read a, u, write y) and 5e backward (read a, u, g, write da,
+// du): the generator's activation op (transformer_generator.cpp).
 #include "workloads/eager_pytorch_ops.hpp"
 
 namespace clustersim {
@@ -49,6 +61,19 @@ double eager_rmsnorm_backward_bytes_per_element(double e) {
 
 double eager_rope_bytes_per_element(double e) {
   return (e + kFp32Bytes) + 2.0 * kFp32Bytes + (kFp32Bytes + e);
+}
+
+double eager_swiglu_forward_bytes_per_element(double e) {
+  const double silu = e + e;
+  const double multiply = 2.0 * e + e;
+  return silu + multiply;
+}
+
+double eager_swiglu_backward_bytes_per_element(double e) {
+  const double gate_gradient = 2.0 * e + e;  // g * u
+  const double up_gradient = 2.0 * e + e;    // g * s
+  const double silu_backward = 2.0 * e + e;
+  return gate_gradient + up_gradient + silu_backward;
 }
 
 }  // namespace clustersim

@@ -75,6 +75,7 @@ constexpr FusionField kFusions[] = {
     {"rmsnorm", &StackFusions::rmsnorm, false},
     {"rope", &StackFusions::rope, false},
     {"gqa", &StackFusions::gqa, false},
+    {"swiglu", &StackFusions::swiglu, false},
 };
 
 constexpr EnumName<OptimizerKernels> kOptimizerKernels[] = {

@@ -36,6 +36,9 @@ struct StackFusions {
   // kv_heads K/V as they are; false: K and V repeated to every query head in memory first (torchtitan's
   // eager repeat_kv), and the attention (and context parallelism) moves the repeated tensors.
   bool gqa = true;
+  // SwiGLU models only; optional, default fused: silu(gate) * up as one kernel; false: PyTorch's eager
+  // F.silu then the multiply (torchtitan's FeedForward), two kernels forward and three backward.
+  bool swiglu = true;
 
   friend bool operator==(const StackFusions&, const StackFusions&) = default;
 };

@@ -331,6 +331,7 @@ class StageBuilder {
     const bool eager = !spec_.training.torch_compile;
     eager_rmsnorm_ = eager && llama_style(m_) && !stack_.fused.rmsnorm;
     eager_rope_ = eager && llama_style(m_) && !stack_.fused.rope;
+    eager_swiglu_ = eager && m_.activation == "swiglu" && !stack_.fused.swiglu;
     // repeat_kv is a copy before an opaque SDPA kernel: compiled or not, the repeated K/V are written
     repeat_kv_ = !mla_ && !stack_.fused.gqa && kv_ < q_;
   }
@@ -576,7 +577,11 @@ class StageBuilder {
     const double in = act_.inputs * out;
     if (!backward && biases_ && !stack_.fused.bias_activation)
       compute(name + ".bias", KernelClass::elementwise, in, 2.0 * in * e_);
-    const double bytes = backward ? (2.0 * in + out) * e_ : (in + out) * e_;
+    // eager_swiglu_: PyTorch's F.silu and the multiply as separate kernels (eager_pytorch_ops.cpp)
+    const double bytes = eager_swiglu_ ? out * (backward ? eager_swiglu_backward_bytes_per_element(e_)
+                                                         : eager_swiglu_forward_bytes_per_element(e_))
+                         : backward    ? (2.0 * in + out) * e_
+                                       : (in + out) * e_;
     return compute(name, KernelClass::elementwise, act_.flops_per_element * out, bytes);
   }
 
@@ -1573,6 +1578,7 @@ class StageBuilder {
   bool biases_ = true;               // GPT-style layers have biases; Llama-style (swiglu) none
   bool eager_rmsnorm_ = false;       // stack fused.rmsnorm false and a Llama-style model: PyTorch eager ops
   bool eager_rope_ = false;          // stack fused.rope false and a Llama-style model
+  bool eager_swiglu_ = false;        // stack fused.swiglu false, a SwiGLU model, not compiled: F.silu, then *
   bool repeat_kv_ = false;           // stack fused.gqa false and kv_heads < heads: K/V repeated per query head
 
   OpId last_ = 0;

@@ -405,7 +405,7 @@ const std::vector<Row>& rows() {
     add(row<&W::training, &T::torch_compile>(
         boolean("training.torch_compile", false, "false",
                 "the model runs under `torch.compile`: its compiler fuses the ops the stack otherwise runs "
-                "eagerly (a profile's `fused.rmsnorm` / `fused.rope` false no longer apply; "
+                "eagerly (a profile's `fused.rmsnorm` / `fused.rope` / `fused.swiglu` false no longer apply; "
                 "workloads/stacks/README.md). torchtitan's Float8 rows ran compiled"),
         "false"));
     add(row<&W::training, &T::fp8_recipe>(choice(

@@ -34,6 +34,22 @@ TEST(EagerPytorchOps, RopeBytesByHandForBf16) {
   EXPECT_DOUBLE_EQ(eager_rope_bytes_per_element(2.0), 20.0);
 }
 
+TEST(EagerPytorchOps, SwigluBytesByHandForBf16) {
+  // forward: F.silu(a) read a 2, write s 2; s * u read 2 + 2, write 2 = 10 (fused: read a, u, write y = 6)
+  EXPECT_DOUBLE_EQ(eager_swiglu_forward_bytes_per_element(2.0), 10.0);
+  // backward: ds = g * u 2+2+2, du = g * s 2+2+2, silu_backward(ds, a) 2+2+2 = 18 (fused: 3 reads + 2 writes = 10)
+  EXPECT_DOUBLE_EQ(eager_swiglu_backward_bytes_per_element(2.0), 18.0);
+  // torchtitan's 8B at micro-batch 2 x 8192, ffn 14336: T x f = 16384 x 14336 = 234,881,024 elements;
+  // 4 + 8 more bytes per element than fused: 0.94 GB forward (and again in the selective recompute),
+  // 1.88 GB backward per layer
+  const double elements = 16384.0 * 14336.0;
+  EXPECT_DOUBLE_EQ((eager_swiglu_forward_bytes_per_element(2.0) - 6.0) * elements, 939524096.0);
+  EXPECT_DOUBLE_EQ((eager_swiglu_backward_bytes_per_element(2.0) - 10.0) * elements, 1879048192.0);
+  // fp32 activations: 5 x 4 and 9 x 4
+  EXPECT_DOUBLE_EQ(eager_swiglu_forward_bytes_per_element(4.0), 20.0);
+  EXPECT_DOUBLE_EQ(eager_swiglu_backward_bytes_per_element(4.0), 36.0);
+}
+
 WorkloadSpec small_model(const std::string& activation) {
   WorkloadSpec s = testing::transformer_workload(
       "small", {.layers = 2, .hidden = 256, .heads = 4, .ffn_hidden = 512, .seq_len = 128, .vocab = 1000}, 2, 2);
@@ -100,12 +116,44 @@ TEST(EagerPytorchOps, GeneratorEmitsEagerNormAndRopeForLlamaOnly) {
   EXPECT_EQ(find(g, "fwd.eager_rope").count, 0);
 }
 
+TEST(EagerPytorchOps, GeneratorEmitsEagerSwigluUnlessFusedOrCompiled) {
+  StackProfile eager = find_software_stack("pytorch-fsdp2");
+  ASSERT_FALSE(eager.fused.swiglu);
+  StackProfile fused = eager;
+  fused.fused.swiglu = true;
+
+  const WorkloadSpec llama = small_model("swiglu");
+  const double Tf = 2.0 * 128.0 * 512.0;  // micro-batch x seq x ffn: the product's elements
+  const ExecutionGraph e = generate_transformer_training(llama, 1, eager);
+  const Found fwd = find(e, "fwd.activation");
+  EXPECT_EQ(fwd.count, 2);  // one per layer
+  EXPECT_EQ(fwd.kernel, KernelClass::elementwise);
+  EXPECT_DOUBLE_EQ(fwd.bytes, 10.0 * Tf);
+  EXPECT_DOUBLE_EQ(find(e, "bwd.activation").bytes, 18.0 * Tf);
+
+  // fused: read gate and up, write y (3 x 2 bytes); backward reads gate, up, dy, writes two (5 x 2)
+  const ExecutionGraph f = generate_transformer_training(llama, 1, fused);
+  EXPECT_DOUBLE_EQ(find(f, "fwd.activation").bytes, 6.0 * Tf);
+  EXPECT_DOUBLE_EQ(find(f, "bwd.activation").bytes, 10.0 * Tf);
+
+  // torch.compile fuses them
+  WorkloadSpec compiled = llama;
+  compiled.training.torch_compile = true;
+  EXPECT_DOUBLE_EQ(find(generate_transformer_training(compiled, 1, eager), "fwd.activation").bytes, 6.0 * Tf);
+
+  // GeLU (llm-foundry's MPT under the same stack): one input, the flag does not apply
+  const ExecutionGraph g = generate_transformer_training(small_model("gelu"), 1, eager);
+  EXPECT_DOUBLE_EQ(find(g, "fwd.activation").bytes, 2.0 * 2.0 * Tf);
+}
+
 TEST(EagerPytorchOps, StackProfileKeysAreOptionalAndDefaultFused) {
   EXPECT_TRUE(find_software_stack("megatron-core").fused.rmsnorm);
   EXPECT_TRUE(find_software_stack("megatron-core").fused.rope);
   const StackProfile fsdp = find_software_stack("pytorch-fsdp2");
   EXPECT_EQ(fsdp.sources.count("fused.rmsnorm"), 1u);
   EXPECT_EQ(fsdp.sources.count("fused.rope"), 1u);
+  EXPECT_EQ(fsdp.sources.count("fused.swiglu"), 1u);
+  EXPECT_TRUE(find_software_stack("megatron-core").fused.swiglu);
 }
 
 }  // namespace

@@ -69,11 +69,12 @@ TEST(SoftwareStack, EveryProfileLoadsWithASourceForEveryValue) {
     EXPECT_EQ(s.id, id);
     EXPECT_FALSE(s.name.empty());
     // defaults + 3 fusions + optimizer_kernels + pipeline_p2p + 2 step costs, each with its source,
-    // + the optional fusions (rmsnorm, rope, gqa), pipeline instruction cost, memory passes and host
-    // synchronisations the profile gives
+    // + the optional fusions (rmsnorm, rope, gqa, swiglu), pipeline instruction cost, memory passes and
+    // host synchronisations the profile gives
     const std::size_t optional =
         s.sources.count("fused.rmsnorm") + s.sources.count("fused.rope") + s.sources.count("fused.gqa") +
-        s.sources.count("pipeline_instruction_us") + s.sources.count("memory_passes.fsdp_all_gather_copy_out") +
+        s.sources.count("fused.swiglu") + s.sources.count("pipeline_instruction_us") +
+        s.sources.count("memory_passes.fsdp_all_gather_copy_out") +
         s.sources.count("memory_passes.fsdp_reduce_scatter_copy_in") + s.sources.count("memory_passes.optimizer") +
         s.sources.count("host_syncs.micro_batch_load") + s.sources.count("host_syncs.partitioned_pipeline_transfer");
     EXPECT_EQ(s.sources.size(), s.defaults.size() + 7 + optional) << id;
