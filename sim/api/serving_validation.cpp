@@ -18,6 +18,7 @@
 #include "sim/serving/serving_traffic.hpp"
 #include "sim/simulate.hpp"
 #include "sim/validation/prediction_features.hpp"
+#include "sim/validation/serving_metric_names.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace clustersim {
@@ -371,7 +372,8 @@ ServingValidation run_serving_validation(std::string_view name, const ServingVal
 
 namespace {
 
-// The registry of the metrics a validation row may compare: name -> its value in a run's summary. The
+// How each metric of serving_metric_names() (sim/validation/serving_metric_names.hpp) is read from a
+// run's summary; tests/cpp/sim/serving_metric_names_test.cpp checks that every name has an entry. The
 // first three are the means (serve's error bars); the percentiles are nearest-rank over the finished
 // requests (docs/serving.md, "Metrics"), named as vLLM's benchmark_serving reports them: TTFT, TPOT =
 // each request's (E2E - TTFT) / (tokens - 1) = its mean gap, ITL = every gap between tokens, E2E.
@@ -402,8 +404,8 @@ const std::vector<MetricEntry>& metric_registry() {
 
 std::string metric_names_text() {
   std::string t;
-  for (const auto& e : metric_registry())
-    t += (t.empty() ? "" : ", ") + std::string(e.name);
+  for (const auto& n : serving_metric_names())
+    t += (t.empty() ? "" : ", ") + n;
   return t;
 }
 
@@ -415,13 +417,7 @@ const std::vector<std::string>& serving_validation_metrics() {
 }
 
 const std::vector<std::string>& serving_compared_metrics() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n;
-    for (const auto& e : metric_registry())
-      n.emplace_back(e.name);
-    return n;
-  }();
-  return names;
+  return serving_metric_names();
 }
 
 double serving_metric(const ServingSummary& s, std::string_view metric) {

@@ -90,10 +90,9 @@ ServingValidation run_serving_validation(std::string_view name, const ServingVal
 // The metrics `serve` bounds with error bars, in report order: output_tokens_per_s, ttft_s (the mean
 // TTFT), itl_s (the mean over requests of each one's mean gap between tokens).
 const std::vector<std::string>& serving_validation_metrics();
-// Every metric a serving validation row may compare: the three above, then the nearest-rank percentiles
-// ttft_p50_s / _p90_s / _p99_s, tpot_p50_s / _p90_s / _p99_s (over requests of each one's mean gap between
-// tokens: vLLM's TPOT), itl_p50_s / itl_p99_s (over every gap between tokens: vLLM's ITL), e2e_p50_s /
-// _p90_s / _p99_s.
+// Every metric a serving validation row may compare: serving_metric_names()
+// (sim/validation/serving_metric_names.hpp): the three above, then nearest-rank percentiles of TTFT,
+// TPOT (each request's mean gap between tokens), ITL (every gap) and E2E.
 const std::vector<std::string>& serving_compared_metrics();
 // The value of a metric in a run's summary (the prediction).
 double serving_metric(const ServingSummary& summary, std::string_view metric);

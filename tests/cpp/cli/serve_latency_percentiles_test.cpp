@@ -55,7 +55,7 @@ TEST(ServeLatencyPercentilesCli, EachRowWithinItsMeasuredBand) {
   const auto rows = percentile_rows(d);
   EXPECT_EQ(d["dataset"], "serving-latency-percentiles");
   EXPECT_EQ(d["data"], "calibration/data/published/serving_latency_percentiles.json");
-  EXPECT_EQ(d["residuals"], false);
+  EXPECT_EQ(d["residuals"], false);  // 50 % leave-one-out coverage as residuals (docs/serving.md)
   ASSERT_EQ(rows.size(), 24u);  // 4 records x 6 metrics
   for (const auto& row : d["rows"]) {
     EXPECT_EQ(row["scheduler"], "chunked_prefill");
