@@ -18,6 +18,7 @@
 #include "sim/serving/serving_traffic.hpp"
 #include "sim/simulate.hpp"
 #include "sim/validation/prediction_features.hpp"
+#include "sim/validation/serving_metric_names.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace clustersim {
@@ -110,6 +111,8 @@ void read_classic(JsonReader& r, Mapping& m) {
   scheduler.finish();
 }
 
+std::string metric_names_text();  // the registry's names, comma-separated (below)
+
 Mapping read_mapping(JsonReader& r, ServingValidation& v) {
   Mapping m;
   m.file = r.file();
@@ -133,9 +136,9 @@ Mapping read_mapping(JsonReader& r, ServingValidation& v) {
     }
     JsonReader metrics = r.object("metrics");
     for (const auto& [metric, _] : r.raw("metrics").items()) {
-      const auto& names = serving_validation_metrics();
+      const auto& names = serving_compared_metrics();
       if (std::find(names.begin(), names.end(), metric) == names.end())
-        metrics.fail(metric, "expected a metric: output_tokens_per_s, ttft_s or itl_s");
+        metrics.fail(metric, "expected a metric: " + metric_names_text());
       JsonReader x = metrics.object(metric);
       m.metrics.emplace_back(metric, read_row_field(x));
     }
@@ -367,16 +370,60 @@ ServingValidation run_serving_validation(std::string_view name, const ServingVal
   return v;
 }
 
+namespace {
+
+// How each metric of serving_metric_names() (sim/validation/serving_metric_names.hpp) is read from a
+// run's summary; tests/cpp/sim/serving_metric_names_test.cpp checks that every name has an entry. The
+// first three are the means (serve's error bars); the percentiles are nearest-rank over the finished
+// requests (docs/serving.md, "Metrics"), named as vLLM's benchmark_serving reports them: TTFT, TPOT =
+// each request's (E2E - TTFT) / (tokens - 1) = its mean gap, ITL = every gap between tokens, E2E.
+struct MetricEntry {
+  const char* name;
+  double (*value)(const ServingSummary&);
+};
+
+const std::vector<MetricEntry>& metric_registry() {
+  static const std::vector<MetricEntry> entries{
+      {"output_tokens_per_s", [](const ServingSummary& s) { return s.output_tokens_per_s; }},
+      {"ttft_s", [](const ServingSummary& s) { return s.ttft.mean_s; }},
+      {"itl_s", [](const ServingSummary& s) { return s.tbt_mean.mean_s; }},
+      {"ttft_p50_s", [](const ServingSummary& s) { return s.ttft.p50_s; }},
+      {"ttft_p90_s", [](const ServingSummary& s) { return s.ttft.p90_s; }},
+      {"ttft_p99_s", [](const ServingSummary& s) { return s.ttft.p99_s; }},
+      {"tpot_p50_s", [](const ServingSummary& s) { return s.tbt_mean.p50_s; }},
+      {"tpot_p90_s", [](const ServingSummary& s) { return s.tbt_mean.p90_s; }},
+      {"tpot_p99_s", [](const ServingSummary& s) { return s.tbt_mean.p99_s; }},
+      {"itl_p50_s", [](const ServingSummary& s) { return s.tbt_p50_s; }},
+      {"itl_p99_s", [](const ServingSummary& s) { return s.tbt_p99_s; }},
+      {"e2e_p50_s", [](const ServingSummary& s) { return s.e2e.p50_s; }},
+      {"e2e_p90_s", [](const ServingSummary& s) { return s.e2e.p90_s; }},
+      {"e2e_p99_s", [](const ServingSummary& s) { return s.e2e.p99_s; }},
+  };
+  return entries;
+}
+
+std::string metric_names_text() {
+  std::string t;
+  for (const auto& n : serving_metric_names())
+    t += (t.empty() ? "" : ", ") + n;
+  return t;
+}
+
+}  // namespace
+
 const std::vector<std::string>& serving_validation_metrics() {
   static const std::vector<std::string> names{"output_tokens_per_s", "ttft_s", "itl_s"};
   return names;
 }
 
+const std::vector<std::string>& serving_compared_metrics() {
+  return serving_metric_names();
+}
+
 double serving_metric(const ServingSummary& s, std::string_view metric) {
-  if (metric == "ttft_s") return s.ttft.mean_s;
-  if (metric == "itl_s") return s.tbt_mean.mean_s;
-  if (metric == "output_tokens_per_s") return s.output_tokens_per_s;
-  throw SpecError(std::string(metric), "", "expected a serving metric: output_tokens_per_s, ttft_s or itl_s");
+  for (const auto& e : metric_registry())
+    if (metric == e.name) return e.value(s);
+  throw SpecError(std::string(metric), "", "expected a serving metric: " + metric_names_text());
 }
 
 PredictionFeatures serving_features(std::string_view gpu_id, const ServingSpec& spec) {
@@ -413,7 +460,8 @@ std::string serving_validation_text(const ServingValidation& v) {
   for (const auto& a : v.assumptions)
     t += "# assumes: " + a + "\n";
   if (!v.residuals) t += "# not in the residuals of the error bars (the mapping's \"residuals\": false)\n";
-  t += "# error = predicted / published - 1 (metric: output_tokens_per_s, ttft_s mean, itl_s mean)\n";
+  t += "# error = predicted / published - 1 (metric: output_tokens_per_s, ttft_s mean, itl_s mean, *_pNN_s: "
+       "nearest-rank percentiles)\n";
   char line[320];
   std::snprintf(line, sizeof line, "  %-11s %-19s %-15s %-15s %3s %-16s %11s %8s %10s %10s %8s\n", "row", "metric",
                 "model", "gpu", "tp", "scheduler", "ISL/OSL", "requests", "published", "predicted", "error");

@@ -19,7 +19,8 @@
 //   spec {serving spec}          served as written, with the row's values set into it:
 //   row_values {JSON pointer: {field, scale}}   spec value at the pointer = the row's field x scale
 //   metrics {metric: {field, scale}}            metric (output_tokens_per_s, ttft_s = mean TTFT,
-//                                 itl_s = mean of the per-request mean gap between tokens) measured =
+//                                 itl_s = mean of the per-request mean gap between tokens, or a
+//                                 percentile of serving_compared_metrics()) measured =
 //                                 the row's field x scale; one validation row per record and metric
 //   clusters {row gpu_id: {preset, overrides}}, name, title, source, data, select, assumptions as above.
 // Either form may say "residuals": false (default true): its rows are reported but give the error bars
@@ -39,7 +40,7 @@ namespace clustersim {
 
 struct ServingValidationRow {
   std::string id;
-  std::string metric = "output_tokens_per_s";  // output_tokens_per_s, ttft_s or itl_s
+  std::string metric = "output_tokens_per_s";  // a serving_compared_metrics() name
   PredictionFeatures features;                 // the error bars' features of its deployment (serving_features)
   std::string model;
   std::string gpu;  // the row's gpu_id
@@ -86,9 +87,13 @@ bool is_serving_validation(std::string_view name);
 // path), or an unknown scheduler; SimulationError when a row's requests do not all finish.
 ServingValidation run_serving_validation(std::string_view name, const ServingValidationOptions& options = {});
 
-// The metrics a serving validation row compares, in report order: output_tokens_per_s, ttft_s (the mean
+// The metrics `serve` bounds with error bars, in report order: output_tokens_per_s, ttft_s (the mean
 // TTFT), itl_s (the mean over requests of each one's mean gap between tokens).
 const std::vector<std::string>& serving_validation_metrics();
+// Every metric a serving validation row may compare: serving_metric_names()
+// (sim/validation/serving_metric_names.hpp): the three above, then nearest-rank percentiles of TTFT,
+// TPOT (each request's mean gap between tokens), ITL (every gap) and E2E.
+const std::vector<std::string>& serving_compared_metrics();
 // The value of a metric in a run's summary (the prediction).
 double serving_metric(const ServingSummary& summary, std::string_view metric);
 // The error bars' features of a serving deployment: its GPU and generation, the weight precision,

@@ -50,6 +50,7 @@
 #include "sim/core/resources.hpp"
 #include "sim/core/spec_document.hpp"
 #include "sim/validation/error_summary.hpp"
+#include "sim/validation/serving_metric_names.hpp"
 
 namespace clustersim {
 namespace resources_detail {
@@ -126,7 +127,7 @@ ResidualTable parse_residuals(std::string_view json_text, const std::string& fil
     // Training rows: the step-time error; serving rows name their metric and carry "error".
     const NumberRange error_range{-1.0, std::numeric_limits<double>::infinity(), true};
     if (e.has("metric")) {
-      row.metric = e.choice("metric", {"output_tokens_per_s", "ttft_s", "itl_s"});
+      row.metric = e.choice("metric", serving_metric_names());
       row.step_time_error = e.number("error", error_range);
     } else {
       row.step_time_error = e.number("step_time_error", error_range);

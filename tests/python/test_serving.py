@@ -158,6 +158,23 @@ def test_serving_validation_from_python_matches_the_published_rows():
         cs.validate_serving("no-such-serving-dataset")
 
 
+def test_serving_latency_percentiles_from_python():
+    # serving-latency-percentiles (docs/serving.md, "Validation: latency percentiles"): vLLM v0.11.0's
+    # published TTFT / TPOT / ITL medians and p99s of Qwen3-14B on one H100, 4 bursts x 6 metrics. The first
+    # record (32000/100 tokens, 100 requests) measured 2026-11-28: TTFT p50 -20.8 %, ITL p99 -14.8 %.
+    assert "serving-latency-percentiles" in cs.serving_validation_datasets()
+    rows, summary = cs.validate_serving("serving-latency-percentiles", limit=1)
+    assert sorted(rows["metric"]) == ["itl_p50_s", "itl_p99_s", "tpot_p50_s", "tpot_p99_s",
+                                      "ttft_p50_s", "ttft_p99_s"]
+    by_metric = rows.set_index("metric")
+    # The published 191051.49 ms median TTFT, in seconds; a burst's p99 is about twice its median.
+    assert by_metric.loc["ttft_p50_s", "measured"] == pytest.approx(191.05149, abs=1e-9)
+    assert by_metric.loc["ttft_p50_s", "error"] == pytest.approx(-0.208, abs=0.03)
+    assert by_metric.loc["itl_p99_s", "error"] == pytest.approx(-0.148, abs=0.03)
+    assert by_metric.loc["ttft_p99_s", "predicted"] / by_metric.loc["ttft_p50_s", "predicted"] == \
+        pytest.approx(2.0, rel=0.05)
+
+
 def test_disaggregated_pools_move_the_closed_form_kv_bytes():
     # llama3-8b-h100 with 2 prefill + 6 decode replicas of one H100 each (8 GPUs of dgx-h100). Llama 3 8B:
     # 32 layers, 8 KV heads of 128, bf16 KV: 2 x 32 x 8 x 128 x 2 = 131,072 bytes per token.

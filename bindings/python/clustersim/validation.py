@@ -96,8 +96,9 @@ def serving_validation_datasets() -> List[str]:
 
 def validate_serving(dataset: str, *, limit: Optional[int] = None, scheduler: Optional[str] = None) -> Validation:
     """Replays a serving validation dataset through the serving engine (``clustersim validate
-    serving-trtllm-inflight``; docs/serving.md): ``rows`` one per published figure (``measured`` and
-    ``predicted`` output tokens/s, ``error`` = (predicted - measured) / measured, ``scheduler``,
+    serving-trtllm-inflight``; docs/serving.md): ``rows`` one per published figure and ``metric`` (``measured``
+    and ``predicted`` in the metric's unit: output tokens/s, or seconds for a latency mean or percentile such
+    as ``ttft_p99_s``; ``error`` = (predicted - measured) / measured, ``scheduler``,
     ``preemptions``...), ``summary`` the dataset's description and its error statistics (``groups``: all
     rows, per GPU, per model) with ``text``, the command's table. ``limit``: only the first rows (None:
     all); ``scheduler``: another policy than the dataset's, for a comparison."""
