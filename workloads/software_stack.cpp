@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <span>
 #include <sstream>
@@ -95,23 +96,39 @@ constexpr EnumName<OptimizerImplementation> kOptimizerImplementations[] = {
     {OptimizerImplementation::foreach, "foreach"},
 };
 
-struct MemoryPassField {
+// An optional boolean of a profile's section ("memory_passes.fsdp_all_gather_copy_out"), default false.
+template <class Flags>
+struct FlagField {
   const char* key;
-  bool StackMemoryPasses::*member;
+  bool Flags::*member;
 };
-constexpr MemoryPassField kMemoryPassFlags[] = {
+constexpr FlagField<StackMemoryPasses> kMemoryPassFlags[] = {
     {"fsdp_all_gather_copy_out", &StackMemoryPasses::fsdp_all_gather_copy_out},
     {"fsdp_reduce_scatter_copy_in", &StackMemoryPasses::fsdp_reduce_scatter_copy_in},
 };
-
-struct HostSyncField {
-  const char* key;
-  bool StackHostSyncs::*member;
-};
-constexpr HostSyncField kHostSyncFlags[] = {
+constexpr FlagField<StackHostSyncs> kHostSyncFlags[] = {
     {"micro_batch_load", &StackHostSyncs::micro_batch_load},
     {"partitioned_pipeline_transfer", &StackHostSyncs::partitioned_pipeline_transfer},
 };
+
+// The flags the section gives, each recorded as a value that needs a source ("section.key").
+template <class Flags, std::size_t N>
+void read_flags(JsonReader& section, const std::string& name, const FlagField<Flags> (&fields)[N], Flags& flags,
+                std::set<std::string>& values) {
+  for (const auto& f : fields) {
+    if (!section.has(f.key)) continue;
+    flags.*f.member = section.boolean(f.key);
+    values.insert(name + "." + f.key);
+  }
+}
+
+// The flags a profile sets: a value with its source, or one differing from the default (false).
+template <class Flags, std::size_t N>
+void write_flags(nlohmann::ordered_json& section, const std::string& name, const FlagField<Flags> (&fields)[N],
+                 const Flags& flags, const std::map<std::string, std::string>& sources) {
+  for (const auto& f : fields)
+    if (flags.*f.member || sources.count(name + "." + f.key) != 0) section[f.key] = flags.*f.member;
+}
 
 StackProfile parse_stack_file(JsonReader r) {
   StackProfile s;
@@ -155,11 +172,7 @@ StackProfile parse_stack_file(JsonReader r) {
     values.insert("pipeline_instruction_us");
   }
   if (auto syncs = r.optional_object("host_syncs")) {
-    for (const auto& f : kHostSyncFlags) {
-      if (!syncs->has(f.key)) continue;
-      s.host_syncs.*f.member = syncs->boolean(f.key);
-      values.insert(std::string("host_syncs.") + f.key);
-    }
+    read_flags(*syncs, "host_syncs", kHostSyncFlags, s.host_syncs, values);
     syncs->finish();
   }
 
@@ -185,11 +198,7 @@ StackProfile parse_stack_file(JsonReader r) {
   }
 
   if (auto passes = r.optional_object("memory_passes")) {
-    for (const auto& f : kMemoryPassFlags) {
-      if (!passes->has(f.key)) continue;
-      s.memory_passes.*f.member = passes->boolean(f.key);
-      values.insert(std::string("memory_passes.") + f.key);
-    }
+    read_flags(*passes, "memory_passes", kMemoryPassFlags, s.memory_passes, values);
     if (passes->has("optimizer")) {
       s.memory_passes.optimizer =
           *value_named(kOptimizerImplementations, passes->choice("optimizer", enum_names(kOptimizerImplementations)));
@@ -323,9 +332,7 @@ std::string software_stack_to_json(const StackProfile& s) {
   j["pipeline_p2p"] = name_of(kPipelineP2P, s.pipeline_p2p);
   if (s.sources.count("pipeline_instruction_us") != 0) j["pipeline_instruction_us"] = s.pipeline_instruction_us;
   Json syncs = Json::object();
-  for (const auto& f : kHostSyncFlags)
-    if (s.host_syncs.*f.member || s.sources.count(std::string("host_syncs.") + f.key) != 0)
-      syncs[f.key] = s.host_syncs.*f.member;
+  write_flags(syncs, "host_syncs", kHostSyncFlags, s.host_syncs, s.sources);
   if (!syncs.empty()) j["host_syncs"] = syncs;
   Json step = {{"grad_norm", s.grad_norm},
                {"loss_all_reduce", s.loss_all_reduce_per_micro_batch ? "per_micro_batch" : "none"}};
@@ -339,9 +346,7 @@ std::string software_stack_to_json(const StackProfile& s) {
   if (!scale.empty()) j["kernel_time_scale"] = scale;
   // The memory passes a profile sets (a value with its source, or one differing from the default: none).
   Json passes = Json::object();
-  for (const auto& f : kMemoryPassFlags)
-    if (s.memory_passes.*f.member || s.sources.count(std::string("memory_passes.") + f.key) != 0)
-      passes[f.key] = s.memory_passes.*f.member;
+  write_flags(passes, "memory_passes", kMemoryPassFlags, s.memory_passes, s.sources);
   if (s.memory_passes.optimizer != OptimizerImplementation::fused || s.sources.count("memory_passes.optimizer") != 0)
     passes["optimizer"] = name_of(kOptimizerImplementations, s.memory_passes.optimizer);
   if (!passes.empty()) j["memory_passes"] = passes;
