@@ -823,7 +823,11 @@ class Replay {
     memo.reduced = false;
     for (; memo.formed_variants < memo.variants.size(); ++memo.formed_variants) {
       const ReplayMemo::Variant& v = memo.variants[memo.formed_variants];
-      if (!formation.add_batch(*batches[v.batch], false, v.load)) return;
+      // The earlier variants of its message: one with the same routes lends it its classes.
+      std::vector<std::uint32_t> same;
+      for (std::size_t j = 0; j < memo.formed_variants; ++j)
+        if (memo.variants[j].batch == v.batch) same.push_back(static_cast<std::uint32_t>(batches.size() + j));
+      if (!formation.add_batch(*batches[v.batch], false, v.load, same)) return;
     }
     if (!formation.refine()) return;
     if (2 * formation.transfer_classes() > formation.transfers()) return;

@@ -71,7 +71,8 @@ bool AdaptiveChecks::hold(std::size_t batch, std::span<const int> load) const {
 }
 
 bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_launch,
-                               std::span<const std::pair<int, int>> context) {
+                               std::span<const std::pair<int, int>> context,
+                               std::span<const std::uint32_t> same_transfers) {
   constexpr std::uint64_t k_other_flow = 0x9e3779b97f4a7c15ULL;
   const auto batch = static_cast<std::uint32_t>(batch_begin_.size() - 1);
   launch_start_.push_back(same_launch && batch > 0 ? launch_start_.back() : batch);
@@ -84,6 +85,8 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
   };
   if (!same_launch) clear_load();
   context_of_.push_back(-1);
+  shares_of_.push_back(batch);
+  const std::size_t transfers_before = transfer_batch_.size(), routes_before = route_links_.size();
   if (!context.empty()) {
     context_of_.back() = static_cast<int>(contexts_.size());
     contexts_.emplace_back(context.begin(), context.end());
@@ -147,6 +150,34 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
     }
     route_begin_.push_back(route_links_.size());
   }
+  // A variant whose routes are those of an earlier batch of the same transfers shares that batch's
+  // transfers (and so its classes and representatives): only its choices (entries_) are its own, read
+  // against its own context by its checks (refine). Equal routes visit the same switches, so the sites
+  // of its choices are that batch's too.
+  if (!context.empty())
+    for (const std::uint32_t e : same_transfers) {
+      if (shares_of_[e] != e) continue;
+      const std::size_t first = batch_begin_[e], count = batch_begin_[e + 1] - first;
+      if (count != transfers.size()) continue;
+      const auto routes_of = [&](std::size_t from, std::size_t k) {
+        return std::span<const int>(route_links_)
+            .subspan(route_begin_[from], route_begin_[from + k] - route_begin_[from]);
+      };
+      const auto mine = routes_of(transfers_before, count), theirs = routes_of(first, count);
+      if (!std::equal(mine.begin(), mine.end(), theirs.begin(), theirs.end()) ||
+          !std::equal(route_begin_.begin() + static_cast<std::ptrdiff_t>(transfers_before),
+                      route_begin_.begin() + static_cast<std::ptrdiff_t>(transfers_before + count + 1),
+                      route_begin_.begin() + static_cast<std::ptrdiff_t>(first),
+                      [&](std::size_t a, std::size_t b) { return a - routes_before == b - route_begin_[first]; }))
+        continue;
+      shares_of_.back() = e;
+      transfer_batch_.resize(transfers_before);
+      transfer_bytes_.resize(transfers_before);
+      transfer_pipelined_.resize(transfers_before);
+      route_begin_.resize(transfers_before + 1);
+      route_links_.resize(routes_before);
+      break;
+    }
   batch_begin_.push_back(transfer_batch_.size());
   {  // the batch's distinct (site, link taken)
     const auto first = entries_.begin() + static_cast<std::ptrdiff_t>(entry_begin_.back());
@@ -424,6 +455,7 @@ bool TrafficClasses::refine() {
 }
 
 std::vector<std::pair<std::size_t, int>> TrafficClasses::representatives(std::size_t batch) const {
+  batch = shares_of_[batch];
   std::vector<std::pair<std::size_t, int>> reps;
   for (std::size_t i = batch_begin_[batch]; i < batch_begin_[batch + 1]; ++i)
     if (class_route_of_[i] >= 0) reps.emplace_back(i - batch_begin_[batch], class_route_of_[i]);
