@@ -15,40 +15,57 @@ namespace {
 constexpr std::uint32_t k_none = 0xffffffffU;
 
 // Numbers the items 0..n-1 by their signatures (`signature(i)`: a span of integers), equal signatures
-// equal numbers, in the order of their first item (deterministic). A hash finds the candidates; a
-// number is shared only after comparing the signatures (hash collisions chain). Returns the count.
+// equal numbers, in the order of their first item (deterministic). A hash finds the candidates (an open
+// addressing table of (hash, number), probed linearly, grown at half full); a number is shared only
+// after comparing the signatures. Returns the count.
 template <class Signature>
 std::size_t relabel(std::size_t n, const Signature& signature, std::vector<std::uint64_t>& out) {
-  std::unordered_map<std::uint64_t, std::uint32_t> first;  // hash -> its first colour
-  std::vector<std::uint32_t> item_of, next;                // per colour: an item of it, the next colour of its hash
-  first.reserve(n / 4 + 1);
+  std::vector<std::uint32_t> item_of;  // per number: its first item
+  std::size_t mask = std::bit_ceil(std::max<std::size_t>(64, n / 2)) - 1;
+  std::vector<std::uint64_t> hashes(mask + 1);
+  std::vector<std::uint32_t> numbers(mask + 1, k_none);
+  const auto slot_of = [&](std::uint64_t h) {
+    return static_cast<std::size_t>((h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL >> 7);
+  };
+  const auto grow = [&] {
+    mask = 2 * mask + 1;
+    std::vector<std::uint64_t> old_hashes(mask + 1);
+    std::vector<std::uint32_t> old_numbers(mask + 1, k_none);
+    old_hashes.swap(hashes);
+    old_numbers.swap(numbers);
+    for (std::size_t k = 0; k < old_numbers.size(); ++k)
+      if (old_numbers[k] != k_none) {
+        std::size_t slot = slot_of(old_hashes[k]) & mask;
+        while (numbers[slot] != k_none)
+          slot = (slot + 1) & mask;
+        hashes[slot] = old_hashes[k];
+        numbers[slot] = old_numbers[k];
+      }
+  };
   out.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const auto sig = signature(i);
     std::uint64_t h = 0x84222325cbf29ce4ULL;
     for (const std::uint64_t v : sig)
       h = (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 0x100000001b3ULL;
-    const auto [it, fresh] = first.try_emplace(h, static_cast<std::uint32_t>(item_of.size()));
-    std::uint32_t colour = it->second;
-    bool inserted = fresh;
-    if (!inserted) {
-      while (true) {
-        const auto other = signature(item_of[colour]);
-        if (std::equal(sig.begin(), sig.end(), other.begin(), other.end())) break;
-        if (next[colour] == k_none) {
-          next[colour] = static_cast<std::uint32_t>(item_of.size());
-          colour = next[colour];
-          inserted = true;
-          break;
-        }
-        colour = next[colour];
+    std::size_t slot = slot_of(h) & mask;
+    std::uint32_t number = k_none;
+    for (; numbers[slot] != k_none; slot = (slot + 1) & mask) {
+      if (hashes[slot] != h) continue;
+      const auto other = signature(item_of[numbers[slot]]);
+      if (std::equal(sig.begin(), sig.end(), other.begin(), other.end())) {
+        number = numbers[slot];
+        break;
       }
     }
-    if (inserted) {
+    if (number == k_none) {
+      number = static_cast<std::uint32_t>(item_of.size());
       item_of.push_back(static_cast<std::uint32_t>(i));
-      next.push_back(k_none);
+      hashes[slot] = h;
+      numbers[slot] = number;
+      if (2 * item_of.size() > mask + 1) grow();
     }
-    out[i] = colour;
+    out[i] = number;
   }
   return item_of.size();
 }
