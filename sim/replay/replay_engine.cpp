@@ -168,7 +168,7 @@ struct ClassesDiverged {
 // The variants a memo takes before its replays give up the classes, those one replay collects, and the
 // restarts of one replay() (each costs a refinement of the classes and a replay with classes; a
 // variant keeps the links in flight at its message). The 405B-class step needs 46 variants and 2
-// restarts at 131,072 GPUs (docs/performance.md).
+// restarts at 131,072 GPUs, one in each of the clock solver's first two replays (docs/performance.md).
 constexpr std::size_t k_max_variants = 128;
 constexpr std::size_t k_variants_per_replay = 64;
 constexpr int k_max_restarts = 6;
