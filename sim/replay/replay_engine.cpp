@@ -168,7 +168,7 @@ struct ClassesDiverged {
 // The variants a memo takes before its replays give up the classes, those one replay collects, and the
 // restarts of one replay() (each costs a refinement of the classes and a replay with classes; a
 // variant keeps the links in flight at its message). The 405B-class step needs 46 variants and 2
-// restarts at 131,072 GPUs (docs/performance.md).
+// restarts at 131,072 GPUs, one in each of the clock solver's first two replays (docs/performance.md).
 constexpr std::size_t k_max_variants = 128;
 constexpr std::size_t k_variants_per_replay = 64;
 constexpr int k_max_restarts = 6;
@@ -823,7 +823,11 @@ class Replay {
     memo.reduced = false;
     for (; memo.formed_variants < memo.variants.size(); ++memo.formed_variants) {
       const ReplayMemo::Variant& v = memo.variants[memo.formed_variants];
-      if (!formation.add_batch(*batches[v.batch], false, v.load)) return;
+      // The earlier variants of its message: one with the same routes lends it its classes.
+      std::vector<std::uint32_t> same;
+      for (std::size_t j = 0; j < memo.formed_variants; ++j)
+        if (memo.variants[j].batch == v.batch) same.push_back(static_cast<std::uint32_t>(batches.size() + j));
+      if (!formation.add_batch(*batches[v.batch], false, v.load, same)) return;
     }
     if (!formation.refine()) return;
     if (2 * formation.transfer_classes() > formation.transfers()) return;

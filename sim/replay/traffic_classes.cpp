@@ -15,40 +15,57 @@ namespace {
 constexpr std::uint32_t k_none = 0xffffffffU;
 
 // Numbers the items 0..n-1 by their signatures (`signature(i)`: a span of integers), equal signatures
-// equal numbers, in the order of their first item (deterministic). A hash finds the candidates; a
-// number is shared only after comparing the signatures (hash collisions chain). Returns the count.
+// equal numbers, in the order of their first item (deterministic). A hash finds the candidates (an open
+// addressing table of (hash, number), probed linearly, grown at half full); a number is shared only
+// after comparing the signatures. Returns the count.
 template <class Signature>
 std::size_t relabel(std::size_t n, const Signature& signature, std::vector<std::uint64_t>& out) {
-  std::unordered_map<std::uint64_t, std::uint32_t> first;  // hash -> its first colour
-  std::vector<std::uint32_t> item_of, next;                // per colour: an item of it, the next colour of its hash
-  first.reserve(n / 4 + 1);
+  std::vector<std::uint32_t> item_of;  // per number: its first item
+  std::size_t mask = std::bit_ceil(std::max<std::size_t>(64, n / 2)) - 1;
+  std::vector<std::uint64_t> hashes(mask + 1);
+  std::vector<std::uint32_t> numbers(mask + 1, k_none);
+  const auto slot_of = [&](std::uint64_t h) {
+    return static_cast<std::size_t>((h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL >> 7);
+  };
+  const auto grow = [&] {
+    mask = 2 * mask + 1;
+    std::vector<std::uint64_t> old_hashes(mask + 1);
+    std::vector<std::uint32_t> old_numbers(mask + 1, k_none);
+    old_hashes.swap(hashes);
+    old_numbers.swap(numbers);
+    for (std::size_t k = 0; k < old_numbers.size(); ++k)
+      if (old_numbers[k] != k_none) {
+        std::size_t slot = slot_of(old_hashes[k]) & mask;
+        while (numbers[slot] != k_none)
+          slot = (slot + 1) & mask;
+        hashes[slot] = old_hashes[k];
+        numbers[slot] = old_numbers[k];
+      }
+  };
   out.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const auto sig = signature(i);
     std::uint64_t h = 0x84222325cbf29ce4ULL;
     for (const std::uint64_t v : sig)
       h = (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 0x100000001b3ULL;
-    const auto [it, fresh] = first.try_emplace(h, static_cast<std::uint32_t>(item_of.size()));
-    std::uint32_t colour = it->second;
-    bool inserted = fresh;
-    if (!inserted) {
-      while (true) {
-        const auto other = signature(item_of[colour]);
-        if (std::equal(sig.begin(), sig.end(), other.begin(), other.end())) break;
-        if (next[colour] == k_none) {
-          next[colour] = static_cast<std::uint32_t>(item_of.size());
-          colour = next[colour];
-          inserted = true;
-          break;
-        }
-        colour = next[colour];
+    std::size_t slot = slot_of(h) & mask;
+    std::uint32_t number = k_none;
+    for (; numbers[slot] != k_none; slot = (slot + 1) & mask) {
+      if (hashes[slot] != h) continue;
+      const auto other = signature(item_of[numbers[slot]]);
+      if (std::equal(sig.begin(), sig.end(), other.begin(), other.end())) {
+        number = numbers[slot];
+        break;
       }
     }
-    if (inserted) {
+    if (number == k_none) {
+      number = static_cast<std::uint32_t>(item_of.size());
       item_of.push_back(static_cast<std::uint32_t>(i));
-      next.push_back(k_none);
+      hashes[slot] = h;
+      numbers[slot] = number;
+      if (2 * item_of.size() > mask + 1) grow();
     }
-    out[i] = colour;
+    out[i] = number;
   }
   return item_of.size();
 }
@@ -71,7 +88,8 @@ bool AdaptiveChecks::hold(std::size_t batch, std::span<const int> load) const {
 }
 
 bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_launch,
-                               std::span<const std::pair<int, int>> context) {
+                               std::span<const std::pair<int, int>> context,
+                               std::span<const std::uint32_t> same_transfers) {
   constexpr std::uint64_t k_other_flow = 0x9e3779b97f4a7c15ULL;
   const auto batch = static_cast<std::uint32_t>(batch_begin_.size() - 1);
   launch_start_.push_back(same_launch && batch > 0 ? launch_start_.back() : batch);
@@ -84,6 +102,8 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
   };
   if (!same_launch) clear_load();
   context_of_.push_back(-1);
+  shares_of_.push_back(batch);
+  const std::size_t transfers_before = transfer_batch_.size(), routes_before = route_links_.size();
   if (!context.empty()) {
     context_of_.back() = static_cast<int>(contexts_.size());
     contexts_.emplace_back(context.begin(), context.end());
@@ -147,6 +167,34 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
     }
     route_begin_.push_back(route_links_.size());
   }
+  // A variant whose routes are those of an earlier batch of the same transfers shares that batch's
+  // transfers (and so its classes and representatives): only its choices (entries_) are its own, read
+  // against its own context by its checks (refine). Equal routes visit the same switches, so the sites
+  // of its choices are that batch's too.
+  if (!context.empty())
+    for (const std::uint32_t e : same_transfers) {
+      if (shares_of_[e] != e) continue;
+      const std::size_t first = batch_begin_[e], count = batch_begin_[e + 1] - first;
+      if (count != transfers.size()) continue;
+      const auto routes_of = [&](std::size_t from, std::size_t k) {
+        return std::span<const int>(route_links_)
+            .subspan(route_begin_[from], route_begin_[from + k] - route_begin_[from]);
+      };
+      const auto mine = routes_of(transfers_before, count), theirs = routes_of(first, count);
+      if (!std::equal(mine.begin(), mine.end(), theirs.begin(), theirs.end()) ||
+          !std::equal(route_begin_.begin() + static_cast<std::ptrdiff_t>(transfers_before),
+                      route_begin_.begin() + static_cast<std::ptrdiff_t>(transfers_before + count + 1),
+                      route_begin_.begin() + static_cast<std::ptrdiff_t>(first),
+                      [&](std::size_t a, std::size_t b) { return a - routes_before == b - route_begin_[first]; }))
+        continue;
+      shares_of_.back() = e;
+      transfer_batch_.resize(transfers_before);
+      transfer_bytes_.resize(transfers_before);
+      transfer_pipelined_.resize(transfers_before);
+      route_begin_.resize(transfers_before + 1);
+      route_links_.resize(routes_before);
+      break;
+    }
   batch_begin_.push_back(transfer_batch_.size());
   {  // the batch's distinct (site, link taken)
     const auto first = entries_.begin() + static_cast<std::ptrdiff_t>(entry_begin_.back());
@@ -424,6 +472,7 @@ bool TrafficClasses::refine() {
 }
 
 std::vector<std::pair<std::size_t, int>> TrafficClasses::representatives(std::size_t batch) const {
+  batch = shares_of_[batch];
   std::vector<std::pair<std::size_t, int>> reps;
   for (std::size_t i = batch_begin_[batch]; i < batch_begin_[batch + 1]; ++i)
     if (class_route_of_[i] >= 0) reps.emplace_back(i - batch_begin_[batch], class_route_of_[i]);

@@ -385,6 +385,66 @@ TEST(TrafficClasses, ALaunchRoutesItsBatchesAgainstEachOthersLoad) {
   EXPECT_EQ(uplinks_taken(false), 1);  // one, shared
 }
 
+// Variants of one message (GPU 0 -> GPU 4; 8 single-GPU nodes, radix 8: 4 uplinks per leaf) formed
+// under three loads in flight. On an idle fabric it takes uplink u (the destination's digit). With u
+// carrying 1 transfer it takes the next uplink u2; with u carrying 2, u2 again: the same route, so that
+// variant shares the first one's transfer and classes (no transfer added) and keeps its own check (P 2
+// on u). With u and u2 carrying 1 each it takes a third uplink: a transfer of its own.
+TEST(TrafficClasses, AVariantWithTheRoutesOfAnEarlierOneSharesItsClassesAndKeepsItsCheck) {
+  ClusterSpec spec = testing::fat_tree_spec(8, 1, 1, 400.0, 450.0, 1.0, 8);
+  spec.fabric.routing = "adaptive";
+  const Cluster cluster = Cluster::build(spec);
+  const auto uplink_of = [&](std::span<const int> load) {
+    std::vector<int> route;
+    cluster.route(0, 4, 0, route, load);
+    for (const int l : route) {
+      const Link& link = cluster.links()[static_cast<std::size_t>(l)];
+      if (cluster.devices()[static_cast<std::size_t>(link.src)].kind == DeviceKind::leaf_switch &&
+          cluster.devices()[static_cast<std::size_t>(link.dst)].kind == DeviceKind::spine_switch)
+        return l;
+    }
+    return -1;
+  };
+  std::vector<int> load(cluster.links().size(), 0);
+  const int u = uplink_of(load);
+  load[static_cast<std::size_t>(u)] = 1;
+  const int u2 = uplink_of(load);
+  load[static_cast<std::size_t>(u2)] = 1;
+  const int u3 = uplink_of(load);
+  ASSERT_GE(u, 0);
+  ASSERT_NE(u2, u);
+  ASSERT_NE(u3, u);
+  ASSERT_NE(u3, u2);
+  const std::vector<Transfer> message{{0, 4, 1.0}};
+  const std::vector<std::pair<int, int>> one{{u, 1}}, two{{u, 2}}, both{{std::min(u, u2), 1}, {std::max(u, u2), 1}};
+  const std::vector<std::uint32_t> earlier_1{1}, earlier_2{1, 2};
+  TrafficClasses classes(cluster, true);
+  ASSERT_TRUE(classes.add_batch(message));                         // batch 0: u
+  ASSERT_TRUE(classes.add_batch(message, false, one, {}));         // batch 1: u2
+  ASSERT_TRUE(classes.add_batch(message, false, two, earlier_1));  // batch 2: u2, shares batch 1's
+  EXPECT_EQ(classes.transfers(), 2U);
+  ASSERT_TRUE(classes.add_batch(message, false, both, earlier_2));  // batch 3: u3, its own
+  EXPECT_EQ(classes.transfers(), 3U);
+  ASSERT_TRUE(classes.refine());
+  EXPECT_EQ(classes.transfer_classes(), 3U);  // one per route: u, u2, u3
+  EXPECT_EQ(classes.representatives(2), classes.representatives(1));
+  EXPECT_NE(classes.representatives(3), classes.representatives(1));
+  // The checks, on canonical links (each uplink taken is a class of its own: its canonical link).
+  const AdaptiveChecks& checks = classes.adaptive_checks();
+  std::vector<int> in_flight(cluster.links().size(), 0);
+  const auto with_u = [&](int count) {
+    in_flight[static_cast<std::size_t>(u)] = count;
+    return std::span<const int>(in_flight);
+  };
+  EXPECT_TRUE(checks.hold(0, with_u(0)));   // D 0 everywhere
+  EXPECT_FALSE(checks.hold(0, with_u(1)));  // D 1 on u, the link taken; 0 on the others
+  EXPECT_TRUE(checks.hold(1, with_u(1)));   // its own P: 1 on u
+  EXPECT_FALSE(checks.hold(1, with_u(0)));  // D -1 on u, below D 0 on u2, the link taken
+  EXPECT_TRUE(checks.hold(2, with_u(2)));   // its own P: 2 on u, not batch 1's
+  EXPECT_FALSE(checks.hold(2, with_u(1)));  // D -1 on u
+  EXPECT_TRUE(checks.hold(2, with_u(3)));   // D 1 on u, above D 0 on u2
+}
+
 // The same fabric: ranks 4k send message A (1 GB, 20 ms) to ranks 4(k + 1) + 1 at time 0; ranks 4k + 1
 // receive it, compute for 1 ms and then run a ring all-reduce of 1 MB over {1, 5, 9, 13}, whose
 // transfers 4k + 1 -> 4(k + 1) + 1 go to A's destinations: at its start the uplinks A took carry A,
