@@ -47,7 +47,9 @@ TEST(Nvl72Collectives, ARingInsideTheRackRunsOverNvlinkOnly) {
   EXPECT_NEAR(r[0], expected, 0.005 * expected);
   const Cluster cluster = Cluster::build(spec);
   for (std::size_t i = 0; i < cluster.links().size(); ++i)
-    if (cluster.links()[i].technology == LinkTechnology::infiniband) EXPECT_EQ(r.at(1 + i), 0.0) << "link " << i;
+    if (cluster.links()[i].technology == LinkTechnology::infiniband) {
+      EXPECT_EQ(r.at(1 + i), 0.0) << "link " << i;
+    }
 }
 
 TEST(Nvl72Collectives, NvlsReducesAcrossTheTraysOfOneRack) {

@@ -49,12 +49,14 @@ PowerInputs step_of(const GpuSpec& g, double tensor_s, double waiting_s) {
 }
 
 TEST(StepClock, BudgetIsTheTdpLessWhatTheRestOfTheStepDraws) {
-  const GpuPowerModel p{.tdp_w = 700,
+  const GpuPowerModel p{.id = "hand-worked",
+                        .tdp_w = 700,
                         .waiting_w = 110,
                         .tensor_w = 700,
                         .vector_w = 450,
                         .communication_w = 250,
-                        .overlap_communication_w = 60};
+                        .overlap_communication_w = 60,
+                        .source = "this test"};
   // Duty cycle d = 0.6, the rest waiting at 110 W: B = (700 - 0.4 x 110) / 0.6.
   EXPECT_NEAR(step_tensor_budget_w(p, gpu_activity(0.6, 0.0, 0.0, 0.0, 1.0)), (700.0 - 0.4 * 110.0) / 0.6, 1e-9);
   // B = 700 + sum (700 - P_j) s_j / t: vector 0.2 s at 450 W, exposed communication 0.1 s at 250 W,

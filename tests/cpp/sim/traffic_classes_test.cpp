@@ -127,7 +127,9 @@ void expect_equal_replays(int dp, int tiers, std::shared_ptr<ReplayMemo> memo = 
   EXPECT_LE(moved, std::max(moved_share, 0.0) * network_bytes) << "share " << moved / network_bytes;
   for (const auto& [kinds, bytes] : per_tier)
     EXPECT_DOUBLE_EQ(bytes.first, bytes.second);
-  if (moved_share < 0.0) EXPECT_EQ(exact.link_bytes_by_communicator, reduced.link_bytes_by_communicator);
+  if (moved_share < 0.0) {
+    EXPECT_EQ(exact.link_bytes_by_communicator, reduced.link_bytes_by_communicator);
+  }
   EXPECT_EQ(exact.transfers, reduced.transfers);
   EXPECT_EQ(exact.p2p_bytes, reduced.p2p_bytes);
 }

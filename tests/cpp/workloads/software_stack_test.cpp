@@ -306,8 +306,8 @@ TEST(SoftwareStack, HostSynchronisationsFollowTheProfile) {
     const ExecutionGraph g = generate_transformer_training(w, tp * pp, stack);
     std::vector<std::size_t> counts;
     for (const RankClass& c : g.classes()) {
-      for (OpId j : c.host_syncs) {
-        const std::string_view name = c.ops.name(j), before = j > 0 ? c.ops.name(j - 1) : "";
+      for (OpId op : c.host_syncs) {
+        const std::string_view name = c.ops.name(op), before = op > 0 ? c.ops.name(op - 1) : "";
         EXPECT_TRUE(name == "pp.send_activation" || name == "pp.send_gradient" || name == "fwd.embedding" ||
                     before == "pp.recv_activation" || before == "pp.recv_gradient")
             << c.name << " op " << j << " " << name;

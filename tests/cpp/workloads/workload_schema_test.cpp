@@ -133,6 +133,7 @@ TEST(WorkloadSchema, RangesAndChoicesAreEnforcedAtTheKeysPath) {
         at(bad, f.path) = "no-such-choice";
         break;
       case FieldType::string:
+      case FieldType::array:
         at(bad, f.path) = 42;
         break;
     }
