@@ -178,15 +178,18 @@ def test_serving_latency_percentiles_from_python():
 
 def _percentile_burst_spec(tmp_path, record_id, **replica):
     # One record of serving-latency-percentiles as the dataset serves it: the mapping's spec with the
-    # record's burst (as many clients as requests) and lengths (calibration/validation/serving/).
+    # record's fields set at the mapping's `row_values` pointers (calibration/validation/serving/).
     root = Path(__file__).resolve().parents[2]
     mapping = json.loads((root / "calibration/validation/serving/serving-latency-percentiles.json").read_text())
     records = json.loads((root / "calibration/data/published/serving_latency_percentiles.json").read_text())
     rec = next(r for r in records if r["id"] == record_id)
     spec = mapping["spec"]
-    spec["traffic"].update(concurrency=rec["requests"], requests=rec["requests"])
-    spec["traffic"]["prompt"]["mean"] = rec["input_tokens"]
-    spec["traffic"]["output"]["mean"] = rec["output_tokens"]
+    for pointer, value in mapping["row_values"].items():
+        *parents, key = pointer.strip("/").split("/")
+        node = spec
+        for part in parents:
+            node = node[part]
+        node[key] = rec[value["field"]] * value.get("scale", 1)
     spec["replica"].update(replica)
     path = tmp_path / f"{record_id}.json"
     path.write_text(json.dumps(spec))
