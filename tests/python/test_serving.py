@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -173,6 +174,62 @@ def test_serving_latency_percentiles_from_python():
     assert by_metric.loc["itl_p99_s", "error"] == pytest.approx(-0.148, abs=0.03)
     assert by_metric.loc["ttft_p99_s", "predicted"] / by_metric.loc["ttft_p50_s", "predicted"] == \
         pytest.approx(2.0, rel=0.05)
+
+
+def _percentile_burst_spec(tmp_path, record_id, **replica):
+    # One record of serving-latency-percentiles as the dataset serves it: the mapping's spec with the
+    # record's fields set at the mapping's `row_values` pointers (calibration/validation/serving/).
+    root = Path(__file__).resolve().parents[2]
+    mapping = json.loads((root / "calibration/validation/serving/serving-latency-percentiles.json").read_text())
+    records = json.loads((root / "calibration/data/published/serving_latency_percentiles.json").read_text())
+    rec = next(r for r in records if r["id"] == record_id)
+    spec = mapping["spec"]
+    for pointer, value in mapping["row_values"].items():
+        *parents, key = pointer.strip("/").split("/")
+        node = spec
+        for part in parents:
+            node = node[part]
+        node[key] = rec[value["field"]] * value.get("scale", 1)
+    spec["replica"].update(replica)
+    path = tmp_path / f"{record_id}.json"
+    path.write_text(json.dumps(spec))
+    return path, rec
+
+
+def _step_medians(path):
+    # The burst's decode-only iterations and its full-budget mixed ones (>= 7000 of the 8192 tokens).
+    it = cs.serve("dgx-h100", str(path)).iterations
+    decode = it[it.prefill_tokens == 0]
+    mixed = it[it.prefill_tokens + it.decode_tokens >= 7000]
+    return decode.time_s.median(), mixed.time_s.median()
+
+
+def test_latency_percentile_bursts_miss_by_one_factor_per_step(tmp_path):
+    # docs/serving.md, "Where the bursts' time goes": in a burst most gaps between tokens are decode-only
+    # steps (the published ITL median) and the longest are steps that prefill a full 8192-token budget
+    # (the p99). The simulated steps of both kinds, memory-bound and compute-bound, run at the same
+    # fraction of the published ones (measured 2026-11-28: decode 0.636 / 0.630, mixed 0.661 / 0.643 for
+    # 4000/200 and 2000/100), so the miss is the step's speed on that machine, not the scheduling.
+    for record_id in ("gpustack-q14-0002", "gpustack-q14-0003"):
+        path, rec = _percentile_burst_spec(tmp_path, record_id)
+        decode_s, mixed_s = _step_medians(path)
+        decode_ratio = decode_s / (rec["itl_p50_ms"] * 1e-3)
+        mixed_ratio = mixed_s / (rec["itl_p99_ms"] * 1e-3)
+        assert 0.60 < decode_ratio < 0.70, (record_id, decode_ratio)
+        assert 0.60 < mixed_ratio < 0.70, (record_id, mixed_ratio)
+        assert decode_ratio == pytest.approx(mixed_ratio, rel=0.06), record_id
+
+
+def test_latency_percentile_decode_steps_miss_sglang_alike(tmp_path):
+    # The same page (gpustack/gpustack docs/performance-lab/qwen3-14b/h100.md at 7ae332aa, "Optimized
+    # benchmark results") runs SGLang v0.5.5.post1 with Qwen3-14B-FP8 on the same bursts and GPU: median
+    # ITL 41.87 ms (4000/200) and 45.98 ms (2000/100). SGLang overlaps its scheduler with the GPU and has
+    # its own kernels, yet with fp8 weights the simulated decode-only step is the same fraction of its
+    # published one as of vLLM's (measured 2026-11-28: 0.657, 0.637): the decode gap is not vLLM's engine.
+    for record_id, sglang_itl_p50_s in (("gpustack-q14-0002", 0.04187), ("gpustack-q14-0003", 0.04598)):
+        path, _ = _percentile_burst_spec(tmp_path, record_id, weight_dtype="fp8")
+        decode_s, _ = _step_medians(path)
+        assert 0.60 < decode_s / sglang_itl_p50_s < 0.70, (record_id, decode_s / sglang_itl_p50_s)
 
 
 def test_disaggregated_pools_move_the_closed_form_kv_bytes():
