@@ -205,4 +205,32 @@ inline int repetitions_for(double single_s, int fixed, double budget_s = 0.2, in
   return n < min_reps ? min_reps : n > max_reps ? max_reps : int(n);
 }
 
+// A call's time and the repetitions it is the mean of.
+struct Timing {
+  double time_s = 0.0;
+  int repetitions = 0;
+};
+
+// Times `body` once to size the run, then `fixed` repetitions (> 0) or about `budget_s` of them
+// (repetitions_for) after `warmup` calls.
+template <class Body>
+Timing time_repeated(Body body, int fixed, double budget_s = 0.2, int min_reps = 10, int warmup = 3) {
+  const int reps = repetitions_for(time_per_call_s(body, 1), fixed, budget_s, min_reps);
+  return {time_per_call_s(body, reps, warmup), reps};
+}
+
+// The run of a single-GPU microbenchmark: parses the options (prints the usage on --help without
+// touching the GPU), makes the device current, lets `measure(options, device properties, writer)` add
+// the records of benchmark `name`, and writes the file. `measure` returns the exit status; anything but
+// 0 ends the run without writing.
+template <class Measure>
+int run_single_gpu_benchmark(int argc, char** argv, const char* name, const char* usage, Measure measure) {
+  const Options o = parse_options(argc, argv, usage);
+  const cudaDeviceProp prop = select_device(o);
+  MeasurementWriter writer(name, device_json(o.device));
+  const int status = measure(o, prop, writer);
+  if (status == 0) writer.write(o.out);
+  return status;
+}
+
 }  // namespace clustersim_bench

@@ -16,17 +16,12 @@ const char* kUsage =
     "with cudaMemcpyAsync, and writes clustersim measurement JSON (calibration/README.md): the HBM\n"
     "bandwidth memory-bound kernels reach. Feed the file to `clustersim calibrate`.\n";
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const Options o = parse_options(argc, argv, kUsage);
-  const cudaDeviceProp prop = select_device(o);
+int measure(const Options& o, const cudaDeviceProp& prop, MeasurementWriter& writer) {
   double max_bytes = o.max_bytes > 0 ? o.max_bytes : 4.0 * (1ull << 30);
   if (max_bytes > prop.totalGlobalMem / 4.0) max_bytes = prop.totalGlobalMem / 4.0;
   const CopyBuffers buffers{static_cast<size_t>(max_bytes)};
   void* const in = buffers.in;
   void* const out = buffers.out;
-  MeasurementWriter writer("copy_bandwidth", device_json(o.device));
   for (double size = double(1 << 20); size <= max_bytes; size *= 2.0) {
     const size_t bytes = size_t(size);
     struct Variant {
@@ -40,13 +35,17 @@ int main(int argc, char** argv) {
         else
           BENCH_CHECK_CUDA(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice));
       };
-      const int reps = repetitions_for(time_per_call_s(call, 1), o.repetitions);
-      const double t = time_per_call_s(call, reps);
-      writer.add(copy_record(size, t, reps, ", \"library\": " + json_string(v.library)));
-      std::fprintf(stderr, "%-16s %12.0f bytes  %10.2f us  %8.1f GB/s\n", v.library, size, t * 1e6,
-                   2.0 * size / t / 1e9);
+      const Timing t = time_repeated(call, o.repetitions);
+      writer.add(copy_record(size, t.time_s, t.repetitions, ", \"library\": " + json_string(v.library)));
+      std::fprintf(stderr, "%-16s %12.0f bytes  %10.2f us  %8.1f GB/s\n", v.library, size, t.time_s * 1e6,
+                   2.0 * size / t.time_s / 1e9);
     }
   }
-  writer.write(o.out);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_single_gpu_benchmark(argc, argv, "copy_bandwidth", kUsage, measure);
 }

@@ -115,11 +115,7 @@ std::vector<Shape> parse_shapes(const std::string& text) {
   return s;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const Options o = parse_options(argc, argv, kUsage);
-  const cudaDeviceProp prop = select_device(o);
+int measure(const Options& o, const cudaDeviceProp& prop, MeasurementWriter& writer) {
   const int cc = prop.major * 10 + prop.minor;
   std::vector<std::string> dtypes = o.dtypes;
   if (dtypes.empty()) {
@@ -133,7 +129,6 @@ int main(int argc, char** argv) {
   const size_t workspace_bytes = 32u << 20;
   void* workspace = nullptr;
   BENCH_CHECK_CUDA(cudaMalloc(&workspace, workspace_bytes));
-  MeasurementWriter writer("gemm_sweep", device_json(o.device));
 
   for (const auto& name : dtypes) {
     const DtypeInfo* d = nullptr;
@@ -186,15 +181,13 @@ int main(int argc, char** argv) {
           CHECK_CUBLAS(cublasLtMatmul(handle, op, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &heuristic.algo, workspace,
                                       workspace_bytes, nullptr));
         };
-        const double single = time_per_call_s(call, 1);
-        const int reps = repetitions_for(single, o.repetitions);
-        const double t = time_per_call_s(call, reps);
+        const Timing t = time_repeated(call, o.repetitions);
         writer.add("\"kernel\": \"gemm\", \"dtype\": " + json_string(d->name) + ", \"m\": " + std::to_string(s.m) +
                    ", \"n\": " + std::to_string(s.n) + ", \"k\": " + std::to_string(s.k) +
-                   ", \"time_s\": " + number(t) + ", \"repetitions\": " + std::to_string(reps) +
+                   ", \"time_s\": " + number(t.time_s) + ", \"repetitions\": " + std::to_string(t.repetitions) +
                    ", \"library\": \"cublasLt\", \"layout\": \"TN\"");
-        std::fprintf(stderr, "%s %6ld x %6ld x %6ld  %10.2f us  %8.1f TFLOP/s\n", d->name, s.m, s.n, s.k, t * 1e6,
-                     2.0 * s.m * s.n * s.k / t / 1e12);
+        std::fprintf(stderr, "%s %6ld x %6ld x %6ld  %10.2f us  %8.1f TFLOP/s\n", d->name, s.m, s.n, s.k,
+                     t.time_s * 1e6, 2.0 * s.m * s.n * s.k / t.time_s / 1e12);
       } else {
         std::fprintf(stderr, "skipping %s %ldx%ldx%ld: no cuBLASLt algorithm\n", d->name, s.m, s.n, s.k);
       }
@@ -208,8 +201,13 @@ int main(int argc, char** argv) {
       cudaFree(c);
     }
   }
-  writer.write(o.out);
   cudaFree(workspace);
   cublasLtDestroy(handle);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_single_gpu_benchmark(argc, argv, "gemm_sweep", kUsage, measure);
 }

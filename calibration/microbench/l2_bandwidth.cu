@@ -17,24 +17,24 @@ const char* kUsage =
     "L2 size each) and writes clustersim measurement JSON (calibration/README.md). Feed the file to\n"
     "`clustersim calibrate` with copy_bandwidth's to fit the L2 reuse of memory-bound kernels.\n";
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const Options o = parse_options(argc, argv, kUsage);
-  const cudaDeviceProp prop = select_device(o);
+int measure(const Options& o, const cudaDeviceProp& prop, MeasurementWriter& writer) {
   const size_t l2 = size_t(prop.l2CacheSize);
   const CopyBuffers buffers(l2);
   void* const in = buffers.in;
   void* const out = buffers.out;
-  MeasurementWriter writer("l2_bandwidth", device_json(o.device));
   for (size_t size = l2 / 16; size <= l2 / 4; size *= 2) {
     const size_t bytes = size / sizeof(float4) * sizeof(float4);
     auto call = [&] { launch_copy(in, out, bytes, prop.multiProcessorCount); };
-    const int reps = repetitions_for(time_per_call_s(call, 1), o.repetitions, 0.1, 100);
-    const double t = time_per_call_s(call, reps, 10);
-    writer.add(copy_record(double(bytes), t, reps, ", \"library\": \"copy_kernel\", \"note\": \"working set in L2\""));
-    std::fprintf(stderr, "%12zu bytes  %8.2f us  %8.1f GB/s\n", bytes, t * 1e6, 2.0 * bytes / t / 1e9);
+    const Timing t = time_repeated(call, o.repetitions, 0.1, 100, 10);
+    writer.add(copy_record(double(bytes), t.time_s, t.repetitions,
+                           ", \"library\": \"copy_kernel\", \"note\": \"working set in L2\""));
+    std::fprintf(stderr, "%12zu bytes  %8.2f us  %8.1f GB/s\n", bytes, t.time_s * 1e6, 2.0 * bytes / t.time_s / 1e9);
   }
-  writer.write(o.out);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_single_gpu_benchmark(argc, argv, "l2_bandwidth", kUsage, measure);
 }

@@ -17,11 +17,7 @@ const char* kUsage =
 
 __global__ void empty_kernel() {}
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const Options o = parse_options(argc, argv, kUsage);
-  BENCH_CHECK_CUDA(cudaSetDevice(o.device));
+int measure(const Options& o, const cudaDeviceProp&, MeasurementWriter& writer) {
   const int reps = o.repetitions > 0 ? o.repetitions : 10000;
   auto launch = [] { empty_kernel<<<1, 1>>>(); };
   const double back_to_back = time_per_call_s(launch, reps, 100);
@@ -33,13 +29,17 @@ int main(int argc, char** argv) {
     BENCH_CHECK_CUDA(cudaDeviceSynchronize());
   }
   const double round_trip = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / round_trips;
-  MeasurementWriter writer("launch_latency", device_json(o.device));
   writer.add(
       "\"kernel\": \"launch\", \"time_s\": " + number(back_to_back) + ", \"repetitions\": " + std::to_string(reps) +
       ", \"note\": " +
       json_string("back-to-back empty kernels; launch + synchronize round trip " + number(round_trip * 1e6) + " us"));
   std::fprintf(stderr, "back to back %.2f us per launch; launch + synchronize %.2f us\n", back_to_back * 1e6,
                round_trip * 1e6);
-  writer.write(o.out);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_single_gpu_benchmark(argc, argv, "launch_latency", kUsage, measure);
 }

@@ -3,13 +3,13 @@
 #include "sim/collectives/deepep_algorithm.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../published_table.hpp"
 #include "sim/collectives/collective_algorithm.hpp"
 #include "sim/core/error.hpp"
 #include "sim_test_support.hpp"
@@ -160,13 +160,26 @@ TEST(DeepEpAlgorithm, RefusesGroupsThatAreNotRailAligned) {
   EXPECT_THROW(plan_collective("deepep", ctx, {CollectiveKind::all_to_all, &uneven, kS}), SimulationError);
 }
 
-// A shipped JSON data file, parsed (an empty array when it cannot be read: the test fails on its
-// records' count).
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream f(path);
-  EXPECT_TRUE(f) << path;
-  return f ? nlohmann::json::parse(f) : nlohmann::json::array();
-}
+// DeepSeek-V3's token as DeepEP moves it (hidden 7168): the FP8 dispatch sends 7168 bytes and an fp32
+// scale per block of 128 (56 scales), the BF16 combine 2 bytes an element.
+constexpr double kHidden = 7168.0;
+constexpr double kFp8DispatchBytesPerToken = kHidden + kHidden / 128.0 * 4.0;  // 7,392
+constexpr double kBf16CombineBytesPerToken = 2.0 * kHidden;                    // 14,336
+
+// DeepEP's published test bed: `nodes` H800 nodes of `gpus_per_node` GPUs, one 400 Gb/s CX7 per GPU and
+// NVLink 200 GB/s per direction, with the shipped nccl-h100 profile; its ranks are all its GPUs.
+struct H800Testbed {
+  H800Testbed(int nodes, int gpus_per_node)
+      : cluster(Cluster::build(testing::fat_tree_spec(nodes, gpus_per_node, gpus_per_node, 400.0, 200.0))),
+        ranks(iota_ranks(nodes * gpus_per_node)) {}
+  H800Testbed(const H800Testbed&) = delete;
+  H800Testbed& operator=(const H800Testbed&) = delete;
+
+  const Cluster cluster;
+  const std::vector<int> ranks;
+  const NetworkProfile profile = load_network_profile("nccl-h100");
+  const CollectiveContext ctx{cluster, profile};
+};
 
 // DeepEP's normal kernels on H800 (NVLink 400 GB/s bidirectional, 200 per direction; one 400 Gb/s CX7
 // per GPU), DeepSeek-V3's setting: 4096 tokens per GPU, hidden 7168, top-8, FP8 dispatch (7168 bytes
@@ -177,25 +190,21 @@ nlohmann::json read_json(const std::string& path) {
 // profile (NVLink at 0.775 of its rate, InfiniBand at 0.95): within 20 % of each (measured: NVLink 152
 // and 154 GB/s against 153 and 158; RDMA 47.0-47.3 against 43-47, at most 10 % over).
 TEST(DeepEpAlgorithm, BottleneckBandwidthMatchesDeepEpsPublishedFigures) {
-  const std::string path = std::string(CLUSTERSIM_DATA_DIR) + "/published/collectives.json";
-  const nlohmann::json records = read_json(path);
-  const NetworkProfile h100 = load_network_profile("nccl-h100");
+  const nlohmann::json records = testing::published_table("collectives.json");
   int checked = 0;
   for (const auto& [id, nodes] : std::vector<std::pair<std::string, int>>{
            {"coll-0049", 1}, {"coll-0050", 2}, {"coll-0051", 4}, {"coll-0052", 8}}) {
     const nlohmann::json* record = nullptr;
     for (const auto& r : records)
       if (r.at("id") == id) record = &r;
-    ASSERT_NE(record, nullptr) << id << " not in " << path;
-    const Cluster cluster = Cluster::build(testing::fat_tree_spec(nodes, 8, 8, 400.0, 200.0));
-    const auto ranks = iota_ranks(nodes * 8);
-    const CollectiveContext ctx{cluster, h100};
+    ASSERT_NE(record, nullptr) << id << " not in collectives.json";
+    const H800Testbed bed(nodes, 8);
     for (const auto& row : record->at("rows")) {
       const bool dispatch = row.at("op").get<std::string>().starts_with("dispatch");
-      const double bytes_per_token = dispatch ? 7168.0 + 56.0 * 4.0 : 7168.0 * 2.0;
+      const double bytes_per_token = dispatch ? kFp8DispatchBytesPerToken : kBf16CombineBytesPerToken;
       const double S = 4096.0 * 8.0 * bytes_per_token;
-      const CollectivePlan plan = plan_collective("deepep", ctx, {CollectiveKind::all_to_all, &ranks, S});
-      const double t = idle_fabric_time_s(ctx, plan);
+      const CollectivePlan plan = plan_collective("deepep", bed.ctx, {CollectiveKind::all_to_all, &bed.ranks, S});
+      const double t = idle_fabric_time_s(bed.ctx, plan);
       const double m = nodes, g = 8.0;
       // busiest domain: NVLink inside one node, RDMA across nodes
       const double domain_bytes = nodes == 1 ? (g - 1.0) / g * S : (m - 1.0) / m * S;
@@ -226,28 +235,24 @@ TEST(DeepEpAlgorithm, BottleneckBandwidthMatchesDeepEpsPublishedFigures) {
 // 1.403: DeepEP's forwarding moves 123 GB/s of NVLink bytes where the profile's NVLink gives 155), EP 32
 // -7.0 and -9.3 %, EP 64 -4.8 and -7.2 %: within 20 % of every row, the model fast on all of them.
 TEST(DeepEpAlgorithm, DispatchAndCombineTimesMatchDeepEpsDeduplicatedFigures) {
-  const std::string path = std::string(CLUSTERSIM_DATA_DIR) + "/published/deepep_normal.json";
-  const nlohmann::json records = read_json(path);
-  ASSERT_EQ(records.size(), 1u) << path;
-  const NetworkProfile h100 = load_network_profile("nccl-h100");
+  const nlohmann::json records = testing::published_table("deepep_normal.json");
+  ASSERT_EQ(records.size(), 1u);
   const double tokens = 4096.0, top_k = 8.0;
   int checked = 0;
   for (const auto& row : records.at(0).at("rows")) {
     const int nodes = row.at("nodes").get<int>();
     const bool dispatch = row.at("op").get<std::string>() == "dispatch";
-    const double bytes_per_token = dispatch ? 7168.0 + 7168.0 / 128.0 * 4.0 : 7168.0 * 2.0;
+    const double bytes_per_token = dispatch ? kFp8DispatchBytesPerToken : kBf16CombineBytesPerToken;
     const ExpertRouting routing{256, 8, std::min(nodes, 4)};
     // DeepEP's bytes: per node a token reaches (RDMA), per GPU inside one node (NVLink)
     const double reached =
         nodes == 1 ? expected_ranks_per_token(routing, 1, 8) : expected_nodes_per_token(routing, nodes);
     EXPECT_EQ(row.at("bw_domain").get<std::string>(), nodes == 1 ? "NVLink" : "RDMA");
     const double published = tokens * reached * bytes_per_token / (row.at("bottleneck_bw_GBps").get<double>() * 1e9);
-    const Cluster cluster = Cluster::build(testing::fat_tree_spec(nodes, 8, 8, 400.0, 200.0));
-    const auto ranks = iota_ranks(nodes * 8);
-    const CollectiveContext ctx{cluster, h100};
-    CollectiveRequest request{CollectiveKind::all_to_all, &ranks, tokens * top_k * bytes_per_token};
+    const H800Testbed bed(nodes, 8);
+    CollectiveRequest request{CollectiveKind::all_to_all, &bed.ranks, tokens * top_k * bytes_per_token};
     request.routing = &routing;
-    const double t = idle_fabric_time_s(ctx, plan_collective("deepep", ctx, request));
+    const double t = idle_fabric_time_s(bed.ctx, plan_collective("deepep", bed.ctx, request));
     EXPECT_NEAR(t / published, 1.0, 0.20)
         << "EP " << nodes * 8 << " " << row.at("op") << ": " << t * 1e3 << " ms against " << published * 1e3 << " ms";
     ++checked;
@@ -264,8 +269,7 @@ TEST(DeepEpAlgorithm, DispatchAndCombineTimesMatchDeepEpsDeduplicatedFigures) {
 // nccl-h100 profile: dispatch 165-186 us against 163-194, combine 296-335 us against 318-369; the
 // growth with EP is the per-pair latency of a larger fabric).
 TEST(DeepEpAlgorithm, LowLatencyKernelsAreTheDirectAllToAllOverRdma) {
-  const std::string path = std::string(CLUSTERSIM_DATA_DIR) + "/published/collectives.json";
-  const nlohmann::json records = read_json(path);
+  const nlohmann::json records = testing::published_table("collectives.json");
   const NetworkProfile h100 = load_network_profile("nccl-h100");
   int checked = 0;
   for (const auto& r : records) {
@@ -276,7 +280,7 @@ TEST(DeepEpAlgorithm, LowLatencyKernelsAreTheDirectAllToAllOverRdma) {
     const CollectiveContext ctx{cluster, h100};
     for (const auto& row : r.at("rows")) {
       const bool dispatch = row.at("op").get<std::string>().starts_with("dispatch");
-      const double S = 128.0 * 8.0 * (dispatch ? 7168.0 + 56.0 * 4.0 : 7168.0 * 2.0);
+      const double S = 128.0 * 8.0 * (dispatch ? kFp8DispatchBytesPerToken : kBf16CombineBytesPerToken);
       const double t = idle_fabric_time_s(ctx, plan_collective("direct", ctx, {CollectiveKind::all_to_all, &ranks, S}));
       const double published = row.at("time_us").get<double>() * 1e-6;
       EXPECT_NEAR(t / published, 1.0, 0.20) << r.at("id") << " " << row.at("op") << ": " << t * 1e6 << " us";
@@ -301,24 +305,19 @@ TEST(DeepEpAlgorithm, LowLatencyKernelsAreTheDirectAllToAllOverRdma) {
 // (24.7 us, fitted to NCCL's tables, not to DeepEP: without it EP 8 over NVLink would be 42 us against 77)
 // and the hop latency; DeepEP's grows with EP a little more (its per-expert signalling, not modelled).
 TEST(DeepEpAlgorithm, LowLatencyKernelsMatchDeepEpsPublishedLatencies) {
-  const std::string path = std::string(CLUSTERSIM_DATA_DIR) + "/published/deepep_low_latency.json";
-  const nlohmann::json records = read_json(path);
-  ASSERT_EQ(records.size(), 2u) << path;
-  const NetworkProfile h100 = load_network_profile("nccl-h100");
+  const nlohmann::json records = testing::published_table("deepep_low_latency.json");
+  ASSERT_EQ(records.size(), 2u);
   const double copies = 128.0 * 8.0 - 10.0;  // the test masks 10 of a rank's 1,024 (token, expert) picks
   int checked = 0;
   for (const auto& record : records) {
     const bool pure_rdma = record.at("id") == "deepep-low-latency-pure-rdma";
     for (const auto& row : record.at("rows")) {
       const int ep = row.at("ep").get<int>();
-      const Cluster cluster = Cluster::build(pure_rdma ? testing::fat_tree_spec(ep, 1, 1, 400.0, 200.0)
-                                                       : testing::fat_tree_spec(ep / 8, 8, 8, 400.0, 200.0));
-      const auto ranks = iota_ranks(ep);
-      const CollectiveContext ctx{cluster, h100};
+      const H800Testbed bed(pure_rdma ? ep : ep / 8, pure_rdma ? 1 : 8);  // pure RDMA: one GPU per node
       for (const bool dispatch : {true, false}) {
-        const double S = copies * (dispatch ? 7168.0 + 7168.0 / 128.0 * 4.0 + 16.0 : 7168.0 * 2.0);
+        const double S = copies * (dispatch ? kFp8DispatchBytesPerToken + 16.0 : kBf16CombineBytesPerToken);
         const double t = idle_fabric_time_s(
-            ctx, plan_collective("deepep_low_latency", ctx, {CollectiveKind::all_to_all, &ranks, S}));
+            bed.ctx, plan_collective("deepep_low_latency", bed.ctx, {CollectiveKind::all_to_all, &bed.ranks, S}));
         const double published = row.at(dispatch ? "dispatch_us" : "combine_us").get<double>() * 1e-6;
         // the published bandwidth column is the same bytes over the same time (to 2 significant digits)
         EXPECT_NEAR(S / published / 1e9, row.at(dispatch ? "dispatch_rdma_GBps" : "combine_rdma_GBps").get<double>(),
