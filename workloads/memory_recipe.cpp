@@ -57,8 +57,9 @@
 //                      backward nll_loss_backward's dense fp32 gradient (zero-filled: writes 4),
 //                      _log_softmax_backward_data (two passes: reads the gradient 4, then the gradient
 //                      and the saved output 4 + 4, writes 4), the cast's backward (4 + 2) = 26.
-//                      The passes: PyTorch's aten/src/ATen/native/cuda/SoftMax.cu (pytorch/pytorch @
-//                      000cace5a401; the same kernels in torch 1963fc8, torchtitan's): a row longer
+//                      The passes: PyTorch's aten/src/ATen/native/cuda/SoftMax.cu (read at
+//                      pytorch/pytorch @ 000cace5a401, not at torchtitan's torch 1963fc8 itself; the
+//                      three-pass kernel is THCUNN's, older than both): a row longer
 //                      than 1024 elements that does not fit sharedMemPerBlock (48 KiB: 12K fp32, any
 //                      LLM vocabulary) runs cunn_SoftMaxForward, one block per row: ilpReduce for the
 //                      max, ilpReduce again for the sum of exponentials, then WriteFpropResults reads

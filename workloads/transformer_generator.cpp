@@ -46,8 +46,7 @@
 //     (torchtitan's op-level policy, which keeps Q, V, attention's output, the gate or up and the down
 //     projection) the rest of the layer's forward first: the norms, K, the attention output projection,
 //     the first residual add, the SwiGLU up projection (the GeLU MLP: its down projection) and the
-//     activation; recomputed
-//     GEMMs on the local tokens, without the tensor-parallel collectives.
+//     activation; recomputed GEMMs on the local tokens, without the tensor-parallel collectives.
 //   gradients: grouped into buckets of bucket_size_params in the order backward produces them (a
 //     parameter tensor is never split), per model chunk; a bucket is reduced once its last gradient is
 //     final (the last micro-batch's backward; earlier micro-batches accumulate locally, Megatron's
