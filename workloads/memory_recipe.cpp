@@ -51,11 +51,23 @@
 //                      (4 + 4), torch.exp(out=) (4 + 4), sum (4), exp_logits.div_(sum) (4 + 4) = 38;
 //                      backward grad_input.mul_(grad_output) on the saved softmax (4 + 4; the target's
 //                      "- 1" touches one element per token) and the cast's backward to bf16 (4 + 2) = 14.
-//   eager           14 / 22  torch.nn.functional.cross_entropy(pred.float(), labels) (torchtitan
-//                      train.py): forward .float() (2 + 4), log_softmax (one kernel: reads 4, writes 4),
-//                      nll_loss (one element per token) = 14; backward nll_loss_backward's dense fp32
-//                      gradient (zero-filled: writes 4), _log_softmax_backward_data (reads the gradient
-//                      and the saved output 4 + 4, writes 4), the cast's backward (4 + 2) = 22.
+//   eager           22 / 26  torch.nn.functional.cross_entropy(pred.float(), labels) (torchtitan
+//                      train.py): forward .float() (2 + 4), log_softmax (one kernel, three passes over
+//                      its row: reads 4 + 4 + 4, writes 4), nll_loss (one element per token) = 22;
+//                      backward nll_loss_backward's dense fp32 gradient (zero-filled: writes 4),
+//                      _log_softmax_backward_data (two passes: reads the gradient 4, then the gradient
+//                      and the saved output 4 + 4, writes 4), the cast's backward (4 + 2) = 26.
+//                      The passes: PyTorch's aten/src/ATen/native/cuda/SoftMax.cu (read at
+//                      pytorch/pytorch @ 000cace5a401, not at torchtitan's torch 1963fc8 itself; the
+//                      three-pass kernel is THCUNN's, older than both): a row longer
+//                      than 1024 elements that does not fit sharedMemPerBlock (48 KiB: 12K fp32, any
+//                      LLM vocabulary) runs cunn_SoftMaxForward, one block per row: ilpReduce for the
+//                      max, ilpReduce again for the sum of exponentials, then WriteFpropResults reads
+//                      the row a third time; cunn_SoftMaxBackward reduces gradOutput, then reads it
+//                      again with the output. Each re-read is counted from memory: the forward's
+//                      blocks resident at once (1024 threads, 2 per SM; the backward's 512, 4 per SM)
+//                      hold 264 rows, 135 MB of fp32 at 128256 logits, beyond an H100's 50 MB L2 (at
+//                      GPT-2's 50304 logits 53 MB, about the L2: part of the re-reads may hit it).
 //   fused           2 / 4    flash_attn/ops/triton/cross_entropy.py (flash-attn 2.x): the forward kernel
 //                      reads the 16-bit logits once (2) and writes the loss and log-sum-exp per row; the
 //                      backward kernel reads them again (2) and writes their 16-bit gradient (2) = 4.
@@ -84,7 +96,7 @@ constexpr CrossEntropyRecipe kCrossEntropies[] = {
     {"vocab_parallel", "Megatron-Core's vocab-parallel cross entropy: fp32 softmax, gradient in place", 6.0, 38.0,
      14.0},
     {"eager", "PyTorch F.cross_entropy on fp32 logits: log-softmax output, its gradient, the logits' gradient", 12.0,
-     14.0, 22.0},
+     22.0, 26.0},
     {"fused",
      "a fused softmax cross entropy kernel (flash-attn's Triton CrossEntropyLoss): 16-bit logits and their gradient",
      4.0, 2.0, 4.0},

@@ -45,8 +45,8 @@
 //     attention core again (Megatron), or with training.selective_recompute matmul_outputs
 //     (torchtitan's op-level policy, which keeps Q, V, attention's output, the gate or up and the down
 //     projection) the rest of the layer's forward first: the norms, K, the attention output projection,
-//     the SwiGLU up projection (the GeLU MLP: its down projection) and the activation; recomputed
-//     GEMMs on the local tokens, without the tensor-parallel collectives.
+//     the first residual add, the SwiGLU up projection (the GeLU MLP: its down projection) and the
+//     activation; recomputed GEMMs on the local tokens, without the tensor-parallel collectives.
 //   gradients: grouped into buckets of bucket_size_params in the order backward produces them (a
 //     parameter tensor is never split), per model chunk; a bucket is reduced once its last gradient is
 //     final (the last micro-batch's backward; earlier micro-batches accumulate locally, Megatron's
@@ -1013,7 +1013,8 @@ class StageBuilder {
   }
 
   // torchtitan's op-level selective checkpointing: what its policy did not save, recomputed before the
-  // layer's backward (the 2nd, 4th and 6th matmul in call order, the norms and the activation).
+  // layer's backward (the 2nd, 4th and 6th matmul in call order, the norms, the residual add between
+  // them and the activation).
   void recompute_unsaved_ops() {
     norm("recompute.ln1", false, T_sp_);
     {
@@ -1026,6 +1027,10 @@ class StageBuilder {
       const LinearScope fp8 = linear_forward("recompute.attn_out", double(T_) * q_, double(q_) * h_);
       gemm("recompute.attn_out", T_, h_, q_);
     }
+    // h = x + attention(...) feeds ffn_norm, whose saved inputs the recompute regenerates; the add is
+    // not in the policy's save list (torchtitan @ 9dec370 models/llama/model.py TransformerBlock.forward,
+    // parallelize_llama.py _save_list), so the recompute runs it again
+    residual("recompute.residual1", false);
     norm("recompute.ln2", false, T_sp_);
     if (act_.inputs > 1.0) {  // gated MLP: gate (saved), up (recomputed), down (saved)
       const LinearScope fp8 = linear_forward("recompute.mlp_up", double(T_) * h_, double(h_) * f_);

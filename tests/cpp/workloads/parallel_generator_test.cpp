@@ -475,12 +475,18 @@ TEST(ParallelGenerator, UnfusedGqaRepeatsKeyValuePerQueryHead) {
 }
 
 // training.cross_entropy: the loss kernels move their framework's bytes per logit (memory_recipe.cpp):
-// Megatron-Core 38 forward + 14 backward, PyTorch eager 14 + 22, flash-attn's Triton kernel 2 + 4;
+// Megatron-Core 38 forward + 14 backward, flash-attn's Triton kernel 2 + 4, PyTorch eager 22 + 26
+// counted by hand from aten's SoftMax.cu: forward the cast (2 + 4) and log_softmax's three passes over
+// the fp32 row (max, sum of exponentials, output: 3 x 4 read + 4 written); backward the zero-filled
+// dense gradient (4), _log_softmax_backward_data's two passes (the gradient summed 4, then the gradient
+// and the output read 4 + 4, the result written 4) and the cast back (4 + 2);
 // 256 tokens x 1024 logits per micro-batch, plus one fp32 loss per token written by the forward.
 TEST(ParallelGenerator, LossKernelsMoveTheirFrameworksCrossEntropyBytes) {
   const double logits = 256.0 * 1024, tokens = 256.0;
   const std::pair<const char*, std::pair<double, double>> recipes[] = {
-      {"vocab_parallel", {38.0, 14.0}}, {"eager", {14.0, 22.0}}, {"fused", {2.0, 4.0}}};
+      {"vocab_parallel", {38.0, 14.0}},
+      {"eager", {(2.0 + 4.0) + (3.0 * 4.0 + 4.0), 4.0 + (4.0 + 4.0 + 4.0 + 4.0) + (4.0 + 2.0)}},
+      {"fused", {2.0, 4.0}}};
   for (const auto& [name, bytes] : recipes) {
     SCOPED_TRACE(name);
     WorkloadSpec s = gpt(1, 1, 1);

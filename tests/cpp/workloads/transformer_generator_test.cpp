@@ -117,7 +117,8 @@ TEST(TransformerGenerator, RecomputationReRunsTheForward) {
 TEST(TransformerGenerator, TorchtitanOpLevelSelectiveRecomputesTheUnsavedMatmuls) {
   // training.selective_recompute matmul_outputs keeps the 1st, 3rd, 5th, 7th matmul's output and
   // attention's: before each layer's backward it recomputes the norms, K, the attention output
-  // projection, the SwiGLU up projection and the activation, and not the attention core.
+  // projection, the residual add whose output the second norm reads (h = x + attention(...): an add is
+  // not saved), the SwiGLU up projection and the activation, and not the attention core.
   WorkloadSpec spec = small_gpt(2);
   spec.model.activation = "swiglu";
   spec.model.ffn_hidden = 768;
@@ -126,9 +127,17 @@ TEST(TransformerGenerator, TorchtitanOpLevelSelectiveRecomputesTheUnsavedMatmuls
   const ExecutionGraph graph = generate_transformer_training(spec, 2);
   const OpTable& ops = ops_of(graph);
   EXPECT_EQ(count(ops, "recompute.attention"), 0u);
-  for (const char* name : {"recompute.ln1", "recompute.k", "recompute.attn_out", "recompute.ln2", "recompute.mlp_up",
-                           "recompute.activation"})
-    EXPECT_EQ(count(ops, name), 4u) << name;  // 2 layers x 2 micro-batches
+  for (const char* name : {"recompute.ln1", "recompute.k", "recompute.attn_out", "recompute.residual1", "recompute.ln2",
+                           "recompute.mlp_up", "recompute.activation"})
+    EXPECT_EQ(count(ops, name), 4u) << name;         // 2 layers x 2 micro-batches
+  EXPECT_EQ(count(ops, "recompute.residual2"), 0u);  // the block's output add feeds nothing saved
+  // in call order: the add between the attention output projection and the second norm, reading x and
+  // the projection's output and writing h: 3 x 256 tokens x 256 x 2 bytes
+  for (OpId i = 0; i + 1 < ops.size(); ++i)
+    if (ops.name(i) == "recompute.residual1") {
+      EXPECT_EQ(ops.name(i + 1), "recompute.ln2");
+      EXPECT_DOUBLE_EQ(ops.bytes(i), 3.0 * 256 * 256 * 2.0);
+    }
   // Recomputed GEMM flops per layer and micro-batch, 256 tokens, h 256, K 256 wide (4 heads, MHA),
   // f 768: 2 x 256 x (256 x 256 + 256 x 256 + 256 x 768) = 2 x 256 x 327,680 = 167,772,160.
   double recomputed = 0.0;
