@@ -142,26 +142,11 @@ std::vector<LinkStats> link_stats(const Cluster& cluster, const ExecutionGraph& 
 // The report's memory lines. A trace has no model description: its footprint is unknown (0, fits).
 MemoryStats memory_stats(const MemoryFootprint& f, bool trace) {
   MemoryStats m;
+  static_cast<MemoryLines&>(m) = f;  // the lines, as the memory model names them
   m.peak_phase = trace ? "" : to_string(f.phase);
-  m.weights_bytes = f.weights_bytes;
-  m.gradients_bytes = f.gradients_bytes;
-  m.optimizer_bytes = f.optimizer_bytes;
-  m.host_optimizer_bytes = f.host_optimizer_bytes;
-  m.activations_bytes = f.activations_bytes;
-  m.logits_bytes = f.logits_bytes;
-  m.transient_bytes = f.transient_bytes;
-  m.cp_kv_gather_bytes = f.cp_kv_gather_bytes;
-  m.fp8_saved_operands_bytes = f.fp8_saved_operands_bytes;
-  m.communication_buffers_bytes = f.communication_buffers_bytes;
-  m.workspace_bytes = f.workspace_bytes;
   m.allocated_peak_bytes = f.allocated_bytes;
-  m.allocator_reserve_bytes = f.allocator_reserve_bytes;
   m.reserved_peak_bytes = f.reserved_bytes;
-  m.cuda_context_bytes = f.cuda_context_bytes;
-  m.framework_overhead_bytes = f.framework_overhead_bytes;
   m.peak_bytes_per_gpu = f.peak_bytes;
-  m.capacity_bytes = f.capacity_bytes;
-  m.fits = f.fits;
   return m;
 }
 

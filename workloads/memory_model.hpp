@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "workloads/memory_lines.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace clustersim {
@@ -28,39 +29,17 @@ struct DeviceMemory {
 enum class MemoryPhase : std::uint8_t { loss, backward, optimizer };
 const char* to_string(MemoryPhase p);
 
-struct MemoryFootprint {
+// The memory of one GPU of a pipeline stage at one moment: the named lines (MemoryLines), their sums
+// and the comparison with the GPU's capacity.
+struct MemoryFootprint : MemoryLines {
   int stage = 0;                          // the pipeline stage (estimate_memory: the stage with the highest peak)
   double parameters = 0.0;                // parameters held by one GPU of the stage, before ZeRO sharding
   double micro_batches_in_flight = 0.0;   // whose activations the stage holds at its peak
   MemoryPhase phase = MemoryPhase::loss;  // when the peak is reached
-  // Allocated through the framework's allocator at the peak (what torch.cuda.max_memory_allocated counts):
-  double weights_bytes = 0.0;
-  double gradients_bytes = 0.0;    // fp32 main gradients alive at the peak
-  double optimizer_bytes = 0.0;    // master weights and moments
-  double activations_bytes = 0.0;  // stored for the backward pass: in-flight layers and the output head's inputs
-  double logits_bytes = 0.0;       // the loss over the vocabulary and its gradient
-  double transient_bytes = 0.0;    // gradients (and recomputed activations) being built at the peak
-  // parallelism.cp_comm all_gather (cp > 1): the K and V of the whole sequence one layer's attention
-  // gathers (alive during its attention, forward and backward)
-  double cp_kv_gather_bytes = 0.0;
-  // training.fp8_recipe tensorwise (torchao Float8Linear): the fp8 operands its linear layers save for
-  // their backward, of the layer whose backward is running (recomputed: full or op-level selective)
-  double fp8_saved_operands_bytes = 0.0;
-  double communication_buffers_bytes = 0.0;
-  double workspace_bytes = 0.0;  // cuBLAS / cuBLASLt workspaces
-  double allocated_bytes = 0.0;  // the sum of the lines above
-  // Held by the process beyond what it allocated:
-  double allocator_reserve_bytes = 0.0;   // cached by the allocator, not allocated (fragmentation)
-  double cuda_context_bytes = 0.0;        // the CUDA context (kernels, driver state)
-  double framework_overhead_bytes = 0.0;  // workspace + allocator reserve + CUDA context
+  double allocated_bytes = 0.0;           // the sum of the allocated lines (weights ... workspace)
   double reserved_bytes = 0.0;            // allocated + allocator reserve (torch.cuda.max_memory_reserved)
   double peak_bytes = 0.0;                // reserved + CUDA context: the GPU memory the process uses
-  double capacity_bytes = 0.0;
-  bool fits = true;
-  // In host memory, not on the GPU (training.optimizer_offload cpu): the optimizer state taken off the
-  // GPU's `optimizer_bytes` line, compared with the host tier's capacity where it is known.
-  double host_optimizer_bytes = 0.0;
-  double host_capacity_bytes = 0.0;  // 0: not known (a PCIe server's DRAM)
+  double host_capacity_bytes = 0.0;  // the host tier's, for host_optimizer_bytes; 0: not known (a PCIe server's DRAM)
   bool host_fits = true;
 };
 

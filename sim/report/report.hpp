@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "topologies/cluster_spec.hpp"
+#include "workloads/memory_lines.hpp"
 
 namespace clustersim {
 
@@ -44,31 +45,15 @@ struct LinkStats {
   std::vector<LinkUser> users;  // who put the bytes there, most first
 };
 
-// Memory per GPU at the peak (workloads/memory_model.cpp): the lines the framework allocates sum to
-// allocated_peak_bytes (torch.cuda.max_memory_allocated); + allocator_reserve_bytes = reserved_peak_bytes
-// (max_memory_reserved); + cuda_context_bytes = peak_bytes_per_gpu (the process's use of the GPU).
-struct MemoryStats {
+// Memory per GPU at the peak (workloads/memory_model.cpp): the lines the framework allocates
+// (MemoryLines: weights ... workspace) sum to allocated_peak_bytes (torch.cuda.max_memory_allocated);
+// + allocator_reserve_bytes = reserved_peak_bytes (max_memory_reserved); + cuda_context_bytes =
+// peak_bytes_per_gpu (the process's use of the GPU). The lines are the memory model's footprint's own.
+struct MemoryStats : MemoryLines {
   std::string peak_phase;  // when the peak is reached: loss, backward, optimizer ("" for a trace)
-  double weights_bytes = 0.0;
-  double gradients_bytes = 0.0;
-  double optimizer_bytes = 0.0;
-  double activations_bytes = 0.0;
-  double logits_bytes = 0.0;
-  double transient_bytes = 0.0;
-  double cp_kv_gather_bytes = 0.0;        // context parallelism's all-gathered K and V (memory_model.hpp)
-  double fp8_saved_operands_bytes = 0.0;  // torchao Float8Linear's saved fp8 inputs (memory_model.hpp)
-  double communication_buffers_bytes = 0.0;
-  double workspace_bytes = 0.0;
   double allocated_peak_bytes = 0.0;
-  double allocator_reserve_bytes = 0.0;
   double reserved_peak_bytes = 0.0;
-  double cuda_context_bytes = 0.0;
-  double framework_overhead_bytes = 0.0;  // workspace + allocator reserve + CUDA context
   double peak_bytes_per_gpu = 0.0;
-  double capacity_bytes = 0.0;
-  bool fits = true;
-  // In host memory, beside the GPU's lines (training.optimizer_offload cpu): the offloaded optimizer state.
-  double host_optimizer_bytes = 0.0;
 };
 
 // The figures of the memory split (every MemoryStats figure but the peak and the capacity) with their
