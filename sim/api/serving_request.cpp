@@ -168,22 +168,7 @@ void add_intervals(ServingReport& report, const Deployment& d) {
     if (!(predicted > 0.0)) continue;  // nothing finished (or no second token): no value to bound
     const auto i = metric_interval(features, metric, predicted, table);
     if (!i) continue;
-    ServingInterval x;
-    x.metric = metric;
-    x.predicted = predicted;
-    x.lo = i->lo;
-    x.hi = i->hi;
-    x.rows = i->rows;
-    for (const auto& n : i->datasets)
-      x.datasets.emplace_back(n.dataset, n.rows);
-    x.mean_distance = i->mean_distance;
-    x.max_distance = i->max_distance;
-    x.widening = i->widening;
-    x.error_p5 = i->error_p5;
-    x.error_p50 = i->error_p50;
-    x.error_p95 = i->error_p95;
-    x.rule = i->rule;
-    report.intervals.push_back(std::move(x));
+    report.intervals.push_back({*i, metric, predicted});
   }
 }
 
