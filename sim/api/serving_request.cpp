@@ -193,16 +193,21 @@ ServingReport serve(const ServingRequest& request) {
   return report;
 }
 
+void check_arrival_rate_settable(const ServingSpec& spec, const std::string& option_sets) {
+  if (!spec.traffic.trace.empty())
+    throw SpecError(spec.source_file, "/traffic/trace",
+                    option_sets + " the arrival rate of generated traffic; a request trace has its own");
+  if (spec.traffic.closed_loop())
+    throw SpecError(spec.source_file, "/traffic/arrival",
+                    option_sets +
+                        " the arrival rate; a closed loop's rate is the deployment's own (vary traffic.concurrency "
+                        "instead)");
+}
+
 MaxRateSearch find_max_rate(const ServingRequest& request, double precision) {
   const Deployment d = prepare(request);
   const TrafficSpec& base = d.spec.traffic;
-  if (!base.trace.empty())
-    throw SpecError(d.spec.source_file, "/traffic/trace",
-                    "--find-max-rate varies the arrival rate of generated traffic; a request trace has its own");
-  if (base.closed_loop())
-    throw SpecError(d.spec.source_file, "/traffic/arrival",
-                    "--find-max-rate varies the arrival rate; a closed loop's rate is the deployment's own "
-                    "(vary traffic.concurrency instead)");
+  check_arrival_rate_settable(d.spec, "--find-max-rate varies");
   MaxRateSearch search;
   auto probe = [&](double rate) {
     TrafficSpec t = base;
