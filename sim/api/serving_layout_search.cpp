@@ -161,12 +161,7 @@ LayoutSearch search_layouts(const LayoutSearchRequest& request) {
   // Every spec is read and checked before any run: a bad value is the user's, not a layout's.
   const SplitServingOverrides overrides = split_serving_overrides(request.settings);
   const ServingSpec spec = load_serving_spec(request.serving, overrides.serving);
-  if (request.target_rate_rps && !spec.traffic.trace.empty())
-    throw SpecError(spec.source_file, "/traffic/trace",
-                    "--target-rate sets the arrival rate of generated traffic; a request trace has its own");
-  if (request.target_rate_rps && spec.traffic.closed_loop())
-    throw SpecError(spec.source_file, "/traffic/arrival",
-                    "--target-rate sets the arrival rate; a closed loop's rate is the deployment's own");
+  if (request.target_rate_rps) check_arrival_rate_settable(spec, "--target-rate sets");
   std::vector<ClusterSpec> clusters;
   for (const std::string& source : request.clusters)
     clusters.push_back(load_cluster_spec(source, overrides.cluster));

@@ -168,22 +168,7 @@ void add_intervals(ServingReport& report, const Deployment& d) {
     if (!(predicted > 0.0)) continue;  // nothing finished (or no second token): no value to bound
     const auto i = metric_interval(features, metric, predicted, table);
     if (!i) continue;
-    ServingInterval x;
-    x.metric = metric;
-    x.predicted = predicted;
-    x.lo = i->lo;
-    x.hi = i->hi;
-    x.rows = i->rows;
-    for (const auto& n : i->datasets)
-      x.datasets.emplace_back(n.dataset, n.rows);
-    x.mean_distance = i->mean_distance;
-    x.max_distance = i->max_distance;
-    x.widening = i->widening;
-    x.error_p5 = i->error_p5;
-    x.error_p50 = i->error_p50;
-    x.error_p95 = i->error_p95;
-    x.rule = i->rule;
-    report.intervals.push_back(std::move(x));
+    report.intervals.push_back({*i, metric, predicted});
   }
 }
 
@@ -208,16 +193,21 @@ ServingReport serve(const ServingRequest& request) {
   return report;
 }
 
+void check_arrival_rate_settable(const ServingSpec& spec, const std::string& option_sets) {
+  if (!spec.traffic.trace.empty())
+    throw SpecError(spec.source_file, "/traffic/trace",
+                    option_sets + " the arrival rate of generated traffic; a request trace has its own");
+  if (spec.traffic.closed_loop())
+    throw SpecError(spec.source_file, "/traffic/arrival",
+                    option_sets +
+                        " the arrival rate; a closed loop's rate is the deployment's own (vary traffic.concurrency "
+                        "instead)");
+}
+
 MaxRateSearch find_max_rate(const ServingRequest& request, double precision) {
   const Deployment d = prepare(request);
   const TrafficSpec& base = d.spec.traffic;
-  if (!base.trace.empty())
-    throw SpecError(d.spec.source_file, "/traffic/trace",
-                    "--find-max-rate varies the arrival rate of generated traffic; a request trace has its own");
-  if (base.closed_loop())
-    throw SpecError(d.spec.source_file, "/traffic/arrival",
-                    "--find-max-rate varies the arrival rate; a closed loop's rate is the deployment's own "
-                    "(vary traffic.concurrency instead)");
+  check_arrival_rate_settable(d.spec, "--find-max-rate varies");
   MaxRateSearch search;
   auto probe = [&](double rate) {
     TrafficSpec t = base;

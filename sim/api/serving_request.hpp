@@ -62,6 +62,10 @@ struct MaxRateSearch {
 };
 
 MaxRateSearch find_max_rate(const ServingRequest& request, double precision = 0.01);
+// What find_max_rate and a layout search's target rate need of the traffic, whose arrival rate they
+// set: generated traffic (not a request trace) of an open loop (a closed loop's rate is the
+// deployment's own). `option_sets` begins the error ("--find-max-rate varies"). Throws SpecError.
+void check_arrival_rate_settable(const ServingSpec& spec, const std::string& option_sets);
 // Keys: max_rate_rps, upper_bound_reached, probes (rate_rps, ttft_p90_s, tbt_p99_s, slo_attainment,
 // meets), report (serving_report_json of the run at the maximum). indent < 0: one line.
 std::string max_rate_search_json(const MaxRateSearch& search, int indent);

@@ -268,7 +268,7 @@ std::string serving_report_text(const ServingReport& r) {
     const char* format = rate ? "%.0f" : "%.4f";
     std::string basis;
     for (const auto& d : x.datasets)
-      basis += (basis.empty() ? "" : ", ") + d.first;
+      basis += (basis.empty() ? "" : ", ") + d.dataset;
     t += "  error bars " + x.metric + std::string(std::max<std::size_t>(1, 20 - x.metric.size()), ' ') +
          fixed(format, x.predicted) + " in [" + fixed(format, x.lo) + ", " + fixed(format, x.hi) + "]" +
          (rate ? " tokens/s" : " s") + " (5-95 %, " + std::to_string(x.rows) + " validation rows of " + basis + ")\n";

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/report/report.hpp"
 #include "sim/serving/iteration_model.hpp"
 #include "sim/serving/serving_cost.hpp"
 #include "sim/serving/serving_engine.hpp"
@@ -15,22 +16,11 @@ namespace clustersim {
 
 // The interval the measured value of a metric is expected in, from the serving validation residuals
 // nearest the deployment (sim/validation/error_bars.hpp: the rule of training's step_time_interval_s;
-// the application layer fills it).
-struct ServingInterval {
+// the application layer fills it): metric_interval's StepTimeInterval, in the metric's unit, with its
+// basis (the neighbours' rows per dataset, their distance, their errors' quantiles, the rule).
+struct ServingInterval : StepTimeInterval {
   std::string metric;      // output_tokens_per_s, ttft_s (mean TTFT), itl_s (mean gap between tokens)
   double predicted = 0.0;  // the run's value
-  double lo = 0.0;         // in the metric's unit
-  double hi = 0.0;
-  // The basis: the neighbours (rows, per dataset), their distance, their errors' quantiles, the rule.
-  int rows = 0;
-  std::vector<std::pair<std::string, int>> datasets;  // most rows first
-  double mean_distance = 0.0;
-  double max_distance = 0.0;
-  double widening = 1.0;
-  double error_p5 = 0.0;  // (predicted - measured) / measured of the neighbours
-  double error_p50 = 0.0;
-  double error_p95 = 0.0;
-  std::string rule;
 };
 
 struct ServingReport {

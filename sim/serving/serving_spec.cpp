@@ -474,21 +474,7 @@ std::vector<std::string> serving_preset_names() {
 }
 
 ReplicaConfig replica_config(const ServingSpec& spec) {
-  ReplicaConfig r;
-  r.model = spec.model;
-  r.tp = spec.tp;
-  r.pp = spec.pp;
-  r.ep = spec.ep;
-  r.dp_attention = spec.dp_attention;
-  r.weight_dtype = spec.weight_dtype;
-  r.kv_dtype = spec.kv_dtype;
-  r.group_size = spec.group_size;
-  r.gpu_memory_utilization = spec.gpu_memory_utilization;
-  r.max_batch_tokens = spec.max_batch_tokens;
-  r.host_overhead_s = spec.host_overhead_s;
-  r.custom_all_reduce = spec.custom_all_reduce;
-  r.fp8_block_scales = spec.fp8_block_scales;
-  return r;
+  return static_cast<const ReplicaConfig&>(spec);
 }
 
 ReplicaConfig prefill_replica_config(const ServingSpec& spec) {

@@ -76,27 +76,17 @@ struct SpeculativeSpec {
   double acceptance_rate = 0.0;
 };
 
-struct ServingSpec {
+// The replica the iteration model times is the spec's own ReplicaConfig (its members, defaults and
+// meanings declared once, in iteration_model.hpp): `model`, the `replica` section's layout and number
+// formats, and scheduler.max_batch_tokens. compute_precision is not a key: it stays bf16.
+struct ServingSpec : ReplicaConfig {
   std::string name;
   std::string description;   // where the figures come from
   std::string model_source;  // the workload preset or file the model came from; "" when inline
-  ModelSpec model;
-  int tp = 1;
-  int pp = 1;
-  int ep = 1;            // expert parallelism over the tp GPUs (MoE)
-  int dp_attention = 1;  // data-parallel attention ranks over the tp GPUs (MoE; ReplicaConfig::dp_attention)
   int replicas = 1;
-  ServingDtype weight_dtype = ServingDtype::bf16;
-  ServingDtype kv_dtype = ServingDtype::bf16;
-  int group_size = 128;
-  double gpu_memory_utilization = 0.9;
-  double host_overhead_s = 0.0;
-  bool custom_all_reduce = true;        // vLLM's custom all-reduce where it applies (custom_all_reduce.hpp)
-  bool fp8_block_scales = false;        // fp8 weights block-scaled (ReplicaConfig::fp8_block_scales)
   std::int64_t max_context_tokens = 0;  // 0: the model's seq_len
   std::string scheduler = "continuous";
   std::string router = "round_robin";
-  std::int64_t max_batch_tokens = 8192;
   std::int64_t max_batch_requests = 256;
   std::int64_t block_size = 16;
   bool prefix_caching = false;           // automatic prefix caching (sim/serving/prefix_cache.hpp)
@@ -126,9 +116,10 @@ ServingSpec load_serving_spec(std::string_view source, const ServingOverrides& o
 ServingSpec parse_serving_spec(std::string_view json_text, const std::string& file);
 std::vector<std::string> serving_preset_names();
 
-// The replica the iteration model times (sim/serving/iteration_model.hpp), and the JSON path in the
-// serving spec of a ReplicaConfig member's path ("/tp" -> "/replica/tp", "/max_batch_tokens" ->
-// "/scheduler/max_batch_tokens", "/model/heads" -> "/model/heads" or "/model" when the model is a preset).
+// The replica the iteration model times (sim/serving/iteration_model.hpp): the spec's ReplicaConfig.
+// And the JSON path in the serving spec of a ReplicaConfig member's path ("/tp" -> "/replica/tp",
+// "/max_batch_tokens" -> "/scheduler/max_batch_tokens", "/model/heads" -> "/model/heads" or "/model"
+// when the model is a preset).
 ReplicaConfig replica_config(const ServingSpec& spec);
 // The prefill pool's replica (disaggregated serving): replica_config with the pool's tp and pp, and the
 // path of one of its errors ("/tp" -> "/prefill_pool/tp"; other members as serving_path_of_replica_path).
