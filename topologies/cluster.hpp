@@ -67,6 +67,9 @@ class Cluster {
   const ClusterSpec& spec() const;
   int gpu_count() const;
   int gpus_per_node() const;
+  // Whether switches pick by the load in flight when a transfer starts (fabric.routing in effect
+  // adaptive or spray): then a route computed once holds only under the same load.
+  bool routes_by_load() const;
   int node_of_gpu(int gpu) const;
 
   std::span<const Device> devices() const;
