@@ -953,7 +953,8 @@ void Cluster::finalize() {
 }
 
 void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out,
-                    std::span<const int> link_load, int lane, std::vector<int>* adaptive_choices) const {
+                    std::span<const int> link_load, int lane, std::vector<int>* adaptive_choices,
+                    bool* flow_hashed) const {
   const Impl& m = *impl_;
   check_route_query(m.finalized, m.spec.gpu_count(), src_gpu, dst_gpu, "Cluster::route");
   if (src_gpu == dst_gpu) return;
@@ -1166,6 +1167,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
         }
       } else {
         if (recording) record(current, hop_want, hop_destination);  // the flow's hash
+        if (flow_hashed != nullptr) *flow_hashed = true;
         pick = static_cast<std::size_t>(
             splitmix64(pair_key ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(current))) % choices.size());
       }
