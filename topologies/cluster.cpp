@@ -724,6 +724,12 @@ int Cluster::gpu_count() const {
 int Cluster::gpus_per_node() const {
   return impl_->spec.node.gpus;
 }
+bool Cluster::routes_by_load() const {
+  // Spraying (EFA's SRD) balances equal flows as adaptive routing does: each transfer takes the least
+  // loaded equal-cost link when it starts (a flow model cannot split one flow's packets over paths).
+  const std::string routing = impl_->spec.fabric.routing_in_effect();
+  return routing == "adaptive" || routing == "spray";
+}
 int Cluster::node_of_gpu(int gpu) const {
   return gpu / impl_->spec.node.gpus;
 }
@@ -893,11 +899,8 @@ void Cluster::finalize() {
   for (std::size_t d = 0; d < m.devices.size(); ++d)
     max_degree = std::max(max_degree, static_cast<std::size_t>(m.out_offsets[d + 1] - m.out_offsets[d]));
   m.walk_choices.reserve(max_degree);
-  // Spraying (EFA's SRD) balances equal flows as adaptive routing does: each transfer takes the least
-  // loaded equal-cost link when it starts (a flow model cannot split one flow's packets over paths).
-  const std::string routing = m.spec.fabric.routing_in_effect();
-  m.adaptive_routing = routing == "adaptive" || routing == "spray";
-  m.destination_routing = m.adaptive_routing || routing == "d_mod_k";
+  m.adaptive_routing = routes_by_load();
+  m.destination_routing = m.adaptive_routing || m.spec.fabric.routing_in_effect() == "d_mod_k";
   m.build_destination_numbers();
   m.build_route_keys();
   distances_built.get();  // rethrows what the build threw
@@ -950,7 +953,8 @@ void Cluster::finalize() {
 }
 
 void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out,
-                    std::span<const int> link_load, int lane, std::vector<int>* adaptive_choices) const {
+                    std::span<const int> link_load, int lane, std::vector<int>* adaptive_choices,
+                    bool* flow_hashed) const {
   const Impl& m = *impl_;
   check_route_query(m.finalized, m.spec.gpu_count(), src_gpu, dst_gpu, "Cluster::route");
   if (src_gpu == dst_gpu) return;
@@ -1163,6 +1167,7 @@ void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector
         }
       } else {
         if (recording) record(current, hop_want, hop_destination);  // the flow's hash
+        if (flow_hashed != nullptr) *flow_hashed = true;
         pick = static_cast<std::size_t>(
             splitmix64(pair_key ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(current))) % choices.size());
       }

@@ -67,6 +67,9 @@ class Cluster {
   const ClusterSpec& spec() const;
   int gpu_count() const;
   int gpus_per_node() const;
+  // Whether switches pick by the load in flight when a transfer starts (fabric.routing in effect
+  // adaptive or spray): then a route computed once holds only under the same load.
+  bool routes_by_load() const;
   int node_of_gpu(int gpu) const;
 
   std::span<const Device> devices() const;
@@ -85,10 +88,13 @@ class Cluster {
   // the choice among equal-cost NICs is lane mod their count instead of the hash. `adaptive_choices`
   // (adaptive routing with `link_load` only): each choice that read the load appended as the number n
   // of equal-cost links, the index of the one taken, then the n link ids (the replay's
-  // check that a route computed once holds under another load: sim/replay/traffic_classes.hpp). Not
-  // thread-safe (a bounded cache of distances is filled on demand).
+  // check that a route computed once holds under another load: sim/replay/traffic_classes.hpp).
+  // `flow_hashed`: set true when a pick among several links hashed the flow id (ecmp, inside a node
+  // without a lane), left alone otherwise: a route with no such pick is the same for every flow id.
+  // Not thread-safe (a bounded cache of distances is filled on demand).
   void route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& links_out,
-             std::span<const int> link_load = {}, int lane = -1, std::vector<int>* adaptive_choices = nullptr) const;
+             std::span<const int> link_load = {}, int lane = -1, std::vector<int>* adaptive_choices = nullptr,
+             bool* flow_hashed = nullptr) const;
   // The number of links of every route from `src` to `dst` (0 when src == dst), without building one.
   int route_hops(int src_gpu, int dst_gpu) const;
   double route_latency_s(std::span<const int> route_links) const;

@@ -726,9 +726,9 @@ class Replay {
   // one representative per class with its class route. Kept only where it at least halves the transfers; otherwise
   // every transfer is simulated.
   void reduce_to_classes() {
-    const std::string routing = cluster_.spec().fabric.routing_in_effect();
-    const bool adaptive = routing == "adaptive" || routing == "spray";
-    if (routing != "d_mod_k" && !(adaptive && options_.adaptive_traffic_classes)) return;
+    const bool adaptive = cluster_.routes_by_load();
+    if (cluster_.spec().fabric.routing_in_effect() != "d_mod_k" && !(adaptive && options_.adaptive_traffic_classes))
+      return;
     if (adaptive && ((options_.memo && options_.memo->diverged) || !backend_.restart())) return;
     if (!backend_.use_link_classes(nullptr)) return;
     for (const auto& rc : graph_.classes())

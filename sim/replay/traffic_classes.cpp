@@ -122,11 +122,16 @@ bool TrafficClasses::add_batch(std::span<const Transfer> transfers, bool same_la
       route_.clear();
       check_route_.clear();
       choices_.clear();
-      cluster_.route(t.src_gpu, t.dst_gpu, i, route_, load_, t.lane, record_choices_ ? &choices_ : nullptr);
-      cluster_.route(t.src_gpu, t.dst_gpu, i ^ k_other_flow, check_route_, load_, t.lane);
-      if (route_ != check_route_) {  // hashed by flow id
-        clear_load();
-        return false;
+      // A route whose picks read no flow id is every flow's; one that hashed it is routed again for
+      // another id, and the batch refused where the two differ.
+      bool hashed = false;
+      cluster_.route(t.src_gpu, t.dst_gpu, i, route_, load_, t.lane, record_choices_ ? &choices_ : nullptr, &hashed);
+      if (hashed) {
+        cluster_.route(t.src_gpu, t.dst_gpu, i ^ k_other_flow, check_route_, load_, t.lane);
+        if (route_ != check_route_) {
+          clear_load();
+          return false;
+        }
       }
       // Each choice: its site (the set of equal-cost links, numbered by a hash of its links) and the
       // link taken.

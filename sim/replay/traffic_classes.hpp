@@ -44,9 +44,11 @@
 // against the exhaustive flow replay (docs/performance.md: none at 16,384 and 32,768 GPUs).
 //
 // What is checked: routes are computed once, so they must not depend on what changes between starts.
-// The flow id (hashed picks: each route is computed for two flow ids, and a batch whose routes differ
-// is refused: add_batch false; a hashed pick among c choices agrees for two ids with chance 1/c per
-// transfer, so a batch of many transfers is refused almost surely). The partition's integrality
+// The flow id (hashed picks: a route that hashed the flow id at some pick among several links,
+// Cluster::route's flow_hashed, is computed for a second id, and a batch whose routes differ is
+// refused: add_batch false; a hashed pick among c choices agrees for two ids with chance 1/c per
+// transfer, so a batch of many transfers is refused almost surely; a route with no such pick is the
+// same walk for every id and is computed once). The partition's integrality
 // (c(T, L) whole) is checked when the class routes are built: where it fails, refine() is false and
 // the exhaustive replay runs.
 //

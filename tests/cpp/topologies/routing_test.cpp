@@ -511,6 +511,67 @@ TEST(Routing, CachedWalksEqualFreshWalks) {
   expect_cached_walks_equal_fresh_walks(with_routing(fat_tree_spec(12, 2, 4, 16, 1.0, true), "adaptive"));
 }
 
+// Cluster::route's flow_hashed: a route that made no hashed pick among several links is the same walk
+// for every flow id (what lets TrafficClasses::add_batch route it once, traffic_classes.hpp); ECMP
+// across leaves hashes, and so does a GPU owning several NICs without a lane (nics > gpus).
+TEST(Routing, ARouteThatHashedNoPickIsTheSameForEveryFlowId) {
+  std::vector<ClusterSpec> specs;
+  for (const auto& doc : test::small_fabrics())
+    specs.push_back(test::spec_from(doc));
+  specs.push_back(fat_tree_spec(5, 8, 4, 12, 2.0, false));  // NICs shared by GPUs
+  specs.push_back(fat_tree_spec(12, 2, 4, 16, 1.0, true));  // two NICs per GPU
+  int hashed_count = 0, unhashed_count = 0;
+  for (const ClusterSpec& spec : specs)
+    for (const std::string routing : {"adaptive", "d_mod_k", "ecmp"}) {
+      const Cluster c = Cluster::build(with_routing(spec, routing));
+      SCOPED_TRACE(spec.fabric.type + " " + routing);
+      std::mt19937_64 rng(11);
+      std::uniform_int_distribution<int> gpu(0, c.gpu_count() - 1), count(0, 3);
+      std::vector<int> load(c.links().size());
+      for (int& l : load)
+        l = count(rng);
+      std::vector<int> first, other;
+      for (int i = 0; i < 60; ++i) {
+        const int src = gpu(rng), dst = gpu(rng), lane = i % 3 == 0 ? 0 : -1;
+        first.clear();
+        bool hashed = false;
+        c.route(src, dst, 0, first, load, lane, nullptr, &hashed);
+        if (src == dst) {
+          EXPECT_FALSE(hashed);
+          continue;
+        }
+        (hashed ? hashed_count : unhashed_count) += 1;
+        if (hashed) continue;
+        for (std::uint64_t flow = 1; flow < 40; ++flow) {
+          other.clear();
+          bool again = false;
+          c.route(src, dst, flow * 0x9e3779b97f4a7c15ULL, other, load, lane, nullptr, &again);
+          ASSERT_EQ(other, first) << src << " -> " << dst << " lane " << lane;
+          EXPECT_FALSE(again);
+        }
+      }
+    }
+  EXPECT_GT(hashed_count, 100);
+  EXPECT_GT(unhashed_count, 300);
+  // 8 nodes of 2 GPUs, radix 8: GPU 0 (leaf 0) to GPU 15 (leaf 3) leaves leaf 0 on one of 4 uplinks.
+  const ClusterSpec spec = fat_tree_spec(8, 2, 2, 8, 1.0, false);
+  for (const std::string routing : {"adaptive", "d_mod_k", "ecmp"}) {
+    std::vector<int> route;
+    bool hashed = false;
+    Cluster::build(with_routing(spec, routing)).route(0, 15, 0, route, {}, -1, nullptr, &hashed);
+    EXPECT_EQ(hashed, routing == "ecmp") << routing;
+  }
+}
+
+// The one rule of which routings read the load in flight (the replay's classes follow it too).
+TEST(Routing, AdaptiveAndSprayRoutingRouteByLoad) {
+  const ClusterSpec spec = fat_tree_spec(8, 2, 2, 8, 1.0, false);  // InfiniBand: "auto" is adaptive
+  EXPECT_TRUE(Cluster::build(spec).routes_by_load());
+  for (const std::string routing : {"adaptive", "spray", "d_mod_k", "ecmp"})
+    EXPECT_EQ(Cluster::build(with_routing(spec, routing)).routes_by_load(), routing == "adaptive" || routing == "spray")
+        << routing;
+}
+
 TEST(Routing, RejectsOutOfRangeGpus) {
   const Cluster c = Cluster::build(load_cluster_spec("dgx-h100"));
   std::vector<int> route;
