@@ -38,16 +38,24 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
 }
 
 // `args` is appended to the executable path as given (quote it yourself).
-inline CliResult run_cli(const std::string& args) {
+// `shell_prefix`: shell commands run before it, in the same shell.
+inline CliResult run_cli(const std::string& args, const std::string& shell_prefix = "") {
   static int counter = 0;
   const std::string base = temp_path("cli_" + std::to_string(++counter));
-  const std::string cmd = std::string(CLUSTERSIM_CLI) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  const std::string cmd =
+      shell_prefix + std::string(CLUSTERSIM_CLI) + " " + args + " >" + base + ".out 2>" + base + ".err";
   const int raw = std::system(cmd.c_str());
   CliResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   r.out = read_file(base + ".out");
   r.err = read_file(base + ".err");
   return r;
+}
+
+// run_cli under a limit of `cpu_s` seconds of CPU for the command and each process it forks
+// (RLIMIT_CPU: a process past it is killed by SIGXCPU, and the status is not 0).
+inline CliResult run_cli_with_cpu_limit(const std::string& args, int cpu_s) {
+  return run_cli(args, "ulimit -t " + std::to_string(cpu_s) + "; ");
 }
 
 // The command refuses its input as bad input does (exit status 2) and its stderr names each of
