@@ -151,10 +151,10 @@ TEST(CliSimulate, FlowClassesUnderAdaptiveRoutingGiveTheExhaustiveReport) {
 }
 
 // What the classes buy at flow fidelity under adaptive routing: the step on 16,384 GPUs within 12 s of
-// CPU (the process and its children, RLIMIT_CPU: killed past it). Measured: about 1.6 s with the
-// classes (docs/performance.md, session 18), 36 s and more when the flow replay simulates every one of
-// its 1.3 M transfers (the tree before session 18, or --exhaustive); its step time is the exhaustive
-// replay's (measured with --exhaustive, the same report byte for byte).
+// CPU in each process (RLIMIT_CPU, inherited by the children: killed past it). Measured: 1.9 s in all
+// with the classes (docs/performance.md, session 18), 78 s (at load average 23) when the flow replay simulates
+// every one of its 1.3 M transfers (the tree before session 18, or --exhaustive); its step time is the
+// exhaustive replay's (measured with --exhaustive: the same report byte for byte).
 TEST(CliSimulate, FlowUnderAdaptiveRoutingOn16384GpusTakesSecondsOfCpu) {
   const auto r = testing::run_cli_with_cpu_limit(adaptive_flow_step(16384), 12);
   ASSERT_EQ(r.status, 0) << r.err;
