@@ -168,16 +168,16 @@ namespace {
 struct ClassesDiverged {
   std::vector<ReplayMemo::Variant> variants;
 };
-// The variants a memo takes before its replays give up the classes, those one replay collects, and the
-// restarts of one replay() (each costs a refinement of the classes and a replay with classes; a
-// variant keeps the links in flight at its message). The 405B-class step needs 46 variants and 2
-// restarts at 131,072 GPUs, one in each of the clock solver's first two replays (docs/performance.md).
 // Routing that reads the load in flight (adaptive, and spray, which picks the same way): the classes'
 // routes are checked at every start (AdaptiveChecks).
 bool routes_read_the_load(const Cluster& cluster) {
   const std::string routing = cluster.spec().fabric.routing_in_effect();
   return routing == "adaptive" || routing == "spray";
 }
+// The variants a memo takes before its replays give up the classes, those one replay collects, and the
+// restarts of one replay() (each costs a refinement of the classes and a replay with classes; a
+// variant keeps the links in flight at its message). The 405B-class step needs 46 variants and 2
+// restarts at 131,072 GPUs, one in each of the clock solver's first two replays (docs/performance.md).
 constexpr std::size_t k_max_variants = 128;
 constexpr std::size_t k_variants_per_replay = 64;
 constexpr int k_max_restarts = 6;
