@@ -328,8 +328,12 @@ Report simulate_in_this_process(const ClusterSpec& cluster_spec, const WorkloadS
     result = replay(graph, cluster, g, *solver_backend, replay_options);
     return power_inputs(cluster, metrics, g, graph, result, tokens);
   });
+  // A backend that cannot start over (flow) replays the step in child processes, each on a backend of
+  // its own, where the traffic classes under adaptive routing need it (replay_engine.hpp).
   const auto backend = backend_entry.make(cluster, profile);
-  if (&backend_entry != solver_entry) result = replay(graph, cluster, gpu, *backend, replay_options);
+  if (&backend_entry != solver_entry)
+    result = replay(
+        graph, cluster, gpu, *backend, [&] { return backend_entry.make(cluster, profile); }, replay_options);
   if (!options.timeline_path.empty()) {
     write_output_file(options.timeline_path, timeline_to_chrome_json(graph, result) + "\n", "timeline file");
   }

@@ -128,9 +128,14 @@ class ClusterZone final : public simgrid::kernel::routing::NetZoneImpl {
 class FlowBackend final : public NetworkBackend {
  public:
   FlowBackend(const Cluster& cluster, const NetworkProfile& profile)
-      : cluster_(cluster), profile_(profile), usage_(cluster.links().size()) {
-    // The engine is a process-wide singleton that cannot be restarted: it is created here and never
-    // destroyed (the process ends after the simulation; see sim/core/child_process.hpp).
+      : cluster_(cluster), profile_(profile), usage_(cluster.links().size()) {}
+
+  // The engine is a process-wide singleton that cannot be restarted: it is created at the backend's
+  // first event or transfer, not before (a backend that never simulates leaves the process free to
+  // fork children that each make their own: replay_engine.hpp), and never destroyed (the process ends
+  // after the simulation; see sim/core/child_process.hpp).
+  sg4::Engine& engine() {
+    if (engine_ != nullptr) return *engine_;
     static const char* const kArgs[] = {"clustersim", "--log=root.thresh:critical", "--cfg=network/model:CM02",
                                         "--cfg=network/crosstraffic:0", "--cfg=network/optim:Full"};
     int argc = 5;
@@ -146,12 +151,14 @@ class FlowBackend final : public NetworkBackend {
       group->backend->usage_.finish(flow->route, group->backend->now_s());
       if (--group->remaining == 0) group->finish();
     });
+    return *engine_;
   }
 
   // The platform is built at the first communication or run(), once use_link_classes has said
   // whether every communication will carry a class route.
   ClusterZone& zone() {
     if (zone_ == nullptr) {
+      engine();
       zone_ = new ClusterZone(cluster_);  // owned by SimGrid (the root zone)
       zone_->build(profile_, classes_);
     }
@@ -165,11 +172,12 @@ class FlowBackend final : public NetworkBackend {
     return "SimGrid 3.32 flow model (CM02, max-min sharing, no cross-traffic) over " +
            std::to_string(cluster_.links().size()) + " directed links";
   }
-  double now_s() const override { return sg4::Engine::get_clock(); }
+  double now_s() const override { return engine_ != nullptr ? sg4::Engine::get_clock() : 0.0; }
 
   // The action waits in a slot; SimGrid's timer holds (this, slot), which fits its task's own storage
   // (a std::function does not: one allocation less per event).
   void schedule(double time_s, std::function<void()> fn) override {
+    engine();
     simgrid::kernel::timer::Timer::set(time_s, [this, slot = actions_.put(std::move(fn))] { actions_.take(slot)(); });
   }
 
@@ -248,7 +256,7 @@ class FlowBackend final : public NetworkBackend {
 
   void run() override {
     zone();
-    engine_->run();
+    engine().run();
   }
   const LinkUsage& link_usage() const override { return usage_; }
   void set_traffic_label(std::uint16_t label) override { usage_.set_label(label); }

@@ -15,9 +15,12 @@
 #include <utility>
 
 #include "sim/collectives/collective_algorithm.hpp"
+#include "sim/core/child_process.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/intervals.hpp"
+#include "sim/core/wire_bytes.hpp"
 #include "sim/hardware/kernel_model.hpp"
+#include "sim/replay/replay_result_wire.hpp"
 #include "sim/replay/traffic_classes.hpp"
 #include "topologies/cluster.hpp"
 #include "workloads/workload_spec.hpp"
@@ -175,13 +178,16 @@ constexpr int k_max_restarts = 6;
 
 class Replay {
  public:
+  // `fresh_backend`: the backend was made for this replay alone, and where a check fails the caller
+  // starts over on another one (replay(): a child process each, for a backend that cannot restart).
   Replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
-         const ReplayOptions& options)
+         const ReplayOptions& options, bool fresh_backend = false)
       : graph_(graph),
         cluster_(cluster),
         gpu_(gpu),
         backend_(backend),
         options_(options),
+        fresh_backend_(fresh_backend),
         userbuffers_profile_(userbuffers_profile(options.network_profile)) {
     prepare();
   }
@@ -729,7 +735,7 @@ class Replay {
     const bool adaptive = cluster_.routes_by_load();
     if (cluster_.spec().fabric.routing_in_effect() != "d_mod_k" && !(adaptive && options_.adaptive_traffic_classes))
       return;
-    if (adaptive && ((options_.memo && options_.memo->diverged) || !backend_.restart())) return;
+    if (adaptive && ((options_.memo && options_.memo->diverged) || !(backend_.restart() || fresh_backend_))) return;
     if (!backend_.use_link_classes(nullptr)) return;
     for (const auto& rc : graph_.classes())
       for (OpId op = 0; op < rc.ops.size(); ++op)
@@ -1456,6 +1462,7 @@ class Replay {
   const GpuSpec& gpu_;
   NetworkBackend& backend_;
   const ReplayOptions& options_;
+  const bool fresh_backend_;
   const NetworkProfile userbuffers_profile_;
   struct Cell {
     int participants = 0;             // classes that must arrive
@@ -1519,37 +1526,112 @@ class Replay {
 
 }  // namespace
 
+namespace {
+
+// Whether the replay's classes are under adaptive routing, where a check failing at a start makes the
+// replay start over (reduce_to_classes applies them only where the backend can: replay() below).
+bool checks_may_start_over(const Cluster& cluster, const ReplayOptions& options) {
+  return cluster.routes_by_load() && options.traffic_classes && options.adaptive_traffic_classes &&
+         !(options.memo && options.memo->diverged);
+}
+
+// A child's attempt (replay() on fresh backends), tagged: 'R' its result (replay_result_wire), 'V' the
+// variants of the checks that failed, each as its batch, its loaded links' count, then (link, load) pairs.
+constexpr char k_attempt_result = 'R';
+constexpr char k_attempt_variants = 'V';
+
+std::string encode_variants(const std::vector<ReplayMemo::Variant>& variants) {
+  WireWriter wire;
+  wire.put(static_cast<std::uint64_t>(variants.size()));
+  for (const ReplayMemo::Variant& v : variants) {
+    wire.put(v.batch);
+    wire.put(static_cast<std::uint64_t>(v.load.size()));
+    for (const auto& [link, load] : v.load) {
+      wire.put(link);
+      wire.put(load);
+    }
+  }
+  return std::string(1, k_attempt_variants) + wire.take();
+}
+
+ClassesDiverged decode_variants(std::string_view bytes) {
+  WireReader wire(bytes);
+  ClassesDiverged diverged;
+  diverged.variants.resize(static_cast<std::size_t>(wire.get<std::uint64_t>()));
+  for (ReplayMemo::Variant& v : diverged.variants) {
+    wire.get(v.batch);
+    v.load.resize(static_cast<std::size_t>(wire.get<std::uint64_t>()));
+    for (auto& [link, load] : v.load) {
+      wire.get(link);
+      wire.get(load);
+    }
+  }
+  if (!wire.done()) throw SimulationError("a replay's failed checks: bytes left after the last variant");
+  return diverged;
+}
+
+}  // namespace
+
 ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
                     const ReplayOptions& options) {
+  return replay(graph, cluster, gpu, backend, NetworkBackendMaker{}, options);
+}
+
+ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
+                    const NetworkBackendMaker& fresh, const ReplayOptions& options) {
   // A batch's adaptive choices under the load in flight may not be the classes' (traffic_classes.hpp):
-  // the backend (it can restart: reduce_to_classes) starts over, with a variant of the message formed
-  // under that load (a memo of its own when the caller gave none), or, for a collective's phase or past
-  // k_max_variants or k_max_restarts, with every transfer.
+  // the replay starts over, with a variant of the message formed under that load (a memo of its own
+  // when the caller gave none), or, for a collective's phase or past k_max_variants or k_max_restarts,
+  // with every transfer. On `backend` where it can restart (analytical); where it cannot (flow: SimGrid
+  // runs once per process) and `fresh` makes backends, each attempt runs in a child process on a
+  // backend of its own, which sends back its result or the variants of its failed checks (the memo's
+  // classes and variants, those of the analytical clock replays in simulate, seed the first attempt;
+  // what a child adds to its copy of the memo is formed again by the next one). Without `fresh` such
+  // a backend replays every transfer under adaptive routing.
   ReplayOptions own;
   const ReplayOptions* current = &options;
+  const bool in_children = fresh && !backend.restart() && checks_may_start_over(cluster, options);
   for (int restarts = 0;; ++restarts) {
-    try {
-      Replay r(graph, cluster, gpu, backend, *current);
-      return r.run();
-    } catch (ClassesDiverged& e) {
-      backend.restart();
-      if (current->memo == nullptr) {
-        own = options;
-        own.memo = make_replay_memo();
-        current = &own;
-      }
-      ReplayMemo& memo = *current->memo;
-      if (e.variants.empty() || memo.diverged || memo.variants.size() + e.variants.size() > k_max_variants ||
-          restarts >= k_max_restarts) {
-        memo.diverged = true;
-        ReplayOptions every_transfer = *current;
-        every_transfer.adaptive_traffic_classes = false;
-        Replay r(graph, cluster, gpu, backend, every_transfer);
+    ClassesDiverged diverged;
+    if (in_children) {
+      const std::string outcome = run_in_child_process([&] {
+        const std::unique_ptr<NetworkBackend> attempt = fresh();
+        try {
+          Replay r(graph, cluster, gpu, *attempt, *current, true);
+          return std::string(1, k_attempt_result) + encode_replay_result(r.run());
+        } catch (const ClassesDiverged& e) {
+          return encode_variants(e.variants);
+        }
+      });
+      const std::string_view payload = std::string_view(outcome).substr(1);
+      if (outcome.front() == k_attempt_result) return decode_replay_result(payload);
+      diverged = decode_variants(payload);
+    } else {
+      try {
+        Replay r(graph, cluster, gpu, backend, *current);
         return r.run();
+      } catch (ClassesDiverged& e) {
+        backend.restart();
+        diverged = std::move(e);
       }
-      for (auto& v : e.variants)
-        memo.variants.push_back(std::move(v));
     }
+    if (current->memo == nullptr) {
+      own = options;
+      own.memo = make_replay_memo();
+      current = &own;
+    }
+    ReplayMemo& memo = *current->memo;
+    if (diverged.variants.empty() || memo.diverged ||
+        memo.variants.size() + diverged.variants.size() > k_max_variants || restarts >= k_max_restarts) {
+      // Every transfer, on `backend` (in this process: the children had SimGrid's engine, not it).
+      memo.diverged = true;
+      ReplayOptions every_transfer = *current;
+      every_transfer.adaptive_traffic_classes = false;
+      Replay r(graph, cluster, gpu, backend, every_transfer);
+      return r.run();
+    }
+    for (auto& v : diverged.variants)
+      memo.variants.push_back(std::move(v));
   }
 }
 

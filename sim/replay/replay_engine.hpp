@@ -8,6 +8,7 @@
 // backend. A graph that can make no more progress with ops left is a deadlock: replay() throws a
 // SimulationError saying which ranks wait on which op.
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -85,11 +86,11 @@ struct ReplayOptions {
   // static d_mod_k routing, both backends); false: every transfer (the tests compare).
   bool traffic_classes = true;
   // The same under adaptive routing, on a backend that can start over (NetworkBackend::restart:
-  // analytical): each launch routed against its own load when the classes are formed, and checked
-  // when it starts against the load then in flight (traffic_classes.hpp: the adaptive choices its
-  // routes made must be those of the exhaustive replay); where a channel's message fails its check the
-  // replay starts over with a variant of it routed against that load, where a collective's phase does
-  // it starts over with every transfer. Exact. Off: adaptive routing replays every transfer.
+  // analytical; flow through replay() with fresh backends, each attempt in a child process): each launch routed against
+  // its own load when the classes are formed, and checked when it starts against the load then in flight
+  // (traffic_classes.hpp: the adaptive choices its routes made must be those of the exhaustive replay); where a
+  // channel's message fails its check the replay starts over with a variant of it routed against that load, where a
+  // collective's phase does it starts over with every transfer. Exact. Off: adaptive routing replays every transfer.
   bool adaptive_traffic_classes = true;
   std::shared_ptr<ReplayMemo> memo;  // null: nothing kept between replays
   // Record every op of up to this many rank classes (evenly spaced) for the timeline; 0: none.
@@ -164,5 +165,16 @@ struct ReplayResult {
 
 ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
                     const ReplayOptions& options = {});
+
+// A new backend of the replay's kind, for one attempt of it.
+using NetworkBackendMaker = std::function<std::unique_ptr<NetworkBackend>()>;
+// The same replay, where `backend` cannot start over (NetworkBackend::restart false: flow) but the
+// traffic classes under adaptive routing may need it to: each attempt then runs in a child process
+// (sim/core/child_process.hpp) on a backend `fresh` makes, seeded with the memo's classes and
+// variants, and sends back its result or the variants of its failed checks for the next attempt;
+// `backend` replays every transfer where the limits on restarts and variants are passed. Otherwise
+// replay() above, on `backend`. The result is the exhaustive replay's either way.
+ReplayResult replay(const ExecutionGraph& graph, const Cluster& cluster, const GpuSpec& gpu, NetworkBackend& backend,
+                    const NetworkBackendMaker& fresh, const ReplayOptions& options);
 
 }  // namespace clustersim

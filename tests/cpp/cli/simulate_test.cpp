@@ -131,6 +131,25 @@ TEST(CliSimulate, FlowClassesOfIdenticalTransfersGiveTheExhaustiveReport) {
   EXPECT_NEAR(nlohmann::json::parse(report)["step_time_s"].get<double>(), 7.1822, 1e-4);  // the bench's
 }
 
+// The 405B-class step of the scaling bench on `gpus` GPUs (dp = gpus / 128) of the preset's fabric at
+// 3 tiers of radix 128, under the preset's adaptive routing, at flow fidelity.
+std::string adaptive_flow_step(int gpus) {
+  return "simulate --cluster dgx-h100-superpod --set cluster.nodes=" + std::to_string(gpus / 8) +
+         " --set cluster.fabric.tiers=3 --set cluster.fabric.switch_radix=128 --workload " CLUSTERSIM_SOURCE_DIR
+         "/bench/data/llama3-405b-class.json --set workload.parallelism.dp=" +
+         std::to_string(gpus / 128) + " --set workload.training.global_batch=" + std::to_string(gpus / 8) +
+         " --fidelity flow --json";
+}
+
+// Under adaptive routing the flow replay takes the classes too, checked at every start, each attempt
+// in a child process seeded with the analytical clock replays' variants (sim/replay/replay_engine.hpp):
+// the exhaustive replay's report (--exhaustive), byte for byte, at 1,024 GPUs (tp 8, pp 16, dp 8).
+TEST(CliSimulate, FlowClassesUnderAdaptiveRoutingGiveTheExhaustiveReport) {
+  const std::string report = same_report_with_and_without(adaptive_flow_step(1024), "--exhaustive");
+  ASSERT_FALSE(report.empty());
+  EXPECT_NEAR(nlohmann::json::parse(report)["step_time_s"].get<double>(), 7.1822, 1e-4);  // the bench's
+}
+
 // --adaptive-classes: one simulated transfer per class of identical transfers under the preset's
 // adaptive routing (an approximation, docs/performance.md). GPT-3 175B on 1,024 GPUs (tp 8, pp 8,
 // dp 16, the preset's 2-tier fabric) is one where it keeps the whole report, byte for byte (measured:

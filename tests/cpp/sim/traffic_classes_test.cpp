@@ -70,16 +70,20 @@ Cluster step_cluster(const std::string& routing, int dp, int tiers) {
   return Cluster::build(cs);
 }
 
-ReplayResult replay_step(const std::string& routing, bool classes, int dp = 8, int tiers = 2,
-                         std::shared_ptr<ReplayMemo> memo = nullptr, const char* fidelity = "analytical",
-                         bool adaptive_classes = true) {
-  const Cluster cluster = step_cluster(routing, dp, tiers);
+ExecutionGraph step_graph(const Cluster& cluster, int dp) {
   WorkloadSpec spec = testing::transformer_workload(
       "classes", {.layers = 4, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .seq_len = 1024, .vocab = 1000}, 32, 1);
   spec.parallelism.tp = 2;
   spec.parallelism.pp = 2;
   spec.parallelism.dp = dp;
-  const ExecutionGraph graph = generate_transformer_training(spec, cluster.gpu_count());
+  return generate_transformer_training(spec, cluster.gpu_count());
+}
+
+ReplayResult replay_step(const std::string& routing, bool classes, int dp = 8, int tiers = 2,
+                         std::shared_ptr<ReplayMemo> memo = nullptr, const char* fidelity = "analytical",
+                         bool adaptive_classes = true) {
+  const Cluster cluster = step_cluster(routing, dp, tiers);
+  const ExecutionGraph graph = step_graph(cluster, dp);
   auto backend = find_network_backend(fidelity)->make(cluster, ideal_network_profile());
   const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
   ReplayOptions options;
@@ -181,19 +185,30 @@ TEST(TrafficClasses, FlowBackendChargesAClassRouteLinkOncePerTransferOfTheClass)
 // The flow replay of the generated step with classes against the exhaustive one, both in child
 // processes (SimGrid runs once per process): {step, transfers simulated, transfers, each class's
 // finish, each collective's end, each link's bytes and busy time}.
+std::vector<double> flow_summary(const ReplayResult& r) {
+  std::vector<double> out{r.step_time_s, static_cast<double>(r.transfers_simulated), static_cast<double>(r.transfers)};
+  for (const auto& c : r.classes)
+    out.push_back(c.finish_s);
+  for (const auto& c : r.collectives)
+    out.push_back(c.end_s);
+  out.insert(out.end(), r.link_bytes.begin(), r.link_bytes.end());
+  out.insert(out.end(), r.link_busy_s.begin(), r.link_busy_s.end());
+  return out;
+}
+
 std::vector<double> flow_replay(bool classes, int dp, int tiers) {
-  return testing::in_child([&] {
-    const ReplayResult r = replay_step("d_mod_k", classes, dp, tiers, nullptr, "flow");
-    std::vector<double> out{r.step_time_s, static_cast<double>(r.transfers_simulated),
-                            static_cast<double>(r.transfers)};
-    for (const auto& c : r.classes)
-      out.push_back(c.finish_s);
-    for (const auto& c : r.collectives)
-      out.push_back(c.end_s);
-    out.insert(out.end(), r.link_bytes.begin(), r.link_bytes.end());
-    out.insert(out.end(), r.link_busy_s.begin(), r.link_busy_s.end());
-    return out;
-  });
+  return testing::in_child([&] { return flow_summary(replay_step("d_mod_k", classes, dp, tiers, nullptr, "flow")); });
+}
+
+// Two flow summaries are the same replay: every figure equal, bit for bit (the exhaustive one first).
+void expect_same_flow_replay(const std::vector<double>& exact, const std::vector<double>& reduced) {
+  ASSERT_EQ(exact.size(), reduced.size());
+  ASSERT_GT(exact.size(), 3U);
+  EXPECT_EQ(exact[1], exact[2]);  // every transfer simulated
+  EXPECT_EQ(exact[2], reduced[2]);
+  for (std::size_t i = 3; i < exact.size(); ++i)
+    EXPECT_EQ(exact[i], reduced[i]) << i;
+  EXPECT_EQ(exact[0], reduced[0]);
 }
 
 // Max-min shares lifted from the representatives are the exhaustive ones where every member of a
@@ -205,14 +220,43 @@ TEST(TrafficClasses, FlowReplayWithClassesEqualsTheExhaustiveOne) {
     SCOPED_TRACE("dp " + std::to_string(dp) + ", " + std::to_string(tiers) + " tiers");
     const auto exact = flow_replay(false, dp, tiers);
     const auto reduced = flow_replay(true, dp, tiers);
-    ASSERT_EQ(exact.size(), reduced.size());
-    ASSERT_GT(exact.size(), 3U);
-    EXPECT_EQ(exact[1], exact[2]);          // every transfer simulated
-    EXPECT_LT(2 * reduced[1], reduced[2]);  // at least halved
-    EXPECT_EQ(exact[2], reduced[2]);
-    for (std::size_t i = 3; i < exact.size(); ++i)
-      EXPECT_EQ(exact[i], reduced[i]) << i;
-    EXPECT_EQ(exact[0], reduced[0]);
+    expect_same_flow_replay(exact, reduced);
+    EXPECT_LT(2 * reduced.at(1), reduced.at(2));  // at least halved
+  }
+}
+
+// Under adaptive routing the flow backend cannot start over in its process (SimGrid), so replay() with
+// fresh backends runs each attempt in a child process on a backend of its own. `seeded`: the memo
+// holds the classes and variants of an analytical replay of the step first, as simulate's clock
+// replays leave them. In a child of the test (the exhaustive flow replay needs SimGrid to itself).
+std::vector<double> adaptive_flow_replay(bool classes, int dp, int tiers, bool seeded) {
+  return testing::in_child([&] {
+    const Cluster cluster = step_cluster("adaptive", dp, tiers);
+    const ExecutionGraph graph = step_graph(cluster, dp);
+    const GpuSpec gpu = find_gpu("h100-sxm5-80gb", "test", "/gpu");
+    ReplayOptions options;
+    options.traffic_classes = classes;
+    options.memo = make_replay_memo(&graph);
+    if (seeded) {
+      auto clock = find_network_backend("analytical")->make(cluster, ideal_network_profile());
+      replay(graph, cluster, gpu, *clock, options);
+    }
+    const auto make = [&] { return make_flow_backend(cluster, ideal_network_profile()); };
+    const auto backend = make();
+    return flow_summary(replay(graph, cluster, gpu, *backend, make, options));
+  });
+}
+
+TEST(TrafficClasses, FlowReplayUnderAdaptiveRoutingStartsOverInChildProcessesAndIsTheExhaustiveOne) {
+  for (const auto& [dp, tiers] : {std::pair{8, 2}, std::pair{32, 3}}) {
+    const auto exact = adaptive_flow_replay(false, dp, tiers, false);
+    for (const bool seeded : {false, true}) {
+      SCOPED_TRACE("dp " + std::to_string(dp) + ", " + std::to_string(tiers) + " tiers, seeded " +
+                   std::to_string(seeded));
+      const auto reduced = adaptive_flow_replay(true, dp, tiers, seeded);
+      expect_same_flow_replay(exact, reduced);
+      EXPECT_LT(2 * reduced.at(1), reduced.at(2));  // at least halved
+    }
   }
 }
 
@@ -243,7 +287,8 @@ TEST(TrafficClasses, ReplayWithClassesUnderAdaptiveRoutingIsTheExhaustiveOne) {
 // duration), then send message B (1 MB) to rank 4(k + 1) mod 16 + `b_offset`. Each message is a launch
 // of its own (4 transfers, one per leaf), so the classes route B on a fabric carrying nothing else;
 // the replay checks B's start against the load then in flight.
-ReplayResult replay_two_messages(bool classes, double a_bytes, double compute_s, int b_offset) {
+ReplayResult replay_two_messages(bool classes, double a_bytes, double compute_s, int b_offset,
+                                 const char* fidelity = "analytical") {
   ClusterSpec spec = testing::fat_tree_spec(16, 1, 1, 400.0, 450.0, 1.0, 8);
   spec.fabric.routing = "adaptive";
   const Cluster cluster = Cluster::build(spec);
@@ -266,10 +311,11 @@ ReplayResult replay_two_messages(bool classes, double a_bytes, double compute_s,
   (b_offset == 0 ? senders_a : thirds).ops.add_p2p(P2POp{"recv b", OpKind::recv, b, -1, 0, 1e6, 3, false});
   if (b_offset != 2) thirds.ops.add_compute(work);
   g.add_class("others", {3, 7, 11, 15}).ops.add_compute(work);
-  auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
+  const auto make = [&] { return find_network_backend(fidelity)->make(cluster, ideal_network_profile()); };
+  const auto backend = make();
   ReplayOptions options;
   options.traffic_classes = classes;
-  return replay(g, cluster, find_gpu("h100-sxm5-80gb", "test", "/gpu"), *backend, options);
+  return replay(g, cluster, find_gpu("h100-sxm5-80gb", "test", "/gpu"), *backend, make, options);
 }
 
 // The leaf -> spine links that carried bytes.
@@ -306,6 +352,18 @@ TEST(TrafficClasses, AnAdaptiveChoiceThatTheLoadInFlightChangesTakesAVariantRout
   EXPECT_EQ(checked.transfers_simulated, 2U);
   EXPECT_GT(checked.step_time_s, 0.02);  // A's 20 ms
   EXPECT_EQ(uplinks_used(exact), 8);     // A and B on two uplinks of each leaf (on an idle fabric: one)
+}
+
+// The same at flow fidelity: the first attempt (a child process) forms the classes, B's check fails
+// there and the child sends back B's variant; the second attempt (another child, a fresh SimGrid) takes
+// it: 2 representatives, and every figure the exhaustive flow replay's (8 transfers).
+TEST(TrafficClasses, AFlowReplayWhoseAdaptiveCheckFailsStartsOverInAnotherChildWithTheVariant) {
+  const auto exact = testing::in_child([] { return flow_summary(replay_two_messages(false, 1e9, 1e-3, 0, "flow")); });
+  const auto checked = testing::in_child([] { return flow_summary(replay_two_messages(true, 1e9, 1e-3, 0, "flow")); });
+  expect_same_flow_replay(exact, checked);
+  EXPECT_EQ(exact.at(2), 8.0);
+  EXPECT_EQ(checked.at(1), 2.0);
+  EXPECT_GT(checked.at(0), 0.02);  // A's 20 ms
 }
 
 // B starts once A has ended (A: 1 MB, 20 us; B after 1 ms): the fabric carries nothing else, the
