@@ -30,6 +30,18 @@ inline WorkloadSpec transformer_workload(std::string name, const TransformerShap
   return s;
 }
 
+// The replay tests' generated step: 4 layers of hidden 1,024 (8 heads, FFN 4,096, sequence 1,024, vocabulary
+// 1,000) at tp 2 x pp 2 x `dp`, micro-batch 1.
+inline WorkloadSpec small_tp2_pp2_workload(std::string name, int dp, std::int64_t global_batch) {
+  WorkloadSpec s = transformer_workload(
+      std::move(name), {.layers = 4, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .seq_len = 1024, .vocab = 1000},
+      global_batch, 1);
+  s.parallelism.tp = 2;
+  s.parallelism.pp = 2;
+  s.parallelism.dp = dp;
+  return s;
+}
+
 // transformer_workload's model: `shape`, every other key the struct's default (GELU, multi-head
 // attention, untied embeddings).
 inline ModelSpec transformer_model(const TransformerShape& shape) {

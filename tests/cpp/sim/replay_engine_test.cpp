@@ -352,11 +352,7 @@ TEST(ReplayEngine, ReplaysOfOneGraphSharingItsMemoEqualFreshReplays) {
   ClusterSpec cluster_spec = testing::fat_tree_spec(16, 2, 2, 400.0, 450.0, 1.0, 8);
   cluster_spec.fabric.routing = "d_mod_k";
   const Cluster cluster = Cluster::build(cluster_spec);
-  WorkloadSpec spec = testing::transformer_workload(
-      "memo", {.layers = 4, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .seq_len = 1024, .vocab = 1000}, 32, 1);
-  spec.parallelism.tp = 2;
-  spec.parallelism.pp = 2;
-  spec.parallelism.dp = 8;
+  const WorkloadSpec spec = testing::small_tp2_pp2_workload("memo", 8, 32);
   const ExecutionGraph graph = generate_transformer_training(spec, cluster.gpu_count());
   const GpuSpec capped = find_gpu("h100-sxm5-80gb", "test", "/gpu");  // the clock solver's first run: the TDP
   GpuSpec boost = capped;

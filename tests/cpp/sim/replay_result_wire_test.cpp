@@ -24,11 +24,7 @@ namespace {
 // communicator, timeline slices with their algorithm names and flow ids).
 ReplayResult replayed_step() {
   const Cluster cluster = Cluster::build(testing::fat_tree_spec(8, 2, 2, 400.0, 450.0, 1.0, 8));
-  WorkloadSpec spec = testing::transformer_workload(
-      "wire", {.layers = 4, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .seq_len = 1024, .vocab = 1000}, 16, 1);
-  spec.parallelism.tp = 2;
-  spec.parallelism.pp = 2;
-  spec.parallelism.dp = 4;
+  const WorkloadSpec spec = testing::small_tp2_pp2_workload("wire", 4, 16);
   const ExecutionGraph graph = generate_transformer_training(spec, cluster.gpu_count());
   auto backend = find_network_backend("analytical")->make(cluster, ideal_network_profile());
   ReplayOptions options;

@@ -71,11 +71,7 @@ Cluster step_cluster(const std::string& routing, int dp, int tiers) {
 }
 
 ExecutionGraph step_graph(const Cluster& cluster, int dp) {
-  WorkloadSpec spec = testing::transformer_workload(
-      "classes", {.layers = 4, .hidden = 1024, .heads = 8, .ffn_hidden = 4096, .seq_len = 1024, .vocab = 1000}, 32, 1);
-  spec.parallelism.tp = 2;
-  spec.parallelism.pp = 2;
-  spec.parallelism.dp = dp;
+  const WorkloadSpec spec = testing::small_tp2_pp2_workload("classes", dp, 32);
   return generate_transformer_training(spec, cluster.gpu_count());
 }
 
